@@ -1,0 +1,177 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Kernel engine. Userspace runs xr_gen with BPF_PROG_RUN in live-frames mode
+ * (BPF_F_TEST_XDP_LIVE_FRAMES): each iteration builds frame n mod N of the
+ * frame set in a page-pool page and returns XDP_TX, which the kernel turns
+ * into a redirect out of the ingress device (ndo_xdp_xmit).
+ *
+ * Pages are recycled without being reset, so a frame is always copied whole
+ * from the frame set; nothing is modified in place.
+ *
+ * Accounting: the program counts what it hands to XDP_TX; two tracepoint
+ * programs count what the driver then took or refused, so that
+ * tx == xmit_sent + xmit_drops + redirect_err holds after every run.
+ */
+#include "vmlinux.h"
+#include <bpf/bpf_helpers.h>
+#include <bpf/bpf_tracing.h>
+#include <bpf/bpf_core_read.h>
+#include "xdpreplay.h"
+
+const volatile struct xr_gen_cfg cfg = {};
+
+/* Set after load: the kernel's id of xr_gen, to match redirect errors. */
+__u32 gen_prog_id = 0;
+
+/* Per-CPU engine state; see struct xr_gen_slot. */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(map_flags, BPF_F_MMAPABLE);
+	__uint(max_entries, XR_MAX_CPUS);
+	__type(key, __u32);
+	__type(value, struct xr_gen_slot);
+} slots SEC(".maps");
+
+/* Frame descriptors, one per frame; sized by userspace before load. */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(map_flags, BPF_F_MMAPABLE);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct xr_frame);
+} frames SEC(".maps");
+
+/* Frame bytes in chunks of XR_CHUNK_VALUE; sized by userspace before load. */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(map_flags, BPF_F_MMAPABLE);
+	__uint(max_entries, 1);
+	__uint(key_size, sizeof(__u32));
+	__uint(value_size, XR_CHUNK_VALUE);
+} frame_data SEC(".maps");
+
+static __always_inline __u64 due_ns(const struct xr_gen_slot *s, __u64 k)
+{
+	__u64 n, nb, f, fb, ct, ctb;
+	struct xr_frame *fd, *fdb;
+	__u32 fi, fbi;
+
+	if (cfg.pace == XR_PACE_RATE)
+		return s->t0_ns + (k - s->k_base) * s->interval_ps / 1000;
+
+	/* XR_PACE_PCAP: capture time of n, scaled by the multiplier */
+	n = k * cfg.nthreads + s->thread;
+	nb = s->k_base * cfg.nthreads + s->thread;
+	f = n % cfg.nframes;
+	fb = nb % cfg.nframes;
+	fi = f;
+	fbi = fb;
+	fd = bpf_map_lookup_elem(&frames, &fi);
+	fdb = bpf_map_lookup_elem(&frames, &fbi);
+	if (!fd || !fdb)
+		return 0;
+	ct = (n / cfg.nframes) * cfg.span_ns + fd->ts_ns;
+	ctb = (nb / cfg.nframes) * cfg.span_ns + fdb->ts_ns;
+	return s->t0_ns + (ct - ctb) * 1000 / cfg.mult_milli;
+}
+
+static __always_inline int build_frame(struct xdp_md *ctx, __u64 n)
+{
+	struct xr_frame *fd;
+	__u32 fi, ci, off, len;
+	void *chunk;
+	int delta;
+
+	fi = n % cfg.nframes;
+	fd = bpf_map_lookup_elem(&frames, &fi);
+	if (!fd)
+		return -1;
+	ci = fd->chunk;
+	chunk = bpf_map_lookup_elem(&frame_data, &ci);
+	if (!chunk)
+		return -1;
+	off = fd->off;
+	len = fd->len;
+	/* bounds the verifier needs to see chunk + off + len inside the value */
+	if (off >= XR_CHUNK_SIZE || len < XR_MIN_FRAME || len > XR_MAX_FRAME)
+		return -1;
+	delta = (int)len - (int)(ctx->data_end - ctx->data);
+	if (delta && bpf_xdp_adjust_tail(ctx, delta))
+		return -1;
+	if (bpf_xdp_store_bytes(ctx, 0, chunk + off, len))
+		return -1;
+	return 0;
+}
+
+SEC("xdp")
+int xr_gen(struct xdp_md *ctx)
+{
+	__u32 cpu = bpf_get_smp_processor_id();
+	struct xr_gen_slot *s;
+	__u64 k;
+
+	s = bpf_map_lookup_elem(&slots, &cpu);
+	if (!s)
+		return XDP_ABORTED;
+	k = s->k_next;
+	/* done, or not yet due: burn the iteration, not a sequence number */
+	if (k >= s->k_end)
+		return XDP_DROP;
+	if (cfg.pace != XR_PACE_NONE && bpf_ktime_get_ns() < due_ns(s, k))
+		return XDP_DROP;
+	s->k_next = k + 1;
+
+	if (cfg.copy && build_frame(ctx, k * cfg.nthreads + s->thread)) {
+		s->bad_frame++;
+		return XDP_DROP;
+	}
+	s->tx++;
+	s->tx_bytes += ctx->data_end - ctx->data;
+	return XDP_TX;
+}
+
+static __always_inline bool our_dev(const struct net_device *dev)
+{
+	return BPF_CORE_READ(dev, ifindex) == cfg.ifindex &&
+	       BPF_CORE_READ(dev, nd_net.net, ns.inum) == cfg.netns_ino;
+}
+
+/* Fires once per bulk flush (up to 16 frames) with what the driver took. */
+SEC("tp_btf/xdp_devmap_xmit")
+int BPF_PROG(xr_xmit, const struct net_device *from_dev,
+	     const struct net_device *to_dev, int sent, int drops, int err)
+{
+	__u32 cpu = bpf_get_smp_processor_id();
+	struct xr_gen_slot *s;
+
+	if (!our_dev(from_dev) || !our_dev(to_dev))
+		return 0;
+	s = bpf_map_lookup_elem(&slots, &cpu);
+	if (!s || !s->active)
+		return 0;
+	s->xmit_sent += sent;
+	s->xmit_drops += drops;
+	if (err)
+		s->xmit_err = err;
+	return 0;
+}
+
+/* Fires per frame that could not be queued for the driver at all. */
+SEC("tp_btf/xdp_redirect_err")
+int BPF_PROG(xr_redirect_err, const struct net_device *dev,
+	     const struct bpf_prog *xdp, const void *tgt, int err)
+{
+	__u32 cpu = bpf_get_smp_processor_id();
+	struct xr_gen_slot *s;
+
+	if (BPF_CORE_READ(xdp, aux, id) != gen_prog_id || !our_dev(dev))
+		return 0;
+	s = bpf_map_lookup_elem(&slots, &cpu);
+	if (!s || !s->active)
+		return 0;
+	s->redirect_err++;
+	s->redirect_errno = err;
+	return 0;
+}
+
+char LICENSE[] SEC("license") = "GPL";

@@ -1,0 +1,114 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * The one header shared by bpf/ and user/: sizes, the frame set layout, the
+ * per-CPU state of the kernel engine and the server counter's records.
+ * Only __u* types here, so that both vmlinux.h and <linux/types.h> users can
+ * include it.
+ */
+#ifndef __XDPREPLAY_H
+#define __XDPREPLAY_H
+
+#ifndef __VMLINUX_H__
+#include <linux/types.h>
+#endif
+
+#ifndef XR_MAX_CPUS
+#define XR_MAX_CPUS 256
+#endif
+
+/*
+ * A live-frames page is 4096 bytes, less 256 of XDP headroom and 320 of
+ * skb_shared_info: 3520 bytes of frame at most. Round down.
+ */
+#define XR_MAX_FRAME 3072
+#define XR_MIN_FRAME 14
+
+/*
+ * Frame bytes live packed in chunks of an mmapable BPF array. A frame starts
+ * below XR_CHUNK_SIZE and may run into the XR_MAX_FRAME bytes of slack after
+ * it: that is what lets the verifier prove every copy stays inside the value.
+ */
+#define XR_CHUNK_SIZE (1U << 20)
+#define XR_CHUNK_VALUE (XR_CHUNK_SIZE + XR_MAX_FRAME)
+
+/* One per frame of the frame set: where its bytes are and when it was seen. */
+struct xr_frame {
+	__u32 chunk;
+	__u32 off;
+	__u16 len;
+	__u16 flags;
+	__u32 pad;
+	__u64 ts_ns; /* capture time relative to the first frame */
+};
+
+enum xr_pace {
+	XR_PACE_NONE = 0, /* top speed */
+	XR_PACE_RATE = 1, /* fixed interval between packets */
+	XR_PACE_PCAP = 2, /* capture timestamps divided by a multiplier */
+};
+
+/* Read-only configuration of the kernel engine (rodata). */
+struct xr_gen_cfg {
+	__u64 nframes;
+	__u32 ifindex;
+	__u32 netns_ino;  /* tracepoints fire for every netns: match ours */
+	__u32 copy;       /* 0: the template in data_in is the only frame */
+	__u32 pace;       /* enum xr_pace */
+	__u32 nthreads;   /* sequence numbers are interleaved across threads */
+	__u32 pad;
+	__u64 span_ns;    /* XR_PACE_PCAP: capture duration of one round */
+	__u64 mult_milli; /* XR_PACE_PCAP: speed multiplier x 1000 */
+};
+
+/*
+ * Per-CPU state of the kernel engine, one cache line each, indexed by CPU id
+ * in an mmapable array: each sender thread is pinned to its CPU, so only that
+ * CPU's program and tracepoints write a slot and userspace reads it live.
+ * Thread t sends sequence numbers n = k * nthreads + t for k in [k, k_end).
+ */
+struct xr_gen_slot {
+	/* set by userspace before a run */
+	__u64 k_next;    /* next k to send (advanced by the program) */
+	__u64 k_end;     /* k at which this thread stops */
+	__u64 k_base;    /* pacing origin: k_base departs at t0_ns */
+	__u64 t0_ns;
+	__u64 interval_ps; /* XR_PACE_RATE */
+	__u32 thread;
+	__u32 active;
+	/* counted by the program and the tracepoints */
+	__u64 tx;          /* frames the program handed to XDP_TX */
+	__u64 bad_frame;   /* frames the program could not build */
+	__u64 xmit_sent;   /* frames the driver took (xdp_devmap_xmit) */
+	__u64 xmit_drops;  /* frames the driver refused (ring full, no NAPI) */
+	__u64 redirect_err; /* frames refused before the driver (MTU, down) */
+	__s32 xmit_err;    /* last error the driver gave */
+	__s32 redirect_errno;
+	__u64 tx_bytes;
+	__u64 pad;
+} __attribute__((aligned(64)));
+
+/* Server counter: what it counts, set in rodata. */
+struct xr_count_cfg {
+	__u32 drop;       /* XDP_DROP matched packets instead of XDP_PASS */
+	__u8 proto;       /* IPPROTO_*; 0 = any IP; 255 = any frame */
+	__u8 pad[3];
+	__u32 daddr;      /* IPv4, network order; 0 = any */
+	__u16 dport;      /* network order; 0 = any */
+	__u16 sport;      /* network order; 0 = any */
+	__u32 saddr;      /* IPv4, network order; 0 = any */
+	__u32 pad2;
+};
+
+/* Server counter: one per CPU (a PERCPU_ARRAY of one entry). */
+struct xr_count_stats {
+	__u64 seen;       /* every frame the XDP program ran on */
+	__u64 matched;    /* frames that passed the filter */
+	__u64 matched_bytes; /* their bytes, Ethernet header included */
+	__u64 passed;
+	__u64 dropped;
+	__u64 first_ns;   /* arrival of the first and last matched frame */
+	__u64 last_ns;
+	__u64 pad;
+};
+
+#endif /* __XDPREPLAY_H */

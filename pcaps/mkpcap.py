@@ -1,0 +1,151 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: GPL-2.0
+"""Writes the sample captures in pcaps/ and the malformed ones the tests use.
+
+Written with the standard library only, so that the bytes of every sample are
+known from this file alone (an independent source for the tests).
+
+  mkpcap.py samples DIR      the committed samples (see pcaps/README.md)
+  mkpcap.py hostile DIR      corrupt, truncated, empty and hostile files
+  mkpcap.py udp OUT --count N --size S [--dport P] [--format pcap|pcap-ns|pcap-swapped|pcapng] [--gap-us U]
+"""
+import argparse
+import gzip
+import os
+import struct
+import sys
+
+GEN_MAC = bytes.fromhex("0200c6120001")  # the test bed's gen0 (c6:12 = 198.18)
+SRV_MAC = bytes.fromhex("0200c6120002")  # the test bed's srv0
+GEN_IP = bytes([198, 18, 0, 1])
+SRV_IP = bytes([198, 18, 0, 2])
+
+
+def csum(data):
+    if len(data) % 2:
+        data += b"\0"
+    s = sum(struct.unpack("!%dH" % (len(data) // 2), data))
+    while s >> 16:
+        s = (s & 0xFFFF) + (s >> 16)
+    return (~s) & 0xFFFF
+
+
+def udp_frame(size, sport=1024, dport=9, payload_tag=b"", ip_id=0):
+    """An Ethernet/IPv4/UDP frame of `size` bytes (without FCS), checksums right."""
+    plen = size - 14 - 20 - 8
+    if plen < 0:
+        raise ValueError("frame too small for UDP")
+    payload = (payload_tag + bytes(range(256)) * 12)[:plen]
+    ulen = 8 + plen
+    ip = struct.pack("!BBHHHBBH4s4s", 0x45, 0, 20 + ulen, ip_id, 0x4000, 64, 17, 0, GEN_IP, SRV_IP)
+    ip = ip[:10] + struct.pack("!H", csum(ip)) + ip[12:]
+    pseudo = GEN_IP + SRV_IP + struct.pack("!BBH", 0, 17, ulen)
+    udp = struct.pack("!HHHH", sport, dport, ulen, 0) + payload
+    c = csum(pseudo + udp) or 0xFFFF
+    udp = udp[:6] + struct.pack("!H", c) + udp[8:]
+    return SRV_MAC + GEN_MAC + b"\x08\x00" + ip + udp
+
+
+def pcap_bytes(frames, ns=False, swapped=False, linktype=1, snaplen=65535):
+    """frames: list of (ts_ns, data[, orig_len])."""
+    e = ">" if swapped else "<"
+    magic = 0xA1B23C4D if ns else 0xA1B2C3D4
+    out = [struct.pack(e + "IHHiIII", magic, 2, 4, 0, 0, snaplen, linktype)]
+    for f in frames:
+        ts, data = f[0], f[1]
+        orig = f[2] if len(f) > 2 else len(data)
+        frac = ts % 10**9 if ns else (ts % 10**9) // 1000
+        out.append(struct.pack(e + "IIII", ts // 10**9, frac, len(data), orig) + data)
+    return b"".join(out)
+
+
+def ng_block(btype, body):
+    body += b"\0" * (-len(body) % 4)
+    total = len(body) + 12
+    return struct.pack("<II", btype, total) + body + struct.pack("<I", total)
+
+
+def pcapng_bytes(frames, ifaces=((1, 6),)):
+    """frames: list of (ts_ns, data, iface_id); ifaces: (linktype, tsresol)."""
+    out = [ng_block(0x0A0D0D0A, struct.pack("<IHHq", 0x1A2B3C4D, 1, 0, -1))]
+    for linktype, tsresol in ifaces:
+        opts = b""
+        if tsresol != 6:
+            opts = struct.pack("<HHB3x", 9, 1, tsresol) + struct.pack("<HH", 0, 0)
+        out.append(ng_block(1, struct.pack("<HHI", linktype, 0, 65535) + opts))
+    for ts, data, ifid in frames:
+        units = ts * 10**ifaces[ifid][1] // 10**9
+        out.append(ng_block(6, struct.pack("<IIIII", ifid, units >> 32, units & 0xFFFFFFFF,
+                                           len(data), len(data)) + data))
+    return b"".join(out)
+
+
+def write(path, data):
+    with open(path, "wb") as f:
+        f.write(data)
+
+
+def samples(d):
+    os.makedirs(d, exist_ok=True)
+    write(os.path.join(d, "udp-64.pcap"), pcap_bytes([(0, udp_frame(60))]))
+    write(os.path.join(d, "udp-300.pcap"), pcap_bytes([(0, udp_frame(296))]))
+    three = [(i * 10_000_000, udp_frame(60 + 4 * i, dport=9, payload_tag=b"XRSEQ%03d" % i, ip_id=i), 0)
+             for i in range(3)]
+    write(os.path.join(d, "three.pcapng"), pcapng_bytes(three))
+    # one second of 100 frames, 10 ms apart, gzip-compressed: timing tests
+    spaced = [(i * 10_000_000, udp_frame(60, payload_tag=b"XRSEQ%03d" % i, ip_id=i)) for i in range(100)]
+    write(os.path.join(d, "spaced-100.pcap.gz"), gzip.compress(pcap_bytes(spaced, ns=True), mtime=0))
+
+
+def hostile(d):
+    os.makedirs(d, exist_ok=True)
+    good = pcap_bytes([(0, udp_frame(60)), (1000, udp_frame(60))])
+    write(os.path.join(d, "empty.pcap"), b"")
+    write(os.path.join(d, "badmagic.pcap"), b"\x12\x34\x56\x78" + good[4:])
+    write(os.path.join(d, "truncated-header.pcap"), good[:10])
+    write(os.path.join(d, "truncated-record.pcap"), good[:-7])
+    write(os.path.join(d, "truncated.pcap.gz"), gzip.compress(good, mtime=0)[:-12])
+    huge = bytearray(pcap_bytes([(0, udp_frame(60))]))
+    struct.pack_into("<I", huge, 24 + 8, 0x7FFFFFF0)  # caplen of the first record
+    write(os.path.join(d, "huge-caplen.pcap"), bytes(huge))
+    write(os.path.join(d, "non-ethernet.pcap"), pcap_bytes([(0, udp_frame(60)[14:])], linktype=101))
+    ng = bytearray(pcapng_bytes([(0, udp_frame(60), 0)]))
+    struct.pack_into("<I", ng, 28 + 4, 0xFFFFFFF0)  # block length of the IDB
+    write(os.path.join(d, "bad-block.pcapng"), bytes(ng))
+    write(os.path.join(d, "garbage.pcap"), bytes((i * 37 + 11) & 0xFF for i in range(4096)))
+    # mixed link types in one pcapng: the raw-IP interface's frame is skipped and counted
+    mixed = pcapng_bytes([(0, udp_frame(60), 0), (1000, udp_frame(60)[14:], 1), (2000, udp_frame(64), 0)],
+                         ifaces=((1, 6), (101, 9)))
+    write(os.path.join(d, "mixed-linktypes.pcapng"), mixed)
+    # caplen < len: truncated frames
+    write(os.path.join(d, "snapped.pcap"), pcap_bytes([(0, udp_frame(60)[:40], 60), (1000, udp_frame(60))]))
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("what", choices=["samples", "hostile", "udp"])
+    ap.add_argument("out")
+    ap.add_argument("--count", type=int, default=1)
+    ap.add_argument("--size", type=int, default=60)
+    ap.add_argument("--dport", type=int, default=9)
+    ap.add_argument("--gap-us", type=int, default=0)
+    ap.add_argument("--format", default="pcap", choices=["pcap", "pcap-ns", "pcap-swapped", "pcapng"])
+    a = ap.parse_args()
+    if a.what == "samples":
+        samples(a.out)
+    elif a.what == "hostile":
+        hostile(a.out)
+    else:
+        frames = [(i * a.gap_us * 1000, udp_frame(a.size, dport=a.dport, payload_tag=b"XRSEQ%08d" % i, ip_id=i & 0xFFFF))
+                  for i in range(a.count)]
+        if a.format == "pcapng":
+            data = pcapng_bytes([(t, f, 0) for t, f in frames], ifaces=((1, 9),))
+        else:
+            data = pcap_bytes(frames, ns=a.format == "pcap-ns", swapped=a.format == "pcap-swapped")
+        if a.out.endswith(".gz"):
+            data = gzip.compress(data, mtime=0)
+        write(a.out, data)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,31 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0
+# The one place that names the Debian packages xdpreplay needs.
+#   scripts/deps.sh          build, tests and demo
+#   scripts/deps.sh --bench  also the tools the benchmarks compare against
+# Idempotent: quiet when everything is present; runs apt-get update only when a package is missing.
+set -euo pipefail
+
+# clang-16 is the BPF compiler (clang-14, Debian's default, cannot build kfunc/kptr code).
+build=(make gcc pkg-config clang-16 llvm-16 libbpf-dev libxdp-dev libelf-dev zlib1g-dev
+       libpcap-dev libssl-dev bpftool)
+testbed=(iproute2 ethtool nftables tcpdump procps python3 gzip)
+bench=(tcpreplay netsniff-ng hping3 netcat-openbsd)
+
+want=("${build[@]}" "${testbed[@]}")
+[[ "${1:-}" == "--bench" ]] && want+=("${bench[@]}")
+
+missing=()
+for p in "${want[@]}"; do
+	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+[[ ${#missing[@]} -eq 0 ]] && exit 0
+
+if [[ $(id -u) -ne 0 ]]; then
+	echo "deps.sh: missing packages (${missing[*]}); run as root to install them" >&2
+	exit 1
+fi
+echo "deps.sh: installing ${missing[*]}" >&2
+export DEBIAN_FRONTEND=noninteractive
+apt-get update -qq >/dev/null
+apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null

@@ -1,0 +1,160 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0
+# The test bed: a generator namespace and a server namespace joined by a veth pair,
+# addressed from 198.18.0.0/15 (RFC 2544's benchmarking range), with static neighbour
+# entries. Names carry a unique prefix so that parallel runs never collide.
+#
+#   scripts/testbed.sh up [--threaded] [--no-gro] [--queues N]   prints the bed's variables
+#   scripts/testbed.sh down NAME                                  removes it (idempotent)
+#   scripts/testbed.sh exec NAME gen|srv CMD...                   runs CMD in a namespace
+#   scripts/testbed.sh status [NAME]                              lists beds, or one bed
+#
+# Sourced, it defines tb_up / tb_down / tb_gen / tb_srv for tests and benchmarks:
+#   source scripts/testbed.sh; tb_up; trap tb_down EXIT; tb_gen xdpreplay replay -i "$TB_GEN_IF" ...
+#
+# Each bed: namespaces NAME-gen and NAME-srv; interfaces gen0 (198.18.0.1) and
+# srv0 (198.18.0.2) in them; /run/xdpreplay-testbed/NAME.env holds the variables.
+
+TB_STATE_DIR=/run/xdpreplay-testbed
+TB_GEN_IP=198.18.0.1
+TB_SRV_IP=198.18.0.2
+TB_GEN_IF=gen0
+TB_SRV_IF=srv0
+# fixed MACs (c6:12 = 198.18), so that the sample captures in pcaps/ reach the server's stack
+TB_GEN_MAC=02:00:c6:12:00:01
+TB_SRV_MAC=02:00:c6:12:00:02
+
+# tb_up [--threaded] [--no-gro] [--queues N]: sets TB_NAME, TB_NS_GEN, TB_NS_SRV, TB_GEN_MAC, TB_SRV_MAC
+tb_up() {
+	local threaded=0 gro=1 queues=1
+	while [ $# -gt 0 ]; do
+		case "$1" in
+		--threaded) threaded=1 ;;
+		--no-gro) gro=0 ;;
+		--queues) queues="$2"; shift ;;
+		*) echo "testbed: unknown option $1" >&2; return 2 ;;
+		esac
+		shift
+	done
+	[ "$(id -u)" -eq 0 ] || { echo "testbed: must run as root" >&2; return 1; }
+	mkdir -p "$TB_STATE_DIR"
+	TB_NAME="xr$$$(printf '%04x' $((RANDOM)))"
+	TB_NS_GEN="$TB_NAME-gen"
+	TB_NS_SRV="$TB_NAME-srv"
+	# record first, so that a failure half-way is still torn down by tb_down
+	tb_save
+	if ! tb_create "$threaded" "$gro" "$queues"; then
+		echo "testbed: set-up of $TB_NAME failed" >&2
+		tb_down
+		return 1
+	fi
+	tb_save
+}
+
+tb_create() {
+	local threaded=$1 gro=$2 queues=$3
+	ip netns add "$TB_NS_GEN" || return 1
+	ip netns add "$TB_NS_SRV" || return 1
+	ip -n "$TB_NS_GEN" link add "$TB_GEN_IF" address "$TB_GEN_MAC" numtxqueues "$queues" \
+		numrxqueues "$queues" type veth peer name "$TB_SRV_IF" netns "$TB_NS_SRV" \
+		address "$TB_SRV_MAC" numtxqueues "$queues" numrxqueues "$queues" || return 1
+	ip -n "$TB_NS_GEN" addr add "$TB_GEN_IP/24" dev "$TB_GEN_IF" || return 1
+	ip -n "$TB_NS_SRV" addr add "$TB_SRV_IP/24" dev "$TB_SRV_IF" || return 1
+	ip -n "$TB_NS_GEN" link set lo up && ip -n "$TB_NS_SRV" link set lo up || return 1
+	ip -n "$TB_NS_GEN" link set "$TB_GEN_IF" up && ip -n "$TB_NS_SRV" link set "$TB_SRV_IF" up || return 1
+	ip -n "$TB_NS_GEN" neigh replace "$TB_SRV_IP" lladdr "$TB_SRV_MAC" dev "$TB_GEN_IF" nud permanent || return 1
+	ip -n "$TB_NS_SRV" neigh replace "$TB_GEN_IP" lladdr "$TB_GEN_MAC" dev "$TB_SRV_IF" nud permanent || return 1
+	# GRO gives the veth receiver NAPI, without which live frames vanish (PLATFORM.md)
+	if [ "$gro" = 1 ]; then
+		ip netns exec "$TB_NS_SRV" ethtool -K "$TB_SRV_IF" gro on >/dev/null || return 1
+		ip netns exec "$TB_NS_GEN" ethtool -K "$TB_GEN_IF" gro on >/dev/null || return 1
+	fi
+	if [ "$threaded" = 1 ]; then
+		ip netns exec "$TB_NS_SRV" sh -c "echo 1 > /sys/class/net/$TB_SRV_IF/threaded" || return 1
+	fi
+	mountpoint -q /sys/fs/bpf 2>/dev/null || mount -t bpf bpf /sys/fs/bpf 2>/dev/null || true
+	return 0
+}
+
+tb_save() {
+	cat > "$TB_STATE_DIR/$TB_NAME.env" <<-EOF
+	TB_NAME=$TB_NAME
+	TB_NS_GEN=$TB_NS_GEN
+	TB_NS_SRV=$TB_NS_SRV
+	TB_GEN_IF=$TB_GEN_IF
+	TB_SRV_IF=$TB_SRV_IF
+	TB_GEN_IP=$TB_GEN_IP
+	TB_SRV_IP=$TB_SRV_IP
+	TB_GEN_MAC=$TB_GEN_MAC
+	TB_SRV_MAC=$TB_SRV_MAC
+	EOF
+}
+
+# tb_down [NAME]: kills what runs in the namespaces and removes them; safe to call twice
+tb_down() {
+	local name=${1:-${TB_NAME:-}} ns pids
+	[ -n "$name" ] || return 0
+	for ns in "$name-gen" "$name-srv"; do
+		if ip netns list 2>/dev/null | grep -qw "^$ns"; then
+			pids=$(ip netns pids "$ns" 2>/dev/null)
+			[ -n "$pids" ] && kill $pids 2>/dev/null && sleep 0.2
+			pids=$(ip netns pids "$ns" 2>/dev/null)
+			[ -n "$pids" ] && kill -9 $pids 2>/dev/null
+			# deleting a namespace removes its veth end, and with it the peer and any XDP
+			ip netns del "$ns" 2>/dev/null
+		fi
+	done
+	rm -f "$TB_STATE_DIR/$name.env"
+	return 0
+}
+
+tb_gen() { ip netns exec "$TB_NS_GEN" "$@"; }
+tb_srv() { ip netns exec "$TB_NS_SRV" "$@"; }
+
+tb_load() {
+	[ -f "$TB_STATE_DIR/$1.env" ] || { echo "testbed: no bed named $1" >&2; return 1; }
+	# shellcheck disable=SC1090
+	. "$TB_STATE_DIR/$1.env"
+}
+
+tb_main() {
+	local cmd=${1:-}
+	shift || true
+	case "$cmd" in
+	up)
+		tb_up "$@" || return 1
+		cat "$TB_STATE_DIR/$TB_NAME.env"
+		;;
+	down)
+		[ -n "${1:-}" ] || { echo "usage: testbed.sh down NAME" >&2; return 2; }
+		tb_down "$1"
+		;;
+	exec)
+		[ $# -ge 3 ] || { echo "usage: testbed.sh exec NAME gen|srv CMD..." >&2; return 2; }
+		tb_load "$1" || return 1
+		case "$2" in
+		gen) shift 2; tb_gen "$@" ;;
+		srv) shift 2; tb_srv "$@" ;;
+		*) echo "testbed: exec takes gen or srv" >&2; return 2 ;;
+		esac
+		;;
+	status)
+		if [ -n "${1:-}" ]; then
+			tb_load "$1" || return 1
+			cat "$TB_STATE_DIR/$1.env"
+			tb_gen ip -br addr show "$TB_GEN_IF"
+			tb_srv ip -br addr show "$TB_SRV_IF"
+		else
+			ls "$TB_STATE_DIR" 2>/dev/null | sed -n 's/\.env$//p'
+		fi
+		;;
+	*)
+		sed -n '3,17p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'
+		[ "$cmd" = "-h" ] || [ "$cmd" = "--help" ]
+		;;
+	esac
+}
+
+if [ "${BASH_SOURCE[0]}" = "$0" ]; then
+	tb_main "$@"
+fi

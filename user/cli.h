@@ -1,0 +1,31 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/* Command-line plumbing shared by the commands. */
+#ifndef __XR_CLI_H
+#define __XR_CLI_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+/* Exit codes: 0 ok, 1 the run found a problem (e.g. frames not sent), 2 usage, 3 environment. */
+enum { XR_EXIT_OK = 0, XR_EXIT_FAIL = 1, XR_EXIT_USAGE = 2, XR_EXIT_ENV = 3 };
+
+int cmd_probe(int argc, char **argv);
+int cmd_replay(int argc, char **argv);
+int cmd_count(int argc, char **argv);
+
+/* Each prints "xdpreplay CMD: --OPT: 'ARG' is not ..." and returns -EINVAL on bad text. */
+int cli_count(const char *cmd, const char *opt, const char *arg, uint64_t *out);
+int cli_number(const char *cmd, const char *opt, const char *arg, double *out);
+int cli_duration(const char *cmd, const char *opt, const char *arg, uint64_t *ns);
+int cli_bitrate(const char *cmd, const char *opt, const char *arg, double *bps);
+
+/* One-line error for an unknown option or a missing argument; returns XR_EXIT_USAGE. */
+int cli_usage_error(const char *cmd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+/* Fails with a one-line error unless running with the privileges BPF needs. */
+int cli_need_root(const char *cmd);
+
+/* Installs SIGINT/SIGTERM handlers that set xr_stop. */
+void cli_catch_signals(void);
+
+#endif

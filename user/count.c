@@ -1,0 +1,371 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * xdpreplay count: the server-side witness. An XDP program counts what
+ * arrives (and passes it on, or drops it as a sink); the kernel's own
+ * counters, read at start and end, say where the frames passed up went.
+ */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <netinet/in.h>
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+#include "cli.h"
+#include "engine.h"
+#include "json.h"
+#include "kstats.h"
+#include "log.h"
+#include "units.h"
+#include "count.skel.h"
+
+struct count_totals {
+	uint64_t seen, matched, bytes, passed, dropped, first_ns, last_ns;
+};
+
+static int read_totals(struct count_bpf *skel, struct count_totals *t)
+{
+	int ncpu = libbpf_num_possible_cpus();
+	struct xr_count_stats *per;
+	__u32 key = 0;
+	int err = 0;
+
+	memset(t, 0, sizeof(*t));
+	per = calloc(ncpu, sizeof(*per));
+	if (!per)
+		return -ENOMEM;
+	if (bpf_map_lookup_elem(bpf_map__fd(skel->maps.count_stats), &key, per)) {
+		err = -errno;
+		goto out;
+	}
+	for (int i = 0; i < ncpu; i++) {
+		t->seen += per[i].seen;
+		t->matched += per[i].matched;
+		t->bytes += per[i].matched_bytes;
+		t->passed += per[i].passed;
+		t->dropped += per[i].dropped;
+		if (per[i].first_ns && (!t->first_ns || per[i].first_ns < t->first_ns))
+			t->first_ns = per[i].first_ns;
+		if (per[i].last_ns > t->last_ns)
+			t->last_ns = per[i].last_ns;
+	}
+out:
+	free(per);
+	return err;
+}
+
+struct attribution {
+	uint64_t ip_discarded, udp_delivered, udp_rcvbuf, udp_noport, udp_other;
+	uint64_t tcp_listen_drops, tcp_listen_overflows, tcp_syncookies, tcp_reqq_full;
+	uint64_t if_rx_dropped, softnet_dropped;
+};
+
+static void attribute(const struct kstats *d, struct attribution *a)
+{
+	const uint64_t *v = d->v;
+
+	memset(a, 0, sizeof(*a));
+	a->ip_discarded = v[KS_IP_IN_DISCARDS] + v[KS_IP_IN_HDR_ERRORS] + v[KS_IP_IN_ADDR_ERRORS];
+	a->udp_delivered = v[KS_UDP_IN_DATAGRAMS];
+	a->udp_rcvbuf = v[KS_UDP_RCVBUF_ERRORS];
+	a->udp_noport = v[KS_UDP_NO_PORTS];
+	/* the kernel counts a full receive buffer in InErrors too */
+	a->udp_other = v[KS_UDP_IN_ERRORS] > v[KS_UDP_RCVBUF_ERRORS] ?
+			       v[KS_UDP_IN_ERRORS] - v[KS_UDP_RCVBUF_ERRORS] : 0;
+	a->tcp_listen_drops = v[KS_TCPEXT_LISTEN_DROPS];
+	a->tcp_listen_overflows = v[KS_TCPEXT_LISTEN_OVERFLOWS];
+	a->tcp_syncookies = v[KS_TCPEXT_SYNCOOKIES_SENT];
+	a->tcp_reqq_full = v[KS_TCPEXT_REQQFULL_DROP];
+	a->if_rx_dropped = v[KS_IF_RX_DROPPED] + v[KS_ET_RX_DROPS];
+	a->softnet_dropped = v[KS_SOFTNET_DROPPED];
+}
+
+static void usage(FILE *f)
+{
+	fprintf(f,
+		"Usage: xdpreplay count -i IFACE [filter] [options]\n"
+		"\n"
+		"Counts, with an XDP program on IFACE, the frames that arrive and match the\n"
+		"filter, then passes them on to the stack (or drops them with --drop). At the\n"
+		"end it reads the kernel's own counters (interface, ethtool, /proc/net/snmp,\n"
+		"/proc/net/netstat, softnet) and attributes what was passed up: delivered to\n"
+		"sockets, dropped at a full socket buffer, no socket on the port, listen queue\n"
+		"overflows, ... The kernel counters cover the whole network namespace.\n"
+		"Runs until --duration, --idle, SIGINT or SIGTERM.\n"
+		"\n"
+		"Filter (all given must match; default: every IP packet):\n"
+		"      --udp | --tcp | --proto N   IP protocol\n"
+		"      --any                       every frame, IP or not\n"
+		"      --dst ADDR, --src ADDR      IPv4 addresses\n"
+		"      --dport N, --sport N        UDP/TCP ports\n"
+		"Options:\n"
+		"  -i, --iface IFACE     interface to count on (required)\n"
+		"      --drop            drop matched frames in XDP (a sink that counts)\n"
+		"      --duration T      stop after T (e.g. 10s)\n"
+		"      --idle T          stop when nothing matched for T after the first frame\n"
+		"      --ready-file F    create F once the counter is attached (for scripts)\n"
+		"      --json FILE|-     write the result as JSON\n"
+		"  -q, --quiet           no progress line or report\n"
+		"  -v, --verbose         more detail\n"
+		"\n"
+		"Examples:\n"
+		"  xdpreplay count -i eth1 --udp --dport 1700 --duration 30s\n"
+		"  xdpreplay count -i eth1 --any --drop --idle 2s --json -\n");
+}
+
+static int parse_port(const char *arg, __u16 *port)
+{
+	uint64_t v;
+
+	if (parse_count(arg, &v) || v < 1 || v > 65535) {
+		fprintf(stderr, "xdpreplay count: '%s' is not a port (1-65535)\n", arg);
+		return -EINVAL;
+	}
+	*port = htons(v);
+	return 0;
+}
+
+static int parse_addr(const char *arg, __u32 *addr)
+{
+	struct in_addr a;
+
+	if (inet_pton(AF_INET, arg, &a) != 1) {
+		fprintf(stderr, "xdpreplay count: '%s' is not an IPv4 address\n", arg);
+		return -EINVAL;
+	}
+	*addr = a.s_addr;
+	return 0;
+}
+
+static void report_text(const char *ifname, const struct count_totals *t, const struct kstats *d,
+			const struct attribution *a, double dur, bool drop)
+{
+	char x[16], y[16];
+
+	fprintf(stderr, "count: %llu frames matched (%sB) in %.3f s on %s, %s pps; %llu frames seen by XDP\n",
+		(unsigned long long)t->matched, fmt_si(t->bytes, x, sizeof(x)), dur, ifname,
+		fmt_si(dur > 0 ? t->matched / dur : 0, y, sizeof(y)), (unsigned long long)t->seen);
+	fprintf(stderr, "  before XDP: interface rx_dropped %llu, softnet dropped %llu\n",
+		(unsigned long long)a->if_rx_dropped, (unsigned long long)a->softnet_dropped);
+	if (drop) {
+		fprintf(stderr, "  dropped in XDP (--drop): %llu\n", (unsigned long long)t->dropped);
+		return;
+	}
+	fprintf(stderr, "  passed to the stack: %llu; there (whole namespace, all traffic):\n",
+		(unsigned long long)t->passed);
+	fprintf(stderr, "    IP received %llu, discarded %llu\n", (unsigned long long)d->v[KS_IP_IN_RECEIVES],
+		(unsigned long long)a->ip_discarded);
+	fprintf(stderr, "    UDP delivered to sockets %llu, socket buffer full %llu, no socket on port %llu, "
+		"other errors %llu\n", (unsigned long long)a->udp_delivered, (unsigned long long)a->udp_rcvbuf,
+		(unsigned long long)a->udp_noport, (unsigned long long)a->udp_other);
+	fprintf(stderr, "    TCP passive opens %llu, listen drops %llu, listen overflows %llu, "
+		"SYN cookies %llu, request queue full %llu\n",
+		(unsigned long long)d->v[KS_TCP_PASSIVE_OPENS], (unsigned long long)a->tcp_listen_drops,
+		(unsigned long long)a->tcp_listen_overflows, (unsigned long long)a->tcp_syncookies,
+		(unsigned long long)a->tcp_reqq_full);
+}
+
+static void report_json(FILE *f, const char *ifname, const struct count_totals *t, const struct kstats *d,
+			const struct attribution *a, double dur)
+{
+	struct json j = { .f = f };
+	char key[64];
+
+	json_open(&j, NULL, '{');
+	json_str(&j, "iface", ifname);
+	json_u64(&j, "matched", t->matched);
+	json_u64(&j, "matched_bytes", t->bytes);
+	json_u64(&j, "seen", t->seen);
+	json_u64(&j, "passed", t->passed);
+	json_u64(&j, "xdp_dropped", t->dropped);
+	json_double(&j, "duration_s", dur);
+	json_double(&j, "pps", dur > 0 ? t->matched / dur : 0);
+	json_double(&j, "first_to_last_s", t->last_ns > t->first_ns ? (t->last_ns - t->first_ns) / 1e9 : 0);
+	json_open(&j, "attribution", '{');
+	json_u64(&j, "iface_rx_dropped", a->if_rx_dropped);
+	json_u64(&j, "softnet_dropped", a->softnet_dropped);
+	json_u64(&j, "xdp_dropped", t->dropped);
+	json_u64(&j, "ip_discarded", a->ip_discarded);
+	json_u64(&j, "udp_delivered", a->udp_delivered);
+	json_u64(&j, "udp_rcvbuf_errors", a->udp_rcvbuf);
+	json_u64(&j, "udp_no_ports", a->udp_noport);
+	json_u64(&j, "udp_other_errors", a->udp_other);
+	json_u64(&j, "tcp_listen_drops", a->tcp_listen_drops);
+	json_u64(&j, "tcp_listen_overflows", a->tcp_listen_overflows);
+	json_u64(&j, "tcp_syncookies_sent", a->tcp_syncookies);
+	json_u64(&j, "tcp_reqq_full_drops", a->tcp_reqq_full);
+	json_close(&j, '}');
+	json_open(&j, "kernel", '{');
+	for (int i = 0; i < KS_NUM; i++) {
+		if (!d->have[i])
+			continue;
+		snprintf(key, sizeof(key), "%s.%s", kstat_defs[i].group, kstat_defs[i].name);
+		json_u64(&j, key, d->v[i]);
+	}
+	json_close(&j, '}');
+	json_close(&j, '}');
+}
+
+int cmd_count(int argc, char **argv)
+{
+	enum { O_UDP = 256, O_TCP, O_PROTO, O_ANY, O_DST, O_SRC, O_DPORT, O_SPORT, O_DROP, O_DURATION, O_IDLE,
+	       O_READY, O_JSON };
+	static const struct option opts[] = {
+		{ "iface", required_argument, NULL, 'i' },
+		{ "udp", no_argument, NULL, O_UDP },
+		{ "tcp", no_argument, NULL, O_TCP },
+		{ "proto", required_argument, NULL, O_PROTO },
+		{ "any", no_argument, NULL, O_ANY },
+		{ "dst", required_argument, NULL, O_DST },
+		{ "src", required_argument, NULL, O_SRC },
+		{ "dport", required_argument, NULL, O_DPORT },
+		{ "sport", required_argument, NULL, O_SPORT },
+		{ "drop", no_argument, NULL, O_DROP },
+		{ "duration", required_argument, NULL, O_DURATION },
+		{ "idle", required_argument, NULL, O_IDLE },
+		{ "ready-file", required_argument, NULL, O_READY },
+		{ "json", required_argument, NULL, O_JSON },
+		{ "quiet", no_argument, NULL, 'q' },
+		{ "verbose", no_argument, NULL, 'v' },
+		{ "help", no_argument, NULL, 'h' },
+		{},
+	};
+	const char *ifname = NULL, *json_path = NULL, *ready = NULL;
+	struct xr_count_cfg cfg = {};
+	uint64_t duration = 0, idle = 0, proto, start, now, last_change, next_progress, last_matched = 0;
+	struct count_totals t = {};
+	struct kstats before, after, d;
+	struct bpf_link *link = NULL;
+	struct count_bpf *skel = NULL;
+	struct attribution a;
+	bool quiet = false;
+	struct iface ifc;
+	int opt, err, ret = XR_EXIT_ENV;
+	FILE *jf = NULL;
+
+	while ((opt = getopt_long(argc, argv, "i:qvh", opts, NULL)) != -1) {
+		switch (opt) {
+		case 'i': ifname = optarg; break;
+		case O_UDP: cfg.proto = IPPROTO_UDP; break;
+		case O_TCP: cfg.proto = IPPROTO_TCP; break;
+		case O_PROTO:
+			if (cli_count("count", "proto", optarg, &proto))
+				return XR_EXIT_USAGE;
+			if (proto < 1 || proto > 254)
+				return cli_usage_error("count", "--proto must be between 1 and 254");
+			cfg.proto = proto;
+			break;
+		case O_ANY: cfg.proto = 255; break;
+		case O_DST: if (parse_addr(optarg, &cfg.daddr)) return XR_EXIT_USAGE; break;
+		case O_SRC: if (parse_addr(optarg, &cfg.saddr)) return XR_EXIT_USAGE; break;
+		case O_DPORT: if (parse_port(optarg, &cfg.dport)) return XR_EXIT_USAGE; break;
+		case O_SPORT: if (parse_port(optarg, &cfg.sport)) return XR_EXIT_USAGE; break;
+		case O_DROP: cfg.drop = 1; break;
+		case O_DURATION:
+			if (cli_duration("count", "duration", optarg, &duration))
+				return XR_EXIT_USAGE;
+			break;
+		case O_IDLE:
+			if (cli_duration("count", "idle", optarg, &idle))
+				return XR_EXIT_USAGE;
+			break;
+		case O_READY: ready = optarg; break;
+		case O_JSON: json_path = optarg; break;
+		case 'q': quiet = true; xr_verbosity = XR_LOG_WARN; break;
+		case 'v': xr_verbosity++; break;
+		case 'h': usage(stdout); return XR_EXIT_OK;
+		default: return cli_usage_error("count", "invalid option");
+		}
+	}
+	if (!ifname)
+		return cli_usage_error("count", "missing -i IFACE");
+	if (optind < argc)
+		return cli_usage_error("count", "unexpected argument '%s'", argv[optind]);
+	if (cfg.proto == 255 && (cfg.daddr || cfg.saddr || cfg.dport || cfg.sport))
+		return cli_usage_error("count", "--any cannot be combined with address or port filters");
+	if (cli_need_root("count"))
+		return XR_EXIT_ENV;
+	if (iface_get(ifname, &ifc))
+		return XR_EXIT_ENV;
+	if (json_path && !(jf = json_fopen(json_path))) {
+		pr_warn("cannot write %s: %s\n", json_path, strerror(errno));
+		return XR_EXIT_ENV;
+	}
+
+	skel = count_bpf__open();
+	if (!skel) {
+		pr_warn("cannot open the counter's BPF object: %s\n", strerror(errno));
+		goto out;
+	}
+	skel->rodata->cfg = cfg;
+	err = count_bpf__load(skel);
+	if (err) {
+		pr_warn("cannot load the counter's BPF program: %s (-vv shows why)\n", strerror(-err));
+		goto out;
+	}
+	link = bpf_program__attach_xdp(skel->progs.xr_count, ifc.ifindex);
+	if (!link) {
+		err = -errno;
+		pr_warn("cannot attach the counter to %s: %s%s\n", ifname, strerror(-err),
+			err == -EBUSY || err == -EEXIST ? " (another XDP program is attached)" : "");
+		goto out;
+	}
+	kstats_read(ifname, &before);
+	cli_catch_signals();
+	if (ready) {
+		FILE *rf = fopen(ready, "w");
+
+		if (!rf) {
+			pr_warn("cannot create %s: %s\n", ready, strerror(errno));
+			goto out;
+		}
+		fclose(rf);
+	}
+	pr_debug("count: attached to %s\n", ifname);
+	start = last_change = now_ns();
+	next_progress = start + 1000000000ULL;
+	while (!xr_stop) {
+		usleep(20000);
+		now = now_ns();
+		if (read_totals(skel, &t))
+			break;
+		if (t.matched != last_matched) {
+			last_matched = t.matched;
+			last_change = now;
+		}
+		if (duration && now - start >= duration)
+			break;
+		if (idle && t.matched && now - last_change >= idle)
+			break;
+		if (!quiet && isatty(STDERR_FILENO) && now >= next_progress) {
+			char x[16];
+
+			fprintf(stderr, "\r  matched %s   ", fmt_si(t.matched, x, sizeof(x)));
+			next_progress += 1000000000ULL;
+		}
+	}
+	now = now_ns();
+	/* the stack may still be working on the last frames XDP passed up */
+	usleep(50000);
+	read_totals(skel, &t);
+	kstats_read(ifname, &after);
+	kstats_delta(&before, &after, &d);
+	attribute(&d, &a);
+	if (!quiet) {
+		if (isatty(STDERR_FILENO) && now - start >= 1000000000ULL)
+			fputc('\n', stderr);
+		report_text(ifname, &t, &d, &a, (now - start) / 1e9, cfg.drop);
+	}
+	if (jf)
+		report_json(jf, ifname, &t, &d, &a, (now - start) / 1e9);
+	ret = XR_EXIT_OK;
+out:
+	bpf_link__destroy(link);
+	count_bpf__destroy(skel);
+	if (jf)
+		json_fclose(jf);
+	return ret;
+}

@@ -1,0 +1,41 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/* Facts about a network interface and its counters, as the kernel gives them. */
+#ifndef __XR_IFACE_H
+#define __XR_IFACE_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <net/if.h>
+
+struct iface {
+	char name[IF_NAMESIZE];
+	int ifindex;
+	int mtu;
+	bool up;
+	unsigned char mac[6];
+	char driver[32];
+	unsigned int nrxq, ntxq;
+	uint32_t netns_ino;
+};
+
+/* 0 or -errno, with a one-line message naming the interface. */
+int iface_get(const char *name, struct iface *ifc);
+
+/* One counter from /sys/class/net/NAME/statistics; -errno when it cannot be read. */
+int iface_sysfs_stat(const char *name, const char *stat, uint64_t *val);
+
+/* All `ethtool -S` counters of an interface. */
+struct ethtool_counters {
+	unsigned int n;
+	char (*names)[32];
+	uint64_t *vals;
+};
+int ethtool_counters_get(const char *name, struct ethtool_counters *c);
+/* Sum of every counter whose name ends with suffix (e.g. "xdp_xmit_errors"). */
+uint64_t ethtool_counters_sum(const struct ethtool_counters *c, const char *suffix);
+void ethtool_counters_free(struct ethtool_counters *c);
+
+/* The inode of this process's network namespace. */
+uint32_t netns_ino_self(void);
+
+#endif

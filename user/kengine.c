@@ -1,0 +1,513 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Kernel engine: one pinned thread per CPU, each calling BPF_PROG_RUN in
+ * live-frames mode on xr_gen (bpf/gen.bpf.c).
+ *
+ * Pacing. A BPF_PROG_RUN call with repeat >= 32 costs ~25 ms of set-up, one
+ * with repeat < 32 about 12 us (PLATFORM.md). So:
+ *  - top speed: few long calls (repeat = what is left, or 2^30);
+ *  - low rates: the thread sleeps (clock_nanosleep, absolute) until the next
+ *    frame is due and sends what is due in one short call (<= 31 frames), so
+ *    CPU use grows with the rate;
+ *  - high rates: one long call; the program itself holds each frame until
+ *    its departure time (XDP_DROP without using a sequence number), and the
+ *    control thread interrupts the call with a signal when the thread is done.
+ * Departure times are a pure function of the sequence number in both the
+ * program and here, so catching up after a late wake-up never drifts.
+ */
+#include <errno.h>
+#include <pthread.h>
+#include <sched.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+#include <sys/mman.h>
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+#include "engine.h"
+#include "log.h"
+#include "units.h"
+#include "gen.skel.h"
+
+#define SHORT_RUN_MAX 31              /* repeat below 32 avoids the slow set-up */
+#define LONG_RUN_MAX (1 << 30)
+#define USER_PACED_MAX_PPS 200000.0   /* per thread; above it the program paces */
+#define POLL_NS 1000000ULL            /* control loop period */
+
+volatile sig_atomic_t xr_stop;
+
+struct kengine {
+	struct gen_bpf *skel;
+	struct bpf_link *links[2];
+	struct xr_gen_slot *slots;
+	struct xr_frame *frames;
+	uint8_t *data;
+	size_t slots_sz, frames_sz, data_sz;
+	uint64_t nframes;
+	uint8_t *tmpl;
+	uint32_t tmpl_len;
+	int ifindex;
+};
+
+struct sender {
+	struct kengine *k;
+	const struct engine_opts *o;
+	pthread_t tid;
+	int cpu;
+	unsigned int thread;
+	bool user_paced;
+	volatile bool done;
+	int err;
+};
+
+uint64_t now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1000000000ULL + ts.tv_nsec;
+}
+
+static void sleep_until(uint64_t t)
+{
+	struct timespec ts = { .tv_sec = t / 1000000000ULL, .tv_nsec = t % 1000000000ULL };
+
+	clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL);
+}
+
+static size_t page_round(size_t sz)
+{
+	size_t pg = sysconf(_SC_PAGESIZE);
+
+	return (sz + pg - 1) / pg * pg;
+}
+
+static void *map_mmap(struct bpf_map *map, size_t *sz)
+{
+	void *p;
+
+	*sz = page_round((size_t)bpf_map__value_size(map) * bpf_map__max_entries(map));
+	p = mmap(NULL, *sz, PROT_READ | PROT_WRITE, MAP_SHARED, bpf_map__fd(map), 0);
+	return p == MAP_FAILED ? NULL : p;
+}
+
+static void kengine_close(struct kengine *k)
+{
+	for (int i = 0; i < 2; i++)
+		bpf_link__destroy(k->links[i]);
+	if (k->slots)
+		munmap(k->slots, k->slots_sz);
+	if (k->frames)
+		munmap(k->frames, k->frames_sz);
+	if (k->data)
+		munmap(k->data, k->data_sz);
+	gen_bpf__destroy(k->skel);
+	free(k->tmpl);
+	memset(k, 0, sizeof(*k));
+}
+
+/*
+ * Loads xr_gen for a frame set (or for a single template frame when fs is
+ * NULL), lays the frames out in the maps and attaches the tracepoints.
+ */
+static int kengine_open(struct kengine *k, const struct iface *ifc, const struct frameset *fs,
+			const uint8_t *tmpl, uint32_t tmpl_len, const struct engine_opts *o)
+{
+	struct bpf_prog_info info = {};
+	__u32 info_len = sizeof(info);
+	uint64_t nchunks = 1, off = 0;
+	bool copy = fs && fs->n > 1;
+	int err;
+
+	memset(k, 0, sizeof(*k));
+	k->ifindex = ifc->ifindex;
+	k->skel = gen_bpf__open();
+	if (!k->skel) {
+		err = -errno;
+		pr_warn("cannot open the kernel engine's BPF object: %s\n", strerror(-err));
+		return err;
+	}
+	k->nframes = fs ? fs->n : 1;
+	if (copy) {
+		/* place frames in chunks: a frame starts below XR_CHUNK_SIZE */
+		for (size_t i = 0; i < fs->n; i++) {
+			if (off >= XR_CHUNK_SIZE) {
+				nchunks++;
+				off = 0;
+			}
+			off += fs->frames[i].len;
+		}
+		if (fs->n > UINT32_MAX || nchunks > UINT32_MAX / XR_CHUNK_VALUE) {
+			pr_warn("frame set too large for the kernel engine (%zu frames)\n", fs->n);
+			err = -E2BIG;
+			goto err;
+		}
+		bpf_map__set_max_entries(k->skel->maps.frames, fs->n);
+		bpf_map__set_max_entries(k->skel->maps.frame_data, nchunks);
+	}
+	k->skel->rodata->cfg = (struct xr_gen_cfg){
+		.nframes = k->nframes,
+		.ifindex = ifc->ifindex,
+		.netns_ino = ifc->netns_ino,
+		.copy = copy,
+		.pace = o ? o->pace : XR_PACE_NONE,
+		.nthreads = o ? o->threads : 1,
+		.span_ns = fs ? fs->span_ns : 0,
+		.mult_milli = o && o->pace == XR_PACE_PCAP ? (uint64_t)(o->multiplier * 1000 + 0.5) : 1000,
+	};
+	if (!k->skel->rodata->cfg.mult_milli)
+		k->skel->rodata->cfg.mult_milli = 1;
+	err = gen_bpf__load(k->skel);
+	if (err) {
+		pr_warn("cannot load the kernel engine's BPF program: %s (run with -vv for the verifier log)\n",
+			strerror(-err));
+		goto err;
+	}
+	if (bpf_obj_get_info_by_fd(bpf_program__fd(k->skel->progs.xr_gen), &info, &info_len) == 0)
+		k->skel->bss->gen_prog_id = info.id;
+
+	k->slots = map_mmap(k->skel->maps.slots, &k->slots_sz);
+	k->frames = map_mmap(k->skel->maps.frames, &k->frames_sz);
+	k->data = map_mmap(k->skel->maps.frame_data, &k->data_sz);
+	if (!k->slots || !k->frames || !k->data) {
+		err = -errno;
+		pr_warn("cannot mmap the frame set maps: %s\n", strerror(-err));
+		goto err;
+	}
+	if (copy) {
+		uint32_t chunk = 0;
+
+		off = 0;
+		for (size_t i = 0; i < fs->n; i++) {
+			const struct fs_frame *f = &fs->frames[i];
+
+			if (off >= XR_CHUNK_SIZE) {
+				chunk++;
+				off = 0;
+			}
+			memcpy(k->data + (size_t)chunk * XR_CHUNK_VALUE + off, fs->bytes + f->off, f->len);
+			k->frames[i] = (struct xr_frame){ .chunk = chunk, .off = off, .len = f->len,
+							  .ts_ns = f->ts_ns };
+			off += f->len;
+		}
+	} else if (fs) {
+		k->frames[0] = (struct xr_frame){ .len = fs->frames[0].len, .ts_ns = 0 };
+	}
+
+	/* the page pool starts every page as a copy of data_in */
+	k->tmpl_len = tmpl ? tmpl_len : fs->max_len;
+	k->tmpl = calloc(1, k->tmpl_len);
+	if (!k->tmpl) {
+		err = -ENOMEM;
+		goto err;
+	}
+	if (tmpl)
+		memcpy(k->tmpl, tmpl, tmpl_len);
+	else if (!copy)
+		memcpy(k->tmpl, fs->bytes + fs->frames[0].off, fs->frames[0].len);
+
+	k->links[0] = bpf_program__attach(k->skel->progs.xr_xmit);
+	k->links[1] = bpf_program__attach(k->skel->progs.xr_redirect_err);
+	if (!k->links[0] || !k->links[1]) {
+		err = -errno;
+		pr_warn("cannot attach the xdp_devmap_xmit/xdp_redirect_err tracepoints that account for "
+			"sent frames: %s\n", strerror(-err));
+		goto err;
+	}
+	return 0;
+err:
+	kengine_close(k);
+	return err;
+}
+
+static int run_live(struct kengine *k, int repeat, unsigned int batch)
+{
+	struct xdp_md ctx = { .data_end = k->tmpl_len, .ingress_ifindex = k->ifindex };
+	LIBBPF_OPTS(bpf_test_run_opts, topts,
+		.data_in = k->tmpl,
+		.data_size_in = k->tmpl_len,
+		.ctx_in = &ctx,
+		.ctx_size_in = sizeof(ctx),
+		.repeat = repeat,
+		.flags = BPF_F_TEST_XDP_LIVE_FRAMES,
+		.batch_size = batch,
+	);
+
+	return bpf_prog_test_run_opts(bpf_program__fd(k->skel->progs.xr_gen), &topts) ? -errno : 0;
+}
+
+static int pin_to(int cpu)
+{
+	cpu_set_t set;
+
+	CPU_ZERO(&set);
+	CPU_SET(cpu, &set);
+	return sched_setaffinity(0, sizeof(set), &set) ? -errno : 0;
+}
+
+/* Departure time of k for this slot; mirrors due_ns() in bpf/gen.bpf.c. */
+static uint64_t due_user(const struct kengine *k, const struct engine_opts *o,
+			 const struct xr_gen_slot *s, uint64_t kk)
+{
+	uint64_t n, nb, ct, ctb, N = k->nframes;
+
+	if (o->pace == XR_PACE_RATE)
+		return s->t0_ns + (kk - s->k_base) * s->interval_ps / 1000;
+	n = kk * o->threads + s->thread;
+	nb = s->k_base * o->threads + s->thread;
+	ct = (n / N) * o->fs->span_ns + k->frames[n % N].ts_ns;
+	ctb = (nb / N) * o->fs->span_ns + k->frames[nb % N].ts_ns;
+	return s->t0_ns + (ct - ctb) * 1000 / (uint64_t)(o->multiplier * 1000 + 0.5);
+}
+
+static void *sender_main(void *arg)
+{
+	struct sender *sd = arg;
+	struct kengine *k = sd->k;
+	const struct engine_opts *o = sd->o;
+	struct xr_gen_slot *s = &k->slots[sd->cpu];
+	int err;
+
+	err = pin_to(sd->cpu);
+	if (err) {
+		sd->err = err;
+		pr_warn("cannot pin thread %u to CPU %d: %s\n", sd->thread, sd->cpu, strerror(-err));
+		goto out;
+	}
+	while (!xr_stop && s->k_next < s->k_end) {
+		uint64_t left = s->k_end - s->k_next;
+		int repeat;
+
+		if (o->pace == XR_PACE_NONE) {
+			repeat = left < LONG_RUN_MAX ? (int)left : LONG_RUN_MAX;
+		} else if (sd->user_paced) {
+			uint64_t due = due_user(k, o, s, s->k_next), now = now_ns(), kk;
+
+			if (due > now) {
+				sleep_until(due);
+				now = now_ns();
+			}
+			/* everything due by now, up to a short run */
+			for (kk = s->k_next + 1; kk < s->k_end && kk - s->k_next < SHORT_RUN_MAX; kk++)
+				if (due_user(k, o, s, kk) > now)
+					break;
+			repeat = kk - s->k_next;
+		} else {
+			repeat = LONG_RUN_MAX;
+		}
+		err = run_live(k, repeat, o->batch);
+		if (err && err != -EINTR) {
+			sd->err = err;
+			pr_warn("BPF_PROG_RUN (live frames) on CPU %d failed: %s\n", sd->cpu, strerror(-err));
+			break;
+		}
+	}
+out:
+	sd->done = true;
+	return NULL;
+}
+
+static void on_sigusr1(int sig)
+{
+}
+
+static void progress_line(const struct kengine *k, const struct engine_opts *o,
+			  const struct sender *sd, uint64_t *last_sent, uint64_t *last_t)
+{
+	uint64_t sent = 0, failed = 0, bytes = 0, t = now_ns();
+	char a[16], b[16], c[16];
+
+	for (unsigned int i = 0; i < o->threads; i++) {
+		const struct xr_gen_slot *s = &k->slots[sd[i].cpu];
+
+		sent += s->xmit_sent;
+		failed += s->xmit_drops + s->redirect_err + s->bad_frame;
+		bytes += s->tx_bytes;
+	}
+	double dt = (t - *last_t) / 1e9, pps = (sent - *last_sent) / dt;
+	double mean = sent ? (double)bytes / (sent + failed) : 0;
+
+	fprintf(stderr, "\r  sent %s  %s pps  %sbit/s  failed %llu   ", fmt_si(sent, a, sizeof(a)),
+		fmt_si(pps, b, sizeof(b)), fmt_si(pps * (mean + 24) * 8, c, sizeof(c)),
+		(unsigned long long)failed);
+	*last_sent = sent;
+	*last_t = t;
+}
+
+int kengine_run(const struct engine_opts *o, struct engine_result *res)
+{
+	struct sigaction sa = { .sa_handler = on_sigusr1 }, old_sa;
+	uint64_t k_end[XR_MAX_CPUS], attempted = 0, tx = 0, tx_bytes = 0, accounted = 0;
+	uint64_t t0, deadline, last_t, last_sent = 0, next_progress;
+	struct sender sd[XR_MAX_CPUS] = {};
+	bool stopped_by_duration = false;
+	unsigned int started = 0;
+	struct kengine k;
+	int err;
+
+	memset(res, 0, sizeof(*res));
+	res->engine = "kernel";
+	err = kengine_open(&k, o->ifc, o->fs, NULL, 0, o);
+	if (err)
+		return err;
+
+	sigemptyset(&sa.sa_mask);
+	/* no SA_RESTART: the signal must end a BPF_PROG_RUN call with EINTR */
+	sigaction(SIGUSR1, &sa, &old_sa);
+
+	/* a short lead so that every thread is running before the first departure */
+	t0 = now_ns() + 2 * POLL_NS;
+	for (unsigned int i = 0; i < o->threads; i++) {
+		struct xr_gen_slot *s = &k.slots[o->cpus[i]];
+
+		memset(s, 0, sizeof(*s));
+		s->thread = i;
+		if (o->count == XR_FOREVER)
+			k_end[i] = XR_FOREVER;
+		else
+			k_end[i] = o->count > i ? (o->count - i + o->threads - 1) / o->threads : 0;
+		s->k_end = k_end[i];
+		if (o->pace == XR_PACE_RATE) {
+			s->interval_ps = (uint64_t)(1e12 * o->threads / o->pps + 0.5);
+			/* thread i's frames fall between thread i-1's */
+			s->t0_ns = t0 + (uint64_t)(1e9 * i / o->pps);
+		} else {
+			s->t0_ns = t0;
+		}
+		s->active = 1;
+		sd[i] = (struct sender){ .k = &k, .o = o, .cpu = o->cpus[i], .thread = i };
+		if (o->pace == XR_PACE_RATE)
+			sd[i].user_paced = o->pps / o->threads <= USER_PACED_MAX_PPS;
+		else if (o->pace == XR_PACE_PCAP)
+			sd[i].user_paced = o->fs->span_ns == 0 ||
+					   o->fs->n * o->multiplier * 1e9 / o->fs->span_ns / o->threads <=
+						   USER_PACED_MAX_PPS;
+	}
+	res->start_ns = now_ns();
+	for (unsigned int i = 0; i < o->threads; i++) {
+		err = -pthread_create(&sd[i].tid, NULL, sender_main, &sd[i]);
+		if (err) {
+			pr_warn("cannot start sender thread: %s\n", strerror(-err));
+			xr_stop = 1;
+			break;
+		}
+		started++;
+	}
+	deadline = o->duration_ns ? res->start_ns + o->duration_ns : UINT64_MAX;
+	last_t = res->start_ns;
+	next_progress = res->start_ns + 1000000000ULL;
+	for (;;) {
+		unsigned int done = 0;
+		uint64_t now = now_ns();
+
+		if (now >= deadline && !stopped_by_duration && !xr_stop) {
+			stopped_by_duration = true;
+			for (unsigned int i = 0; i < started; i++)
+				k.slots[sd[i].cpu].k_end = 0;
+		}
+		if (xr_stop)
+			for (unsigned int i = 0; i < started; i++)
+				k.slots[sd[i].cpu].k_end = 0;
+		for (unsigned int i = 0; i < started; i++) {
+			struct xr_gen_slot *s = &k.slots[sd[i].cpu];
+
+			if (sd[i].done)
+				done++;
+			else if (s->k_next >= s->k_end && (o->pace != XR_PACE_NONE || s->k_end == 0))
+				pthread_kill(sd[i].tid, SIGUSR1);
+		}
+		if (done == started)
+			break;
+		if (o->progress && now >= next_progress) {
+			progress_line(&k, o, sd, &last_sent, &last_t);
+			next_progress += 1000000000ULL;
+		}
+		sleep_until(now + POLL_NS);
+	}
+	res->end_ns = now_ns();
+	for (unsigned int i = 0; i < started; i++)
+		pthread_join(sd[i].tid, NULL);
+	if (o->progress && res->end_ns - res->start_ns >= 1000000000ULL)
+		fputc('\n', stderr);
+	sigaction(SIGUSR1, &old_sa, NULL);
+
+	for (unsigned int i = 0; i < o->threads; i++) {
+		const struct xr_gen_slot *s = &k.slots[o->cpus[i]];
+
+		attempted += s->k_next;
+		tx += s->tx;
+		tx_bytes += s->tx_bytes;
+		res->sent += s->xmit_sent;
+		res->unsent.ring_full += s->xmit_drops;
+		res->unsent.redirect += s->redirect_err;
+		res->unsent.bad_frame += s->bad_frame;
+		accounted += s->xmit_sent + s->xmit_drops + s->redirect_err;
+		if (s->xmit_err)
+			res->xmit_err = s->xmit_err;
+		if (s->redirect_errno)
+			res->redirect_errno = s->redirect_errno;
+		if (o->count != XR_FOREVER && k_end[i] > s->k_next) {
+			if (stopped_by_duration)
+				res->unsent.duration += k_end[i] - s->k_next;
+			else
+				res->unsent.interrupted += k_end[i] - s->k_next;
+		}
+		if (sd[i].err && !err)
+			err = sd[i].err;
+	}
+	res->asked = o->count == XR_FOREVER ? attempted : o->count;
+	if (tx > accounted)
+		res->unsent.unaccounted = tx - accounted;
+	/* bytes of frames the driver refused are not known one by one: take the mean */
+	res->sent_bytes = tx ? (uint64_t)((double)tx_bytes * res->sent / tx) : 0;
+	kengine_close(&k);
+	return err;
+}
+
+int kengine_probe(const struct iface *ifc, struct kengine_probe *p)
+{
+	uint8_t frame[60] = {};
+	struct xr_gen_slot *s;
+	struct kengine k;
+	int cpu, err;
+
+	memset(p, 0, sizeof(*p));
+	/*
+	 * One frame to ourselves with the IEEE local experimental EtherType: a
+	 * receiver's stack drops it as addressed to another host.
+	 */
+	memcpy(frame, ifc->mac, 6);
+	memcpy(frame + 6, ifc->mac, 6);
+	frame[12] = 0x88;
+	frame[13] = 0xb5;
+	memcpy(frame + 14, "xdpreplay probe", 15);
+
+	p->step = "load";
+	err = kengine_open(&k, ifc, NULL, frame, sizeof(frame), NULL);
+	if (err) {
+		p->err = err;
+		return err;
+	}
+	p->loaded = true;
+	cpu = sched_getcpu();
+	pin_to(cpu);
+	s = &k.slots[cpu];
+	s->k_end = 1;
+	s->active = 1;
+	p->step = "run";
+	err = run_live(&k, 1, 0);
+	if (err) {
+		p->err = err;
+		goto out;
+	}
+	p->ran = true;
+	p->xmit_ok = s->xmit_sent == 1;
+	p->xmit_err = s->xmit_err ? s->xmit_err : s->redirect_errno;
+	if (!p->xmit_ok && !p->xmit_err)
+		p->xmit_err = -EIO;
+out:
+	kengine_close(&k);
+	return 0;
+}

@@ -1,0 +1,335 @@
+// SPDX-License-Identifier: GPL-2.0
+/* xdpreplay replay: send the frames of captures, at top speed or a precise rate. */
+#include <errno.h>
+#include <getopt.h>
+#include <math.h>
+#include <sched.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include "cli.h"
+#include "engine.h"
+#include "json.h"
+#include "log.h"
+#include "probe.h"
+#include "units.h"
+
+#define WIRE_OVERHEAD 24 /* FCS 4 + preamble 8 + inter-frame gap 12 */
+
+static void usage(FILE *f)
+{
+	fprintf(f,
+		"Usage: xdpreplay replay -i IFACE [options] FILE...\n"
+		"\n"
+		"Sends the Ethernet frames of FILE... (pcap or pcapng, plain or gzip) out of IFACE.\n"
+		"Frames are read once into shared memory; the kernel engine builds each frame in\n"
+		"the kernel (BPF_PROG_RUN live frames) and accounts for every one: sent, or not\n"
+		"sent with the reason. Files play in order; frames of non-Ethernet interfaces,\n"
+		"truncated frames and frames longer than IFACE allows are skipped and counted.\n"
+		"\n"
+		"Options:\n"
+		"  -i, --iface IFACE       interface to send from (required)\n"
+		"      --engine E          auto (default), kernel or xsk\n"
+		"      --topspeed          as fast as possible (default)\n"
+		"      --pps N             N frames per second in total (e.g. 1000, 10k, 2.5M)\n"
+		"      --rate R            R bit/s on the wire, counting FCS, preamble and gap\n"
+		"                          (24 bytes per frame; e.g. 100Mbit, 1Gbit)\n"
+		"      --multiplier X      capture timing, X times faster (2 = half the time)\n"
+		"      --loop N            play the files N times (default 1; 0 = until stopped)\n"
+		"      --count N           send N frames in all (cycling through the files)\n"
+		"      --duration T        stop after T (e.g. 500ms, 30s, 5m)\n"
+		"      --threads N         sender threads, one per CPU (default 1)\n"
+		"      --batch N           live-frames batch size (default 64)\n"
+		"      --allow-truncated   send frames captured shorter than they were, as captured\n"
+		"      --json FILE|-       write the result as JSON\n"
+		"  -q, --quiet             no progress line or summary\n"
+		"  -v, --verbose           more detail (-vv: libbpf's messages)\n"
+		"\n"
+		"Exit status: 0 when every frame asked for was sent, 1 when some were not\n"
+		"(the summary says why), 2 for bad usage, 3 when the environment is the problem.\n"
+		"\n"
+		"Examples:\n"
+		"  xdpreplay replay -i veth0 capture.pcap\n"
+		"  xdpreplay replay -i veth0 --pps 100k --duration 10s uplinks.pcapng.gz\n"
+		"  xdpreplay replay -i veth0 --count 10M --threads 2 --json - frame.pcap\n"
+		"  xdpreplay replay -i veth0 --multiplier 2 --loop 3 a.pcap b.pcap\n");
+}
+
+static void print_summary(const struct engine_result *r, const struct engine_opts *o,
+			  const struct frameset *fs, const struct fs_skips *sk)
+{
+	double dur = (r->end_ns - r->start_ns) / 1e9, pps = dur > 0 ? r->sent / dur : 0;
+	double bps = dur > 0 ? (r->sent_bytes + (double)r->sent * WIRE_OVERHEAD) * 8 / dur : 0;
+	const struct engine_unsent *u = &r->unsent;
+	uint64_t failed = engine_unsent_total(u);
+	char a[16], b[16], c[16];
+
+	fprintf(stderr, "replay: %s engine, %u thread%s, %zu frame%s in the set\n", r->engine, o->threads,
+		o->threads > 1 ? "s" : "", fs->n, fs->n > 1 ? "s" : "");
+	fprintf(stderr, "  asked %llu, sent %llu, not sent %llu in %.3f s: %s pps, %sbit/s on the wire\n",
+		(unsigned long long)r->asked, (unsigned long long)r->sent, (unsigned long long)failed, dur,
+		fmt_si(pps, a, sizeof(a)), fmt_si(bps, b, sizeof(b)));
+	if (u->ring_full)
+		fprintf(stderr, "  not sent: %llu refused by the driver (%s)\n", (unsigned long long)u->ring_full,
+			r->xmit_err == -ENXIO ? "peer not ready: no NAPI" : "transmit ring full");
+	if (u->redirect)
+		fprintf(stderr, "  not sent: %llu refused before the driver: %s\n", (unsigned long long)u->redirect,
+			strerror(-r->redirect_errno));
+	if (u->bad_frame)
+		fprintf(stderr, "  not sent: %llu could not be built\n", (unsigned long long)u->bad_frame);
+	if (u->interrupted)
+		fprintf(stderr, "  not sent: %llu, interrupted\n", (unsigned long long)u->interrupted);
+	if (u->duration)
+		fprintf(stderr, "  not sent: %llu, --duration reached first\n", (unsigned long long)u->duration);
+	if (u->unaccounted)
+		fprintf(stderr, "  not sent: %llu with no outcome reported (a bug: please report it)\n",
+			(unsigned long long)u->unaccounted);
+	if (sk->linktype || sk->truncated || sk->too_long || sk->too_short)
+		fprintf(stderr, "  skipped while reading: %llu non-Ethernet, %llu truncated, %llu too long, "
+			"%llu too short\n", (unsigned long long)sk->linktype, (unsigned long long)sk->truncated,
+			(unsigned long long)sk->too_long, (unsigned long long)sk->too_short);
+	(void)c;
+}
+
+static void write_json(FILE *f, const struct engine_result *r, const struct engine_opts *o,
+		       const struct frameset *fs, const struct fs_skips *sk)
+{
+	double dur = (r->end_ns - r->start_ns) / 1e9;
+	const struct engine_unsent *u = &r->unsent;
+	struct json j = { .f = f };
+
+	json_open(&j, NULL, '{');
+	json_str(&j, "engine", r->engine);
+	json_u64(&j, "threads", o->threads);
+	json_u64(&j, "frames_in_set", fs->n);
+	json_u64(&j, "asked", r->asked);
+	json_u64(&j, "sent", r->sent);
+	json_u64(&j, "failed", engine_unsent_total(u));
+	json_open(&j, "failed_reasons", '{');
+	json_u64(&j, "driver_refused", u->ring_full);
+	json_u64(&j, "redirect_error", u->redirect);
+	json_u64(&j, "bad_frame", u->bad_frame);
+	json_u64(&j, "interrupted", u->interrupted);
+	json_u64(&j, "duration_reached", u->duration);
+	json_u64(&j, "unaccounted", u->unaccounted);
+	json_close(&j, '}');
+	if (r->xmit_err)
+		json_str(&j, "driver_error", strerror(-r->xmit_err));
+	json_double(&j, "duration_s", dur);
+	json_double(&j, "pps", dur > 0 ? r->sent / dur : 0);
+	json_double(&j, "bps", dur > 0 ? (r->sent_bytes + (double)r->sent * WIRE_OVERHEAD) * 8 / dur : 0);
+	json_u64(&j, "bytes", r->sent_bytes);
+	json_open(&j, "skipped", '{');
+	json_u64(&j, "non_ethernet", sk->linktype);
+	json_u64(&j, "truncated", sk->truncated);
+	json_u64(&j, "too_long", sk->too_long);
+	json_u64(&j, "too_short", sk->too_short);
+	json_close(&j, '}');
+	json_close(&j, '}');
+}
+
+int cmd_replay(int argc, char **argv)
+{
+	enum { O_ENGINE = 256, O_TOPSPEED, O_PPS, O_RATE, O_MULT, O_LOOP, O_COUNT, O_DURATION, O_THREADS,
+	       O_BATCH, O_TRUNC, O_JSON };
+	static const struct option opts[] = {
+		{ "iface", required_argument, NULL, 'i' },
+		{ "engine", required_argument, NULL, O_ENGINE },
+		{ "topspeed", no_argument, NULL, O_TOPSPEED },
+		{ "pps", required_argument, NULL, O_PPS },
+		{ "rate", required_argument, NULL, O_RATE },
+		{ "multiplier", required_argument, NULL, O_MULT },
+		{ "loop", required_argument, NULL, O_LOOP },
+		{ "count", required_argument, NULL, O_COUNT },
+		{ "duration", required_argument, NULL, O_DURATION },
+		{ "threads", required_argument, NULL, O_THREADS },
+		{ "batch", required_argument, NULL, O_BATCH },
+		{ "allow-truncated", no_argument, NULL, O_TRUNC },
+		{ "json", required_argument, NULL, O_JSON },
+		{ "quiet", no_argument, NULL, 'q' },
+		{ "verbose", no_argument, NULL, 'v' },
+		{ "help", no_argument, NULL, 'h' },
+		{},
+	};
+	struct engine_opts o = { .threads = 1, .batch = 64, .count = 0, .multiplier = 1 };
+	const char *ifname = NULL, *engine = "auto", *json_path = NULL, *why;
+	uint64_t loop = 1, count = 0, threads = 1, batch = 64;
+	double rate_bps = 0;
+	bool have_count = false, quiet = false;
+	int paced = 0, opt, err, ret = XR_EXIT_ENV;
+	struct fs_load_opts lo = {};
+	struct engine_result res;
+	struct fs_skips sk = {};
+	struct frameset fs;
+	struct iface ifc;
+	FILE *jf = NULL;
+
+	frameset_init(&fs);
+	while ((opt = getopt_long(argc, argv, "i:qvh", opts, NULL)) != -1) {
+		switch (opt) {
+		case 'i': ifname = optarg; break;
+		case O_ENGINE: engine = optarg; break;
+		case O_TOPSPEED: o.pace = XR_PACE_NONE; paced++; break;
+		case O_PPS:
+			if (cli_number("replay", "pps", optarg, &o.pps))
+				return XR_EXIT_USAGE;
+			if (o.pps <= 0)
+				return cli_usage_error("replay", "--pps must be above 0");
+			o.pace = XR_PACE_RATE;
+			paced++;
+			break;
+		case O_RATE:
+			if (cli_bitrate("replay", "rate", optarg, &rate_bps))
+				return XR_EXIT_USAGE;
+			if (rate_bps <= 0)
+				return cli_usage_error("replay", "--rate must be above 0");
+			o.pace = XR_PACE_RATE;
+			paced++;
+			break;
+		case O_MULT:
+			if (cli_number("replay", "multiplier", optarg, &o.multiplier))
+				return XR_EXIT_USAGE;
+			if (o.multiplier < 0.001 || o.multiplier > 1e6)
+				return cli_usage_error("replay", "--multiplier must be between 0.001 and 1000000");
+			o.pace = XR_PACE_PCAP;
+			paced++;
+			break;
+		case O_LOOP:
+			if (cli_count("replay", "loop", optarg, &loop))
+				return XR_EXIT_USAGE;
+			break;
+		case O_COUNT:
+			if (cli_count("replay", "count", optarg, &count))
+				return XR_EXIT_USAGE;
+			have_count = true;
+			break;
+		case O_DURATION:
+			if (cli_duration("replay", "duration", optarg, &o.duration_ns))
+				return XR_EXIT_USAGE;
+			if (!o.duration_ns)
+				return cli_usage_error("replay", "--duration must be above 0");
+			break;
+		case O_THREADS:
+			if (cli_count("replay", "threads", optarg, &threads))
+				return XR_EXIT_USAGE;
+			break;
+		case O_BATCH:
+			if (cli_count("replay", "batch", optarg, &batch))
+				return XR_EXIT_USAGE;
+			if (batch < 1 || batch > 256)
+				return cli_usage_error("replay", "--batch must be between 1 and 256");
+			break;
+		case O_TRUNC: lo.allow_truncated = true; break;
+		case O_JSON: json_path = optarg; break;
+		case 'q': quiet = true; xr_verbosity = XR_LOG_WARN; break;
+		case 'v': xr_verbosity++; break;
+		case 'h': usage(stdout); return XR_EXIT_OK;
+		default: return cli_usage_error("replay", "invalid option");
+		}
+	}
+	if (!ifname)
+		return cli_usage_error("replay", "missing -i IFACE");
+	if (optind >= argc)
+		return cli_usage_error("replay", "missing capture FILE");
+	if (paced > 1)
+		return cli_usage_error("replay", "give one of --topspeed, --pps, --rate, --multiplier");
+	if (strcmp(engine, "auto") && strcmp(engine, "kernel") && strcmp(engine, "xsk"))
+		return cli_usage_error("replay", "--engine: '%s' is not auto, kernel or xsk", engine);
+	if (threads < 1 || threads > (uint64_t)sysconf(_SC_NPROCESSORS_ONLN) || threads > XR_MAX_CPUS)
+		return cli_usage_error("replay", "--threads must be between 1 and the number of CPUs (%ld)",
+				       sysconf(_SC_NPROCESSORS_ONLN));
+	if (have_count && !count)
+		return cli_usage_error("replay", "--count must be above 0");
+	if (cli_need_root("replay"))
+		return XR_EXIT_ENV;
+	if (iface_get(ifname, &ifc))
+		return XR_EXIT_ENV;
+	if (json_path) {
+		jf = json_fopen(json_path);
+		if (!jf) {
+			pr_warn("cannot write %s: %s\n", json_path, strerror(errno));
+			return XR_EXIT_ENV;
+		}
+	}
+
+	/* an 802.1Q tag may ride on top of the MTU; live frames cap the rest */
+	lo.max_len = ifc.mtu + 14 + 4;
+	if (lo.max_len > XR_MAX_FRAME)
+		lo.max_len = XR_MAX_FRAME;
+	for (int i = optind; i < argc; i++) {
+		err = pcap_load(argv[i], &fs, &lo, &sk);
+		if (err) {
+			ret = err == -ENOMEM ? XR_EXIT_ENV : XR_EXIT_USAGE;
+			goto out;
+		}
+	}
+	frameset_finish(&fs);
+	if (sk.linktype)
+		pr_warn("warning: skipped %llu frames of non-Ethernet link types\n", (unsigned long long)sk.linktype);
+	if (sk.truncated)
+		pr_warn("warning: skipped %llu frames captured shorter than they were (--allow-truncated sends them)\n",
+			(unsigned long long)sk.truncated);
+	if (sk.too_long)
+		pr_warn("warning: skipped %llu frames longer than %s allows (%u bytes)\n",
+			(unsigned long long)sk.too_long, ifname, lo.max_len);
+	if (sk.too_short)
+		pr_warn("warning: skipped %llu frames shorter than an Ethernet header\n",
+			(unsigned long long)sk.too_short);
+	if (!fs.n) {
+		pr_warn("no frame to send in %s%s\n", argv[optind], argc - optind > 1 ? " and the other files" : "");
+		ret = XR_EXIT_USAGE;
+		goto out;
+	}
+
+	if (!strcmp(engine, "xsk")) {
+		pr_warn("--engine xsk: the AF_XDP engine is not built yet; use --engine kernel\n");
+		ret = XR_EXIT_ENV;
+		goto out;
+	}
+	if (probe_best_engine(&ifc, &why) != PROBE_ENGINE_KERNEL) {
+		pr_warn("%s: cannot send with the kernel engine: %s\n", ifname, why);
+		goto out;
+	}
+	if (!strcmp(engine, "auto"))
+		pr_info("engine: kernel (%s)\n", why);
+
+	if (have_count)
+		o.count = count;
+	else if (loop == 0)
+		o.count = XR_FOREVER;
+	else if (fs.n > UINT64_MAX / loop)
+		o.count = XR_FOREVER;
+	else
+		o.count = fs.n * loop;
+	if (rate_bps > 0) {
+		double mean = (double)fs.bytes_len / fs.n;
+
+		o.pps = rate_bps / ((mean + WIRE_OVERHEAD) * 8);
+	}
+	if (o.pace == XR_PACE_PCAP && fs.span_ns == 0 && fs.n > 1)
+		pr_warn("warning: all frames have the same timestamp: --multiplier sends them back to back\n");
+	o.ifc = &ifc;
+	o.fs = &fs;
+	o.threads = threads;
+	o.batch = batch;
+	o.progress = !quiet && isatty(STDERR_FILENO);
+	/* spread threads from the last CPU down: CPU 0 usually takes most interrupts */
+	for (unsigned int i = 0; i < o.threads; i++)
+		o.cpus[i] = (int)((sysconf(_SC_NPROCESSORS_ONLN) - 1 - i));
+
+	cli_catch_signals();
+	err = kengine_run(&o, &res);
+	if (err && !res.start_ns)
+		goto out;
+	if (!quiet)
+		print_summary(&res, &o, &fs, &sk);
+	if (jf)
+		write_json(jf, &res, &o, &fs, &sk);
+	ret = err ? XR_EXIT_ENV : engine_unsent_total(&res.unsent) ? XR_EXIT_FAIL : XR_EXIT_OK;
+out:
+	if (jf)
+		json_fclose(jf);
+	frameset_free(&fs);
+	return ret;
+}

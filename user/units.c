@@ -1,0 +1,124 @@
+// SPDX-License-Identifier: GPL-2.0
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include "units.h"
+
+/* Splits "2.5Mbit" into 2.5 and "Mbit"; rejects empty numbers, signs, nan and inf. */
+static int split(const char *s, double *v, const char **suffix)
+{
+	char *end;
+
+	if (!s || !*s || *s == '-' || *s == '+' || *s == ' ')
+		return -EINVAL;
+	/* strtod also reads hex floats, inf and nan: allow digits and a dot only */
+	if (!(*s >= '0' && *s <= '9') && *s != '.')
+		return -EINVAL;
+	errno = 0;
+	*v = strtod(s, &end);
+	if (end == s || errno || !isfinite(*v) || *v < 0)
+		return -EINVAL;
+	*suffix = end;
+	return 0;
+}
+
+static int si_prefix(const char **p, double *mult)
+{
+	switch (**p) {
+	case 'k': case 'K': *mult = 1e3; break;
+	case 'M': *mult = 1e6; break;
+	case 'G': case 'g': *mult = 1e9; break;
+	case 'T': *mult = 1e12; break;
+	default: *mult = 1; return 0;
+	}
+	(*p)++;
+	return 0;
+}
+
+int parse_number(const char *s, double *out)
+{
+	const char *suf;
+	double v, mult;
+
+	if (split(s, &v, &suf) || si_prefix(&suf, &mult) || *suf)
+		return -EINVAL;
+	*out = v * mult;
+	return 0;
+}
+
+int parse_count(const char *s, uint64_t *out)
+{
+	double v;
+
+	if (parse_number(s, &v) || v != floor(v) || v > 1.8e19)
+		return -EINVAL;
+	*out = (uint64_t)v;
+	return 0;
+}
+
+int parse_bitrate(const char *s, double *bits_per_s)
+{
+	const char *suf;
+	double v, mult;
+
+	if (split(s, &v, &suf) || si_prefix(&suf, &mult))
+		return -EINVAL;
+	if (*suf && strcasecmp(suf, "bit") && strcasecmp(suf, "bps") && strcasecmp(suf, "bit/s") &&
+	    strcasecmp(suf, "b"))
+		return -EINVAL;
+	*bits_per_s = v * mult;
+	return 0;
+}
+
+int parse_duration(const char *s, uint64_t *ns)
+{
+	static const struct { const char *name; double ns; } units[] = {
+		{ "ns", 1 }, { "us", 1e3 }, { "ms", 1e6 }, { "s", 1e9 }, { "", 1e9 },
+		{ "m", 60e9 }, { "min", 60e9 }, { "h", 3600e9 },
+	};
+	const char *suf;
+	double v;
+	size_t i;
+
+	if (split(s, &v, &suf))
+		return -EINVAL;
+	for (i = 0; i < sizeof(units) / sizeof(units[0]); i++) {
+		if (!strcmp(suf, units[i].name)) {
+			if (v * units[i].ns > 1.8e19)
+				return -EINVAL;
+			*ns = (uint64_t)llround(v * units[i].ns);
+			return 0;
+		}
+	}
+	return -EINVAL;
+}
+
+char *fmt_si(double v, char *buf, size_t len)
+{
+	static const char prefix[] = " kMGT";
+	int i = 0;
+
+	while (fabs(v) >= 999.5 && i < 4) {
+		v /= 1000;
+		i++;
+	}
+	if (!i)
+		snprintf(buf, len, "%.0f", v);
+	else
+		snprintf(buf, len, "%.*f%c", v < 9.995 ? 2 : v < 99.95 ? 1 : 0, v, prefix[i]);
+	return buf;
+}
+
+char *fmt_duration(uint64_t ns, char *buf, size_t len)
+{
+	if (ns >= 1000000000ULL)
+		snprintf(buf, len, "%.2f s", ns / 1e9);
+	else if (ns >= 1000000)
+		snprintf(buf, len, "%.1f ms", ns / 1e6);
+	else
+		snprintf(buf, len, "%.1f us", ns / 1e3);
+	return buf;
+}

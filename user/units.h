@@ -1,0 +1,24 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * Human units on the command line and in reports: counts (10k, 2.5M, 1G),
+ * bit rates (100Mbit, 1Gbit, 2.5G), durations (250ms, 30s, 5m, 1h).
+ * Decimal prefixes throughout, as network people write them.
+ */
+#ifndef __XR_UNITS_H
+#define __XR_UNITS_H
+
+#include <stdint.h>
+#include <stddef.h>
+
+/* Each returns 0, or -EINVAL for text that is not a valid, finite, non-negative value. */
+int parse_count(const char *s, uint64_t *out);
+int parse_number(const char *s, double *out); /* 2.5M -> 2500000.0 */
+int parse_bitrate(const char *s, double *bits_per_s);
+int parse_duration(const char *s, uint64_t *ns);
+
+/* "4.78M", "812k", "950" with up to 3 significant digits; returns buf. */
+char *fmt_si(double v, char *buf, size_t len);
+/* "1.50 s", "250 ms", "12.0 us" */
+char *fmt_duration(uint64_t ns, char *buf, size_t len);
+
+#endif
