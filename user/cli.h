@@ -22,6 +22,9 @@ int cli_bitrate(const char *cmd, const char *opt, const char *arg, double *bps);
 /* One-line error for an unknown option or a missing argument; returns XR_EXIT_USAGE. */
 int cli_usage_error(const char *cmd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
+/* For getopt_long with a leading ':' in optstring and opterr = 0: names the bad option. */
+int cli_bad_option(const char *cmd, char **argv, int opt);
+
 /* Fails with a one-line error unless running with the privileges BPF needs. */
 int cli_need_root(const char *cmd);
 

@@ -246,7 +246,8 @@ int cmd_count(int argc, char **argv)
 	int opt, err, ret = XR_EXIT_ENV;
 	FILE *jf = NULL;
 
-	while ((opt = getopt_long(argc, argv, "i:qvh", opts, NULL)) != -1) {
+	opterr = 0;
+	while ((opt = getopt_long(argc, argv, ":i:qvh", opts, NULL)) != -1) {
 		switch (opt) {
 		case 'i': ifname = optarg; break;
 		case O_UDP: cfg.proto = IPPROTO_UDP; break;
@@ -277,7 +278,7 @@ int cmd_count(int argc, char **argv)
 		case 'q': quiet = true; xr_verbosity = XR_LOG_WARN; break;
 		case 'v': xr_verbosity++; break;
 		case 'h': usage(stdout); return XR_EXIT_OK;
-		default: return cli_usage_error("count", "invalid option");
+		default: return cli_bad_option("count", argv, opt);
 		}
 	}
 	if (!ifname)

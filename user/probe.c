@@ -252,13 +252,14 @@ int cmd_probe(int argc, char **argv)
 	bool usable;
 	int opt, err;
 
-	while ((opt = getopt_long(argc, argv, "i:vh", opts, NULL)) != -1) {
+	opterr = 0;
+	while ((opt = getopt_long(argc, argv, ":i:vh", opts, NULL)) != -1) {
 		switch (opt) {
 		case 'i': ifname = optarg; break;
 		case 'j': json_path = optarg; break;
 		case 'v': xr_verbosity++; break;
 		case 'h': usage(stdout); return XR_EXIT_OK;
-		default: return cli_usage_error("probe", "invalid option");
+		default: return cli_bad_option("probe", argv, opt);
 		}
 	}
 	if (optind < argc)

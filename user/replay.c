@@ -166,7 +166,8 @@ int cmd_replay(int argc, char **argv)
 	FILE *jf = NULL;
 
 	frameset_init(&fs);
-	while ((opt = getopt_long(argc, argv, "i:qvh", opts, NULL)) != -1) {
+	opterr = 0;
+	while ((opt = getopt_long(argc, argv, ":i:qvh", opts, NULL)) != -1) {
 		switch (opt) {
 		case 'i': ifname = optarg; break;
 		case O_ENGINE: engine = optarg; break;
@@ -225,7 +226,7 @@ int cmd_replay(int argc, char **argv)
 		case 'q': quiet = true; xr_verbosity = XR_LOG_WARN; break;
 		case 'v': xr_verbosity++; break;
 		case 'h': usage(stdout); return XR_EXIT_OK;
-		default: return cli_usage_error("replay", "invalid option");
+		default: return cli_bad_option("replay", argv, opt);
 		}
 	}
 	if (!ifname)

@@ -1,0 +1,79 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0
+# Runs every test: the C unit tests (tests/unit) and the test-bed tests (tests/t_*.sh,
+# one shell function test_* each, run in a subshell with its own test bed).
+# Prints PASS/FAIL/SKIP per test and ends with "tests: N passed, N failed, N skipped".
+#   tests/run.sh [PATTERN]     only tests whose name contains PATTERN
+set -u
+cd "$(dirname "$0")/.." || exit 2
+TOP=$PWD
+export TOP XR="$TOP/xdpreplay"
+pattern=${1:-}
+pass=0 fail=0 skip=0
+failed_names=()
+
+if [ "$(id -u)" -ne 0 ]; then
+	exec sudo -E bash "$0" "$@"
+fi
+
+WORK=$(mktemp -d /tmp/xdpreplay-tests.XXXXXX)
+export WORK
+trap 'rm -rf "$WORK"' EXIT
+python3 pcaps/mkpcap.py hostile "$WORK/hostile" || { echo "cannot write the test captures" >&2; exit 2; }
+
+record() { # name status detail
+	case "$2" in
+	PASS) pass=$((pass + 1)); echo "PASS $1" ;;
+	SKIP) skip=$((skip + 1)); echo "SKIP $1 ($3)" ;;
+	*) fail=$((fail + 1)); failed_names+=("$1"); echo "FAIL $1${3:+: $3}" ;;
+	esac
+}
+
+# C unit tests print "PASS name" / "FAIL name: why" lines themselves
+if [ -z "$pattern" ] || [[ unit == *"$pattern"* ]]; then
+	while IFS= read -r line; do
+		case "$line" in
+		PASS\ *) record "unit/${line#PASS }" PASS ;;
+		FAIL\ *) n=${line#FAIL }; record "unit/${n%%:*}" FAIL "${n#*: }" ;;
+		exit\ 0) ;;
+		exit\ *) record "unit/exit_status" FAIL "tests/unit exited with ${line#exit }" ;;
+		*) echo "  $line" ;;
+		esac
+	done < <(XR_HOSTILE="$WORK/hostile" XR_PCAPS="$TOP/pcaps" ./tests/unit 2>&1; echo "exit $?")
+fi
+
+for file in tests/t_*.sh; do
+	for t in $(grep -oE '^test_[a-z0-9_]+' "$file"); do
+		name="${file#tests/t_}"
+		name="${name%.sh}/${t#test_}"
+		[ -n "$pattern" ] && [[ "$name" != *"$pattern"* ]] && continue
+		log="$WORK/$(echo "$name" | tr / _).log"
+		(
+			. tests/lib.sh
+			. "$file"
+			"$t"
+		) >"$log" 2>&1
+		rc=$?
+		case $rc in
+		0) record "$name" PASS ;;
+		249) record "$name" SKIP "$(tail -n 1 "$log")" ;;
+		*) record "$name" FAIL "$(grep -m1 '^FAIL:' "$log" | cut -c7-)"
+		   sed 's/^/    | /' "$log" | tail -n 25 ;;
+		esac
+	done
+done
+
+# nothing may be left behind: namespaces of ours, XDP programs in the root namespace
+if [ -z "$pattern" ]; then
+	left=$(ip netns list 2>/dev/null | grep -E '^xr[0-9]' | head -n 3)
+	xdp=$(ip -o link show 2>/dev/null | grep -E ' xdp|prog/xdp' | head -n 3)
+	if [ -z "$left" ] && [ -z "$xdp" ]; then
+		record "cleanup/nothing_left_behind" PASS
+	else
+		record "cleanup/nothing_left_behind" FAIL "left: ${left} ${xdp}"
+	fi
+fi
+
+[ ${#failed_names[@]} -gt 0 ] && echo "failed: ${failed_names[*]}"
+echo "tests: $pass passed, $fail failed, $skip skipped"
+[ "$fail" -eq 0 ]

@@ -1,0 +1,27 @@
+# SPDX-License-Identifier: GPL-2.0
+# probe on the test bed: what works on veth, and a peer that is not ready.
+
+test_veth_ready() {
+	bed
+	tb_gen "$XR" probe -i "$TB_GEN_IF" --json "$WORK/p.json" || fail "probe exited $?"
+	expect_eq "$(jget "$WORK/p.json" checks.live_frames.ok)" True "live frames"
+	expect_eq "$(jget "$WORK/p.json" checks.xdp_xmit.ok)" True "xdp_xmit to a ready peer"
+	expect_eq "$(jget "$WORK/p.json" checks.afxdp_zerocopy.ok)" False "zero-copy on veth"
+	jget "$WORK/p.json" checks.afxdp_zerocopy.fix | grep -q "veth has no zero-copy" || fail "zero-copy reason"
+	expect_eq "$(jget "$WORK/p.json" checks.afxdp_copy.ok)" True "AF_XDP copy mode"
+	# the probe's test frame reached the peer and the probe left no program behind
+	tb_srv ip -o link show "$TB_SRV_IF" | grep -q xdp && fail "XDP left on the peer"
+	tb_gen ip -o link show "$TB_GEN_IF" | grep -q xdp && fail "XDP left on the generator"
+	return 0
+}
+
+test_peer_not_ready() {
+	bed --no-gro
+	tb_gen "$XR" probe -i "$TB_GEN_IF" --json "$WORK/p.json" >"$WORK/out"
+	expect_eq "$(jget "$WORK/p.json" checks.xdp_xmit.ok)" False "xdp_xmit to a peer without NAPI"
+	jget "$WORK/p.json" checks.xdp_xmit.fix | grep -q "peer has no NAPI" || fail "fix names the peer"
+	# replay refuses rather than sending into the void
+	tb_gen "$XR" replay -i "$TB_GEN_IF" --count 10 "$TOP/pcaps/udp-64.pcap" 2>"$WORK/err"
+	expect_eq $? 3 "replay exit status to a peer that is not ready"
+	grep -q "veth peer has no NAPI" "$WORK/err" || fail "replay error: $(cat "$WORK/err")"
+}

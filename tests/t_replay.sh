@@ -1,0 +1,116 @@
+# SPDX-License-Identifier: GPL-2.0
+# replay on the test bed: exact counts, order, timing, pacing, stopping, and drops attributed.
+
+sink_start() { # ARGS for udp_sink.py
+	rm -f "$WORK/sink.ready"
+	tb_srv python3 "$TOP/tests/udp_sink.py" --ready "$WORK/sink.ready" --out "$WORK/sink.out" "$@" &
+	SINK_PID=$!
+	for _ in $(seq 100); do [ -f "$WORK/sink.ready" ] && return 0; sleep 0.05; done
+	fail "the UDP sink did not start"
+}
+
+test_million_frames_exact() {
+	bed
+	count_start --udp --dport 9 --idle 1s --duration 60s --json "$WORK/c.json"
+	tb_gen "$XR" replay -i "$TB_GEN_IF" --count 1M --json "$WORK/r.json" "$TOP/pcaps/udp-64.pcap" ||
+		fail "replay exited $?"
+	count_wait
+	expect_eq "$(jget "$WORK/r.json" sent)" 1000000 "sent"
+	expect_eq "$(jget "$WORK/r.json" failed)" 0 "failed"
+	expect_eq "$(jget "$WORK/c.json" matched)" 1000000 "counted at the server"
+	expect_eq "$(jget "$WORK/c.json" matched_bytes)" 60000000 "bytes counted at the server"
+	# nobody listens on port 9: the stack says where every frame went
+	expect_eq "$(jget "$WORK/c.json" attribution.udp_no_ports)" 1000000 "UDP NoPorts"
+}
+
+test_two_threads_exact() {
+	[ "$(nproc)" -ge 2 ] || skip "needs 2 CPUs"
+	bed --queues 2
+	count_start --udp --dport 9 --drop --idle 1s --duration 60s --json "$WORK/c.json"
+	tb_gen "$XR" replay -i "$TB_GEN_IF" --threads 2 --count 500001 --json "$WORK/r.json" \
+		"$TOP/pcaps/three.pcapng" || fail "replay exited $?"
+	count_wait
+	expect_eq "$(jget "$WORK/r.json" sent)" 500001 "sent"
+	expect_eq "$(jget "$WORK/c.json" matched)" 500001 "counted at the server"
+	# frame sizes 60, 64, 68 in turn: 166667 + 166667 + 166667 frames
+	expect_eq "$(jget "$WORK/c.json" matched_bytes)" $((166667 * 60 + 166667 * 64 + 166667 * 68)) "bytes"
+}
+
+test_loop_keeps_order() {
+	bed
+	sink_start --count 15 --timeout 3
+	tb_gen "$XR" replay -i "$TB_GEN_IF" --loop 5 --pps 1k "$TOP/pcaps/three.pcapng" || fail "replay exited $?"
+	wait "$SINK_PID"
+	expect_eq "$(tr '\n' ' ' <"$WORK/sink.out")" "000 001 002 000 001 002 000 001 002 000 001 002 000 001 002 " \
+		"order at the server"
+}
+
+test_multiplier_halves_duration() {
+	bed
+	count_start --udp --dport 9 --idle 1s --duration 30s --json "$WORK/c.json"
+	# 100 frames 10 ms apart: 0.99 s of capture, 0.495 s at --multiplier 2
+	tb_gen "$XR" replay -i "$TB_GEN_IF" --multiplier 2 "$TOP/pcaps/spaced-100.pcap.gz" || fail "replay exited $?"
+	count_wait
+	expect_eq "$(jget "$WORK/c.json" matched)" 100 "counted"
+	expect_range "$(jget "$WORK/c.json" first_to_last_s)" 0.470 0.520 "first to last frame at the server"
+}
+
+test_pps_low_and_high() {
+	bed
+	for rate in 20000 300000; do
+		count_start --udp --dport 9 --drop --idle 1s --duration 30s --json "$WORK/c.json"
+		tb_gen "$XR" replay -i "$TB_GEN_IF" --pps $rate --count $rate --json "$WORK/r.json" \
+			"$TOP/pcaps/udp-64.pcap" || fail "replay exited $?"
+		count_wait
+		expect_eq "$(jget "$WORK/c.json" matched)" $rate "counted at $rate pps"
+		# a second's worth at the asked rate: wide margins, machines are noisy
+		expect_range "$(jget "$WORK/c.json" first_to_last_s)" 0.95 1.05 "duration at $rate pps"
+	done
+}
+
+test_sigint_stops_cleanly() {
+	bed
+	count_start --udp --dport 9 --duration 30s --idle 1s --json "$WORK/c.json"
+	ip netns exec "$TB_NS_GEN" "$XR" replay -i "$TB_GEN_IF" --loop 0 --pps 2k --json "$WORK/r.json" \
+		"$TOP/pcaps/udp-64.pcap" &
+	pid=$!
+	sleep 1
+	kill -INT $pid
+	wait $pid || fail "replay exited $? after SIGINT"
+	count_wait
+	sent=$(jget "$WORK/r.json" sent)
+	expect_range "$sent" 1000 4000 "frames sent in about a second at 2k pps"
+	expect_eq "$(jget "$WORK/c.json" matched)" "$sent" "counted equals sent"
+	tb_gen ip -o link show "$TB_GEN_IF" | grep -q xdp && fail "XDP left behind"
+	return 0
+}
+
+test_count_stops_on_duration() {
+	bed
+	tb_gen "$XR" replay -i "$TB_GEN_IF" --count 100M --pps 1k --duration 500ms --json "$WORK/r.json" \
+		"$TOP/pcaps/udp-64.pcap"
+	expect_eq $? 1 "exit status when frames asked for were not sent"
+	sent=$(jget "$WORK/r.json" sent)
+	expect_eq "$(( sent + $(jget "$WORK/r.json" failed_reasons.duration_reached) ))" 100000000 \
+		"sent + not sent (duration) == asked"
+}
+
+test_socket_drops_attributed() {
+	bed
+	count_start --udp --dport 9 --duration 60s --json "$WORK/c.json"
+	# a receiver with a tiny buffer that reads only after the burst: its socket overflows
+	sink_start --rcvbuf 4096 --hold 1.5 --timeout 1
+	tb_gen "$XR" replay -i "$TB_GEN_IF" --count 20000 --json "$WORK/r.json" "$TOP/pcaps/udp-64.pcap" ||
+		fail "replay exited $?"
+	wait "$SINK_PID"
+	kill -INT "$COUNT_PID"
+	count_wait
+	sent=$(jget "$WORK/r.json" sent)
+	read_by_app=$(wc -l <"$WORK/sink.out")
+	rcvbuf=$(jget "$WORK/c.json" attribution.udp_rcvbuf_errors)
+	expect_eq "$sent" 20000 "sent"
+	expect_eq "$(jget "$WORK/c.json" matched)" "$sent" "counted at the server"
+	[ "$rcvbuf" -gt 0 ] || fail "no socket buffer drops attributed"
+	expect_eq "$(jget "$WORK/c.json" attribution.udp_delivered)" "$read_by_app" "delivered == read by the app"
+	expect_eq "$((sent - read_by_app))" "$rcvbuf" "sent - received == socket buffer drops"
+}
