@@ -1,2 +1,231 @@
 // SPDX-License-Identifier: GPL-2.0
-int main(void) { return 0; }
+/*
+ * Unit tests of the pure-C modules: units, JSON, the pcap/pcapng reader.
+ * Prints "PASS name" or "FAIL name: why" per test for tests/run.sh.
+ * XR_PCAPS names pcaps/ (samples written by pcaps/mkpcap.py), XR_HOSTILE the
+ * malformed files mkpcap.py writes for the tests.
+ */
+#include <errno.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "frameset.h"
+#include "json.h"
+#include "log.h"
+#include "units.h"
+
+static int failed_checks;
+static char why[512];
+
+#define CHECK(cond, ...)                                                   \
+	do {                                                               \
+		if (!(cond) && !failed_checks++)                           \
+			snprintf(why, sizeof(why), __VA_ARGS__);           \
+	} while (0)
+
+static int nfail;
+
+static void run(const char *name, void (*fn)(void))
+{
+	failed_checks = 0;
+	why[0] = 0;
+	fn();
+	if (failed_checks) {
+		printf("FAIL %s: %s\n", name, why);
+		nfail++;
+	} else {
+		printf("PASS %s\n", name);
+	}
+}
+
+static void test_parse_count(void)
+{
+	static const struct { const char *s; uint64_t v; } ok[] = {
+		{ "0", 0 }, { "1000", 1000 }, { "10k", 10000 }, { "2.5M", 2500000 }, { "1G", 1000000000 },
+		{ "1.5k", 1500 }, { "300K", 300000 },
+	};
+	static const char *bad[] = { "", "banana", "-1", "1.5", "10x", "1e3", "inf", "nan", " 5", "0x10", "k" };
+	uint64_t v;
+
+	for (size_t i = 0; i < sizeof(ok) / sizeof(ok[0]); i++) {
+		CHECK(!parse_count(ok[i].s, &v), "'%s' rejected", ok[i].s);
+		CHECK(v == ok[i].v, "'%s' -> %llu, expected %llu", ok[i].s, (unsigned long long)v,
+		      (unsigned long long)ok[i].v);
+	}
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
+		CHECK(parse_count(bad[i], &v) == -EINVAL, "'%s' accepted", bad[i]);
+}
+
+static void test_parse_duration(void)
+{
+	static const struct { const char *s; uint64_t ns; } ok[] = {
+		{ "30s", 30000000000ULL }, { "250ms", 250000000ULL }, { "1.5", 1500000000ULL },
+		{ "5m", 300000000000ULL }, { "1h", 3600000000000ULL }, { "10us", 10000 }, { "7ns", 7 },
+	};
+	static const char *bad[] = { "", "ten", "-1s", "5 s", "3parsecs", "1e999s" };
+	uint64_t ns;
+
+	for (size_t i = 0; i < sizeof(ok) / sizeof(ok[0]); i++) {
+		CHECK(!parse_duration(ok[i].s, &ns), "'%s' rejected", ok[i].s);
+		CHECK(ns == ok[i].ns, "'%s' -> %llu ns", ok[i].s, (unsigned long long)ns);
+	}
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
+		CHECK(parse_duration(bad[i], &ns) == -EINVAL, "'%s' accepted", bad[i]);
+}
+
+static void test_parse_bitrate(void)
+{
+	static const struct { const char *s; double v; } ok[] = {
+		{ "1Gbit", 1e9 }, { "100Mbit", 1e8 }, { "2.5G", 2.5e9 }, { "64kbps", 64e3 }, { "1000", 1000 },
+	};
+	static const char *bad[] = { "fast", "1Gbyte", "-3M", "1Q" };
+	double v;
+
+	for (size_t i = 0; i < sizeof(ok) / sizeof(ok[0]); i++) {
+		CHECK(!parse_bitrate(ok[i].s, &v), "'%s' rejected", ok[i].s);
+		CHECK(v == ok[i].v, "'%s' -> %g", ok[i].s, v);
+	}
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
+		CHECK(parse_bitrate(bad[i], &v) == -EINVAL, "'%s' accepted", bad[i]);
+}
+
+static void test_fmt_si(void)
+{
+	char b[16];
+
+	CHECK(!strcmp(fmt_si(4780000, b, sizeof(b)), "4.78M"), "4780000 -> %s", b);
+	CHECK(!strcmp(fmt_si(812000, b, sizeof(b)), "812k"), "812000 -> %s", b);
+	CHECK(!strcmp(fmt_si(950, b, sizeof(b)), "950"), "950 -> %s", b);
+	CHECK(!strcmp(fmt_si(12500, b, sizeof(b)), "12.5k"), "12500 -> %s", b);
+}
+
+static void test_json(void)
+{
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&buf, &len);
+	struct json j = { .f = f };
+
+	json_open(&j, NULL, '{');
+	json_u64(&j, "a", 1);
+	json_str(&j, "s", "q\"\\\n");
+	json_open(&j, "o", '{');
+	json_bool(&j, "t", true);
+	json_close(&j, '}');
+	json_open(&j, "l", '[');
+	json_u64(&j, NULL, 2);
+	json_double(&j, NULL, NAN);
+	json_close(&j, ']');
+	json_close(&j, '}');
+	fclose(f);
+	CHECK(!strcmp(buf, "{\"a\":1,\"s\":\"q\\\"\\\\\\u000a\",\"o\":{\"t\":true},\"l\":[2,null]}\n"), "got %s", buf);
+	free(buf);
+}
+
+static char *path(const char *env, const char *name)
+{
+	static char p[4096];
+
+	snprintf(p, sizeof(p), "%s/%s", getenv(env) ? getenv(env) : ".", name);
+	return p;
+}
+
+static int load(const char *env, const char *name, struct frameset *fs, struct fs_skips *sk, bool trunc)
+{
+	struct fs_load_opts o = { .max_len = 1518, .allow_truncated = trunc };
+
+	frameset_init(fs);
+	memset(sk, 0, sizeof(*sk));
+	return pcap_load(path(env, name), fs, &o, sk);
+}
+
+/* pcaps/three.pcapng: 3 frames of 60, 64, 68 bytes, 10 ms apart, tags XRSEQ000..002 */
+static void test_pcapng_sample(void)
+{
+	struct frameset fs;
+	struct fs_skips sk;
+	int err = load("XR_PCAPS", "three.pcapng", &fs, &sk, false);
+
+	CHECK(!err, "load: %d", err);
+	CHECK(fs.n == 3, "%zu frames", fs.n);
+	for (size_t i = 0; i < fs.n && i < 3; i++) {
+		char tag[16];
+
+		snprintf(tag, sizeof(tag), "XRSEQ%03zu", i);
+		CHECK(fs.frames[i].len == 60 + 4 * i, "frame %zu: %u bytes", i, fs.frames[i].len);
+		CHECK(fs.frames[i].ts_ns == i * 10000000ULL, "frame %zu at %llu ns", i,
+		      (unsigned long long)fs.frames[i].ts_ns);
+		CHECK(!memcmp(fs.bytes + fs.frames[i].off + 42, tag, 8), "frame %zu payload", i);
+	}
+	frameset_finish(&fs);
+	CHECK(fs.span_ns == 30000000ULL, "span %llu", (unsigned long long)fs.span_ns);
+	frameset_free(&fs);
+}
+
+static void test_pcap_gz_ns(void)
+{
+	struct frameset fs;
+	struct fs_skips sk;
+	int err = load("XR_PCAPS", "spaced-100.pcap.gz", &fs, &sk, false);
+
+	CHECK(!err, "load: %d", err);
+	CHECK(fs.n == 100, "%zu frames", fs.n);
+	CHECK(fs.n == 100 && fs.frames[99].ts_ns == 990000000ULL, "last frame at %llu ns",
+	      fs.n ? (unsigned long long)fs.frames[fs.n - 1].ts_ns : 0ULL);
+	frameset_free(&fs);
+}
+
+static void test_hostile(void)
+{
+	static const char *files[] = {
+		"empty.pcap", "badmagic.pcap", "truncated-header.pcap", "truncated-record.pcap",
+		"truncated.pcap.gz", "huge-caplen.pcap", "bad-block.pcapng", "garbage.pcap",
+	};
+	struct frameset fs;
+	struct fs_skips sk;
+
+	xr_verbosity = -1; /* the errors are expected */
+	for (size_t i = 0; i < sizeof(files) / sizeof(files[0]); i++) {
+		int err = load("XR_HOSTILE", files[i], &fs, &sk, false);
+
+		CHECK(err == -EINVAL, "%s: %d, expected -EINVAL", files[i], err);
+		frameset_free(&fs);
+	}
+	xr_verbosity = XR_LOG_INFO;
+}
+
+static void test_skips(void)
+{
+	struct frameset fs;
+	struct fs_skips sk;
+
+	CHECK(!load("XR_HOSTILE", "mixed-linktypes.pcapng", &fs, &sk, false), "mixed");
+	CHECK(fs.n == 2 && sk.linktype == 1, "mixed: %zu frames, %llu skipped", fs.n,
+	      (unsigned long long)sk.linktype);
+	/* the raw-IP interface has nanosecond timestamps; the Ethernet ones microseconds */
+	CHECK(fs.n == 2 && fs.frames[1].ts_ns == 2000, "second frame at %llu ns",
+	      fs.n == 2 ? (unsigned long long)fs.frames[1].ts_ns : 0ULL);
+	frameset_free(&fs);
+	CHECK(!load("XR_HOSTILE", "snapped.pcap", &fs, &sk, false), "snapped");
+	CHECK(fs.n == 1 && sk.truncated == 1, "snapped: %zu frames", fs.n);
+	frameset_free(&fs);
+	CHECK(!load("XR_HOSTILE", "snapped.pcap", &fs, &sk, true), "snapped, allowed");
+	CHECK(fs.n == 2 && fs.frames[0].len == 40, "snapped, allowed: %zu frames", fs.n);
+	frameset_free(&fs);
+}
+
+int main(void)
+{
+	run("parse_count", test_parse_count);
+	run("parse_duration", test_parse_duration);
+	run("parse_bitrate", test_parse_bitrate);
+	run("fmt_si", test_fmt_si);
+	run("json", test_json);
+	run("pcapng_sample", test_pcapng_sample);
+	run("pcap_gz_ns", test_pcap_gz_ns);
+	run("hostile_captures", test_hostile);
+	run("skipped_frames", test_skips);
+	return nfail ? 1 : 0;
+}

@@ -14,12 +14,10 @@ static int split(const char *s, double *v, const char **suffix)
 
 	if (!s || !*s || *s == '-' || *s == '+' || *s == ' ')
 		return -EINVAL;
-	/* strtod also reads hex floats, inf and nan: allow digits and a dot only */
-	if (!(*s >= '0' && *s <= '9') && *s != '.')
-		return -EINVAL;
 	errno = 0;
 	*v = strtod(s, &end);
-	if (end == s || errno || !isfinite(*v) || *v < 0)
+	/* strtod also reads exponents, hex floats, inf and nan: allow digits and a dot only */
+	if (end == s || errno || !isfinite(*v) || *v < 0 || strspn(s, "0123456789.") != (size_t)(end - s))
 		return -EINVAL;
 	*suffix = end;
 	return 0;
