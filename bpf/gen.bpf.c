@@ -110,6 +110,9 @@ int xr_gen(struct xdp_md *ctx)
 	struct xr_gen_slot *s;
 	__u64 k;
 
+	/* attached to a private loopback only to hold the dispatcher (kengine.c) */
+	if (ctx->ingress_ifindex != cfg.ifindex)
+		return XDP_PASS;
 	s = bpf_map_lookup_elem(&slots, &cpu);
 	if (!s)
 		return XDP_ABORTED;

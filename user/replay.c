@@ -36,7 +36,8 @@ static void usage(FILE *f)
 		"      --rate R            R bit/s on the wire, counting FCS, preamble and gap\n"
 		"                          (24 bytes per frame; e.g. 100Mbit, 1Gbit)\n"
 		"      --multiplier X      capture timing, X times faster (2 = half the time)\n"
-		"      --loop N            play the files N times (default 1; 0 = until stopped)\n"
+		"      --loop N            play the files N times (default 1, or until --duration\n"
+		"                          ends when that is given; 0 = until stopped)\n"
 		"      --count N           send N frames in all (cycling through the files)\n"
 		"      --duration T        stop after T (e.g. 500ms, 30s, 5m)\n"
 		"      --threads N         sender threads, one per CPU (default 1)\n"
@@ -155,6 +156,7 @@ int cmd_replay(int argc, char **argv)
 	struct engine_opts o = { .threads = 1, .batch = 64, .count = 0, .multiplier = 1 };
 	const char *ifname = NULL, *engine = "auto", *json_path = NULL, *why;
 	uint64_t loop = 1, count = 0, threads = 1, batch = 64;
+	bool have_loop = false;
 	double rate_bps = 0;
 	bool have_count = false, quiet = false;
 	int paced = 0, opt, err, ret = XR_EXIT_ENV;
@@ -199,6 +201,7 @@ int cmd_replay(int argc, char **argv)
 		case O_LOOP:
 			if (cli_count("replay", "loop", optarg, &loop))
 				return XR_EXIT_USAGE;
+			have_loop = true;
 			break;
 		case O_COUNT:
 			if (cli_count("replay", "count", optarg, &count))
@@ -297,7 +300,7 @@ int cmd_replay(int argc, char **argv)
 
 	if (have_count)
 		o.count = count;
-	else if (loop == 0)
+	else if (loop == 0 || (o.duration_ns && !have_loop))
 		o.count = XR_FOREVER;
 	else if (fs.n > UINT64_MAX / loop)
 		o.count = XR_FOREVER;
