@@ -22,7 +22,7 @@ CFLAGS += -Wall -Wextra -Werror -Wno-unused-parameter -Wno-missing-field-initial
 	  -std=gnu11 -D_GNU_SOURCE -DXR_VERSION='"$(VERSION)"' \
 	  -I$(OUTPUT) -Ibpf -Iuser $(PKG_CFLAGS)
 LDLIBS += $(PKG_LIBS) -lpthread -lm
-BPF_CFLAGS := -g -O2 -target bpf -D__TARGET_ARCH_$(ARCH) -Ivmlinux -Ibpf \
+BPF_CFLAGS := -g -O2 -target bpf -mcpu=v3 -D__TARGET_ARCH_$(ARCH) -Ivmlinux -Ibpf \
 	      -Wall -Werror -Wno-compare-distinct-pointer-types
 
 BPF_SRCS := $(wildcard bpf/*.bpf.c)

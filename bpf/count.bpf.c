@@ -23,6 +23,17 @@ struct {
 	__type(value, struct xr_count_stats);
 } count_stats SEC(".maps");
 
+/* Frames matched in each second after the first matched frame (per CPU). */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, XR_SERIES_MAX);
+	__type(key, __u32);
+	__type(value, __u64);
+} series SEC(".maps");
+
+/* Arrival of the first matched frame on any CPU: the origin of the series. */
+__u64 series_origin_ns = 0;
+
 struct l4ports {
 	__u16 sport;
 	__u16 dport;
@@ -107,6 +118,15 @@ int xr_count(struct xdp_md *ctx)
 	now = bpf_ktime_get_ns();
 	if (!st->first_ns)
 		st->first_ns = now;
+	if (!series_origin_ns)
+		__sync_val_compare_and_swap(&series_origin_ns, 0, now);
+	if (now >= series_origin_ns) {
+		__u32 sec = (now - series_origin_ns) / 1000000000ULL;
+		__u64 *bin = bpf_map_lookup_elem(&series, &sec);
+
+		if (bin)
+			(*bin)++;
+	}
 	st->last_ns = now;
 	st->matched++;
 	st->matched_bytes += data_end - data;

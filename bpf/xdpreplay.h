@@ -99,6 +99,9 @@ struct xr_count_cfg {
 	__u32 pad2;
 };
 
+/* Server counter: frames matched per second since the first one, for rate spreads. */
+#define XR_SERIES_MAX 3600
+
 /* Server counter: one per CPU (a PERCPU_ARRAY of one entry). */
 struct xr_count_stats {
 	__u64 seen;       /* every frame the XDP program ran on */

@@ -168,8 +168,31 @@ static void report_text(const char *ifname, const struct count_totals *t, const 
 		(unsigned long long)a->tcp_reqq_full);
 }
 
+/* Frames per second since the first one, summed over CPUs; returns how many seconds have data. */
+static int read_series(struct count_bpf *skel, uint64_t *out, int max)
+{
+	int ncpu = libbpf_num_possible_cpus(), last = -1;
+	__u64 *per = calloc(ncpu, sizeof(__u64));
+
+	if (!per)
+		return 0;
+	for (int i = 0; i < max; i++) {
+		__u32 key = i;
+
+		out[i] = 0;
+		if (bpf_map_lookup_elem(bpf_map__fd(skel->maps.series), &key, per))
+			break;
+		for (int c = 0; c < ncpu; c++)
+			out[i] += per[c];
+		if (out[i])
+			last = i;
+	}
+	free(per);
+	return last + 1;
+}
+
 static void report_json(FILE *f, const char *ifname, const struct count_totals *t, const struct kstats *d,
-			const struct attribution *a, double dur)
+			const struct attribution *a, double dur, const uint64_t *series, int nseries)
 {
 	struct json j = { .f = f };
 	char key[64];
@@ -184,6 +207,10 @@ static void report_json(FILE *f, const char *ifname, const struct count_totals *
 	json_double(&j, "duration_s", dur);
 	json_double(&j, "pps", dur > 0 ? t->matched / dur : 0);
 	json_double(&j, "first_to_last_s", t->last_ns > t->first_ns ? (t->last_ns - t->first_ns) / 1e9 : 0);
+	json_open(&j, "per_second", '[');
+	for (int i = 0; i < nseries; i++)
+		json_u64(&j, NULL, series[i]);
+	json_close(&j, ']');
 	json_open(&j, "attribution", '{');
 	json_u64(&j, "iface_rx_dropped", a->if_rx_dropped);
 	json_u64(&j, "softnet_dropped", a->softnet_dropped);
@@ -360,8 +387,13 @@ int cmd_count(int argc, char **argv)
 			fputc('\n', stderr);
 		report_text(ifname, &t, &d, &a, (now - start) / 1e9, cfg.drop);
 	}
-	if (jf)
-		report_json(jf, ifname, &t, &d, &a, (now - start) / 1e9);
+	if (jf) {
+		uint64_t *series = calloc(XR_SERIES_MAX, sizeof(*series));
+		int nseries = series ? read_series(skel, series, XR_SERIES_MAX) : 0;
+
+		report_json(jf, ifname, &t, &d, &a, (now - start) / 1e9, series, nseries);
+		free(series);
+	}
 	ret = XR_EXIT_OK;
 out:
 	bpf_link__destroy(link);

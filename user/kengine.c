@@ -448,6 +448,20 @@ int kengine_run(const struct engine_opts *o, struct engine_result *res)
 		} else {
 			s->t0_ns = t0;
 		}
+		/*
+		 * A paced run with --duration sends exactly the frames due before
+		 * its end; the control loop's wall-clock stop is then only a
+		 * backstop for a sender that falls behind.
+		 */
+		if (o->pace == XR_PACE_RATE && o->duration_ns) {
+			uint64_t phase = s->t0_ns - t0, k_dur = 0;
+
+			if (o->duration_ns > phase)
+				k_dur = ((unsigned __int128)(o->duration_ns - phase) * 1000 + s->interval_ps - 1) /
+					s->interval_ps;
+			if (k_dur < s->k_end)
+				s->k_end = k_dur;
+		}
 		s->active = 1;
 		sd[i] = (struct sender){ .k = &k, .o = o, .cpu = o->cpus[i], .thread = i };
 		if (o->pace == XR_PACE_RATE)
@@ -457,7 +471,8 @@ int kengine_run(const struct engine_opts *o, struct engine_result *res)
 					   o->fs->n * o->multiplier * 1e9 / o->fs->span_ns / o->threads <=
 						   USER_PACED_MAX_PPS;
 	}
-	res->start_ns = now_ns();
+	/* paced runs start at t0; the duration counts from there */
+	res->start_ns = o->pace == XR_PACE_NONE ? now_ns() : t0;
 	for (unsigned int i = 0; i < o->threads; i++) {
 		err = -pthread_create(&sd[i].tid, NULL, sender_main, &sd[i]);
 		if (err) {
@@ -468,6 +483,8 @@ int kengine_run(const struct engine_opts *o, struct engine_result *res)
 		started++;
 	}
 	deadline = o->duration_ns ? res->start_ns + o->duration_ns : UINT64_MAX;
+	if (o->duration_ns && o->pace == XR_PACE_RATE)
+		deadline += 10 * POLL_NS;
 	last_t = res->start_ns;
 	next_progress = res->start_ns + 1000000000ULL;
 	for (;;) {
@@ -521,7 +538,7 @@ int kengine_run(const struct engine_opts *o, struct engine_result *res)
 		if (s->redirect_errno)
 			res->redirect_errno = s->redirect_errno;
 		if (o->count != XR_FOREVER && k_end[i] > s->k_next) {
-			if (stopped_by_duration)
+			if (stopped_by_duration || (o->duration_ns && o->pace == XR_PACE_RATE && !xr_stop))
 				res->unsent.duration += k_end[i] - s->k_next;
 			else
 				res->unsent.interrupted += k_end[i] - s->k_next;
