@@ -34,13 +34,30 @@ struct {
 /* Arrival of the first matched frame on any CPU: the origin of the series. */
 __u64 series_origin_ns = 0;
 
+/* Per-flow sequence state; shared by CPUs, so each update holds the entry's lock. */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, XR_MAX_FLOWS);
+	__type(key, struct xr_flow_key);
+	__type(value, struct xr_flow_state);
+} flows SEC(".maps");
+
+/* Frames whose flow did not fit in the table, or too short to hold the field. */
+__u64 seq_untracked = 0;
+
 struct l4ports {
 	__u16 sport;
 	__u16 dport;
 };
 
-/* Returns true when the frame passes the filter of cfg. */
-static __always_inline bool match(void *data, void *data_end)
+struct parsed {
+	struct iphdr *iph; /* NULL unless IPv4 */
+	void *l4h;
+	__u8 l4;
+};
+
+/* Returns true when the frame passes the filter of cfg; fills p for IPv4. */
+static __always_inline bool match(void *data, void *data_end, struct parsed *p)
 {
 	struct ethhdr *eth = data;
 	struct l4ports *ports;
@@ -73,6 +90,7 @@ static __always_inline bool match(void *data, void *data_end)
 			return false;
 		l4 = iph->protocol;
 		l4h = (void *)iph + iph->ihl * 4;
+		p->iph = iph;
 	} else if (proto == bpf_htons(ETH_P_IPV6)) {
 		struct ipv6hdr *ip6h = l4h;
 
@@ -84,6 +102,8 @@ static __always_inline bool match(void *data, void *data_end)
 	} else {
 		return false;
 	}
+	p->l4h = l4h;
+	p->l4 = l4;
 	if (cfg.proto && l4 != cfg.proto)
 		return false;
 	if (!cfg.sport && !cfg.dport)
@@ -100,11 +120,131 @@ static __always_inline bool match(void *data, void *data_end)
 	return true;
 }
 
+/* Reads the sequence field of a matched IPv4 frame; false when it has none. */
+static __always_inline bool read_seq(const struct parsed *p, void *data_end, __u64 *seq)
+{
+	void *at;
+
+	if (cfg.seq_kind == XR_SEQ_IP_ID) {
+		*seq = bpf_ntohs(p->iph->id);
+		return true;
+	}
+	if (p->l4 == IPPROTO_UDP) {
+		at = p->l4h + sizeof(struct udphdr);
+	} else if (p->l4 == IPPROTO_TCP) {
+		struct tcphdr *th = p->l4h;
+
+		if ((void *)(th + 1) > data_end)
+			return false;
+		at = p->l4h + th->doff * 4;
+	} else {
+		return false;
+	}
+	at += cfg.seq_off;
+	if (cfg.seq_width == 2) {
+		if (at + 2 > data_end)
+			return false;
+		*seq = bpf_ntohs(*(__u16 *)at);
+	} else if (cfg.seq_width == 4) {
+		if (at + 4 > data_end)
+			return false;
+		*seq = bpf_ntohl(*(__u32 *)at);
+	} else {
+		if (at + 8 > data_end)
+			return false;
+		*seq = bpf_be64_to_cpu(*(__u64 *)at);
+	}
+	return true;
+}
+
+/*
+ * One frame of a flow with sequence number seq (seq_width bytes, wrapping):
+ * in order, ahead (a gap: lost), behind within the window (late: fills a
+ * gap, or a duplicate), or behind beyond it (late, cannot tell).
+ */
+static __always_inline void track(struct xr_flow_state *f, __u64 seq)
+{
+	__u64 mask = cfg.seq_width == 8 ? ~0ULL : (1ULL << (cfg.seq_width * 8)) - 1;
+	__u64 half = mask / 2 + 1, diff, back, gap;
+
+	bpf_spin_lock(&f->lock);
+	if (!f->started) {
+		f->started = 1;
+		f->next = seq + 1;
+		f->window = 1;
+		f->received = 1;
+		goto out;
+	}
+	diff = (seq - f->next) & mask;
+	if (diff < half) {
+		/* at or ahead of the expected one: diff frames never came (yet) */
+		gap = diff;
+		f->lost += gap;
+		f->window = gap + 1 >= XR_SEQ_WINDOW ? 1 : (f->window << (gap + 1)) | 1;
+		f->next += gap + 1;
+		f->received++;
+		goto out;
+	}
+	back = (f->next & mask) - 1 - seq;
+	back &= mask;
+	if (back < XR_SEQ_WINDOW) {
+		if (f->window & (1ULL << back)) {
+			f->dup++;
+		} else {
+			f->window |= 1ULL << back;
+			f->reordered++;
+			f->received++;
+			if (f->lost)
+				f->lost--;
+		}
+	} else {
+		f->too_late++;
+		f->reordered++;
+		f->received++;
+		if (f->lost)
+			f->lost--;
+	}
+out:
+	bpf_spin_unlock(&f->lock);
+}
+
+static __always_inline void seq_frame(const struct parsed *p, void *data_end)
+{
+	struct xr_flow_state *f, zero = {};
+	struct xr_flow_key key = {};
+	struct l4ports *ports;
+	__u64 seq;
+
+	if (!p->iph || !read_seq(p, data_end, &seq)) {
+		__sync_fetch_and_add(&seq_untracked, 1);
+		return;
+	}
+	key.saddr = p->iph->saddr;
+	key.daddr = p->iph->daddr;
+	key.proto = p->l4;
+	ports = p->l4h;
+	if ((p->l4 == IPPROTO_UDP || p->l4 == IPPROTO_TCP) && (void *)(ports + 1) <= data_end) {
+		key.sport = ports->sport;
+		key.dport = ports->dport;
+	}
+	f = bpf_map_lookup_elem(&flows, &key);
+	if (!f) {
+		bpf_map_update_elem(&flows, &key, &zero, BPF_NOEXIST);
+		f = bpf_map_lookup_elem(&flows, &key);
+		if (!f) {
+			__sync_fetch_and_add(&seq_untracked, 1);
+			return;
+		}
+	}
+	track(f, seq);
+}
+
 SEC("xdp")
 int xr_count(struct xdp_md *ctx)
 {
 	void *data_end = (void *)(long)ctx->data_end;
 	void *data = (void *)(long)ctx->data;
+	struct parsed p = {};
 	struct xr_count_stats *st;
 	__u32 key = 0;
 	__u64 now;
@@ -113,8 +253,10 @@ int xr_count(struct xdp_md *ctx)
 	if (!st)
 		return XDP_PASS;
 	st->seen++;
-	if (!match(data, data_end))
+	if (!match(data, data_end, &p))
 		return XDP_PASS;
+	if (cfg.seq_kind)
+		seq_frame(&p, data_end);
 	now = bpf_ktime_get_ns();
 	if (!st->first_ns)
 		st->first_ns = now;

@@ -103,12 +103,73 @@ static __always_inline int build_frame(struct xdp_md *ctx, __u64 n)
 	return 0;
 }
 
+/* One's-complement update of a checksum for one 16-bit word (RFC 1624, eqn. 3). */
+static __always_inline __u16 csum_replace(__u16 csum, __u16 old, __u16 new)
+{
+	__u32 sum = (__u16)~csum + (__u16)~old + new;
+
+	sum = (sum & 0xffff) + (sum >> 16);
+	sum = (sum & 0xffff) + (sum >> 16);
+	return ~sum;
+}
+
+static __always_inline int fix_csum(struct xdp_md *ctx, __u16 off, const __u16 *old, const __u16 *new,
+				    int words, bool udp)
+{
+	__u16 c;
+
+	if (bpf_xdp_load_bytes(ctx, off, &c, 2))
+		return -1;
+	/* a UDP checksum of zero means "none": it stays none */
+	if (udp && !c)
+		return 0;
+	for (int i = 0; i < 4; i++)
+		if (i < words)
+			c = csum_replace(c, old[i], new[i]);
+	if (udp && !c)
+		c = 0xffff;
+	return bpf_xdp_store_bytes(ctx, off, &c, 2);
+}
+
+/* Applies op i of the plan to the frame of sequence number n. */
+static __always_inline int apply_op(struct xdp_md *ctx, int i, __u64 n)
+{
+	const volatile struct xr_op *op = &cfg.ops[i];
+	union { __u64 v; __u16 w[4]; __u8 b[8]; } old = {}, new = {};
+	__u64 base, v, mask;
+	int width = op->width;
+
+	if (op->kind != XR_OP_COUNTER || (width != 2 && width != 4 && width != 8))
+		return -1;
+	if (bpf_xdp_load_bytes(ctx, op->off, &old, width))
+		return -1;
+	mask = width == 8 ? ~0ULL : (1ULL << (width * 8)) - 1;
+	if (op->flags & XR_OPF_RELATIVE) {
+		base = old.v;
+		if (op->flags & XR_OPF_BIG_ENDIAN)
+			base = __builtin_bswap64(base) >> (64 - width * 8);
+	} else {
+		base = op->base;
+	}
+	v = base + n * op->step;
+	v = op->modulus ? v % op->modulus : v & mask;
+	new.v = (op->flags & XR_OPF_BIG_ENDIAN) ? __builtin_bswap64(v) >> (64 - width * 8) : v;
+	if (bpf_xdp_store_bytes(ctx, op->off, &new, width))
+		return -1;
+	if (op->ip_csum_off && fix_csum(ctx, op->ip_csum_off, old.w, new.w, width / 2, false))
+		return -1;
+	if (op->l4_csum_off && fix_csum(ctx, op->l4_csum_off, old.w, new.w, width / 2,
+					op->l4_proto == IPPROTO_UDP))
+		return -1;
+	return 0;
+}
+
 SEC("xdp")
 int xr_gen(struct xdp_md *ctx)
 {
 	__u32 cpu = bpf_get_smp_processor_id();
 	struct xr_gen_slot *s;
-	__u64 k;
+	__u64 k, n;
 
 	/* attached to a private loopback only to hold the dispatcher (kengine.c) */
 	if (ctx->ingress_ifindex != cfg.ifindex)
@@ -124,9 +185,18 @@ int xr_gen(struct xdp_md *ctx)
 		return XDP_DROP;
 	s->k_next = k + 1;
 
-	if (cfg.copy && build_frame(ctx, k * cfg.nthreads + s->thread)) {
+	n = k * cfg.nthreads + s->thread;
+	if (cfg.copy && build_frame(ctx, n)) {
 		s->bad_frame++;
 		return XDP_DROP;
+	}
+	for (int i = 0; i < XR_MAX_OPS; i++) {
+		if (i >= cfg.nops)
+			break;
+		if (apply_op(ctx, i, n)) {
+			s->bad_frame++;
+			return XDP_DROP;
+		}
 	}
 	s->tx++;
 	s->tx_bytes += ctx->data_end - ctx->data;

@@ -10,6 +10,7 @@
 
 #ifndef __VMLINUX_H__
 #include <linux/types.h>
+#include <linux/bpf.h>
 #endif
 
 #ifndef XR_MAX_CPUS
@@ -41,6 +42,39 @@ struct xr_frame {
 	__u64 ts_ns; /* capture time relative to the first frame */
 };
 
+/*
+ * Rewrite plan: what changes per packet, as a pure function of the sequence
+ * number n (pages are recycled without reset, so nothing is incremented in
+ * place). bpf/gen.bpf.c applies it in the kernel, user/rewrite.c is the
+ * reference the tests hold it against byte for byte.
+ */
+#define XR_MAX_OPS 4
+
+enum xr_op_kind {
+	XR_OP_NONE = 0,
+	XR_OP_COUNTER = 1, /* value = (base + n * step) mod modulus, written at off */
+};
+
+enum xr_op_flags {
+	XR_OPF_BIG_ENDIAN = 1,
+	XR_OPF_RELATIVE = 2, /* base is the field's value in the captured frame */
+};
+
+struct xr_op {
+	__u8 kind;        /* enum xr_op_kind */
+	__u8 width;       /* bytes: 2, 4 or 8 */
+	__u8 flags;       /* enum xr_op_flags */
+	__u8 pad;
+	__u16 off;        /* from the start of the frame */
+	/* checksums covering the field, fixed incrementally; 0 = none */
+	__u16 ip_csum_off;
+	__u16 l4_csum_off;
+	__u16 l4_proto;   /* IPPROTO_UDP: a zero checksum means none and stays zero */
+	__u32 pad2;
+	__u64 base, step;
+	__u64 modulus;    /* 0: wraps at the field's width */
+};
+
 enum xr_pace {
 	XR_PACE_NONE = 0, /* top speed */
 	XR_PACE_RATE = 1, /* fixed interval between packets */
@@ -58,6 +92,9 @@ struct xr_gen_cfg {
 	__u32 pad;
 	__u64 span_ns;    /* XR_PACE_PCAP: capture duration of one round */
 	__u64 mult_milli; /* XR_PACE_PCAP: speed multiplier x 1000 */
+	__u32 nops;
+	__u32 pad2;
+	struct xr_op ops[XR_MAX_OPS];
 };
 
 /*
@@ -87,9 +124,18 @@ struct xr_gen_slot {
 	__u64 pad;
 } __attribute__((aligned(64)));
 
+enum xr_seq_kind {
+	XR_SEQ_NONE = 0,
+	XR_SEQ_IP_ID = 1,   /* the IPv4 identification field */
+	XR_SEQ_PAYLOAD = 2, /* big-endian field at seq_off in the UDP/TCP payload */
+};
+
 /* Server counter: what it counts, set in rodata. */
 struct xr_count_cfg {
 	__u32 drop;       /* XDP_DROP matched packets instead of XDP_PASS */
+	__u8 seq_kind;    /* enum xr_seq_kind */
+	__u8 seq_width;   /* bytes: 2, 4 or 8 */
+	__u16 seq_off;
 	__u8 proto;       /* IPPROTO_*; 0 = any IP; 255 = any frame */
 	__u8 pad[3];
 	__u32 daddr;      /* IPv4, network order; 0 = any */
@@ -101,6 +147,29 @@ struct xr_count_cfg {
 
 /* Server counter: frames matched per second since the first one, for rate spreads. */
 #define XR_SERIES_MAX 3600
+
+/* Server counter: per-flow sequence tracking (IPv4 5-tuple). */
+#define XR_MAX_FLOWS 65536
+#define XR_SEQ_WINDOW 64 /* late frames this far back are told from duplicates */
+
+struct xr_flow_key {
+	__u32 saddr, daddr;
+	__u16 sport, dport;
+	__u8 proto;
+	__u8 pad[3];
+};
+
+struct xr_flow_state {
+	struct bpf_spin_lock lock;
+	__u32 started;
+	__u64 next;       /* the sequence number expected next (unwrapped) */
+	__u64 window;     /* bit i: next - 1 - i has been received */
+	__u64 received;
+	__u64 lost;       /* gaps not (yet) filled by late frames */
+	__u64 dup;
+	__u64 reordered;  /* arrived after a later one: filled a gap */
+	__u64 too_late;   /* older than the window: counted as reordered too */
+};
 
 /* Server counter: one per CPU (a PERCPU_ARRAY of one entry). */
 struct xr_count_stats {

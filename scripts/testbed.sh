@@ -4,7 +4,7 @@
 # addressed from 198.18.0.0/15 (RFC 2544's benchmarking range), with static neighbour
 # entries. Names carry a unique prefix so that parallel runs never collide.
 #
-#   scripts/testbed.sh up [--threaded] [--no-gro] [--queues N]   prints the bed's variables
+#   scripts/testbed.sh up [--threaded] [--no-gro] [--queues N] [--ipv6]   prints the bed's variables
 #   scripts/testbed.sh down NAME                                  removes it (idempotent)
 #   scripts/testbed.sh exec NAME gen|srv CMD...                   runs CMD in a namespace
 #   scripts/testbed.sh status [NAME]                              lists beds, or one bed
@@ -26,10 +26,11 @@ TB_SRV_MAC=02:00:c6:12:00:02
 
 # tb_up [--threaded] [--no-gro] [--queues N]: sets TB_NAME, TB_NS_GEN, TB_NS_SRV, TB_GEN_MAC, TB_SRV_MAC
 tb_up() {
-	local threaded=0 gro=1 queues=1
+	local threaded=0 gro=1 queues=1 ipv6=0
 	while [ $# -gt 0 ]; do
 		case "$1" in
 		--threaded) threaded=1 ;;
+		--ipv6) ipv6=1 ;;
 		--no-gro) gro=0 ;;
 		--queues) queues="$2"; shift ;;
 		*) echo "testbed: unknown option $1" >&2; return 2 ;;
@@ -43,7 +44,7 @@ tb_up() {
 	TB_NS_SRV="$TB_NAME-srv"
 	# record first, so that a failure half-way is still torn down by tb_down
 	tb_save
-	if ! tb_create "$threaded" "$gro" "$queues"; then
+	if ! tb_create "$threaded" "$gro" "$queues" "$ipv6"; then
 		echo "testbed: set-up of $TB_NAME failed" >&2
 		tb_down
 		return 1
@@ -52,9 +53,16 @@ tb_up() {
 }
 
 tb_create() {
-	local threaded=$1 gro=$2 queues=$3
+	local threaded=$1 gro=$2 queues=$3 ipv6=$4 ns
 	ip netns add "$TB_NS_GEN" || return 1
 	ip netns add "$TB_NS_SRV" || return 1
+	# no IPv6 chatter (router solicitations, MLD): counters then see only the test's frames
+	if [ "$ipv6" = 0 ]; then
+		for ns in "$TB_NS_GEN" "$TB_NS_SRV"; do
+			ip netns exec "$ns" sysctl -qw net.ipv6.conf.default.disable_ipv6=1 \
+				net.ipv6.conf.all.disable_ipv6=1 2>/dev/null || true
+		done
+	fi
 	ip -n "$TB_NS_GEN" link add "$TB_GEN_IF" address "$TB_GEN_MAC" numtxqueues "$queues" \
 		numrxqueues "$queues" type veth peer name "$TB_SRV_IF" netns "$TB_NS_SRV" \
 		address "$TB_SRV_MAC" numtxqueues "$queues" numrxqueues "$queues" || return 1

@@ -17,8 +17,16 @@ jget() {
 	python3 -c '
 import json, sys
 v = json.load(open(sys.argv[1]))
-for k in sys.argv[2].split("."):
-    v = v[k]
+parts = sys.argv[2].split(".")
+while parts:
+    # a key may itself contain dots (kernel.Udp.InCsumErrors): try the longest first
+    for n in range(len(parts), 0, -1):
+        k = ".".join(parts[:n])
+        if isinstance(v, dict) and k in v:
+            v, parts = v[k], parts[n:]
+            break
+    else:
+        sys.exit(1)
 print(v)' "$1" "$2" || fail "no $2 in $1: $(head -c 300 "$1")"
 }
 

@@ -20,8 +20,16 @@ test_peer_not_ready() {
 	tb_gen "$XR" probe -i "$TB_GEN_IF" --json "$WORK/p.json" >"$WORK/out"
 	expect_eq "$(jget "$WORK/p.json" checks.xdp_xmit.ok)" False "xdp_xmit to a peer without NAPI"
 	jget "$WORK/p.json" checks.xdp_xmit.fix | grep -q "peer has no NAPI" || fail "fix names the peer"
-	# replay refuses rather than sending into the void
-	tb_gen "$XR" replay -i "$TB_GEN_IF" --count 10 "$TOP/pcaps/udp-64.pcap" 2>"$WORK/err"
-	expect_eq $? 3 "replay exit status to a peer that is not ready"
+	# the kernel engine refuses rather than sending into the void...
+	tb_gen "$XR" replay -i "$TB_GEN_IF" --engine kernel --count 10 "$TOP/pcaps/udp-64.pcap" 2>"$WORK/err"
+	expect_eq $? 3 "replay --engine kernel exit status to a peer that is not ready"
 	grep -q "veth peer has no NAPI" "$WORK/err" || fail "replay error: $(cat "$WORK/err")"
+	# ...and auto falls back to AF_XDP, whose copy mode needs nothing on the peer
+	before=$(tb_srv cat /sys/class/net/$TB_SRV_IF/statistics/rx_packets)
+	tb_gen "$XR" replay -i "$TB_GEN_IF" --count 10 --json "$WORK/r.json" "$TOP/pcaps/udp-64.pcap" 2>"$WORK/err" ||
+		fail "replay with --engine auto exited $?: $(cat "$WORK/err")"
+	grep -q "engine: xsk" "$WORK/err" || fail "auto did not say it chose xsk: $(cat "$WORK/err")"
+	expect_eq "$(jget "$WORK/r.json" sent)" 10 "sent by the xsk engine"
+	after=$(tb_srv cat /sys/class/net/$TB_SRV_IF/statistics/rx_packets)
+	expect_eq "$((after - before))" 10 "frames received by the peer"
 }

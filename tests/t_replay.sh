@@ -11,14 +11,19 @@ sink_start() { # ARGS for udp_sink.py
 
 test_million_frames_exact() {
 	bed
-	count_start --udp --dport 9 --idle 1s --duration 60s --json "$WORK/c.json"
-	tb_gen "$XR" replay -i "$TB_GEN_IF" --count 1M --json "$WORK/r.json" "$TOP/pcaps/udp-64.pcap" ||
-		fail "replay exited $?"
+	count_start --udp --dport 9 --seq ip.id --idle 1s --duration 60s --json "$WORK/c.json"
+	# the IPv4 ID carries the sequence number, so the server can tell loss, duplicates and order
+	tb_gen "$XR" replay -i "$TB_GEN_IF" --count 1M --pps 400k --rewrite ip.id=seq --json "$WORK/r.json" \
+		"$TOP/pcaps/udp-64.pcap" || fail "replay exited $?"
 	count_wait
 	expect_eq "$(jget "$WORK/r.json" sent)" 1000000 "sent"
 	expect_eq "$(jget "$WORK/r.json" failed)" 0 "failed"
 	expect_eq "$(jget "$WORK/c.json" matched)" 1000000 "counted at the server"
 	expect_eq "$(jget "$WORK/c.json" matched_bytes)" 60000000 "bytes counted at the server"
+	expect_eq "$(jget "$WORK/c.json" sequence.received)" 1000000 "in sequence"
+	expect_eq "$(jget "$WORK/c.json" sequence.lost)" 0 "lost"
+	expect_eq "$(jget "$WORK/c.json" sequence.duplicated)" 0 "duplicated"
+	expect_eq "$(jget "$WORK/c.json" sequence.reordered)" 0 "reordered"
 	# nobody listens on port 9: the stack says where every frame went
 	expect_eq "$(jget "$WORK/c.json" attribution.udp_no_ports)" 1000000 "UDP NoPorts"
 }
@@ -113,4 +118,23 @@ test_socket_drops_attributed() {
 	[ "$rcvbuf" -gt 0 ] || fail "no socket buffer drops attributed"
 	expect_eq "$(jget "$WORK/c.json" attribution.udp_delivered)" "$read_by_app" "delivered == read by the app"
 	expect_eq "$((sent - read_by_app))" "$rcvbuf" "sent - received == socket buffer drops"
+}
+
+test_xsk_engine_exact() {
+	bed --queues 2
+	count_start --udp --dport 9 --drop --idle 1s --duration 60s --json "$WORK/c.json"
+	tb_gen "$XR" replay -i "$TB_GEN_IF" --engine xsk --pps 200k --count 200k --json "$WORK/r.json" \
+		"$TOP/pcaps/three.pcapng" || fail "replay exited $?"
+	count_wait
+	case "$(jget "$WORK/r.json" engine)" in xsk*) ;; *) fail "engine: $(jget "$WORK/r.json" engine)" ;; esac
+	expect_eq "$(jget "$WORK/r.json" sent)" 200000 "sent"
+	expect_eq "$(jget "$WORK/c.json" matched)" 200000 "counted at the server"
+	expect_range "$(jget "$WORK/c.json" first_to_last_s)" 0.95 1.05 "a second at 200k pps"
+	[ "$(nproc)" -ge 2 ] || return 0
+	count_start --udp --dport 9 --drop --idle 1s --duration 60s --json "$WORK/c.json"
+	tb_gen "$XR" replay -i "$TB_GEN_IF" --engine xsk --threads 2 --count 100001 --json "$WORK/r.json" \
+		"$TOP/pcaps/three.pcapng" || fail "replay with 2 threads exited $?"
+	count_wait
+	expect_eq "$(( $(jget "$WORK/r.json" sent) + $(jget "$WORK/r.json" failed) ))" 100001 "sent + failed"
+	expect_eq "$(jget "$WORK/c.json" matched)" "$(jget "$WORK/r.json" sent)" "counted == sent, 2 threads"
 }

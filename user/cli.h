@@ -12,6 +12,7 @@ enum { XR_EXIT_OK = 0, XR_EXIT_FAIL = 1, XR_EXIT_USAGE = 2, XR_EXIT_ENV = 3 };
 int cmd_probe(int argc, char **argv);
 int cmd_replay(int argc, char **argv);
 int cmd_count(int argc, char **argv);
+int cmd_selftest(int argc, char **argv);
 
 /* Each prints "xdpreplay CMD: --OPT: 'ARG' is not ..." and returns -EINVAL on bad text. */
 int cli_count(const char *cmd, const char *opt, const char *arg, uint64_t *out);

@@ -5,6 +5,7 @@
  * counters, read at start and end, say where the frames passed up went.
  */
 #include <arpa/inet.h>
+#include <stdbool.h>
 #include <errno.h>
 #include <getopt.h>
 #include <stdio.h>
@@ -19,7 +20,9 @@
 #include "json.h"
 #include "kstats.h"
 #include "log.h"
+#include "pacer.h"
 #include "units.h"
+#include "http.h"
 #include "count.skel.h"
 
 struct count_totals {
@@ -55,6 +58,52 @@ static int read_totals(struct count_bpf *skel, struct count_totals *t)
 out:
 	free(per);
 	return err;
+}
+
+struct seq_totals {
+	uint64_t flows, received, lost, dup, reordered, too_late, untracked;
+};
+
+/* Sums the per-flow sequence state; prints up to max_list flows into j when given. */
+static void read_seq(struct count_bpf *skel, struct seq_totals *st, struct json *j, int max_list)
+{
+	int fd = bpf_map__fd(skel->maps.flows);
+	struct xr_flow_key key, next;
+	struct xr_flow_state v;
+	void *prev = NULL;
+	char a[INET_ADDRSTRLEN], b[INET_ADDRSTRLEN];
+
+	memset(st, 0, sizeof(*st));
+	st->untracked = skel->bss->seq_untracked;
+	if (j)
+		json_open(j, "flows", '[');
+	while (!bpf_map_get_next_key(fd, prev, &next)) {
+		key = next;
+		prev = &key;
+		if (bpf_map_lookup_elem_flags(fd, &key, &v, BPF_F_LOCK))
+			continue;
+		st->flows++;
+		st->received += v.received;
+		st->lost += v.lost;
+		st->dup += v.dup;
+		st->reordered += v.reordered;
+		st->too_late += v.too_late;
+		if (j && (int)st->flows <= max_list) {
+			json_open(j, NULL, '{');
+			json_str(j, "src", inet_ntop(AF_INET, &key.saddr, a, sizeof(a)));
+			json_str(j, "dst", inet_ntop(AF_INET, &key.daddr, b, sizeof(b)));
+			json_u64(j, "proto", key.proto);
+			json_u64(j, "sport", ntohs(key.sport));
+			json_u64(j, "dport", ntohs(key.dport));
+			json_u64(j, "received", v.received);
+			json_u64(j, "lost", v.lost);
+			json_u64(j, "duplicated", v.dup);
+			json_u64(j, "reordered", v.reordered);
+			json_close(j, '}');
+		}
+	}
+	if (j)
+		json_close(j, ']');
 }
 
 struct attribution {
@@ -101,6 +150,10 @@ static void usage(FILE *f)
 		"      --any                       every frame, IP or not\n"
 		"      --dst ADDR, --src ADDR      IPv4 addresses\n"
 		"      --dport N, --sport N        UDP/TCP ports\n"
+		"Sequence tracking per flow (IPv4), from a field the sender stamps:\n"
+		"      --seq ip.id                 the IPv4 identification (16 bits, wrapping)\n"
+		"      --seq payload@OFF:W         W bytes (2, 4, 8) big-endian at OFF in the UDP/TCP payload\n"
+		"                                  reports received, lost (gaps), duplicated, reordered\n"
 		"Options:\n"
 		"  -i, --iface IFACE     interface to count on (required)\n"
 		"      --drop            drop matched frames in XDP (a sink that counts)\n"
@@ -108,12 +161,16 @@ static void usage(FILE *f)
 		"      --idle T          stop when nothing matched for T after the first frame\n"
 		"      --ready-file F    create F once the counter is attached (for scripts)\n"
 		"      --json FILE|-     write the result as JSON\n"
+		"      --listen ADDR:PORT  serve the live figures over HTTP: / (JSON), /metrics\n"
+		"                        (Prometheus text), for a sender on another host\n"
 		"  -q, --quiet           no progress line or report\n"
 		"  -v, --verbose         more detail\n"
 		"\n"
 		"Examples:\n"
 		"  xdpreplay count -i eth1 --udp --dport 1700 --duration 30s\n"
-		"  xdpreplay count -i eth1 --any --drop --idle 2s --json -\n");
+		"  xdpreplay count -i eth1 --any --drop --idle 2s --json -\n"
+		"  xdpreplay count -i eth1 --udp --listen :9100   # curl http://HOST:9100/metrics\n"
+		"  xdpreplay count -i eth1 --udp --dport 9 --seq ip.id --idle 1s\n");
 }
 
 static int parse_port(const char *arg, __u16 *port)
@@ -126,6 +183,28 @@ static int parse_port(const char *arg, __u16 *port)
 	}
 	*port = htons(v);
 	return 0;
+}
+
+/* --seq ip.id | payload@OFF:W (W = 2, 4 or 8 bytes, big-endian, after the UDP/TCP header) */
+static int parse_seq(const char *arg, struct xr_count_cfg *cfg)
+{
+	unsigned int off, width;
+	char end;
+
+	if (!strcmp(arg, "ip.id")) {
+		cfg->seq_kind = XR_SEQ_IP_ID;
+		cfg->seq_width = 2;
+		return 0;
+	}
+	if (sscanf(arg, "payload@%u:%u%c", &off, &width, &end) == 2 && off < 65536 &&
+	    (width == 2 || width == 4 || width == 8)) {
+		cfg->seq_kind = XR_SEQ_PAYLOAD;
+		cfg->seq_off = off;
+		cfg->seq_width = width;
+		return 0;
+	}
+	fprintf(stderr, "xdpreplay count: --seq: '%s' is not ip.id or payload@OFFSET:WIDTH (width 2, 4 or 8)\n", arg);
+	return -EINVAL;
 }
 
 static int parse_addr(const char *arg, __u32 *addr)
@@ -192,7 +271,8 @@ static int read_series(struct count_bpf *skel, uint64_t *out, int max)
 }
 
 static void report_json(FILE *f, const char *ifname, const struct count_totals *t, const struct kstats *d,
-			const struct attribution *a, double dur, const uint64_t *series, int nseries)
+			const struct attribution *a, double dur, const uint64_t *series, int nseries,
+			struct count_bpf *seq_skel)
 {
 	struct json j = { .f = f };
 	char key[64];
@@ -211,6 +291,19 @@ static void report_json(FILE *f, const char *ifname, const struct count_totals *
 	for (int i = 0; i < nseries; i++)
 		json_u64(&j, NULL, series[i]);
 	json_close(&j, ']');
+	if (seq_skel) {
+		struct seq_totals st;
+
+		json_open(&j, "sequence", '{');
+		read_seq(seq_skel, &st, &j, 1000);
+		json_u64(&j, "flow_count", st.flows);
+		json_u64(&j, "received", st.received);
+		json_u64(&j, "lost", st.lost);
+		json_u64(&j, "duplicated", st.dup);
+		json_u64(&j, "reordered", st.reordered);
+		json_u64(&j, "untracked", st.untracked);
+		json_close(&j, '}');
+	}
 	json_open(&j, "attribution", '{');
 	json_u64(&j, "iface_rx_dropped", a->if_rx_dropped);
 	json_u64(&j, "softnet_dropped", a->softnet_dropped);
@@ -236,10 +329,55 @@ static void report_json(FILE *f, const char *ifname, const struct count_totals *
 	json_close(&j, '}');
 }
 
+struct live {
+	struct count_bpf *skel;
+	const char *ifname;
+	const struct kstats *before;
+	uint64_t start;
+	bool seq;
+};
+
+/* --listen: the figures so far, as JSON (/ or /json) or Prometheus text (/metrics) */
+static const char *serve_live(const char *path, FILE *f, void *ctx)
+{
+	const struct live *l = ctx;
+	struct kstats now_ks, d;
+	struct count_totals t;
+	struct attribution a;
+	double dur = (now_ns() - l->start) / 1e9;
+
+	if (strcmp(path, "/") && strcmp(path, "/json") && strcmp(path, "/metrics"))
+		return NULL;
+	read_totals(l->skel, &t);
+	kstats_read(l->ifname, &now_ks);
+	kstats_delta(l->before, &now_ks, &d);
+	attribute(&d, &a);
+	if (strcmp(path, "/metrics")) {
+		report_json(f, l->ifname, &t, &d, &a, dur, NULL, 0, l->seq ? l->skel : NULL);
+		return "application/json";
+	}
+	fprintf(f, "# HELP xdpreplay_count_matched_total Frames that matched the filter.\n"
+		   "# TYPE xdpreplay_count_matched_total counter\n"
+		   "xdpreplay_count_matched_total{iface=\"%s\"} %llu\n", l->ifname, (unsigned long long)t.matched);
+	fprintf(f, "# TYPE xdpreplay_count_matched_bytes_total counter\n"
+		   "xdpreplay_count_matched_bytes_total{iface=\"%s\"} %llu\n", l->ifname, (unsigned long long)t.bytes);
+	fprintf(f, "# TYPE xdpreplay_count_seen_total counter\n"
+		   "xdpreplay_count_seen_total{iface=\"%s\"} %llu\n", l->ifname, (unsigned long long)t.seen);
+	fprintf(f, "# TYPE xdpreplay_count_xdp_dropped_total counter\n"
+		   "xdpreplay_count_xdp_dropped_total{iface=\"%s\"} %llu\n", l->ifname, (unsigned long long)t.dropped);
+	fprintf(f, "# HELP xdpreplay_kernel_delta Kernel counters since the counter started.\n"
+		   "# TYPE xdpreplay_kernel_delta gauge\n");
+	for (int i = 0; i < KS_NUM; i++)
+		if (d.have[i])
+			fprintf(f, "xdpreplay_kernel_delta{iface=\"%s\",counter=\"%s.%s\"} %llu\n", l->ifname,
+				kstat_defs[i].group, kstat_defs[i].name, (unsigned long long)d.v[i]);
+	return "text/plain; version=0.0.4";
+}
+
 int cmd_count(int argc, char **argv)
 {
 	enum { O_UDP = 256, O_TCP, O_PROTO, O_ANY, O_DST, O_SRC, O_DPORT, O_SPORT, O_DROP, O_DURATION, O_IDLE,
-	       O_READY, O_JSON };
+	       O_READY, O_JSON, O_LISTEN, O_SEQ };
 	static const struct option opts[] = {
 		{ "iface", required_argument, NULL, 'i' },
 		{ "udp", no_argument, NULL, O_UDP },
@@ -255,12 +393,16 @@ int cmd_count(int argc, char **argv)
 		{ "idle", required_argument, NULL, O_IDLE },
 		{ "ready-file", required_argument, NULL, O_READY },
 		{ "json", required_argument, NULL, O_JSON },
+		{ "listen", required_argument, NULL, O_LISTEN },
+		{ "seq", required_argument, NULL, O_SEQ },
 		{ "quiet", no_argument, NULL, 'q' },
 		{ "verbose", no_argument, NULL, 'v' },
 		{ "help", no_argument, NULL, 'h' },
 		{},
 	};
-	const char *ifname = NULL, *json_path = NULL, *ready = NULL;
+	const char *ifname = NULL, *json_path = NULL, *ready = NULL, *listen_addr = NULL, *seq_spec = NULL;
+	struct http_server http = { .fd = -1 };
+	struct live live;
 	struct xr_count_cfg cfg = {};
 	uint64_t duration = 0, idle = 0, proto, start, now, last_change, next_progress, last_matched = 0;
 	struct count_totals t = {};
@@ -302,6 +444,12 @@ int cmd_count(int argc, char **argv)
 			break;
 		case O_READY: ready = optarg; break;
 		case O_JSON: json_path = optarg; break;
+		case O_LISTEN: listen_addr = optarg; break;
+		case O_SEQ:
+			seq_spec = optarg;
+			if (parse_seq(optarg, &cfg))
+				return XR_EXIT_USAGE;
+			break;
 		case 'q': quiet = true; xr_verbosity = XR_LOG_WARN; break;
 		case 'v': xr_verbosity++; break;
 		case 'h': usage(stdout); return XR_EXIT_OK;
@@ -342,6 +490,8 @@ int cmd_count(int argc, char **argv)
 		goto out;
 	}
 	kstats_read(ifname, &before);
+	if (listen_addr && http_listen(&http, listen_addr))
+		goto out;
 	cli_catch_signals();
 	if (ready) {
 		FILE *rf = fopen(ready, "w");
@@ -354,9 +504,11 @@ int cmd_count(int argc, char **argv)
 	}
 	pr_debug("count: attached to %s\n", ifname);
 	start = last_change = now_ns();
+	live = (struct live){ .skel = skel, .ifname = ifname, .before = &before, .start = start,
+			      .seq = cfg.seq_kind };
 	next_progress = start + 1000000000ULL;
 	while (!xr_stop) {
-		usleep(20000);
+		http_serve(&http, 20, serve_live, &live);
 		now = now_ns();
 		if (read_totals(skel, &t))
 			break;
@@ -386,16 +538,27 @@ int cmd_count(int argc, char **argv)
 		if (isatty(STDERR_FILENO) && now - start >= 1000000000ULL)
 			fputc('\n', stderr);
 		report_text(ifname, &t, &d, &a, (now - start) / 1e9, cfg.drop);
+		if (cfg.seq_kind) {
+			struct seq_totals st;
+
+			read_seq(skel, &st, NULL, 0);
+			fprintf(stderr, "  sequence (%s): %llu flows, received %llu, lost %llu, duplicated %llu, "
+				"reordered %llu; %llu frames without one\n", seq_spec,
+				(unsigned long long)st.flows, (unsigned long long)st.received,
+				(unsigned long long)st.lost, (unsigned long long)st.dup,
+				(unsigned long long)st.reordered, (unsigned long long)st.untracked);
+		}
 	}
 	if (jf) {
 		uint64_t *series = calloc(XR_SERIES_MAX, sizeof(*series));
 		int nseries = series ? read_series(skel, series, XR_SERIES_MAX) : 0;
 
-		report_json(jf, ifname, &t, &d, &a, (now - start) / 1e9, series, nseries);
+		report_json(jf, ifname, &t, &d, &a, (now - start) / 1e9, series, nseries, cfg.seq_kind ? skel : NULL);
 		free(series);
 	}
 	ret = XR_EXIT_OK;
 out:
+	http_close(&http);
 	bpf_link__destroy(link);
 	count_bpf__destroy(skel);
 	if (jf)

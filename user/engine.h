@@ -27,6 +27,8 @@ struct engine_opts {
 	double multiplier;       /* XR_PACE_PCAP */
 	unsigned int batch;      /* live-frames batch size */
 	bool progress;           /* live line on stderr */
+	struct xr_op ops[XR_MAX_OPS]; /* rewrite plan, the same for every frame */
+	unsigned int nops;
 };
 
 /* Why frames asked for were not sent. */
@@ -59,6 +61,7 @@ static inline uint64_t engine_unsent_total(const struct engine_unsent *u)
 extern volatile sig_atomic_t xr_stop;
 
 int kengine_run(const struct engine_opts *o, struct engine_result *res);
+int xengine_run(const struct engine_opts *o, struct engine_result *res);
 
 /* Sends a single test frame with live frames and reports what the driver did. */
 struct kengine_probe {
@@ -71,6 +74,13 @@ struct kengine_probe {
 };
 int kengine_probe(const struct iface *ifc, struct kengine_probe *p);
 
-uint64_t now_ns(void);
+/*
+ * Runs xr_gen once per sequence number in ns (not live: nothing is sent) and
+ * returns each frame it built in out (XR_MAX_FRAME bytes apart); a length of
+ * 0 means the program refused the frame. For the tests.
+ */
+int kengine_run_frames(const struct iface *ifc, struct engine_opts *o, const uint64_t *ns, size_t count,
+		       uint8_t *out, uint32_t *out_len);
+
 
 #endif

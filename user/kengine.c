@@ -37,6 +37,7 @@
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 #include "engine.h"
+#include "pacer.h"
 #include "log.h"
 #include "units.h"
 #include "gen.skel.h"
@@ -75,25 +76,11 @@ struct sender {
 	int cpu;
 	unsigned int thread;
 	bool user_paced;
+	struct pacer pacer;
 	uint64_t calls, call_ns; /* BPF_PROG_RUN calls and the time spent in them */
 	volatile bool done;
 	int err;
 };
-
-uint64_t now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec * 1000000000ULL + ts.tv_nsec;
-}
-
-static void sleep_until(uint64_t t)
-{
-	struct timespec ts = { .tv_sec = t / 1000000000ULL, .tv_nsec = t % 1000000000ULL };
-
-	clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL);
-}
 
 static size_t page_round(size_t sz)
 {
@@ -177,7 +164,8 @@ static int kengine_open(struct kengine *k, const struct iface *ifc, const struct
 	struct bpf_prog_info info = {};
 	__u32 info_len = sizeof(info);
 	uint64_t nchunks = 1, off = 0;
-	bool copy = fs && fs->n > 1;
+	/* rewritten frames are always copied whole first: pages come back dirty */
+	bool copy = fs && (fs->n > 1 || (o && o->nops));
 	int err;
 
 	memset(k, 0, sizeof(*k));
@@ -215,7 +203,10 @@ static int kengine_open(struct kengine *k, const struct iface *ifc, const struct
 		.nthreads = o ? o->threads : 1,
 		.span_ns = fs ? fs->span_ns : 0,
 		.mult_milli = o && o->pace == XR_PACE_PCAP ? (uint64_t)(o->multiplier * 1000 + 0.5) : 1000,
+		.nops = o ? o->nops : 0,
 	};
+	if (o)
+		memcpy(k->skel->rodata->cfg.ops, o->ops, sizeof(o->ops));
 	if (!k->skel->rodata->cfg.mult_milli)
 		k->skel->rodata->cfg.mult_milli = 1;
 	err = gen_bpf__load(k->skel);
@@ -299,40 +290,15 @@ static int run_live(struct kengine *k, int repeat, unsigned int batch)
 	return bpf_prog_test_run_opts(bpf_program__fd(k->skel->progs.xr_gen), &topts) ? -errno : 0;
 }
 
-static int pin_to(int cpu)
-{
-	cpu_set_t set;
-
-	CPU_ZERO(&set);
-	CPU_SET(cpu, &set);
-	return sched_setaffinity(0, sizeof(set), &set) ? -errno : 0;
-}
-
-/* Departure time of k for this slot; mirrors due_ns() in bpf/gen.bpf.c. */
-static uint64_t due_user(const struct kengine *k, const struct engine_opts *o,
-			 const struct xr_gen_slot *s, uint64_t kk)
-{
-	uint64_t n, nb, ct, ctb, N = k->nframes;
-
-	if (o->pace == XR_PACE_RATE)
-		return s->t0_ns + (kk - s->k_base) * s->interval_ps / 1000;
-	n = kk * o->threads + s->thread;
-	nb = s->k_base * o->threads + s->thread;
-	ct = (n / N) * o->fs->span_ns + k->frames[n % N].ts_ns;
-	ctb = (nb / N) * o->fs->span_ns + k->frames[nb % N].ts_ns;
-	return s->t0_ns + (ct - ctb) * 1000 / (uint64_t)(o->multiplier * 1000 + 0.5);
-}
-
 static void *sender_main(void *arg)
 {
 	struct sender *sd = arg;
 	struct kengine *k = sd->k;
 	const struct engine_opts *o = sd->o;
 	struct xr_gen_slot *s = &k->slots[sd->cpu];
-	uint64_t last_wake = 0;
 	int err;
 
-	err = pin_to(sd->cpu);
+	err = pin_to_cpu(sd->cpu);
 	if (err) {
 		sd->err = err;
 		pr_warn("cannot pin thread %u to CPU %d: %s\n", sd->thread, sd->cpu, strerror(-err));
@@ -345,23 +311,7 @@ static void *sender_main(void *arg)
 		if (o->pace == XR_PACE_NONE) {
 			repeat = left < LONG_RUN_MAX ? (int)left : LONG_RUN_MAX;
 		} else if (sd->user_paced) {
-			uint64_t due = due_user(k, o, s, s->k_next), now = now_ns(), kk, wake = due;
-
-			if (due < last_wake + USER_PACED_TICK_NS && s->k_next + SHORT_RUN_MAX <= s->k_end) {
-				uint64_t full = due_user(k, o, s, s->k_next + SHORT_RUN_MAX - 1);
-
-				wake = full < last_wake + USER_PACED_TICK_NS ? full : last_wake + USER_PACED_TICK_NS;
-			}
-			if (wake > now) {
-				sleep_until(wake);
-				now = now_ns();
-			}
-			last_wake = now;
-			/* everything due by now, up to a short run */
-			for (kk = s->k_next + 1; kk < s->k_end && kk - s->k_next < SHORT_RUN_MAX; kk++)
-				if (due_user(k, o, s, kk) > now)
-					break;
-			repeat = kk - s->k_next;
+			repeat = pacer_wait(&sd->pacer, s->k_next, s->k_end, SHORT_RUN_MAX, USER_PACED_TICK_NS);
 		} else {
 			repeat = LONG_RUN_MAX;
 		}
@@ -441,29 +391,22 @@ int kengine_run(const struct engine_opts *o, struct engine_result *res)
 		else
 			k_end[i] = o->count > i ? (o->count - i + o->threads - 1) / o->threads : 0;
 		s->k_end = k_end[i];
-		if (o->pace == XR_PACE_RATE) {
-			s->interval_ps = (uint64_t)(1e12 * o->threads / o->pps + 0.5);
-			/* thread i's frames fall between thread i-1's */
-			s->t0_ns = t0 + (uint64_t)(1e9 * i / o->pps);
-		} else {
-			s->t0_ns = t0;
-		}
+		sd[i] = (struct sender){ .k = &k, .o = o, .cpu = o->cpus[i], .thread = i };
+		pacer_init(&sd[i].pacer, o, i, t0, k.frames);
+		s->t0_ns = sd[i].pacer.t0_ns;
+		s->interval_ps = sd[i].pacer.interval_ps;
 		/*
 		 * A paced run with --duration sends exactly the frames due before
 		 * its end; the control loop's wall-clock stop is then only a
 		 * backstop for a sender that falls behind.
 		 */
 		if (o->pace == XR_PACE_RATE && o->duration_ns) {
-			uint64_t phase = s->t0_ns - t0, k_dur = 0;
+			uint64_t k_dur = pacer_k_at(&sd[i].pacer, t0, o->duration_ns);
 
-			if (o->duration_ns > phase)
-				k_dur = ((unsigned __int128)(o->duration_ns - phase) * 1000 + s->interval_ps - 1) /
-					s->interval_ps;
 			if (k_dur < s->k_end)
 				s->k_end = k_dur;
 		}
 		s->active = 1;
-		sd[i] = (struct sender){ .k = &k, .o = o, .cpu = o->cpus[i], .thread = i };
 		if (o->pace == XR_PACE_RATE)
 			sd[i].user_paced = o->pps / o->threads <= USER_PACED_MAX_PPS;
 		else if (o->pace == XR_PACE_PCAP)
@@ -584,7 +527,7 @@ int kengine_probe(const struct iface *ifc, struct kengine_probe *p)
 	}
 	p->loaded = true;
 	cpu = sched_getcpu();
-	pin_to(cpu);
+	pin_to_cpu(cpu);
 	s = &k.slots[cpu];
 	s->k_end = 1;
 	s->active = 1;
@@ -602,4 +545,46 @@ int kengine_probe(const struct iface *ifc, struct kengine_probe *p)
 out:
 	kengine_close(&k);
 	return 0;
+}
+
+int kengine_run_frames(const struct iface *ifc, struct engine_opts *o, const uint64_t *ns, size_t count,
+		       uint8_t *out, uint32_t *out_len)
+{
+	struct xr_gen_slot *slot;
+	struct kengine k;
+	int cpu, err;
+
+	err = kengine_open(&k, ifc, o->fs, NULL, 0, o);
+	if (err)
+		return err;
+	cpu = sched_getcpu();
+	err = pin_to_cpu(cpu);
+	if (err)
+		goto out;
+	slot = &k.slots[cpu];
+	for (size_t i = 0; i < count; i++) {
+		struct xdp_md ctx = { .data_end = k.tmpl_len, .ingress_ifindex = k.ifindex };
+		LIBBPF_OPTS(bpf_test_run_opts, topts,
+			.data_in = k.tmpl,
+			.data_size_in = k.tmpl_len,
+			.data_out = out + i * XR_MAX_FRAME,
+			.data_size_out = XR_MAX_FRAME,
+			.ctx_in = &ctx,
+			.ctx_size_in = sizeof(ctx),
+			.repeat = 1,
+		);
+
+		memset(slot, 0, sizeof(*slot));
+		slot->k_next = ns[i];
+		slot->k_end = ns[i] + 1;
+		if (bpf_prog_test_run_opts(bpf_program__fd(k.skel->progs.xr_gen), &topts)) {
+			err = -errno;
+			pr_warn("BPF_PROG_RUN: %s\n", strerror(-err));
+			goto out;
+		}
+		out_len[i] = topts.retval == XDP_TX ? topts.data_size_out : 0;
+	}
+out:
+	kengine_close(&k);
+	return err;
 }

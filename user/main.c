@@ -13,6 +13,7 @@ static const struct {
 	{ "probe", cmd_probe, "what this kernel and an interface support, and how to fix what is missing" },
 	{ "replay", cmd_replay, "send pcap/pcapng frames at top speed or a precise rate, with exact accounting" },
 	{ "count", cmd_count, "server side: count what arrives (XDP) and attribute drops to kernel layers" },
+	{ "selftest", cmd_selftest, "hold the BPF rewrites against the userspace reference (sends nothing)" },
 };
 
 static void usage(FILE *f)

@@ -13,6 +13,7 @@
 #include "json.h"
 #include "log.h"
 #include "probe.h"
+#include "rewrite.h"
 #include "units.h"
 
 #define WIRE_OVERHEAD 24 /* FCS 4 + preamble 8 + inter-frame gap 12 */
@@ -43,6 +44,13 @@ static void usage(FILE *f)
 		"      --threads N         sender threads, one per CPU (default 1)\n"
 		"      --batch N           live-frames batch size (default 64)\n"
 		"      --allow-truncated   send frames captured shorter than they were, as captured\n"
+		"      --rewrite SPEC      change a field per frame, as a function of the sequence\n"
+		"                          number n (repeatable, up to 4); checksums that cover the\n"
+		"                          field are fixed. SPEC is FIELD=seq[%%MOD] (the field is n)\n"
+		"                          or FIELD+=STEP[%%MOD] (captured value + n * STEP); FIELD is\n"
+		"                          ip.id, u16be@OFF, u32be@OFF, u64be@OFF (le: little-endian;\n"
+		"                          OFF from the frame start) or payload@OFF:W (W bytes,\n"
+		"                          big-endian, OFF into the UDP/TCP payload)\n"
 		"      --json FILE|-       write the result as JSON\n"
 		"  -q, --quiet             no progress line or summary\n"
 		"  -v, --verbose           more detail (-vv: libbpf's messages)\n"
@@ -54,7 +62,8 @@ static void usage(FILE *f)
 		"  xdpreplay replay -i veth0 capture.pcap\n"
 		"  xdpreplay replay -i veth0 --pps 100k --duration 10s uplinks.pcapng.gz\n"
 		"  xdpreplay replay -i veth0 --count 10M --threads 2 --json - frame.pcap\n"
-		"  xdpreplay replay -i veth0 --multiplier 2 --loop 3 a.pcap b.pcap\n");
+		"  xdpreplay replay -i veth0 --multiplier 2 --loop 3 a.pcap b.pcap\n"
+		"  xdpreplay replay -i veth0 --count 1M --rewrite ip.id=seq frame.pcap   # count --seq ip.id\n");
 }
 
 static void print_summary(const struct engine_result *r, const struct engine_opts *o,
@@ -133,7 +142,7 @@ static void write_json(FILE *f, const struct engine_result *r, const struct engi
 int cmd_replay(int argc, char **argv)
 {
 	enum { O_ENGINE = 256, O_TOPSPEED, O_PPS, O_RATE, O_MULT, O_LOOP, O_COUNT, O_DURATION, O_THREADS,
-	       O_BATCH, O_TRUNC, O_JSON };
+	       O_BATCH, O_TRUNC, O_JSON, O_REWRITE };
 	static const struct option opts[] = {
 		{ "iface", required_argument, NULL, 'i' },
 		{ "engine", required_argument, NULL, O_ENGINE },
@@ -148,6 +157,7 @@ int cmd_replay(int argc, char **argv)
 		{ "batch", required_argument, NULL, O_BATCH },
 		{ "allow-truncated", no_argument, NULL, O_TRUNC },
 		{ "json", required_argument, NULL, O_JSON },
+		{ "rewrite", required_argument, NULL, O_REWRITE },
 		{ "quiet", no_argument, NULL, 'q' },
 		{ "verbose", no_argument, NULL, 'v' },
 		{ "help", no_argument, NULL, 'h' },
@@ -158,9 +168,11 @@ int cmd_replay(int argc, char **argv)
 	uint64_t loop = 1, count = 0, threads = 1, batch = 64;
 	bool have_loop = false;
 	double rate_bps = 0;
-	bool have_count = false, quiet = false;
+	bool have_count = false, quiet = false, use_xsk;
 	int paced = 0, opt, err, ret = XR_EXIT_ENV;
+	struct rewrite_spec specs[XR_MAX_OPS];
 	struct fs_load_opts lo = {};
+	int nspecs = 0;
 	struct engine_result res;
 	struct fs_skips sk = {};
 	struct frameset fs;
@@ -226,6 +238,12 @@ int cmd_replay(int argc, char **argv)
 			break;
 		case O_TRUNC: lo.allow_truncated = true; break;
 		case O_JSON: json_path = optarg; break;
+		case O_REWRITE:
+			if (nspecs >= XR_MAX_OPS)
+				return cli_usage_error("replay", "at most %d --rewrite ops", XR_MAX_OPS);
+			if (rewrite_parse(optarg, &specs[nspecs++]))
+				return XR_EXIT_USAGE;
+			break;
 		case 'q': quiet = true; xr_verbosity = XR_LOG_WARN; break;
 		case 'v': xr_verbosity++; break;
 		case 'h': usage(stdout); return XR_EXIT_OK;
@@ -286,17 +304,30 @@ int cmd_replay(int argc, char **argv)
 		goto out;
 	}
 
-	if (!strcmp(engine, "xsk")) {
-		pr_warn("--engine xsk: the AF_XDP engine is not built yet; use --engine kernel\n");
-		ret = XR_EXIT_ENV;
-		goto out;
+	if (nspecs) {
+		if (rewrite_plan(specs, nspecs, &fs, o.ops)) {
+			ret = XR_EXIT_USAGE;
+			goto out;
+		}
+		o.nops = nspecs;
 	}
-	if (probe_best_engine(&ifc, &why) != PROBE_ENGINE_KERNEL) {
-		pr_warn("%s: cannot send with the kernel engine: %s\n", ifname, why);
-		goto out;
+
+	/* the kernel engine where live frames reach the wire; AF_XDP otherwise */
+	use_xsk = !strcmp(engine, "xsk");
+	if (!use_xsk && probe_best_engine(&ifc, &why) != PROBE_ENGINE_KERNEL) {
+		if (!strcmp(engine, "kernel")) {
+			pr_warn("%s: cannot send with the kernel engine: %s\n", ifname, why);
+			goto out;
+		}
+		pr_info("engine: xsk (the kernel engine cannot send here: %s)\n", why);
+		use_xsk = true;
 	}
-	if (!strcmp(engine, "auto"))
+	if (use_xsk && o.nops) {
+		pr_warn("--rewrite needs the kernel engine; the xsk engine sends frames as captured\n");
+		goto out;
+	} else if (!strcmp(engine, "auto")) {
 		pr_info("engine: kernel (%s)\n", why);
+	}
 
 	if (have_count)
 		o.count = count;
@@ -323,7 +354,7 @@ int cmd_replay(int argc, char **argv)
 		o.cpus[i] = (int)((sysconf(_SC_NPROCESSORS_ONLN) - 1 - i));
 
 	cli_catch_signals();
-	err = kengine_run(&o, &res);
+	err = use_xsk ? xengine_run(&o, &res) : kengine_run(&o, &res);
 	if (err && !res.start_ns)
 		goto out;
 	if (!quiet)

@@ -1,0 +1,39 @@
+# SPDX-License-Identifier: GPL-2.0
+# The server-side counter: filters, live figures over HTTP.
+
+http_get() { # URL: body on stdout, from inside the server namespace
+	tb_srv python3 -c 'import sys, urllib.request; print(urllib.request.urlopen(sys.argv[1], timeout=5).read().decode(), end="")' "$1"
+}
+
+test_listen_serves_live_figures() {
+	bed
+	count_start --udp --dport 9 --duration 30s --listen 127.0.0.1:9100 --json "$WORK/c.json"
+	tb_gen "$XR" replay -i "$TB_GEN_IF" --count 1234 "$TOP/pcaps/udp-64.pcap" || fail "replay exited $?"
+	sleep 0.3
+	http_get http://127.0.0.1:9100/ >"$WORK/live.json" || fail "GET /"
+	expect_eq "$(jget "$WORK/live.json" matched)" 1234 "matched, live over HTTP"
+	expect_eq "$(jget "$WORK/live.json" attribution.udp_no_ports)" 1234 "attribution, live over HTTP"
+	http_get http://127.0.0.1:9100/metrics >"$WORK/metrics" || fail "GET /metrics"
+	grep -qx 'xdpreplay_count_matched_total{iface="srv0"} 1234' "$WORK/metrics" || fail "metrics: $(head -5 "$WORK/metrics")"
+	grep -q 'counter="Udp.NoPorts"} 1234' "$WORK/metrics" || fail "kernel counters in /metrics"
+	http_get http://127.0.0.1:9100/nothing 2>/dev/null && fail "unknown path answered"
+	kill -INT "$COUNT_PID"
+	count_wait
+	expect_eq "$(jget "$WORK/c.json" matched)" 1234 "final count"
+}
+
+test_filters() {
+	bed
+	# port 9 frames only: another port is seen but not matched
+	python3 "$TOP/pcaps/mkpcap.py" udp "$WORK/p7.pcap" --count 5 --size 60 --dport 7
+	count_start --udp --dport 9 --drop --idle 1s --duration 30s --json "$WORK/c.json"
+	tb_gen "$XR" replay -i "$TB_GEN_IF" "$WORK/p7.pcap" || fail "replay port 7"
+	tb_gen "$XR" replay -i "$TB_GEN_IF" --count 3 "$TOP/pcaps/udp-64.pcap" || fail "replay port 9"
+	count_wait
+	expect_eq "$(jget "$WORK/c.json" matched)" 3 "matched port 9"
+	[ "$(jget "$WORK/c.json" seen)" -ge 8 ] || fail "seen $(jget "$WORK/c.json" seen), expected >= 8"
+	count_start --tcp --idle 1s --duration 3s --json "$WORK/c.json"
+	tb_gen "$XR" replay -i "$TB_GEN_IF" --count 3 "$TOP/pcaps/udp-64.pcap" || fail "replay"
+	count_wait
+	expect_eq "$(jget "$WORK/c.json" matched)" 0 "UDP frames matched by --tcp"
+}

@@ -1,0 +1,97 @@
+// SPDX-License-Identifier: GPL-2.0
+#include <errno.h>
+#include <sched.h>
+#include <time.h>
+#include "pacer.h"
+
+uint64_t now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1000000000ULL + ts.tv_nsec;
+}
+
+void sleep_until(uint64_t t)
+{
+	struct timespec ts = { .tv_sec = t / 1000000000ULL, .tv_nsec = t % 1000000000ULL };
+
+	clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL);
+}
+
+int pin_to_cpu(int cpu)
+{
+	cpu_set_t set;
+
+	CPU_ZERO(&set);
+	CPU_SET(cpu, &set);
+	return sched_setaffinity(0, sizeof(set), &set) ? -errno : 0;
+}
+
+void pacer_init(struct pacer *p, const struct engine_opts *o, unsigned int thread, uint64_t t0,
+		const struct xr_frame *frames)
+{
+	*p = (struct pacer){
+		.pace = o->pace,
+		.t0_ns = t0,
+		.nthreads = o->threads,
+		.thread = thread,
+		.nframes = o->fs->n,
+		.span_ns = o->fs->span_ns,
+		.mult_milli = o->pace == XR_PACE_PCAP ? (uint64_t)(o->multiplier * 1000 + 0.5) : 1000,
+		.frames = frames,
+	};
+	if (!p->mult_milli)
+		p->mult_milli = 1;
+	if (o->pace == XR_PACE_RATE) {
+		p->interval_ps = (uint64_t)(1e12 * o->threads / o->pps + 0.5);
+		/* thread i's frames fall between thread i-1's */
+		p->t0_ns = t0 + (uint64_t)(1e9 * thread / o->pps);
+	}
+}
+
+uint64_t pacer_due(const struct pacer *p, uint64_t k)
+{
+	uint64_t n, nb, ct, ctb, N = p->nframes;
+
+	if (p->pace == XR_PACE_RATE)
+		return p->t0_ns + (k - p->k_base) * p->interval_ps / 1000;
+	if (p->pace != XR_PACE_PCAP)
+		return 0;
+	n = k * p->nthreads + p->thread;
+	nb = p->k_base * p->nthreads + p->thread;
+	ct = (n / N) * p->span_ns + p->frames[n % N].ts_ns;
+	ctb = (nb / N) * p->span_ns + p->frames[nb % N].ts_ns;
+	return p->t0_ns + (ct - ctb) * 1000 / p->mult_milli;
+}
+
+uint64_t pacer_k_at(const struct pacer *p, uint64_t t0, uint64_t duration_ns)
+{
+	uint64_t phase = p->t0_ns - t0;
+
+	if (duration_ns <= phase)
+		return 0;
+	return ((unsigned __int128)(duration_ns - phase) * 1000 + p->interval_ps - 1) / p->interval_ps;
+}
+
+uint64_t pacer_wait(struct pacer *p, uint64_t k, uint64_t k_end, uint64_t max, uint64_t tick_ns)
+{
+	uint64_t due = pacer_due(p, k), now = now_ns(), wake = due, kk;
+
+	if (p->pace == XR_PACE_NONE)
+		return k_end - k < max ? k_end - k : max;
+	if (due < p->last_wake + tick_ns && k + max <= k_end) {
+		uint64_t full = pacer_due(p, k + max - 1);
+
+		wake = full < p->last_wake + tick_ns ? full : p->last_wake + tick_ns;
+	}
+	if (wake > now) {
+		sleep_until(wake);
+		now = now_ns();
+	}
+	p->last_wake = now;
+	for (kk = k + 1; kk < k_end && kk - k < max; kk++)
+		if (pacer_due(p, kk) > now)
+			break;
+	return kk - k;
+}

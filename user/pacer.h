@@ -1,0 +1,41 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * Departure times. Thread t of T sends sequence numbers n = k * T + t; the
+ * departure time of its k-th frame is a pure function of k (and, for capture
+ * timing, of the frame's timestamp), so a late wake-up never shifts what
+ * follows. bpf/gen.bpf.c computes the same function (due_ns) in the kernel.
+ */
+#ifndef __XR_PACER_H
+#define __XR_PACER_H
+
+#include <stdint.h>
+#include "engine.h"
+
+struct pacer {
+	enum xr_pace pace;
+	uint64_t t0_ns;        /* departure of k_base */
+	uint64_t k_base;
+	uint64_t interval_ps;  /* XR_PACE_RATE */
+	unsigned int nthreads, thread;
+	uint64_t nframes, span_ns, mult_milli; /* XR_PACE_PCAP */
+	const struct xr_frame *frames;
+	uint64_t last_wake;
+};
+
+uint64_t now_ns(void);
+void sleep_until(uint64_t t_ns);
+int pin_to_cpu(int cpu);
+
+/* Thread `thread` of o's run, all threads starting from t0; frames[] gives capture times. */
+void pacer_init(struct pacer *p, const struct engine_opts *o, unsigned int thread, uint64_t t0,
+		const struct xr_frame *frames);
+uint64_t pacer_due(const struct pacer *p, uint64_t k);
+/* The first k whose departure is at or after t0 + duration (XR_PACE_RATE). */
+uint64_t pacer_k_at(const struct pacer *p, uint64_t t0, uint64_t duration_ns);
+/*
+ * Sleeps until frame k is due, but wakes at most every tick_ns while frames are
+ * dense; returns how many frames from k on (below k_end, at most max) are due.
+ */
+uint64_t pacer_wait(struct pacer *p, uint64_t k, uint64_t k_end, uint64_t max, uint64_t tick_ns);
+
+#endif
