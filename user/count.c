@@ -107,6 +107,7 @@ static void read_seq(struct count_bpf *skel, struct seq_totals *st, struct json 
 }
 
 struct attribution {
+	uint64_t firewall_dropped; /* nftables rules that drop or reject (--nft) */
 	uint64_t ip_discarded, udp_delivered, udp_rcvbuf, udp_noport, udp_other;
 	uint64_t tcp_listen_drops, tcp_listen_overflows, tcp_syncookies, tcp_reqq_full;
 	uint64_t if_rx_dropped, softnet_dropped;
@@ -161,6 +162,8 @@ static void usage(FILE *f)
 		"      --idle T          stop when nothing matched for T after the first frame\n"
 		"      --ready-file F    create F once the counter is attached (for scripts)\n"
 		"      --json FILE|-     write the result as JSON\n"
+		"      --nft             also read nftables rule counters: drops by rules that drop\n"
+		"                        or reject are attributed to the firewall\n"
 		"      --listen ADDR:PORT  serve the live figures over HTTP: / (JSON), /metrics\n"
 		"                        (Prometheus text), for a sender on another host\n"
 		"  -q, --quiet           no progress line or report\n"
@@ -220,7 +223,7 @@ static int parse_addr(const char *arg, __u32 *addr)
 }
 
 static void report_text(const char *ifname, const struct count_totals *t, const struct kstats *d,
-			const struct attribution *a, double dur, bool drop)
+			const struct attribution *a, double dur, bool drop, const struct nft_counters *nft)
 {
 	char x[16], y[16];
 
@@ -235,6 +238,13 @@ static void report_text(const char *ifname, const struct count_totals *t, const 
 	}
 	fprintf(stderr, "  passed to the stack: %llu; there (whole namespace, all traffic):\n",
 		(unsigned long long)t->passed);
+	if (nft) {
+		fprintf(stderr, "    firewall (nftables) dropped %llu\n", (unsigned long long)a->firewall_dropped);
+		for (int i = 0; i < nft->n; i++)
+			if (nft->r[i].packets)
+				fprintf(stderr, "      %llu packets: %s [%s]\n", (unsigned long long)nft->r[i].packets,
+					nft->r[i].text, nft->r[i].id);
+	}
 	fprintf(stderr, "    IP received %llu, discarded %llu\n", (unsigned long long)d->v[KS_IP_IN_RECEIVES],
 		(unsigned long long)a->ip_discarded);
 	fprintf(stderr, "    UDP delivered to sockets %llu, socket buffer full %llu, no socket on port %llu, "
@@ -272,7 +282,7 @@ static int read_series(struct count_bpf *skel, uint64_t *out, int max)
 
 static void report_json(FILE *f, const char *ifname, const struct count_totals *t, const struct kstats *d,
 			const struct attribution *a, double dur, const uint64_t *series, int nseries,
-			struct count_bpf *seq_skel)
+			struct count_bpf *seq_skel, const struct nft_counters *nft)
 {
 	struct json j = { .f = f };
 	char key[64];
@@ -308,6 +318,7 @@ static void report_json(FILE *f, const char *ifname, const struct count_totals *
 	json_u64(&j, "iface_rx_dropped", a->if_rx_dropped);
 	json_u64(&j, "softnet_dropped", a->softnet_dropped);
 	json_u64(&j, "xdp_dropped", t->dropped);
+	json_u64(&j, "firewall_dropped", a->firewall_dropped);
 	json_u64(&j, "ip_discarded", a->ip_discarded);
 	json_u64(&j, "udp_delivered", a->udp_delivered);
 	json_u64(&j, "udp_rcvbuf_errors", a->udp_rcvbuf);
@@ -318,6 +329,19 @@ static void report_json(FILE *f, const char *ifname, const struct count_totals *
 	json_u64(&j, "tcp_syncookies_sent", a->tcp_syncookies);
 	json_u64(&j, "tcp_reqq_full_drops", a->tcp_reqq_full);
 	json_close(&j, '}');
+	if (nft) {
+		json_open(&j, "nft", '[');
+		for (int i = 0; i < nft->n; i++) {
+			json_open(&j, NULL, '{');
+			json_str(&j, "rule", nft->r[i].id);
+			json_str(&j, "text", nft->r[i].text);
+			json_u64(&j, "packets", nft->r[i].packets);
+			json_u64(&j, "bytes", nft->r[i].bytes);
+			json_bool(&j, "drops", nft->r[i].drops);
+			json_close(&j, '}');
+		}
+		json_close(&j, ']');
+	}
 	json_open(&j, "kernel", '{');
 	for (int i = 0; i < KS_NUM; i++) {
 		if (!d->have[i])
@@ -353,7 +377,7 @@ static const char *serve_live(const char *path, FILE *f, void *ctx)
 	kstats_delta(l->before, &now_ks, &d);
 	attribute(&d, &a);
 	if (strcmp(path, "/metrics")) {
-		report_json(f, l->ifname, &t, &d, &a, dur, NULL, 0, l->seq ? l->skel : NULL);
+		report_json(f, l->ifname, &t, &d, &a, dur, NULL, 0, l->seq ? l->skel : NULL, NULL);
 		return "application/json";
 	}
 	fprintf(f, "# HELP xdpreplay_count_matched_total Frames that matched the filter.\n"
@@ -377,7 +401,7 @@ static const char *serve_live(const char *path, FILE *f, void *ctx)
 int cmd_count(int argc, char **argv)
 {
 	enum { O_UDP = 256, O_TCP, O_PROTO, O_ANY, O_DST, O_SRC, O_DPORT, O_SPORT, O_DROP, O_DURATION, O_IDLE,
-	       O_READY, O_JSON, O_LISTEN, O_SEQ };
+	       O_READY, O_JSON, O_LISTEN, O_SEQ, O_NFT };
 	static const struct option opts[] = {
 		{ "iface", required_argument, NULL, 'i' },
 		{ "udp", no_argument, NULL, O_UDP },
@@ -395,6 +419,7 @@ int cmd_count(int argc, char **argv)
 		{ "json", required_argument, NULL, O_JSON },
 		{ "listen", required_argument, NULL, O_LISTEN },
 		{ "seq", required_argument, NULL, O_SEQ },
+		{ "nft", no_argument, NULL, O_NFT },
 		{ "quiet", no_argument, NULL, 'q' },
 		{ "verbose", no_argument, NULL, 'v' },
 		{ "help", no_argument, NULL, 'h' },
@@ -402,6 +427,8 @@ int cmd_count(int argc, char **argv)
 	};
 	const char *ifname = NULL, *json_path = NULL, *ready = NULL, *listen_addr = NULL, *seq_spec = NULL;
 	struct http_server http = { .fd = -1 };
+	struct nft_counters *nft_before = NULL, *nft_after = NULL, *nft_d = NULL;
+	bool use_nft = false;
 	struct live live;
 	struct xr_count_cfg cfg = {};
 	uint64_t duration = 0, idle = 0, proto, start, now, last_change, next_progress, last_matched = 0;
@@ -445,6 +472,7 @@ int cmd_count(int argc, char **argv)
 		case O_READY: ready = optarg; break;
 		case O_JSON: json_path = optarg; break;
 		case O_LISTEN: listen_addr = optarg; break;
+		case O_NFT: use_nft = true; break;
 		case O_SEQ:
 			seq_spec = optarg;
 			if (parse_seq(optarg, &cfg))
@@ -464,6 +492,13 @@ int cmd_count(int argc, char **argv)
 		return cli_usage_error("count", "--any cannot be combined with address or port filters");
 	if (cli_need_root("count"))
 		return XR_EXIT_ENV;
+	if (use_nft) {
+		nft_before = calloc(3, sizeof(*nft_before));
+		if (!nft_before)
+			return XR_EXIT_ENV;
+		nft_after = nft_before + 1;
+		nft_d = nft_before + 2;
+	}
 	if (iface_get(ifname, &ifc))
 		return XR_EXIT_ENV;
 	if (json_path && !(jf = json_fopen(json_path))) {
@@ -490,6 +525,10 @@ int cmd_count(int argc, char **argv)
 		goto out;
 	}
 	kstats_read(ifname, &before);
+	if (use_nft && nft_read(nft_before)) {
+		pr_warn("--nft: cannot read the nftables ruleset (is nft installed?)\n");
+		goto out;
+	}
 	if (listen_addr && http_listen(&http, listen_addr))
 		goto out;
 	cli_catch_signals();
@@ -534,10 +573,17 @@ int cmd_count(int argc, char **argv)
 	kstats_read(ifname, &after);
 	kstats_delta(&before, &after, &d);
 	attribute(&d, &a);
+	if (use_nft) {
+		nft_read(nft_after);
+		nft_delta(nft_before, nft_after, nft_d);
+		for (int i = 0; i < nft_d->n; i++)
+			if (nft_d->r[i].drops)
+				a.firewall_dropped += nft_d->r[i].packets;
+	}
 	if (!quiet) {
 		if (isatty(STDERR_FILENO) && now - start >= 1000000000ULL)
 			fputc('\n', stderr);
-		report_text(ifname, &t, &d, &a, (now - start) / 1e9, cfg.drop);
+		report_text(ifname, &t, &d, &a, (now - start) / 1e9, cfg.drop, use_nft ? nft_d : NULL);
 		if (cfg.seq_kind) {
 			struct seq_totals st;
 
@@ -553,11 +599,13 @@ int cmd_count(int argc, char **argv)
 		uint64_t *series = calloc(XR_SERIES_MAX, sizeof(*series));
 		int nseries = series ? read_series(skel, series, XR_SERIES_MAX) : 0;
 
-		report_json(jf, ifname, &t, &d, &a, (now - start) / 1e9, series, nseries, cfg.seq_kind ? skel : NULL);
+		report_json(jf, ifname, &t, &d, &a, (now - start) / 1e9, series, nseries, cfg.seq_kind ? skel : NULL,
+			    use_nft ? nft_d : NULL);
 		free(series);
 	}
 	ret = XR_EXIT_OK;
 out:
+	free(nft_before);
 	http_close(&http);
 	bpf_link__destroy(link);
 	count_bpf__destroy(skel);

@@ -17,6 +17,15 @@ void frameset_free(struct frameset *fs)
 	frameset_init(fs);
 }
 
+void frameset_release(struct frameset *fs)
+{
+	free(fs->bytes);
+	free(fs->frames);
+	fs->bytes = NULL;
+	fs->frames = NULL;
+	fs->bytes_cap = fs->cap = 0;
+}
+
 static int grow(void **p, size_t *cap, size_t need, size_t elem)
 {
 	size_t ncap = *cap ? *cap : 64;

@@ -46,6 +46,11 @@ void frameset_init(struct frameset *fs);
 void frameset_free(struct frameset *fs);
 /* 0 or -ENOMEM; ts_ns must already be relative */
 int frameset_add(struct frameset *fs, const void *data, uint32_t len, uint32_t orig_len, uint64_t ts_ns);
+/*
+ * Frees the bytes and per-frame records once an engine has laid the frames out
+ * in its own memory; n, span_ns, bytes_len, min_len and max_len stay.
+ */
+void frameset_release(struct frameset *fs);
 /* Computes span_ns once all files are read. */
 void frameset_finish(struct frameset *fs);
 

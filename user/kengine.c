@@ -374,6 +374,8 @@ int kengine_run(const struct engine_opts *o, struct engine_result *res)
 	err = kengine_open(&k, o->ifc, o->fs, NULL, 0, o);
 	if (err)
 		return err;
+	/* the maps hold the frames now: the loading buffer would only double the memory */
+	frameset_release(o->fs);
 
 	sigemptyset(&sa.sa_mask);
 	/* no SA_RESTART: the signal must end a BPF_PROG_RUN call with EINTR */

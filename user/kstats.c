@@ -128,3 +128,56 @@ void kstats_delta(const struct kstats *a, const struct kstats *b, struct kstats 
 		d->v[i] = d->have[i] ? b->v[i] - a->v[i] : 0;
 	}
 }
+
+int nft_read(struct nft_counters *c)
+{
+	char line[512], family[16] = "", table[32] = "", chain[32] = "";
+	FILE *p;
+
+	c->n = 0;
+	p = popen("nft -a list ruleset 2>/dev/null", "r");
+	if (!p)
+		return -errno;
+	while (fgets(line, sizeof(line), p)) {
+		struct nft_rule_counter *r;
+		char *cnt, *h, *s = line;
+		unsigned long long pk, by;
+		unsigned int handle;
+
+		while (*s == ' ' || *s == '\t')
+			s++;
+		s[strcspn(s, "\n")] = 0;
+		if (sscanf(s, "table %15s %31s {", family, table) == 2 || sscanf(s, "chain %31s {", chain) == 1)
+			continue;
+		cnt = strstr(s, "counter packets ");
+		h = strstr(s, "# handle ");
+		if (!cnt || !h || c->n >= NFT_MAX_RULES ||
+		    sscanf(cnt, "counter packets %llu bytes %llu", &pk, &by) != 2 || sscanf(h, "# handle %u", &handle) != 1)
+			continue;
+		r = &c->r[c->n++];
+		snprintf(r->id, sizeof(r->id), "%s %s %s #%u", family, table, chain, handle);
+		*h = 0;
+		snprintf(r->text, sizeof(r->text), "%.159s", s);
+		r->packets = pk;
+		r->bytes = by;
+		r->drops = strstr(s, " drop") || strstr(s, " reject");
+	}
+	return pclose(p) == 0 ? 0 : -ENOENT;
+}
+
+void nft_delta(const struct nft_counters *before, const struct nft_counters *after, struct nft_counters *d)
+{
+	d->n = 0;
+	for (int i = 0; i < after->n; i++) {
+		struct nft_rule_counter *r = &d->r[d->n++];
+
+		*r = after->r[i];
+		for (int j = 0; j < before->n; j++) {
+			if (!strcmp(before->r[j].id, after->r[i].id)) {
+				r->packets -= before->r[j].packets;
+				r->bytes -= before->r[j].bytes;
+				break;
+			}
+		}
+	}
+}

@@ -32,3 +32,20 @@ void kstats_read(const char *ifname, struct kstats *ks);
 void kstats_delta(const struct kstats *before, const struct kstats *after, struct kstats *d);
 
 #endif
+
+/* nftables rules with a counter, from `nft -a list ruleset` (the namespace's). */
+#define NFT_MAX_RULES 256
+struct nft_rule_counter {
+	char id[96];     /* "inet t in #2": family table chain #handle */
+	char text[160];  /* the rule, for the report */
+	uint64_t packets, bytes;
+	bool drops;      /* its verdict drops or rejects */
+};
+struct nft_counters {
+	int n;
+	struct nft_rule_counter r[NFT_MAX_RULES];
+};
+/* 0, or -errno when nft cannot be run (not installed, no permission). */
+int nft_read(struct nft_counters *c);
+/* after - before, rule by rule (rules missing from before count from zero). */
+void nft_delta(const struct nft_counters *before, const struct nft_counters *after, struct nft_counters *d);

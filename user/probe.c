@@ -11,6 +11,7 @@
 #include <string.h>
 #include <unistd.h>
 #include <sys/mman.h>
+#include <sys/resource.h>
 #include <sys/statfs.h>
 #include <sys/utsname.h>
 #include <linux/if_link.h>
@@ -49,6 +50,42 @@ static struct check *add(struct probe_report *r, const char *name, bool ok)
 	c->name = name;
 	c->ok = ok;
 	return c;
+}
+
+/* The capabilities BPF, XDP and AF_XDP need, and the locked-memory limit AF_XDP's UMEM counts against. */
+static bool caps_ok(char *detail, size_t len)
+{
+	static const struct { int bit; const char *name; } need[] = {
+		{ 39, "CAP_BPF" }, { 12, "CAP_NET_ADMIN" }, { 38, "CAP_PERFMON" },
+	};
+	unsigned long long eff = 0;
+	struct rlimit rl = {};
+	char line[256], lim[32];
+	size_t at = 0;
+	bool ok = true;
+	FILE *f = fopen("/proc/self/status", "r");
+
+	while (f && fgets(line, sizeof(line), f))
+		if (sscanf(line, "CapEff: %llx", &eff) == 1)
+			break;
+	if (f)
+		fclose(f);
+	getrlimit(RLIMIT_MEMLOCK, &rl);
+	if (rl.rlim_cur == RLIM_INFINITY)
+		snprintf(lim, sizeof(lim), "unlimited");
+	else
+		snprintf(lim, sizeof(lim), "%llu KiB", (unsigned long long)rl.rlim_cur / 1024);
+	for (size_t i = 0; i < sizeof(need) / sizeof(need[0]); i++) {
+		bool has = eff & (1ULL << need[i].bit) || eff & (1ULL << 21 /* CAP_SYS_ADMIN */);
+
+		if (!has) {
+			at += snprintf(detail + at, at < len ? len - at : 0, "%s%s", ok ? "missing " : ", ", need[i].name);
+			ok = false;
+		}
+	}
+	if (ok)
+		snprintf(detail, len, "CAP_BPF, CAP_NET_ADMIN, CAP_PERFMON present; memlock limit %s", lim);
+	return ok;
 }
 
 static int libxdp_quiet(enum libxdp_print_level level, const char *fmt, va_list ap)
@@ -246,6 +283,7 @@ int cmd_probe(int argc, char **argv)
 	};
 	const char *ifname = NULL, *json_path = NULL;
 	struct probe_report r = {};
+	char c_detail[160];
 	struct utsname uts;
 	struct statfs sfs;
 	struct iface ifc;
@@ -275,6 +313,11 @@ int cmd_probe(int argc, char **argv)
 	snprintf(c->detail, sizeof(c->detail), c->ok ? "/sys/kernel/btf/vmlinux present" : "no kernel BTF");
 	if (!c->ok)
 		snprintf(c->fix, sizeof(c->fix), "a kernel built with CONFIG_DEBUG_INFO_BTF=y");
+	c = add(&r, "privileges", caps_ok(c_detail, sizeof(c_detail)));
+	snprintf(c->detail, sizeof(c->detail), "%s", c_detail);
+	if (!c->ok)
+		snprintf(c->fix, sizeof(c->fix), "run as root, or grant CAP_BPF, CAP_NET_ADMIN, CAP_PERFMON "
+			 "(and CAP_IPC_LOCK for a large AF_XDP UMEM)");
 	c = add(&r, "bpffs", !statfs("/sys/fs/bpf", &sfs) && sfs.f_type == BPF_FS_MAGIC);
 	snprintf(c->detail, sizeof(c->detail), c->ok ? "mounted at /sys/fs/bpf" : "not mounted (not needed to send)");
 	if (!c->ok)

@@ -44,6 +44,9 @@ static void usage(FILE *f)
 		"      --threads N         sender threads, one per CPU (default 1)\n"
 		"      --batch N           live-frames batch size (default 64)\n"
 		"      --allow-truncated   send frames captured shorter than they were, as captured\n"
+		"      --preload N         load at most N frames (the rest of the files is not read);\n"
+		"                          the frame set lives in memory: frame bytes + 24 bytes a\n"
+		"                          frame in BPF maps (2 KiB a frame in an AF_XDP UMEM)\n"
 		"      --rewrite SPEC      change a field per frame, as a function of the sequence\n"
 		"                          number n (repeatable, up to 4); checksums that cover the\n"
 		"                          field are fixed. SPEC is FIELD=seq[%%MOD] (the field is n)\n"
@@ -142,7 +145,7 @@ static void write_json(FILE *f, const struct engine_result *r, const struct engi
 int cmd_replay(int argc, char **argv)
 {
 	enum { O_ENGINE = 256, O_TOPSPEED, O_PPS, O_RATE, O_MULT, O_LOOP, O_COUNT, O_DURATION, O_THREADS,
-	       O_BATCH, O_TRUNC, O_JSON, O_REWRITE };
+	       O_BATCH, O_TRUNC, O_JSON, O_REWRITE, O_PRELOAD };
 	static const struct option opts[] = {
 		{ "iface", required_argument, NULL, 'i' },
 		{ "engine", required_argument, NULL, O_ENGINE },
@@ -158,6 +161,7 @@ int cmd_replay(int argc, char **argv)
 		{ "allow-truncated", no_argument, NULL, O_TRUNC },
 		{ "json", required_argument, NULL, O_JSON },
 		{ "rewrite", required_argument, NULL, O_REWRITE },
+		{ "preload", required_argument, NULL, O_PRELOAD },
 		{ "quiet", no_argument, NULL, 'q' },
 		{ "verbose", no_argument, NULL, 'v' },
 		{ "help", no_argument, NULL, 'h' },
@@ -237,6 +241,12 @@ int cmd_replay(int argc, char **argv)
 				return cli_usage_error("replay", "--batch must be between 1 and 256");
 			break;
 		case O_TRUNC: lo.allow_truncated = true; break;
+		case O_PRELOAD:
+			if (cli_count("replay", "preload", optarg, &lo.max_frames))
+				return XR_EXIT_USAGE;
+			if (!lo.max_frames)
+				return cli_usage_error("replay", "--preload must be above 0");
+			break;
 		case O_JSON: json_path = optarg; break;
 		case O_REWRITE:
 			if (nspecs >= XR_MAX_OPS)
@@ -287,6 +297,9 @@ int cmd_replay(int argc, char **argv)
 		}
 	}
 	frameset_finish(&fs);
+	if (lo.max_frames && fs.n == lo.max_frames)
+		pr_warn("warning: --preload %llu: playing the first %zu frames only\n",
+			(unsigned long long)lo.max_frames, fs.n);
 	if (sk.linktype)
 		pr_warn("warning: skipped %llu frames of non-Ethernet link types\n", (unsigned long long)sk.linktype);
 	if (sk.truncated)

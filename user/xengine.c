@@ -20,6 +20,7 @@
 #include <string.h>
 #include <unistd.h>
 #include <sys/mman.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <linux/if_xdp.h>
 #include <xdp/xsk.h>
@@ -166,6 +167,7 @@ int xengine_run(const struct engine_opts *o, struct engine_result *res)
 	struct xr_frame *frames = NULL;
 	struct xsk_umem *umem = NULL;
 	unsigned int started = 0;
+	struct rlimit rl;
 	uint32_t chunk;
 	void *area;
 	int err;
@@ -192,7 +194,14 @@ int xengine_run(const struct engine_opts *o, struct engine_result *res)
 		frames[i].len = o->fs->frames[i].len;
 		frames[i].ts_ns = o->fs->frames[i].ts_ns;
 	}
+	/* the UMEM holds the frames now */
+	frameset_release(o->fs);
 	ucfg.frame_size = chunk;
+	/* a UMEM is locked memory: lift the limit where we may (root) */
+	if (getrlimit(RLIMIT_MEMLOCK, &rl) == 0 && rl.rlim_cur < size) {
+		rl.rlim_cur = rl.rlim_max = RLIM_INFINITY;
+		setrlimit(RLIMIT_MEMLOCK, &rl);
+	}
 	err = xsk_umem__create(&umem, area, size, &th[0].fill, &th[0].comp, &ucfg);
 	if (err) {
 		pr_warn("cannot register %llu bytes of UMEM: %s%s\n", (unsigned long long)size, strerror(-err),
