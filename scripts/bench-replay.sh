@@ -97,6 +97,10 @@ for size in 64 300; do
 		measure "xdpreplay-1t-1000frames" $size "$XR" replay -i "$TB_GEN_IF" -q --duration ${SECS}s "$WORK/k-$size.pcap"
 		[ "$ncpu" -ge 2 ] && measure "xdpreplay-2t" $size "$XR" replay -i "$TB_GEN_IF" -q --threads 2 \
 			--duration ${SECS}s "$WORK/one-$size.pcap"
+		measure "xdpreplay-xsk-1t" $size "$XR" replay -i "$TB_GEN_IF" -q --engine xsk --duration ${SECS}s \
+			"$WORK/one-$size.pcap"
+		measure "xdpreplay-seq-1t" $size "$XR" replay -i "$TB_GEN_IF" -q --rewrite ip.id=seq \
+			--duration ${SECS}s "$WORK/one-$size.pcap"
 		have trafgen && measure "trafgen-1p" $size timeout -s INT $SECS trafgen -o "$TB_GEN_IF" \
 			-i "$WORK/trafgen-$size.cfg" -P 1 --no-sock-mem -Q -C
 		have trafgen && [ "$ncpu" -ge 2 ] && measure "trafgen-2p" $size timeout -s INT $SECS trafgen \
@@ -156,7 +160,7 @@ for n in names:
     print("%-26s %14.0f %14.0f %12.3f %12.3f" % (n, a[0], b[0], a[1], b[1]))
 print()
 print("xdpreplay / other (received pps, same frame size):")
-for ours in ("xdpreplay-1t", "xdpreplay-2t"):
+for ours in ("xdpreplay-1t", "xdpreplay-2t", "xdpreplay-xsk-1t"):
     for n in names:
         if n.startswith("xdpreplay"):
             continue
