@@ -113,52 +113,70 @@ static __always_inline __u16 csum_replace(__u16 csum, __u16 old, __u16 new)
 	return ~sum;
 }
 
-static __always_inline int fix_csum(struct xdp_md *ctx, __u16 off, const __u16 *old, const __u16 *new,
+/* Updates the checksum at csum_off for the 16-bit words that changed from old to new. */
+static __always_inline int fix_csum(struct xdp_md *ctx, __u16 csum_off, const __u16 *old, const __u16 *new,
 				    int words, bool udp)
 {
 	__u16 c;
 
-	if (bpf_xdp_load_bytes(ctx, off, &c, 2))
+	if (bpf_xdp_load_bytes(ctx, csum_off, &c, 2))
 		return -1;
 	/* a UDP checksum of zero means "none": it stays none */
 	if (udp && !c)
 		return 0;
-	for (int i = 0; i < 4; i++)
+	for (int i = 0; i < 5; i++)
 		if (i < words)
 			c = csum_replace(c, old[i], new[i]);
 	if (udp && !c)
 		c = 0xffff;
-	return bpf_xdp_store_bytes(ctx, off, &c, 2);
+	return bpf_xdp_store_bytes(ctx, csum_off, &c, 2);
 }
 
 /* Applies op i of the plan to the frame of sequence number n. */
 static __always_inline int apply_op(struct xdp_md *ctx, int i, __u64 n)
 {
 	const volatile struct xr_op *op = &cfg.ops[i];
-	union { __u64 v; __u16 w[4]; __u8 b[8]; } old = {}, new = {};
-	__u64 base, v, mask;
-	int width = op->width;
+	/* the 16-bit words the field touches: up to 10 bytes for 8 at an odd offset */
+	union { __u16 w[6]; __u8 b[12]; } old = {}, new = {};
+	__u32 width = op->width, at = op->off & ~1U, rel = op->off & 1U;
+	__u32 span = (rel + width + 1) & ~1U, flen = ctx->data_end - ctx->data, load = span;
+	__u64 base = 0, v;
 
-	if (op->kind != XR_OP_COUNTER || (width != 2 && width != 4 && width != 8))
+	if (op->kind != XR_OP_COUNTER || width < 1 || width > 8 || span > 10)
 		return -1;
-	if (bpf_xdp_load_bytes(ctx, op->off, &old, width))
+	/* a field ending an odd-length frame: its last word is padded with zero */
+	if (at + span > flen)
+		load = span - 1;
+	if (load < 1 || load > 10 || at + load > flen)
 		return -1;
-	mask = width == 8 ? ~0ULL : (1ULL << (width * 8)) - 1;
+	if (bpf_xdp_load_bytes(ctx, at, &old, load))
+		return -1;
+	new = old;
 	if (op->flags & XR_OPF_RELATIVE) {
-		base = old.v;
-		if (op->flags & XR_OPF_BIG_ENDIAN)
-			base = __builtin_bswap64(base) >> (64 - width * 8);
+		for (int b = 0; b < 8; b++) {
+			if (b >= width)
+				break;
+			/* most significant byte first */
+			base = base << 8 | old.b[rel + ((op->flags & XR_OPF_BIG_ENDIAN) ? b : width - 1 - b)];
+		}
 	} else {
 		base = op->base;
 	}
-	v = base + n * op->step;
-	v = op->modulus ? v % op->modulus : v & mask;
-	new.v = (op->flags & XR_OPF_BIG_ENDIAN) ? __builtin_bswap64(v) >> (64 - width * 8) : v;
-	if (bpf_xdp_store_bytes(ctx, op->off, &new, width))
+	v = (op->divisor > 1 ? n / op->divisor : n) * op->step;
+	if (op->modulus)
+		v %= op->modulus;
+	v += base;
+	for (int b = 0; b < 8; b++) {
+		if (b >= width)
+			break;
+		/* byte b of the value, least significant first */
+		new.b[rel + ((op->flags & XR_OPF_BIG_ENDIAN) ? width - 1 - b : b)] = v >> (8 * b);
+	}
+	if (bpf_xdp_store_bytes(ctx, at, &new, load))
 		return -1;
-	if (op->ip_csum_off && fix_csum(ctx, op->ip_csum_off, old.w, new.w, width / 2, false))
+	if (op->ip_csum_off && fix_csum(ctx, op->ip_csum_off, old.w, new.w, span / 2, false))
 		return -1;
-	if (op->l4_csum_off && fix_csum(ctx, op->l4_csum_off, old.w, new.w, width / 2,
+	if (op->l4_csum_off && fix_csum(ctx, op->l4_csum_off, old.w, new.w, span / 2,
 					op->l4_proto == IPPROTO_UDP))
 		return -1;
 	return 0;

@@ -52,27 +52,41 @@ struct xr_frame {
 
 enum xr_op_kind {
 	XR_OP_NONE = 0,
-	XR_OP_COUNTER = 1, /* value = (base + n * step) mod modulus, written at off */
+	/*
+	 * value = base + ((n / divisor) * step) mod modulus, wrapped to the
+	 * field's width, written at off; base is the captured value with
+	 * XR_OPF_RELATIVE. The divisor gives a per-source sequence when sources
+	 * take turns (ip.src=A/23 with ip.id=seq/512).
+	 * Counters, sequence stamps, address and port ranges are all this op.
+	 */
+	XR_OP_COUNTER = 1,
 };
 
 enum xr_op_flags {
 	XR_OPF_BIG_ENDIAN = 1,
-	XR_OPF_RELATIVE = 2, /* base is the field's value in the captured frame */
+	XR_OPF_RELATIVE = 2,
 };
 
+/*
+ * Checksums are fixed incrementally (RFC 1624) over the 16-bit words the
+ * field touches, counted from even frame offsets: every region a checksum
+ * covers (IPv4 header, pseudo-header addresses, UDP/TCP segment) starts at
+ * an even offset in the frames a plan accepts.
+ */
 struct xr_op {
 	__u8 kind;        /* enum xr_op_kind */
-	__u8 width;       /* bytes: 2, 4 or 8 */
+	__u8 width;       /* bytes: 1, 2, 4 or 8 */
 	__u8 flags;       /* enum xr_op_flags */
 	__u8 pad;
 	__u16 off;        /* from the start of the frame */
-	/* checksums covering the field, fixed incrementally; 0 = none */
+	/* checksums covering the field; 0 = none */
 	__u16 ip_csum_off;
 	__u16 l4_csum_off;
 	__u16 l4_proto;   /* IPPROTO_UDP: a zero checksum means none and stays zero */
 	__u32 pad2;
 	__u64 base, step;
-	__u64 modulus;    /* 0: wraps at the field's width */
+	__u64 modulus;    /* 0: none (the value wraps at the field's width) */
+	__u64 divisor;    /* 0 or 1: none */
 };
 
 enum xr_pace {

@@ -47,13 +47,18 @@ static void usage(FILE *f)
 		"      --preload N         load at most N frames (the rest of the files is not read);\n"
 		"                          the frame set lives in memory: frame bytes + 24 bytes a\n"
 		"                          frame in BPF maps (2 KiB a frame in an AF_XDP UMEM)\n"
-		"      --rewrite SPEC      change a field per frame, as a function of the sequence\n"
-		"                          number n (repeatable, up to 4); checksums that cover the\n"
-		"                          field are fixed. SPEC is FIELD=seq[%%MOD] (the field is n)\n"
-		"                          or FIELD+=STEP[%%MOD] (captured value + n * STEP); FIELD is\n"
-		"                          ip.id, u16be@OFF, u32be@OFF, u64be@OFF (le: little-endian;\n"
-		"                          OFF from the frame start) or payload@OFF:W (W bytes,\n"
-		"                          big-endian, OFF into the UDP/TCP payload)\n"
+		"      --rewrite SPEC      change a field in every frame as a function of the\n"
+		"                          sequence number n (repeatable, up to 4); the checksums\n"
+		"                          that cover the field are fixed (csum=auto says so):\n"
+		"                            FIELD=seq[/DIV][%%MOD]    the field is n/DIV (mod MOD)\n"
+		"                            FIELD+=STEP[/DIV][%%MOD]  captured + (n/DIV * STEP) mod MOD\n"
+		"                            ip.src=198.18.64.0/23, ip.dst=A-B, ip6.src=PREFIX/64\n"
+		"                            udp.sport=1024-65535 (also udp.dport, tcp.sport, ...)\n"
+		"                          FIELD: ip.id, ip.src, ip.dst, ip6.src, ip6.dst, udp.sport,\n"
+		"                          udp.dport, tcp.sport, tcp.dport, u8@OFF, u16be@OFF,\n"
+		"                          u32be@OFF, u64be@OFF (le: little-endian; OFF from the\n"
+		"                          frame start), payload@OFF:W (W bytes big-endian at OFF\n"
+		"                          in the UDP/TCP payload)\n"
 		"      --json FILE|-       write the result as JSON\n"
 		"  -q, --quiet             no progress line or summary\n"
 		"  -v, --verbose           more detail (-vv: libbpf's messages)\n"
@@ -174,7 +179,7 @@ int cmd_replay(int argc, char **argv)
 	double rate_bps = 0;
 	bool have_count = false, quiet = false, use_xsk;
 	int paced = 0, opt, err, ret = XR_EXIT_ENV;
-	struct rewrite_spec specs[XR_MAX_OPS];
+	struct rewrite_spec specs[XR_MAX_OPS + 1]; /* + csum=auto */
 	struct fs_load_opts lo = {};
 	int nspecs = 0;
 	struct engine_result res;
@@ -249,7 +254,7 @@ int cmd_replay(int argc, char **argv)
 			break;
 		case O_JSON: json_path = optarg; break;
 		case O_REWRITE:
-			if (nspecs >= XR_MAX_OPS)
+			if (nspecs >= XR_MAX_OPS + 1)
 				return cli_usage_error("replay", "at most %d --rewrite ops", XR_MAX_OPS);
 			if (rewrite_parse(optarg, &specs[nspecs++]))
 				return XR_EXIT_USAGE;
@@ -318,11 +323,13 @@ int cmd_replay(int argc, char **argv)
 	}
 
 	if (nspecs) {
-		if (rewrite_plan(specs, nspecs, &fs, o.ops)) {
+		int nops = rewrite_plan(specs, nspecs, &fs, o.ops);
+
+		if (nops < 0) {
 			ret = XR_EXIT_USAGE;
 			goto out;
 		}
-		o.nops = nspecs;
+		o.nops = nops;
 	}
 
 	/* the kernel engine where live frames reach the wire; AF_XDP otherwise */

@@ -48,42 +48,55 @@ static uint16_t fold(uint32_t sum)
 	return ~sum & 0xffff;
 }
 
-/* Checksum of an IPv4 UDP/TCP segment with its pseudo-header; 0 when it verifies. */
+/* Checksum of a UDP/TCP segment with its IPv4 or IPv6 pseudo-header; 0 when it verifies. */
 static uint16_t l4_csum(const uint8_t *ip, const uint8_t *l4, size_t l4len, uint8_t proto)
 {
-	uint32_t sum = sum16(ip + 12, 8, 0);
+	uint32_t sum = (ip[0] >> 4) == 6 ? sum16(ip + 8, 32, 0) : sum16(ip + 12, 8, 0);
 
 	sum += proto + (uint32_t)l4len;
 	return fold(sum16(l4, l4len, sum));
 }
 
-/* An Ethernet/IPv4/UDP or TCP frame with random contents and valid checksums. */
-static uint32_t random_frame(uint8_t *f, uint8_t proto, uint32_t payload)
+/* An Ethernet/IPv4 or IPv6/UDP or TCP frame with random contents and valid checksums. */
+static uint32_t random_frame(uint8_t *f, int ipver, uint8_t proto, uint32_t payload, const uint8_t *v6high)
 {
-	uint32_t l4hdr = proto == IPPROTO_UDP ? 8 : 20, len = 14 + 20 + l4hdr + payload;
-	uint8_t *ip = f + 14, *l4 = ip + 20;
+	uint32_t l3len = ipver == 6 ? 40 : 20, l4hdr = proto == IPPROTO_UDP ? 8 : 20;
+	uint32_t len = 14 + l3len + l4hdr + payload;
+	uint8_t *ip = f + 14, *l4 = ip + l3len;
 	uint16_t c;
 
 	for (uint32_t i = 0; i < len; i++)
 		f[i] = rnd();
-	f[12] = 0x08;
-	f[13] = 0x00;
-	ip[0] = 0x45;
-	ip[2] = (20 + l4hdr + payload) >> 8;
-	ip[3] = (20 + l4hdr + payload) & 0xff;
-	ip[6] = 0x40; /* DF, no fragment offset */
-	ip[7] = 0;
-	ip[9] = proto;
-	ip[10] = ip[11] = 0;
-	c = fold(sum16(ip, 20, 0));
-	ip[10] = c >> 8;
-	ip[11] = c & 0xff;
+	if (ipver == 6) {
+		f[12] = 0x86;
+		f[13] = 0xdd;
+		ip[0] = 0x60;
+		ip[4] = (l4hdr + payload) >> 8;
+		ip[5] = (l4hdr + payload) & 0xff;
+		ip[6] = proto;
+		/* the upper halves of both addresses are the set's prefix */
+		memcpy(ip + 8, v6high, 8);
+		memcpy(ip + 24, v6high, 8);
+	} else {
+		f[12] = 0x08;
+		f[13] = 0x00;
+		ip[0] = 0x45;
+		ip[2] = (20 + l4hdr + payload) >> 8;
+		ip[3] = (20 + l4hdr + payload) & 0xff;
+		ip[6] = 0x40; /* DF, no fragment offset */
+		ip[7] = 0;
+		ip[9] = proto;
+		ip[10] = ip[11] = 0;
+		c = fold(sum16(ip, 20, 0));
+		ip[10] = c >> 8;
+		ip[11] = c & 0xff;
+	}
 	if (proto == IPPROTO_UDP) {
 		l4[4] = (8 + payload) >> 8;
 		l4[5] = (8 + payload) & 0xff;
 		l4[6] = l4[7] = 0;
-		/* one frame in eight keeps a zero UDP checksum: "none" */
-		if (rnd() % 8) {
+		/* one IPv4 frame in eight keeps a zero UDP checksum: "none" */
+		if (ipver == 6 || rnd() % 8) {
 			c = l4_csum(ip, l4, 8 + payload, proto);
 			if (!c)
 				c = 0xffff;
@@ -100,43 +113,65 @@ static uint32_t random_frame(uint8_t *f, uint8_t proto, uint32_t payload)
 	return len;
 }
 
-static void random_spec(char *buf, size_t len, uint32_t min_payload, uint32_t l4hdr)
+static void random_spec(char *buf, size_t len, int ipver, uint8_t proto, uint32_t min_payload, uint32_t hdrs)
 {
-	static const unsigned int widths[] = { 2, 4, 8 };
-	unsigned int kind = rnd() % 4, w = kind < 2 ? 2 : widths[rnd() % 3], off;
+	static const unsigned int widths[] = { 1, 2, 4, 8 };
+	const char *l4 = proto == IPPROTO_UDP ? "udp" : "tcp";
+	unsigned int kind = rnd() % 7, w = widths[rnd() % 4], off, lo;
 	char mod[32] = "";
 
 	if (rnd() % 3 == 0)
-		snprintf(mod, sizeof(mod), "%%%llu", (unsigned long long)(rnd() % (w == 2 ? 65536 : 1000000) + 1));
+		snprintf(mod, sizeof(mod), "%%%llu", (unsigned long long)(rnd() % (w == 1 ? 256 : w == 2 ? 65536 : 1000000) + 1));
+	if (rnd() % 4 == 0)
+		snprintf(mod + strlen(mod), sizeof(mod) - strlen(mod), "/%u", 1 + (unsigned)(rnd() % 1000));
 	switch (kind) {
 	case 0:
-		snprintf(buf, len, "ip.id=seq%s", mod);
-		return;
+		if (ipver == 4) {
+			snprintf(buf, len, "ip.id=seq%s", rnd() % 2 ? "" : "%65536");
+			return;
+		}
+		/* fall through */
 	case 1:
-		snprintf(buf, len, "ip.id+=%llu%s", (unsigned long long)(rnd() % 70000), mod);
+		if (ipver == 4)
+			snprintf(buf, len, "ip.%s=198.%u.%u.0/%u", rnd() % 2 ? "src" : "dst", 18 + (unsigned)(rnd() % 2),
+				 (unsigned)(rnd() % 256), 16 + (unsigned)(rnd() % 17));
+		else
+			snprintf(buf, len, "ip6.%s=2001:db8::%x/%u", rnd() % 2 ? "src" : "dst",
+				 (unsigned)(rnd() % 65536), 64 + (unsigned)(rnd() % 65));
 		return;
 	case 2:
-		off = (rnd() % (min_payload - w + 1)) & ~1U;
-		snprintf(buf, len, "payload@%u:%u=seq%s", off, w, mod);
+		lo = rnd() % 60000;
+		snprintf(buf, len, "%s.%s=%u-%u", l4, rnd() % 2 ? "sport" : "dport", lo, lo + (unsigned)(rnd() % 5000));
+		return;
+	case 3:
+		/* payload fields are 2, 4 or 8 bytes */
+		w = w == 1 ? 2 : w;
+		off = rnd() % (min_payload - w + 1);
+		snprintf(buf, len, "payload@%u:%u=seq%s", off, w, w == 2 ? "" : mod);
 		return;
 	default:
-		off = (rnd() % (min_payload - w + 1)) & ~1U;
-		snprintf(buf, len, "u%u%s@%u+=%llu%s", w * 8, rnd() % 2 ? "be" : "le", 14 + 20 + l4hdr + off,
-			 (unsigned long long)(rnd() % 100000), mod);
+		/* anywhere in the payload, any alignment, either byte order */
+		off = hdrs + rnd() % (min_payload - w + 1);
+		if (w == 1)
+			snprintf(buf, len, "u8@%u+=%llu%s", off, (unsigned long long)(rnd() % 300), mod);
+		else
+			snprintf(buf, len, "u%u%s@%u+=%llu%s", w * 8, rnd() % 2 ? "be" : "le", off,
+				 (unsigned long long)(rnd() % 100000), mod);
 	}
 }
 
-static int check_csums(const uint8_t *f, uint32_t len, uint8_t proto, char *why, size_t wl)
+static int check_csums(const uint8_t *f, uint32_t len, int ipver, uint8_t proto, char *why, size_t wl)
 {
-	const uint8_t *ip = f + 14, *l4 = ip + 20;
+	uint32_t l3len = ipver == 6 ? 40 : 20;
+	const uint8_t *ip = f + 14, *l4 = ip + l3len;
 
-	if (fold(sum16(ip, 20, 0))) {
+	if (ipver == 4 && fold(sum16(ip, 20, 0))) {
 		snprintf(why, wl, "IPv4 header checksum does not verify");
 		return -1;
 	}
 	if (proto == IPPROTO_UDP && !l4[6] && !l4[7])
 		return 0;
-	if (l4_csum(ip, l4, len - 34, proto)) {
+	if (l4_csum(ip, l4, len - 14 - l3len, proto)) {
 		snprintf(why, wl, "%s checksum does not verify", proto == IPPROTO_UDP ? "UDP" : "TCP");
 		return -1;
 	}
@@ -195,8 +230,10 @@ int cmd_selftest(int argc, char **argv)
 		goto done;
 	}
 	for (uint64_t c = 0; c < cases && !err; c++) {
-		uint8_t proto = rnd() % 2 ? IPPROTO_UDP : IPPROTO_TCP, buf[XR_MAX_FRAME];
+		uint8_t proto = rnd() % 2 ? IPPROTO_UDP : IPPROTO_TCP, buf[XR_MAX_FRAME], v6high[8];
+		int ipver = rnd() % 3 ? 4 : 6;
 		uint32_t l4hdr = proto == IPPROTO_UDP ? 8 : 20, min_payload = UINT32_MAX, out_len[MAX_NS];
+		uint32_t hdrs = 14 + (ipver == 6 ? 40 : 20) + l4hdr;
 		struct rewrite_spec specs[XR_MAX_OPS];
 		struct engine_opts o = { .threads = 1 };
 		int nframes = 1 + rnd() % 4, nspecs = 1 + rnd() % 3;
@@ -205,8 +242,10 @@ int cmd_selftest(int argc, char **argv)
 		struct frameset fs;
 
 		frameset_init(&fs);
+		/* 2001:db8:: upper half, so that the ip6.* ranges below fit every frame */
+		memcpy(v6high, "\x20\x01\x0d\xb8\0\0\0\0", 8);
 		for (int i = 0; i < nframes; i++) {
-			uint32_t payload = 16 + rnd() % 1400, len = random_frame(buf, proto, payload);
+			uint32_t payload = 16 + rnd() % 1400, len = random_frame(buf, ipver, proto, payload, v6high);
 
 			if (payload < min_payload)
 				min_payload = payload;
@@ -216,13 +255,17 @@ int cmd_selftest(int argc, char **argv)
 			}
 		}
 		for (int i = 0; i < nspecs && !err; i++) {
-			random_spec(text[i], sizeof(text[i]), min_payload, l4hdr);
+			random_spec(text[i], sizeof(text[i]), ipver, proto, min_payload, hdrs);
 			if (rewrite_parse(text[i], &specs[i]))
 				err = -EINVAL;
 		}
-		if (!err && rewrite_plan(specs, nspecs, &fs, o.ops))
-			err = -EINVAL;
-		o.nops = nspecs;
+		if (!err) {
+			int nops = rewrite_plan(specs, nspecs, &fs, o.ops);
+
+			if (nops < 0)
+				err = -EINVAL;
+			o.nops = nops < 0 ? 0 : nops;
+		}
 		o.fs = &fs;
 		for (int i = 0; i < MAX_NS; i++) {
 			switch (rnd() % 4) {
@@ -246,7 +289,7 @@ int cmd_selftest(int argc, char **argv)
 			else if (memcmp(out + (size_t)i * XR_MAX_FRAME, ref, fr->len))
 				snprintf(why, sizeof(why), "bytes differ from the reference");
 			else
-				check_csums(ref, fr->len, proto, why, sizeof(why));
+				check_csums(ref, fr->len, ipver, proto, why, sizeof(why));
 			if (why[0]) {
 				mismatches++;
 				if (mismatches <= 5) {
