@@ -16,7 +16,11 @@
 #include <bpf/bpf_helpers.h>
 #include <bpf/bpf_tracing.h>
 #include <bpf/bpf_core_read.h>
+#include <bpf/bpf_endian.h>
 #include "xdpreplay.h"
+
+#define ETH_P_IP 0x0800
+#define ETH_ALEN 6
 
 const volatile struct xr_gen_cfg cfg = {};
 
@@ -49,6 +53,32 @@ struct {
 	__uint(key_size, sizeof(__u32));
 	__uint(value_size, XR_CHUNK_VALUE);
 } frame_data SEC(".maps");
+
+/* Send times of recent sequence numbers (written by senders, read by xr_replies). */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, XR_TS_RING);
+	__type(key, __u32);
+	__type(value, struct xr_send_ts);
+} send_ts SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct xr_replies_stats);
+} replies_stats SEC(".maps");
+
+/* Round trips: XR_RTT_SECS seconds x XR_RTT_BUCKETS buckets, per CPU. */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, XR_RTT_SECS * XR_RTT_BUCKETS);
+	__type(key, __u32);
+	__type(value, __u64);
+} rtt_hist SEC(".maps");
+
+/* Set by userspace at the first departure: second 0 of the histograms. */
+__u64 replies_origin_ns = 0;
 
 static __always_inline __u64 due_ns(const struct xr_gen_slot *s, __u64 k)
 {
@@ -216,9 +246,193 @@ int xr_gen(struct xdp_md *ctx)
 			return XDP_DROP;
 		}
 	}
+	if (cfg.stamp) {
+		__u32 i = n & (XR_TS_RING - 1);
+		struct xr_send_ts *t = bpf_map_lookup_elem(&send_ts, &i);
+
+		if (t) {
+			t->ts_ns = bpf_ktime_get_ns();
+			t->n32 = n;
+			t->answered = 0;
+		}
+	}
 	s->tx++;
 	s->tx_bytes += ctx->data_end - ctx->data;
 	return XDP_TX;
+}
+
+/* Bucket of a round trip: exact below 16 ns, then 16 per octave. */
+static __always_inline __u32 rtt_bucket(__u64 v)
+{
+	__u32 e = 0;
+	__u64 x = v;
+
+	if (v < 16)
+		return v;
+	/* floor(log2(v)) without a loop: BPF has no count-leading-zeros */
+	if (x >> 32) { e += 32; x >>= 32; }
+	if (x >> 16) { e += 16; x >>= 16; }
+	if (x >> 8) { e += 8; x >>= 8; }
+	if (x >> 4) { e += 4; x >>= 4; }
+	if (x >> 2) { e += 2; x >>= 2; }
+	if (x >> 1) { e += 1; }
+	e = (e - 3) * 16 + ((v >> (e - 4)) & 15);
+	return e < XR_RTT_BUCKETS ? e : XR_RTT_BUCKETS - 1;
+}
+
+static __always_inline __u16 fold_csum(__u32 sum)
+{
+	sum = (sum & 0xffff) + (sum >> 16);
+	sum = (sum & 0xffff) + (sum >> 16);
+	return ~sum;
+}
+
+/*
+ * Turns the TCP segment in place into a bare reply (20-byte header, no data)
+ * with the given flags, seq and ack, addressed back to its sender.
+ */
+static __always_inline int make_reply(struct xdp_md *ctx, __u8 flags, __u32 seq, __u32 ack)
+{
+	void *data, *data_end;
+	struct ethhdr *eth;
+	struct iphdr *iph;
+	struct tcphdr *th;
+	__u8 mac[ETH_ALEN];
+	__u32 sum = 0, a;
+	__u16 p, *w;
+	int len;
+
+	data = (void *)(long)ctx->data;
+	data_end = (void *)(long)ctx->data_end;
+	len = data_end - data;
+	if (len < 54 || bpf_xdp_adjust_tail(ctx, 54 - len))
+		return -1;
+	data = (void *)(long)ctx->data;
+	data_end = (void *)(long)ctx->data_end;
+	eth = data;
+	iph = (void *)(eth + 1);
+	th = (void *)(iph + 1);
+	if ((void *)(th + 1) > data_end)
+		return -1;
+	__builtin_memcpy(mac, eth->h_dest, ETH_ALEN);
+	__builtin_memcpy(eth->h_dest, eth->h_source, ETH_ALEN);
+	__builtin_memcpy(eth->h_source, mac, ETH_ALEN);
+	a = iph->saddr;
+	iph->saddr = iph->daddr;
+	iph->daddr = a;
+	iph->ihl = 5;
+	iph->tot_len = bpf_htons(40);
+	iph->ttl = 64;
+	iph->check = 0;
+	w = (__u16 *)iph;
+	for (int i = 0; i < 10; i++)
+		sum += w[i];
+	iph->check = fold_csum(sum);
+	p = th->source;
+	th->source = th->dest;
+	th->dest = p;
+	th->seq = bpf_htonl(seq);
+	th->ack_seq = bpf_htonl(ack);
+	((__u8 *)th)[12] = 5 << 4;
+	((__u8 *)th)[13] = flags;
+	th->window = bpf_htons(flags & 0x04 ? 0 : 64240);
+	th->check = 0;
+	th->urg_ptr = 0;
+	/* pseudo-header, then the 20-byte header */
+	sum = (iph->saddr & 0xffff) + (iph->saddr >> 16) + (iph->daddr & 0xffff) + (iph->daddr >> 16) +
+	      bpf_htons(IPPROTO_TCP) + bpf_htons(20);
+	w = (__u16 *)th;
+	for (int i = 0; i < 10; i++)
+		sum += w[i];
+	th->check = fold_csum(sum);
+	return 0;
+}
+
+#define TCP_FIN 0x01
+#define TCP_SYN 0x02
+#define TCP_RST 0x04
+#define TCP_ACK 0x10
+
+/*
+ * On the sender's interface: counts the server's answers to our SYNs and
+ * drops them, so that our own kernel never answers a SYN-ACK with a RST (which
+ * would empty the server's SYN queue). With --complete it answers a SYN-ACK
+ * with the handshake's ACK and the server's FIN with a RST, statelessly.
+ */
+SEC("xdp")
+int xr_replies(struct xdp_md *ctx)
+{
+	void *data_end = (void *)(long)ctx->data_end;
+	void *data = (void *)(long)ctx->data;
+	struct xr_replies_stats *st;
+	struct ethhdr *eth = data;
+	struct iphdr *iph;
+	struct tcphdr *th;
+	__u32 key = 0, daddr, flags, n32, seq, ack;
+	__u16 dport;
+
+	iph = (void *)(eth + 1);
+	if ((void *)(iph + 1) > data_end || eth->h_proto != bpf_htons(ETH_P_IP) ||
+	    iph->protocol != IPPROTO_TCP || iph->ihl != 5)
+		return XDP_PASS;
+	th = (void *)(iph + 1);
+	if ((void *)(th + 1) > data_end)
+		return XDP_PASS;
+	if (iph->saddr != cfg.rpl.server_addr || th->source != cfg.rpl.server_port)
+		return XDP_PASS;
+	daddr = bpf_ntohl(iph->daddr);
+	dport = bpf_ntohs(th->dest);
+	if (daddr - cfg.rpl.src_base >= cfg.rpl.src_count ||
+	    (__u32)(dport - cfg.rpl.sport_base) >= cfg.rpl.sport_count)
+		return XDP_PASS;
+	st = bpf_map_lookup_elem(&replies_stats, &key);
+	if (!st)
+		return XDP_DROP;
+	flags = ((__u8 *)th)[13];
+	seq = bpf_ntohl(th->seq);
+	ack = bpf_ntohl(th->ack_seq);
+	if ((flags & (TCP_SYN | TCP_ACK)) == (TCP_SYN | TCP_ACK)) {
+		struct xr_send_ts *t;
+		__u32 i;
+
+		n32 = (ack - 1 - cfg.rpl.isn_base) * cfg.rpl.isn_inv;
+		i = n32 & (XR_TS_RING - 1);
+		t = bpf_map_lookup_elem(&send_ts, &i);
+		if (!t || t->n32 != n32 || !t->ts_ns) {
+			st->unmatched++;
+		} else if (t->answered) {
+			st->retransmits++;
+		} else {
+			__u64 now = bpf_ktime_get_ns(), sec;
+			__u64 *bin;
+			__u32 hk;
+
+			t->answered = 1;
+			st->syn_acks++;
+			sec = now > replies_origin_ns ? (now - replies_origin_ns) / 1000000000ULL : 0;
+			hk = (sec % XR_RTT_SECS) * XR_RTT_BUCKETS + rtt_bucket(now - t->ts_ns);
+			bin = bpf_map_lookup_elem(&rtt_hist, &hk);
+			if (bin)
+				(*bin)++;
+		}
+		if (cfg.rpl.complete && !make_reply(ctx, TCP_ACK, ack, seq + 1)) {
+			st->acks_sent++;
+			return XDP_TX;
+		}
+		return XDP_DROP;
+	}
+	if (flags & TCP_RST) {
+		st->rsts++;
+		return XDP_DROP;
+	}
+	if ((flags & TCP_FIN) && cfg.rpl.complete) {
+		/* the server closed: we never keep state, so a RST ends it */
+		if (!make_reply(ctx, TCP_RST, ack, 0)) {
+			st->fins++;
+			return XDP_TX;
+		}
+	}
+	return XDP_DROP;
 }
 
 static __always_inline bool our_dev(const struct net_device *dev)

@@ -95,6 +95,45 @@ enum xr_pace {
 	XR_PACE_PCAP = 2, /* capture timestamps divided by a multiplier */
 };
 
+/*
+ * Replies (bpf/gen.bpf.c, xr_replies on the sender's interface): SYN-ACKs and
+ * RSTs to the SYNs the kernel engine sent, matched to their sequence number n
+ * through the ISN (isn = isn_base + n * isn_step, isn_step odd, so
+ * n = (isn - isn_base) * isn_inv mod 2^32), and their round trips.
+ */
+#define XR_TS_RING (1U << 20)    /* send times of the last 2^20 frames */
+#define XR_RTT_BUCKETS 512       /* 16 per octave of ns: about 4% wide */
+#define XR_RTT_SECS 64           /* per-second histograms, a ring of seconds */
+
+struct xr_send_ts {
+	__u64 ts_ns;
+	__u32 n32;     /* low 32 bits of n: the entry is n's, not an older one's */
+	__u32 answered;
+};
+
+struct xr_replies_cfg {
+	__u32 server_addr;   /* network order */
+	__u16 server_port;   /* network order */
+	__u8 complete;       /* answer SYN-ACKs with an ACK, FINs with a RST */
+	__u8 pad;
+	__u32 src_base;      /* host order: our source addresses */
+	__u32 src_count;
+	__u16 sport_base;    /* host order: our source ports */
+	__u16 pad2;
+	__u32 sport_count;
+	__u32 isn_base, isn_inv;
+};
+
+struct xr_replies_stats {
+	__u64 syn_acks;      /* first SYN-ACK for a SYN we sent */
+	__u64 retransmits;   /* further SYN-ACKs for it */
+	__u64 rsts;
+	__u64 acks_sent;     /* --complete: handshakes we completed */
+	__u64 fins;          /* --complete: closes we answered with a RST */
+	__u64 unmatched;     /* to our addresses but not from a SYN of this run */
+	__u64 pad[2];
+};
+
 /* Read-only configuration of the kernel engine (rodata). */
 struct xr_gen_cfg {
 	__u64 nframes;
@@ -107,8 +146,9 @@ struct xr_gen_cfg {
 	__u64 span_ns;    /* XR_PACE_PCAP: capture duration of one round */
 	__u64 mult_milli; /* XR_PACE_PCAP: speed multiplier x 1000 */
 	__u32 nops;
-	__u32 pad2;
+	__u32 stamp;      /* record send times in send_ts for reply round trips */
 	struct xr_op ops[XR_MAX_OPS];
+	struct xr_replies_cfg rpl;
 };
 
 /*

@@ -13,7 +13,8 @@
 #   source scripts/testbed.sh; tb_up; trap tb_down EXIT; tb_gen xdpreplay replay -i "$TB_GEN_IF" ...
 #
 # Each bed: namespaces NAME-gen and NAME-srv; interfaces gen0 (198.18.0.1) and
-# srv0 (198.18.0.2) in them; /run/xdpreplay-testbed/NAME.env holds the variables.
+# srv0 (198.18.0.2) in them; the server routes 198.18.64.0/18 (source pools for
+# xdpreplay gen --src) through the generator; /run/xdpreplay-testbed/NAME.env holds the variables.
 
 TB_STATE_DIR=/run/xdpreplay-testbed
 TB_GEN_IP=198.18.0.1
@@ -21,6 +22,7 @@ TB_SRV_IP=198.18.0.2
 TB_GEN_IF=gen0
 TB_SRV_IF=srv0
 # fixed MACs (c6:12 = 198.18), so that the sample captures in pcaps/ reach the server's stack
+TB_POOL=198.18.64.0/18
 TB_GEN_MAC=02:00:c6:12:00:01
 TB_SRV_MAC=02:00:c6:12:00:02
 
@@ -72,6 +74,8 @@ tb_create() {
 	ip -n "$TB_NS_GEN" link set "$TB_GEN_IF" up && ip -n "$TB_NS_SRV" link set "$TB_SRV_IF" up || return 1
 	ip -n "$TB_NS_GEN" neigh replace "$TB_SRV_IP" lladdr "$TB_SRV_MAC" dev "$TB_GEN_IF" nud permanent || return 1
 	ip -n "$TB_NS_SRV" neigh replace "$TB_GEN_IP" lladdr "$TB_GEN_MAC" dev "$TB_SRV_IF" nud permanent || return 1
+	# the generator's source pools (xdpreplay gen --src 198.18.64.0/23 ...) are reached through it
+	ip -n "$TB_NS_SRV" route add "$TB_POOL" via "$TB_GEN_IP" || return 1
 	# GRO gives the veth receiver NAPI, without which live frames vanish (PLATFORM.md)
 	if [ "$gro" = 1 ]; then
 		ip netns exec "$TB_NS_SRV" ethtool -K "$TB_SRV_IF" gro on >/dev/null || return 1
@@ -93,6 +97,7 @@ tb_save() {
 	TB_SRV_IF=$TB_SRV_IF
 	TB_GEN_IP=$TB_GEN_IP
 	TB_SRV_IP=$TB_SRV_IP
+	TB_POOL=$TB_POOL
 	TB_GEN_MAC=$TB_GEN_MAC
 	TB_SRV_MAC=$TB_SRV_MAC
 	EOF

@@ -11,6 +11,7 @@ enum { XR_EXIT_OK = 0, XR_EXIT_FAIL = 1, XR_EXIT_USAGE = 2, XR_EXIT_ENV = 3 };
 
 int cmd_probe(int argc, char **argv);
 int cmd_replay(int argc, char **argv);
+int cmd_gen(int argc, char **argv);
 int cmd_count(int argc, char **argv);
 int cmd_selftest(int argc, char **argv);
 

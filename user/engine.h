@@ -29,6 +29,16 @@ struct engine_opts {
 	bool progress;           /* live line on stderr */
 	struct xr_op ops[XR_MAX_OPS]; /* rewrite plan, the same for every frame */
 	unsigned int nops;
+	bool replies;            /* count the server's answers (xr_replies on ifc) */
+	struct xr_replies_cfg rpl;
+	uint64_t reply_wait_ns;  /* after the last frame, how long answers may take */
+};
+
+/* The server's answers to a run's SYNs and their round trips. */
+struct engine_replies {
+	struct xr_replies_stats st;
+	uint64_t *hist;          /* XR_RTT_SECS x XR_RTT_BUCKETS, summed over CPUs */
+	unsigned int seconds;    /* seconds of the run that the histograms cover */
 };
 
 /* Why frames asked for were not sent. */
@@ -49,7 +59,11 @@ struct engine_result {
 	int xmit_err, redirect_errno;
 	uint64_t start_ns, end_ns; /* CLOCK_MONOTONIC */
 	const char *engine;
+	struct engine_replies replies; /* with engine_opts.replies; hist is malloc'ed */
 };
+
+/* Lower bound in ns of round-trip bucket b (the inverse of rtt_bucket() in gen.bpf.c). */
+uint64_t rtt_bucket_floor(unsigned int b);
 
 static inline uint64_t engine_unsent_total(const struct engine_unsent *u)
 {

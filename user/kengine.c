@@ -58,6 +58,7 @@ struct kengine {
 	struct gen_bpf *skel;
 	struct bpf_link *links[2];
 	struct bpf_link *hold;  /* keeps xr_gen in the XDP dispatcher */
+	struct bpf_link *replies; /* xr_replies on the interface */
 	int hold_netns_fd;
 	struct xr_gen_slot *slots;
 	struct xr_frame *frames;
@@ -138,6 +139,7 @@ static void hold_dispatcher(struct kengine *k)
 
 static void kengine_close(struct kengine *k)
 {
+	bpf_link__destroy(k->replies);
 	bpf_link__destroy(k->hold);
 	if (k->hold_netns_fd > 0)
 		close(k->hold_netns_fd);
@@ -204,7 +206,10 @@ static int kengine_open(struct kengine *k, const struct iface *ifc, const struct
 		.span_ns = fs ? fs->span_ns : 0,
 		.mult_milli = o && o->pace == XR_PACE_PCAP ? (uint64_t)(o->multiplier * 1000 + 0.5) : 1000,
 		.nops = o ? o->nops : 0,
+		.stamp = o ? o->replies : 0,
 	};
+	if (o)
+		k->skel->rodata->cfg.rpl = o->rpl;
 	if (o)
 		memcpy(k->skel->rodata->cfg.ops, o->ops, sizeof(o->ops));
 	if (!k->skel->rodata->cfg.mult_milli)
@@ -331,6 +336,51 @@ out:
 	return NULL;
 }
 
+static void read_replies(struct kengine *k, struct engine_result *res)
+{
+	int ncpu = libbpf_num_possible_cpus(), hfd = bpf_map__fd(k->skel->maps.rtt_hist);
+	struct xr_replies_stats *per = calloc(ncpu, sizeof(*per));
+	uint64_t *vals = calloc(ncpu, sizeof(uint64_t));
+	struct engine_replies *r = &res->replies;
+	__u32 key = 0;
+
+	r->hist = calloc((size_t)XR_RTT_SECS * XR_RTT_BUCKETS, sizeof(uint64_t));
+	if (!per || !vals || !r->hist)
+		goto out;
+	if (!bpf_map_lookup_elem(bpf_map__fd(k->skel->maps.replies_stats), &key, per)) {
+		for (int c = 0; c < ncpu; c++) {
+			r->st.syn_acks += per[c].syn_acks;
+			r->st.retransmits += per[c].retransmits;
+			r->st.rsts += per[c].rsts;
+			r->st.acks_sent += per[c].acks_sent;
+			r->st.fins += per[c].fins;
+			r->st.unmatched += per[c].unmatched;
+		}
+	}
+	for (key = 0; key < XR_RTT_SECS * XR_RTT_BUCKETS; key++) {
+		if (bpf_map_lookup_elem(hfd, &key, vals))
+			break;
+		for (int c = 0; c < ncpu; c++)
+			r->hist[key] += vals[c];
+		if (r->hist[key] && key / XR_RTT_BUCKETS + 1 > r->seconds)
+			r->seconds = key / XR_RTT_BUCKETS + 1;
+	}
+out:
+	free(per);
+	free(vals);
+}
+
+uint64_t rtt_bucket_floor(unsigned int b)
+{
+	unsigned int e;
+
+	if (b < 16)
+		return b;
+	/* bucket (e - 3) * 16 + m holds [2^e + m * 2^(e-4), 2^e + (m+1) * 2^(e-4)) */
+	e = b / 16 + 3;
+	return (1ULL << e) + (uint64_t)(b % 16) * (1ULL << (e - 4));
+}
+
 static void on_sigusr1(int sig)
 {
 }
@@ -376,6 +426,16 @@ int kengine_run(const struct engine_opts *o, struct engine_result *res)
 		return err;
 	/* the maps hold the frames now: the loading buffer would only double the memory */
 	frameset_release(o->fs);
+	if (o->replies) {
+		k.replies = bpf_program__attach_xdp(k.skel->progs.xr_replies, o->ifc->ifindex);
+		if (!k.replies) {
+			err = -errno;
+			pr_warn("cannot attach the reply counter to %s: %s%s\n", o->ifc->name, strerror(-err),
+				err == -EBUSY || err == -EEXIST ? " (another XDP program is attached)" : "");
+			kengine_close(&k);
+			return err;
+		}
+	}
 
 	sigemptyset(&sa.sa_mask);
 	/* no SA_RESTART: the signal must end a BPF_PROG_RUN call with EINTR */
@@ -418,6 +478,7 @@ int kengine_run(const struct engine_opts *o, struct engine_result *res)
 	}
 	/* paced runs start at t0; the duration counts from there */
 	res->start_ns = o->pace == XR_PACE_NONE ? now_ns() : t0;
+	k.skel->bss->replies_origin_ns = res->start_ns;
 	for (unsigned int i = 0; i < o->threads; i++) {
 		err = -pthread_create(&sd[i].tid, NULL, sender_main, &sd[i]);
 		if (err) {
@@ -463,6 +524,12 @@ int kengine_run(const struct engine_opts *o, struct engine_result *res)
 	res->end_ns = now_ns();
 	for (unsigned int i = 0; i < started; i++)
 		pthread_join(sd[i].tid, NULL);
+	if (o->replies) {
+		/* answers to the last frames are still on their way */
+		if (!xr_stop)
+			sleep_until(now_ns() + o->reply_wait_ns);
+		read_replies(&k, res);
+	}
 	if (o->progress && res->end_ns - res->start_ns >= 1000000000ULL)
 		fputc('\n', stderr);
 	sigaction(SIGUSR1, &old_sa, NULL);

@@ -12,6 +12,7 @@ static const struct {
 } commands[] = {
 	{ "probe", cmd_probe, "what this kernel and an interface support, and how to fix what is missing" },
 	{ "replay", cmd_replay, "send pcap/pcapng frames at top speed or a precise rate, with exact accounting" },
+	{ "gen", cmd_gen, "send built-in UDP or SYN traffic from address/port ranges; count the SYN-ACKs" },
 	{ "count", cmd_count, "server side: count what arrives (XDP) and attribute drops to kernel layers" },
 	{ "selftest", cmd_selftest, "hold the BPF rewrites against the userspace reference (sends nothing)" },
 };

@@ -14,6 +14,7 @@
 #include "log.h"
 #include "probe.h"
 #include "rewrite.h"
+#include "gen.h"
 #include "units.h"
 
 #define WIRE_OVERHEAD 24 /* FCS 4 + preamble 8 + inter-frame gap 12 */
@@ -138,6 +139,7 @@ static void write_json(FILE *f, const struct engine_result *r, const struct engi
 	json_double(&j, "pps", dur > 0 ? r->sent / dur : 0);
 	json_double(&j, "bps", dur > 0 ? (r->sent_bytes + (double)r->sent * WIRE_OVERHEAD) * 8 / dur : 0);
 	json_u64(&j, "bytes", r->sent_bytes);
+	gen_report(r, NULL, &j);
 	json_open(&j, "skipped", '{');
 	json_u64(&j, "non_ethernet", sk->linktype);
 	json_u64(&j, "truncated", sk->truncated);
@@ -147,10 +149,47 @@ static void write_json(FILE *f, const struct engine_result *r, const struct engi
 	json_close(&j, '}');
 }
 
-int cmd_replay(int argc, char **argv)
+static void gen_usage(FILE *f)
+{
+	fprintf(f,
+		"Usage: xdpreplay gen udp|syn -i IFACE --dst ADDR[:PORT] [options]\n"
+		"\n"
+		"Sends built-in frames without a capture: UDP datagrams, or TCP SYNs for a\n"
+		"connection-rate test. Each packet is distinct: its source address and port\n"
+		"come from the ranges (n mod the range's size), a UDP payload carries the\n"
+		"sequence number n in its first 8 bytes (xdpreplay count --seq payload@0:8),\n"
+		"and a SYN's initial sequence number is a keyed function of n.\n"
+		"\n"
+		"gen syn counts the server's answers on IFACE with an XDP program: SYN-ACKs\n"
+		"(matched to their SYN, with round-trip histograms per second), RSTs. It drops\n"
+		"them there, so that this host's kernel never answers a SYN-ACK with a RST and\n"
+		"the server's SYN queue sees a real load. --complete answers each SYN-ACK with\n"
+		"the handshake's ACK and the server's FIN with a RST: the server sees whole\n"
+		"connections, and this host keeps no state. Replies are counted for IPv4.\n"
+		"\n"
+		"Options (and all of replay's rate, count, duration, thread and output options):\n"
+		"  -i, --iface IFACE     interface to send from (required)\n"
+		"      --dst ADDR[:PORT] destination, IPv4 or [IPv6] (port default 9 for udp, 80 for syn)\n"
+		"      --src RANGE       source addresses: A.B.C.D/P, A.B.C.D-E.F.G.H, or an IPv6\n"
+		"                        PREFIX/P with P >= 64 (default: IFACE's address)\n"
+		"      --sport RANGE     source ports LO-HI (default 1024-65535)\n"
+		"      --size N          frame size on the wire with FCS (udp; default 64)\n"
+		"      --dst-mac MAC     next hop's MAC (default: from the neighbour table, IPv4)\n"
+		"      --complete        syn: complete each handshake and close it (see above)\n"
+		"      --wait T          syn: how long answers may take after the last SYN (default 1s)\n"
+		"\n"
+		"Examples:\n"
+		"  xdpreplay gen udp -i eth1 --dst 198.18.0.2:9 --pps 1M --duration 10s\n"
+		"  xdpreplay gen syn -i eth1 --dst 198.18.0.2:80 --src 198.18.64.0/23 --pps 50k --count 100k\n"
+		"  xdpreplay gen syn -i eth1 --dst 198.18.0.2:80 --complete --pps 10k --duration 5s --json -\n");
+}
+
+static int run(int argc, char **argv, bool gen_mode)
 {
 	enum { O_ENGINE = 256, O_TOPSPEED, O_PPS, O_RATE, O_MULT, O_LOOP, O_COUNT, O_DURATION, O_THREADS,
-	       O_BATCH, O_TRUNC, O_JSON, O_REWRITE, O_PRELOAD };
+	       O_BATCH, O_TRUNC, O_JSON, O_REWRITE, O_PRELOAD, O_DST, O_SRC, O_SPORT, O_SIZE, O_DSTMAC,
+	       O_COMPLETE, O_WAIT };
+	const char *cmd = gen_mode ? "gen" : "replay";
 	static const struct option opts[] = {
 		{ "iface", required_argument, NULL, 'i' },
 		{ "engine", required_argument, NULL, O_ENGINE },
@@ -167,6 +206,13 @@ int cmd_replay(int argc, char **argv)
 		{ "json", required_argument, NULL, O_JSON },
 		{ "rewrite", required_argument, NULL, O_REWRITE },
 		{ "preload", required_argument, NULL, O_PRELOAD },
+		{ "dst", required_argument, NULL, O_DST },
+		{ "src", required_argument, NULL, O_SRC },
+		{ "sport", required_argument, NULL, O_SPORT },
+		{ "size", required_argument, NULL, O_SIZE },
+		{ "dst-mac", required_argument, NULL, O_DSTMAC },
+		{ "complete", no_argument, NULL, O_COMPLETE },
+		{ "wait", required_argument, NULL, O_WAIT },
 		{ "quiet", no_argument, NULL, 'q' },
 		{ "verbose", no_argument, NULL, 'v' },
 		{ "help", no_argument, NULL, 'h' },
@@ -179,13 +225,17 @@ int cmd_replay(int argc, char **argv)
 	double rate_bps = 0;
 	bool have_count = false, quiet = false, use_xsk;
 	int paced = 0, opt, err, ret = XR_EXIT_ENV;
-	struct rewrite_spec specs[XR_MAX_OPS + 1]; /* + csum=auto */
+	struct rewrite_spec specs[GEN_MAX_SPECS]; /* rewrite_plan takes XR_MAX_OPS ops (and csum=auto) */
 	struct fs_load_opts lo = {};
 	int nspecs = 0;
 	struct engine_result res;
 	struct fs_skips sk = {};
 	struct frameset fs;
 	struct iface ifc;
+	struct gen_opts g = { .size = 64 };
+	bool have_dst = false;
+	uint64_t reply_wait = 1000000000ULL, size;
+	unsigned int mac[6];
 	FILE *jf = NULL;
 
 	frameset_init(&fs);
@@ -196,89 +246,133 @@ int cmd_replay(int argc, char **argv)
 		case O_ENGINE: engine = optarg; break;
 		case O_TOPSPEED: o.pace = XR_PACE_NONE; paced++; break;
 		case O_PPS:
-			if (cli_number("replay", "pps", optarg, &o.pps))
+			if (cli_number(cmd, "pps", optarg, &o.pps))
 				return XR_EXIT_USAGE;
 			if (o.pps <= 0)
-				return cli_usage_error("replay", "--pps must be above 0");
+				return cli_usage_error(cmd, "--pps must be above 0");
 			o.pace = XR_PACE_RATE;
 			paced++;
 			break;
 		case O_RATE:
-			if (cli_bitrate("replay", "rate", optarg, &rate_bps))
+			if (cli_bitrate(cmd, "rate", optarg, &rate_bps))
 				return XR_EXIT_USAGE;
 			if (rate_bps <= 0)
-				return cli_usage_error("replay", "--rate must be above 0");
+				return cli_usage_error(cmd, "--rate must be above 0");
 			o.pace = XR_PACE_RATE;
 			paced++;
 			break;
 		case O_MULT:
-			if (cli_number("replay", "multiplier", optarg, &o.multiplier))
+			if (cli_number(cmd, "multiplier", optarg, &o.multiplier))
 				return XR_EXIT_USAGE;
 			if (o.multiplier < 0.001 || o.multiplier > 1e6)
-				return cli_usage_error("replay", "--multiplier must be between 0.001 and 1000000");
+				return cli_usage_error(cmd, "--multiplier must be between 0.001 and 1000000");
 			o.pace = XR_PACE_PCAP;
 			paced++;
 			break;
 		case O_LOOP:
-			if (cli_count("replay", "loop", optarg, &loop))
+			if (cli_count(cmd, "loop", optarg, &loop))
 				return XR_EXIT_USAGE;
 			have_loop = true;
 			break;
 		case O_COUNT:
-			if (cli_count("replay", "count", optarg, &count))
+			if (cli_count(cmd, "count", optarg, &count))
 				return XR_EXIT_USAGE;
 			have_count = true;
 			break;
 		case O_DURATION:
-			if (cli_duration("replay", "duration", optarg, &o.duration_ns))
+			if (cli_duration(cmd, "duration", optarg, &o.duration_ns))
 				return XR_EXIT_USAGE;
 			if (!o.duration_ns)
-				return cli_usage_error("replay", "--duration must be above 0");
+				return cli_usage_error(cmd, "--duration must be above 0");
 			break;
 		case O_THREADS:
-			if (cli_count("replay", "threads", optarg, &threads))
+			if (cli_count(cmd, "threads", optarg, &threads))
 				return XR_EXIT_USAGE;
 			break;
 		case O_BATCH:
-			if (cli_count("replay", "batch", optarg, &batch))
+			if (cli_count(cmd, "batch", optarg, &batch))
 				return XR_EXIT_USAGE;
 			if (batch < 1 || batch > 256)
-				return cli_usage_error("replay", "--batch must be between 1 and 256");
+				return cli_usage_error(cmd, "--batch must be between 1 and 256");
 			break;
 		case O_TRUNC: lo.allow_truncated = true; break;
 		case O_PRELOAD:
-			if (cli_count("replay", "preload", optarg, &lo.max_frames))
+			if (cli_count(cmd, "preload", optarg, &lo.max_frames))
 				return XR_EXIT_USAGE;
 			if (!lo.max_frames)
-				return cli_usage_error("replay", "--preload must be above 0");
+				return cli_usage_error(cmd, "--preload must be above 0");
 			break;
 		case O_JSON: json_path = optarg; break;
 		case O_REWRITE:
 			if (nspecs >= XR_MAX_OPS + 1)
-				return cli_usage_error("replay", "at most %d --rewrite ops", XR_MAX_OPS);
+				return cli_usage_error(cmd, "at most %d --rewrite ops (and csum=auto)", XR_MAX_OPS);
 			if (rewrite_parse(optarg, &specs[nspecs++]))
 				return XR_EXIT_USAGE;
 			break;
 		case 'q': quiet = true; xr_verbosity = XR_LOG_WARN; break;
 		case 'v': xr_verbosity++; break;
-		case 'h': usage(stdout); return XR_EXIT_OK;
-		default: return cli_bad_option("replay", argv, opt);
+		case O_DST:
+			if (gen_parse_dst(optarg, &g))
+				return XR_EXIT_USAGE;
+			have_dst = true;
+			break;
+		case O_SRC: g.src = optarg; break;
+		case O_SPORT: g.sport = optarg; break;
+		case O_SIZE:
+			if (cli_count(cmd, "size", optarg, &size))
+				return XR_EXIT_USAGE;
+			if (size < 64 || size > XR_MAX_FRAME)
+				return cli_usage_error(cmd, "--size must be between 64 and %d", XR_MAX_FRAME);
+			g.size = size;
+			break;
+		case O_DSTMAC:
+			if (sscanf(optarg, "%x:%x:%x:%x:%x:%x%c", &mac[0], &mac[1], &mac[2], &mac[3], &mac[4], &mac[5],
+				   (char[1]){}) != 6)
+				return cli_usage_error(cmd, "--dst-mac: '%s' is not a MAC address", optarg);
+			for (int i = 0; i < 6; i++)
+				g.dst_mac[i] = mac[i];
+			g.have_mac = true;
+			break;
+		case O_COMPLETE: g.complete = true; break;
+		case O_WAIT:
+			if (cli_duration(cmd, "wait", optarg, &reply_wait))
+				return XR_EXIT_USAGE;
+			break;
+		case 'h': gen_mode ? gen_usage(stdout) : usage(stdout); return XR_EXIT_OK;
+		default: return cli_bad_option(cmd, argv, opt);
 		}
 	}
 	if (!ifname)
-		return cli_usage_error("replay", "missing -i IFACE");
-	if (optind >= argc)
-		return cli_usage_error("replay", "missing capture FILE");
+		return cli_usage_error(cmd, "missing -i IFACE");
+	if (gen_mode) {
+		if (optind >= argc || (strcmp(argv[optind], "udp") && strcmp(argv[optind], "syn")))
+			return cli_usage_error(cmd, "say what to generate: udp or syn");
+		if (optind + 1 < argc)
+			return cli_usage_error(cmd, "unexpected argument '%s'", argv[optind + 1]);
+		if (!have_dst)
+			return cli_usage_error(cmd, "missing --dst ADDR[:PORT]");
+		g.syn = !strcmp(argv[optind], "syn");
+		if (!g.dport)
+			g.dport = g.syn ? 80 : 9;
+		if (g.complete && !g.syn)
+			return cli_usage_error(cmd, "--complete goes with gen syn");
+	} else {
+		if (optind >= argc)
+			return cli_usage_error(cmd, "missing capture FILE");
+		if (have_dst || g.src || g.sport || g.have_mac || g.complete)
+			return cli_usage_error(cmd, "--dst, --src, --sport, --size, --dst-mac and --complete belong to "
+					       "xdpreplay gen");
+	}
 	if (paced > 1)
-		return cli_usage_error("replay", "give one of --topspeed, --pps, --rate, --multiplier");
+		return cli_usage_error(cmd, "give one of --topspeed, --pps, --rate, --multiplier");
 	if (strcmp(engine, "auto") && strcmp(engine, "kernel") && strcmp(engine, "xsk"))
-		return cli_usage_error("replay", "--engine: '%s' is not auto, kernel or xsk", engine);
+		return cli_usage_error(cmd, "--engine: '%s' is not auto, kernel or xsk", engine);
 	if (threads < 1 || threads > (uint64_t)sysconf(_SC_NPROCESSORS_ONLN) || threads > XR_MAX_CPUS)
-		return cli_usage_error("replay", "--threads must be between 1 and the number of CPUs (%ld)",
+		return cli_usage_error(cmd, "--threads must be between 1 and the number of CPUs (%ld)",
 				       sysconf(_SC_NPROCESSORS_ONLN));
 	if (have_count && !count)
-		return cli_usage_error("replay", "--count must be above 0");
-	if (cli_need_root("replay"))
+		return cli_usage_error(cmd, "--count must be above 0");
+	if (cli_need_root(cmd))
 		return XR_EXIT_ENV;
 	if (iface_get(ifname, &ifc))
 		return XR_EXIT_ENV;
@@ -294,12 +388,21 @@ int cmd_replay(int argc, char **argv)
 	lo.max_len = ifc.mtu + 14 + 4;
 	if (lo.max_len > XR_MAX_FRAME)
 		lo.max_len = XR_MAX_FRAME;
-	for (int i = optind; i < argc; i++) {
+	for (int i = optind; i < argc && !gen_mode; i++) {
 		err = pcap_load(argv[i], &fs, &lo, &sk);
 		if (err) {
 			ret = err == -ENOMEM ? XR_EXIT_ENV : XR_EXIT_USAGE;
 			goto out;
 		}
+	}
+	if (gen_mode) {
+		err = gen_build(&g, &ifc, &fs, specs, &nspecs, &o.rpl);
+		if (err) {
+			ret = err == -EINVAL ? XR_EXIT_USAGE : XR_EXIT_ENV;
+			goto out;
+		}
+		o.replies = g.syn && !g.ipv6;
+		o.reply_wait_ns = reply_wait;
 	}
 	frameset_finish(&fs);
 	if (lo.max_frames && fs.n == lo.max_frames)
@@ -377,14 +480,27 @@ int cmd_replay(int argc, char **argv)
 	err = use_xsk ? xengine_run(&o, &res) : kengine_run(&o, &res);
 	if (err && !res.start_ns)
 		goto out;
-	if (!quiet)
+	if (!quiet) {
 		print_summary(&res, &o, &fs, &sk);
+		gen_report(&res, stderr, NULL);
+	}
 	if (jf)
 		write_json(jf, &res, &o, &fs, &sk);
+	free(res.replies.hist);
 	ret = err ? XR_EXIT_ENV : engine_unsent_total(&res.unsent) ? XR_EXIT_FAIL : XR_EXIT_OK;
 out:
 	if (jf)
 		json_fclose(jf);
 	frameset_free(&fs);
 	return ret;
+}
+
+int cmd_replay(int argc, char **argv)
+{
+	return run(argc, argv, false);
+}
+
+int cmd_gen(int argc, char **argv)
+{
+	return run(argc, argv, true);
 }

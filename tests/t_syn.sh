@@ -1,0 +1,80 @@
+# SPDX-License-Identifier: GPL-2.0
+# The connection-rate test: SYNs from a pool of sources, answers counted and matched.
+
+tcp_server_start() { # ARGS for tcp_server.py
+	rm -f "$WORK/tcp.ready"
+	tb_srv python3 "$TOP/tests/tcp_server.py" --ready "$WORK/tcp.ready" --out "$WORK/tcp.out" "$@" &
+	TCP_PID=$!
+	for _ in $(seq 100); do [ -f "$WORK/tcp.ready" ] && return 0; sleep 0.05; done
+	fail "the TCP listener did not start"
+}
+
+test_syn_every_one_answered() {
+	bed
+	# SYN cookies always: no request sockets, so no bursts of retransmitted SYN-ACKs (4096 at
+	# once after 1 s) overflowing the return path's veth ring, and exactly one answer per SYN
+	tb_srv sysctl -qw net.ipv4.tcp_syncookies=2 || fail "sysctl"
+	tcp_server_start --timeout 4
+	count_start --tcp --dport 80 --duration 60s --idle 2s --json "$WORK/c.json"
+	# 100,000 SYNs from 512 sources (each its own address, ports cycled)
+	tb_gen "$XR" gen syn -i "$TB_GEN_IF" --dst "$TB_SRV_IP:80" --src 198.18.64.0/23 --pps 50k --count 100k \
+		--json "$WORK/g.json" || fail "gen syn exited $?"
+	count_wait
+	wait "$TCP_PID"
+	expect_eq "$(jget "$WORK/g.json" sent)" 100000 "SYNs sent"
+	expect_eq "$(jget "$WORK/c.json" matched)" 100000 "SYNs counted at the server"
+	expect_eq "$(jget "$WORK/g.json" replies.syn_acks)" 100000 "SYN-ACKs matched to their SYN"
+	expect_eq "$(jget "$WORK/g.json" replies.unmatched)" 0 "unmatched replies"
+	expect_eq "$(jget "$WORK/g.json" replies.rsts)" 0 "RSTs"
+	expect_eq "$(jget "$WORK/g.json" replies.retransmits)" 0 "retransmitted SYN-ACKs"
+	expect_eq "$(jget "$WORK/c.json" attribution.tcp_syncookies_sent)" 100000 "SYN cookies sent"
+	# nothing got past the listener: no handshake was completed, so nothing was accepted
+	expect_eq "$(cat "$WORK/tcp.out")" 0 "connections accepted without --complete"
+	# our kernel never answered a SYN-ACK with a RST
+	expect_eq "$(jget "$WORK/c.json" kernel.Tcp.InSegs)" 100000 "segments the server received"
+	python3 - "$WORK/g.json" <<-'PY' || fail "round-trip histograms"
+	import json, sys
+	r = json.load(open(sys.argv[1]))["replies"]
+	assert 0.1 < r["rtt_us"]["p50"] <= r["rtt_us"]["p90"] <= r["rtt_us"]["p99"] <= r["rtt_us"]["max"] < 1e6, r["rtt_us"]
+	assert sum(s["answered"] for s in r["per_second"]) == 100000, r["per_second"]
+	assert len(r["per_second"]) >= 2, r["per_second"]
+	PY
+}
+
+test_syn_complete_accepted() {
+	bed
+	tcp_server_start --timeout 3
+	count_start --tcp --dport 80 --duration 60s --idle 2s --json "$WORK/c.json"
+	tb_gen "$XR" gen syn -i "$TB_GEN_IF" --dst "$TB_SRV_IP:80" --src 198.18.64.0/23 --complete --pps 5k \
+		--count 5000 --json "$WORK/g.json" || fail "gen syn --complete exited $?"
+	wait "$TCP_PID"
+	count_wait
+	expect_eq "$(jget "$WORK/g.json" replies.syn_acks)" 5000 "SYN-ACKs"
+	expect_eq "$(jget "$WORK/g.json" replies.completed)" 5000 "handshakes completed"
+	expect_eq "$(cat "$WORK/tcp.out")" 5000 "connections the server accepted"
+	expect_eq "$(jget "$WORK/c.json" kernel.Tcp.PassiveOpens)" 5000 "server PassiveOpens"
+	expect_eq "$(jget "$WORK/g.json" replies.closed)" 5000 "server closes answered"
+	expect_eq "$(jget "$WORK/c.json" kernel.Tcp.InCsumErrors)" 0 "TCP checksum errors at the server"
+}
+
+test_syn_through_firewall() {
+	command -v nft >/dev/null || skip "nft not installed"
+	bed
+	# a stateful firewall that admits 2000 new connections a second
+	tb_srv nft add table inet fw || fail "nft"
+	tb_srv nft 'add chain inet fw in { type filter hook input priority 0; }'
+	tb_srv nft add rule inet fw in ct state established,related accept
+	tb_srv nft add rule inet fw in tcp dport 80 ct state new limit rate over 2000/second counter drop
+	tcp_server_start --timeout 3
+	count_start --tcp --dport 80 --nft --duration 60s --idle 2s --json "$WORK/c.json"
+	tb_gen "$XR" gen syn -i "$TB_GEN_IF" --dst "$TB_SRV_IP:80" --src 198.18.64.0/23 --complete --pps 10k \
+		--count 20000 --json "$WORK/g.json" || fail "gen syn exited $?"
+	wait "$TCP_PID"
+	count_wait
+	answered=$(jget "$WORK/g.json" replies.syn_acks)
+	fw=$(jget "$WORK/c.json" attribution.firewall_dropped)
+	# two seconds at 2000/s (and the limit's small burst) get through
+	expect_range "$answered" 3800 4400 "SYN-ACKs through a 2000/s firewall"
+	expect_eq "$((answered + fw))" 20000 "answered + firewall drops == SYNs sent"
+	expect_eq "$(cat "$WORK/tcp.out")" "$(jget "$WORK/g.json" replies.completed)" "accepted == completed"
+}

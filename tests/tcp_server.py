@@ -1,0 +1,34 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: GPL-2.0
+"""A TCP listener for the tests: accepts connections and closes each at once,
+until an idle TIMEOUT; writes the number accepted to OUT. Touches a ready file
+once listening."""
+import argparse
+import select
+import socket
+
+ap = argparse.ArgumentParser()
+ap.add_argument("--addr", default="198.18.0.2")
+ap.add_argument("--port", type=int, default=80)
+ap.add_argument("--backlog", type=int, default=4096)
+ap.add_argument("--timeout", type=float, default=2.0)
+ap.add_argument("--ready", required=True)
+ap.add_argument("--out", required=True)
+a = ap.parse_args()
+
+s = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+s.bind((a.addr, a.port))
+s.listen(a.backlog)
+s.setblocking(False)
+open(a.ready, "w").close()
+n = 0
+while select.select([s], [], [], a.timeout)[0]:
+    while True:
+        try:
+            c, _ = s.accept()
+        except BlockingIOError:
+            break
+        c.close()
+        n += 1
+open(a.out, "w").write("%d\n" % n)
