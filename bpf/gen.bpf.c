@@ -163,7 +163,37 @@ static __always_inline int fix_csum(struct xdp_md *ctx, __u16 csum_off, const __
 }
 
 /* Applies op i of the plan to the frame of sequence number n. */
-static __always_inline int apply_op(struct xdp_md *ctx, int i, __u64 n)
+/* ((n / divisor) * step) mod modulus: from the slot's running value where it keeps one */
+static __always_inline __u64 op_value(const volatile struct xr_op *op, const struct xr_gen_slot *s, int i, __u64 n)
+{
+	__u64 v;
+
+	if (op->divisor <= 1 && i < XR_MAX_OPS)
+		return s->op_val[i];
+	v = n / op->divisor;
+	if (!op->modulus)
+		return v * op->step;
+	/* exact: the plan allows a modulus above 2^32 only with step 1 */
+	return (v % op->modulus) * (op->step % op->modulus) % op->modulus;
+}
+
+/* Moves the running values on to this thread's next n. */
+static __always_inline void op_advance(struct xr_gen_slot *s)
+{
+	for (int i = 0; i < XR_MAX_OPS; i++) {
+		__u64 m = cfg.ops[i].modulus, v;
+
+		if (i >= cfg.nops)
+			break;
+		v = s->op_val[i] + s->op_inc[i];
+		/* both terms are below m: one subtraction brings the sum back */
+		if (m && (v >= m || v < s->op_val[i]))
+			v -= m;
+		s->op_val[i] = v;
+	}
+}
+
+static __always_inline int apply_op(struct xdp_md *ctx, int i, __u64 pre)
 {
 	const volatile struct xr_op *op = &cfg.ops[i];
 	/* the 16-bit words the field touches: up to 10 bytes for 8 at an odd offset */
@@ -192,10 +222,7 @@ static __always_inline int apply_op(struct xdp_md *ctx, int i, __u64 n)
 	} else {
 		base = op->base;
 	}
-	v = (op->divisor > 1 ? n / op->divisor : n) * op->step;
-	if (op->modulus)
-		v %= op->modulus;
-	v += base;
+	v = pre + base;
 	for (int b = 0; b < 8; b++) {
 		if (b >= width)
 			break;
@@ -209,6 +236,116 @@ static __always_inline int apply_op(struct xdp_md *ctx, int i, __u64 n)
 	if (op->l4_csum_off && fix_csum(ctx, op->l4_csum_off, old.w, new.w, span / 2,
 					op->l4_proto == IPPROTO_UDP))
 		return -1;
+	return 0;
+}
+
+/*
+ * The plan on a single-frame set, without copying the frame: every op writes
+ * the words it touches from the template's (op->orig), and the checksums are
+ * carried from the template's values through each op and written at the end:
+ * absolute values, whatever a recycled page held before.
+ */
+static __always_inline int apply_ops_nocopy(struct xdp_md *ctx, const struct xr_gen_slot *s, __u64 n)
+{
+	void *data_end = (void *)(long)ctx->data_end;
+	void *data = (void *)(long)ctx->data;
+	__u16 c0 = cfg.nc.csum_orig[0], c1 = cfg.nc.csum_orig[1];
+	__u16 *w;
+
+	for (int i = 0; i < XR_MAX_OPS; i++) {
+		const volatile struct xr_op *op = &cfg.ops[i];
+		union { __u16 w[5]; __u8 b[10]; } old = {}, new = {};
+		__u32 width = op->width, at = op->off & ~1U, rel = op->off & 1U, len = op->nc_len;
+		__u64 base = 0, v;
+		__u8 *p = data + at;
+
+		if (i >= cfg.nops)
+			break;
+		/*
+		 * The common case (ports, addresses, IDs: 2 or 4 bytes, big-endian, at
+		 * an even offset) in a few instructions: one store, a word or two of
+		 * checksum arithmetic.
+		 */
+		if (!rel && (op->flags & XR_OPF_BIG_ENDIAN) && (width == 2 || width == 4)) {
+			union { __u8 b[4]; __u16 w[2]; } o = {
+				.b = { op->orig[0], op->orig[1], op->orig[2], op->orig[3] } };
+			__u16 o0 = o.w[0], o1 = o.w[1], n0, n1;
+
+			if ((void *)(p + width) > data_end)
+				return -1;
+			if (op->flags & XR_OPF_RELATIVE)
+				base = width == 2 ? bpf_ntohs(o0) : (__u32)bpf_ntohs(o0) << 16 | bpf_ntohs(o1);
+			else
+				base = op->base;
+			v = op_value(op, s, i, n) + base;
+			if (width == 2) {
+				n0 = bpf_htons(v);
+				*(__u16 *)p = n0;
+				if (op->ip_csum_off)
+					c0 = csum_replace(c0, o0, n0);
+				if (op->l4_csum_off)
+					c1 = csum_replace(c1, o0, n0);
+			} else {
+				__u32 nv = bpf_htonl(v);
+
+				*(__u32 *)p = nv;
+				/* the two words as they lie in memory */
+				n0 = ((__u16 *)&nv)[0];
+				n1 = ((__u16 *)&nv)[1];
+				if (op->ip_csum_off)
+					c0 = csum_replace(csum_replace(c0, o0, n0), o1, n1);
+				if (op->l4_csum_off)
+					c1 = csum_replace(csum_replace(c1, o0, n0), o1, n1);
+			}
+			continue;
+		}
+		if (width < 1 || width > 8 || len > 10 || (void *)(p + len) > data_end)
+			return -1;
+		for (int b = 0; b < 10; b++)
+			old.b[b] = op->orig[b];
+		new = old;
+		if (op->flags & XR_OPF_RELATIVE) {
+			for (int b = 0; b < 8; b++) {
+				if (b >= width)
+					break;
+				base = base << 8 | old.b[rel + ((op->flags & XR_OPF_BIG_ENDIAN) ? b : width - 1 - b)];
+			}
+		} else {
+			base = op->base;
+		}
+		v = op_value(op, s, i, n) + base;
+		for (int b = 0; b < 8; b++) {
+			if (b >= width)
+				break;
+			new.b[rel + ((op->flags & XR_OPF_BIG_ENDIAN) ? width - 1 - b : b)] = v >> (8 * b);
+		}
+		for (int b = 0; b < 10; b++) {
+			/* the verifier checked p + len against data_end above */
+			if (b < len && (void *)(p + b + 1) <= data_end)
+				p[b] = new.b[b];
+		}
+		for (int j = 0; j < 5; j++) {
+			if (j * 2 >= (rel + width + 1) / 2 * 2)
+				break;
+			if (op->ip_csum_off)
+				c0 = csum_replace(c0, old.w[j], new.w[j]);
+			if (op->l4_csum_off)
+				c1 = csum_replace(c1, old.w[j], new.w[j]);
+		}
+	}
+	if (cfg.nc.csum_off[0]) {
+		w = data + cfg.nc.csum_off[0];
+		if ((void *)(w + 1) > data_end)
+			return -1;
+		*w = c0;
+	}
+	/* a UDP checksum of zero means "none": it stays none */
+	if (cfg.nc.csum_off[1] && !(cfg.nc.udp && !cfg.nc.csum_orig[1])) {
+		w = data + cfg.nc.csum_off[1];
+		if ((void *)(w + 1) > data_end)
+			return -1;
+		*w = cfg.nc.udp && !c1 ? 0xffff : c1;
+	}
 	return 0;
 }
 
@@ -234,18 +371,18 @@ int xr_gen(struct xdp_md *ctx)
 	s->k_next = k + 1;
 
 	n = k * cfg.nthreads + s->thread;
-	if (cfg.copy && build_frame(ctx, n)) {
-		s->bad_frame++;
-		return XDP_DROP;
-	}
+	if (cfg.copy && build_frame(ctx, n))
+		goto bad;
+	if (!cfg.copy && cfg.nops && apply_ops_nocopy(ctx, s, n))
+		goto bad;
 	for (int i = 0; i < XR_MAX_OPS; i++) {
-		if (i >= cfg.nops)
+		if (i >= cfg.nops || !cfg.copy)
 			break;
-		if (apply_op(ctx, i, n)) {
-			s->bad_frame++;
-			return XDP_DROP;
-		}
+		if (apply_op(ctx, i, op_value(&cfg.ops[i], s, i, n)))
+			goto bad;
 	}
+	if (cfg.nops)
+		op_advance(s);
 	if (cfg.stamp) {
 		__u32 i = n & (XR_TS_RING - 1);
 		struct xr_send_ts *t = bpf_map_lookup_elem(&send_ts, &i);
@@ -259,6 +396,12 @@ int xr_gen(struct xdp_md *ctx)
 	s->tx++;
 	s->tx_bytes += ctx->data_end - ctx->data;
 	return XDP_TX;
+bad:
+	/* the sequence number is used up either way: the running values move on too */
+	if (cfg.nops)
+		op_advance(s);
+	s->bad_frame++;
+	return XDP_DROP;
 }
 
 /* Bucket of a round trip: exact below 16 ns, then 16 per octave. */

@@ -87,6 +87,22 @@ struct xr_op {
 	__u64 base, step;
 	__u64 modulus;    /* 0: none (the value wraps at the field's width) */
 	__u64 divisor;    /* 0 or 1: none */
+	/*
+	 * Single-frame sets skip the copy: the template's bytes are known, so each
+	 * op writes its words and the checksums absolutely from them (orig, and
+	 * xr_nocopy's checksums), never from what a recycled page holds.
+	 */
+	__u8 orig[10];    /* the template's 16-bit words the field touches */
+	__u8 nc_len;      /* how many of them lie inside the frame */
+	__u8 pad3[5];
+};
+
+/* Single-frame sets: the template's checksums, which the ops update in turn. */
+struct xr_nocopy {
+	__u16 csum_off[2];  /* IPv4 header, UDP/TCP; 0 = none */
+	__u16 csum_orig[2]; /* as the template holds them (memory order) */
+	__u8 udp;           /* csum_off[1] is UDP's: zero means none and stays zero */
+	__u8 pad[7];
 };
 
 enum xr_pace {
@@ -148,6 +164,7 @@ struct xr_gen_cfg {
 	__u32 nops;
 	__u32 stamp;      /* record send times in send_ts for reply round trips */
 	struct xr_op ops[XR_MAX_OPS];
+	struct xr_nocopy nc;
 	struct xr_replies_cfg rpl;
 };
 
@@ -175,7 +192,14 @@ struct xr_gen_slot {
 	__s32 xmit_err;    /* last error the driver gave */
 	__s32 redirect_errno;
 	__u64 tx_bytes;
-	__u64 pad;
+	/*
+	 * Plan ops without a divisor: (n * step) mod modulus for the next n, and
+	 * what it grows by from one n of this thread to the next (nthreads * step
+	 * mod modulus): the same pure function of n, without a division per packet.
+	 * Set by userspace with k_next; ops with a divisor divide.
+	 */
+	__u64 op_val[XR_MAX_OPS];
+	__u64 op_inc[XR_MAX_OPS];
 } __attribute__((aligned(64)));
 
 enum xr_seq_kind {

@@ -38,6 +38,7 @@
 #include <bpf/libbpf.h>
 #include "engine.h"
 #include "pacer.h"
+#include "rewrite.h"
 #include "log.h"
 #include "units.h"
 #include "gen.skel.h"
@@ -166,8 +167,8 @@ static int kengine_open(struct kengine *k, const struct iface *ifc, const struct
 	struct bpf_prog_info info = {};
 	__u32 info_len = sizeof(info);
 	uint64_t nchunks = 1, off = 0;
-	/* rewritten frames are always copied whole first: pages come back dirty */
-	bool copy = fs && (fs->n > 1 || (o && o->nops));
+	/* one frame stays in the page pool's pages as data_in put it; more are copied in */
+	bool copy = fs && fs->n > 1;
 	int err;
 
 	memset(k, 0, sizeof(*k));
@@ -210,8 +211,12 @@ static int kengine_open(struct kengine *k, const struct iface *ifc, const struct
 	};
 	if (o)
 		k->skel->rodata->cfg.rpl = o->rpl;
-	if (o)
+	if (o) {
 		memcpy(k->skel->rodata->cfg.ops, o->ops, sizeof(o->ops));
+		if (!copy && fs && o->nops)
+			rewrite_nocopy(k->skel->rodata->cfg.ops, o->nops, fs->bytes + fs->frames[0].off,
+				       fs->frames[0].len, &k->skel->rodata->cfg.nc);
+	}
 	if (!k->skel->rodata->cfg.mult_milli)
 		k->skel->rodata->cfg.mult_milli = 1;
 	err = gen_bpf__load(k->skel);
@@ -336,6 +341,24 @@ out:
 	return NULL;
 }
 
+/* (n * step) mod modulus for op, without overflow; modulus 0 wraps at 2^64 */
+static uint64_t op_mulmod(const struct xr_op *op, uint64_t n)
+{
+	if (!op->modulus)
+		return n * op->step;
+	return (unsigned __int128)n * op->step % op->modulus;
+}
+
+/* The running values of a slot whose next sequence number is n (see struct xr_gen_slot). */
+static void slot_ops_init(struct xr_gen_slot *s, const struct xr_op *ops, unsigned int nops, uint64_t n,
+			  unsigned int nthreads)
+{
+	for (unsigned int i = 0; i < nops && i < XR_MAX_OPS; i++) {
+		s->op_val[i] = op_mulmod(&ops[i], n);
+		s->op_inc[i] = op_mulmod(&ops[i], nthreads);
+	}
+}
+
 static void read_replies(struct kengine *k, struct engine_result *res)
 {
 	int ncpu = libbpf_num_possible_cpus(), hfd = bpf_map__fd(k->skel->maps.rtt_hist);
@@ -453,6 +476,7 @@ int kengine_run(const struct engine_opts *o, struct engine_result *res)
 		else
 			k_end[i] = o->count > i ? (o->count - i + o->threads - 1) / o->threads : 0;
 		s->k_end = k_end[i];
+		slot_ops_init(s, o->ops, o->nops, i, o->threads);
 		sd[i] = (struct sender){ .k = &k, .o = o, .cpu = o->cpus[i], .thread = i };
 		pacer_init(&sd[i].pacer, o, i, t0, k.frames);
 		s->t0_ns = sd[i].pacer.t0_ns;
@@ -646,6 +670,7 @@ int kengine_run_frames(const struct iface *ifc, struct engine_opts *o, const uin
 		memset(slot, 0, sizeof(*slot));
 		slot->k_next = ns[i];
 		slot->k_end = ns[i] + 1;
+		slot_ops_init(slot, o->ops, o->nops, ns[i], 1);
 		if (bpf_prog_test_run_opts(bpf_program__fd(k.skel->progs.xr_gen), &topts)) {
 			err = -errno;
 			pr_warn("BPF_PROG_RUN: %s\n", strerror(-err));

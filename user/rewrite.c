@@ -300,6 +300,8 @@ int rewrite_parse(const char *spec, struct rewrite_spec *out)
 	}
 	if (f.width < 8 && out->op.modulus > (1ULL << (f.width * 8)))
 		return bad_spec(spec, "modulus larger than the field");
+	if (out->op.modulus > (1ULL << 32) && out->op.step > 1 && out->op.divisor > 1)
+		return bad_spec(spec, "a modulus above 2^32 with a divisor needs step 1");
 	return 0;
 }
 
@@ -413,7 +415,40 @@ int rewrite_plan(const struct rewrite_spec *specs, int nspecs, const struct fram
 		}
 		nops++;
 	}
+	/* ops on the same 16-bit words would each start from the template's words */
+	for (int i = 0; i < nops; i++)
+		for (int j = 0; j < i; j++)
+			if ((ops[i].off & ~1U) < ((ops[j].off + ops[j].width + 1U) & ~1U) &&
+			    (ops[j].off & ~1U) < ((ops[i].off + ops[i].width + 1U) & ~1U)) {
+				pr_warn("--rewrite: two fields share bytes (at %u and %u): rewrite each byte once\n",
+					ops[j].off, ops[i].off);
+				return -EINVAL;
+			}
 	return nops;
+}
+
+void rewrite_nocopy(struct xr_op *ops, int nops, const uint8_t *f, uint32_t len, struct xr_nocopy *nc)
+{
+	memset(nc, 0, sizeof(*nc));
+	for (int i = 0; i < nops; i++) {
+		struct xr_op *op = &ops[i];
+		unsigned int first = op->off & ~1U, span = ((op->off + op->width + 1U) & ~1U) - first;
+		unsigned int have = first + span > len ? len - first : span;
+
+		memset(op->orig, 0, sizeof(op->orig));
+		memcpy(op->orig, f + first, have);
+		op->nc_len = have;
+		/* one frame: every op names the same two checksums */
+		if (op->ip_csum_off)
+			nc->csum_off[0] = op->ip_csum_off;
+		if (op->l4_csum_off) {
+			nc->csum_off[1] = op->l4_csum_off;
+			nc->udp = op->l4_proto == IPPROTO_UDP;
+		}
+	}
+	for (int c = 0; c < 2; c++)
+		if (nc->csum_off[c])
+			memcpy(&nc->csum_orig[c], f + nc->csum_off[c], 2);
 }
 
 static uint16_t csum_replace(uint16_t csum, uint16_t old, uint16_t new)
@@ -460,9 +495,9 @@ void rewrite_apply(const struct xr_op *ops, int nops, uint8_t *f, uint32_t len, 
 		} else {
 			base = op->base;
 		}
-		v = (op->divisor > 1 ? n / op->divisor : n) * op->step;
-		if (op->modulus)
-			v %= op->modulus;
+		/* exactly ((n / divisor) * step) mod modulus */
+		v = op->divisor > 1 ? n / op->divisor : n;
+		v = op->modulus ? (uint64_t)((unsigned __int128)v * op->step % op->modulus) : v * op->step;
 		v += base;
 		for (unsigned int b = 0; b < w; b++)
 			f[op->off + b] = v >> (be ? 8 * (w - 1 - b) : 8 * b);

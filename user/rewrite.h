@@ -28,6 +28,8 @@ struct rewrite_spec {
 int rewrite_parse(const char *spec, struct rewrite_spec *out);
 /* Resolves specs against every frame of fs into ops; the number of ops, or -EINVAL naming the frame that does not fit. */
 int rewrite_plan(const struct rewrite_spec *specs, int nspecs, const struct frameset *fs, struct xr_op *ops);
+/* For a single-frame set sent without copying: the template's words and checksums into ops and nc. */
+void rewrite_nocopy(struct xr_op *ops, int nops, const uint8_t *frame, uint32_t len, struct xr_nocopy *nc);
 /* The reference: applies ops to frame f (the captured bytes) for sequence number n. */
 void rewrite_apply(const struct xr_op *ops, int nops, uint8_t *f, uint32_t len, uint64_t n);
 

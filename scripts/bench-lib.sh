@@ -1,0 +1,64 @@
+# SPDX-License-Identifier: GPL-2.0
+# Shared by the benchmarks (sourced): a test bed, a counter on the server, one measured run.
+#   bench_setup [tb_up options]   test bed + WORK + RAW, torn down on exit
+#   COUNT_ARGS=(--udp --dport 9)  what the server's counter matches (it drops them: a sink)
+#   measure NAME SIZE CMD...      one run of CMD in the generator namespace; appends
+#                                 "name size received_pps cpu_us_per_frame" to $RAW
+set -euo pipefail
+cd "$(dirname "${BASH_SOURCE[0]}")/.."
+. scripts/testbed.sh
+XR=$PWD/xdpreplay
+COUNT_ARGS=(--udp --dport 9)
+COUNT_DROP=--drop
+
+bench_setup() {
+	[ -x "$XR" ] || { echo "bench: build first (make)" >&2; exit 1; }
+	WORK=$(mktemp -d /tmp/xdpreplay-bench.XXXXXX)
+	RAW=$WORK/raw.tsv
+	mkdir -p results
+	trap 'tb_down; rm -rf "$WORK"' EXIT
+	trap 'exit 130' INT TERM
+	tb_up "$@"
+	NS_G=$TB_NS_GEN
+	NS_S=$TB_NS_SRV
+}
+
+jget() { python3 -c 'import json,sys; v=json.load(open(sys.argv[1]))
+for k in sys.argv[2].split("."): v=v[k]
+print(v)' "$1" "$2"; }
+
+have() { command -v "$1" >/dev/null 2>&1; }
+
+count_start() {
+	rm -f "$WORK/ready"
+	ip netns exec "$NS_S" "$XR" count -i "$TB_SRV_IF" "${COUNT_ARGS[@]}" $COUNT_DROP --duration 600s -q \
+		--ready-file "$WORK/ready" --json "$WORK/c.json" &
+	CPID=$!
+	for _ in $(seq 100); do [ -f "$WORK/ready" ] && return 0; sleep 0.05; done
+	echo "bench: counter did not start" >&2
+	exit 1
+}
+
+# count_stop: the sender has ended; let the counter see the last frames, then stop it
+count_stop() {
+	sleep 0.8
+	kill -INT "$CPID" 2>/dev/null || true
+	wait "$CPID" || true
+}
+
+measure() {
+	local name=$1 size=$2 cpu matched dur
+	shift 2
+	count_start
+	# CPU time of the sender and its children, from /usr/bin/time's format
+	/usr/bin/time -f "%U %S" -o "$WORK/time" ip netns exec "$NS_G" "$@" >"$WORK/sender.out" 2>&1 || true
+	count_stop
+	matched=$(jget "$WORK/c.json" matched)
+	dur=$(jget "$WORK/c.json" first_to_last_s)
+	cpu=$(awk '{print $1 + $2}' "$WORK/time" | tail -n 1)
+	python3 -c 'import sys; n,d,c=float(sys.argv[4]),float(sys.argv[5]),float(sys.argv[6])
+print("%s\t%s\t%.0f\t%.3f" % (sys.argv[1], sys.argv[2], n/d if d>0 else 0, c*1e6/n if n else 0))' \
+		"$name" "$size" x "$matched" "$dur" "$cpu" >>"$RAW"
+	echo "  $name ${size}B: $(tail -n 1 "$RAW" | cut -f3) pps received" >&2
+}
+

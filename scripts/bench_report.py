@@ -1,0 +1,90 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: GPL-2.0
+"""Tables for the benchmarks: medians of the runs scripts/bench-lib.sh recorded.
+  bench_report.py replay RAW RATES REPS SECS
+  bench_report.py rewrite RAW SWEEP REPS SECS
+"""
+import json
+import statistics
+import sys
+
+
+def medians(path):
+    """rows "name size pps cpu" -> (names in order, {(name, size): (median pps, median cpu, runs)})"""
+    rows = [l.rstrip("\n").split("\t") for l in open(path)]
+    runs, order = {}, []
+    for name, size, pps, cpu in rows:
+        runs.setdefault((name, size), []).append((float(pps), float(cpu)))
+        if name not in order:
+            order.append(name)
+    return order, {k: (statistics.median(p for p, _ in v), statistics.median(c for _, c in v), len(v))
+                   for k, v in runs.items()}
+
+
+def replay(a):
+    names, res = medians(a[0])
+    print("Top speed on the test bed (veth, receiver counts and drops in XDP), medians of up to %s runs of %s s" % (a[2], a[3]))
+    print("%-26s %14s %14s %12s %12s" % ("sender", "64B pps", "300B pps", "64B us/pkt", "300B us/pkt"))
+    for n in names:
+        x, y = res.get((n, "64"), (0, 0, 0)), res.get((n, "300"), (0, 0, 0))
+        print("%-26s %14.0f %14.0f %12.3f %12.3f" % (n, x[0], y[0], x[1], y[1]))
+    print()
+    print("xdpreplay / other (received pps, same frame size):")
+    for ours in ("xdpreplay-1t", "xdpreplay-2t", "xdpreplay-xsk-1t"):
+        for n in names:
+            if n.startswith("xdpreplay"):
+                continue
+            r = ["%s %.1fx" % (s, res[(ours, s)][0] / res[(n, s)][0]) for s in ("64", "300")
+                 if (ours, s) in res and (n, s) in res and res[(n, s)][0] > 0]
+            if r:
+                print("  %-14s vs %-12s %s" % (ours, n, ", ".join(r)))
+    print("  xdp-trafficgen: not run (Debian's 1.3.1 does not run on this kernel); PLATFORM.md measured")
+    print("  4.78M pps (1 thread) and 10.5M (2 threads) at 64 B on this kind of test bed:")
+    for ours, ref in (("xdpreplay-1t", 4.78e6), ("xdpreplay-2t", 10.5e6)):
+        if (ours, "64") in res:
+            print("  %-14s vs xdp-trafficgen (PLATFORM.md) %.2fx" % (ours, res[(ours, "64")][0] / ref))
+    print()
+    print("Rate precision (64 B, one run each): asked, received, error, per-second spread, CPU of one core")
+    print("%-10s %9s %11s %12s %9s %9s %7s" % ("sender", "asked pps", "received", "achieved pps", "error %", "spread %", "CPU %"))
+    for l in open(a[1]):
+        t, rate, n, ach, err, spread, cpu = l.split("\t")
+        print("%-10s %9s %11s %12s %9s %9s %7s" % (t, rate, n, ach, err, spread, cpu.strip()))
+    json.dump({"top_speed": [{"sender": n, "size": s, "pps": v[0], "cpu_us_per_pkt": v[1], "runs": v[2]}
+                             for (n, s), v in res.items()]}, open("results/bench-replay.json", "w"), indent=1)
+
+
+def rewrite(a):
+    names, res = medians(a[0])
+    print("Rewrite overhead and SYN generation (received at the server), medians of up to %s runs of %s s"
+          % (a[2], a[3]))
+    print("%-30s %12s %12s" % ("sender", "pps", "us/pkt"))
+    for n in names:
+        for (name, size), v in res.items():
+            if name == n:
+                print("%-30s %12.0f %12.3f" % (n, v[0], v[1]))
+    static, plan = res.get(("xdpreplay-static", "64")), res.get(("xdpreplay-src+sport+csum", "64"))
+    if static and plan:
+        print("\nrewrite overhead (src IP + src port + checksums vs the same frame static): %.1f%% slower"
+              % ((1 - plan[0] / static[0]) * 100))
+    syn, hp = res.get(("xdpreplay-gen-syn", "64")), res.get(("hping3-S-flood", "64"))
+    if syn and hp and hp[0] > 0:
+        print("SYN generation: xdpreplay gen syn / hping3 --flood -S = %.1fx" % (syn[0] / hp[0]))
+    print("  xdp-trafficgen: not run (Debian's 1.3.1 does not run on this kernel)")
+    print("\nSYN rate sweep: offered, answered, answered within 10 ms and 50 ms (share of offered)")
+    best = {10: 0, 50: 0}
+    for l in open(a[1]):
+        rate, sent, answered, w10, w50 = map(int, l.split())
+        print("  %8d SYN/s: sent %8d, answered %8d, <=10 ms %.4f, <=50 ms %.4f"
+              % (rate, sent, answered, w10 / sent if sent else 0, w50 / sent if sent else 0))
+        for b, w in ((10, w10), (50, w50)):
+            if sent and w / sent >= 0.999:
+                best[b] = max(best[b], rate)
+    print("highest rate with >= 99.9%% answered within 10 ms: %d SYN/s; within 50 ms: %d SYN/s"
+          % (best[10], best[50]))
+    json.dump({"runs": [{"sender": n, "size": s, "pps": v[0], "cpu_us_per_pkt": v[1], "runs": v[2]}
+                        for (n, s), v in res.items()], "best_10ms": best[10], "best_50ms": best[50]},
+              open("results/bench-rewrite.json", "w"), indent=1)
+
+
+if __name__ == "__main__":
+    {"replay": replay, "rewrite": rewrite}[sys.argv[1]](sys.argv[2:])
