@@ -81,8 +81,10 @@ tb_create() {
 		ip netns exec "$TB_NS_SRV" ethtool -K "$TB_SRV_IF" gro on >/dev/null || return 1
 		ip netns exec "$TB_NS_GEN" ethtool -K "$TB_GEN_IF" gro on >/dev/null || return 1
 	fi
+	# threaded NAPI: each side's receive work on a kernel thread of its own (another core)
 	if [ "$threaded" = 1 ]; then
 		ip netns exec "$TB_NS_SRV" sh -c "echo 1 > /sys/class/net/$TB_SRV_IF/threaded" || return 1
+		ip netns exec "$TB_NS_GEN" sh -c "echo 1 > /sys/class/net/$TB_GEN_IF/threaded" || return 1
 	fi
 	mountpoint -q /sys/fs/bpf 2>/dev/null || mount -t bpf bpf /sys/fs/bpf 2>/dev/null || true
 	return 0
