@@ -133,6 +133,14 @@ static __always_inline int build_frame(struct xdp_md *ctx, __u64 n)
 	return 0;
 }
 
+/* Folds a 32-bit one's-complement sum to 16 bits and complements it. */
+static __always_inline __u16 fold_csum(__u32 sum)
+{
+	sum = (sum & 0xffff) + (sum >> 16);
+	sum = (sum & 0xffff) + (sum >> 16);
+	return ~sum;
+}
+
 /* One's-complement update of a checksum for one 16-bit word (RFC 1624, eqn. 3). */
 static __always_inline __u16 csum_replace(__u16 csum, __u16 old, __u16 new)
 {
@@ -193,6 +201,37 @@ static __always_inline void op_advance(struct xr_gen_slot *s)
 	}
 }
 
+/*
+ * The op's field inside the words it touches: `old` holds them as they were,
+ * `new` receives them with the field set to pre (((n / div) * step) mod m)
+ * plus the base (the captured value for XR_OPF_RELATIVE). rel is the field's
+ * offset in the words (0 or 1).
+ */
+static __always_inline void set_field(const volatile struct xr_op *op, const __u8 *old, __u8 *new, __u32 rel,
+				      __u64 pre)
+{
+	__u32 width = op->width;
+	__u64 base = 0, v;
+
+	if (op->flags & XR_OPF_RELATIVE) {
+		for (int b = 0; b < 8; b++) {
+			if (b >= width)
+				break;
+			/* most significant byte first */
+			base = base << 8 | old[rel + ((op->flags & XR_OPF_BIG_ENDIAN) ? b : width - 1 - b)];
+		}
+	} else {
+		base = op->base;
+	}
+	v = pre + base;
+	for (int b = 0; b < 8; b++) {
+		if (b >= width)
+			break;
+		/* byte b of the value, least significant first */
+		new[rel + ((op->flags & XR_OPF_BIG_ENDIAN) ? width - 1 - b : b)] = v >> (8 * b);
+	}
+}
+
 static __always_inline int apply_op(struct xdp_md *ctx, int i, __u64 pre)
 {
 	const volatile struct xr_op *op = &cfg.ops[i];
@@ -200,7 +239,6 @@ static __always_inline int apply_op(struct xdp_md *ctx, int i, __u64 pre)
 	union { __u16 w[6]; __u8 b[12]; } old = {}, new = {};
 	__u32 width = op->width, at = op->off & ~1U, rel = op->off & 1U;
 	__u32 span = (rel + width + 1) & ~1U, flen = ctx->data_end - ctx->data, load = span;
-	__u64 base = 0, v;
 
 	if (op->kind != XR_OP_COUNTER || width < 1 || width > 8 || span > 10)
 		return -1;
@@ -212,23 +250,7 @@ static __always_inline int apply_op(struct xdp_md *ctx, int i, __u64 pre)
 	if (bpf_xdp_load_bytes(ctx, at, &old, load))
 		return -1;
 	new = old;
-	if (op->flags & XR_OPF_RELATIVE) {
-		for (int b = 0; b < 8; b++) {
-			if (b >= width)
-				break;
-			/* most significant byte first */
-			base = base << 8 | old.b[rel + ((op->flags & XR_OPF_BIG_ENDIAN) ? b : width - 1 - b)];
-		}
-	} else {
-		base = op->base;
-	}
-	v = pre + base;
-	for (int b = 0; b < 8; b++) {
-		if (b >= width)
-			break;
-		/* byte b of the value, least significant first */
-		new.b[rel + ((op->flags & XR_OPF_BIG_ENDIAN) ? width - 1 - b : b)] = v >> (8 * b);
-	}
+	set_field(op, old.b, new.b, rel, pre);
 	if (bpf_xdp_store_bytes(ctx, at, &new, load))
 		return -1;
 	if (op->ip_csum_off && fix_csum(ctx, op->ip_csum_off, old.w, new.w, span / 2, false))
@@ -249,8 +271,9 @@ static __always_inline int apply_ops_nocopy(struct xdp_md *ctx, const struct xr_
 {
 	void *data_end = (void *)(long)ctx->data_end;
 	void *data = (void *)(long)ctx->data;
-	__u16 c0 = cfg.nc.csum_orig[0], c1 = cfg.nc.csum_orig[1];
-	__u16 *w;
+	/* RFC 1624: HC' = ~(~HC + sum of (~m + m')) over the changed words; folded once at the end */
+	__u32 d0 = (__u16)~cfg.nc.csum_orig[0], d1 = (__u16)~cfg.nc.csum_orig[1];
+	__u16 *w, c;
 
 	for (int i = 0; i < XR_MAX_OPS; i++) {
 		const volatile struct xr_op *op = &cfg.ops[i];
@@ -282,9 +305,9 @@ static __always_inline int apply_ops_nocopy(struct xdp_md *ctx, const struct xr_
 				n0 = bpf_htons(v);
 				*(__u16 *)p = n0;
 				if (op->ip_csum_off)
-					c0 = csum_replace(c0, o0, n0);
+					d0 += (__u16)~o0 + n0;
 				if (op->l4_csum_off)
-					c1 = csum_replace(c1, o0, n0);
+					d1 += (__u16)~o0 + n0;
 			} else {
 				__u32 nv = bpf_htonl(v);
 
@@ -293,9 +316,9 @@ static __always_inline int apply_ops_nocopy(struct xdp_md *ctx, const struct xr_
 				n0 = ((__u16 *)&nv)[0];
 				n1 = ((__u16 *)&nv)[1];
 				if (op->ip_csum_off)
-					c0 = csum_replace(csum_replace(c0, o0, n0), o1, n1);
+					d0 += (__u16)~o0 + n0 + (__u16)~o1 + n1;
 				if (op->l4_csum_off)
-					c1 = csum_replace(csum_replace(c1, o0, n0), o1, n1);
+					d1 += (__u16)~o0 + n0 + (__u16)~o1 + n1;
 			}
 			continue;
 		}
@@ -304,21 +327,7 @@ static __always_inline int apply_ops_nocopy(struct xdp_md *ctx, const struct xr_
 		for (int b = 0; b < 10; b++)
 			old.b[b] = op->orig[b];
 		new = old;
-		if (op->flags & XR_OPF_RELATIVE) {
-			for (int b = 0; b < 8; b++) {
-				if (b >= width)
-					break;
-				base = base << 8 | old.b[rel + ((op->flags & XR_OPF_BIG_ENDIAN) ? b : width - 1 - b)];
-			}
-		} else {
-			base = op->base;
-		}
-		v = op_value(op, s, i, n) + base;
-		for (int b = 0; b < 8; b++) {
-			if (b >= width)
-				break;
-			new.b[rel + ((op->flags & XR_OPF_BIG_ENDIAN) ? width - 1 - b : b)] = v >> (8 * b);
-		}
+		set_field(op, old.b, new.b, rel, op_value(op, s, i, n));
 		for (int b = 0; b < 10; b++) {
 			/* the verifier checked p + len against data_end above */
 			if (b < len && (void *)(p + b + 1) <= data_end)
@@ -328,23 +337,24 @@ static __always_inline int apply_ops_nocopy(struct xdp_md *ctx, const struct xr_
 			if (j * 2 >= (rel + width + 1) / 2 * 2)
 				break;
 			if (op->ip_csum_off)
-				c0 = csum_replace(c0, old.w[j], new.w[j]);
+				d0 += (__u16)~old.w[j] + new.w[j];
 			if (op->l4_csum_off)
-				c1 = csum_replace(c1, old.w[j], new.w[j]);
+				d1 += (__u16)~old.w[j] + new.w[j];
 		}
 	}
 	if (cfg.nc.csum_off[0]) {
 		w = data + cfg.nc.csum_off[0];
 		if ((void *)(w + 1) > data_end)
 			return -1;
-		*w = c0;
+		*w = fold_csum(d0);
 	}
 	/* a UDP checksum of zero means "none": it stays none */
 	if (cfg.nc.csum_off[1] && !(cfg.nc.udp && !cfg.nc.csum_orig[1])) {
 		w = data + cfg.nc.csum_off[1];
 		if ((void *)(w + 1) > data_end)
 			return -1;
-		*w = cfg.nc.udp && !c1 ? 0xffff : c1;
+		c = fold_csum(d1);
+		*w = cfg.nc.udp && !c ? 0xffff : c;
 	}
 	return 0;
 }
@@ -421,13 +431,6 @@ static __always_inline __u32 rtt_bucket(__u64 v)
 	if (x >> 1) { e += 1; }
 	e = (e - 3) * 16 + ((v >> (e - 4)) & 15);
 	return e < XR_RTT_BUCKETS ? e : XR_RTT_BUCKETS - 1;
-}
-
-static __always_inline __u16 fold_csum(__u32 sum)
-{
-	sum = (sum & 0xffff) + (sum >> 16);
-	sum = (sum & 0xffff) + (sum >> 16);
-	return ~sum;
 }
 
 /*

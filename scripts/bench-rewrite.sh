@@ -36,11 +36,12 @@ NS_S=$TB_NS_SRV
 SWEEP=$WORK/sweep.txt
 : >"$SWEEP"
 step=0
-ip netns exec "$NS_S" python3 -c '
-import socket, time
-s = socket.socket(); s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-s.bind(("198.18.0.2", 80)); s.listen(4096); time.sleep(3600)' &
+rm -f "$WORK/listen.ready"
+# a listener that never accepts: the kernel answers SYNs (SYN cookies once the queue is full)
+ip netns exec "$NS_S" python3 tests/tcp_server.py --ready "$WORK/listen.ready" --out /dev/null \
+	--timeout 3600 --backlog 4096 &
 LPID=$!
+for _ in $(seq 100); do [ -f "$WORK/listen.ready" ] && break; sleep 0.05; done
 for rate in 10000 20000 50000 100000 200000 400000 800000; do
 	# a fresh /23 per step: the listener still holds request sockets of the last step's sources
 	ip netns exec "$NS_G" "$XR" gen syn -i "$TB_GEN_IF" -q --dst "$TB_SRV_IP:80" \

@@ -41,6 +41,7 @@ run() { # label, count args, replay args...
 	printf '   result: asked %s, sent %s, not sent %s; the server counted %s (lost in between: %s)\n' \
 		"$(jget "$WORK/r.json" asked)" "$sent" "$(jget "$WORK/r.json" failed)" "$counted" \
 		"$((sent - counted))"
+	return 0
 }
 
 echo
@@ -51,3 +52,16 @@ run "top speed into a sink" --drop --count 5M pcaps/udp-64.pcap
 run "top speed into the stack" "" --count 2M pcaps/udp-64.pcap
 run "precise rate" "" --pps 100k --duration 2s pcaps/three.pcapng
 run "capture timing x4" "" --multiplier 4 pcaps/spaced-100.pcap.gz
+echo
+echo "Each frame can carry its sequence number (here in the IPv4 ID, rewritten in BPF with the"
+echo "header checksum): the server's counter then tells loss, duplicates and reordering per flow."
+run "sequence-stamped" "--seq ip.id" --pps 100k --count 200k --rewrite ip.id=seq pcaps/udp-64.pcap
+
+echo
+echo "== connection rate: 40,000 SYNs at 20k/s from 512 sources to a Linux listener on port 80"
+ip netns exec "$TB_NS_SRV" python3 -c '
+import socket, time
+s = socket.socket(); s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+s.bind(("198.18.0.2", 80)); s.listen(4096); time.sleep(6)' &
+sleep 0.3
+tb_gen "$XR" gen syn -i "$TB_GEN_IF" --dst "$TB_SRV_IP:80" --src 198.18.64.0/23 --pps 20k --count 40k || true

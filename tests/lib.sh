@@ -50,3 +50,21 @@ count_start() {
 	fail "the counter did not attach within 5 s"
 }
 count_wait() { wait "$COUNT_PID" || fail "the counter failed (exit $?)"; }
+
+# sink_start ARGS...: tests/udp_sink.py in the server namespace, bound before it returns
+sink_start() {
+	rm -f "$WORK/sink.ready"
+	tb_srv python3 "$TOP/tests/udp_sink.py" --ready "$WORK/sink.ready" --out "$WORK/sink.out" "$@" &
+	SINK_PID=$!
+	for _ in $(seq 100); do [ -f "$WORK/sink.ready" ] && return 0; sleep 0.05; done
+	fail "the UDP sink did not start"
+}
+
+# tcp_server_start ARGS...: tests/tcp_server.py in the server namespace, listening before it returns
+tcp_server_start() {
+	rm -f "$WORK/tcp.ready"
+	tb_srv python3 "$TOP/tests/tcp_server.py" --ready "$WORK/tcp.ready" --out "$WORK/tcp.out" "$@" &
+	TCP_PID=$!
+	for _ in $(seq 100); do [ -f "$WORK/tcp.ready" ] && return 0; sleep 0.05; done
+	fail "the TCP listener did not start"
+}

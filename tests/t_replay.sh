@@ -1,14 +1,6 @@
 # SPDX-License-Identifier: GPL-2.0
 # replay on the test bed: exact counts, order, timing, pacing, stopping, and drops attributed.
 
-sink_start() { # ARGS for udp_sink.py
-	rm -f "$WORK/sink.ready"
-	tb_srv python3 "$TOP/tests/udp_sink.py" --ready "$WORK/sink.ready" --out "$WORK/sink.out" "$@" &
-	SINK_PID=$!
-	for _ in $(seq 100); do [ -f "$WORK/sink.ready" ] && return 0; sleep 0.05; done
-	fail "the UDP sink did not start"
-}
-
 test_million_frames_exact() {
 	bed
 	count_start --udp --dport 9 --seq ip.id --idle 1s --duration 60s --json "$WORK/c.json"

@@ -9,13 +9,6 @@ test_bpf_equals_reference() {
 test_server_accepts_rewritten_frames() {
 	bed
 	# a payload counter changes the UDP checksum: the server's stack must accept every datagram
-	sink_start() {
-		rm -f "$WORK/sink.ready"
-		tb_srv python3 "$TOP/tests/udp_sink.py" --ready "$WORK/sink.ready" --out "$WORK/sink.out" "$@" &
-		SINK_PID=$!
-		for _ in $(seq 100); do [ -f "$WORK/sink.ready" ] && return 0; sleep 0.05; done
-		fail "the UDP sink did not start"
-	}
 	count_start --udp --dport 9 --seq payload@8:4 --duration 30s --json "$WORK/c.json"
 	sink_start --count 5000 --timeout 3 --rcvbuf 4000000
 	tb_gen "$XR" replay -i "$TB_GEN_IF" --count 5000 --pps 20k --rewrite payload@8:4=seq \

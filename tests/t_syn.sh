@@ -1,14 +1,6 @@
 # SPDX-License-Identifier: GPL-2.0
 # The connection-rate test: SYNs from a pool of sources, answers counted and matched.
 
-tcp_server_start() { # ARGS for tcp_server.py
-	rm -f "$WORK/tcp.ready"
-	tb_srv python3 "$TOP/tests/tcp_server.py" --ready "$WORK/tcp.ready" --out "$WORK/tcp.out" "$@" &
-	TCP_PID=$!
-	for _ in $(seq 100); do [ -f "$WORK/tcp.ready" ] && return 0; sleep 0.05; done
-	fail "the TCP listener did not start"
-}
-
 test_syn_every_one_answered() {
 	bed
 	# SYN cookies always: no request sockets, so no bursts of retransmitted SYN-ACKs (4096 at

@@ -14,24 +14,9 @@
 #include <sys/random.h>
 #include <netinet/in.h>
 #include "gen.h"
+#include "csum.h"
 #include "log.h"
 #include "units.h"
-
-static uint32_t sum16(const uint8_t *p, size_t len, uint32_t sum)
-{
-	for (size_t i = 0; i + 1 < len; i += 2)
-		sum += p[i] << 8 | p[i + 1];
-	if (len & 1)
-		sum += p[len - 1] << 8;
-	return sum;
-}
-
-static uint16_t fold(uint32_t sum)
-{
-	while (sum >> 16)
-		sum = (sum & 0xffff) + (sum >> 16);
-	return ~sum & 0xffff;
-}
 
 static void put16(uint8_t *p, uint16_t v)
 {
@@ -212,7 +197,7 @@ int gen_build(struct gen_opts *g, const struct iface *ifc, struct frameset *fs, 
 		ip[9] = proto;
 		memcpy(ip + 12, src, 4);
 		memcpy(ip + 16, g->dst, 4);
-		put16(ip + 10, fold(sum16(ip, 20, 0)));
+		put16(ip + 10, csum_fold(csum_add(ip, 20, 0)));
 	}
 	put16(l4, 1024);
 	put16(l4 + 2, g->dport);
@@ -228,9 +213,9 @@ int gen_build(struct gen_opts *g, const struct iface *ifc, struct frameset *fs, 
 		put16(l4 + 4, l4len + payload);
 		memcpy(l4 + 8, "XRGEN", payload < 5 ? payload : 5);
 	}
-	sum = g->ipv6 ? sum16(ip + 8, 32, 0) : sum16(ip + 12, 8, 0);
-	sum = sum16(l4, l4len + payload, sum + proto + l4len + payload);
-	put16(l4 + (g->syn ? 16 : 6), fold(sum) ? fold(sum) : 0xffff);
+	sum = g->ipv6 ? csum_add(ip + 8, 32, 0) : csum_add(ip + 12, 8, 0);
+	sum = csum_add(l4, l4len + payload, sum + proto + l4len + payload);
+	put16(l4 + (g->syn ? 16 : 6), csum_fold(sum) ? csum_fold(sum) : 0xffff);
 	err = frameset_add(fs, f, len, len, 0);
 	if (err)
 		return err;

@@ -82,7 +82,7 @@ static void print_summary(const struct engine_result *r, const struct engine_opt
 	double bps = dur > 0 ? (r->sent_bytes + (double)r->sent * WIRE_OVERHEAD) * 8 / dur : 0;
 	const struct engine_unsent *u = &r->unsent;
 	uint64_t failed = engine_unsent_total(u);
-	char a[16], b[16], c[16];
+	char a[16], b[16];
 
 	fprintf(stderr, "replay: %s engine, %u thread%s, %zu frame%s in the set\n", r->engine, o->threads,
 		o->threads > 1 ? "s" : "", fs->n, fs->n > 1 ? "s" : "");
@@ -108,7 +108,6 @@ static void print_summary(const struct engine_result *r, const struct engine_opt
 		fprintf(stderr, "  skipped while reading: %llu non-Ethernet, %llu truncated, %llu too long, "
 			"%llu too short\n", (unsigned long long)sk->linktype, (unsigned long long)sk->truncated,
 			(unsigned long long)sk->too_long, (unsigned long long)sk->too_short);
-	(void)c;
 }
 
 static void write_json(FILE *f, const struct engine_result *r, const struct engine_opts *o,

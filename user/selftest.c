@@ -14,6 +14,7 @@
 #include <netinet/in.h>
 #include "cli.h"
 #include "engine.h"
+#include "csum.h"
 #include "log.h"
 #include "rewrite.h"
 #include "units.h"
@@ -32,29 +33,13 @@ static uint64_t rnd(void)
 	return z ^ (z >> 31);
 }
 
-static uint32_t sum16(const uint8_t *p, size_t len, uint32_t sum)
-{
-	for (size_t i = 0; i + 1 < len; i += 2)
-		sum += p[i] << 8 | p[i + 1];
-	if (len & 1)
-		sum += p[len - 1] << 8;
-	return sum;
-}
-
-static uint16_t fold(uint32_t sum)
-{
-	while (sum >> 16)
-		sum = (sum & 0xffff) + (sum >> 16);
-	return ~sum & 0xffff;
-}
-
 /* Checksum of a UDP/TCP segment with its IPv4 or IPv6 pseudo-header; 0 when it verifies. */
 static uint16_t l4_csum(const uint8_t *ip, const uint8_t *l4, size_t l4len, uint8_t proto)
 {
-	uint32_t sum = (ip[0] >> 4) == 6 ? sum16(ip + 8, 32, 0) : sum16(ip + 12, 8, 0);
+	uint32_t sum = (ip[0] >> 4) == 6 ? csum_add(ip + 8, 32, 0) : csum_add(ip + 12, 8, 0);
 
 	sum += proto + (uint32_t)l4len;
-	return fold(sum16(l4, l4len, sum));
+	return csum_fold(csum_add(l4, l4len, sum));
 }
 
 /* An Ethernet/IPv4 or IPv6/UDP or TCP frame with random contents and valid checksums. */
@@ -87,7 +72,7 @@ static uint32_t random_frame(uint8_t *f, int ipver, uint8_t proto, uint32_t payl
 		ip[7] = 0;
 		ip[9] = proto;
 		ip[10] = ip[11] = 0;
-		c = fold(sum16(ip, 20, 0));
+		c = csum_fold(csum_add(ip, 20, 0));
 		ip[10] = c >> 8;
 		ip[11] = c & 0xff;
 	}
@@ -165,7 +150,7 @@ static int check_csums(const uint8_t *f, uint32_t len, int ipver, uint8_t proto,
 	uint32_t l3len = ipver == 6 ? 40 : 20;
 	const uint8_t *ip = f + 14, *l4 = ip + l3len;
 
-	if (ipver == 4 && fold(sum16(ip, 20, 0))) {
+	if (ipver == 4 && csum_fold(csum_add(ip, 20, 0))) {
 		snprintf(why, wl, "IPv4 header checksum does not verify");
 		return -1;
 	}
