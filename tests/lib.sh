@@ -51,20 +51,20 @@ count_start() {
 }
 count_wait() { wait "$COUNT_PID" || fail "the counter failed (exit $?)"; }
 
-# sink_start ARGS...: tests/udp_sink.py in the server namespace, bound before it returns
-sink_start() {
-	rm -f "$WORK/sink.ready"
-	tb_srv python3 "$TOP/tests/udp_sink.py" --ready "$WORK/sink.ready" --out "$WORK/sink.out" "$@" &
-	SINK_PID=$!
-	for _ in $(seq 100); do [ -f "$WORK/sink.ready" ] && return 0; sleep 0.05; done
-	fail "the UDP sink did not start"
+# helper_start NAME SCRIPT ARGS...: tests/SCRIPT in the server namespace, with --ready and --out
+# files named after NAME; returns once it is ready, with its pid in HELPER_PID
+helper_start() {
+	local name=$1 script=$2
+	shift 2
+	rm -f "$WORK/$name.ready"
+	tb_srv python3 "$TOP/tests/$script" --ready "$WORK/$name.ready" --out "$WORK/$name.out" "$@" &
+	HELPER_PID=$!
+	for _ in $(seq 100); do [ -f "$WORK/$name.ready" ] && return 0; sleep 0.05; done
+	fail "tests/$script did not start"
 }
 
-# tcp_server_start ARGS...: tests/tcp_server.py in the server namespace, listening before it returns
-tcp_server_start() {
-	rm -f "$WORK/tcp.ready"
-	tb_srv python3 "$TOP/tests/tcp_server.py" --ready "$WORK/tcp.ready" --out "$WORK/tcp.out" "$@" &
-	TCP_PID=$!
-	for _ in $(seq 100); do [ -f "$WORK/tcp.ready" ] && return 0; sleep 0.05; done
-	fail "the TCP listener did not start"
-}
+# sink_start ARGS...: tests/udp_sink.py, bound; what it read goes to $WORK/sink.out
+sink_start() { helper_start sink udp_sink.py "$@"; SINK_PID=$HELPER_PID; }
+
+# tcp_server_start ARGS...: tests/tcp_server.py, listening; how many it accepted goes to $WORK/tcp.out
+tcp_server_start() { helper_start tcp tcp_server.py "$@"; TCP_PID=$HELPER_PID; }
