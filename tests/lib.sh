@@ -19,6 +19,9 @@ import json, sys
 v = json.load(open(sys.argv[1]))
 parts = sys.argv[2].split(".")
 while parts:
+    if isinstance(v, list) and parts[0].isdigit():
+        v, parts = v[int(parts[0])], parts[1:]
+        continue
     # a key may itself contain dots (kernel.Udp.InCsumErrors): try the longest first
     for n in range(len(parts), 0, -1):
         k = ".".join(parts[:n])

@@ -14,6 +14,7 @@ int cmd_replay(int argc, char **argv);
 int cmd_gen(int argc, char **argv);
 int cmd_count(int argc, char **argv);
 int cmd_selftest(int argc, char **argv);
+int cmd_search(int argc, char **argv);
 
 /* Each prints "xdpreplay CMD: --OPT: 'ARG' is not ..." and returns -EINVAL on bad text. */
 int cli_count(const char *cmd, const char *opt, const char *arg, uint64_t *out);

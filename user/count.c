@@ -359,6 +359,8 @@ struct live {
 	const struct kstats *before;
 	uint64_t start;
 	bool seq;
+	const struct nft_counters *nft_before; /* --nft; NULL otherwise */
+	struct nft_counters *nft_now, *nft_d;  /* scratch */
 };
 
 /* --listen: the figures so far, as JSON (/ or /json) or Prometheus text (/metrics) */
@@ -376,8 +378,15 @@ static const char *serve_live(const char *path, FILE *f, void *ctx)
 	kstats_read(l->ifname, &now_ks);
 	kstats_delta(l->before, &now_ks, &d);
 	attribute(&d, &a);
+	if (l->nft_before && !nft_read(l->nft_now)) {
+		nft_delta(l->nft_before, l->nft_now, l->nft_d);
+		for (int i = 0; i < l->nft_d->n; i++)
+			if (l->nft_d->r[i].drops)
+				a.firewall_dropped += l->nft_d->r[i].packets;
+	}
 	if (strcmp(path, "/metrics")) {
-		report_json(f, l->ifname, &t, &d, &a, dur, NULL, 0, l->seq ? l->skel : NULL, NULL);
+		report_json(f, l->ifname, &t, &d, &a, dur, NULL, 0, l->seq ? l->skel : NULL,
+			    l->nft_before ? l->nft_d : NULL);
 		return "application/json";
 	}
 	fprintf(f, "# HELP xdpreplay_count_matched_total Frames that matched the filter.\n"
@@ -544,7 +553,8 @@ int cmd_count(int argc, char **argv)
 	pr_debug("count: attached to %s\n", ifname);
 	start = last_change = now_ns();
 	live = (struct live){ .skel = skel, .ifname = ifname, .before = &before, .start = start,
-			      .seq = cfg.seq_kind };
+			      .seq = cfg.seq_kind, .nft_before = use_nft ? nft_before : NULL,
+			      .nft_now = nft_after, .nft_d = nft_d };
 	next_progress = start + 1000000000ULL;
 	while (!xr_stop) {
 		http_serve(&http, 20, serve_live, &live);

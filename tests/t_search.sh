@@ -1,0 +1,71 @@
+# SPDX-License-Identifier: GPL-2.0
+# search against ground truths on the test bed.
+
+# nstat in the server namespace: datagrams that got past the firewall to the (closed) port
+noports_witness() {
+	echo "cmd:ip netns exec $TB_NS_SRV nstat -az UdpNoPorts | awk '/UdpNoPorts/ {print \$2}'"
+}
+
+test_ndr_finds_firewall_limit() {
+	command -v nft >/dev/null || skip "nft not installed"
+	# two limits the server's stack keeps up with on one core of this test bed; at 50k/s the
+	# stack's own work (an ICMP error per datagram) stalls the sender into bursts the bucket drops
+	bed
+	tb_srv nft add table inet fw || fail "nft"
+	tb_srv nft 'add chain inet fw in { type filter hook input priority 0; }'
+	for limit in 20000 10000; do
+		tb_srv nft flush chain inet fw in
+		# a burst of 100 absorbs the sender's scheduling jitter: the ground truth is the rate
+		tb_srv nft add rule inet fw in udp dport 9 limit rate over $limit/second burst 100 packets counter drop
+		if [ $limit = 20000 ]; then
+			# witness: a command (nstat on the server), frames past the firewall
+			witness=(--witness "$(noports_witness)")
+		else
+			# witness: the server's counter over HTTP, which also attributes the drops
+			count_start --udp --dport 9 --nft --listen "$TB_SRV_IP:9100" --duration 300s
+			witness=(--witness "http://$TB_SRV_IP:9100/" --witness-field kernel.Udp.NoPorts)
+		fi
+		tb_gen "$XR" search "${witness[@]}" --goal NDR=0 --min 1000 --max 200000 \
+			--trial 1s --width 0.01 --json "$WORK/s.json" --svg "$WORK/s.svg" -- \
+			replay -i "$TB_GEN_IF" "$TOP/pcaps/udp-64.pcap" >"$WORK/out" 2>&1 || fail "search exited $?"
+		python3 - "$WORK/s.json" $limit <<-'PY' || fail "NDR for a $limit/s limit: $(tail -n 3 "$WORK/out")"
+		import json, sys
+		s = json.load(open(sys.argv[1]))
+		ndr, limit = s["goals"][0]["lower"], float(sys.argv[2])
+		assert abs(ndr - limit) <= 0.02 * limit, (ndr, limit)
+		assert s["goals"][0]["upper"] > ndr and not s["goals"][0]["never_saturated"]
+		if s["witness"].startswith("http"):
+		    # every frame lost in a trial was dropped by the firewall, and the search says so
+		    for t in s["trials"]:
+		        assert t["server_drops"]["firewall_dropped"] == t["asked"] - t["received"], t
+		    assert any(t["server_drops"]["firewall_dropped"] > 0 for t in s["trials"])
+		PY
+		[ $limit = 20000 ] || { kill -INT "$COUNT_PID"; count_wait; }
+	done
+	python3 -c "import sys, xml.dom.minidom as m; m.parse(sys.argv[1])" "$WORK/s.svg" || fail "the plot is not SVG"
+}
+
+test_server_never_saturated() {
+	bed
+	count_start --udp --dport 9 --drop --listen "$TB_SRV_IP:9100" --duration 120s
+	tb_gen "$XR" search --witness "http://$TB_SRV_IP:9100/" --max 200k --trial 500ms --json "$WORK/s.json" -- \
+		replay -i "$TB_GEN_IF" "$TOP/pcaps/udp-64.pcap" >"$WORK/out" 2>&1 || fail "search exited $?"
+	kill -INT "$COUNT_PID"
+	count_wait
+	grep -q "never saturated" "$WORK/out" || fail "no 'never saturated': $(cat "$WORK/out")"
+	expect_eq "$(jget "$WORK/s.json" goals.0.never_saturated)" True "NDR never saturated"
+	expect_eq "$(jget "$WORK/s.json" goals.0.lower)" 200000 "NDR lower bound: the most offered"
+	python3 -c 'import json,sys; s=json.load(open(sys.argv[1])); assert len(s["trials"]) == 1 and s["trials"][0]["loss"] == 0, s["trials"]' "$WORK/s.json" ||
+		fail "one lossless trial at the maximum"
+}
+
+test_search_bad_input() {
+	"$XR" search --witness replies >"$WORK/out" 2>"$WORK/err"
+	expect_eq $? 2 "exit status without a trial command"
+	grep -q "give the trial after --" "$WORK/err" || fail "$(cat "$WORK/err")"
+	"$XR" search --witness replies -- replay -i lo --pps 10 x.pcap 2>"$WORK/err"
+	expect_eq $? 2 "exit status when the trial sets its own rate"
+	grep -q "the trial's --pps is the search's to set" "$WORK/err" || fail "$(cat "$WORK/err")"
+	"$XR" search -- replay -i lo x.pcap 2>"$WORK/err"
+	expect_eq $? 2 "exit status without a witness"
+}
