@@ -380,7 +380,7 @@ int xr_gen(struct xdp_md *ctx)
 		return XDP_DROP;
 	s->k_next = k + 1;
 
-	n = k * cfg.nthreads + s->thread;
+	n = cfg.first_n + k * cfg.nthreads + s->thread;
 	if (cfg.copy && build_frame(ctx, n))
 		goto bad;
 	if (!cfg.copy && cfg.nops && apply_ops_nocopy(ctx, s, n))

@@ -163,6 +163,7 @@ struct xr_gen_cfg {
 	__u64 mult_milli; /* XR_PACE_PCAP: speed multiplier x 1000 */
 	__u32 nops;
 	__u32 stamp;      /* record send times in send_ts for reply round trips */
+	__u64 first_n;    /* sequence numbers start here (successive runs need not repeat them) */
 	struct xr_op ops[XR_MAX_OPS];
 	struct xr_nocopy nc;
 	struct xr_replies_cfg rpl;

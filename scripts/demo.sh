@@ -45,6 +45,41 @@ run() { # label, count args, replay args...
 }
 
 echo
+echo "== the main job: where does this server start dropping, and where?"
+echo "The server has a firewall that drops UDP to port 9 above 20,000 frames/s (nftables limit)."
+echo "xdpreplay search runs trials at chosen rates, reads what got through from the server's counter"
+echo "(count --listen, with the nftables counters), and bisects to the highest lossless rate."
+tb_srv nft add table inet demo
+tb_srv nft 'add chain inet demo in { type filter hook input priority 0; }'
+tb_srv nft add rule inet demo in udp dport 9 limit rate over 20000/second burst 100 packets counter drop
+rm -f "$WORK/ready"
+ip netns exec "$TB_NS_SRV" "$XR" count -i "$TB_SRV_IF" --udp --dport 9 --nft --listen "$TB_SRV_IP:9100" \
+	--duration 300s -q --ready-file "$WORK/ready" &
+cpid=$!
+for _ in $(seq 100); do [ -f "$WORK/ready" ] && break; sleep 0.05; done
+mkdir -p results
+tb_gen "$XR" search --witness "http://$TB_SRV_IP:9100/" --witness-field kernel.Udp.NoPorts \
+	--goal NDR=0 --goal PDR=0.005 --min 1000 --max 100000 --trial 1s --width 0.01 \
+	--json "$WORK/s.json" --svg results/demo-search.svg -- replay -i "$TB_GEN_IF" pcaps/udp-64.pcap || true
+kill -INT $cpid 2>/dev/null; wait $cpid || true
+tb_srv nft delete table inet demo
+python3 - "$WORK/s.json" <<'PY'
+import json, sys
+s = json.load(open(sys.argv[1]))
+for g in s["goals"]:
+    print("   result: %s (loss <= %g): %.0f frames/s taken without exceeding it; %.0f is too much"
+          % (g["name"], g["loss"], g["lower"], g["upper"]))
+drops = {}
+for t in s["trials"]:
+    for k, v in t["server_drops"].items():
+        if v and k not in ("udp_delivered", "udp_no_ports", "iface_rx_dropped"):
+            drops[k] = drops.get(k, 0) + v
+print("   where the server dropped, over all trials: %s" % (", ".join("%s %d" % kv for kv in drops.items()) or "nowhere"))
+PY
+echo "   plot: results/demo-search.svg"
+
+echo
+echo "== a tour of the rest"
 echo "The server's stack answers each datagram to a closed port with an ICMP error: it"
 echo "takes far fewer frames per second than one sender core offers. First the counter"
 echo "drops in XDP (a sink) to show the sender's speed; then it passes frames to the stack."

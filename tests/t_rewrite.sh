@@ -78,3 +78,20 @@ test_source_pool_per_source_sequence() {
 	assert srcs[0].startswith("198.18.64.") and all(s.startswith(("198.18.64.", "198.18.65.")) for s in srcs)
 	PY
 }
+
+test_first_seq_continues() {
+	bed
+	# gen udp stamps n in the payload; a second run that starts where the first ended continues
+	# the flow's sequence without a duplicate or a gap
+	count_start --udp --dport 9 --seq payload@0:8 --drop --duration 30s --json "$WORK/c.json"
+	tb_gen "$XR" gen udp -i "$TB_GEN_IF" --dst "$TB_SRV_IP:9" --sport 5000-5000 --count 1000 --pps 10k -q ||
+		fail "first run"
+	tb_gen "$XR" gen udp -i "$TB_GEN_IF" --dst "$TB_SRV_IP:9" --sport 5000-5000 --count 1000 --pps 10k -q \
+		--first-seq 1000 || fail "second run"
+	kill -INT "$COUNT_PID"
+	count_wait
+	expect_eq "$(jget "$WORK/c.json" sequence.received)" 2000 "received in sequence"
+	expect_eq "$(jget "$WORK/c.json" sequence.lost)" 0 "lost"
+	expect_eq "$(jget "$WORK/c.json" sequence.duplicated)" 0 "duplicated"
+	expect_eq "$(jget "$WORK/c.json" sequence.flow_count)" 1 "flows"
+}

@@ -69,3 +69,43 @@ test_search_bad_input() {
 	"$XR" search -- replay -i lo x.pcap 2>"$WORK/err"
 	expect_eq $? 2 "exit status without a witness"
 }
+
+test_ndr_finds_slow_server() {
+	bed
+	# a server that can read 2,000 datagrams a second, with a 64 KiB socket buffer
+	sink_start --rate 2000 --rcvbuf 65536 --timeout 120
+	count_start --udp --dport 9 --listen "$TB_SRV_IP:9100" --duration 300s
+	tb_gen "$XR" search --witness "http://$TB_SRV_IP:9100/" --witness-field kernel.Udp.InDatagrams \
+		--goal NDR=0 --min 200 --max 10000 --trial 2s --width 0.01 --json "$WORK/s.json" -- \
+		replay -i "$TB_GEN_IF" "$TOP/pcaps/udp-64.pcap" >"$WORK/out" 2>&1 || fail "search exited $?"
+	kill -INT "$COUNT_PID"
+	count_wait
+	kill "$SINK_PID" 2>/dev/null
+	ndr=$(jget "$WORK/s.json" goals.0.lower)
+	# the socket buffer lets a little more through in a 2 s trial: within 5%
+	expect_range "$ndr" 1900 2100 "NDR of a 2,000/s server ($(grep -c trial "$WORK/out") trials)"
+	# what the application did not read was dropped at its full socket buffer, and the search says so
+	python3 - "$WORK/s.json" <<-'PY' || fail "attribution to the socket buffer"
+	import json, sys
+	s = json.load(open(sys.argv[1]))
+	lossy = [t for t in s["trials"] if t["loss"] > 0]
+	assert lossy, s["trials"]
+	for t in lossy:
+	    assert t["server_drops"]["udp_rcvbuf_errors"] == t["asked"] - t["received"], t
+	PY
+}
+
+test_latency_goal_with_replies() {
+	bed
+	tcp_server_start --timeout 60
+	# answers take microseconds here: a 50 ms p99 bound holds up to the most offered
+	tb_gen "$XR" search --witness replies --latency-goal p99=50ms --goal NDR=0 --min 1000 --max 10000 \
+		--trial 500ms --width 0.05 --json "$WORK/s.json" -- \
+		gen syn -i "$TB_GEN_IF" --dst "$TB_SRV_IP:80" --src 198.18.64.0/23 --wait 300ms >"$WORK/out" 2>&1 ||
+		fail "search exited $?"
+	kill "$TCP_PID" 2>/dev/null
+	expect_eq "$(jget "$WORK/s.json" goals.0.name)" p99 "the latency goal"
+	expect_eq "$(jget "$WORK/s.json" goals.0.never_saturated)" True "p99 within 50 ms at 10k SYN/s"
+	python3 -c 'import json,sys; t=json.load(open(sys.argv[1]))["trials"][0]
+assert 0 < t["p99_us"] < 50000 and t["received"] == t["asked"], t' "$WORK/s.json" || fail "trial: $(cat "$WORK/s.json")"
+}

@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: GPL-2.0
 """A UDP server for the tests: binds ADDR:PORT, optionally with a tiny receive
-buffer and a pause before reading (so that the socket overflows), then reads
+buffer, a pause before reading (so that the socket overflows) or a reading
+rate (a server of known capacity), then reads
 until COUNT datagrams or an idle TIMEOUT, and writes one line per datagram
 (the XRSEQ tag of its payload) to OUT. Touches a ready file once bound."""
 import argparse
@@ -15,6 +16,7 @@ ap.add_argument("--count", type=int, default=0)
 ap.add_argument("--timeout", type=float, default=2.0)
 ap.add_argument("--rcvbuf", type=int, default=0)
 ap.add_argument("--hold", type=float, default=0.0, help="seconds to wait before reading")
+ap.add_argument("--rate", type=float, default=0.0, help="read at most this many datagrams a second")
 ap.add_argument("--ready", required=True)
 ap.add_argument("--out", required=True)
 a = ap.parse_args()
@@ -28,8 +30,15 @@ if a.hold:
     time.sleep(a.hold)
 s.settimeout(a.timeout)
 n = 0
+due = time.monotonic()
 with open(a.out, "w") as out:
     while not a.count or n < a.count:
+        if a.rate:
+            # a server of known capacity: one datagram every 1/rate seconds, on average
+            now = time.monotonic()
+            if due > now:
+                time.sleep(due - now)
+            due = max(due, now - 0.05) + 1.0 / a.rate
         try:
             data = s.recv(65536)
         except socket.timeout:

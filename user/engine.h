@@ -29,6 +29,7 @@ struct engine_opts {
 	bool progress;           /* live line on stderr */
 	struct xr_op ops[XR_MAX_OPS]; /* rewrite plan, the same for every frame */
 	unsigned int nops;
+	uint64_t first_n;        /* the first sequence number (default 0) */
 	bool replies;            /* count the server's answers (xr_replies on ifc) */
 	struct xr_replies_cfg rpl;
 	uint64_t reply_wait_ns;  /* after the last frame, how long answers may take */

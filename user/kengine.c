@@ -208,6 +208,7 @@ static int kengine_open(struct kengine *k, const struct iface *ifc, const struct
 		.mult_milli = o && o->pace == XR_PACE_PCAP ? (uint64_t)(o->multiplier * 1000 + 0.5) : 1000,
 		.nops = o ? o->nops : 0,
 		.stamp = o ? o->replies : 0,
+		.first_n = o ? o->first_n : 0,
 	};
 	if (o)
 		k->skel->rodata->cfg.rpl = o->rpl;
@@ -476,7 +477,7 @@ int kengine_run(const struct engine_opts *o, struct engine_result *res)
 		else
 			k_end[i] = o->count > i ? (o->count - i + o->threads - 1) / o->threads : 0;
 		s->k_end = k_end[i];
-		slot_ops_init(s, o->ops, o->nops, i, o->threads);
+		slot_ops_init(s, o->ops, o->nops, o->first_n + i, o->threads);
 		sd[i] = (struct sender){ .k = &k, .o = o, .cpu = o->cpus[i], .thread = i };
 		pacer_init(&sd[i].pacer, o, i, t0, k.frames);
 		s->t0_ns = sd[i].pacer.t0_ns;

@@ -45,6 +45,8 @@ static void usage(FILE *f)
 		"      --threads N         sender threads, one per CPU (default 1)\n"
 		"      --batch N           live-frames batch size (default 64)\n"
 		"      --allow-truncated   send frames captured shorter than they were, as captured\n"
+		"      --first-seq N       start sequence numbers at N (default 0), so that runs in a\n"
+		"                          row do not repeat sources, ports, ISNs or stamps\n"
 		"      --preload N         load at most N frames (the rest of the files is not read);\n"
 		"                          the frame set lives in memory: frame bytes + 24 bytes a\n"
 		"                          frame in BPF maps (2 KiB a frame in an AF_XDP UMEM)\n"
@@ -187,7 +189,7 @@ static int run(int argc, char **argv, bool gen_mode)
 {
 	enum { O_ENGINE = 256, O_TOPSPEED, O_PPS, O_RATE, O_MULT, O_LOOP, O_COUNT, O_DURATION, O_THREADS,
 	       O_BATCH, O_TRUNC, O_JSON, O_REWRITE, O_PRELOAD, O_DST, O_SRC, O_SPORT, O_SIZE, O_DSTMAC,
-	       O_COMPLETE, O_WAIT };
+	       O_COMPLETE, O_WAIT, O_FIRST };
 	const char *cmd = gen_mode ? "gen" : "replay";
 	static const struct option opts[] = {
 		{ "iface", required_argument, NULL, 'i' },
@@ -212,6 +214,7 @@ static int run(int argc, char **argv, bool gen_mode)
 		{ "dst-mac", required_argument, NULL, O_DSTMAC },
 		{ "complete", no_argument, NULL, O_COMPLETE },
 		{ "wait", required_argument, NULL, O_WAIT },
+		{ "first-seq", required_argument, NULL, O_FIRST },
 		{ "quiet", no_argument, NULL, 'q' },
 		{ "verbose", no_argument, NULL, 'v' },
 		{ "help", no_argument, NULL, 'h' },
@@ -333,6 +336,10 @@ static int run(int argc, char **argv, bool gen_mode)
 			g.have_mac = true;
 			break;
 		case O_COMPLETE: g.complete = true; break;
+		case O_FIRST:
+			if (cli_count(cmd, "first-seq", optarg, &o.first_n))
+				return XR_EXIT_USAGE;
+			break;
 		case O_WAIT:
 			if (cli_duration(cmd, "wait", optarg, &reply_wait))
 				return XR_EXIT_USAGE;

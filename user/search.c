@@ -71,6 +71,7 @@ struct search {
 	struct goal g[MAX_GOALS];
 	int ng;
 	bool never_saturated;
+	uint64_t next_n;      /* the next trial's first sequence number */
 };
 
 /* GET / from a counter's --listen endpoint into buf (NUL-terminated). */
@@ -228,7 +229,7 @@ static int json_u64_field(const char *path, const char *key, uint64_t *v)
 /* One trial at load pps: the child replay/gen, then the witness. */
 static int run_trial(struct search *s, double load, struct trial *t)
 {
-	char rate[32], dur[32], json[] = "/tmp/xdpreplay-trial.XXXXXX";
+	char rate[32], dur[32], first[32], json[] = "/tmp/xdpreplay-trial.XXXXXX";
 	char **argv = calloc(s->ncmd + 10, sizeof(char *));
 	uint64_t before, after, sent, asked, p99;
 	struct trial a0 = {};
@@ -254,6 +255,10 @@ static int run_trial(struct search *s, double load, struct trial *t)
 	argv[a++] = "--json";
 	argv[a++] = json;
 	argv[a++] = "-q";
+	/* each trial goes on where the last stopped: no repeated sources, ports or ISNs */
+	snprintf(first, sizeof(first), "%llu", (unsigned long long)s->next_n);
+	argv[a++] = "--first-seq";
+	argv[a++] = first;
 	for (int i = 1; i < s->ncmd; i++)
 		argv[a++] = s->cmd[i];
 	argv[a] = NULL;
@@ -293,6 +298,7 @@ static int run_trial(struct search *s, double load, struct trial *t)
 		pr_warn("search: cannot read the trial's results: %s\n", strerror(-err));
 		goto out;
 	}
+	s->next_n += asked;
 	t->load = load;
 	t->asked = asked;
 	t->sent = sent;
@@ -425,6 +431,9 @@ static void write_svg(const struct search *s, FILE *f)
 		fprintf(f, "<circle cx='%.1f' cy='%.1f' r='4' fill='%s'><title>offered %.0f, loss %.5f</title>"
 			   "</circle>\n", x, y, t->loss > 0 ? "#c33" : "#393", t->load, t->loss);
 	}
+	fprintf(f, "<circle cx='%.0f' cy='%.0f' r='4' fill='#393'/><text x='%.0f' y='%.0f'>no loss</text>\n"
+		   "<circle cx='%.0f' cy='%.0f' r='4' fill='#c33'/><text x='%.0f' y='%.0f'>loss (ratio on hover)</text>\n",
+		W - 190, T + 12, W - 182, T + 16, W - 190, T + 28, W - 182, T + 32);
 	for (int gi = 0; gi < s->ng; gi++) {
 		double x = L + (W - L - R) * s->g[gi].lower / xmax;
 
