@@ -109,3 +109,26 @@ test_latency_goal_with_replies() {
 	python3 -c 'import json,sys; t=json.load(open(sys.argv[1]))["trials"][0]
 assert 0 < t["p99_us"] < 50000 and t["received"] == t["asked"], t' "$WORK/s.json" || fail "trial: $(cat "$WORK/s.json")"
 }
+
+test_duration_sum_and_exceed_ratio() {
+	bed
+	count_start --udp --dport 9 --drop --listen "$TB_SRV_IP:9100" --duration 120s
+	# a load is judged on 3 s of trials, of which at most half may miss the goal: two lossless
+	# 1 s trials decide it (after one, 2 s unknown could still be all bad)
+	tb_gen "$XR" search --witness "http://$TB_SRV_IP:9100/" --goal NDR=0,exceed=0.5,dsum=3s --max 100k \
+		--trial 1s --warmup 500ms --pause 100ms --json "$WORK/s.json" -- \
+		replay -i "$TB_GEN_IF" "$TOP/pcaps/udp-64.pcap" >"$WORK/out" 2>&1 || fail "search exited $?"
+	kill -INT "$COUNT_PID"
+	count_wait
+	grep -q "warm-up: 0.5 s" "$WORK/out" || fail "no warm-up: $(cat "$WORK/out")"
+	python3 - "$WORK/s.json" <<-'PY' || fail "trials: $(cat "$WORK/out")"
+	import json, sys
+	s = json.load(open(sys.argv[1]))
+	assert [t["offered_pps"] for t in s["trials"]] == [100000, 100000], s["trials"]
+	g = s["goals"][0]
+	assert g["never_saturated"] and g["lower"] == 100000, g
+	assert abs(g["conditional_throughput"] - 100000) < 1000, g
+	PY
+	"$XR" search --witness replies --goal "X=0,exceed=2" -- replay -i lo x.pcap 2>"$WORK/err"
+	expect_eq $? 2 "exit status for an exceed ratio of 2"
+}

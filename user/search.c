@@ -54,6 +54,9 @@ struct trial {
 
 struct goal {
 	double loss;        /* ratio, e.g. 0 for NDR, 0.005 for PDR */
+	double exceed;      /* MLRsearch exceed ratio: share of the duration sum allowed above the loss */
+	double dsum;        /* MLRsearch duration sum in s: trial time a load needs before it is judged */
+	double pending;     /* a load whose trials do not decide yet (needs another trial); 0 = none */
 	double p99_us;      /* > 0: a latency goal, p99 round trip at most this (gen syn) */
 	const char *name;
 	double lower, upper; /* loads; 0 = none found */
@@ -72,6 +75,8 @@ struct search {
 	int ng;
 	bool never_saturated;
 	uint64_t next_n;      /* the next trial's first sequence number */
+	uint64_t pause_ns;    /* between trials */
+	uint64_t warmup_ns;   /* a first trial at --min, not counted */
 };
 
 /* GET / from a counter's --listen endpoint into buf (NUL-terminated). */
@@ -334,22 +339,67 @@ static void print_trial(const struct trial *t, int i)
 }
 
 /* Bounds of goal g from every trial so far. */
+/* Whether one trial meets goal g. */
+static bool trial_ok(const struct goal *g, const struct trial *t)
+{
+	return g->p99_us > 0 ? t->p99_us >= 0 && t->p99_us <= g->p99_us : t->loss <= g->loss;
+}
+
+/*
+ * Bounds of goal g from every trial so far, load by load (RFC 9971's load
+ * classification): with the trials of one load lasting good + bad seconds
+ * (meeting the goal or not) out of the duration sum, the load is an upper
+ * bound once bad exceeds exceed * dsum even if all missing time were good,
+ * a lower bound once it cannot exceed it even if all missing time were bad,
+ * and undecided otherwise (another trial at that load is needed).
+ */
 static void classify(struct search *s, struct goal *g)
 {
-	g->lower = g->upper = 0;
+	g->lower = g->upper = g->pending = 0;
 	for (int i = 0; i < s->nt; i++) {
-		bool ok = g->p99_us > 0 ? s->t[i].p99_us >= 0 && s->t[i].p99_us <= g->p99_us : s->t[i].loss <= g->loss;
+		double load = s->t[i].load, good = 0, bad = 0, missing;
+		bool seen = false;
 
-		if (ok) {
-			if (s->t[i].load > g->lower)
-				g->lower = s->t[i].load;
-		} else if (!g->upper || s->t[i].load < g->upper) {
-			g->upper = s->t[i].load;
+		for (int j = 0; j < i; j++)
+			seen |= s->t[j].load == load;
+		if (seen)
+			continue;
+		for (int j = i; j < s->nt; j++) {
+			if (s->t[j].load != load)
+				continue;
+			if (trial_ok(g, &s->t[j]))
+				good += s->t[j].duration_s;
+			else
+				bad += s->t[j].duration_s;
+		}
+		missing = fmax(0, g->dsum - good - bad);
+		if (bad > g->exceed * g->dsum + 1e-9) {
+			if (!g->upper || load < g->upper)
+				g->upper = load;
+		} else if (bad + missing <= g->exceed * g->dsum + 1e-9) {
+			if (load > g->lower)
+				g->lower = load;
+		} else if (!g->pending) {
+			g->pending = load;
 		}
 	}
 	/* a lower bound above an upper bound (noise) is not one */
 	if (g->upper && g->lower > g->upper)
 		g->lower = 0;
+}
+
+/* The received rate of the trials at a goal's lower bound (RFC 9971's conditional throughput). */
+static double conditional_throughput(const struct search *s, const struct goal *g)
+{
+	double rx = 0, dur = 0;
+
+	for (int i = 0; i < s->nt; i++) {
+		if (s->t[i].load == g->lower) {
+			rx += s->t[i].received;
+			dur += s->t[i].duration_s;
+		}
+	}
+	return dur > 0 ? rx / dur : 0;
 }
 
 static int do_search(struct search *s)
@@ -369,7 +419,9 @@ static int do_search(struct search *s)
 				break; /* even the least we offer is too much */
 			if (g->lower && g->upper && (g->upper - g->lower) <= s->width * g->upper)
 				break;
-			if (!g->lower && !g->upper)
+			if (g->pending)
+				next = g->pending; /* this load needs more trial time to be judged */
+			else if (!g->lower && !g->upper)
 				next = s->max;
 			else if (!g->lower)
 				next = fmax(s->min, g->upper / 2);
@@ -381,6 +433,8 @@ static int do_search(struct search *s)
 				pr_warn("search: %d trials and not done; the bounds so far are reported\n", MAX_TRIALS);
 				break;
 			}
+			if (s->nt && s->pause_ns)
+				sleep_until(now_ns() + s->pause_ns);
 			err = run_trial(s, next, &s->t[s->nt]);
 			if (err)
 				return err;
@@ -465,7 +519,10 @@ static void usage(FILE *f)
 		"                       received (default matched; e.g. kernel.Udp.NoPorts,\n"
 		"                       attribution.udp_delivered); every attribution counter that\n"
 		"                       grows during a trial is shown with it\n"
-		"      --goal NAME=LOSS loss ratio goal (repeatable; default NDR=0 and PDR=0.005)\n"
+		"      --goal NAME=LOSS[,exceed=X][,dsum=T]  a loss ratio goal (repeatable; default\n"
+		"                       NDR=0 and PDR=0.005); with RFC 9971's exceed ratio X and\n"
+		"                       duration sum T a load gets trials until T is judged, and\n"
+		"                       passes while at most X of it is above the loss ratio\n"
 		"      --latency-goal NAME=T  highest load whose p99 round trip stays within T\n"
 		"                       (gen syn with --witness replies; e.g. p99=10ms)\n"
 		"      --preset P       default, quick (0.5 s trials, 2%% width) or rfc2544 (60 s\n"
@@ -475,6 +532,9 @@ static void usage(FILE *f)
 		"      --trial T        trial duration (default 1s)\n"
 		"      --settle T       wait after a trial before reading the witness (default 300ms):\n"
 		"                       frames still in queues and backlogs are counted\n"
+		"      --pause T        between trials (e.g. to let a server's queues drain)\n"
+		"      --warmup T       first a trial of T at --min, not counted (warms caches, ARP,\n"
+		"                       connection tracking)\n"
 		"      --json FILE|-, --csv FILE, --svg FILE   results, every trial, a plot\n"
 		"\n"
 		"Examples:\n"
@@ -486,7 +546,7 @@ static void usage(FILE *f)
 int cmd_search(int argc, char **argv)
 {
 	enum { O_WITNESS = 256, O_GOAL, O_PRESET, O_MIN, O_MAX, O_WIDTH, O_TRIAL, O_SETTLE, O_JSON, O_CSV, O_SVG,
-	       O_FIELD, O_LATENCY };
+	       O_FIELD, O_LATENCY, O_PAUSE, O_WARMUP };
 	static const struct option opts[] = {
 		{ "witness", required_argument, NULL, O_WITNESS },
 		{ "goal", required_argument, NULL, O_GOAL },
@@ -498,6 +558,8 @@ int cmd_search(int argc, char **argv)
 		{ "width", required_argument, NULL, O_WIDTH },
 		{ "trial", required_argument, NULL, O_TRIAL },
 		{ "settle", required_argument, NULL, O_SETTLE },
+		{ "pause", required_argument, NULL, O_PAUSE },
+		{ "warmup", required_argument, NULL, O_WARMUP },
 		{ "json", required_argument, NULL, O_JSON },
 		{ "csv", required_argument, NULL, O_CSV },
 		{ "svg", required_argument, NULL, O_SVG },
@@ -509,7 +571,7 @@ int cmd_search(int argc, char **argv)
 	const char *json_path = NULL, *csv_path = NULL, *svg_path = NULL;
 	static char names[MAX_GOALS][32];
 	int opt, err, ret = XR_EXIT_USAGE;
-	char a[16], b[16];
+	char a[16], b[16], c[16];
 	FILE *f;
 
 	if (!s)
@@ -527,13 +589,33 @@ int cmd_search(int argc, char **argv)
 			const char *eq = strchr(optarg, '=');
 			double v;
 
+			char lossbuf[32], *comma;
+			double exceed = 0;
+			uint64_t dsum = 0;
+
+			snprintf(lossbuf, sizeof(lossbuf), "%s", eq ? eq + 1 : "");
+			comma = strchr(lossbuf, ',');
+			if (comma)
+				*comma = 0;
+			/* optional ,exceed=X,dsum=T (RFC 9971's goal exceed ratio and duration sum) */
+			for (const char *p = eq ? strchr(eq, ',') : NULL; p; p = strchr(p + 1, ',')) {
+				char val[32];
+
+				if (sscanf(p, ",exceed=%31[^,]", val) == 1 && !parse_number(val, &exceed) && exceed < 1)
+					continue;
+				if (sscanf(p, ",dsum=%31[^,]", val) == 1 && !parse_duration(val, &dsum))
+					continue;
+				eq = NULL;
+				break;
+			}
 			if (!eq || eq == optarg || eq - optarg >= 32 || s->ng >= MAX_GOALS ||
-			    parse_number(eq + 1, &v) || v >= 1) {
-				ret = cli_usage_error("search", "--goal: '%s' is not NAME=LOSS (e.g. PDR=0.005)", optarg);
+			    parse_number(lossbuf, &v) || v >= 1) {
+				ret = cli_usage_error("search", "--goal: '%s' is not NAME=LOSS[,exceed=X][,dsum=T] "
+						      "(e.g. PDR=0.005)", optarg);
 				goto out;
 			}
 			snprintf(names[s->ng], sizeof(names[0]), "%.*s", (int)(eq - optarg), optarg);
-			s->g[s->ng] = (struct goal){ .loss = v, .name = names[s->ng] };
+			s->g[s->ng] = (struct goal){ .loss = v, .exceed = exceed, .dsum = dsum / 1e9, .name = names[s->ng] };
 			s->ng++;
 			break;
 		}
@@ -576,6 +658,8 @@ int cmd_search(int argc, char **argv)
 			break;
 		case O_TRIAL: if (cli_duration("search", "trial", optarg, &s->trial_ns)) goto out; break;
 		case O_SETTLE: if (cli_duration("search", "settle", optarg, &s->settle_ns)) goto out; break;
+		case O_PAUSE: if (cli_duration("search", "pause", optarg, &s->pause_ns)) goto out; break;
+		case O_WARMUP: if (cli_duration("search", "warmup", optarg, &s->warmup_ns)) goto out; break;
 		case O_JSON: json_path = optarg; break;
 		case O_CSV: csv_path = optarg; break;
 		case O_SVG: svg_path = optarg; break;
@@ -608,6 +692,10 @@ int cmd_search(int argc, char **argv)
 		s->g[s->ng++] = (struct goal){ .loss = 0, .name = "NDR" };
 		s->g[s->ng++] = (struct goal){ .loss = 0.005, .name = "PDR" };
 	}
+	/* without a duration sum, one trial judges a load */
+	for (int gi = 0; gi < s->ng; gi++)
+		if (s->g[gi].dsum < s->trial_ns / 1e9)
+			s->g[gi].dsum = s->trial_ns / 1e9;
 	if (cli_need_root("search")) {
 		ret = XR_EXIT_ENV;
 		goto out;
@@ -617,6 +705,20 @@ int cmd_search(int argc, char **argv)
 	cli_catch_signals();
 	fprintf(stderr, "search: %s to %s frames/s, %.1f s trials, width %.3f, witness %s\n",
 		fmt_si(s->min, a, sizeof(a)), fmt_si(s->max, b, sizeof(b)), s->trial_ns / 1e9, s->width, s->witness);
+	if (s->warmup_ns) {
+		uint64_t trial = s->trial_ns;
+		struct trial w = {};
+
+		s->trial_ns = s->warmup_ns;
+		err = run_trial(s, s->min, &w);
+		s->trial_ns = trial;
+		if (err) {
+			ret = XR_EXIT_ENV;
+			goto out;
+		}
+		fprintf(stderr, "  warm-up: %.1f s at %s pps, loss %.5f (not counted)\n", s->warmup_ns / 1e9,
+			fmt_si(s->min, a, sizeof(a)), w.loss);
+	}
 	err = do_search(s);
 	if (err) {
 		ret = err == -EINTR ? XR_EXIT_FAIL : XR_EXIT_ENV;
@@ -626,9 +728,9 @@ int cmd_search(int argc, char **argv)
 		struct goal *g = &s->g[gi];
 
 		classify(s, g);
-		fprintf(stderr, "%s (%s <= %g): lower bound %s frames/s, upper bound %s%s\n", g->name,
+		fprintf(stderr, "%s (%s <= %g): lower bound %s frames/s (received %s/s), upper bound %s%s\n", g->name,
 			g->p99_us > 0 ? "p99 us" : "loss", g->p99_us > 0 ? g->p99_us : g->loss,
-			fmt_si(g->lower, a, sizeof(a)), g->upper ? fmt_si(g->upper, b, sizeof(b)) : "none",
+			fmt_si(g->lower, a, sizeof(a)), fmt_si(conditional_throughput(s, g), c, sizeof(c)), g->upper ? fmt_si(g->upper, b, sizeof(b)) : "none",
 			g->lower >= s->max ? " (the server was never saturated: the lower bound is the most offered)" : "");
 	}
 	if (json_path && (f = json_fopen(json_path))) {
@@ -648,6 +750,7 @@ int cmd_search(int argc, char **argv)
 			json_double(&j, "lower", s->g[gi].lower);
 			json_double(&j, "upper", s->g[gi].upper);
 			json_bool(&j, "never_saturated", s->g[gi].lower >= s->max);
+			json_double(&j, "conditional_throughput", conditional_throughput(s, &s->g[gi]));
 			json_close(&j, '}');
 		}
 		json_close(&j, ']');
