@@ -293,6 +293,7 @@ static __always_inline int apply_ops_nocopy(struct xdp_md *ctx, const struct xr_
 			union { __u8 b[4]; __u16 w[2]; } o = {
 				.b = { op->orig[0], op->orig[1], op->orig[2], op->orig[3] } };
 			__u16 o0 = o.w[0], o1 = o.w[1], n0, n1;
+			__u32 dd;
 
 			if ((void *)(p + width) > data_end)
 				return -1;
@@ -304,10 +305,7 @@ static __always_inline int apply_ops_nocopy(struct xdp_md *ctx, const struct xr_
 			if (width == 2) {
 				n0 = bpf_htons(v);
 				*(__u16 *)p = n0;
-				if (op->ip_csum_off)
-					d0 += (__u16)~o0 + n0;
-				if (op->l4_csum_off)
-					d1 += (__u16)~o0 + n0;
+				dd = (__u16)~o0 + n0;
 			} else {
 				__u32 nv = bpf_htonl(v);
 
@@ -315,11 +313,13 @@ static __always_inline int apply_ops_nocopy(struct xdp_md *ctx, const struct xr_
 				/* the two words as they lie in memory */
 				n0 = ((__u16 *)&nv)[0];
 				n1 = ((__u16 *)&nv)[1];
-				if (op->ip_csum_off)
-					d0 += (__u16)~o0 + n0 + (__u16)~o1 + n1;
-				if (op->l4_csum_off)
-					d1 += (__u16)~o0 + n0 + (__u16)~o1 + n1;
+				dd = (__u16)~o0 + n0 + (__u16)~o1 + n1;
 			}
+			/* the same words change in every checksum that covers them */
+			if (op->ip_csum_off)
+				d0 += dd;
+			if (op->l4_csum_off)
+				d1 += dd;
 			continue;
 		}
 		if (width < 1 || width > 8 || len > 10 || (void *)(p + len) > data_end)
