@@ -90,8 +90,8 @@ static __always_inline __u64 due_ns(const struct xr_gen_slot *s, __u64 k)
 		return s->t0_ns + (k - s->k_base) * s->interval_ps / 1000;
 
 	/* XR_PACE_PCAP: capture time of n, scaled by the multiplier */
-	n = k * cfg.nthreads + s->thread;
-	nb = s->k_base * cfg.nthreads + s->thread;
+	n = cfg.first_n + k * cfg.nthreads + s->thread;
+	nb = cfg.first_n + s->k_base * cfg.nthreads + s->thread;
 	f = n % cfg.nframes;
 	fb = nb % cfg.nframes;
 	fi = f;

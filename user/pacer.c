@@ -40,6 +40,7 @@ void pacer_init(struct pacer *p, const struct engine_opts *o, unsigned int threa
 		.span_ns = o->fs->span_ns,
 		.mult_milli = o->pace == XR_PACE_PCAP ? (uint64_t)(o->multiplier * 1000 + 0.5) : 1000,
 		.frames = frames,
+		.first_n = o->first_n,
 	};
 	if (!p->mult_milli)
 		p->mult_milli = 1;
@@ -58,8 +59,8 @@ uint64_t pacer_due(const struct pacer *p, uint64_t k)
 		return p->t0_ns + (k - p->k_base) * p->interval_ps / 1000;
 	if (p->pace != XR_PACE_PCAP)
 		return 0;
-	n = k * p->nthreads + p->thread;
-	nb = p->k_base * p->nthreads + p->thread;
+	n = p->first_n + k * p->nthreads + p->thread;
+	nb = p->first_n + p->k_base * p->nthreads + p->thread;
 	ct = (n / N) * p->span_ns + p->frames[n % N].ts_ns;
 	ctb = (nb / N) * p->span_ns + p->frames[nb % N].ts_ns;
 	return p->t0_ns + (ct - ctb) * 1000 / p->mult_milli;
