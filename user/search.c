@@ -73,7 +73,6 @@ struct search {
 	int nt;
 	struct goal g[MAX_GOALS];
 	int ng;
-	bool never_saturated;
 	uint64_t next_n;      /* the next trial's first sequence number */
 	uint64_t pause_ns;    /* between trials */
 	uint64_t warmup_ns;   /* a first trial at --min, not counted */
