@@ -16,7 +16,7 @@ jget() { python3 -c 'import json,sys; v=json.load(open(sys.argv[1]))
 for k in sys.argv[2].split("."): v=v[k]
 print(v)' "$1" "$2"; }
 
-tb_up --threaded
+tb_up
 echo "== test bed $TB_NAME: $TB_NS_GEN/$TB_GEN_IF ($TB_GEN_IP) <-> $TB_NS_SRV/$TB_SRV_IF ($TB_SRV_IP)"
 echo
 echo "== xdpreplay probe -i $TB_GEN_IF"
@@ -80,9 +80,9 @@ echo "   plot: results/demo-search.svg"
 
 echo
 echo "== a tour of the rest"
-echo "The server's stack answers each datagram to a closed port with an ICMP error: it"
-echo "takes far fewer frames per second than one sender core offers. First the counter"
-echo "drops in XDP (a sink) to show the sender's speed; then it passes frames to the stack."
+echo "First the counter drops in XDP (a sink) to show the sender's speed; then it passes the"
+echo "frames to the server's stack, which answers each datagram to a closed port with an ICMP"
+echo "error and, sharing the sender's core on this test bed, slows the sender down instead."
 run "top speed into a sink" --drop --count 5M pcaps/udp-64.pcap
 run "top speed into the stack" "" --count 2M pcaps/udp-64.pcap
 run "precise rate" "" --pps 100k --duration 2s pcaps/three.pcapng
