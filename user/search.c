@@ -211,22 +211,17 @@ static int witness_read(const struct search *s, uint64_t *v, struct trial *attr)
 	return 0;
 }
 
-static int json_u64_field(const char *path, const char *key, uint64_t *v)
+/* The trial's JSON result, read once into buf (NUL-terminated). */
+static int read_file(const char *path, char *buf, size_t len)
 {
-	char buf[65536], pat[64];
 	size_t n;
-	char *p;
 	FILE *f = fopen(path, "r");
 
 	if (!f)
 		return -errno;
-	n = fread(buf, 1, sizeof(buf) - 1, f);
+	n = fread(buf, 1, len - 1, f);
 	fclose(f);
 	buf[n] = 0;
-	snprintf(pat, sizeof(pat), "\"%s\":", key);
-	p = strstr(buf, pat);
-	if (!p || sscanf(p + strlen(pat), "%lu", v) != 1)
-		return -EPROTO;
 	return 0;
 }
 
@@ -234,6 +229,7 @@ static int json_u64_field(const char *path, const char *key, uint64_t *v)
 static int run_trial(struct search *s, double load, struct trial *t)
 {
 	char rate[32], dur[32], first[32], json[] = "/tmp/xdpreplay-trial.XXXXXX";
+	static char result[65536];
 	char **argv = calloc(s->ncmd + 10, sizeof(char *));
 	uint64_t before, after, sent, asked, p99;
 	struct trial a0 = {};
@@ -293,9 +289,10 @@ static int run_trial(struct search *s, double load, struct trial *t)
 	}
 	/* frames still in flight (queues, the server's backlog) are counted before reading */
 	sleep_until(now_ns() + s->settle_ns);
-	err = json_u64_field(json, "sent", &sent) ?: json_u64_field(json, "asked", &asked);
+	err = read_file(json, result, sizeof(result)) ?: json_find_u64(result, "sent", &sent) ?:
+	      json_find_u64(result, "asked", &asked);
 	if (!err && !strcmp(s->witness, "replies"))
-		err = json_u64_field(json, "syn_acks", &after);
+		err = json_find_u64(result, "replies.syn_acks", &after);
 	else if (!err)
 		err = witness_read(s, &after, t);
 	if (err) {
@@ -309,9 +306,9 @@ static int run_trial(struct search *s, double load, struct trial *t)
 	t->received = strcmp(s->witness, "replies") ? after - before : after;
 	t->loss = asked ? (asked > t->received ? (double)(asked - t->received) / asked : 0) : 1;
 	t->duration_s = s->trial_ns / 1e9;
-	/* json_u64_field reads integers: the p99 in microseconds is printed with decimals */
+	/* json_find_u64 reads integers: the p99 in microseconds is printed with decimals */
 	t->p99_us = -1;
-	if (!json_u64_field(json, "p99", &p99))
+	if (!json_find_u64(result, "replies.rtt_us.p99", &p99))
 		t->p99_us = p99;
 	for (int i = 0; i < t->nattr && i < a0.nattr; i++)
 		t->attr[i] = t->attr[i] >= a0.attr[i] ? t->attr[i] - a0.attr[i] : 0;
