@@ -112,7 +112,7 @@ static __always_inline int build_frame(struct xdp_md *ctx, __u64 n)
 	void *chunk;
 	int delta;
 
-	fi = n % cfg.nframes;
+	fi = (cfg.frame_div > 1 ? n / cfg.frame_div : n) % cfg.nframes;
 	fd = bpf_map_lookup_elem(&frames, &fi);
 	if (!fd)
 		return -1;
@@ -150,6 +150,8 @@ static __always_inline __u16 csum_replace(__u16 csum, __u16 old, __u16 new)
 	sum = (sum & 0xffff) + (sum >> 16);
 	return ~sum;
 }
+
+#include "lorawan.bpf.h"
 
 /* Updates the checksum at csum_off for the 16-bit words that changed from old to new. */
 static __always_inline int fix_csum(struct xdp_md *ctx, __u16 csum_off, const __u16 *old, const __u16 *new,
@@ -364,6 +366,7 @@ int xr_gen(struct xdp_md *ctx)
 {
 	__u32 cpu = bpf_get_smp_processor_id();
 	struct xr_gen_slot *s;
+	__u16 gw = 0;
 	__u64 k, n;
 
 	/* attached to a private loopback only to hold the dispatcher (kengine.c) */
@@ -391,16 +394,19 @@ int xr_gen(struct xdp_md *ctx)
 		if (apply_op(ctx, i, op_value(&cfg.ops[i], s, i, n)))
 			goto bad;
 	}
+	if (cfg.lora.on && lora_rewrite(ctx, n, &gw))
+		goto bad;
 	if (cfg.nops)
 		op_advance(s);
 	if (cfg.stamp) {
-		__u32 i = n & (XR_TS_RING - 1);
+		__u32 i = n & cfg.ts_mask;
 		struct xr_send_ts *t = bpf_map_lookup_elem(&send_ts, &i);
 
 		if (t) {
 			t->ts_ns = bpf_ktime_get_ns();
 			t->n32 = n;
 			t->answered = 0;
+			t->gw = gw;
 		}
 	}
 	s->tx++;
@@ -431,6 +437,67 @@ static __always_inline __u32 rtt_bucket(__u64 v)
 	if (x >> 1) { e += 1; }
 	e = (e - 3) * 16 + ((v >> (e - 4)) & 15);
 	return e < XR_RTT_BUCKETS ? e : XR_RTT_BUCKETS - 1;
+}
+
+/* Counts a round trip that ended now in the current second's histogram. */
+static __always_inline void record_rtt(__u64 sent_ns)
+{
+	__u64 now = bpf_ktime_get_ns(), sec;
+	__u64 *bin;
+	__u32 hk;
+
+	sec = now > replies_origin_ns ? (now - replies_origin_ns) / 1000000000ULL : 0;
+	hk = (sec % XR_RTT_SECS) * XR_RTT_BUCKETS + rtt_bucket(now - sent_ns);
+	bin = bpf_map_lookup_elem(&rtt_hist, &hk);
+	if (bin)
+		(*bin)++;
+}
+
+/*
+ * PUSH_ACKs (02, token, 01) from the server to our port: matched to n by
+ * the token (n's low 16 bits; send_ts holds the last 65,536 sequence
+ * numbers) and counted per gateway; dropped, as nothing listens on the port.
+ */
+static __always_inline int lora_replies(struct xdp_md *ctx)
+{
+	void *data_end = (void *)(long)ctx->data_end;
+	void *data = (void *)(long)ctx->data;
+	struct xr_replies_stats *st;
+	struct iphdr *iph = data + sizeof(struct ethhdr);
+	struct udphdr *uh = (void *)(iph + 1);
+	__u8 *p = (void *)(uh + 1);
+	struct xr_send_ts *t;
+	__u32 key = 0, tok;
+	__u64 *acks;
+
+	if ((void *)(p + 4) > data_end || ((struct ethhdr *)data)->h_proto != bpf_htons(ETH_P_IP) ||
+	    iph->protocol != IPPROTO_UDP || iph->ihl != 5 || iph->saddr != cfg.rpl.server_addr ||
+	    uh->source != cfg.rpl.server_port || bpf_ntohs(uh->dest) != cfg.rpl.sport_base)
+		return XDP_PASS;
+	st = bpf_map_lookup_elem(&replies_stats, &key);
+	if (!st)
+		return XDP_DROP;
+	if (bpf_ntohs(uh->len) != 12 || p[0] != 2 || p[3] != 1) {
+		st->unmatched++;
+		return XDP_DROP;
+	}
+	tok = p[1] | (__u32)p[2] << 8;
+	t = bpf_map_lookup_elem(&send_ts, &tok);
+	if (!t || !t->ts_ns || (t->n32 & 0xffff) != tok) {
+		st->unmatched++;
+	} else if (t->answered) {
+		st->push_ack_dups++;
+	} else {
+		__u32 gw = t->gw;
+
+		t->answered = 1;
+		st->push_acks++;
+		record_rtt(t->ts_ns);
+		acks = bpf_map_lookup_elem(&lora_gw_acks, &gw);
+		if (acks)
+			__sync_fetch_and_add(acks, 1);
+	}
+	return XDP_DROP;
 }
 
 /*
@@ -517,6 +584,8 @@ int xr_replies(struct xdp_md *ctx)
 	__u32 key = 0, daddr, flags, n32, seq, ack;
 	__u16 dport;
 
+	if (cfg.lora.on)
+		return lora_replies(ctx);
 	iph = (void *)(eth + 1);
 	if ((void *)(iph + 1) > data_end || eth->h_proto != bpf_htons(ETH_P_IP) ||
 	    iph->protocol != IPPROTO_TCP || iph->ihl != 5)
@@ -549,17 +618,9 @@ int xr_replies(struct xdp_md *ctx)
 		} else if (t->answered) {
 			st->retransmits++;
 		} else {
-			__u64 now = bpf_ktime_get_ns(), sec;
-			__u64 *bin;
-			__u32 hk;
-
 			t->answered = 1;
 			st->syn_acks++;
-			sec = now > replies_origin_ns ? (now - replies_origin_ns) / 1000000000ULL : 0;
-			hk = (sec % XR_RTT_SECS) * XR_RTT_BUCKETS + rtt_bucket(now - t->ts_ns);
-			bin = bpf_map_lookup_elem(&rtt_hist, &hk);
-			if (bin)
-				(*bin)++;
+			record_rtt(t->ts_ns);
 		}
 		if (cfg.rpl.complete && !make_reply(ctx, TCP_ACK, ack, seq + 1)) {
 			st->acks_sent++;
@@ -579,6 +640,27 @@ int xr_replies(struct xdp_md *ctx)
 		}
 	}
 	return XDP_DROP;
+}
+
+/* selftest only: AES-128 and AES-CMAC as the LoRaWAN rewrite runs them, on aes_test's inputs. */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct xr_aes_test);
+} aes_test SEC(".maps");
+
+SEC("xdp")
+int xr_aes_test(struct xdp_md *ctx)
+{
+	__u32 zero = 0;
+	struct xr_aes_test *t = bpf_map_lookup_elem(&aes_test, &zero);
+
+	if (!t || t->len > 16 + XR_LORA_MAX_PHY)
+		return XDP_ABORTED;
+	aes_encrypt(t->rk, t->block);
+	aes_cmac(t->rk, t->k1, t->cm, t->len, t->mac);
+	return XDP_PASS;
 }
 
 static __always_inline bool our_dev(const struct net_device *dev)

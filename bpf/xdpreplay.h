@@ -124,7 +124,8 @@ enum xr_pace {
 struct xr_send_ts {
 	__u64 ts_ns;
 	__u32 n32;     /* low 32 bits of n: the entry is n's, not an older one's */
-	__u32 answered;
+	__u16 answered;
+	__u16 gw;      /* LoRaWAN: the gateway that sent n */
 };
 
 struct xr_replies_cfg {
@@ -146,8 +147,81 @@ struct xr_replies_stats {
 	__u64 rsts;
 	__u64 acks_sent;     /* --complete: handshakes we completed */
 	__u64 fins;          /* --complete: closes we answered with a RST */
-	__u64 unmatched;     /* to our addresses but not from a SYN of this run */
-	__u64 pad[2];
+	__u64 unmatched;     /* to our addresses but not from a frame of this run */
+	__u64 push_acks;     /* LoRaWAN: first PUSH_ACK for a PUSH_DATA we sent */
+	__u64 push_ack_dups; /* LoRaWAN: further PUSH_ACKs for it */
+};
+
+/*
+ * LoRaWAN 1.0.x uplinks in Semtech UDP PUSH_DATA (bpf/lorawan.bpf.h). The
+ * frame set holds one PUSH_DATA per device; sequence number n is copy
+ * k = n mod heard_by of uplink u = n / heard_by, from device d = u mod ndev
+ * in round r = u / ndev, with FCnt = fcnt0 + r. The program writes the
+ * token (n mod 2^16), the gateway's EUI, tmst, the PHYPayload's FCnt,
+ * FRMPayload (encrypted) and MIC as base64 characters, and the UDP checksum.
+ */
+#define XR_LORA_MAX_PHY 128   /* PHYPayload bytes: MHDR 1, FHDR 7..22, FPort 1, FRMPayload, MIC 4 */
+#define XR_LORA_MAX_FRM 96    /* FRMPayload bytes */
+#define XR_LORA_MAX_HEARD 8   /* gateways that hear one uplink */
+#define XR_LORA_TOKENS 65536  /* PUSH_ACKs are matched to n through its 16-bit token */
+#define XR_LORA_PUSH_DATA_OFF 42 /* Ethernet + IPv4 (no options) + UDP */
+#define XR_LORA_B64_MAX 176   /* base64 characters of XR_LORA_MAX_PHY bytes, rounded up */
+
+/* One per device, in a BPF array indexed by d. */
+struct xr_lora_dev {
+	__u32 nwk_rk[44];     /* NwkSKey's AES-128 round keys (big-endian words as integers) */
+	__u32 enc_rk[44];     /* FRMPayload's key: AppSKey, or NwkSKey for FPort 0 */
+	__u32 k1[4], k2[4];   /* CMAC subkeys of NwkSKey, words in memory order; K2 right after K1 */
+	__u8 phy[XR_LORA_MAX_PHY]; /* the PHYPayload with FRMPayload in plaintext */
+	__u32 fcnt0;          /* 32-bit FCnt of round 0 */
+	__u8 phy_len;
+	__u8 frm_off;         /* FRMPayload's offset in phy */
+	__u8 frm_len;
+	__u8 pad;
+	__u16 b64_off;        /* frame offset of the PHYPayload's base64 in "data" */
+	__u16 tmst_off;       /* frame offset of tmst's 10 digits */
+	__u16 gw[XR_LORA_MAX_HEARD]; /* indices of the gateways that hear it */
+	__u32 pad2[3];        /* a multiple of 8 bytes: the mmapped array's stride */
+};
+
+struct xr_lora_cfg {
+	__u32 on;
+	__u32 ndev;
+	__u32 heard_by;
+	__u32 ngw;
+};
+
+/* AES-128 encryption tables (T-tables and S-box), filled by userspace before load. */
+struct xr_aes_tables {
+	__u32 te[4][256];
+	__u8 sbox[256];
+};
+
+/* Per-CPU working memory of the LoRaWAN rewrite; the last uplink's result is reused by its copies. */
+struct xr_lora_scratch {
+	__u64 u;              /* uplink whose result b64 holds */
+	__u32 valid;
+	__u32 tmst;
+	__u32 x[4];           /* CMAC chain / AES block */
+	__u32 a[4];           /* counter block of the FRMPayload encryption */
+	__u8 phy[XR_LORA_MAX_PHY + 16];
+	__u8 cm[16 + XR_LORA_MAX_PHY + 16]; /* B0 | msg, padded to whole blocks */
+	__u8 b64[XR_LORA_B64_MAX];
+	__u32 b64_len;        /* characters to write from the PHYPayload's byte 6 on */
+	__u32 pad;
+	__u8 tail[64];        /* the last bytes of the UDP checksum */
+	__u8 digits[16];
+};
+
+/* selftest: AES-128 and AES-CMAC of the BPF code on given inputs (xr_aes_test). */
+struct xr_aes_test {
+	__u32 rk[44];
+	__u32 k1[4], k2[4];
+	__u32 len;            /* CMAC message length */
+	__u32 pad;
+	__u8 cm[16 + XR_LORA_MAX_PHY + 16]; /* padded as the LoRaWAN code pads it */
+	__u32 block[4];       /* encrypted in place */
+	__u32 mac[4];
 };
 
 /* Read-only configuration of the kernel engine (rodata). */
@@ -164,6 +238,10 @@ struct xr_gen_cfg {
 	__u32 nops;
 	__u32 stamp;      /* record send times in send_ts for reply round trips */
 	__u64 first_n;    /* sequence numbers start here (successive runs need not repeat them) */
+	__u64 frame_div;  /* frame of n: (n / frame_div) mod nframes; 0 or 1: n mod nframes */
+	__u32 ts_mask;    /* send_ts slot of n: n & ts_mask */
+	__u32 pad3;
+	struct xr_lora_cfg lora;
 	struct xr_op ops[XR_MAX_OPS];
 	struct xr_nocopy nc;
 	struct xr_replies_cfg rpl;

@@ -15,6 +15,8 @@
 
 #define XR_FOREVER UINT64_MAX
 
+struct lw_fleet;
+
 struct engine_opts {
 	const struct iface *ifc;
 	struct frameset *fs;
@@ -33,6 +35,11 @@ struct engine_opts {
 	bool replies;            /* count the server's answers (xr_replies on ifc) */
 	struct xr_replies_cfg rpl;
 	uint64_t reply_wait_ns;  /* after the last frame, how long answers may take */
+	/*
+	 * LoRaWAN uplinks (kernel engine): fs holds one PUSH_DATA per device of
+	 * the fleet, built by lw_build_frame; replies are PUSH_ACKs.
+	 */
+	const struct lw_fleet *lora;
 };
 
 /* The server's answers to a run's SYNs and their round trips. */
@@ -40,6 +47,9 @@ struct engine_replies {
 	struct xr_replies_stats st;
 	uint64_t *hist;          /* XR_RTT_SECS x XR_RTT_BUCKETS, summed over CPUs */
 	unsigned int seconds;    /* seconds of the run that the histograms cover */
+	bool lora;               /* PUSH_ACKs, not SYN-ACKs */
+	uint64_t *gw_acks;       /* LoRaWAN: PUSH_ACKs per gateway (ngw), malloc'ed */
+	size_t ngw;
 };
 
 /* Why frames asked for were not sent. */
@@ -96,6 +106,9 @@ int kengine_probe(const struct iface *ifc, struct kengine_probe *p);
  */
 int kengine_run_frames(const struct iface *ifc, struct engine_opts *o, const uint64_t *ns, size_t count,
 		       uint8_t *out, uint32_t *out_len);
+
+/* Runs the BPF AES-128 and AES-CMAC (xr_aes_test) on t's inputs; t receives the results. For the tests. */
+int kengine_aes_test(struct xr_aes_test *t);
 
 
 #endif

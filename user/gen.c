@@ -67,7 +67,7 @@ bad:
 }
 
 /* The destination MAC from the neighbour table (/proc/net/arp), for IPv4. */
-static int neigh_mac(const struct gen_opts *g, const char *ifname, uint8_t *mac)
+int gen_neigh_mac(const struct gen_opts *g, const char *ifname, uint8_t *mac)
 {
 	char line[256], ip[64], hw[32], dev[32], want[INET_ADDRSTRLEN];
 	unsigned int m[6], flags;
@@ -94,7 +94,7 @@ static int neigh_mac(const struct gen_opts *g, const char *ifname, uint8_t *mac)
 }
 
 /* The interface's first address of the family, as the default source. */
-static int iface_addr(const char *ifname, bool ipv6, uint8_t *addr)
+int gen_iface_addr(const char *ifname, bool ipv6, uint8_t *addr)
 {
 	struct ifaddrs *ifa, *i;
 	int err = -ENOENT;
@@ -148,7 +148,7 @@ int gen_build(struct gen_opts *g, const struct iface *ifc, struct frameset *fs, 
 		return -EINVAL;
 	}
 	payload = len - 14 - l3len - l4len;
-	if (!g->have_mac && neigh_mac(g, ifc->name, g->dst_mac)) {
+	if (!g->have_mac && gen_neigh_mac(g, ifc->name, g->dst_mac)) {
 		inet_ntop(g->ipv6 ? AF_INET6 : AF_INET, g->dst, a, sizeof(a));
 		pr_warn("gen: no neighbour entry for %s on %s: give --dst-mac\n", a, ifc->name);
 		return -ENOENT;
@@ -174,7 +174,7 @@ int gen_build(struct gen_opts *g, const struct iface *ifc, struct frameset *fs, 
 
 			memcpy(src, &a, 4);
 		}
-	} else if (iface_addr(ifc->name, g->ipv6, src)) {
+	} else if (gen_iface_addr(ifc->name, g->ipv6, src)) {
 		pr_warn("gen: %s has no %s address: give --src\n", ifc->name, g->ipv6 ? "IPv6" : "IPv4");
 		return -ENOENT;
 	}

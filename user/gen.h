@@ -26,6 +26,10 @@ struct gen_opts {
 };
 
 int gen_parse_dst(const char *s, struct gen_opts *g);
+/* The MAC of g->dst from the neighbour table (IPv4): 0 or -ENOENT. */
+int gen_neigh_mac(const struct gen_opts *g, const char *ifname, uint8_t *mac);
+/* The interface's first address of the family: 0 or -ENOENT. */
+int gen_iface_addr(const char *ifname, bool ipv6, uint8_t *addr);
 /*
  * Builds the template frame into fs and the specs that vary it per packet;
  * for gen syn also the reply counter's configuration. 0 or -errno (printed).

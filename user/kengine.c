@@ -37,6 +37,7 @@
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 #include "engine.h"
+#include "lorawan.h"
 #include "pacer.h"
 #include "rewrite.h"
 #include "log.h"
@@ -65,6 +66,8 @@ struct kengine {
 	struct xr_frame *frames;
 	uint8_t *data;
 	size_t slots_sz, frames_sz, data_sz;
+	uint64_t *gw_acks;
+	size_t gw_acks_sz;
 	uint64_t nframes;
 	uint8_t *tmpl;
 	uint32_t tmpl_len;
@@ -152,9 +155,45 @@ static void kengine_close(struct kengine *k)
 		munmap(k->frames, k->frames_sz);
 	if (k->data)
 		munmap(k->data, k->data_sz);
+	if (k->gw_acks)
+		munmap(k->gw_acks, k->gw_acks_sz);
 	gen_bpf__destroy(k->skel);
 	free(k->tmpl);
 	memset(k, 0, sizeof(*k));
+}
+
+/* The fleet's devices and gateways into the rewriter's maps (written in place: no second copy). */
+static int lora_fill(struct kengine *k, const struct lw_fleet *f)
+{
+	const struct xr_aes_tables *t = (const struct xr_aes_tables *)&k->skel->rodata->aes;
+	struct xr_lora_dev *devs;
+	struct lw_crypto *c;
+	uint64_t *gws;
+	size_t dsz, gsz;
+	int err = 0;
+
+	devs = map_mmap(k->skel->maps.lora_devs, &dsz);
+	gws = map_mmap(k->skel->maps.lora_gws, &gsz);
+	k->gw_acks = map_mmap(k->skel->maps.lora_gw_acks, &k->gw_acks_sz);
+	c = lw_crypto_new();
+	if (!devs || !gws || !k->gw_acks || !c) {
+		err = -ENOMEM;
+		pr_warn("cannot map the LoRaWAN device table: %s\n", strerror(ENOMEM));
+		goto out;
+	}
+	for (size_t g = 0; g < f->ngw; g++)
+		memcpy(&gws[g], f->gw[g].eui, 8);
+	for (size_t d = 0; d < f->ndev && !err; d++)
+		err = lw_bpf_device(f, d, t, c, &devs[d]);
+	if (err)
+		pr_warn("cannot compute the devices' CMAC subkeys (OpenSSL)\n");
+out:
+	lw_crypto_free(c);
+	if (devs)
+		munmap(devs, dsz);
+	if (gws)
+		munmap(gws, gsz);
+	return err;
 }
 
 /*
@@ -167,8 +206,9 @@ static int kengine_open(struct kengine *k, const struct iface *ifc, const struct
 	struct bpf_prog_info info = {};
 	__u32 info_len = sizeof(info);
 	uint64_t nchunks = 1, off = 0;
+	const struct lw_fleet *lora = o ? o->lora : NULL;
 	/* one frame stays in the page pool's pages as data_in put it; more are copied in */
-	bool copy = fs && fs->n > 1;
+	bool copy = (fs && fs->n > 1) || lora;
 	int err;
 
 	memset(k, 0, sizeof(*k));
@@ -209,9 +249,19 @@ static int kengine_open(struct kengine *k, const struct iface *ifc, const struct
 		.nops = o ? o->nops : 0,
 		.stamp = o ? o->replies : 0,
 		.first_n = o ? o->first_n : 0,
+		.frame_div = lora ? lora->heard_by : 1,
+		.ts_mask = lora ? XR_LORA_TOKENS - 1 : XR_TS_RING - 1,
 	};
 	if (o)
 		k->skel->rodata->cfg.rpl = o->rpl;
+	if (lora) {
+		k->skel->rodata->cfg.lora = (struct xr_lora_cfg){
+			.on = 1, .ndev = lora->ndev, .heard_by = lora->heard_by, .ngw = lora->ngw };
+		lw_aes_tables((struct xr_aes_tables *)&k->skel->rodata->aes);
+		bpf_map__set_max_entries(k->skel->maps.lora_devs, lora->ndev);
+		bpf_map__set_max_entries(k->skel->maps.lora_gws, lora->ngw);
+		bpf_map__set_max_entries(k->skel->maps.lora_gw_acks, lora->ngw);
+	}
 	if (o) {
 		memcpy(k->skel->rodata->cfg.ops, o->ops, sizeof(o->ops));
 		if (!copy && fs && o->nops)
@@ -255,6 +305,11 @@ static int kengine_open(struct kengine *k, const struct iface *ifc, const struct
 		}
 	} else if (fs) {
 		k->frames[0] = (struct xr_frame){ .len = fs->frames[0].len, .ts_ns = 0 };
+	}
+	if (lora) {
+		err = lora_fill(k, lora);
+		if (err)
+			goto err;
 	}
 
 	/* the page pool starts every page as a copy of data_in */
@@ -379,7 +434,16 @@ static void read_replies(struct kengine *k, struct engine_result *res)
 			r->st.acks_sent += per[c].acks_sent;
 			r->st.fins += per[c].fins;
 			r->st.unmatched += per[c].unmatched;
+			r->st.push_acks += per[c].push_acks;
+			r->st.push_ack_dups += per[c].push_ack_dups;
 		}
+	}
+	if (k->gw_acks) {
+		r->lora = true;
+		r->ngw = bpf_map__max_entries(k->skel->maps.lora_gw_acks);
+		r->gw_acks = malloc(r->ngw * sizeof(uint64_t));
+		if (r->gw_acks)
+			memcpy(r->gw_acks, k->gw_acks, r->ngw * sizeof(uint64_t));
 	}
 	for (key = 0; key < XR_RTT_SECS * XR_RTT_BUCKETS; key++) {
 		if (bpf_map_lookup_elem(hfd, &key, vals))
@@ -681,5 +745,33 @@ int kengine_run_frames(const struct iface *ifc, struct engine_opts *o, const uin
 	}
 out:
 	kengine_close(&k);
+	return err;
+}
+
+int kengine_aes_test(struct xr_aes_test *t)
+{
+	uint8_t pkt[64] = {};
+	struct gen_bpf *skel;
+	__u32 zero = 0;
+	LIBBPF_OPTS(bpf_test_run_opts, topts, .data_in = pkt, .data_size_in = sizeof(pkt), .repeat = 1);
+	int err;
+
+	skel = gen_bpf__open();
+	if (!skel)
+		return -errno;
+	lw_aes_tables((struct xr_aes_tables *)&skel->rodata->aes);
+	err = gen_bpf__load(skel);
+	if (err)
+		goto out;
+	if (bpf_map_update_elem(bpf_map__fd(skel->maps.aes_test), &zero, t, 0) ||
+	    bpf_prog_test_run_opts(bpf_program__fd(skel->progs.xr_aes_test), &topts) ||
+	    bpf_map_lookup_elem(bpf_map__fd(skel->maps.aes_test), &zero, t)) {
+		err = -errno;
+		goto out;
+	}
+	if (topts.retval != XDP_PASS)
+		err = -EINVAL;
+out:
+	gen_bpf__destroy(skel);
 	return err;
 }

@@ -17,6 +17,7 @@
 #include "csum.h"
 #include "log.h"
 #include "rewrite.h"
+#include "selftest.h"
 #include "units.h"
 
 #define MAX_NS 16
@@ -306,5 +307,18 @@ done:
 	printf("selftest rewrite: %llu cases, %llu frames, %llu mismatches (seed %llu)\n",
 	       (unsigned long long)cases, (unsigned long long)frames_checked, (unsigned long long)mismatches,
 	       (unsigned long long)seed);
+	{
+		uint64_t lw_cases = cases / 10 ? cases / 10 : 1, checked = 0, lw_mis = 0, lw_frames = 0;
+
+		err = selftest_lorawan(&lo, lw_cases, rnd, &checked, &lw_mis, &lw_frames);
+		if (err) {
+			fprintf(stderr, "selftest lorawan: could not run: %s\n", strerror(-err));
+			return XR_EXIT_ENV;
+		}
+		printf("selftest lorawan: AES/CMAC and published vectors, %llu random fleets, %llu frames; "
+		       "%llu checks, %llu mismatches\n", (unsigned long long)lw_cases, (unsigned long long)lw_frames,
+		       (unsigned long long)checked, (unsigned long long)lw_mis);
+		mismatches += lw_mis;
+	}
 	return mismatches ? XR_EXIT_FAIL : XR_EXIT_OK;
 }

@@ -1,0 +1,123 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * LoRaWAN fleets: devices (ABP, LoRaWAN 1.0.x) and the gateways that hear
+ * them, generated from a seed or loaded from CSV; the PUSH_DATA frame of each
+ * device; the per-device records of the BPF rewriter (bpf/lorawan.bpf.h);
+ * and the reference implementation of that rewriter on OpenSSL, which the
+ * tests hold the BPF code against.
+ */
+#ifndef __XR_LORAWAN_H
+#define __XR_LORAWAN_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include "xdpreplay.h"
+
+#define LW_DEFAULT_PORT 1700
+
+struct lw_gateway {
+	uint8_t eui[8];
+};
+
+struct lw_device {
+	uint8_t dev_eui[8];
+	uint32_t dev_addr;           /* as written (MSB first); LE on air */
+	uint8_t nwk_s_key[16], app_s_key[16];
+	uint32_t fcnt_start;         /* the 32-bit FCnt of round 0 */
+	uint32_t freq_hz;
+	uint8_t fport;
+	uint8_t confirmed;
+	uint8_t payload_len;
+	uint8_t sf;                  /* datr SF<sf>BW<bw_khz> */
+	uint16_t bw_khz;
+	uint8_t codr;                /* index into lw_codr_names */
+	uint8_t chan;                /* IF channel of freq in its region's plan */
+	int16_t rssi;
+	int16_t lsnr10;              /* SNR x 10 */
+	uint16_t b64_off, tmst_off;  /* set when its frame is built */
+	uint16_t gw[XR_LORA_MAX_HEARD];
+	uint8_t payload[XR_LORA_MAX_FRM];
+};
+
+struct lw_fleet {
+	struct lw_device *dev;
+	size_t ndev;
+	struct lw_gateway *gw;
+	size_t ngw;
+	unsigned int heard_by;       /* every device is heard by this many gateways */
+};
+
+struct lw_gen_opts {
+	uint64_t devices, gateways, seed;
+	unsigned int heard_by;
+	const char *region;          /* eu868 or us915 */
+	uint8_t sf;
+	uint16_t bw_khz;
+	unsigned int payload_min, payload_max;
+	uint8_t fport;
+	bool confirmed;
+	bool fcnt_random;            /* a random 32-bit start below 2^31 */
+	uint32_t fcnt_start;
+};
+
+/* Where the frames go: addresses in network order, ports in host order. */
+struct lw_net {
+	uint8_t src_mac[6], dst_mac[6];
+	uint32_t saddr, daddr;
+	uint16_t sport, dport;
+};
+
+void lw_fleet_free(struct lw_fleet *f);
+/* 0 or -errno after a one-line message (bad option combinations are -EINVAL). */
+int lw_fleet_generate(const struct lw_gen_opts *o, struct lw_fleet *f);
+int lw_fleet_save(const struct lw_fleet *f, const char *dir);
+int lw_fleet_load(const char *dir, struct lw_fleet *f);
+
+/* Largest FRMPayload for a data rate at a frequency (LoRaWAN Regional Parameters "N"); 0 if unknown. */
+unsigned int lw_max_payload(uint32_t freq_hz, uint8_t sf, uint16_t bw_khz);
+
+/*
+ * Builds device d's PUSH_DATA frame (round 0's FCnt, MIC zero: the program
+ * writes both) into out; returns its length, or -E2BIG. Sets d's offsets.
+ */
+int lw_build_frame(struct lw_fleet *f, size_t d, const struct lw_net *net, uint8_t *out, size_t cap);
+
+/* AES T-tables and S-box for the BPF code; the AES-128 key schedule. */
+void lw_aes_tables(struct xr_aes_tables *t);
+void lw_aes_expand(const struct xr_aes_tables *t, const uint8_t key[16], uint32_t rk[44]);
+
+struct lw_crypto;
+struct lw_crypto *lw_crypto_new(void);
+void lw_crypto_free(struct lw_crypto *c);
+/* AES-128 of one block and AES-CMAC, by OpenSSL. */
+int lw_aes128(struct lw_crypto *c, const uint8_t key[16], const uint8_t in[16], uint8_t out[16]);
+int lw_cmac(struct lw_crypto *c, const uint8_t key[16], const uint8_t *msg, size_t len, uint8_t out[16]);
+/* CMAC subkeys K1, K2 of key (RFC 4493 §2.3). */
+int lw_cmac_subkeys(struct lw_crypto *c, const uint8_t key[16], uint8_t k1[16], uint8_t k2[16]);
+
+/* Device d's record for the BPF rewriter (its frame must be built). 0 or -EIO. */
+int lw_bpf_device(const struct lw_fleet *f, size_t d, const struct xr_aes_tables *t, struct lw_crypto *c,
+		  struct xr_lora_dev *out);
+
+/* The PHYPayload of device dev's uplink with 32-bit FCnt fcnt, by OpenSSL; its length, or -EIO. */
+int lw_ref_phy(struct lw_crypto *c, const struct lw_device *dev, uint32_t fcnt, uint8_t *phy);
+
+/*
+ * The reference rewrite: frame (device d's built frame, len bytes) as
+ * sequence number n must leave the program, given the tmst it used.
+ */
+int lw_ref_frame(struct lw_crypto *c, const struct lw_fleet *f, uint64_t n, uint32_t tmst, uint8_t *frame,
+		 uint32_t len);
+
+/* Which device, gateway copy and FCnt sequence number n carries. */
+static inline void lw_of_n(const struct lw_fleet *f, uint64_t n, size_t *d, unsigned int *k, uint32_t *fcnt)
+{
+	uint64_t u = n / f->heard_by;
+
+	*k = n % f->heard_by;
+	*d = u % f->ndev;
+	*fcnt = f->dev[*d].fcnt_start + (uint32_t)(u / f->ndev);
+}
+
+#endif
