@@ -311,7 +311,11 @@ void gen_report(const struct engine_result *res, FILE *human, struct json *j)
 			total[b] += r->hist[s * XR_RTT_BUCKETS + b];
 			n += r->hist[s * XR_RTT_BUCKETS + b];
 		}
-	if (human) {
+	if (human && r->lora) {
+		fprintf(human, "  replies: %llu PUSH_ACKs (%s/s), %llu duplicated, %llu unmatched\n",
+			(unsigned long long)r->st.push_acks, fmt_si(dur > 0 ? r->st.push_acks / dur : 0, x, sizeof(x)),
+			(unsigned long long)r->st.push_ack_dups, (unsigned long long)r->st.unmatched);
+	} else if (human) {
 		fprintf(human, "  replies: %llu SYN-ACKs (%s/s), %llu RSTs, %llu retransmitted, %llu unmatched",
 			(unsigned long long)r->st.syn_acks, fmt_si(dur > 0 ? r->st.syn_acks / dur : 0, x, sizeof(x)),
 			(unsigned long long)r->st.rsts, (unsigned long long)r->st.retransmits,
@@ -319,7 +323,10 @@ void gen_report(const struct engine_result *res, FILE *human, struct json *j)
 		if (r->st.acks_sent)
 			fprintf(human, "; completed %llu (%s/s), closed %llu", (unsigned long long)r->st.acks_sent,
 				fmt_si(dur > 0 ? r->st.acks_sent / dur : 0, y, sizeof(y)), (unsigned long long)r->st.fins);
-		fprintf(human, "\n  round trip: p50 %s, p90 %s, p99 %s, max %s\n",
+		fputc('\n', human);
+	}
+	if (human) {
+		fprintf(human, "  round trip: p50 %s, p90 %s, p99 %s, max %s\n",
 			fmt_duration(percentile(total, XR_RTT_BUCKETS, n, 0.5), x, sizeof(x)),
 			fmt_duration(percentile(total, XR_RTT_BUCKETS, n, 0.9), y, sizeof(y)),
 			fmt_duration(percentile(total, XR_RTT_BUCKETS, n, 0.99), (char[16]){}, 16),
@@ -328,6 +335,11 @@ void gen_report(const struct engine_result *res, FILE *human, struct json *j)
 	if (!j)
 		return;
 	json_open(j, "replies", '{');
+	if (r->lora) {
+		json_u64(j, "push_acks", r->st.push_acks);
+		json_u64(j, "push_ack_dups", r->st.push_ack_dups);
+		json_double(j, "push_acks_per_s", dur > 0 ? r->st.push_acks / dur : 0);
+	}
 	json_u64(j, "syn_acks", r->st.syn_acks);
 	json_u64(j, "rsts", r->st.rsts);
 	json_u64(j, "retransmits", r->st.retransmits);

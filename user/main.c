@@ -14,6 +14,7 @@ static const struct {
 	{ "replay", cmd_replay, "send pcap/pcapng frames at top speed or a precise rate, with exact accounting" },
 	{ "gen", cmd_gen, "send built-in UDP or SYN traffic from address/port ranges; count the SYN-ACKs" },
 	{ "count", cmd_count, "server side: count what arrives (XDP) and attribute drops to kernel layers" },
+	{ "lorawan", cmd_lorawan, "LoRaWAN fleets: valid uplinks over Semtech UDP, FCnt and MIC rewritten in BPF" },
 	{ "search", cmd_search, "find the highest load a server takes within a loss goal (NDR/PDR)" },
 	{ "selftest", cmd_selftest, "hold the BPF rewrites against the userspace reference (sends nothing)" },
 };

@@ -12,9 +12,12 @@
 #include "engine.h"
 #include "json.h"
 #include "log.h"
+#include "pacer.h"
 #include "probe.h"
 #include "rewrite.h"
 #include "gen.h"
+#include "lorawan.h"
+#include "lorawan_cmd.h"
 #include "units.h"
 
 #define WIRE_OVERHEAD 24 /* FCS 4 + preamble 8 + inter-frame gap 12 */
@@ -114,7 +117,8 @@ static void print_summary(const struct engine_result *r, const struct engine_opt
 }
 
 static void write_json(FILE *f, const struct engine_result *r, const struct engine_opts *o,
-		       const struct frameset *fs, const struct fs_skips *sk)
+		       const struct frameset *fs, const struct fs_skips *sk, const struct lw_fleet *fleet,
+		       uint64_t ready_ns)
 {
 	double dur = (r->end_ns - r->start_ns) / 1e9;
 	const struct engine_unsent *u = &r->unsent;
@@ -142,6 +146,8 @@ static void write_json(FILE *f, const struct engine_result *r, const struct engi
 	json_double(&j, "bps", dur > 0 ? (r->sent_bytes + (double)r->sent * WIRE_OVERHEAD) * 8 / dur : 0);
 	json_u64(&j, "bytes", r->sent_bytes);
 	gen_report(r, NULL, &j);
+	if (fleet)
+		lorawan_report(r, fleet, ready_ns, NULL, &j);
 	json_open(&j, "skipped", '{');
 	json_u64(&j, "non_ethernet", sk->linktype);
 	json_u64(&j, "truncated", sk->truncated);
@@ -186,12 +192,13 @@ static void gen_usage(FILE *f)
 		"  xdpreplay gen syn -i eth1 --dst 198.18.0.2:80 --complete --pps 10k --duration 5s --json -\n");
 }
 
-static int run(int argc, char **argv, bool gen_mode)
+int replay_run(int argc, char **argv, enum run_mode mode)
 {
 	enum { O_ENGINE = 256, O_TOPSPEED, O_PPS, O_RATE, O_MULT, O_LOOP, O_COUNT, O_DURATION, O_THREADS,
 	       O_BATCH, O_TRUNC, O_JSON, O_REWRITE, O_PRELOAD, O_DST, O_SRC, O_SPORT, O_SIZE, O_DSTMAC,
-	       O_COMPLETE, O_WAIT, O_FIRST };
-	const char *cmd = gen_mode ? "gen" : "replay";
+	       O_COMPLETE, O_WAIT, O_FIRST, O_FLEET, O_SERVER, O_ROUNDS };
+	bool gen_mode = mode == RUN_GEN, lora_mode = mode == RUN_LORAWAN;
+	const char *cmd = gen_mode ? "gen" : lora_mode ? "lorawan send" : "replay";
 	static const struct option opts[] = {
 		{ "iface", required_argument, NULL, 'i' },
 		{ "engine", required_argument, NULL, O_ENGINE },
@@ -216,6 +223,9 @@ static int run(int argc, char **argv, bool gen_mode)
 		{ "complete", no_argument, NULL, O_COMPLETE },
 		{ "wait", required_argument, NULL, O_WAIT },
 		{ "first-seq", required_argument, NULL, O_FIRST },
+		{ "fleet", required_argument, NULL, O_FLEET },
+		{ "server", required_argument, NULL, O_SERVER },
+		{ "rounds", required_argument, NULL, O_ROUNDS },
 		{ "quiet", no_argument, NULL, 'q' },
 		{ "verbose", no_argument, NULL, 'v' },
 		{ "help", no_argument, NULL, 'h' },
@@ -240,6 +250,10 @@ static int run(int argc, char **argv, bool gen_mode)
 	uint64_t reply_wait = 1000000000ULL, size;
 	unsigned int mac[6];
 	FILE *jf = NULL;
+	const char *fleet_dir = NULL;
+	struct lw_fleet fleet = {};
+	uint64_t rounds = 1, t_begin = now_ns();
+	bool have_rounds = false;
 
 	frameset_init(&fs);
 	opterr = 0;
@@ -315,9 +329,24 @@ static int run(int argc, char **argv, bool gen_mode)
 		case 'q': quiet = true; xr_verbosity = XR_LOG_WARN; break;
 		case 'v': xr_verbosity++; break;
 		case O_DST:
+		case O_SERVER:
+			if ((opt == O_DST) == lora_mode)
+				return cli_usage_error(cmd, "unknown option '--%s'", opt == O_DST ? "dst" : "server");
 			if (gen_parse_dst(optarg, &g))
 				return XR_EXIT_USAGE;
 			have_dst = true;
+			break;
+		case O_FLEET:
+			if (!lora_mode)
+				return cli_usage_error(cmd, "unknown option '--fleet'");
+			fleet_dir = optarg;
+			break;
+		case O_ROUNDS:
+			if (!lora_mode)
+				return cli_usage_error(cmd, "unknown option '--rounds'");
+			if (cli_count(cmd, "rounds", optarg, &rounds))
+				return XR_EXIT_USAGE;
+			have_rounds = true;
 			break;
 		case O_SRC: g.src = optarg; break;
 		case O_SPORT: g.sport = optarg; break;
@@ -345,7 +374,9 @@ static int run(int argc, char **argv, bool gen_mode)
 			if (cli_duration(cmd, "wait", optarg, &reply_wait))
 				return XR_EXIT_USAGE;
 			break;
-		case 'h': gen_mode ? gen_usage(stdout) : usage(stdout); return XR_EXIT_OK;
+		case 'h':
+			gen_mode ? gen_usage(stdout) : lora_mode ? lorawan_send_usage(stdout) : usage(stdout);
+			return XR_EXIT_OK;
 		default: return cli_bad_option(cmd, argv, opt);
 		}
 	}
@@ -363,6 +394,24 @@ static int run(int argc, char **argv, bool gen_mode)
 			g.dport = g.syn ? 80 : 9;
 		if (g.complete && !g.syn)
 			return cli_usage_error(cmd, "--complete goes with gen syn");
+	} else if (lora_mode) {
+		if (optind < argc)
+			return cli_usage_error(cmd, "unexpected argument '%s'", argv[optind]);
+		if (!fleet_dir)
+			return cli_usage_error(cmd, "missing --fleet DIR (made by xdpreplay lorawan fleet)");
+		if (!have_dst)
+			return cli_usage_error(cmd, "missing --server ADDR[:PORT]");
+		if (g.ipv6)
+			return cli_usage_error(cmd, "--server: IPv4 only");
+		if (!g.dport)
+			g.dport = LW_DEFAULT_PORT;
+		if (g.src || g.complete || have_loop || nspecs)
+			return cli_usage_error(cmd, "--src, --complete, --loop and --rewrite do not apply here");
+		if (!strcmp(engine, "xsk"))
+			return cli_usage_error(cmd, "LoRaWAN uplinks are rewritten by the kernel engine; "
+					       "--engine xsk cannot send them");
+		if (have_rounds && !rounds)
+			return cli_usage_error(cmd, "--rounds must be above 0");
 	} else {
 		if (optind >= argc)
 			return cli_usage_error(cmd, "missing capture FILE");
@@ -401,6 +450,18 @@ static int run(int argc, char **argv, bool gen_mode)
 			ret = err == -ENOMEM ? XR_EXIT_ENV : XR_EXIT_USAGE;
 			goto out;
 		}
+	}
+	if (lora_mode) {
+		err = lw_fleet_load(fleet_dir, &fleet);
+		if (!err)
+			err = lorawan_frames(&fleet, &g, &ifc, &fs, &o.rpl);
+		if (err) {
+			ret = err == -EINVAL ? XR_EXIT_USAGE : XR_EXIT_ENV;
+			goto out;
+		}
+		o.lora = &fleet;
+		o.replies = true;
+		o.reply_wait_ns = reply_wait;
 	}
 	if (gen_mode) {
 		err = gen_build(&g, &ifc, &fs, specs, &nspecs, &o.rpl);
@@ -459,7 +520,9 @@ static int run(int argc, char **argv, bool gen_mode)
 		pr_info("engine: kernel (%s)\n", why);
 	}
 
-	if (have_count)
+	if (lora_mode && !have_count)
+		o.count = o.duration_ns && !have_rounds ? XR_FOREVER : fleet.ndev * fleet.heard_by * rounds;
+	else if (have_count)
 		o.count = count;
 	else if (loop == 0 || (o.duration_ns && !have_loop))
 		o.count = XR_FOREVER;
@@ -490,24 +553,28 @@ static int run(int argc, char **argv, bool gen_mode)
 	if (!quiet) {
 		print_summary(&res, &o, &fs, &sk);
 		gen_report(&res, stderr, NULL);
+		if (lora_mode)
+			lorawan_report(&res, &fleet, res.start_ns - t_begin, stderr, NULL);
 	}
 	if (jf)
-		write_json(jf, &res, &o, &fs, &sk);
+		write_json(jf, &res, &o, &fs, &sk, lora_mode ? &fleet : NULL, res.start_ns - t_begin);
 	free(res.replies.hist);
+	free(res.replies.gw_acks);
 	ret = err ? XR_EXIT_ENV : engine_unsent_total(&res.unsent) ? XR_EXIT_FAIL : XR_EXIT_OK;
 out:
 	if (jf)
 		json_fclose(jf);
 	frameset_free(&fs);
+	lw_fleet_free(&fleet);
 	return ret;
 }
 
 int cmd_replay(int argc, char **argv)
 {
-	return run(argc, argv, false);
+	return replay_run(argc, argv, RUN_REPLAY);
 }
 
 int cmd_gen(int argc, char **argv)
 {
-	return run(argc, argv, true);
+	return replay_run(argc, argv, RUN_GEN);
 }

@@ -1,0 +1,215 @@
+#!/usr/bin/python3
+# SPDX-License-Identifier: GPL-2.0
+"""Independent checks of xdpreplay's LoRaWAN uplinks (Python, `cryptography`).
+
+Parses a Semtech UDP v2 datagram the way chirpstack-gateway-bridge does
+(PROTOCOLS.md §1.3) and verifies every uplink in it against the fleet's CSV:
+JSON types, standard padded base64, size, DevAddr known, MIC (AES-CMAC over
+B0 | msg with the 32-bit FCnt rebuilt as ChirpStack does), FRMPayload
+decrypting to the fleet's payload, and FCnt strictly increasing per device
+across rounds (the copies of one uplink from other gateways are identical).
+
+As a program it checks a pcap capture:
+    lorawan_check.py --fleet DIR --pcap FILE [--port 1700] [--json]
+"""
+import argparse
+import base64
+import binascii
+import csv
+import json
+import re
+import struct
+import sys
+
+from cryptography.hazmat.primitives import cmac
+from cryptography.hazmat.primitives.ciphers import Cipher, algorithms, modes
+
+CODR = {"4/5", "4/6", "4/7", "4/8", "3/8", "1/3", "2/6", "1/4", "1/6", "5/6", "4/5LI", "4/6LI", "4/8LI"}
+DATR = re.compile(r"^SF(\d+)BW(\d+)$")
+
+
+def load_fleet(d):
+    devices = {}
+    with open(f"{d}/devices.csv") as f:
+        for row in csv.DictReader(f):
+            addr = int(row["dev_addr"], 16)
+            devices[addr] = {
+                "eui": row["dev_eui"],
+                "nwk": bytes.fromhex(row["nwk_s_key"]),
+                "app": bytes.fromhex(row["app_s_key"]),
+                "fcnt_start": int(row["fcnt_start"]),
+                "fport": int(row["fport"]),
+                "confirmed": row["confirmed"] == "1",
+                "payload": bytes.fromhex(row["payload"]),
+                "freq_hz": int(row["freq_hz"]),
+                "datr": row["datr"],
+                "gateways": set(row["gateways"].split(";")),
+            }
+    return devices
+
+
+def aes_ecb(key, block):
+    e = Cipher(algorithms.AES(key), modes.ECB()).encryptor()
+    return e.update(block) + e.finalize()
+
+
+def aes_cmac(key, msg):
+    c = cmac.CMAC(algorithms.AES(key))
+    c.update(msg)
+    return c.finalize()
+
+
+def full_fcnt(next_expected, fcnt16):
+    """ChirpStack's get_full_f_cnt_up (storage/device.rs)."""
+    if (next_expected % 65536) - 1 == fcnt16 or (next_expected % 65536 == 0 and fcnt16 == 65535
+                                                    and next_expected > 0):
+        return next_expected - 1
+    return next_expected + ((fcnt16 - next_expected % 65536) % 65536)
+
+
+class Verifier:
+    COUNTERS = ("datagrams", "push_data", "not_push_data", "rejected", "rxpk", "valid", "uplinks", "copies",
+                "unknown_devaddr", "bad_mic", "bad_payload", "bad_json", "bad_fcnt", "bad_field", "same_gateway")
+
+    def __init__(self, fleet):
+        self.fleet = fleet
+        self.c = {k: 0 for k in self.COUNTERS}
+        self.next = {}       # DevAddr -> next expected 32-bit FCnt (ChirpStack's f_cnt_up)
+        self.last = {}       # DevAddr -> (fcnt32, set of gateways that sent it)
+        self.errors = []
+        self.new = []        # uplinks first seen in the last datagram: (device, DevAddr, FCnt, PHYPayload, gw, rxpk)
+
+    def error(self, kind, msg):
+        self.c[kind] += 1
+        if len(self.errors) < 10:
+            self.errors.append(f"{kind}: {msg}")
+
+    def datagram(self, data):
+        """Returns the PUSH_ACK to send, or None (as the bridge: no ACK unless the JSON parses)."""
+        self.c["datagrams"] += 1
+        if len(data) < 4 or data[0] not in (1, 2):
+            self.error("rejected", "not Semtech UDP v1/v2")
+            return None
+        if data[3] != 0:
+            self.c["not_push_data"] += 1
+            return None
+        if len(data) < 13:
+            self.error("rejected", "PUSH_DATA shorter than 13 bytes")
+            return None
+        try:
+            obj = json.loads(data[12:].decode())
+        except (UnicodeDecodeError, json.JSONDecodeError) as e:
+            self.error("bad_json", str(e))
+            return None
+        gw = data[4:12].hex()
+        self.c["push_data"] += 1
+        self.new = []
+        for rx in obj.get("rxpk", []):
+            up = self.rxpk(rx, gw)
+            if up:
+                self.new.append(up + (gw, rx))
+        return bytes([data[0], data[1], data[2], 1])
+
+    def rxpk(self, rx, gw):
+        self.c["rxpk"] += 1
+        checks = (("tmst", 0, 2**32 - 1), ("chan", 0, 255), ("rfch", 0, 255), ("stat", -128, 127),
+                  ("rssi", -32768, 32767), ("size", 0, 65535))
+        for k, lo, hi in checks:
+            v = rx.get(k)
+            if not isinstance(v, int) or isinstance(v, bool) or not lo <= v <= hi:
+                return self.error("bad_field", f"{k}={v!r}")
+        if rx.get("stat") != 1 or rx.get("modu") != "LORA" or rx.get("codr") not in CODR or \
+                not DATR.match(str(rx.get("datr"))) or not isinstance(rx.get("freq"), float) or \
+                not isinstance(rx.get("lsnr"), (int, float)):
+            return self.error("bad_field", f"stat/modu/codr/datr/freq/lsnr in {rx}")
+        try:
+            phy = base64.b64decode(rx["data"], validate=True)
+        except (binascii.Error, KeyError, TypeError) as e:
+            return self.error("bad_field", f"data: {e}")
+        if len(phy) != rx["size"] or len(phy) < 13:
+            return self.error("bad_field", f"size {rx['size']} for {len(phy)} bytes")
+        addr = struct.unpack_from("<I", phy, 1)[0]
+        dev = self.fleet.get(addr)
+        if dev is None:
+            return self.error("unknown_devaddr", f"{addr:08x}")
+        if int(rx["freq"] * 1000000) != dev["freq_hz"] or rx["datr"] != dev["datr"] or \
+                gw not in dev["gateways"]:
+            return self.error("bad_field", f"{addr:08x}: freq/datr/gateway not the fleet's")
+        mhdr, fctrl = phy[0], phy[5]
+        if mhdr != (0x80 if dev["confirmed"] else 0x40) or fctrl & 0x0f:
+            return self.error("bad_field", f"{addr:08x}: MHDR {mhdr:02x} FCtrl {fctrl:02x}")
+        fcnt16 = struct.unpack_from("<H", phy, 6)[0]
+        nxt = self.next.get(addr, dev["fcnt_start"])
+        fcnt = full_fcnt(nxt, fcnt16)
+        msg = phy[:-4]
+        b0 = bytes([0x49, 0, 0, 0, 0, 0]) + phy[1:5] + struct.pack("<I", fcnt & 0xffffffff) + \
+            bytes([0, len(msg)])
+        if aes_cmac(dev["nwk"], b0 + msg)[:4] != phy[-4:]:
+            return self.error("bad_mic", f"{addr:08x} FCnt {fcnt}")
+        fport, frm = phy[8], phy[9:-4]
+        key = dev["app"] if fport else dev["nwk"]
+        stream = b""
+        for i in range((len(frm) + 15) // 16):
+            a = bytes([1, 0, 0, 0, 0, 0]) + phy[1:5] + struct.pack("<I", fcnt & 0xffffffff) + bytes([0, i + 1])
+            stream += aes_ecb(key, a)
+        plain = bytes(x ^ y for x, y in zip(frm, stream))
+        if fport != dev["fport"] or plain != dev["payload"]:
+            return self.error("bad_payload", f"{addr:08x} FCnt {fcnt}")
+        last = self.last.get(addr)
+        if last and last[0] == fcnt:
+            # another gateway's copy of the same uplink
+            if gw in last[1]:
+                return self.error("same_gateway", f"{addr:08x} FCnt {fcnt} twice from {gw}")
+            last[1].add(gw)
+            self.c["copies"] += 1
+            self.c["valid"] += 1
+            return
+        if fcnt < nxt or (last and fcnt <= last[0]):
+            return self.error("bad_fcnt", f"{addr:08x}: FCnt {fcnt} after {last[0] if last else None}")
+        self.last[addr] = (fcnt, {gw})
+        self.next[addr] = fcnt + 1
+        self.c["valid"] += 1
+        self.c["uplinks"] += 1
+        return (dev, addr, fcnt, phy)
+
+    def report(self):
+        return dict(self.c, devices_seen=len(self.last), errors=self.errors)
+
+
+def pcap_udp_payloads(path, port):
+    """UDP payloads to `port` in an Ethernet pcap (IPv4, no fragments)."""
+    with open(path, "rb") as f:
+        head = f.read(24)
+        magic = struct.unpack("<I", head[:4])[0]
+        end = "<" if magic in (0xa1b2c3d4, 0xa1b23c4d) else ">"
+        while True:
+            rec = f.read(16)
+            if len(rec) < 16:
+                return
+            incl = struct.unpack(end + "IIII", rec)[2]
+            frame = f.read(incl)
+            if len(frame) < 42 or frame[12:14] != b"\x08\x00" or frame[23] != 17:
+                continue
+            ihl = (frame[14] & 15) * 4
+            udp = 14 + ihl
+            if struct.unpack_from(">H", frame, udp + 2)[0] != port:
+                continue
+            ulen = struct.unpack_from(">H", frame, udp + 4)[0]
+            yield frame[udp + 8:udp + ulen]
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--fleet", required=True)
+    ap.add_argument("--pcap", required=True)
+    ap.add_argument("--port", type=int, default=1700)
+    a = ap.parse_args()
+    v = Verifier(load_fleet(a.fleet))
+    for payload in pcap_udp_payloads(a.pcap, a.port):
+        v.datagram(payload)
+    json.dump(v.report(), sys.stdout)
+    print()
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,105 @@
+#!/usr/bin/python3
+# SPDX-License-Identifier: GPL-2.0
+"""A small Semtech UDP server for the test bed (no LoRaWAN network server can be
+built here): answers each PUSH_DATA whose JSON parses with a PUSH_ACK, as
+chirpstack-gateway-bridge does, verifies every uplink (lorawan_check.Verifier)
+and, with --webhook, posts one ChirpStack-style JSON "up" event per
+deduplicated uplink, as ChirpStack's HTTP integration does.
+
+    semtech_server.py --bind 198.18.0.2:1700 --fleet DIR --stats FILE
+                      [--webhook http://A:P/] [--ready-file F] [--idle 2] [--no-ack]
+
+Writes the counters as JSON to --stats when it ends (SIGTERM, or --idle seconds
+without a datagram after the first one).
+"""
+import argparse
+import base64
+import json
+import os
+import queue
+import signal
+import socket
+import sys
+import threading
+import time
+import urllib.request
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from lorawan_check import Verifier, load_fleet  # noqa: E402
+
+
+def poster(url, q, stats):
+    """Posts events one by one (ChirpStack posts each event on its own)."""
+    while True:
+        ev = q.get()
+        if ev is None:
+            return
+        req = urllib.request.Request(url + "?event=up", data=json.dumps(ev).encode(),
+                                     headers={"Content-Type": "application/json"}, method="POST")
+        try:
+            urllib.request.urlopen(req, timeout=5).read()
+            stats["webhook_posted"] += 1
+        except OSError:
+            stats["webhook_failed"] += 1
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--bind", required=True)
+    ap.add_argument("--fleet", required=True)
+    ap.add_argument("--stats", required=True)
+    ap.add_argument("--webhook")
+    ap.add_argument("--ready-file")
+    ap.add_argument("--idle", type=float, default=0)
+    ap.add_argument("--no-ack", action="store_true")
+    a = ap.parse_args()
+
+    host, port = a.bind.rsplit(":", 1)
+    v = Verifier(load_fleet(a.fleet))
+    extra = {"acks_sent": 0, "webhook_posted": 0, "webhook_failed": 0}
+    s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+    s.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 32 << 20)
+    s.bind((host, int(port)))
+    s.settimeout(0.2)
+    q, th = None, None
+    if a.webhook:
+        q = queue.Queue()
+        th = threading.Thread(target=poster, args=(a.webhook, q, extra), daemon=True)
+        th.start()
+    stop = []
+    signal.signal(signal.SIGTERM, lambda *_: stop.append(1))
+    signal.signal(signal.SIGINT, lambda *_: stop.append(1))
+    if a.ready_file:
+        open(a.ready_file, "w").close()
+    last = None
+    while not stop:
+        try:
+            data, peer = s.recvfrom(65535)
+        except socket.timeout:
+            if a.idle and last and time.monotonic() - last > a.idle:
+                break
+            continue
+        last = time.monotonic()
+        ack = v.datagram(data)
+        if ack and not a.no_ack:
+            s.sendto(ack, peer)
+            extra["acks_sent"] += 1
+        for dev, addr, fcnt, phy, gw, rx in (v.new if q is not None else ()):
+            # the fields of ChirpStack v4's UplinkEvent (api/proto/integration) in its JSON form
+            q.put({"deduplicationId": f"{addr:08x}-{fcnt}",
+                   "time": time.strftime("%Y-%m-%dT%H:%M:%S.000000Z", time.gmtime()),
+                   "deviceInfo": {"deviceName": dev["eui"], "devEui": dev["eui"], "tags": {}},
+                   "devAddr": f"{addr:08x}", "adr": False, "dr": 5, "fCnt": fcnt & 0xffffffff,
+                   "fPort": phy[8], "confirmed": dev["confirmed"],
+                   "data": base64.b64encode(dev["payload"]).decode(),
+                   "rxInfo": [{"gatewayId": gw, "uplinkId": 0, "rssi": rx["rssi"], "snr": rx["lsnr"]}],
+                   "txInfo": {"frequency": dev["freq_hz"]}})
+    if q is not None:
+        q.put(None)
+        th.join(timeout=30)
+    with open(a.stats, "w") as f:
+        json.dump(dict(v.report(), **extra), f)
+
+
+if __name__ == "__main__":
+    main()
