@@ -112,7 +112,7 @@ static void test_json(void)
 	json_u64(&j, "a", 1);
 	json_str(&j, "s", "q\"\\\n");
 	json_open(&j, "o", '{');
-	json_bool(&j, "t", true);
+	json_flag(&j, "t", true);
 	json_close(&j, '}');
 	json_open(&j, "l", '[');
 	json_u64(&j, NULL, 2);

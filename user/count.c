@@ -23,6 +23,7 @@
 #include "pacer.h"
 #include "units.h"
 #include "http.h"
+#include "webhook.h"
 #include "count.skel.h"
 
 struct count_totals {
@@ -166,6 +167,14 @@ static void usage(FILE *f)
 		"                        or reject are attributed to the firewall\n"
 		"      --listen ADDR:PORT  serve the live figures over HTTP: / (JSON), /metrics\n"
 		"                        (Prometheus text), for a sender on another host\n"
+		"Application-level receipt (a LoRaWAN network server's HTTP integration):\n"
+		"      --webhook ADDR:PORT  receive the server's uplink events (POST, JSON, one per\n"
+		"                        deduplicated uplink, as ChirpStack's HTTP integration\n"
+		"                        posts them) and count them per device by FCnt: received,\n"
+		"                        lost (gaps), duplicated, reordered; -i is then optional\n"
+		"      --fleet DIR       the fleet the sender used (devices by DevEUI, FCnt starts)\n"
+		"      --schedule FILE   the sender's schedule (lorawan send --schedule): latency\n"
+		"                        from each uplink's departure to its event\n"
 		"  -q, --quiet           no progress line or report\n"
 		"  -v, --verbose         more detail\n"
 		"\n"
@@ -173,7 +182,8 @@ static void usage(FILE *f)
 		"  xdpreplay count -i eth1 --udp --dport 1700 --duration 30s\n"
 		"  xdpreplay count -i eth1 --any --drop --idle 2s --json -\n"
 		"  xdpreplay count -i eth1 --udp --listen :9100   # curl http://HOST:9100/metrics\n"
-		"  xdpreplay count -i eth1 --udp --dport 9 --seq ip.id --idle 1s\n");
+		"  xdpreplay count -i eth1 --udp --dport 9 --seq ip.id --idle 1s\n"
+		"  xdpreplay count --webhook :8090 --fleet fleet/ --schedule sched.json --idle 5s\n");
 }
 
 static int parse_port(const char *arg, __u16 *port)
@@ -282,7 +292,7 @@ static int read_series(struct count_bpf *skel, uint64_t *out, int max)
 
 static void report_json(FILE *f, const char *ifname, const struct count_totals *t, const struct kstats *d,
 			const struct attribution *a, double dur, const uint64_t *series, int nseries,
-			struct count_bpf *seq_skel, const struct nft_counters *nft)
+			struct count_bpf *seq_skel, const struct nft_counters *nft, const struct webhook *wh)
 {
 	struct json j = { .f = f };
 	char key[64];
@@ -337,7 +347,7 @@ static void report_json(FILE *f, const char *ifname, const struct count_totals *
 			json_str(&j, "text", nft->r[i].text);
 			json_u64(&j, "packets", nft->r[i].packets);
 			json_u64(&j, "bytes", nft->r[i].bytes);
-			json_bool(&j, "drops", nft->r[i].drops);
+			json_flag(&j, "drops", nft->r[i].drops);
 			json_close(&j, '}');
 		}
 		json_close(&j, ']');
@@ -350,6 +360,8 @@ static void report_json(FILE *f, const char *ifname, const struct count_totals *
 		json_u64(&j, key, d->v[i]);
 	}
 	json_close(&j, '}');
+	if (wh)
+		webhook_json(wh, &j);
 	json_close(&j, '}');
 }
 
@@ -361,10 +373,12 @@ struct live {
 	bool seq;
 	const struct nft_counters *nft_before; /* --nft; NULL otherwise */
 	struct nft_counters *nft_now, *nft_d;  /* scratch */
+	struct webhook *wh;                    /* --webhook; NULL otherwise */
 };
 
 /* --listen: the figures so far, as JSON (/ or /json) or Prometheus text (/metrics) */
-static const char *serve_live(const char *path, FILE *f, void *ctx)
+static const char *serve_live(const char *method, const char *path, const char *body, size_t blen, FILE *f,
+			      void *ctx)
 {
 	const struct live *l = ctx;
 	struct kstats now_ks, d;
@@ -372,7 +386,7 @@ static const char *serve_live(const char *path, FILE *f, void *ctx)
 	struct attribution a;
 	double dur = (now_ns() - l->start) / 1e9;
 
-	if (strcmp(path, "/") && strcmp(path, "/json") && strcmp(path, "/metrics"))
+	if (strcmp(method, "GET") || (strcmp(path, "/") && strcmp(path, "/json") && strcmp(path, "/metrics")))
 		return NULL;
 	read_totals(l->skel, &t);
 	kstats_read(l->ifname, &now_ks);
@@ -386,7 +400,7 @@ static const char *serve_live(const char *path, FILE *f, void *ctx)
 	}
 	if (strcmp(path, "/metrics")) {
 		report_json(f, l->ifname, &t, &d, &a, dur, NULL, 0, l->seq ? l->skel : NULL,
-			    l->nft_before ? l->nft_d : NULL);
+			    l->nft_before ? l->nft_d : NULL, l->wh);
 		return "application/json";
 	}
 	fprintf(f, "# HELP xdpreplay_count_matched_total Frames that matched the filter.\n"
@@ -407,10 +421,71 @@ static const char *serve_live(const char *path, FILE *f, void *ctx)
 	return "text/plain; version=0.0.4";
 }
 
+/* --webhook: a POST is an event; a GET answers with the webhook's figures so far */
+static const char *serve_hook(const char *method, const char *path, const char *body, size_t blen, FILE *f,
+			      void *ctx)
+{
+	struct webhook *w = ctx;
+	struct json j = { .f = f };
+
+	if (!strcmp(method, "POST")) {
+		webhook_event(w, body, blen);
+		return "text/plain";
+	}
+	json_open(&j, NULL, '{');
+	webhook_json(w, &j);
+	json_close(&j, '}');
+	return "application/json";
+}
+
+static int touch(const char *path)
+{
+	FILE *rf = fopen(path, "w");
+
+	if (!rf) {
+		pr_warn("cannot create %s: %s\n", path, strerror(errno));
+		return -errno;
+	}
+	fclose(rf);
+	return 0;
+}
+
+/* count --webhook without -i: the application's receipts only. */
+static int webhook_only(struct webhook *w, struct http_server *hook, uint64_t duration, uint64_t idle,
+			const char *ready, FILE *jf, bool quiet)
+{
+	uint64_t start = now_ns(), last_change = start, last = 0;
+	struct json j = { .f = jf };
+
+	if (ready && touch(ready))
+		return XR_EXIT_ENV;
+	cli_catch_signals();
+	while (!xr_stop) {
+		uint64_t now;
+
+		http_serve(hook, 20, serve_hook, w);
+		now = now_ns();
+		if (w->events != last) {
+			last = w->events;
+			last_change = now;
+		}
+		if ((duration && now - start >= duration) || (idle && w->events && now - last_change >= idle))
+			break;
+	}
+	if (!quiet)
+		webhook_text(w, stderr);
+	if (jf) {
+		json_open(&j, NULL, '{');
+		webhook_json(w, &j);
+		json_close(&j, '}');
+	}
+	return XR_EXIT_OK;
+}
+
 int cmd_count(int argc, char **argv)
 {
 	enum { O_UDP = 256, O_TCP, O_PROTO, O_ANY, O_DST, O_SRC, O_DPORT, O_SPORT, O_DROP, O_DURATION, O_IDLE,
-	       O_READY, O_JSON, O_LISTEN, O_SEQ, O_NFT };
+	       O_READY, O_JSON, O_LISTEN, O_SEQ, O_NFT, O_WEBHOOK, O_FLEET, O_SCHEDULE };
 	static const struct option opts[] = {
 		{ "iface", required_argument, NULL, 'i' },
 		{ "udp", no_argument, NULL, O_UDP },
@@ -429,13 +504,18 @@ int cmd_count(int argc, char **argv)
 		{ "listen", required_argument, NULL, O_LISTEN },
 		{ "seq", required_argument, NULL, O_SEQ },
 		{ "nft", no_argument, NULL, O_NFT },
+		{ "webhook", required_argument, NULL, O_WEBHOOK },
+		{ "fleet", required_argument, NULL, O_FLEET },
+		{ "schedule", required_argument, NULL, O_SCHEDULE },
 		{ "quiet", no_argument, NULL, 'q' },
 		{ "verbose", no_argument, NULL, 'v' },
 		{ "help", no_argument, NULL, 'h' },
 		{},
 	};
 	const char *ifname = NULL, *json_path = NULL, *ready = NULL, *listen_addr = NULL, *seq_spec = NULL;
-	struct http_server http = { .fd = -1 };
+	struct http_server http = { .fd = -1 }, hook = { .fd = -1 };
+	const char *webhook_addr = NULL, *fleet_dir = NULL, *schedule = NULL;
+	struct webhook wh = {};
 	struct nft_counters *nft_before = NULL, *nft_after = NULL, *nft_d = NULL;
 	bool use_nft = false;
 	struct live live;
@@ -482,6 +562,9 @@ int cmd_count(int argc, char **argv)
 		case O_JSON: json_path = optarg; break;
 		case O_LISTEN: listen_addr = optarg; break;
 		case O_NFT: use_nft = true; break;
+		case O_WEBHOOK: webhook_addr = optarg; break;
+		case O_FLEET: fleet_dir = optarg; break;
+		case O_SCHEDULE: schedule = optarg; break;
 		case O_SEQ:
 			seq_spec = optarg;
 			if (parse_seq(optarg, &cfg))
@@ -493,10 +576,31 @@ int cmd_count(int argc, char **argv)
 		default: return cli_bad_option("count", argv, opt);
 		}
 	}
-	if (!ifname)
-		return cli_usage_error("count", "missing -i IFACE");
+	if (!ifname && !webhook_addr)
+		return cli_usage_error("count", "missing -i IFACE (or --webhook ADDR:PORT)");
 	if (optind < argc)
 		return cli_usage_error("count", "unexpected argument '%s'", argv[optind]);
+	if (webhook_addr && !fleet_dir)
+		return cli_usage_error("count", "--webhook counts per device: give the --fleet DIR the sender used");
+	if ((fleet_dir || schedule) && !webhook_addr)
+		return cli_usage_error("count", "--fleet and --schedule go with --webhook");
+	if (webhook_addr) {
+		if (webhook_init(&wh, fleet_dir, schedule))
+			return XR_EXIT_USAGE;
+		if (http_listen(&hook, webhook_addr)) {
+			webhook_free(&wh);
+			return XR_EXIT_ENV;
+		}
+		if (!ifname) {
+			if (json_path && !(jf = json_fopen(json_path))) {
+				pr_warn("cannot write %s: %s\n", json_path, strerror(errno));
+				ret = XR_EXIT_ENV;
+			} else {
+				ret = webhook_only(&wh, &hook, duration, idle, ready, jf, quiet);
+			}
+			goto out;
+		}
+	}
 	if (cfg.proto == 255 && (cfg.daddr || cfg.saddr || cfg.dport || cfg.sport))
 		return cli_usage_error("count", "--any cannot be combined with address or port filters");
 	if (cli_need_root("count"))
@@ -554,10 +658,16 @@ int cmd_count(int argc, char **argv)
 	start = last_change = now_ns();
 	live = (struct live){ .skel = skel, .ifname = ifname, .before = &before, .start = start,
 			      .seq = cfg.seq_kind, .nft_before = use_nft ? nft_before : NULL,
-			      .nft_now = nft_after, .nft_d = nft_d };
+			      .nft_now = nft_after, .nft_d = nft_d, .wh = webhook_addr ? &wh : NULL };
 	next_progress = start + 1000000000ULL;
 	while (!xr_stop) {
-		http_serve(&http, 20, serve_live, &live);
+		if (webhook_addr) {
+			http_serve(&hook, http.fd >= 0 ? 5 : 20, serve_hook, &wh);
+			if (http.fd >= 0)
+				http_serve(&http, 15, serve_live, &live);
+		} else {
+			http_serve(&http, 20, serve_live, &live);
+		}
 		now = now_ns();
 		if (read_totals(skel, &t))
 			break;
@@ -594,6 +704,8 @@ int cmd_count(int argc, char **argv)
 		if (isatty(STDERR_FILENO) && now - start >= 1000000000ULL)
 			fputc('\n', stderr);
 		report_text(ifname, &t, &d, &a, (now - start) / 1e9, cfg.drop, use_nft ? nft_d : NULL);
+		if (webhook_addr)
+			webhook_text(&wh, stderr);
 		if (cfg.seq_kind) {
 			struct seq_totals st;
 
@@ -610,13 +722,15 @@ int cmd_count(int argc, char **argv)
 		int nseries = series ? read_series(skel, series, XR_SERIES_MAX) : 0;
 
 		report_json(jf, ifname, &t, &d, &a, (now - start) / 1e9, series, nseries, cfg.seq_kind ? skel : NULL,
-			    use_nft ? nft_d : NULL);
+			    use_nft ? nft_d : NULL, webhook_addr ? &wh : NULL);
 		free(series);
 	}
 	ret = XR_EXIT_OK;
 out:
 	free(nft_before);
 	http_close(&http);
+	http_close(&hook);
+	webhook_free(&wh);
 	bpf_link__destroy(link);
 	count_bpf__destroy(skel);
 	if (jf)

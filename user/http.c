@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 #include <arpa/inet.h>
 #include <errno.h>
+#include <stdio.h>
 #include <poll.h>
 #include <stdlib.h>
 #include <string.h>
@@ -46,34 +47,75 @@ int http_listen(struct http_server *s, const char *addr_port)
 	return 0;
 }
 
-static void answer(int c, http_handler h, void *ctx)
-{
-	char req[1024], path[256] = "/", *body = NULL;
-	struct pollfd p = { .fd = c, .events = POLLIN };
-	const char *type = NULL;
-	size_t len = 0, got = 0;
-	ssize_t n;
-	FILE *f;
+#define HTTP_MAX_BODY (1 << 20)
 
-	/* the request line is all we need; give a slow client 200 ms */
-	while (got < sizeof(req) - 1 && poll(&p, 1, 200) > 0) {
-		n = read(c, req + got, sizeof(req) - 1 - got);
+/* Reads until the headers are complete (and the body, for a POST): 0, or -1 on timeout or garbage. */
+static int read_request(int c, char **req, size_t *got, size_t *hdr_len, size_t *body_len)
+{
+	struct pollfd p = { .fd = c, .events = POLLIN };
+	size_t cap = 4096, want = 0;
+	char *end, *cl;
+	ssize_t n;
+
+	*req = malloc(cap + 1);
+	*got = 0;
+	*hdr_len = 0;
+	*body_len = 0;
+	if (!*req)
+		return -1;
+	/* give a slow client 1 s in all between reads */
+	while (poll(&p, 1, 1000) > 0) {
+		if (*got == cap) {
+			char *r;
+
+			if (cap >= HTTP_MAX_BODY + 8192)
+				return -1;
+			cap *= 2;
+			r = realloc(*req, cap + 1);
+			if (!r)
+				return -1;
+			*req = r;
+		}
+		n = read(c, *req + *got, cap - *got);
 		if (n <= 0)
 			break;
-		got += n;
-		req[got] = 0;
-		if (strstr(req, "\r\n") || strchr(req, '\n'))
+		*got += n;
+		(*req)[*got] = 0;
+		if (!*hdr_len && (end = strstr(*req, "\r\n\r\n"))) {
+			*hdr_len = end + 4 - *req;
+			cl = strcasestr(*req, "\r\ncontent-length:");
+			want = cl && cl < end ? strtoul(cl + 17, NULL, 10) : 0;
+			if (want > HTTP_MAX_BODY)
+				return -1;
+		}
+		if (*hdr_len && *got >= *hdr_len + want)
 			break;
 	}
-	req[got] = 0;
-	if (sscanf(req, "GET %255s", path) != 1) {
+	if (!*hdr_len)
+		return strchr(*req, '\n') ? 0 : -1;
+	*body_len = *got - *hdr_len < want ? *got - *hdr_len : want;
+	return 0;
+}
+
+static void answer(int c, http_handler h, void *ctx)
+{
+	char method[8] = "", path[256] = "/", *req = NULL, *body = NULL;
+	size_t got, hdr, blen, len = 0;
+	const char *type = NULL;
+	FILE *f;
+
+	if (read_request(c, &req, &got, &hdr, &blen) || sscanf(req, "%7s %255s", method, path) != 2 ||
+	    (strcmp(method, "GET") && strcmp(method, "POST"))) {
 		dprintf(c, "HTTP/1.0 405 Method Not Allowed\r\nContent-Length: 0\r\n\r\n");
+		free(req);
 		return;
 	}
 	f = open_memstream(&body, &len);
-	if (!f)
+	if (!f) {
+		free(req);
 		return;
-	type = h(path, f, ctx);
+	}
+	type = h(method, path, hdr ? req + hdr : "", blen, f, ctx);
 	fclose(f);
 	if (!type)
 		dprintf(c, "HTTP/1.0 404 Not Found\r\nContent-Type: text/plain\r\nContent-Length: 10\r\n\r\nnot found\n");
@@ -81,6 +123,7 @@ static void answer(int c, http_handler h, void *ctx)
 		dprintf(c, "HTTP/1.0 200 OK\r\nContent-Type: %s\r\nContent-Length: %zu\r\nConnection: close\r\n\r\n%s",
 			type, len, body);
 	free(body);
+	free(req);
 }
 
 void http_serve(struct http_server *s, int timeout_ms, http_handler h, void *ctx)

@@ -75,7 +75,7 @@ void json_str(struct json *j, const char *key, const char *v)
 	put_string(j->f, v ? v : "");
 }
 
-void json_bool(struct json *j, const char *key, bool v)
+void json_flag(struct json *j, const char *key, bool v)
 {
 	key_prefix(j, key);
 	fputs(v ? "true" : "false", j->f);

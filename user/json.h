@@ -22,7 +22,7 @@ void json_u64(struct json *j, const char *key, uint64_t v);
 void json_i64(struct json *j, const char *key, int64_t v);
 void json_double(struct json *j, const char *key, double v);
 void json_str(struct json *j, const char *key, const char *v);
-void json_bool(struct json *j, const char *key, bool v);
+void json_flag(struct json *j, const char *key, bool v);
 
 /* Opens "-" as stdout or a file for writing; NULL with errno set on failure. */
 FILE *json_fopen(const char *path);

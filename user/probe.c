@@ -373,11 +373,11 @@ int cmd_probe(int argc, char **argv)
 			json_str(&j, "iface", ifname);
 			json_str(&j, "driver", ifc.driver);
 		}
-		json_bool(&j, "usable", usable);
+		json_flag(&j, "usable", usable);
 		json_open(&j, "checks", '{');
 		for (int i = 0; i < r.n; i++) {
 			json_open(&j, r.c[i].name, '{');
-			json_bool(&j, "ok", r.c[i].ok);
+			json_flag(&j, "ok", r.c[i].ok);
 			json_str(&j, "detail", r.c[i].detail);
 			if (r.c[i].fix[0])
 				json_str(&j, "fix", r.c[i].fix);

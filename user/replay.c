@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 #include "cli.h"
 #include "engine.h"
@@ -19,6 +20,7 @@
 #include "lorawan.h"
 #include "lorawan_cmd.h"
 #include "units.h"
+#include "webhook.h"
 
 #define WIRE_OVERHEAD 24 /* FCS 4 + preamble 8 + inter-frame gap 12 */
 
@@ -196,7 +198,7 @@ int replay_run(int argc, char **argv, enum run_mode mode)
 {
 	enum { O_ENGINE = 256, O_TOPSPEED, O_PPS, O_RATE, O_MULT, O_LOOP, O_COUNT, O_DURATION, O_THREADS,
 	       O_BATCH, O_TRUNC, O_JSON, O_REWRITE, O_PRELOAD, O_DST, O_SRC, O_SPORT, O_SIZE, O_DSTMAC,
-	       O_COMPLETE, O_WAIT, O_FIRST, O_FLEET, O_SERVER, O_ROUNDS };
+	       O_COMPLETE, O_WAIT, O_FIRST, O_FLEET, O_SERVER, O_ROUNDS, O_SCHEDULE };
 	bool gen_mode = mode == RUN_GEN, lora_mode = mode == RUN_LORAWAN;
 	const char *cmd = gen_mode ? "gen" : lora_mode ? "lorawan send" : "replay";
 	static const struct option opts[] = {
@@ -226,6 +228,7 @@ int replay_run(int argc, char **argv, enum run_mode mode)
 		{ "fleet", required_argument, NULL, O_FLEET },
 		{ "server", required_argument, NULL, O_SERVER },
 		{ "rounds", required_argument, NULL, O_ROUNDS },
+		{ "schedule", required_argument, NULL, O_SCHEDULE },
 		{ "quiet", no_argument, NULL, 'q' },
 		{ "verbose", no_argument, NULL, 'v' },
 		{ "help", no_argument, NULL, 'h' },
@@ -250,7 +253,7 @@ int replay_run(int argc, char **argv, enum run_mode mode)
 	uint64_t reply_wait = 1000000000ULL, size;
 	unsigned int mac[6];
 	FILE *jf = NULL;
-	const char *fleet_dir = NULL;
+	const char *fleet_dir = NULL, *schedule = NULL;
 	struct lw_fleet fleet = {};
 	uint64_t rounds = 1, t_begin = now_ns();
 	bool have_rounds = false;
@@ -340,6 +343,11 @@ int replay_run(int argc, char **argv, enum run_mode mode)
 			if (!lora_mode)
 				return cli_usage_error(cmd, "unknown option '--fleet'");
 			fleet_dir = optarg;
+			break;
+		case O_SCHEDULE:
+			if (!lora_mode)
+				return cli_usage_error(cmd, "unknown option '--schedule'");
+			schedule = optarg;
 			break;
 		case O_ROUNDS:
 			if (!lora_mode)
@@ -558,6 +566,16 @@ int replay_run(int argc, char **argv, enum run_mode mode)
 	}
 	if (jf)
 		write_json(jf, &res, &o, &fs, &sk, lora_mode ? &fleet : NULL, res.start_ns - t_begin);
+	if (schedule) {
+		struct timespec rt;
+		struct wh_schedule ws = { .pps = o.pace == XR_PACE_RATE ? o.pps : 0, .first_n = o.first_n };
+
+		/* the engine's clock is CLOCK_MONOTONIC; a receiver elsewhere needs the epoch */
+		clock_gettime(CLOCK_REALTIME, &rt);
+		ws.t0_unix = rt.tv_sec + rt.tv_nsec / 1e9 - (now_ns() - res.start_ns) / 1e9;
+		if (wh_schedule_write(schedule, &ws))
+			pr_warn("cannot write %s: %s\n", schedule, strerror(errno));
+	}
 	free(res.replies.hist);
 	free(res.replies.gw_acks);
 	ret = err ? XR_EXIT_ENV : engine_unsent_total(&res.unsent) ? XR_EXIT_FAIL : XR_EXIT_OK;

@@ -745,7 +745,7 @@ int cmd_search(int argc, char **argv)
 				json_double(&j, "loss", s->g[gi].loss);
 			json_double(&j, "lower", s->g[gi].lower);
 			json_double(&j, "upper", s->g[gi].upper);
-			json_bool(&j, "never_saturated", s->g[gi].lower >= s->max);
+			json_flag(&j, "never_saturated", s->g[gi].lower >= s->max);
 			json_double(&j, "conditional_throughput", conditional_throughput(s, &s->g[gi]));
 			json_close(&j, '}');
 		}

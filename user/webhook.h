@@ -1,0 +1,47 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * xdpreplay count --webhook: application-level receipt. A LoRaWAN network
+ * server's HTTP integration posts one JSON "up" event per deduplicated
+ * uplink (ChirpStack v4: deviceInfo.devEui, devAddr, fCnt); each is counted
+ * per device of the fleet by FCnt: received, lost (gaps), duplicated,
+ * reordered; and, given the sender's schedule, the latency from the uplink's
+ * departure (n, and so its departure, follows from the device and FCnt).
+ */
+#ifndef __XR_WEBHOOK_H
+#define __XR_WEBHOOK_H
+
+#include <stdint.h>
+#include <stdio.h>
+#include "json.h"
+#include "lorawan.h"
+
+struct wh_dev;
+
+struct webhook {
+	struct lw_fleet fleet;
+	struct wh_dev *st;           /* per device */
+	void *by_eui;                /* sorted (EUI, index) pairs */
+	const char *schedule;        /* written by lorawan send --schedule */
+	uint64_t events, uplinks, dup, lost, reordered, too_late, unknown, bad;
+	uint64_t first_ns, last_ns;  /* CLOCK_REALTIME of the first and last event */
+	struct wh_arrival *arr;      /* (n, arrival) of each first receipt, for latencies */
+	size_t narr, cap;
+};
+
+/* Loads the fleet (required: events are counted per device). 0 or -errno (printed). */
+int webhook_init(struct webhook *w, const char *fleet_dir, const char *schedule);
+void webhook_free(struct webhook *w);
+/* One POSTed body. */
+void webhook_event(struct webhook *w, const char *body, size_t len);
+void webhook_text(const struct webhook *w, FILE *f);
+void webhook_json(const struct webhook *w, struct json *j);
+
+/* The sender's schedule, so that a receiver can tell an uplink's departure from n. */
+struct wh_schedule {
+	double t0_unix;              /* departure of first_n, seconds since the epoch */
+	double pps;                  /* 0: not paced (no latency) */
+	uint64_t first_n;
+};
+int wh_schedule_write(const char *path, const struct wh_schedule *s);
+
+#endif
