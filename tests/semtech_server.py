@@ -6,10 +6,10 @@ chirpstack-gateway-bridge does, verifies every uplink (lorawan_check.Verifier)
 and, with --webhook, posts one ChirpStack-style JSON "up" event per
 deduplicated uplink, as ChirpStack's HTTP integration does.
 
-    semtech_server.py --bind 198.18.0.2:1700 --fleet DIR --stats FILE
-                      [--webhook http://A:P/] [--ready-file F] [--idle 2] [--no-ack]
+    semtech_server.py --bind 198.18.0.2:1700 --fleet DIR --out FILE
+                      [--webhook http://A:P/] [--ready F] [--idle 2] [--no-ack]
 
-Writes the counters as JSON to --stats when it ends (SIGTERM, or --idle seconds
+Writes the counters as JSON to --out when it ends (SIGTERM, or --idle seconds
 without a datagram after the first one).
 """
 import argparse
@@ -47,9 +47,9 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--bind", required=True)
     ap.add_argument("--fleet", required=True)
-    ap.add_argument("--stats", required=True)
+    ap.add_argument("--out", required=True)
     ap.add_argument("--webhook")
-    ap.add_argument("--ready-file")
+    ap.add_argument("--ready")
     ap.add_argument("--idle", type=float, default=0)
     ap.add_argument("--no-ack", action="store_true")
     a = ap.parse_args()
@@ -58,7 +58,11 @@ def main():
     v = Verifier(load_fleet(a.fleet))
     extra = {"acks_sent": 0, "webhook_posted": 0, "webhook_failed": 0}
     s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
-    s.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 32 << 20)
+    # verifying costs more than receiving: hold a whole test's datagrams (root may exceed rmem_max)
+    try:
+        s.setsockopt(socket.SOL_SOCKET, 33, 64 << 20)  # SO_RCVBUFFORCE (Linux), not in Python 3.11
+    except OSError:
+        s.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 64 << 20)
     s.bind((host, int(port)))
     s.settimeout(0.2)
     q, th = None, None
@@ -69,8 +73,8 @@ def main():
     stop = []
     signal.signal(signal.SIGTERM, lambda *_: stop.append(1))
     signal.signal(signal.SIGINT, lambda *_: stop.append(1))
-    if a.ready_file:
-        open(a.ready_file, "w").close()
+    if a.ready:
+        open(a.ready, "w").close()
     last = None
     while not stop:
         try:
@@ -97,7 +101,7 @@ def main():
     if q is not None:
         q.put(None)
         th.join(timeout=30)
-    with open(a.stats, "w") as f:
+    with open(a.out, "w") as f:
         json.dump(dict(v.report(), **extra), f)
 
 

@@ -587,9 +587,10 @@ int cmd_count(int argc, char **argv)
 	if (webhook_addr) {
 		if (webhook_init(&wh, fleet_dir, schedule))
 			return XR_EXIT_USAGE;
-		if (http_listen(&hook, webhook_addr)) {
+		err = http_listen(&hook, webhook_addr);
+		if (err) {
 			webhook_free(&wh);
-			return XR_EXIT_ENV;
+			return err == -EINVAL ? XR_EXIT_USAGE : XR_EXIT_ENV;
 		}
 		if (!ifname) {
 			if (json_path && !(jf = json_fopen(json_path))) {

@@ -460,9 +460,13 @@ int replay_run(int argc, char **argv, enum run_mode mode)
 		}
 	}
 	if (lora_mode) {
+		/* a fleet that cannot be read is bad input; a missing neighbour entry is the environment */
 		err = lw_fleet_load(fleet_dir, &fleet);
-		if (!err)
-			err = lorawan_frames(&fleet, &g, &ifc, &fs, &o.rpl);
+		if (err) {
+			ret = err == -ENOMEM ? XR_EXIT_ENV : XR_EXIT_USAGE;
+			goto out;
+		}
+		err = lorawan_frames(&fleet, &g, &ifc, &fs, &o.rpl);
 		if (err) {
 			ret = err == -EINVAL ? XR_EXIT_USAGE : XR_EXIT_ENV;
 			goto out;

@@ -1,0 +1,206 @@
+# SPDX-License-Identifier: GPL-2.0
+# LoRaWAN uplinks over Semtech UDP: fleets, the BPF rewriter, PUSH_ACKs, the webhook counter.
+
+# Debian's python3 has the `cryptography` module (scripts/deps.sh installs it)
+PY=/usr/bin/python3
+
+# lw_server_start ARGS...: tests/semtech_server.py in the server namespace; its counters go to $WORK/lw.out
+lw_server_start() {
+	rm -f "$WORK/lw.ready"
+	tb_srv "$PY" "$TOP/tests/semtech_server.py" --bind "$TB_SRV_IP:1700" --ready "$WORK/lw.ready" \
+		--out "$WORK/lw.out" "$@" &
+	LW_PID=$!
+	for _ in $(seq 100); do [ -f "$WORK/lw.ready" ] && return 0; sleep 0.05; done
+	fail "tests/semtech_server.py did not start"
+}
+
+test_lorawan_selftest() {
+	# AES-128 and AES-CMAC in BPF vs RFC 4493 and OpenSSL; published uplinks; the rewriter vs the reference
+	"$XR" selftest --cases 200 --seed "$RANDOM" >"$WORK/out" 2>&1 || fail "$(cat "$WORK/out")"
+	grep -q "^selftest lorawan: .* 0 mismatches" "$WORK/out" || fail "$(cat "$WORK/out")"
+	n=$(sed -n 's/^selftest lorawan: .* \([0-9]*\) checks.*/\1/p' "$WORK/out")
+	expect_range "$n" 400 100000 "LoRaWAN checks made"
+}
+
+test_lorawan_fleet_is_a_function_of_the_seed() {
+	"$XR" lorawan fleet --devices 5000 --gateways 40 --heard-by 3 --seed 11 --out "$WORK/a" -q || fail "fleet a"
+	"$XR" lorawan fleet --devices 5000 --gateways 40 --heard-by 3 --seed 11 --out "$WORK/b" -q || fail "fleet b"
+	"$XR" lorawan fleet --devices 5000 --gateways 40 --heard-by 3 --seed 12 --out "$WORK/c" -q || fail "fleet c"
+	cmp -s "$WORK/a/devices.csv" "$WORK/b/devices.csv" || fail "same seed, different devices"
+	cmp -s "$WORK/a/gateways.csv" "$WORK/b/gateways.csv" || fail "same seed, different gateways"
+	cmp -s "$WORK/a/devices.csv" "$WORK/c/devices.csv" && fail "another seed, the same devices"
+	"$PY" - "$WORK/a" <<-'PY' || fail "fleet contents"
+	import csv, sys
+	d = list(csv.DictReader(open(sys.argv[1] + "/devices.csv")))
+	g = [r["gateway_eui"] for r in csv.DictReader(open(sys.argv[1] + "/gateways.csv"))]
+	assert len(d) == 5000 and len(g) == 40 == len(set(g)), (len(d), len(g))
+	assert len({r["dev_addr"] for r in d}) == 5000, "DevAddrs not unique"
+	assert len({r["dev_eui"] for r in d}) == 5000, "DevEUIs not unique"
+	for r in d:
+	    gws = r["gateways"].split(";")
+	    assert len(gws) == 3 == len(set(gws)) and set(gws) <= set(g), r
+	    assert len(bytes.fromhex(r["nwk_s_key"])) == 16 and len(bytes.fromhex(r["app_s_key"])) == 16
+	    assert int(r["freq_hz"]) in (868100000, 868300000, 868500000, 867100000, 867300000, 867500000,
+	                                 867700000, 867900000), r["freq_hz"]
+	    assert len(bytes.fromhex(r["payload"])) == 12 and r["datr"] == "SF7BW125" and r["codr"] == "4/5"
+	PY
+}
+
+test_lorawan_bad_input() {
+	# each: one line naming the problem, exit 2, before anything is sent
+	"$XR" lorawan fleet --devices 10 --gateways 2 --heard-by 3 --out "$WORK/x" 2>"$WORK/e"
+	expect_eq $? 2 "--heard-by 3 with 2 gateways"
+	grep -q "heard-by 3 is impossible" "$WORK/e" || fail "message: $(cat "$WORK/e")"
+	"$XR" lorawan fleet --devices 10 --datr SF12BW125 --payload-size 60 --out "$WORK/x" 2>"$WORK/e"
+	expect_eq $? 2 "60 bytes at SF12"
+	grep -q "too large for SF12BW125 .* (at most 51)" "$WORK/e" || fail "message: $(cat "$WORK/e")"
+	"$XR" lorawan fleet --devices 10 --payload-size 200 --out "$WORK/x" 2>"$WORK/e"
+	expect_eq $? 2 "200-byte payload"
+
+	bed
+	"$XR" lorawan fleet --devices 20 --gateways 4 --heard-by 2 --out "$WORK/f" -q || fail "fleet"
+	send() { tb_gen "$XR" lorawan send -i "$TB_GEN_IF" --fleet "$1" --server "$TB_SRV_IP" --count 10 -q 2>"$WORK/e"; }
+	breaks=(
+		"key|3s/,[0-9a-f]\{32\},/,0011zz,/|nwk_s_key '0011zz' is not 32 hex digits"
+		"dup|3s/^\([^,]*\),[0-9a-f]*,/\1,01d47acc,/;4s/^\([^,]*\),[0-9a-f]*,/\1,01d47acc,/|dev_addr 01d47acc is used twice"
+		"gw|5s/;[0-9a-f]*$/;0102030405060708/|gateway 0102030405060708 is not in gateways.csv"
+		"heard|6s/;[0-9a-f]*$//|heard by 1 gateways, the devices before by 2"
+		"fields|7s/,4\/5,/,/|fields, expected 14"
+		"codr|8s/,4\/5,/,4\/9,/|codr '4.9' is not"
+	)
+	for b in "${breaks[@]}"; do
+		IFS='|' read -r name sedexpr msg <<<"$b"
+		rm -rf "$WORK/bad"; cp -r "$WORK/f" "$WORK/bad"
+		sed -i "$sedexpr" "$WORK/bad/devices.csv"
+		send "$WORK/bad"
+		rc=$?
+		expect_eq "$rc" 2 "exit status for a fleet with a bad $name"
+		[ "$(wc -l <"$WORK/e")" -eq 1 ] || fail "$name: more than one line: $(cat "$WORK/e")"
+		grep -q "devices.csv:[0-9]*: .*$msg\|devices.csv: .*$msg" "$WORK/e" || fail "$name: message: $(cat "$WORK/e")"
+	done
+	send "$WORK/nope"
+	expect_eq $? 2 "a missing fleet"
+	tb_gen "$XR" lorawan send -i "$TB_GEN_IF" --fleet "$WORK/f" --server "$TB_SRV_IP" --engine xsk 2>"$WORK/e"
+	expect_eq $? 2 "--engine xsk"
+	tb_gen "$XR" lorawan send -i "$TB_GEN_IF" --fleet "$WORK/f" 2>"$WORK/e"
+	expect_eq $? 2 "no --server"
+}
+
+test_lorawan_every_uplink_valid() {
+	bed
+	# FCnt 65534, 65535, 65536: the 16-bit wrap inside the run; payloads of 1 to 51 bytes
+	"$XR" lorawan fleet --devices 2000 --gateways 50 --heard-by 2 --seed "$RANDOM" --fcnt-start 65534 \
+		--payload-size 1-51 --out "$WORK/f" -q || fail "fleet"
+	lw_server_start --fleet "$WORK/f" --idle 3
+	# not through tb_srv: $! must be tcpdump itself, so that SIGINT reaches it
+	ip netns exec "$TB_NS_SRV" tcpdump -i "$TB_SRV_IF" -w "$WORK/cap.pcap" -s 0 -U -q udp port 1700 2>/dev/null &
+	TD=$!
+	sleep 1
+	tb_gen "$XR" lorawan send -i "$TB_GEN_IF" --fleet "$WORK/f" --server "$TB_SRV_IP" --pps 10k --rounds 3 \
+		--json "$WORK/s.json" || fail "lorawan send exited $?"
+	wait "$LW_PID"
+	kill -INT "$TD"; wait "$TD"
+	expect_eq "$(jget "$WORK/s.json" sent)" 12000 "PUSH_DATA sent"
+	# what the server's application read: every uplink valid, in FCnt order, all copies identical
+	for k in rejected bad_json bad_field bad_mic bad_payload bad_fcnt unknown_devaddr same_gateway; do
+		expect_eq "$(jget "$WORK/lw.out" "$k")" 0 "server: $k"
+	done
+	expect_eq "$(jget "$WORK/lw.out" valid)" 12000 "valid uplinks at the server"
+	expect_eq "$(jget "$WORK/lw.out" uplinks)" 6000 "distinct uplinks"
+	expect_eq "$(jget "$WORK/lw.out" copies)" 6000 "second gateways' copies"
+	expect_eq "$(jget "$WORK/lw.out" devices_seen)" 2000 "devices"
+	# the capture, decoded independently of the socket path
+	"$PY" "$TOP/tests/lorawan_check.py" --fleet "$WORK/f" --pcap "$WORK/cap.pcap" >"$WORK/pc.json" ||
+		fail "lorawan_check.py"
+	expect_eq "$(jget "$WORK/pc.json" valid)" 12000 "valid uplinks in the capture"
+	expect_eq "$(jget "$WORK/pc.json" uplinks)" 6000 "distinct uplinks in the capture"
+	expect_eq "$(jget "$WORK/pc.json" errors)" "[]" "errors in the capture"
+	# PUSH_ACKs: each matched by its token, per gateway
+	expect_eq "$(jget "$WORK/s.json" replies.push_acks)" 12000 "PUSH_ACKs matched"
+	expect_eq "$(jget "$WORK/s.json" replies.unmatched)" 0 "unmatched PUSH_ACKs"
+	expect_eq "$(jget "$WORK/s.json" replies.push_ack_dups)" 0 "duplicated PUSH_ACKs"
+	expect_eq "$(jget "$WORK/s.json" lorawan.gateways_answered)" 50 "gateways answered"
+	python3 - "$WORK/s.json" <<-'PY' || fail "round trips"
+	import json, sys
+	r = json.load(open(sys.argv[1]))["replies"]
+	assert 0 < r["rtt_us"]["p50"] <= r["rtt_us"]["p90"] <= r["rtt_us"]["p99"] <= r["rtt_us"]["max"] < 5e6, r["rtt_us"]
+	assert sum(s["answered"] for s in r["per_second"]) == 12000, r["per_second"]
+	PY
+}
+
+test_lorawan_two_threads_exact() {
+	bed
+	"$XR" lorawan fleet --devices 3000 --gateways 20 --heard-by 3 --seed 5 --out "$WORK/f" -q || fail "fleet"
+	count_start --udp --dport 1700 --drop --idle 2s --duration 60s --json "$WORK/c.json"
+	tb_gen "$XR" lorawan send -i "$TB_GEN_IF" --fleet "$WORK/f" --server "$TB_SRV_IP" --threads 2 --rounds 40 \
+		--json "$WORK/s.json" -q || fail "lorawan send exited $?"
+	count_wait
+	expect_eq "$(jget "$WORK/s.json" sent)" 360000 "PUSH_DATA sent (3000 x 3 x 40)"
+	expect_eq "$(jget "$WORK/c.json" matched)" 360000 "PUSH_DATA counted at the server"
+	expect_eq "$(jget "$WORK/s.json" failed)" 0 "not sent"
+}
+
+test_lorawan_webhook_counts_per_device() {
+	bed
+	"$XR" lorawan fleet --devices 500 --gateways 30 --heard-by 3 --seed 9 --out "$WORK/f" -q || fail "fleet"
+	tb_srv "$XR" count --webhook "$TB_SRV_IP:8090" --fleet "$WORK/f" --schedule "$WORK/sched.json" \
+		--idle 3s --duration 60s --json "$WORK/w.json" -q &
+	WH=$!
+	sleep 0.5
+	lw_server_start --fleet "$WORK/f" --idle 2 --webhook "http://$TB_SRV_IP:8090/"
+	tb_gen "$XR" lorawan send -i "$TB_GEN_IF" --fleet "$WORK/f" --server "$TB_SRV_IP" --pps 3k --rounds 3 \
+		--schedule "$WORK/sched.json" -q || fail "lorawan send exited $?"
+	wait "$LW_PID"
+	wait "$WH" || fail "count --webhook exited $?"
+	expect_eq "$(jget "$WORK/lw.out" webhook_posted)" 1500 "events the server posted"
+	expect_eq "$(jget "$WORK/w.json" webhook.events)" 1500 "events received"
+	expect_eq "$(jget "$WORK/w.json" webhook.uplinks)" 1500 "uplinks counted"
+	for k in lost duplicated reordered unknown_device unreadable; do
+		expect_eq "$(jget "$WORK/w.json" "webhook.$k")" 0 "webhook $k"
+	done
+	lat=$(jget "$WORK/w.json" webhook.latency_ms.p50)
+	expect_range "$lat" 0 2000 "median latency from departure (ms)"
+}
+
+test_lorawan_webhook_gaps_and_duplicates() {
+	# the accounting itself, on posted events: FCnt 0, 1, 3 (2 lost), 2 (late: reordered), 3 again (a
+	# duplicate), 10 (4..9 lost); an unknown device; a body that is not an event
+	"$XR" lorawan fleet --devices 3 --gateways 1 --seed 2 --out "$WORK/f" -q || fail "fleet"
+	eui=$(sed -n 2p "$WORK/f/devices.csv" | cut -d, -f1)
+	"$XR" count --webhook 127.0.0.1:0 --fleet "$WORK/f" 2>"$WORK/e"
+	expect_eq $? 2 "port 0 refused"
+	"$XR" count --webhook 127.0.0.1:18090 --fleet "$WORK/f" --idle 1s --duration 30s --json "$WORK/w.json" -q &
+	WH=$!
+	sleep 0.3
+	python3 - "$eui" <<-'PY' || fail "POST"
+	import sys, urllib.request
+	def post(body):
+	    urllib.request.urlopen(urllib.request.Request("http://127.0.0.1:18090/?event=up", data=body.encode(),
+	                                                  method="POST"), timeout=5).read()
+	for f in (0, 1, 3, 2, 3, 10):
+	    post('{"deviceInfo": {"devEui": "%s"}, "fCnt": %d}' % (sys.argv[1], f))
+	post('{"deviceInfo":{"devEui":"0102030405060708"},"fCnt":1}')
+	post("not json")
+	PY
+	wait "$WH" || fail "count --webhook exited $?"
+	expect_eq "$(jget "$WORK/w.json" webhook.events)" 8 "events"
+	expect_eq "$(jget "$WORK/w.json" webhook.uplinks)" 5 "uplinks received (0 1 3 2 10)"
+	expect_eq "$(jget "$WORK/w.json" webhook.lost)" 6 "lost: 4..9"
+	expect_eq "$(jget "$WORK/w.json" webhook.reordered)" 1 "reordered"
+	expect_eq "$(jget "$WORK/w.json" webhook.duplicated)" 1 "duplicated"
+	expect_eq "$(jget "$WORK/w.json" webhook.unknown_device)" 1 "unknown device"
+	expect_eq "$(jget "$WORK/w.json" webhook.unreadable)" 1 "unreadable body"
+}
+
+test_lorawan_no_push_ack() {
+	bed
+	"$XR" lorawan fleet --devices 100 --gateways 5 --out "$WORK/f" -q || fail "fleet"
+	lw_server_start --fleet "$WORK/f" --idle 2 --no-ack
+	tb_gen "$XR" lorawan send -i "$TB_GEN_IF" --fleet "$WORK/f" --server "$TB_SRV_IP" --pps 5k --rounds 2 \
+		--wait 300ms --json "$WORK/s.json" -q || fail "lorawan send exited $?"
+	wait "$LW_PID"
+	expect_eq "$(jget "$WORK/s.json" sent)" 200 "sent"
+	expect_eq "$(jget "$WORK/lw.out" valid)" 200 "valid at the server"
+	expect_eq "$(jget "$WORK/s.json" replies.push_acks)" 0 "PUSH_ACKs from a server that sends none"
+	expect_eq "$(jget "$WORK/s.json" lorawan.gateways_answered)" 0 "gateways answered"
+}
