@@ -3,6 +3,7 @@
 """Tables for the benchmarks: medians of the runs scripts/bench-lib.sh recorded.
   bench_report.py replay RAW RATES REPS SECS
   bench_report.py rewrite RAW SWEEP REPS SECS
+  bench_report.py lorawan RAW READY REPS SECS
 """
 import json
 import statistics
@@ -86,5 +87,38 @@ def rewrite(a):
               open("results/bench-rewrite.json", "w"), indent=1)
 
 
+def lorawan(a):
+    names, res = medians(a[0])
+    print("LoRaWAN uplinks over Semtech UDP received at the server, 1 generator thread, fleets of 300,000")
+    print("devices x 2,000 gateways; medians of up to %s runs of %s s (hbK: each uplink heard by K gateways)"
+          % (a[2], a[3]))
+    print("%-20s %6s %14s %16s %10s" % ("sender", "fleet", "PUSH_DATA/s", "distinct uplinks/s", "us/pkt"))
+    for n in names:
+        for (name, hb), v in sorted(res.items()):
+            if name == n:
+                k = int(hb[2:]) if hb.startswith("hb") else 1
+                print("%-20s %6s %14.0f %16.0f %10.3f" % (n, hb, v[0], v[0] / k, v[1]))
+    print()
+    nc = res.get(("nc-loop", "hb1"))
+    for hb in ("hb1", "hb3"):
+        ours, static = res.get(("xdpreplay-lorawan", hb)), res.get(("xdpreplay-static", hb))
+        if ours and static:
+            print("%s: valid uplinks (rewritten in BPF) / the same frames static = %.1f%%" % (hb, 100 * ours[0] / static[0]))
+        if ours and nc and nc[0] > 0:
+            print("%s: xdpreplay lorawan send / nc -w0 -u loop (PUSH_DATA/s) = %.0fx" % (hb, ours[0] / nc[0]))
+    ready = {}
+    for l in open(a[1]):
+        hb, secs, mib = l.split("\t")
+        ready.setdefault(hb, []).append((float(secs), float(mib)))
+    for hb, v in sorted(ready.items()):
+        print("fleet %s (300k devices x 2k gateways): ready in %.2f s (median), peak RSS %.0f MiB (median)"
+              % (hb, statistics.median(x for x, _ in v), statistics.median(y for _, y in v)))
+    json.dump({"runs": [{"sender": n, "fleet": s, "pps": v[0], "cpu_us_per_pkt": v[1], "runs": v[2]}
+                        for (n, s), v in res.items()],
+               "ready": {hb: {"ready_s": statistics.median(x for x, _ in v),
+                              "peak_rss_mib": statistics.median(y for _, y in v)} for hb, v in ready.items()}},
+              open("results/bench-lorawan.json", "w"), indent=1)
+
+
 if __name__ == "__main__":
-    {"replay": replay, "rewrite": rewrite}[sys.argv[1]](sys.argv[2:])
+    {"replay": replay, "rewrite": rewrite, "lorawan": lorawan}[sys.argv[1]](sys.argv[2:])

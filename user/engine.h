@@ -40,6 +40,7 @@ struct engine_opts {
 	 * the fleet, built by lw_build_frame; replies are PUSH_ACKs.
 	 */
 	const struct lw_fleet *lora;
+	bool lora_static;        /* send the frames as built, without the rewrite (a ceiling) */
 };
 
 /* The server's answers to a run's SYNs and their round trips. */

@@ -256,7 +256,7 @@ static int kengine_open(struct kengine *k, const struct iface *ifc, const struct
 		k->skel->rodata->cfg.rpl = o->rpl;
 	if (lora) {
 		k->skel->rodata->cfg.lora = (struct xr_lora_cfg){
-			.on = 1, .ndev = lora->ndev, .heard_by = lora->heard_by, .ngw = lora->ngw };
+			.on = !o->lora_static, .ndev = lora->ndev, .heard_by = lora->heard_by, .ngw = lora->ngw };
 		lw_aes_tables((struct xr_aes_tables *)&k->skel->rodata->aes);
 		bpf_map__set_max_entries(k->skel->maps.lora_devs, lora->ndev);
 		bpf_map__set_max_entries(k->skel->maps.lora_gws, lora->ngw);

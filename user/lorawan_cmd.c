@@ -46,6 +46,8 @@ void lorawan_send_usage(FILE *f)
 		"      --rounds N          uplinks per device (default 1; with --duration alone: until it ends)\n"
 		"      --wait T            how long PUSH_ACKs may take after the last packet (default 1s)\n"
 		"      --dst-mac MAC       next hop's MAC (default: from the neighbour table)\n"
+		"      --static            send each device's frame as built, without the rewrite:\n"
+		"                          not valid uplinks, the ceiling of the same frames\n"
 		"      --schedule FILE     write the run's schedule (first departure, rate) for\n"
 		"                          xdpreplay count --webhook --schedule: event latencies\n"
 		"\n"

@@ -198,7 +198,7 @@ int replay_run(int argc, char **argv, enum run_mode mode)
 {
 	enum { O_ENGINE = 256, O_TOPSPEED, O_PPS, O_RATE, O_MULT, O_LOOP, O_COUNT, O_DURATION, O_THREADS,
 	       O_BATCH, O_TRUNC, O_JSON, O_REWRITE, O_PRELOAD, O_DST, O_SRC, O_SPORT, O_SIZE, O_DSTMAC,
-	       O_COMPLETE, O_WAIT, O_FIRST, O_FLEET, O_SERVER, O_ROUNDS, O_SCHEDULE };
+	       O_COMPLETE, O_WAIT, O_FIRST, O_FLEET, O_SERVER, O_ROUNDS, O_SCHEDULE, O_STATIC };
 	bool gen_mode = mode == RUN_GEN, lora_mode = mode == RUN_LORAWAN;
 	const char *cmd = gen_mode ? "gen" : lora_mode ? "lorawan send" : "replay";
 	static const struct option opts[] = {
@@ -229,6 +229,7 @@ int replay_run(int argc, char **argv, enum run_mode mode)
 		{ "server", required_argument, NULL, O_SERVER },
 		{ "rounds", required_argument, NULL, O_ROUNDS },
 		{ "schedule", required_argument, NULL, O_SCHEDULE },
+		{ "static", no_argument, NULL, O_STATIC },
 		{ "quiet", no_argument, NULL, 'q' },
 		{ "verbose", no_argument, NULL, 'v' },
 		{ "help", no_argument, NULL, 'h' },
@@ -343,6 +344,11 @@ int replay_run(int argc, char **argv, enum run_mode mode)
 			if (!lora_mode)
 				return cli_usage_error(cmd, "unknown option '--fleet'");
 			fleet_dir = optarg;
+			break;
+		case O_STATIC:
+			if (!lora_mode)
+				return cli_usage_error(cmd, "unknown option '--static'");
+			o.lora_static = true;
 			break;
 		case O_SCHEDULE:
 			if (!lora_mode)
