@@ -71,8 +71,9 @@ class Verifier:
     COUNTERS = ("datagrams", "push_data", "not_push_data", "rejected", "rxpk", "valid", "uplinks", "copies",
                 "unknown_devaddr", "bad_mic", "bad_payload", "bad_json", "bad_fcnt", "bad_field", "same_gateway")
 
-    def __init__(self, fleet):
+    def __init__(self, fleet, verify=True):
         self.fleet = fleet
+        self.verify = verify  # False: parse the JSON and answer, as the bridge does, nothing more
         self.c = {k: 0 for k in self.COUNTERS}
         self.next = {}       # DevAddr -> next expected 32-bit FCnt (ChirpStack's f_cnt_up)
         self.last = {}       # DevAddr -> (fcnt32, set of gateways that sent it)
@@ -104,7 +105,7 @@ class Verifier:
         gw = data[4:12].hex()
         self.c["push_data"] += 1
         self.new = []
-        for rx in obj.get("rxpk", []):
+        for rx in obj.get("rxpk", []) if self.verify else ():
             up = self.rxpk(rx, gw)
             if up:
                 self.new.append(up + (gw, rx))

@@ -204,3 +204,21 @@ test_lorawan_no_push_ack() {
 	expect_eq "$(jget "$WORK/s.json" replies.push_acks)" 0 "PUSH_ACKs from a server that sends none"
 	expect_eq "$(jget "$WORK/s.json" lorawan.gateways_answered)" 0 "gateways answered"
 }
+
+test_lorawan_search_finds_the_limit() {
+	command -v nft >/dev/null || skip "nft not installed"
+	bed
+	"$XR" lorawan fleet --devices 1000 --gateways 10 --out "$WORK/f" -q || fail "fleet"
+	# ground truth: a firewall in front of the server takes 3000 PUSH_DATA a second
+	tb_srv nft add table inet fw || fail "nft"
+	tb_srv nft 'add chain inet fw in { type filter hook input priority 0; }'
+	tb_srv nft add rule inet fw in udp dport 1700 limit rate over 3000/second burst 100 packets counter drop
+	lw_server_start --fleet "$WORK/f" --no-verify
+	tb_gen "$XR" search --witness replies --min 500 --max 12000 --width 0.02 --trial 1s --settle 300ms \
+		--json "$WORK/s.json" -- lorawan send -i "$TB_GEN_IF" --fleet "$WORK/f" --server "$TB_SRV_IP" \
+		--wait 300ms >"$WORK/out" 2>&1 || fail "search exited $?: $(tail -n 3 "$WORK/out")"
+	kill "$LW_PID" 2>/dev/null
+	ndr=$(jget "$WORK/s.json" goals.0.lower)
+	# the bucket of 100 lets up to 100 more through in a 1 s trial
+	expect_range "$ndr" 2850 3200 "NDR of PUSH_DATA answered (3000/s firewall)"
+}

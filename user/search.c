@@ -67,7 +67,8 @@ struct search {
 	const char *field;    /* http: the JSON field that counts what was received */
 	double min, max, width;
 	uint64_t trial_ns, settle_ns;
-	char **cmd;           /* replay|gen ARGS... */
+	char **cmd;           /* replay|gen ARGS..., or lorawan send ARGS... */
+	bool lorawan;
 	int ncmd;
 	struct trial t[MAX_TRIALS];
 	int nt;
@@ -248,6 +249,9 @@ static int run_trial(struct search *s, double load, struct trial *t)
 	snprintf(dur, sizeof(dur), "%lluns", (unsigned long long)s->trial_ns);
 	argv[a++] = "xdpreplay";
 	argv[a++] = s->cmd[0];
+	/* lorawan send: the subcommand comes first */
+	if (s->lorawan)
+		argv[a++] = s->cmd[1];
 	argv[a++] = "--pps";
 	argv[a++] = rate;
 	argv[a++] = "--duration";
@@ -259,7 +263,7 @@ static int run_trial(struct search *s, double load, struct trial *t)
 	snprintf(first, sizeof(first), "%llu", (unsigned long long)s->next_n);
 	argv[a++] = "--first-seq";
 	argv[a++] = first;
-	for (int i = 1; i < s->ncmd; i++)
+	for (int i = s->lorawan ? 2 : 1; i < s->ncmd; i++)
 		argv[a++] = s->cmd[i];
 	argv[a] = NULL;
 
@@ -292,7 +296,7 @@ static int run_trial(struct search *s, double load, struct trial *t)
 	err = read_file(json, result, sizeof(result)) ?: json_find_u64(result, "sent", &sent) ?:
 	      json_find_u64(result, "asked", &asked);
 	if (!err && !strcmp(s->witness, "replies"))
-		err = json_find_u64(result, "replies.syn_acks", &after);
+		err = json_find_u64(result, s->lorawan ? "replies.push_acks" : "replies.syn_acks", &after);
 	else if (!err)
 		err = witness_read(s, &after, t);
 	if (err) {
@@ -499,7 +503,7 @@ static void write_svg(const struct search *s, FILE *f)
 static void usage(FILE *f)
 {
 	fprintf(f,
-		"Usage: xdpreplay search [options] -- replay|gen ARGS...\n"
+		"Usage: xdpreplay search [options] -- replay|gen|lorawan send ARGS...\n"
 		"\n"
 		"Finds the highest load the server takes within each loss goal: trials of ARGS at\n"
 		"chosen rates (--pps and --duration are added), each read from a witness of what\n"
@@ -509,7 +513,8 @@ static void usage(FILE *f)
 		"\n"
 		"Options:\n"
 		"      --witness W      http://ADDR:PORT/ (xdpreplay count --listen on the server),\n"
-		"                       replies (the SYN-ACKs of gen syn), or cmd:COMMAND (prints a\n"
+		"                       replies (the SYN-ACKs of gen syn, the PUSH_ACKs of lorawan\n"
+		"                       send), or cmd:COMMAND (prints a\n"
 		"                       running count of frames received)\n"
 		"      --witness-field F  with an http witness: the JSON field that counts what was\n"
 		"                       received (default matched; e.g. kernel.Udp.NoPorts,\n"
@@ -536,7 +541,8 @@ static void usage(FILE *f)
 		"Examples:\n"
 		"  xdpreplay search --witness http://198.18.0.2:9100/ --max 2M -- replay -i eth1 frame.pcap\n"
 		"  xdpreplay search --witness replies --goal p=0.001 -- gen syn -i eth1 --dst 198.18.0.2:80\n"
-		"  xdpreplay search --witness replies --latency-goal p99=10ms -- gen syn -i eth1 --dst 198.18.0.2:80\n");
+		"  xdpreplay search --witness replies --latency-goal p99=10ms -- gen syn -i eth1 --dst 198.18.0.2:80\n"
+		"  xdpreplay search --witness replies --max 100k -- lorawan send -i eth1 --fleet f/ --server 198.18.0.2\n");
 }
 
 int cmd_search(int argc, char **argv)
@@ -664,10 +670,14 @@ int cmd_search(int argc, char **argv)
 		default: ret = cli_bad_option("search", argv, opt); goto out;
 		}
 	}
-	if (optind >= argc || (strcmp(argv[optind], "replay") && strcmp(argv[optind], "gen"))) {
-		ret = cli_usage_error("search", "give the trial after --: replay ARGS... or gen udp|syn ARGS...");
+	if (optind >= argc || (strcmp(argv[optind], "replay") && strcmp(argv[optind], "gen") &&
+			       (strcmp(argv[optind], "lorawan") || optind + 1 >= argc ||
+				strcmp(argv[optind + 1], "send")))) {
+		ret = cli_usage_error("search", "give the trial after --: replay ARGS..., gen udp|syn ARGS... or "
+				      "lorawan send ARGS...");
 		goto out;
 	}
+	s->lorawan = !strcmp(argv[optind], "lorawan");
 	if (!s->witness || (strncmp(s->witness, "http://", 7) && strcmp(s->witness, "replies") &&
 			    strncmp(s->witness, "cmd:", 4))) {
 		ret = cli_usage_error("search", "--witness http://ADDR:PORT/, replies or cmd:COMMAND is needed");
