@@ -30,12 +30,15 @@ def csum(data):
     return (~s) & 0xFFFF
 
 
-def udp_frame(size, sport=1024, dport=9, payload_tag=b"", ip_id=0):
+def udp_frame(size, sport=1024, dport=9, payload_tag=b"", ip_id=0, payload=None):
     """An Ethernet/IPv4/UDP frame of `size` bytes (without FCS), checksums right."""
+    if payload is not None:
+        size = 14 + 20 + 8 + len(payload)
     plen = size - 14 - 20 - 8
     if plen < 0:
         raise ValueError("frame too small for UDP")
-    payload = (payload_tag + bytes(range(256)) * 12)[:plen]
+    if payload is None:
+        payload = (payload_tag + bytes(range(256)) * 12)[:plen]
     ulen = 8 + plen
     ip = struct.pack("!BBHHHBBH4s4s", 0x45, 0, 20 + ulen, ip_id, 0x4000, 64, 17, 0, GEN_IP, SRV_IP)
     ip = ip[:10] + struct.pack("!H", csum(ip)) + ip[12:]
@@ -95,6 +98,13 @@ def samples(d):
     # one second of 100 frames, 10 ms apart, gzip-compressed: timing tests
     spaced = [(i * 10_000_000, udp_frame(60, payload_tag=b"XRSEQ%03d" % i, ip_id=i)) for i in range(100)]
     write(os.path.join(d, "spaced-100.pcap.gz"), gzip.compress(pcap_bytes(spaced, ns=True), mtime=0))
+    # PROTOCOLS.md 4.3: lora-packet's uplink U1 in a PUSH_DATA the gateway bridge accepts (227 bytes)
+    push_data = bytes.fromhex("027b00000102030405060708") + (
+        b'{"rxpk":[{"time":"2024-01-01T00:00:00.000000Z","tmst":1000000,"chan":0,"rfch":0,"freq":868.1,'
+        b'"stat":1,"modu":"LORA","datr":"SF7BW125","codr":"4/5","rssi":-50,"lsnr":9.5,"size":17,'
+        b'"data":"QPF9vkkAAgABlUN4disR/w0="}]}')
+    write(os.path.join(d, "lorawan-u1.pcap"), pcap_bytes([(0, udp_frame(0, sport=1700, dport=1700,
+                                                                        payload=push_data))]))
 
 
 def hostile(d):

@@ -222,3 +222,33 @@ test_lorawan_search_finds_the_limit() {
 	# the bucket of 100 lets up to 100 more through in a 1 s trial
 	expect_range "$ndr" 2850 3200 "NDR of PUSH_DATA answered (3000/s firewall)"
 }
+
+test_lorawan_sample_capture_and_provisioning() {
+	# the sample capture holds lora-packet's U1: the independent checker accepts it with U1's keys
+	mkdir -p "$WORK/u1"
+	printf 'gateway_eui,name\n0102030405060708,gw\n' >"$WORK/u1/gateways.csv"
+	printf '%s\n%s\n' "dev_eui,dev_addr,nwk_s_key,app_s_key,fcnt_start,fport,confirmed,payload,freq_hz,datr,codr,rssi,lsnr,gateways" \
+		"0000000000000001,49be7df1,44024241ed4ce9a68c6a8bc055233fd3,ec925802ae430ca77fd3dd73cb2cc588,2,1,0,74657374,868100000,SF7BW125,4/5,-50,9.5,0102030405060708" \
+		>"$WORK/u1/devices.csv"
+	"$PY" "$TOP/tests/lorawan_check.py" --fleet "$WORK/u1" --pcap "$TOP/pcaps/lorawan-u1.pcap" >"$WORK/pc.json" ||
+		fail "lorawan_check.py"
+	expect_eq "$(jget "$WORK/pc.json" valid)" 1 "U1 valid"
+	expect_eq "$(jget "$WORK/pc.json" errors)" "[]" "errors"
+	# xdpreplay loads the hand-written fleet too
+	"$XR" lorawan send --help >/dev/null || fail "lorawan send --help"
+	# provisioning requests for ChirpStack: a gateway each, a device and an activation each
+	"$XR" lorawan fleet --devices 50 --gateways 7 --heard-by 2 --fcnt-start 9 --out "$WORK/f" -q || fail "fleet"
+	python3 "$TOP/scripts/chirpstack-provision.py" --fleet "$WORK/f" --dry-run >"$WORK/req" 2>/dev/null ||
+		fail "chirpstack-provision.py"
+	expect_eq "$(wc -l <"$WORK/req")" 107 "requests (7 gateways + 50 x 2)"
+	python3 - "$WORK/req" "$WORK/f/devices.csv" <<-'PY' || fail "activation requests"
+	import csv, json, sys
+	reqs = [json.loads(l) for l in open(sys.argv[1])]
+	acts = {r["path"].split("/")[3]: r["body"]["deviceActivation"] for r in reqs if r["path"].endswith("/activate")}
+	for d in csv.DictReader(open(sys.argv[2])):
+	    a = acts[d["dev_eui"]]
+	    assert a["devAddr"] == d["dev_addr"] and a["appSKey"] == d["app_s_key"], a
+	    assert a["nwkSEncKey"] == a["sNwkSIntKey"] == a["fNwkSIntKey"] == d["nwk_s_key"], a
+	    assert a["fCntUp"] == 9, a
+	PY
+}
