@@ -65,6 +65,9 @@ $(OUTPUT)/%.o: user/%.c $(wildcard user/*.h) bpf/xdpreplay.h $(SKELS) | $(OUTPUT
 	$(call msg,CC,$@)
 	$(Q)$(CC) $(CFLAGS) -c $< -o $@
 
+# the AES-NI precompute (user/aesni.c) only; it runs where the CPU says it can
+$(OUTPUT)/aesni.o: CFLAGS += -maes -mssse3
+
 xdpreplay: $(USER_OBJS)
 	$(call msg,BINARY,$@)
 	$(Q)$(CC) $(CFLAGS) $^ $(LDLIBS) -o $@

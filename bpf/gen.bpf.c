@@ -394,7 +394,7 @@ int xr_gen(struct xdp_md *ctx)
 		if (apply_op(ctx, i, op_value(&cfg.ops[i], s, i, n)))
 			goto bad;
 	}
-	if (cfg.lora.on && lora_rewrite(ctx, n, &gw))
+	if (cfg.lora.on && lora_rewrite(ctx, s, n, &gw))
 		goto bad;
 	if (cfg.nops)
 		op_advance(s);

@@ -189,6 +189,22 @@ struct xr_lora_cfg {
 	__u32 ndev;
 	__u32 heard_by;
 	__u32 ngw;
+	__u32 ring;           /* slots of lora_ring (a power of 2); 0: no precomputed uplinks */
+	__u32 pad;
+};
+
+/*
+ * Uplinks precomputed by userspace (AES-NI) ahead of the senders: slot
+ * u mod ring holds the base64 characters from the PHYPayload's byte 6 on of
+ * uplink u, tagged u + 1 once complete (0 while being written). The program
+ * takes them when the tag matches before and after its copy, and computes
+ * the uplink itself otherwise: every frame is valid either way.
+ */
+#define XR_LORA_RING_CHARS 120
+
+struct xr_lora_ring_slot {
+	__u64 tag;
+	__u8 b64[XR_LORA_RING_CHARS];
 };
 
 /* AES-128 encryption tables (T-tables and S-box), filled by userspace before load. */
@@ -279,6 +295,9 @@ struct xr_gen_slot {
 	 */
 	__u64 op_val[XR_MAX_OPS];
 	__u64 op_inc[XR_MAX_OPS];
+	/* LoRaWAN: uplinks taken from the precomputed ring, and computed in the program */
+	__u64 lora_ring_hits;
+	__u64 lora_computed;
 } __attribute__((aligned(64)));
 
 enum xr_seq_kind {

@@ -41,6 +41,7 @@ struct engine_opts {
 	 */
 	const struct lw_fleet *lora;
 	bool lora_static;        /* send the frames as built, without the rewrite (a ceiling) */
+	bool lora_precompute;    /* compute uplinks ahead with AES-NI into the program's ring */
 };
 
 /* The server's answers to a run's SYNs and their round trips. */
@@ -72,6 +73,9 @@ struct engine_result {
 	uint64_t start_ns, end_ns; /* CLOCK_MONOTONIC */
 	const char *engine;
 	struct engine_replies replies; /* with engine_opts.replies; hist is malloc'ed */
+	uint64_t lora_ring_hits;  /* uplinks the program took from the precomputed ring */
+	uint64_t lora_computed;   /* uplinks the program computed itself */
+	bool lora_ring;           /* the ring was in use */
 };
 
 /* Lower bound in ns of round-trip bucket b (the inverse of rtt_bucket() in gen.bpf.c). */
@@ -106,7 +110,7 @@ int kengine_probe(const struct iface *ifc, struct kengine_probe *p);
  * 0 means the program refused the frame. For the tests.
  */
 int kengine_run_frames(const struct iface *ifc, struct engine_opts *o, const uint64_t *ns, size_t count,
-		       uint8_t *out, uint32_t *out_len);
+		       uint8_t *out, uint32_t *out_len, uint64_t *ring_hits);
 
 /* Runs the BPF AES-128 and AES-CMAC (xr_aes_test) on t's inputs; t receives the results. For the tests. */
 int kengine_aes_test(struct xr_aes_test *t);

@@ -36,6 +36,7 @@
 #include <sys/mman.h>
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
+#include "aesni.h"
 #include "engine.h"
 #include "lorawan.h"
 #include "pacer.h"
@@ -68,6 +69,11 @@ struct kengine {
 	size_t slots_sz, frames_sz, data_sz;
 	uint64_t *gw_acks;
 	size_t gw_acks_sz;
+	struct xr_lora_dev *devs;     /* LoRaWAN: the device records, also read by the producer */
+	size_t devs_sz;
+	struct xr_lora_ring_slot *ring; /* LoRaWAN: uplinks precomputed for the program */
+	size_t ring_sz;
+	const struct lw_fleet *lora;
 	uint64_t nframes;
 	uint8_t *tmpl;
 	uint32_t tmpl_len;
@@ -157,6 +163,10 @@ static void kengine_close(struct kengine *k)
 		munmap(k->data, k->data_sz);
 	if (k->gw_acks)
 		munmap(k->gw_acks, k->gw_acks_sz);
+	if (k->devs)
+		munmap(k->devs, k->devs_sz);
+	if (k->ring)
+		munmap(k->ring, k->ring_sz);
 	gen_bpf__destroy(k->skel);
 	free(k->tmpl);
 	memset(k, 0, sizeof(*k));
@@ -169,14 +179,16 @@ static int lora_fill(struct kengine *k, const struct lw_fleet *f)
 	struct xr_lora_dev *devs;
 	struct lw_crypto *c;
 	uint64_t *gws;
-	size_t dsz, gsz;
+	size_t gsz;
 	int err = 0;
 
-	devs = map_mmap(k->skel->maps.lora_devs, &dsz);
+	devs = k->devs = map_mmap(k->skel->maps.lora_devs, &k->devs_sz);
 	gws = map_mmap(k->skel->maps.lora_gws, &gsz);
 	k->gw_acks = map_mmap(k->skel->maps.lora_gw_acks, &k->gw_acks_sz);
+	if (k->skel->rodata->cfg.lora.ring)
+		k->ring = map_mmap(k->skel->maps.lora_ring, &k->ring_sz);
 	c = lw_crypto_new();
-	if (!devs || !gws || !k->gw_acks || !c) {
+	if (!devs || !gws || !k->gw_acks || !c || (k->skel->rodata->cfg.lora.ring && !k->ring)) {
 		err = -ENOMEM;
 		pr_warn("cannot map the LoRaWAN device table: %s\n", strerror(ENOMEM));
 		goto out;
@@ -189,11 +201,82 @@ static int lora_fill(struct kengine *k, const struct lw_fleet *f)
 		pr_warn("cannot compute the devices' CMAC subkeys (OpenSSL)\n");
 out:
 	lw_crypto_free(c);
-	if (devs)
-		munmap(devs, dsz);
 	if (gws)
 		munmap(gws, gsz);
 	return err;
+}
+
+/*
+ * Uplinks precomputed ahead of the senders (AES-NI): this many ring slots,
+ * kept this far behind the slowest sender so that a slot is never rewritten
+ * while a sender may still read it.
+ */
+#define LORA_RING_SLOTS (1U << 17)
+#define LORA_RING_MARGIN 4096
+
+/* Uplink u into its ring slot: tag cleared, characters, then the tag (stores stay in order on x86). */
+static void ring_fill(struct kengine *k, uint64_t u)
+{
+	const struct lw_fleet *f = k->lora;
+	struct xr_lora_ring_slot *slot = &k->ring[u & (LORA_RING_SLOTS - 1)];
+	size_t d = u % f->ndev;
+
+	__atomic_store_n(&slot->tag, 0, __ATOMIC_RELAXED);
+	__atomic_signal_fence(__ATOMIC_SEQ_CST);
+	if (aesni_uplink_b64(&k->devs[d], k->devs[d].fcnt0 + (uint32_t)(u / f->ndev), slot->b64) < 0)
+		return; /* too long for a slot: the program computes it */
+	__atomic_store_n(&slot->tag, u + 1, __ATOMIC_RELEASE);
+}
+
+struct producer {
+	struct kengine *k;
+	const struct engine_opts *o;
+	uint64_t next_u;         /* the next uplink to compute */
+	uint64_t made;
+	volatile bool stop;
+	pthread_t tid;
+	int cpu;
+};
+
+/* The uplink the slowest sender is at. */
+static uint64_t consumer_u(const struct producer *p)
+{
+	uint64_t min = UINT64_MAX;
+
+	for (unsigned int i = 0; i < p->o->threads; i++) {
+		const struct xr_gen_slot *s = &p->k->slots[p->o->cpus[i]];
+		uint64_t u = (p->o->first_n + s->k_next * p->o->threads + i) / p->k->lora->heard_by;
+
+		if (u < min)
+			min = u;
+	}
+	return min;
+}
+
+static void produce(struct producer *p, uint64_t limit)
+{
+	for (; p->next_u < limit; p->next_u++, p->made++)
+		ring_fill(p->k, p->next_u);
+}
+
+static void *producer_main(void *arg)
+{
+	struct producer *p = arg;
+
+	pin_to_cpu(p->cpu);
+	while (!p->stop) {
+		uint64_t u = consumer_u(p), limit = u + LORA_RING_SLOTS - LORA_RING_MARGIN;
+
+		/* fallen behind: the program has computed those itself */
+		if (p->next_u < u)
+			p->next_u = u;
+		if (p->next_u + 256 > limit) {
+			usleep(50);
+			continue;
+		}
+		produce(p, limit < p->next_u + 4096 ? limit : p->next_u + 4096);
+	}
+	return NULL;
 }
 
 /*
@@ -261,6 +344,11 @@ static int kengine_open(struct kengine *k, const struct iface *ifc, const struct
 		bpf_map__set_max_entries(k->skel->maps.lora_devs, lora->ndev);
 		bpf_map__set_max_entries(k->skel->maps.lora_gws, lora->ngw);
 		bpf_map__set_max_entries(k->skel->maps.lora_gw_acks, lora->ngw);
+		if (o->lora_precompute && !o->lora_static && aesni_available()) {
+			k->skel->rodata->cfg.lora.ring = LORA_RING_SLOTS;
+			bpf_map__set_max_entries(k->skel->maps.lora_ring, LORA_RING_SLOTS);
+		}
+		k->lora = lora;
 	}
 	if (o) {
 		memcpy(k->skel->rodata->cfg.ops, o->ops, sizeof(o->ops));
@@ -502,7 +590,8 @@ int kengine_run(const struct engine_opts *o, struct engine_result *res)
 	uint64_t k_end[XR_MAX_CPUS], attempted = 0, tx = 0, tx_bytes = 0, accounted = 0;
 	uint64_t t0, deadline, last_t, last_sent = 0, next_progress;
 	struct sender sd[XR_MAX_CPUS] = {};
-	bool stopped_by_duration = false;
+	struct producer prod = {};
+	bool stopped_by_duration = false, prod_started = false;
 	unsigned int started = 0;
 	struct kengine k;
 	int err;
@@ -565,6 +654,20 @@ int kengine_run(const struct engine_opts *o, struct engine_result *res)
 					   o->fs->n * o->multiplier * 1e9 / o->fs->span_ns / o->threads <=
 						   USER_PACED_MAX_PPS;
 	}
+	if (k.ring) {
+		/* a full ring before the first departure, then a thread keeps it ahead of the senders */
+		long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
+
+		prod = (struct producer){ .k = &k, .o = o, .next_u = o->first_n / k.lora->heard_by,
+					  .cpu = o->threads < ncpu ? (int)(ncpu - 1 - o->threads) : 0 };
+		produce(&prod, prod.next_u + LORA_RING_SLOTS - LORA_RING_MARGIN);
+		if (pthread_create(&prod.tid, NULL, producer_main, &prod))
+			pr_warn("cannot start the precompute thread: uplinks beyond the first %u are computed in BPF\n",
+				LORA_RING_SLOTS - LORA_RING_MARGIN);
+		else
+			prod_started = true;
+		res->lora_ring = true;
+	}
 	/* paced runs start at t0; the duration counts from there */
 	res->start_ns = o->pace == XR_PACE_NONE ? now_ns() : t0;
 	k.skel->bss->replies_origin_ns = res->start_ns;
@@ -613,6 +716,11 @@ int kengine_run(const struct engine_opts *o, struct engine_result *res)
 	res->end_ns = now_ns();
 	for (unsigned int i = 0; i < started; i++)
 		pthread_join(sd[i].tid, NULL);
+	if (prod_started) {
+		prod.stop = true;
+		pthread_join(prod.tid, NULL);
+		pr_debug("precompute thread: %llu uplinks\n", (unsigned long long)prod.made);
+	}
 	if (o->replies) {
 		/* answers to the last frames are still on their way */
 		if (!xr_stop)
@@ -633,6 +741,8 @@ int kengine_run(const struct engine_opts *o, struct engine_result *res)
 		res->unsent.ring_full += s->xmit_drops;
 		res->unsent.redirect += s->redirect_err;
 		res->unsent.bad_frame += s->bad_frame;
+		res->lora_ring_hits += s->lora_ring_hits;
+		res->lora_computed += s->lora_computed;
 		accounted += s->xmit_sent + s->xmit_drops + s->redirect_err;
 		if (s->xmit_err)
 			res->xmit_err = s->xmit_err;
@@ -706,7 +816,7 @@ out:
 }
 
 int kengine_run_frames(const struct iface *ifc, struct engine_opts *o, const uint64_t *ns, size_t count,
-		       uint8_t *out, uint32_t *out_len)
+		       uint8_t *out, uint32_t *out_len, uint64_t *ring_hits)
 {
 	struct xr_gen_slot *slot;
 	struct kengine k;
@@ -736,12 +846,16 @@ int kengine_run_frames(const struct iface *ifc, struct engine_opts *o, const uin
 		slot->k_next = ns[i];
 		slot->k_end = ns[i] + 1;
 		slot_ops_init(slot, o->ops, o->nops, ns[i], 1);
+		if (k.ring)
+			ring_fill(&k, ns[i] / k.lora->heard_by);
 		if (bpf_prog_test_run_opts(bpf_program__fd(k.skel->progs.xr_gen), &topts)) {
 			err = -errno;
 			pr_warn("BPF_PROG_RUN: %s\n", strerror(-err));
 			goto out;
 		}
 		out_len[i] = topts.retval == XDP_TX ? topts.data_size_out : 0;
+		if (ring_hits)
+			*ring_hits += slot->lora_ring_hits;
 	}
 out:
 	kengine_close(&k);

@@ -46,6 +46,9 @@ void lorawan_send_usage(FILE *f)
 		"      --rounds N          uplinks per device (default 1; with --duration alone: until it ends)\n"
 		"      --wait T            how long PUSH_ACKs may take after the last packet (default 1s)\n"
 		"      --dst-mac MAC       next hop's MAC (default: from the neighbour table)\n"
+		"      --no-precompute     compute every uplink in BPF (by default, where the CPU has\n"
+		"                          AES-NI, a thread computes the coming uplinks into a ring that\n"
+		"                          the program reads, and computes the rest itself)\n"
 		"      --static            send each device's frame as built, without the rewrite:\n"
 		"                          not valid uplinks, the ceiling of the same frames\n"
 		"      --schedule FILE     write the run's schedule (first departure, rate) for\n"
@@ -263,6 +266,9 @@ void lorawan_report(const struct engine_result *res, const struct lw_fleet *f, u
 			fmt_si(dur > 0 ? res->sent / dur : 0, b, 16),
 			res->sent ? 100.0 * r->st.push_acks / res->sent : 0, (unsigned long long)acked, r->ngw,
 			(unsigned long long)gmin, (unsigned long long)gmax);
+		fprintf(human, "  crypto: %llu uplinks precomputed (AES-NI%s), %llu computed in BPF\n",
+			(unsigned long long)res->lora_ring_hits, res->lora_ring ? "" : ": off",
+			(unsigned long long)res->lora_computed);
 	}
 	if (!j)
 		return;
@@ -279,6 +285,9 @@ void lorawan_report(const struct engine_result *res, const struct lw_fleet *f, u
 	json_u64(j, "gateways_answered", acked);
 	json_u64(j, "gateway_acks_min", gmin);
 	json_u64(j, "gateway_acks_max", gmax);
+	json_flag(j, "precompute", res->lora_ring);
+	json_u64(j, "uplinks_precomputed", res->lora_ring_hits);
+	json_u64(j, "uplinks_computed_in_bpf", res->lora_computed);
 	json_close(j, '}');
 }
 

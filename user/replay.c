@@ -198,7 +198,7 @@ int replay_run(int argc, char **argv, enum run_mode mode)
 {
 	enum { O_ENGINE = 256, O_TOPSPEED, O_PPS, O_RATE, O_MULT, O_LOOP, O_COUNT, O_DURATION, O_THREADS,
 	       O_BATCH, O_TRUNC, O_JSON, O_REWRITE, O_PRELOAD, O_DST, O_SRC, O_SPORT, O_SIZE, O_DSTMAC,
-	       O_COMPLETE, O_WAIT, O_FIRST, O_FLEET, O_SERVER, O_ROUNDS, O_SCHEDULE, O_STATIC };
+	       O_COMPLETE, O_WAIT, O_FIRST, O_FLEET, O_SERVER, O_ROUNDS, O_SCHEDULE, O_STATIC, O_NOPRE };
 	bool gen_mode = mode == RUN_GEN, lora_mode = mode == RUN_LORAWAN;
 	const char *cmd = gen_mode ? "gen" : lora_mode ? "lorawan send" : "replay";
 	static const struct option opts[] = {
@@ -230,6 +230,7 @@ int replay_run(int argc, char **argv, enum run_mode mode)
 		{ "rounds", required_argument, NULL, O_ROUNDS },
 		{ "schedule", required_argument, NULL, O_SCHEDULE },
 		{ "static", no_argument, NULL, O_STATIC },
+		{ "no-precompute", no_argument, NULL, O_NOPRE },
 		{ "quiet", no_argument, NULL, 'q' },
 		{ "verbose", no_argument, NULL, 'v' },
 		{ "help", no_argument, NULL, 'h' },
@@ -257,7 +258,7 @@ int replay_run(int argc, char **argv, enum run_mode mode)
 	const char *fleet_dir = NULL, *schedule = NULL;
 	struct lw_fleet fleet = {};
 	uint64_t rounds = 1, t_begin = now_ns();
-	bool have_rounds = false;
+	bool have_rounds = false, no_precompute = false;
 
 	frameset_init(&fs);
 	opterr = 0;
@@ -344,6 +345,11 @@ int replay_run(int argc, char **argv, enum run_mode mode)
 			if (!lora_mode)
 				return cli_usage_error(cmd, "unknown option '--fleet'");
 			fleet_dir = optarg;
+			break;
+		case O_NOPRE:
+			if (!lora_mode)
+				return cli_usage_error(cmd, "unknown option '--no-precompute'");
+			no_precompute = true;
 			break;
 		case O_STATIC:
 			if (!lora_mode)
@@ -478,6 +484,7 @@ int replay_run(int argc, char **argv, enum run_mode mode)
 			goto out;
 		}
 		o.lora = &fleet;
+		o.lora_precompute = !no_precompute;
 		o.replies = true;
 		o.reply_wait_ns = reply_wait;
 	}

@@ -270,7 +270,7 @@ int cmd_selftest(int argc, char **argv)
 			}
 		}
 		if (!err)
-			err = kengine_run_frames(&lo, &o, ns, MAX_NS, out, out_len);
+			err = kengine_run_frames(&lo, &o, ns, MAX_NS, out, out_len, NULL);
 		for (int i = 0; i < MAX_NS && !err; i++) {
 			const struct fs_frame *fr = &fs.frames[ns[i] % fs.n];
 			char why[96] = "";

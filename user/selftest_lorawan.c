@@ -15,6 +15,7 @@
 #include "engine.h"
 #include "frameset.h"
 #include "log.h"
+#include "aesni.h"
 #include "lorawan.h"
 #include "selftest.h"
 
@@ -144,6 +145,14 @@ static int aes_random(struct lw_crypto *c, const struct xr_aes_tables *tab, uint
 		*checked += 2;
 		if (lw_aes128(c, key, blk, want) || memcmp(t.block, want, 16))
 			report(mismatches, "random AES-128 block", "BPF and OpenSSL differ");
+		if (aesni_available()) {
+			uint8_t ni[16];
+
+			(*checked)++;
+			aesni_encrypt(t.rk, blk, ni);
+			if (memcmp(ni, want, 16))
+				report(mismatches, "random AES-128 block", "AES-NI and OpenSSL differ");
+		}
 		if (lw_cmac(c, key, msg, len, want) || memcmp(t.mac, want, 16)) {
 			char what[48];
 
@@ -175,9 +184,10 @@ static int fleet_frames(struct lw_fleet *f, struct frameset *fs)
 
 /* Runs the BPF rewriter for ns and compares each frame with the reference; FCnt and MIC in b64 form too. */
 static int fleet_check(const struct iface *lo, struct lw_crypto *c, struct lw_fleet *f, const uint64_t *ns,
-		       size_t count, const char *label, uint64_t *checked, uint64_t *mismatches)
+		       size_t count, bool precompute, const char *label, uint64_t *checked, uint64_t *mismatches)
 {
-	struct engine_opts o = { .threads = 1, .lora = f };
+	struct engine_opts o = { .threads = 1, .lora = f, .lora_precompute = precompute };
+	uint64_t hits = 0;
 	uint8_t *out = malloc(count * XR_MAX_FRAME), ref[XR_MAX_FRAME];
 	uint32_t out_len[LW_NS];
 	struct frameset fs;
@@ -190,7 +200,18 @@ static int fleet_check(const struct iface *lo, struct lw_crypto *c, struct lw_fl
 	err = fleet_frames(f, &fs);
 	if (!err) {
 		o.fs = &fs;
-		err = kengine_run_frames(lo, &o, ns, count, out, out_len);
+		err = kengine_run_frames(lo, &o, ns, count, out, out_len, &hits);
+	}
+	/* with the ring, every uplink that fits a slot must have come from it */
+	if (!err && precompute) {
+		uint64_t fit = 0;
+
+		for (size_t i = 0; i < count; i++)
+			fit += (f->dev[(ns[i] / f->heard_by) % f->ndev].payload_len + 13 + 2) / 3 * 4 - 8 <=
+			       XR_LORA_RING_CHARS;
+		(*checked)++;
+		if (hits < 1 && fit)
+			report(mismatches, label, "the precomputed ring was never used");
 	}
 	for (size_t i = 0; i < count && !err; i++) {
 		const struct fs_frame *fr = &fs.frames[(ns[i] / f->heard_by) % f->ndev];
@@ -280,7 +301,7 @@ static int vectors(const struct iface *lo, struct lw_crypto *c, uint64_t *checke
 	err = fleet_frames(&f, &fs);
 	if (!err) {
 		o.fs = &fs;
-		err = kengine_run_frames(lo, &o, ns, nv, out, out_len);
+		err = kengine_run_frames(lo, &o, ns, nv, out, out_len, NULL);
 	}
 	for (size_t i = 0; i < nv && !err; i++) {
 		int wl = unhex_s(v[i].phy, want), pl;
@@ -354,8 +375,14 @@ int selftest_lorawan(const struct iface *lo, uint64_t cases, uint64_t (*rnd)(voi
 			ns[j] = j % 8 ? ns[j - 1] + 1 : rnd() % (f.ndev * f.heard_by * (uint64_t)70000);
 		snprintf(label, sizeof(label), "fleet %llu (%zu devices, heard by %u, payload %s)",
 			 (unsigned long long)i, f.ndev, f.heard_by, sz);
-		err = fleet_check(lo, c, &f, ns, LW_NS, label, checked, mismatches);
+		/* the uplinks computed in BPF, then taken from the AES-NI ring */
+		err = fleet_check(lo, c, &f, ns, LW_NS, false, label, checked, mismatches);
 		*frames += LW_NS;
+		if (!err && aesni_available()) {
+			strncat(label, ", precomputed", sizeof(label) - strlen(label) - 1);
+			err = fleet_check(lo, c, &f, ns, LW_NS, true, label, checked, mismatches);
+			*frames += LW_NS;
+		}
 		lw_fleet_free(&f);
 	}
 	lw_crypto_free(c);
