@@ -240,10 +240,14 @@ static __noinline int lora_uplink(const struct xr_lora_dev *dev, struct xr_lora_
 	return 0;
 }
 
-/* tmst: a microsecond clock kept at 10 digits (JSON numbers have no leading zeros). */
+/*
+ * tmst: a microsecond clock kept at 10 digits (JSON numbers have no leading
+ * zeros): 10^9 + the clock mod 2^31 (a mask, not a division), which wraps
+ * every 36 minutes as a gateway's 32-bit counter wraps every 72.
+ */
 static __always_inline void lora_tmst(struct xr_lora_scratch *sc)
 {
-	__u32 v = 1000000000U + (__u32)((bpf_ktime_get_ns() / 1000) % 3000000000ULL), q;
+	__u32 v = 1000000000U + (__u32)((bpf_ktime_get_ns() / 1000) & 0x7fffffff), q;
 
 	sc->tmst = v;
 	for (int i = 9; i >= 0; i--) {

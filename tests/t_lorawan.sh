@@ -101,6 +101,7 @@ test_lorawan_every_uplink_valid() {
 	wait "$LW_PID"
 	kill -INT "$TD"; wait "$TD"
 	expect_eq "$(jget "$WORK/s.json" sent)" 12000 "PUSH_DATA sent"
+	expect_eq "$(jget "$WORK/s.json" lorawan.uplinks_computed_in_bpf)" 0 "uplinks computed in BPF at 10k/s (the ring keeps ahead)"
 	# what the server's application read: every uplink valid, in FCnt order, all copies identical
 	for k in rejected bad_json bad_field bad_mic bad_payload bad_fcnt unknown_devaddr same_gateway; do
 		expect_eq "$(jget "$WORK/lw.out" "$k")" 0 "server: $k"
@@ -251,4 +252,22 @@ test_lorawan_sample_capture_and_provisioning() {
 	    assert a["nwkSEncKey"] == a["sNwkSIntKey"] == a["fNwkSIntKey"] == d["nwk_s_key"], a
 	    assert a["fCntUp"] == 9, a
 	PY
+}
+
+test_lorawan_bpf_path_valid_at_the_server() {
+	# the same checks with every uplink's crypto in BPF (no AES-NI ring), payloads up to 96 bytes
+	bed
+	"$XR" lorawan fleet --devices 500 --gateways 8 --heard-by 2 --seed "$RANDOM" --fcnt-start random \
+		--datr SF9BW125 --payload-size 40-96 --fport 0 --out "$WORK/f" -q || fail "fleet"
+	lw_server_start --fleet "$WORK/f" --idle 2
+	tb_gen "$XR" lorawan send -i "$TB_GEN_IF" --fleet "$WORK/f" --server "$TB_SRV_IP" --pps 5k --rounds 3 \
+		--no-precompute --json "$WORK/s.json" -q || fail "lorawan send exited $?"
+	wait "$LW_PID"
+	expect_eq "$(jget "$WORK/s.json" lorawan.uplinks_computed_in_bpf)" 1500 "uplinks computed in BPF"
+	expect_eq "$(jget "$WORK/s.json" lorawan.uplinks_precomputed)" 0 "uplinks precomputed"
+	for k in rejected bad_json bad_field bad_mic bad_payload bad_fcnt unknown_devaddr; do
+		expect_eq "$(jget "$WORK/lw.out" "$k")" 0 "server: $k"
+	done
+	expect_eq "$(jget "$WORK/lw.out" valid)" 3000 "valid uplinks at the server"
+	expect_eq "$(jget "$WORK/lw.out" uplinks)" 1500 "distinct uplinks"
 }
