@@ -63,6 +63,7 @@ test_lorawan_bad_input() {
 	breaks=(
 		"key|3s/,[0-9a-f]\{32\},/,0011zz,/|nwk_s_key '0011zz' is not 32 hex digits"
 		"dup|3s/^\([^,]*\),[0-9a-f]*,/\1,01d47acc,/;4s/^\([^,]*\),[0-9a-f]*,/\1,01d47acc,/|dev_addr 01d47acc is used twice"
+		"eui|3s/^[0-9a-f]*,/0200aaaa00000001,/;4s/^[0-9a-f]*,/0200aaaa00000001,/|dev_eui 0200aaaa00000001 is used twice"
 		"gw|5s/;[0-9a-f]*$/;0102030405060708/|gateway 0102030405060708 is not in gateways.csv"
 		"heard|6s/;[0-9a-f]*$//|heard by 1 gateways, the devices before by 2"
 		"fields|7s/,4\/5,/,/|fields, expected 14"

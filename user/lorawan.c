@@ -16,17 +16,14 @@
 #include "csum.h"
 #include "log.h"
 #include "lorawan.h"
+#include "splitmix.h"
 
 static const char *const codr_names[] = { "4/5", "4/6", "4/7", "4/8" };
 
-/* splitmix64: a fleet is a pure function of its seed */
+/* a fleet is a pure function of its seed */
 static uint64_t rnd(uint64_t *state)
 {
-	uint64_t z = (*state += 0x9e3779b97f4a7c15ULL);
-
-	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
-	z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
-	return z ^ (z >> 31);
+	return splitmix64(state);
 }
 
 static void rnd_bytes(uint64_t *state, uint8_t *out, size_t len)
@@ -329,19 +326,14 @@ static int parse_long(const char *s, long lo, long hi, long *out)
 	return (!*s || *end || errno || *out < lo || *out > hi) ? -1 : 0;
 }
 
-struct eui_idx {
-	uint64_t eui;
-	uint32_t idx;
-};
-
 static int cmp_eui(const void *a, const void *b)
 {
-	const struct eui_idx *x = a, *y = b;
+	const struct lw_eui_index *x = a, *y = b;
 
 	return x->eui < y->eui ? -1 : x->eui > y->eui;
 }
 
-static uint64_t eui64(const uint8_t *b)
+uint64_t lw_eui64(const uint8_t b[8])
 {
 	uint64_t v = 0;
 
@@ -350,10 +342,29 @@ static uint64_t eui64(const uint8_t *b)
 	return v;
 }
 
-static int load_gateways(const char *dir, struct lw_fleet *f, struct eui_idx **idx)
+int lw_eui_sort(struct lw_eui_index *ix, size_t n, uint64_t *dup)
+{
+	qsort(ix, n, sizeof(*ix), cmp_eui);
+	for (size_t i = 1; i < n; i++)
+		if (ix[i].eui == ix[i - 1].eui) {
+			*dup = ix[i].eui;
+			return -EEXIST;
+		}
+	return 0;
+}
+
+const struct lw_eui_index *lw_eui_find(const struct lw_eui_index *ix, size_t n, uint64_t eui)
+{
+	struct lw_eui_index key = { .eui = eui };
+
+	return bsearch(&key, ix, n, sizeof(*ix), cmp_eui);
+}
+
+static int load_gateways(const char *dir, struct lw_fleet *f, struct lw_eui_index **idx)
 {
 	char path[4096], line[256], *fl[3];
 	size_t cap = 0, lineno = 0;
+	uint64_t dup;
 	FILE *fp = open_in(dir, "gateways.csv", "r", path, sizeof(path));
 	int err = -EINVAL;
 
@@ -393,13 +404,11 @@ static int load_gateways(const char *dir, struct lw_fleet *f, struct eui_idx **i
 		goto out;
 	}
 	for (size_t g = 0; g < f->ngw; g++)
-		(*idx)[g] = (struct eui_idx){ eui64(f->gw[g].eui), g };
-	qsort(*idx, f->ngw, sizeof(**idx), cmp_eui);
-	for (size_t g = 1; g < f->ngw; g++)
-		if ((*idx)[g].eui == (*idx)[g - 1].eui) {
-			pr_warn("%s: gateway %016llx is listed twice\n", path, (unsigned long long)(*idx)[g].eui);
-			goto out;
-		}
+		(*idx)[g] = (struct lw_eui_index){ lw_eui64(f->gw[g].eui), g };
+	if (lw_eui_sort(*idx, f->ngw, &dup)) {
+		pr_warn("%s: gateway %016llx is listed twice\n", path, (unsigned long long)dup);
+		goto out;
+	}
 	err = 0;
 out:
 	fclose(fp);
@@ -407,7 +416,7 @@ out:
 }
 
 /* One devices.csv line into d; a one-line message naming the field on error. */
-static int parse_device(struct lw_fleet *f, const struct eui_idx *gidx, char *line, struct lw_device *d,
+static int parse_device(struct lw_fleet *f, const struct lw_eui_index *gidx, char *line, struct lw_device *d,
 			const char *where)
 {
 	char *fl[15], *gws[XR_LORA_MAX_HEARD + 1], why[160];
@@ -514,15 +523,14 @@ static int parse_device(struct lw_fleet *f, const struct eui_idx *gidx, char *li
 		return -EINVAL;
 	}
 	for (int k = 0; k < ng; k++) {
-		struct eui_idx key = { 0 }, *hit;
+		const struct lw_eui_index *hit;
 		uint8_t e[8];
 
 		if (unhex(gws[k], strlen(gws[k]), e, 8)) {
 			pr_warn("%s: gateway '%s' is not 16 hex digits\n", where, gws[k]);
 			return -EINVAL;
 		}
-		key.eui = eui64(e);
-		hit = bsearch(&key, gidx, f->ngw, sizeof(*gidx), cmp_eui);
+		hit = lw_eui_find(gidx, f->ngw, lw_eui64(e));
 		if (!hit) {
 			pr_warn("%s: gateway %s is not in gateways.csv\n", where, gws[k]);
 			return -EINVAL;
@@ -551,8 +559,9 @@ static int cmp_addr(const void *a, const void *b)
 int lw_fleet_load(const char *dir, struct lw_fleet *f)
 {
 	char path[4096], where[4200], line[1024];
-	struct eui_idx *gidx = NULL;
+	struct lw_eui_index *gidx = NULL, *eidx = NULL;
 	struct addr_idx *aidx = NULL;
+	uint64_t dup;
 	size_t cap = 0, lineno = 0;
 	int err;
 	FILE *fp;
@@ -602,6 +611,19 @@ int lw_fleet_load(const char *dir, struct lw_fleet *f)
 		err = -ENOMEM;
 		goto err;
 	}
+	/* the server keys devices by DevEUI: one used twice is refused too */
+	eidx = calloc(f->ndev, sizeof(*eidx));
+	if (!eidx) {
+		err = -ENOMEM;
+		goto err;
+	}
+	for (size_t i = 0; i < f->ndev; i++)
+		eidx[i] = (struct lw_eui_index){ lw_eui64(f->dev[i].dev_eui), i };
+	if (lw_eui_sort(eidx, f->ndev, &dup)) {
+		pr_warn("%s: dev_eui %016llx is used twice\n", path, (unsigned long long)dup);
+		err = -EINVAL;
+		goto err;
+	}
 	for (size_t i = 0; i < f->ndev; i++)
 		aidx[i] = (struct addr_idx){ f->dev[i].dev_addr, i };
 	qsort(aidx, f->ndev, sizeof(*aidx), cmp_addr);
@@ -616,12 +638,30 @@ int lw_fleet_load(const char *dir, struct lw_fleet *f)
 		}
 	free(aidx);
 	free(gidx);
+	free(eidx);
 	return 0;
 err:
 	free(aidx);
 	free(gidx);
+	free(eidx);
 	lw_fleet_free(f);
 	return err;
+}
+
+/* The UDP checksum of an Ethernet/IPv4 (no options) frame, from scratch. */
+static void udp4_csum_fill(uint8_t *frame, uint32_t len)
+{
+	uint8_t *ip = frame + 14, *udp = ip + 20;
+	uint32_t ulen = len - 34, sum = csum_add(ip + 12, 8, 0) + IPPROTO_UDP + ulen;
+	uint16_t c;
+
+	udp[6] = udp[7] = 0;
+	c = csum_fold(csum_add(udp, ulen, sum));
+	/* a computed zero is sent as all ones: zero means "no checksum" */
+	if (!c)
+		c = 0xffff;
+	udp[6] = c >> 8;
+	udp[7] = c;
 }
 
 /* The PHYPayload template: FCnt's low 16 bits of round 0, FRMPayload in plaintext, MIC zero. */
@@ -690,22 +730,13 @@ int lw_build_frame(struct lw_fleet *f, size_t di, const struct lw_net *net, uint
 	udp[3] = net->dport;
 	udp[4] = ulen >> 8;
 	udp[5] = ulen;
-	udp[6] = udp[7] = 0;
 	/* Semtech UDP v2 PUSH_DATA: version, token, identifier 0, gateway EUI, JSON */
 	pd[0] = 2;
 	pd[1] = pd[2] = 0;
 	pd[3] = 0;
 	memcpy(pd + 4, f->gw[d->gw[0]].eui, 8);
 	memcpy(pd + 12, js, n);
-	{
-		uint32_t sum = csum_add(ip + 12, 8, 0) + IPPROTO_UDP + ulen;
-		uint16_t c = csum_fold(csum_add(udp, ulen, sum));
-
-		if (!c)
-			c = 0xffff;
-		udp[6] = c >> 8;
-		udp[7] = c;
-	}
+	udp4_csum_fill(out, len);
 	return len;
 }
 
@@ -910,13 +941,12 @@ int lw_ref_phy(struct lw_crypto *c, const struct lw_device *d, uint32_t fcnt, ui
 int lw_ref_frame(struct lw_crypto *c, const struct lw_fleet *f, uint64_t n, uint32_t tmst, uint8_t *frame,
 		 uint32_t len)
 {
-	uint8_t phy[XR_LORA_MAX_PHY], *ip = frame + 14, *udp = ip + 20, *pd = udp + 8;
+	uint8_t phy[XR_LORA_MAX_PHY], *pd = frame + XR_LORA_PUSH_DATA_OFF;
 	char b64[XR_LORA_B64_MAX + 4], digits[16];
 	const struct lw_device *d;
 	unsigned int k;
-	uint32_t fcnt, ulen = len - 34, sum;
+	uint32_t fcnt;
 	size_t di;
-	uint16_t cs;
 	int plen;
 
 	lw_of_n(f, n, &di, &k, &fcnt);
@@ -933,12 +963,6 @@ int lw_ref_frame(struct lw_crypto *c, const struct lw_fleet *f, uint64_t n, uint
 	if (d->b64_off + strlen(b64) > len)
 		return -EINVAL;
 	memcpy(frame + d->b64_off, b64, strlen(b64));
-	udp[6] = udp[7] = 0;
-	sum = csum_add(ip + 12, 8, 0) + IPPROTO_UDP + ulen;
-	cs = csum_fold(csum_add(udp, ulen, sum));
-	if (!cs)
-		cs = 0xffff;
-	udp[6] = cs >> 8;
-	udp[7] = cs;
+	udp4_csum_fill(frame, len);
 	return 0;
 }

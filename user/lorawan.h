@@ -69,6 +69,16 @@ struct lw_net {
 };
 
 void lw_fleet_free(struct lw_fleet *f);
+
+/* EUIs (as 64-bit numbers) to indices, sorted: gateways by the CSV loader, devices by count --webhook. */
+struct lw_eui_index {
+	uint64_t eui;
+	uint32_t idx;
+};
+uint64_t lw_eui64(const uint8_t b[8]);
+/* Sorts n entries; returns 0, or -EEXIST with *dup set when an EUI is there twice. */
+int lw_eui_sort(struct lw_eui_index *ix, size_t n, uint64_t *dup);
+const struct lw_eui_index *lw_eui_find(const struct lw_eui_index *ix, size_t n, uint64_t eui);
 /* 0 or -errno after a one-line message (bad option combinations are -EINVAL). */
 int lw_fleet_generate(const struct lw_gen_opts *o, struct lw_fleet *f);
 int lw_fleet_save(const struct lw_fleet *f, const char *dir);

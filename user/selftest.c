@@ -18,20 +18,17 @@
 #include "log.h"
 #include "rewrite.h"
 #include "selftest.h"
+#include "splitmix.h"
 #include "units.h"
 
 #define MAX_NS 16
 
 static uint64_t rng_state;
 
+/* reproducible from --seed */
 static uint64_t rnd(void)
 {
-	/* splitmix64: reproducible from --seed */
-	uint64_t z = (rng_state += 0x9e3779b97f4a7c15ULL);
-
-	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
-	z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
-	return z ^ (z >> 31);
+	return splitmix64(&rng_state);
 }
 
 /* Checksum of a UDP/TCP segment with its IPv4 or IPv6 pseudo-header; 0 when it verifies. */

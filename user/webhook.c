@@ -19,23 +19,12 @@ struct wh_arrival {
 	uint64_t at_ns;              /* CLOCK_REALTIME */
 };
 
-struct eui_idx {
-	uint64_t eui;
-	uint32_t idx;
-};
-
 #define WH_MAX_ARRIVALS (16U << 20)
-
-static int cmp_eui(const void *a, const void *b)
-{
-	const struct eui_idx *x = a, *y = b;
-
-	return x->eui < y->eui ? -1 : x->eui > y->eui;
-}
 
 int webhook_init(struct webhook *w, const char *fleet_dir, const char *schedule)
 {
-	struct eui_idx *idx;
+	struct lw_eui_index *idx;
+	uint64_t dup;
 	int err;
 
 	memset(w, 0, sizeof(*w));
@@ -51,16 +40,13 @@ int webhook_init(struct webhook *w, const char *fleet_dir, const char *schedule)
 		return -ENOMEM;
 	}
 	for (size_t d = 0; d < w->fleet.ndev; d++) {
-		uint64_t e = 0;
-
-		for (int b = 0; b < 8; b++)
-			e = e << 8 | w->fleet.dev[d].dev_eui[b];
-		idx[d] = (struct eui_idx){ e, d };
+		idx[d] = (struct lw_eui_index){ lw_eui64(w->fleet.dev[d].dev_eui), d };
 		/* the first uplink the server should see is the fleet's fcnt_start; none before it */
 		w->st[d].next = w->fleet.dev[d].fcnt_start;
 		w->st[d].window = ~0ULL;
 	}
-	qsort(idx, w->fleet.ndev, sizeof(*idx), cmp_eui);
+	/* the loader refused a fleet with a DevEUI used twice */
+	lw_eui_sort(idx, w->fleet.ndev, &dup);
 	w->by_eui = idx;
 	return 0;
 }
@@ -114,8 +100,8 @@ void webhook_event(struct webhook *w, const char *body, size_t len)
 	struct json_object *o = tok ? json_tokener_parse_ex(tok, body, len) : NULL, *di, *fc;
 	struct timespec ts;
 	const char *eui_s;
-	struct eui_idx key = { 0 }, *hit;
-	uint64_t at;
+	const struct lw_eui_index *hit;
+	uint64_t at, eui;
 	uint32_t f;
 	char *end;
 
@@ -130,8 +116,8 @@ void webhook_event(struct webhook *w, const char *body, size_t len)
 		w->bad++;
 		goto out;
 	}
-	key.eui = strtoull(eui_s, &end, 16);
-	hit = *end || strlen(eui_s) != 16 ? NULL : bsearch(&key, w->by_eui, w->fleet.ndev, sizeof(key), cmp_eui);
+	eui = strtoull(eui_s, &end, 16);
+	hit = *end || strlen(eui_s) != 16 ? NULL : lw_eui_find(w->by_eui, w->fleet.ndev, eui);
 	if (!hit) {
 		w->unknown++;
 		goto out;

@@ -20,7 +20,7 @@ struct wh_dev;
 struct webhook {
 	struct lw_fleet fleet;
 	struct wh_dev *st;           /* per device */
-	void *by_eui;                /* sorted (EUI, index) pairs */
+	struct lw_eui_index *by_eui; /* devices by DevEUI, sorted */
 	const char *schedule;        /* written by lorawan send --schedule */
 	uint64_t events, uplinks, dup, lost, reordered, too_late, unknown, bad;
 	uint64_t first_ns, last_ns;  /* CLOCK_REALTIME of the first and last event */
