@@ -309,19 +309,17 @@ static __always_inline int udp4_csum(struct xdp_md *ctx, struct xr_lora_scratch 
 }
 
 /*
- * Uplink u's characters from the ring into sc->b64 when userspace has them:
- * the tag before and after the copy says no write overlapped it (userspace
- * clears the tag, writes, then sets it; x86 keeps loads in order).
+ * Uplink u from the ring into the scratch, when userspace has it: the tag
+ * before and after the copy says no write overlapped it (userspace clears the
+ * tag, writes, then sets it; x86 keeps loads in order).
  */
-static __always_inline int lora_ring_fetch(struct xr_lora_scratch *sc, const struct xr_lora_dev *dev, __u64 u)
+static __always_inline int lora_ring_fetch(struct xr_lora_scratch *sc, __u64 u)
 {
-	__u32 ri = u & (cfg.lora.ring - 1), len = dev->phy_len, groups = (len + 2) / 3;
+	__u32 ri = u & (cfg.lora.ring - 1);
 	struct xr_lora_ring_slot *rs;
 	__u64 *dst = (__u64 *)sc->b64;
 	volatile __u64 *tag;
 
-	if (groups * 4 - 8 > XR_LORA_RING_CHARS || len < 13)
-		return -1;
 	rs = bpf_map_lookup_elem(&lora_ring, &ri);
 	if (!rs)
 		return -1;
@@ -331,43 +329,52 @@ static __always_inline int lora_ring_fetch(struct xr_lora_scratch *sc, const str
 	asm volatile("" ::: "memory");
 	for (int i = 0; i < XR_LORA_RING_CHARS / 8; i++)
 		dst[i] = ((const __u64 *)rs->b64)[i];
+	sc->b64_len = rs->chars;
+	sc->b64_off = rs->b64_off;
+	sc->tmst_off = rs->tmst_off;
+	__builtin_memcpy(sc->gw, rs->gw, sizeof(sc->gw));
 	asm volatile("" ::: "memory");
-	if (*tag != u + 1)
-		return -1;
-	sc->b64_len = groups * 4 - (3 - len % 3) % 3 - 8;
-	return 0;
+	return *tag == u + 1 ? 0 : -1;
+}
+
+/* What the rest of the rewrite needs of device dev, for an uplink computed here. */
+static __always_inline void lora_dev_meta(struct xr_lora_scratch *sc, const struct xr_lora_dev *dev)
+{
+	sc->b64_off = dev->b64_off;
+	sc->tmst_off = dev->tmst_off;
+	__builtin_memcpy(sc->gw, dev->gw, sizeof(sc->gw));
 }
 
 /* Rewrites the PUSH_DATA of device d (copied from the frame set) for sequence number n. */
 static __always_inline int lora_rewrite(struct xdp_md *ctx, struct xr_gen_slot *s, __u64 n, __u16 *gw_out)
 {
 	__u64 u = n / cfg.lora.heard_by, *eui;
-	__u32 k = n - u * cfg.lora.heard_by, d = u % cfg.lora.ndev, zero = 0, gw, len;
-	__u32 fcnt;
+	__u32 k = n - u * cfg.lora.heard_by, zero = 0, gw, len;
 	struct xr_lora_scratch *sc;
-	struct xr_lora_dev *dev;
 	void *data, *data_end;
 	__u8 *p;
 
-	dev = bpf_map_lookup_elem(&lora_devs, &d);
 	sc = bpf_map_lookup_elem(&lora_scratch, &zero);
-	if (!dev || !sc || k >= XR_LORA_MAX_HEARD)
+	if (!sc || k >= XR_LORA_MAX_HEARD)
 		return -1;
 	if (!sc->valid || sc->u != u) {
-		fcnt = dev->fcnt0 + (__u32)(u / cfg.lora.ndev);
 		sc->valid = 0;
-		if (cfg.lora.ring && !lora_ring_fetch(sc, dev, u)) {
+		if (cfg.lora.ring && !lora_ring_fetch(sc, u)) {
 			s->lora_ring_hits++;
 		} else {
-			if (lora_uplink(dev, sc, fcnt))
+			__u32 d = u % cfg.lora.ndev;
+			struct xr_lora_dev *dev = bpf_map_lookup_elem(&lora_devs, &d);
+
+			if (!dev || lora_uplink(dev, sc, dev->fcnt0 + (__u32)(u / cfg.lora.ndev)))
 				return -1;
+			lora_dev_meta(sc, dev);
 			s->lora_computed++;
 		}
 		lora_tmst(sc);
 		sc->u = u;
 		sc->valid = 1;
 	}
-	gw = dev->gw[k];
+	gw = sc->gw[k];
 	eui = bpf_map_lookup_elem(&lora_gws, &gw);
 	if (!eui)
 		return -1;
@@ -382,12 +389,12 @@ static __always_inline int lora_rewrite(struct xdp_md *ctx, struct xr_gen_slot *
 	p[1] = n;
 	p[2] = n >> 8;
 	__builtin_memcpy(p + 4, eui, 8);
-	if (bpf_xdp_store_bytes(ctx, dev->tmst_off, sc->digits, 10))
+	if (bpf_xdp_store_bytes(ctx, sc->tmst_off, sc->digits, 10))
 		return -1;
 	len = sc->b64_len;
 	if (len < 1 || len > XR_LORA_B64_MAX)
 		return -1;
-	if (bpf_xdp_store_bytes(ctx, dev->b64_off + 8, sc->b64, len))
+	if (bpf_xdp_store_bytes(ctx, sc->b64_off + 8, sc->b64, len))
 		return -1;
 	return udp4_csum(ctx, sc);
 }

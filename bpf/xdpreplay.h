@@ -200,10 +200,18 @@ struct xr_lora_cfg {
  * takes them when the tag matches before and after its copy, and computes
  * the uplink itself otherwise: every frame is valid either way.
  */
-#define XR_LORA_RING_CHARS 120
+#define XR_LORA_RING_CHARS 96
 
+/*
+ * A slot also carries what the program needs of the device record, so that
+ * an uplink taken from the ring never touches the (large, cold) device table.
+ */
 struct xr_lora_ring_slot {
 	__u64 tag;
+	__u16 b64_off, tmst_off; /* as in struct xr_lora_dev */
+	__u8 chars;               /* base64 characters in b64 */
+	__u8 pad[3];
+	__u16 gw[XR_LORA_MAX_HEARD];
 	__u8 b64[XR_LORA_RING_CHARS];
 };
 
@@ -224,7 +232,8 @@ struct xr_lora_scratch {
 	__u8 cm[16 + XR_LORA_MAX_PHY + 16]; /* B0 | msg, padded to whole blocks */
 	__u8 b64[XR_LORA_B64_MAX];
 	__u32 b64_len;        /* characters to write from the PHYPayload's byte 6 on */
-	__u32 pad;
+	__u16 b64_off, tmst_off; /* the uplink's device's (struct xr_lora_dev) */
+	__u16 gw[XR_LORA_MAX_HEARD];
 	__u8 tail[64];        /* the last bytes of the UDP checksum */
 	__u8 digits[16];
 };

@@ -221,10 +221,18 @@ static void ring_fill(struct kengine *k, uint64_t u)
 	struct xr_lora_ring_slot *slot = &k->ring[u & (LORA_RING_SLOTS - 1)];
 	size_t d = u % f->ndev;
 
+	const struct xr_lora_dev *dev = &k->devs[d];
+	int chars;
+
 	__atomic_store_n(&slot->tag, 0, __ATOMIC_RELAXED);
 	__atomic_signal_fence(__ATOMIC_SEQ_CST);
-	if (aesni_uplink_b64(&k->devs[d], k->devs[d].fcnt0 + (uint32_t)(u / f->ndev), slot->b64) < 0)
+	chars = aesni_uplink_b64(dev, dev->fcnt0 + (uint32_t)(u / f->ndev), slot->b64);
+	if (chars < 0)
 		return; /* too long for a slot: the program computes it */
+	slot->chars = chars;
+	slot->b64_off = dev->b64_off;
+	slot->tmst_off = dev->tmst_off;
+	memcpy(slot->gw, dev->gw, sizeof(slot->gw));
 	__atomic_store_n(&slot->tag, u + 1, __ATOMIC_RELEASE);
 }
 
