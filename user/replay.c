@@ -83,7 +83,7 @@ static void usage(FILE *f)
 		"  xdpreplay replay -i veth0 --count 1M --rewrite ip.id=seq frame.pcap   # count --seq ip.id\n");
 }
 
-static void print_summary(const struct engine_result *r, const struct engine_opts *o,
+static void print_summary(const char *cmd, const struct engine_result *r, const struct engine_opts *o,
 			  const struct frameset *fs, const struct fs_skips *sk)
 {
 	double dur = (r->end_ns - r->start_ns) / 1e9, pps = dur > 0 ? r->sent / dur : 0;
@@ -92,7 +92,7 @@ static void print_summary(const struct engine_result *r, const struct engine_opt
 	uint64_t failed = engine_unsent_total(u);
 	char a[16], b[16];
 
-	fprintf(stderr, "replay: %s engine, %u thread%s, %zu frame%s in the set\n", r->engine, o->threads,
+	fprintf(stderr, "%s: %s engine, %u thread%s, %zu frame%s in the set\n", cmd, r->engine, o->threads,
 		o->threads > 1 ? "s" : "", fs->n, fs->n > 1 ? "s" : "");
 	fprintf(stderr, "  asked %llu, sent %llu, not sent %llu in %.3f s: %s pps, %sbit/s on the wire\n",
 		(unsigned long long)r->asked, (unsigned long long)r->sent, (unsigned long long)failed, dur,
@@ -259,6 +259,7 @@ int replay_run(int argc, char **argv, enum run_mode mode)
 	struct lw_fleet fleet = {};
 	uint64_t rounds = 1, t_begin = now_ns();
 	bool have_rounds = false, no_precompute = false;
+	const char *lora_opt = NULL;
 
 	frameset_init(&fs);
 	opterr = 0;
@@ -341,32 +342,16 @@ int replay_run(int argc, char **argv, enum run_mode mode)
 				return XR_EXIT_USAGE;
 			have_dst = true;
 			break;
-		case O_FLEET:
-			if (!lora_mode)
-				return cli_usage_error(cmd, "unknown option '--fleet'");
-			fleet_dir = optarg;
-			break;
-		case O_NOPRE:
-			if (!lora_mode)
-				return cli_usage_error(cmd, "unknown option '--no-precompute'");
-			no_precompute = true;
-			break;
-		case O_STATIC:
-			if (!lora_mode)
-				return cli_usage_error(cmd, "unknown option '--static'");
-			o.lora_static = true;
-			break;
-		case O_SCHEDULE:
-			if (!lora_mode)
-				return cli_usage_error(cmd, "unknown option '--schedule'");
-			schedule = optarg;
-			break;
+		/* lorawan send's own options; refused elsewhere after the loop */
+		case O_FLEET: fleet_dir = optarg; lora_opt = "fleet"; break;
+		case O_NOPRE: no_precompute = true; lora_opt = "no-precompute"; break;
+		case O_STATIC: o.lora_static = true; lora_opt = "static"; break;
+		case O_SCHEDULE: schedule = optarg; lora_opt = "schedule"; break;
 		case O_ROUNDS:
-			if (!lora_mode)
-				return cli_usage_error(cmd, "unknown option '--rounds'");
 			if (cli_count(cmd, "rounds", optarg, &rounds))
 				return XR_EXIT_USAGE;
 			have_rounds = true;
+			lora_opt = "rounds";
 			break;
 		case O_SRC: g.src = optarg; break;
 		case O_SPORT: g.sport = optarg; break;
@@ -400,6 +385,8 @@ int replay_run(int argc, char **argv, enum run_mode mode)
 		default: return cli_bad_option(cmd, argv, opt);
 		}
 	}
+	if (lora_opt && !lora_mode)
+		return cli_usage_error(cmd, "unknown option '--%s'", lora_opt);
 	if (!ifname)
 		return cli_usage_error(cmd, "missing -i IFACE");
 	if (gen_mode) {
@@ -576,7 +563,7 @@ int replay_run(int argc, char **argv, enum run_mode mode)
 	if (err && !res.start_ns)
 		goto out;
 	if (!quiet) {
-		print_summary(&res, &o, &fs, &sk);
+		print_summary(cmd, &res, &o, &fs, &sk);
 		gen_report(&res, stderr, NULL);
 		if (lora_mode)
 			lorawan_report(&res, &fleet, res.start_ns - t_begin, stderr, NULL);
