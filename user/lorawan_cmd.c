@@ -203,7 +203,7 @@ int lorawan_frames(struct lw_fleet *f, struct gen_opts *g, const struct iface *i
 		long p = strtol(g->sport, &end, 10);
 
 		if (*end || p < 1 || p > 65535) {
-			pr_warn("xdpreplay lorawan send: --sport: '%s' is not a port\n", g->sport);
+			pr_warn("lorawan send: --sport: '%s' is not a port\n", g->sport);
 			return -EINVAL;
 		}
 		net.sport = p;
@@ -213,24 +213,24 @@ int lorawan_frames(struct lw_fleet *f, struct gen_opts *g, const struct iface *i
 	if (g->have_mac)
 		memcpy(net.dst_mac, g->dst_mac, 6);
 	else if (gen_neigh_mac(g, ifc->name, net.dst_mac)) {
-		pr_warn("xdpreplay lorawan send: no neighbour entry for the server on %s: ping it first or give "
+		pr_warn("lorawan send: no neighbour entry for the server on %s: ping it first or give "
 			"--dst-mac\n", ifc->name);
 		return -ENOENT;
 	}
 	if (gen_iface_addr(ifc->name, false, (uint8_t *)&net.saddr)) {
-		pr_warn("xdpreplay lorawan send: %s has no IPv4 address to send from\n", ifc->name);
+		pr_warn("lorawan send: %s has no IPv4 address to send from\n", ifc->name);
 		return -ENOENT;
 	}
 	for (size_t d = 0; d < f->ndev; d++) {
 		int len = lw_build_frame(f, d, &net, buf, sizeof(buf));
 
 		if (len < 0 || len > (int)ifc->mtu + 14) {
-			pr_warn("xdpreplay lorawan send: device %zu's PUSH_DATA (%d bytes) does not fit %s's MTU\n", d,
+			pr_warn("lorawan send: device %zu's PUSH_DATA (%d bytes) does not fit %s's MTU\n", d,
 				len, ifc->name);
 			return -EINVAL;
 		}
 		if (frameset_add(fs, buf, len, len, 0)) {
-			pr_warn("xdpreplay lorawan send: out of memory for %zu frames\n", f->ndev);
+			pr_warn("lorawan send: out of memory for %zu frames\n", f->ndev);
 			return -ENOMEM;
 		}
 	}
