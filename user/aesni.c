@@ -37,6 +37,19 @@ void aesni_encrypt(const uint32_t rk[44], const uint8_t in[16], uint8_t out[16])
 	_mm_storeu_si128((__m128i *)out, encrypt(rk, _mm_loadu_si128((const __m128i *)in)));
 }
 
+/* A_i (first 0x01, last i) and B0 (0x49, len(msg)) of an uplink: Dir 0, DevAddr, 32-bit FCnt */
+static void block(uint8_t b[16], uint8_t first, const struct xr_lora_dev *dev, uint32_t fcnt, uint8_t last)
+{
+	memset(b, 0, 16);
+	b[0] = first;
+	memcpy(b + 6, dev->phy + 1, 4);
+	b[10] = fcnt;
+	b[11] = fcnt >> 8;
+	b[12] = fcnt >> 16;
+	b[13] = fcnt >> 24;
+	b[15] = last;
+}
+
 int aesni_uplink_b64(const struct xr_lora_dev *dev, uint32_t fcnt, uint8_t *b64)
 {
 	uint8_t phy[XR_LORA_MAX_PHY + 16], cm[16 + XR_LORA_MAX_PHY + 16] = {}, blk[16];
@@ -51,25 +64,12 @@ int aesni_uplink_b64(const struct xr_lora_dev *dev, uint32_t fcnt, uint8_t *b64)
 	phy[6] = fcnt;
 	phy[7] = fcnt >> 8;
 	for (unsigned int i = 0; i * 16 < dev->frm_len; i++) {
-		memset(blk, 0, 16);
-		blk[0] = 0x01;
-		memcpy(blk + 6, dev->phy + 1, 4);
-		blk[10] = fcnt;
-		blk[11] = fcnt >> 8;
-		blk[12] = fcnt >> 16;
-		blk[13] = fcnt >> 24;
-		blk[15] = i + 1;
+		block(blk, 0x01, dev, fcnt, i + 1);
 		aesni_encrypt(dev->enc_rk, blk, blk);
 		for (unsigned int j = 0; j < 16 && i * 16 + j < dev->frm_len; j++)
 			phy[dev->frm_off + i * 16 + j] ^= blk[j];
 	}
-	cm[0] = 0x49;
-	memcpy(cm + 6, dev->phy + 1, 4);
-	cm[10] = fcnt;
-	cm[11] = fcnt >> 8;
-	cm[12] = fcnt >> 16;
-	cm[13] = fcnt >> 24;
-	cm[15] = msg;
+	block(cm, 0x49, dev, fcnt, msg);
 	memcpy(cm + 16, phy, msg);
 	nb = (16 + msg + 15) / 16;
 	if ((16 + msg) % 16)

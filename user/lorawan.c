@@ -899,6 +899,19 @@ int lw_bpf_device(const struct lw_fleet *f, size_t di, const struct xr_aes_table
 	return 0;
 }
 
+/* A_i and B0 of an uplink (Dir 0): first | 4 x 00 | 00 | DevAddr (as on air) | FCnt (32 bits LE) | 00 | last */
+static void uplink_block(uint8_t b[16], uint8_t first, const uint8_t *devaddr, uint32_t fcnt, uint8_t last)
+{
+	memset(b, 0, 16);
+	b[0] = first;
+	memcpy(b + 6, devaddr, 4);
+	b[10] = fcnt;
+	b[11] = fcnt >> 8;
+	b[12] = fcnt >> 16;
+	b[13] = fcnt >> 24;
+	b[15] = last;
+}
+
 int lw_ref_phy(struct lw_crypto *c, const struct lw_device *d, uint32_t fcnt, uint8_t *phy)
 {
 	uint8_t blk[16], s[16], cm[16 + XR_LORA_MAX_PHY], mac[16];
@@ -909,28 +922,14 @@ int lw_ref_phy(struct lw_crypto *c, const struct lw_device *d, uint32_t fcnt, ui
 	phy[7] = fcnt >> 8;
 	/* A_i: 01 | 4 x 00 | Dir | DevAddr | FCnt (32 bits) | 00 | i */
 	for (int i = 0; i * 16 < d->payload_len; i++) {
-		memset(blk, 0, 16);
-		blk[0] = 0x01;
-		memcpy(blk + 6, phy + 1, 4);
-		blk[10] = fcnt;
-		blk[11] = fcnt >> 8;
-		blk[12] = fcnt >> 16;
-		blk[13] = fcnt >> 24;
-		blk[15] = i + 1;
+		uplink_block(blk, 0x01, phy + 1, fcnt, i + 1);
 		if (lw_aes128(c, key, blk, s))
 			return -EIO;
 		for (int j = 0; j < 16 && i * 16 + j < d->payload_len; j++)
 			phy[9 + i * 16 + j] ^= s[j];
 	}
 	/* B0: 49 | 4 x 00 | Dir | DevAddr | FCnt | 00 | len(msg) */
-	memset(cm, 0, 16);
-	cm[0] = 0x49;
-	memcpy(cm + 6, phy + 1, 4);
-	cm[10] = fcnt;
-	cm[11] = fcnt >> 8;
-	cm[12] = fcnt >> 16;
-	cm[13] = fcnt >> 24;
-	cm[15] = msg;
+	uplink_block(cm, 0x49, phy + 1, fcnt, msg);
 	memcpy(cm + 16, phy, msg);
 	if (lw_cmac(c, d->nwk_s_key, cm, 16 + msg, mac))
 		return -EIO;
