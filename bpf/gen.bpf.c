@@ -26,6 +26,13 @@ const volatile struct xr_gen_cfg cfg = {};
 
 /* Set after load: the kernel's id of xr_gen, to match redirect errors. */
 __u32 gen_prog_id = 0;
+/*
+ * Set after load: our process. The driver's flush runs inside our own
+ * BPF_PROG_RUN call (bottom halves off, so nothing interleaves), so a flush
+ * seen from another process is another sender's on the same interface:
+ * each run accounts for its own frames alone.
+ */
+__u32 owner_tgid = 0;
 
 /* Per-CPU engine state; see struct xr_gen_slot. */
 struct {
@@ -582,7 +589,9 @@ int xr_replies(struct xdp_md *ctx)
 	struct iphdr *iph;
 	struct tcphdr *th;
 	__u32 key = 0, daddr, flags, n32, seq, ack;
+	struct xr_send_ts *t;
 	__u16 dport;
+	bool ours, first;
 
 	if (cfg.lora.on)
 		return lora_replies(ctx);
@@ -606,24 +615,31 @@ int xr_replies(struct xdp_md *ctx)
 	flags = ((__u8 *)th)[13];
 	seq = bpf_ntohl(th->seq);
 	ack = bpf_ntohl(th->ack_seq);
+	/* both a SYN-ACK and a FIN acknowledge our ISN + 1 (we send no data): n comes back from it */
+	n32 = (ack - 1 - cfg.rpl.isn_base) * cfg.rpl.isn_inv;
+	t = bpf_map_lookup_elem(&send_ts, &(__u32){ n32 & (XR_TS_RING - 1) });
+	ours = t && t->n32 == n32 && t->ts_ns;
 	if ((flags & (TCP_SYN | TCP_ACK)) == (TCP_SYN | TCP_ACK)) {
-		struct xr_send_ts *t;
-		__u32 i;
-
-		n32 = (ack - 1 - cfg.rpl.isn_base) * cfg.rpl.isn_inv;
-		i = n32 & (XR_TS_RING - 1);
-		t = bpf_map_lookup_elem(&send_ts, &i);
-		if (!t || t->n32 != n32 || !t->ts_ns) {
+		if (!ours) {
+			/* an earlier run's, or nobody's: never completed or counted as ours */
 			st->unmatched++;
-		} else if (t->answered) {
-			st->retransmits++;
-		} else {
+			if (cfg.rpl.complete && !make_reply(ctx, TCP_RST, ack, 0))
+				return XDP_TX;
+			return XDP_DROP;
+		}
+		first = !t->answered;
+		if (first) {
 			t->answered = 1;
 			st->syn_acks++;
 			record_rtt(t->ts_ns);
+		} else {
+			/* the server did not get our ACK (or we sent none): it asks again */
+			st->retransmits++;
 		}
 		if (cfg.rpl.complete && !make_reply(ctx, TCP_ACK, ack, seq + 1)) {
-			st->acks_sent++;
+			/* a handshake completes once, however often the server asked */
+			if (first)
+				st->acks_sent++;
 			return XDP_TX;
 		}
 		return XDP_DROP;
@@ -635,7 +651,10 @@ int xr_replies(struct xdp_md *ctx)
 	if ((flags & TCP_FIN) && cfg.rpl.complete) {
 		/* the server closed: we never keep state, so a RST ends it */
 		if (!make_reply(ctx, TCP_RST, ack, 0)) {
-			st->fins++;
+			if (ours)
+				st->fins++;
+			else
+				st->unmatched++;
 			return XDP_TX;
 		}
 	}
@@ -677,7 +696,7 @@ int BPF_PROG(xr_xmit, const struct net_device *from_dev,
 	__u32 cpu = bpf_get_smp_processor_id();
 	struct xr_gen_slot *s;
 
-	if (!our_dev(from_dev) || !our_dev(to_dev))
+	if ((__u32)(bpf_get_current_pid_tgid() >> 32) != owner_tgid || !our_dev(from_dev) || !our_dev(to_dev))
 		return 0;
 	s = bpf_map_lookup_elem(&slots, &cpu);
 	if (!s || !s->active)

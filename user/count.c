@@ -191,7 +191,7 @@ static int parse_port(const char *arg, __u16 *port)
 	uint64_t v;
 
 	if (parse_count(arg, &v) || v < 1 || v > 65535) {
-		fprintf(stderr, "xdpreplay count: '%s' is not a port (1-65535)\n", arg);
+		pr_warn("'%s' is not a port (1-65535)\n", arg);
 		return -EINVAL;
 	}
 	*port = htons(v);
@@ -216,7 +216,7 @@ static int parse_seq(const char *arg, struct xr_count_cfg *cfg)
 		cfg->seq_width = width;
 		return 0;
 	}
-	fprintf(stderr, "xdpreplay count: --seq: '%s' is not ip.id or payload@OFFSET:WIDTH (width 2, 4 or 8)\n", arg);
+	pr_warn("--seq: '%s' is not ip.id or payload@OFFSET:WIDTH (width 2, 4 or 8)\n", arg);
 	return -EINVAL;
 }
 
@@ -225,7 +225,7 @@ static int parse_addr(const char *arg, __u32 *addr)
 	struct in_addr a;
 
 	if (inet_pton(AF_INET, arg, &a) != 1) {
-		fprintf(stderr, "xdpreplay count: '%s' is not an IPv4 address\n", arg);
+		pr_warn("'%s' is not an IPv4 address\n", arg);
 		return -EINVAL;
 	}
 	*addr = a.s_addr;

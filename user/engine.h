@@ -60,7 +60,9 @@ struct engine_unsent {
 	uint64_t redirect;      /* refused before the driver (MTU, link down) */
 	uint64_t bad_frame;     /* the program could not build them */
 	uint64_t interrupted;   /* SIGINT/SIGTERM came first */
-	uint64_t duration;      /* --duration came first */
+	uint64_t duration;      /* --duration came first (top speed, or --count beyond the duration) */
+	uint64_t behind;        /* due before --duration's end, not sent: the sender fell behind */
+	uint64_t device_error;  /* the device failed (link down, device gone) before they were sent */
 	uint64_t unaccounted;   /* handed to the driver, outcome unknown: a bug if ever non-zero */
 };
 
@@ -71,6 +73,9 @@ struct engine_result {
 	struct engine_unsent unsent;
 	int xmit_err, redirect_errno;
 	uint64_t start_ns, end_ns; /* CLOCK_MONOTONIC */
+	bool interrupted;         /* SIGINT/SIGTERM stopped the run */
+	uint64_t *per_sec;        /* frames sent in each second of the run (malloc'ed), nsec of them */
+	unsigned int nsec;
 	const char *engine;
 	struct engine_replies replies; /* with engine_opts.replies; hist is malloc'ed */
 	uint64_t lora_ring_hits;  /* uplinks the program took from the precomputed ring */
@@ -83,8 +88,8 @@ uint64_t rtt_bucket_floor(unsigned int b);
 
 static inline uint64_t engine_unsent_total(const struct engine_unsent *u)
 {
-	return u->ring_full + u->redirect + u->bad_frame + u->interrupted + u->duration +
-	       u->unaccounted;
+	return u->ring_full + u->redirect + u->bad_frame + u->interrupted + u->duration + u->behind +
+	       u->device_error + u->unaccounted;
 }
 
 /* Set from a signal handler: stop sending and report. */
@@ -93,7 +98,11 @@ extern volatile sig_atomic_t xr_stop;
 int kengine_run(const struct engine_opts *o, struct engine_result *res);
 int xengine_run(const struct engine_opts *o, struct engine_result *res);
 
-/* Sends a single test frame with live frames and reports what the driver did. */
+/*
+ * Runs xr_gen once with live frames: with send_frame, a single test frame
+ * goes out and the report says what the driver did; without, the program
+ * drops it (nothing leaves) and only whether live frames work is known.
+ */
 struct kengine_probe {
 	bool loaded;    /* the program loaded (BTF, live frames flag known) */
 	bool ran;       /* BPF_PROG_RUN with live frames worked */
@@ -102,7 +111,7 @@ struct kengine_probe {
 	int xmit_err;   /* the driver's error */
 	const char *step;
 };
-int kengine_probe(const struct iface *ifc, struct kengine_probe *p);
+int kengine_probe(const struct iface *ifc, bool send_frame, struct kengine_probe *p);
 
 /*
  * Runs xr_gen once per sequence number in ns (not live: nothing is sent) and

@@ -25,7 +25,7 @@ static void put16(uint8_t *p, uint16_t v)
 }
 
 /* ADDR, ADDR:PORT or [ADDR6]:PORT */
-int gen_parse_dst(const char *s, struct gen_opts *g)
+int gen_parse_dst(const char *s, const char *opt, struct gen_opts *g)
 {
 	char host[64];
 	const char *colon;
@@ -62,7 +62,7 @@ int gen_parse_dst(const char *s, struct gen_opts *g)
 		return 0;
 	}
 bad:
-	fprintf(stderr, "xdpreplay gen: --dst: '%s' is not ADDR, ADDR:PORT or [ADDR6]:PORT\n", s);
+	pr_warn("%s: '%s' is not ADDR, ADDR:PORT or [ADDR6]:PORT\n", opt, s);
 	return -EINVAL;
 }
 
@@ -136,6 +136,7 @@ int gen_build(struct gen_opts *g, const struct iface *ifc, struct frameset *fs, 
 	uint8_t f[XR_MAX_FRAME] = {}, *ip = f + 14, *l4 = ip + l3len, src[16];
 	uint8_t proto = g->syn ? IPPROTO_TCP : IPPROTO_UDP;
 	char spec[128], a[INET6_ADDRSTRLEN];
+	uint64_t pool, ports;
 	uint32_t sum;
 	int err;
 
@@ -144,25 +145,25 @@ int gen_build(struct gen_opts *g, const struct iface *ifc, struct frameset *fs, 
 	if (g->syn)
 		len = 14 + l3len + l4len; /* a SYN carries no data */
 	if (len > (uint32_t)ifc->mtu + 14 || len > XR_MAX_FRAME) {
-		pr_warn("gen: --size %u is more than %s's MTU allows\n", g->size, ifc->name);
+		pr_warn("--size %u is more than %s's MTU allows\n", g->size, ifc->name);
 		return -EINVAL;
 	}
 	payload = len - 14 - l3len - l4len;
 	if (!g->have_mac && gen_neigh_mac(g, ifc->name, g->dst_mac)) {
 		inet_ntop(g->ipv6 ? AF_INET6 : AF_INET, g->dst, a, sizeof(a));
-		pr_warn("gen: no neighbour entry for %s on %s: give --dst-mac\n", a, ifc->name);
+		pr_warn("no neighbour entry for %s on %s: give --dst-mac\n", a, ifc->name);
 		return -ENOENT;
 	}
 	/* after any --rewrite the user gave: room is checked by the caller's array (GEN_MAX_SPECS) */
 	if (*nspecs > GEN_MAX_SPECS - 3) {
-		pr_warn("gen: too many --rewrite ops\n");
+		pr_warn("too many --rewrite ops\n");
 		return -EINVAL;
 	}
 	if (g->src) {
 		struct rewrite_spec *sp = &specs[(*nspecs)++];
 
 		snprintf(spec, sizeof(spec), "%s=%s", g->ipv6 ? "ip6.src" : "ip.src", g->src);
-		if (rewrite_parse(spec, sp))
+		if (rewrite_parse_opt(spec, "--src", sp))
 			return -EINVAL;
 		/* the template starts at the range's first address (for IPv6 the plan checks the prefix) */
 		if (g->ipv6) {
@@ -175,7 +176,7 @@ int gen_build(struct gen_opts *g, const struct iface *ifc, struct frameset *fs, 
 			memcpy(src, &a, 4);
 		}
 	} else if (gen_iface_addr(ifc->name, g->ipv6, src)) {
-		pr_warn("gen: %s has no %s address: give --src\n", ifc->name, g->ipv6 ? "IPv6" : "IPv4");
+		pr_warn("%s has no %s address: give --src\n", ifc->name, g->ipv6 ? "IPv6" : "IPv4");
 		return -ENOENT;
 	}
 	memcpy(f, g->dst_mac, 6);
@@ -222,8 +223,24 @@ int gen_build(struct gen_opts *g, const struct iface *ifc, struct frameset *fs, 
 	frameset_finish(fs);
 
 	snprintf(spec, sizeof(spec), "%s.sport=%s", g->syn ? "tcp" : "udp", g->sport ? g->sport : "1024-65535");
-	if (rewrite_parse(spec, &specs[(*nspecs)++]))
+	if (rewrite_parse_opt(spec, "--sport", &specs[*nspecs]))
 		return -EINVAL;
+	/*
+	 * The address takes n mod pool, the port (n / pool) mod ports: every
+	 * (address, port) pair comes once before any repeats. With both taking
+	 * n mod their own size, only lcm(pool, ports) pairs would be distinct.
+	 */
+	pool = g->src ? specs[*nspecs - 1].op.modulus : 1;
+	if (pool > 1) {
+		struct rewrite_spec *sp = &specs[*nspecs];
+
+		sp->op.divisor = pool;
+		snprintf(sp->text + strlen(sp->text), sizeof(sp->text) - strlen(sp->text), "/%llu",
+			 (unsigned long long)pool);
+	}
+	ports = specs[*nspecs].op.modulus;
+	g->tuples = pool && ports && pool <= UINT64_MAX / ports ? pool * ports : 0;
+	(*nspecs)++;
 	if (!g->syn && payload >= 8) {
 		/* the sequence number, for count --seq payload@0:8 */
 		if (rewrite_parse("payload@0:8=seq", &specs[(*nspecs)++]))
@@ -244,7 +261,7 @@ int gen_build(struct gen_opts *g, const struct iface *ifc, struct frameset *fs, 
 		isn->where = 0; /* absolute */
 		isn->field_off = 14 + l3len + 4;
 		if (g->ipv6) {
-			pr_warn("gen syn: replies are counted for IPv4 only; the SYNs go out uncounted\n");
+			pr_warn("replies are counted for IPv4 only; the SYNs go out uncounted\n");
 		} else {
 			__u64 base, count;
 			int i = 0;
@@ -316,8 +333,10 @@ void gen_report(const struct engine_result *res, FILE *human, struct json *j)
 			(unsigned long long)r->st.push_acks, fmt_si(dur > 0 ? r->st.push_acks / dur : 0, x, sizeof(x)),
 			(unsigned long long)r->st.push_ack_dups, (unsigned long long)r->st.unmatched);
 	} else if (human) {
-		fprintf(human, "  replies: %llu SYN-ACKs (%s/s), %llu RSTs, %llu retransmitted, %llu unmatched",
-			(unsigned long long)r->st.syn_acks, fmt_si(dur > 0 ? r->st.syn_acks / dur : 0, x, sizeof(x)),
+		fprintf(human, "  replies: %llu SYN-ACKs (%s/s), %llu SYNs unanswered, %llu RSTs, %llu retransmitted, "
+			"%llu unmatched", (unsigned long long)r->st.syn_acks,
+			fmt_si(dur > 0 ? r->st.syn_acks / dur : 0, x, sizeof(x)),
+			(unsigned long long)(res->sent > r->st.syn_acks ? res->sent - r->st.syn_acks : 0),
 			(unsigned long long)r->st.rsts, (unsigned long long)r->st.retransmits,
 			(unsigned long long)r->st.unmatched);
 		if (r->st.acks_sent)
@@ -339,15 +358,18 @@ void gen_report(const struct engine_result *res, FILE *human, struct json *j)
 		json_u64(j, "push_acks", r->st.push_acks);
 		json_u64(j, "push_ack_dups", r->st.push_ack_dups);
 		json_double(j, "push_acks_per_s", dur > 0 ? r->st.push_acks / dur : 0);
+		json_u64(j, "unmatched", r->st.unmatched);
+	} else {
+		json_u64(j, "syn_acks", r->st.syn_acks);
+		json_u64(j, "unanswered", res->sent > r->st.syn_acks ? res->sent - r->st.syn_acks : 0);
+		json_u64(j, "rsts", r->st.rsts);
+		json_u64(j, "retransmits", r->st.retransmits);
+		json_u64(j, "unmatched", r->st.unmatched);
+		json_u64(j, "completed", r->st.acks_sent);
+		json_u64(j, "closed", r->st.fins);
+		json_double(j, "syn_acks_per_s", dur > 0 ? r->st.syn_acks / dur : 0);
+		json_double(j, "completed_per_s", dur > 0 ? r->st.acks_sent / dur : 0);
 	}
-	json_u64(j, "syn_acks", r->st.syn_acks);
-	json_u64(j, "rsts", r->st.rsts);
-	json_u64(j, "retransmits", r->st.retransmits);
-	json_u64(j, "unmatched", r->st.unmatched);
-	json_u64(j, "completed", r->st.acks_sent);
-	json_u64(j, "closed", r->st.fins);
-	json_double(j, "syn_acks_per_s", dur > 0 ? r->st.syn_acks / dur : 0);
-	json_double(j, "completed_per_s", dur > 0 ? r->st.acks_sent / dur : 0);
 	json_open(j, "rtt_us", '{');
 	json_double(j, "p50", percentile(total, XR_RTT_BUCKETS, n, 0.5) / 1e3);
 	json_double(j, "p90", percentile(total, XR_RTT_BUCKETS, n, 0.9) / 1e3);

@@ -23,9 +23,11 @@ struct gen_opts {
 	bool have_mac;
 	uint8_t dst_mac[6];
 	bool complete;
+	uint64_t tuples;     /* distinct (source, port) pairs before one repeats; 0 = 2^64 or more */
 };
 
-int gen_parse_dst(const char *s, struct gen_opts *g);
+/* --dst (or lorawan send's --server, named by opt): ADDR, ADDR:PORT or [ADDR6]:PORT. */
+int gen_parse_dst(const char *s, const char *opt, struct gen_opts *g);
 /* The MAC of g->dst from the neighbour table (IPv4): 0 or -ENOENT. */
 int gen_neigh_mac(const struct gen_opts *g, const char *ifname, uint8_t *mac);
 /* The interface's first address of the family: 0 or -ENOENT. */

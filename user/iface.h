@@ -35,6 +35,15 @@ int ethtool_counters_get(const char *name, struct ethtool_counters *c);
 uint64_t ethtool_counters_sum(const struct ethtool_counters *c, const char *suffix);
 void ethtool_counters_free(struct ethtool_counters *c);
 
+/* NETDEV_XDP_ACT_* of include/uapi/linux/netdev.h */
+#define XR_XDP_ACT_NDO_XMIT 4
+
+/*
+ * The interface's XDP features from the kernel (netdev generic netlink, Linux
+ * >= 6.3), without sending anything: 0, or -ENOENT where the kernel has none.
+ */
+int iface_xdp_features(int ifindex, uint64_t *features);
+
 /* The inode of this process's network namespace. */
 uint32_t netns_ino_self(void);
 

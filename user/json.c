@@ -1,4 +1,5 @@
 // SPDX-License-Identifier: GPL-2.0
+#include <errno.h>
 #include <math.h>
 #include <string.h>
 #include "json.h"
@@ -88,10 +89,16 @@ FILE *json_fopen(const char *path)
 	return fopen(path, "w");
 }
 
-void json_fclose(FILE *f)
+int json_fclose(FILE *f)
 {
-	if (f && f != stdout)
-		fclose(f);
-	else if (f)
-		fflush(f);
+	int bad;
+
+	if (!f)
+		return 0;
+	bad = ferror(f);
+	if (f != stdout)
+		bad |= fclose(f);
+	else
+		bad |= fflush(f);
+	return bad ? (errno ? -errno : -EIO) : 0;
 }

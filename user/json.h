@@ -26,6 +26,7 @@ void json_flag(struct json *j, const char *key, bool v);
 
 /* Opens "-" as stdout or a file for writing; NULL with errno set on failure. */
 FILE *json_fopen(const char *path);
-void json_fclose(FILE *f);
+/* Closes (or flushes stdout): 0, or -errno when anything written was lost (a full disk). */
+int json_fclose(FILE *f);
 
 #endif

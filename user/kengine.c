@@ -42,6 +42,7 @@
 #include "pacer.h"
 #include "rewrite.h"
 #include "log.h"
+#include "meter.h"
 #include "units.h"
 #include "gen.skel.h"
 
@@ -379,6 +380,7 @@ static int kengine_open(struct kengine *k, const struct iface *ifc, const struct
 	}
 	if (bpf_obj_get_info_by_fd(bpf_program__fd(k->skel->progs.xr_gen), &info, &info_len) == 0)
 		k->skel->bss->gen_prog_id = info.id;
+	k->skel->bss->owner_tgid = getpid();
 
 	k->slots = map_mmap(k->skel->maps.slots, &k->slots_sz);
 	k->frames = map_mmap(k->skel->maps.frames, &k->frames_sz);
@@ -574,35 +576,14 @@ static void on_sigusr1(int sig)
 {
 }
 
-static void progress_line(const struct kengine *k, const struct engine_opts *o,
-			  const struct sender *sd, uint64_t *last_sent, uint64_t *last_t)
-{
-	uint64_t sent = 0, failed = 0, bytes = 0, t = now_ns();
-	char a[16], b[16], c[16];
-
-	for (unsigned int i = 0; i < o->threads; i++) {
-		const struct xr_gen_slot *s = &k->slots[sd[i].cpu];
-
-		sent += s->xmit_sent;
-		failed += s->xmit_drops + s->redirect_err + s->bad_frame;
-		bytes += s->tx_bytes;
-	}
-	double dt = (t - *last_t) / 1e9, pps = (sent - *last_sent) / dt;
-	double mean = sent ? (double)bytes / (sent + failed) : 0;
-
-	fprintf(stderr, "\r  sent %s  %s pps  %sbit/s  failed %llu   ", fmt_si(sent, a, sizeof(a)),
-		fmt_si(pps, b, sizeof(b)), fmt_si(pps * (mean + 24) * 8, c, sizeof(c)),
-		(unsigned long long)failed);
-	*last_sent = sent;
-	*last_t = t;
-}
-
 int kengine_run(const struct engine_opts *o, struct engine_result *res)
 {
 	struct sigaction sa = { .sa_handler = on_sigusr1 }, old_sa;
-	uint64_t k_end[XR_MAX_CPUS], attempted = 0, tx = 0, tx_bytes = 0, accounted = 0;
-	uint64_t t0, deadline, last_t, last_sent = 0, next_progress;
+	uint64_t tx = 0, tx_bytes = 0, accounted = 0, total = 0;
+	uint64_t t0, deadline;
+	struct thread_plan plan[XR_MAX_CPUS];
 	struct sender sd[XR_MAX_CPUS] = {};
+	struct run_meter meter;
 	struct producer prod = {};
 	bool stopped_by_duration = false, prod_started = false;
 	unsigned int started = 0;
@@ -646,27 +627,21 @@ int kengine_run(const struct engine_opts *o, struct engine_result *res)
 
 		memset(s, 0, sizeof(*s));
 		s->thread = i;
-		if (o->count == XR_FOREVER)
-			k_end[i] = XR_FOREVER;
-		else
-			k_end[i] = o->count > i ? (o->count - i + o->threads - 1) / o->threads : 0;
-		s->k_end = k_end[i];
 		slot_ops_init(s, o->ops, o->nops, o->first_n + i, o->threads);
 		sd[i] = (struct sender){ .k = &k, .o = o, .cpu = o->cpus[i], .thread = i };
 		pacer_init(&sd[i].pacer, o, i, t0, k.frames);
 		s->t0_ns = sd[i].pacer.t0_ns;
 		s->interval_ps = sd[i].pacer.interval_ps;
 		/*
-		 * A paced run with --duration sends exactly the frames due before
-		 * its end; the control loop's wall-clock stop is then only a
-		 * backstop for a sender that falls behind.
+		 * A paced run with --duration is asked for exactly the frames due
+		 * before its end; the control loop's wall-clock stop (after a grace)
+		 * only ends a sender that fell behind, and what it did not send is
+		 * counted as such.
 		 */
-		if (o->pace == XR_PACE_RATE && o->duration_ns) {
-			uint64_t k_dur = pacer_k_at(&sd[i].pacer, t0, o->duration_ns);
-
-			if (k_dur < s->k_end)
-				s->k_end = k_dur;
-		}
+		thread_plan_init(&plan[i], o, &sd[i].pacer, i, t0);
+		s->k_end = thread_plan_end(&plan[i]);
+		if (total != XR_FOREVER)
+			total = s->k_end == XR_FOREVER ? XR_FOREVER : total + s->k_end;
 		s->active = 1;
 		if (o->pace == XR_PACE_RATE)
 			sd[i].user_paced = o->pps / o->threads <= USER_PACED_MAX_PPS;
@@ -696,11 +671,8 @@ int kengine_run(const struct engine_opts *o, struct engine_result *res)
 		}
 		started++;
 	}
-	deadline = o->duration_ns ? res->start_ns + o->duration_ns : UINT64_MAX;
-	if (o->duration_ns && o->pace == XR_PACE_RATE)
-		deadline += 10 * POLL_NS;
-	last_t = res->start_ns;
-	next_progress = res->start_ns + 1000000000ULL;
+	deadline = o->duration_ns ? res->start_ns + o->duration_ns + pacer_grace_ns(o) : UINT64_MAX;
+	meter_init(&meter, o, res->start_ns, total);
 	for (;;) {
 		unsigned int done = 0;
 		uint64_t now = now_ns();
@@ -723,15 +695,31 @@ int kengine_run(const struct engine_opts *o, struct engine_result *res)
 		}
 		if (done == started)
 			break;
-		if (o->progress && now >= next_progress) {
-			progress_line(&k, o, sd, &last_sent, &last_t);
-			next_progress += 1000000000ULL;
+		if (now >= meter.next_sec || (o->progress && now >= meter.next_line)) {
+			uint64_t sent = 0, failed = 0, bytes = 0;
+
+			for (unsigned int i = 0; i < started; i++) {
+				const struct xr_gen_slot *s = &k.slots[sd[i].cpu];
+
+				sent += s->xmit_sent;
+				failed += s->xmit_drops + s->redirect_err + s->bad_frame;
+				bytes += s->tx_bytes;
+			}
+			meter_tick(&meter, now, sent, failed, sent + failed ? (double)bytes / (sent + failed) : 0);
 		}
 		sleep_until(now + POLL_NS);
 	}
 	res->end_ns = now_ns();
+	res->interrupted = xr_stop;
 	for (unsigned int i = 0; i < started; i++)
 		pthread_join(sd[i].tid, NULL);
+	{
+		uint64_t sent = 0;
+
+		for (unsigned int i = 0; i < started; i++)
+			sent += k.slots[sd[i].cpu].xmit_sent;
+		meter_finish(&meter, res->end_ns, sent, res);
+	}
 	if (prod_started) {
 		prod.stop = true;
 		pthread_join(prod.tid, NULL);
@@ -743,14 +731,16 @@ int kengine_run(const struct engine_opts *o, struct engine_result *res)
 			sleep_until(now_ns() + o->reply_wait_ns);
 		read_replies(&k, res);
 	}
-	if (o->progress && res->end_ns - res->start_ns >= 1000000000ULL)
-		fputc('\n', stderr);
 	sigaction(SIGUSR1, &old_sa, NULL);
 
 	for (unsigned int i = 0; i < o->threads; i++) {
 		const struct xr_gen_slot *s = &k.slots[o->cpus[i]];
+		enum thread_stop why = sd[i].err ? STOP_ERROR : xr_stop ? STOP_SIGNAL :
+				       stopped_by_duration ? STOP_DEADLINE : STOP_DONE;
 
-		attempted += s->k_next;
+		if (i >= started)
+			why = STOP_ERROR;
+		thread_account(&plan[i], o, s->k_next, why, &res->asked, &res->unsent);
 		tx += s->tx;
 		tx_bytes += s->tx_bytes;
 		res->sent += s->xmit_sent;
@@ -764,19 +754,12 @@ int kengine_run(const struct engine_opts *o, struct engine_result *res)
 			res->xmit_err = s->xmit_err;
 		if (s->redirect_errno)
 			res->redirect_errno = s->redirect_errno;
-		if (o->count != XR_FOREVER && k_end[i] > s->k_next) {
-			if (stopped_by_duration || (o->duration_ns && o->pace == XR_PACE_RATE && !xr_stop))
-				res->unsent.duration += k_end[i] - s->k_next;
-			else
-				res->unsent.interrupted += k_end[i] - s->k_next;
-		}
 		if (sd[i].err && !err)
 			err = sd[i].err;
 		pr_debug("thread %u on CPU %d: %llu BPF_PROG_RUN calls, %.1f us each, %llu frames handed to XDP_TX\n",
 			 i, sd[i].cpu, (unsigned long long)sd[i].calls,
 			 sd[i].calls ? sd[i].call_ns / 1e3 / sd[i].calls : 0, (unsigned long long)s->tx);
 	}
-	res->asked = o->count == XR_FOREVER ? attempted : o->count;
 	if (tx > accounted)
 		res->unsent.unaccounted = tx - accounted;
 	/* bytes of frames the driver refused are not known one by one: take the mean */
@@ -785,7 +768,7 @@ int kengine_run(const struct engine_opts *o, struct engine_result *res)
 	return err;
 }
 
-int kengine_probe(const struct iface *ifc, struct kengine_probe *p)
+int kengine_probe(const struct iface *ifc, bool send_frame, struct kengine_probe *p)
 {
 	uint8_t frame[60] = {};
 	struct xr_gen_slot *s;
@@ -813,7 +796,8 @@ int kengine_probe(const struct iface *ifc, struct kengine_probe *p)
 	cpu = sched_getcpu();
 	pin_to_cpu(cpu);
 	s = &k.slots[cpu];
-	s->k_end = 1;
+	/* k_end 0: the program burns the iteration with XDP_DROP, the frame never leaves */
+	s->k_end = send_frame ? 1 : 0;
 	s->active = 1;
 	p->step = "run";
 	err = run_live(&k, 1, 0);

@@ -4,13 +4,14 @@
 #include "log.h"
 
 int xr_verbosity = XR_LOG_INFO;
+const char *xr_cmd;
 
 static void vlog(enum xr_log_level level, const char *fmt, va_list ap)
 {
 	if ((int)level > xr_verbosity)
 		return;
 	if (level == XR_LOG_WARN)
-		fputs("xdpreplay: ", stderr);
+		fprintf(stderr, "xdpreplay%s%s: ", xr_cmd ? " " : "", xr_cmd ? xr_cmd : "");
 	vfprintf(stderr, fmt, ap);
 }
 

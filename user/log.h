@@ -7,6 +7,8 @@
 enum xr_log_level { XR_LOG_WARN = 0, XR_LOG_INFO = 1, XR_LOG_DEBUG = 2, XR_LOG_TRACE = 3 };
 
 extern int xr_verbosity; /* 1 by default; -q lowers, -v raises */
+/* The command being run ("gen", "lorawan send"): every warning starts "xdpreplay CMD: ". */
+extern const char *xr_cmd;
 
 void xr_log(enum xr_log_level level, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 /* Routes libbpf's messages one level below ours. */

@@ -146,19 +146,19 @@ int lw_fleet_generate(const struct lw_gen_opts *o, struct lw_fleet *f)
 		if (!strcmp(o->region, regions[i].name))
 			r = &regions[i];
 	if (!r) {
-		pr_warn("lorawan fleet: --region: '%s' is not eu868 or us915\n", o->region);
+		pr_warn("--region: '%s' is not eu868 or us915\n", o->region);
 		return -EINVAL;
 	}
 	if (o->devices < 1 || o->devices > (1U << 24)) {
-		pr_warn("lorawan fleet: --devices must be between 1 and 16M (24-bit DevAddrs)\n");
+		pr_warn("--devices must be between 1 and 16M (24-bit DevAddrs)\n");
 		return -EINVAL;
 	}
 	if (o->gateways < 1 || o->gateways > 65535) {
-		pr_warn("lorawan fleet: --gateways must be between 1 and 65535\n");
+		pr_warn("--gateways must be between 1 and 65535\n");
 		return -EINVAL;
 	}
 	if (o->heard_by < 1 || o->heard_by > XR_LORA_MAX_HEARD || o->heard_by > o->gateways) {
-		pr_warn("lorawan fleet: --heard-by %u is impossible with %llu gateways (1 to %d, "
+		pr_warn("--heard-by %u is impossible with %llu gateways (1 to %d, "
 			"at most the number of gateways)\n", o->heard_by, (unsigned long long)o->gateways,
 			XR_LORA_MAX_HEARD);
 		return -EINVAL;
@@ -167,7 +167,7 @@ int lw_fleet_generate(const struct lw_gen_opts *o, struct lw_fleet *f)
 	f->gw = calloc(o->gateways, sizeof(*f->gw));
 	if (!f->dev || !f->gw) {
 		lw_fleet_free(f);
-		pr_warn("lorawan fleet: out of memory for %llu devices\n", (unsigned long long)o->devices);
+		pr_warn("out of memory for %llu devices\n", (unsigned long long)o->devices);
 		return -ENOMEM;
 	}
 	f->ndev = o->devices;
@@ -211,7 +211,7 @@ int lw_fleet_generate(const struct lw_gen_opts *o, struct lw_fleet *f)
 		for (unsigned int k = 0; k < f->heard_by; k++)
 			d->gw[k] = ((v >> 40) + k) % f->ngw;
 		if (check_device(f, d, why, sizeof(why))) {
-			pr_warn("lorawan fleet: %s\n", why);
+			pr_warn("%s\n", why);
 			lw_fleet_free(f);
 			return -EINVAL;
 		}
@@ -232,7 +232,7 @@ static FILE *open_in(const char *dir, const char *name, const char *mode, char *
 	snprintf(path, pl, "%s/%s", dir, name);
 	fp = fopen(path, mode);
 	if (!fp)
-		pr_warn("lorawan: cannot %s %s: %s\n", *mode == 'r' ? "read" : "write", path,
+		pr_warn("cannot %s %s: %s\n", *mode == 'r' ? "read" : "write", path,
 			strerror(errno));
 	return fp;
 }
@@ -244,7 +244,7 @@ int lw_fleet_save(const struct lw_fleet *f, const char *dir)
 	int err = 0;
 
 	if (mkdir(dir, 0755) && errno != EEXIST) {
-		pr_warn("lorawan fleet: cannot create %s: %s\n", dir, strerror(errno));
+		pr_warn("cannot create %s: %s\n", dir, strerror(errno));
 		return -errno;
 	}
 	fp = open_in(dir, "gateways.csv", "w", path, sizeof(path));
@@ -281,7 +281,7 @@ int lw_fleet_save(const struct lw_fleet *f, const char *dir)
 	if (fclose(fp) && !err)
 		err = -errno;
 	if (err)
-		pr_warn("lorawan fleet: writing %s: %s\n", path, strerror(-err));
+		pr_warn("writing %s: %s\n", path, strerror(-err));
 	return err;
 }
 

@@ -54,6 +54,8 @@ void lorawan_send_usage(FILE *f)
 		"      --schedule FILE     write the run's schedule (first departure, rate) for\n"
 		"                          xdpreplay count --webhook --schedule: event latencies\n"
 		"\n"
+		XR_EXIT_HELP
+		"\n"
 		"Examples:\n"
 		"  xdpreplay lorawan fleet --devices 300k --gateways 2k --heard-by 3 --seed 1 --out fleet/\n"
 		"  xdpreplay lorawan send -i eth1 --fleet fleet/ --server 198.18.0.2 --pps 10k --rounds 5\n"
@@ -203,7 +205,7 @@ int lorawan_frames(struct lw_fleet *f, struct gen_opts *g, const struct iface *i
 		long p = strtol(g->sport, &end, 10);
 
 		if (*end || p < 1 || p > 65535) {
-			pr_warn("lorawan send: --sport: '%s' is not a port\n", g->sport);
+			pr_warn("--sport: '%s' is not a port\n", g->sport);
 			return -EINVAL;
 		}
 		net.sport = p;
@@ -213,24 +215,24 @@ int lorawan_frames(struct lw_fleet *f, struct gen_opts *g, const struct iface *i
 	if (g->have_mac)
 		memcpy(net.dst_mac, g->dst_mac, 6);
 	else if (gen_neigh_mac(g, ifc->name, net.dst_mac)) {
-		pr_warn("lorawan send: no neighbour entry for the server on %s: ping it first or give "
+		pr_warn("no neighbour entry for the server on %s: ping it first or give "
 			"--dst-mac\n", ifc->name);
 		return -ENOENT;
 	}
 	if (gen_iface_addr(ifc->name, false, (uint8_t *)&net.saddr)) {
-		pr_warn("lorawan send: %s has no IPv4 address to send from\n", ifc->name);
+		pr_warn("%s has no IPv4 address to send from\n", ifc->name);
 		return -ENOENT;
 	}
 	for (size_t d = 0; d < f->ndev; d++) {
 		int len = lw_build_frame(f, d, &net, buf, sizeof(buf));
 
 		if (len < 0 || len > (int)ifc->mtu + 14) {
-			pr_warn("lorawan send: device %zu's PUSH_DATA (%d bytes) does not fit %s's MTU\n", d,
+			pr_warn("device %zu's PUSH_DATA (%d bytes) does not fit %s's MTU\n", d,
 				len, ifc->name);
 			return -EINVAL;
 		}
 		if (frameset_add(fs, buf, len, len, 0)) {
-			pr_warn("lorawan send: out of memory for %zu frames\n", f->ndev);
+			pr_warn("out of memory for %zu frames\n", f->ndev);
 			return -ENOMEM;
 		}
 	}
@@ -302,8 +304,10 @@ int cmd_lorawan(int argc, char **argv)
 			   "'xdpreplay lorawan fleet --help' and 'xdpreplay lorawan send --help' say more.\n");
 		return argc < 2 ? XR_EXIT_USAGE : XR_EXIT_OK;
 	}
-	if (!strcmp(argv[1], "fleet"))
+	if (!strcmp(argv[1], "fleet")) {
+		xr_cmd = "lorawan fleet";
 		return cmd_fleet(argc - 1, argv + 1);
+	}
 	if (!strcmp(argv[1], "send"))
 		return replay_run(argc - 1, argv + 1, RUN_LORAWAN);
 	fprintf(stderr, "xdpreplay lorawan: unknown subcommand '%s' (fleet or send)\n", argv[1]);

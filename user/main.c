@@ -48,8 +48,10 @@ int main(int argc, char **argv)
 	}
 	xr_log_libbpf();
 	for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++)
-		if (!strcmp(argv[1], commands[i].name))
+		if (!strcmp(argv[1], commands[i].name)) {
+			xr_cmd = commands[i].name;
 			return commands[i].fn(argc - 1, argv + 1);
+		}
 	fprintf(stderr, "xdpreplay: unknown command '%s' (see 'xdpreplay --help')\n", argv[1]);
 	return XR_EXIT_USAGE;
 }

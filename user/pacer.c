@@ -96,3 +96,53 @@ uint64_t pacer_wait(struct pacer *p, uint64_t k, uint64_t k_end, uint64_t max, u
 			break;
 	return kk - k;
 }
+
+void thread_plan_init(struct thread_plan *tp, const struct engine_opts *o, const struct pacer *p,
+		      unsigned int thread, uint64_t t0)
+{
+	tp->k_count = XR_FOREVER;
+	if (o->count != XR_FOREVER)
+		tp->k_count = o->count > thread ? (o->count - thread + o->threads - 1) / o->threads : 0;
+	tp->k_due = XR_FOREVER;
+	if (o->pace == XR_PACE_RATE && o->duration_ns)
+		tp->k_due = pacer_k_at(p, t0, o->duration_ns);
+}
+
+void thread_account(const struct thread_plan *tp, const struct engine_opts *o, uint64_t k_next,
+		    enum thread_stop why, uint64_t *asked, struct engine_unsent *u)
+{
+	uint64_t end = thread_plan_end(tp), missed;
+
+	if (end == XR_FOREVER) {
+		/* until stopped: what was asked is what was attempted */
+		*asked += k_next;
+		return;
+	}
+	*asked += tp->k_count != XR_FOREVER ? tp->k_count : end;
+	if (tp->k_count != XR_FOREVER && tp->k_count > end)
+		u->duration += tp->k_count - end;
+	missed = end > k_next ? end - k_next : 0;
+	if (!missed)
+		return;
+	switch (why) {
+	case STOP_SIGNAL: u->interrupted += missed; break;
+	case STOP_ERROR: u->device_error += missed; break;
+	case STOP_DEADLINE:
+	case STOP_DONE:
+		/* the frames were due before the end: a schedule the sender did not keep */
+		if (tp->k_due != XR_FOREVER)
+			u->behind += missed;
+		else
+			u->duration += missed;
+		break;
+	}
+}
+
+uint64_t pacer_grace_ns(const struct engine_opts *o)
+{
+	uint64_t g = o->duration_ns / 50;
+
+	if (o->pace != XR_PACE_RATE || !o->duration_ns)
+		return 0;
+	return g < 20000000ULL ? 20000000ULL : g > 500000000ULL ? 500000000ULL : g;
+}

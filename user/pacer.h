@@ -39,4 +39,34 @@ uint64_t pacer_k_at(const struct pacer *p, uint64_t t0, uint64_t duration_ns);
  */
 uint64_t pacer_wait(struct pacer *p, uint64_t k, uint64_t k_end, uint64_t max, uint64_t tick_ns);
 
+/*
+ * What one thread is asked to send: k_count frames from --count (XR_FOREVER
+ * without one) and, for a rate with --duration, the k_due frames due before
+ * the duration ends. The thread is told to send min(k_count, k_due).
+ */
+struct thread_plan {
+	uint64_t k_count, k_due;
+};
+
+/* Why a thread stopped before its plan's end (or STOP_DONE when it did not). */
+enum thread_stop { STOP_DONE, STOP_SIGNAL, STOP_DEADLINE, STOP_ERROR };
+
+void thread_plan_init(struct thread_plan *tp, const struct engine_opts *o, const struct pacer *p,
+		      unsigned int thread, uint64_t t0);
+static inline uint64_t thread_plan_end(const struct thread_plan *tp)
+{
+	return tp->k_count < tp->k_due ? tp->k_count : tp->k_due;
+}
+/*
+ * Adds a thread that got to k_next to what was asked and to the reasons for
+ * what it did not send: the frames of its plan it did not reach (interrupted,
+ * fell behind the schedule, device error, or cut by --duration at top speed),
+ * and those of --count beyond the duration's end. Without a count or a
+ * schedule, what was asked is what it attempted.
+ */
+void thread_account(const struct thread_plan *tp, const struct engine_opts *o, uint64_t k_next,
+		    enum thread_stop why, uint64_t *asked, struct engine_unsent *u);
+/* How long after --duration's end a paced thread may still send frames due before it. */
+uint64_t pacer_grace_ns(const struct engine_opts *o);
+
 #endif

@@ -184,7 +184,7 @@ static void probe_iface(struct probe_report *r, const struct iface *ifc)
 		snprintf(c->fix, sizeof(c->fix), "xdpreplay count needs native XDP on the server's NIC; "
 			 "generic mode works but is slower");
 
-	kengine_probe(ifc, &kp);
+	kengine_probe(ifc, true, &kp);
 	c = add(r, "live_frames", kp.ran);
 	if (kp.ran) {
 		snprintf(c->detail, sizeof(c->detail), "BPF_PROG_RUN with BPF_F_TEST_XDP_LIVE_FRAMES works");
@@ -234,15 +234,36 @@ static void probe_iface(struct probe_report *r, const struct iface *ifc)
 int probe_best_engine(const struct iface *ifc, const char **why)
 {
 	struct kengine_probe kp;
+	uint64_t feat;
+	int err;
 
-	kengine_probe(ifc, &kp);
+	/*
+	 * The driver's XDP features say whether it transmits XDP frames without
+	 * a frame on the wire that the user did not ask for; only a kernel
+	 * without them (< 6.3) gets the test frame.
+	 */
+	err = iface_xdp_features(ifc->ifindex, &feat);
+	kengine_probe(ifc, err != 0, &kp);
+	if (!kp.ran) {
+		*why = "BPF_PROG_RUN live frames do not work here";
+		return -EOPNOTSUPP;
+	}
+	if (!err) {
+		if (feat & XR_XDP_ACT_NDO_XMIT) {
+			*why = "live frames work, and the driver transmits XDP frames (ndo_xdp_xmit)";
+			return PROBE_ENGINE_KERNEL;
+		}
+		*why = !strcmp(ifc->driver, "veth") ?
+			       "the veth peer has no NAPI (attach an XDP program or enable GRO on the peer)" :
+			       "the driver does not transmit XDP frames (ndo_xdp_xmit) now; many need an XDP "
+			       "program attached first";
+		return -EOPNOTSUPP;
+	}
 	if (kp.xmit_ok) {
 		*why = "live frames and ndo_xdp_xmit work on this interface";
 		return PROBE_ENGINE_KERNEL;
 	}
-	if (!kp.ran)
-		*why = "BPF_PROG_RUN live frames do not work here";
-	else if (veth_peer_not_ready(ifc, kp.xmit_err))
+	if (veth_peer_not_ready(ifc, kp.xmit_err))
 		*why = "the veth peer has no NAPI (attach an XDP program or enable GRO on the peer)";
 	else
 		*why = "the driver refused a test frame through ndo_xdp_xmit";
@@ -329,7 +350,7 @@ int cmd_probe(int argc, char **argv)
 
 		/* without an interface: live frames on loopback tell whether the kernel has them */
 		err = iface_get("lo", &ifc);
-		kengine_probe(&ifc, &kp);
+		kengine_probe(&ifc, false, &kp);
 		c = add(&r, "live_frames", !err && kp.ran);
 		snprintf(c->detail, sizeof(c->detail), c->ok ? "BPF_PROG_RUN with BPF_F_TEST_XDP_LIVE_FRAMES works"
 			 : "live frames failed: %s", strerror(-kp.err));

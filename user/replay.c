@@ -72,8 +72,7 @@ static void usage(FILE *f)
 		"  -q, --quiet             no progress line or summary\n"
 		"  -v, --verbose           more detail (-vv: libbpf's messages)\n"
 		"\n"
-		"Exit status: 0 when every frame asked for was sent, 1 when some were not\n"
-		"(the summary says why), 2 for bad usage, 3 when the environment is the problem.\n"
+		XR_EXIT_HELP
 		"\n"
 		"Examples:\n"
 		"  xdpreplay replay -i veth0 capture.pcap\n"
@@ -109,6 +108,11 @@ static void print_summary(const char *cmd, const struct engine_result *r, const 
 		fprintf(stderr, "  not sent: %llu, interrupted\n", (unsigned long long)u->interrupted);
 	if (u->duration)
 		fprintf(stderr, "  not sent: %llu, --duration reached first\n", (unsigned long long)u->duration);
+	if (u->behind)
+		fprintf(stderr, "  not sent: %llu due before the end, the sender fell behind its schedule\n",
+			(unsigned long long)u->behind);
+	if (u->device_error)
+		fprintf(stderr, "  not sent: %llu, the device failed first\n", (unsigned long long)u->device_error);
 	if (u->unaccounted)
 		fprintf(stderr, "  not sent: %llu with no outcome reported (a bug: please report it)\n",
 			(unsigned long long)u->unaccounted);
@@ -118,15 +122,54 @@ static void print_summary(const char *cmd, const struct engine_result *r, const 
 			(unsigned long long)sk->too_long, (unsigned long long)sk->too_short);
 }
 
+/* What the run was: its command line, target and set-up, for whoever reads the JSON later. */
+struct run_info {
+	const char *cmd;
+	int argc;
+	char **argv;
+	double start_unix;
+	const struct rewrite_spec *specs;
+	int nspecs;
+};
+
 static void write_json(FILE *f, const struct engine_result *r, const struct engine_opts *o,
 		       const struct frameset *fs, const struct fs_skips *sk, const struct lw_fleet *fleet,
-		       uint64_t ready_ns)
+		       uint64_t ready_ns, const struct run_info *ri)
 {
+	static const char *const pace[] = { [XR_PACE_NONE] = "topspeed", [XR_PACE_RATE] = "rate",
+					    [XR_PACE_PCAP] = "capture" };
 	double dur = (r->end_ns - r->start_ns) / 1e9;
 	const struct engine_unsent *u = &r->unsent;
 	struct json j = { .f = f };
+	char line[4096];
+	size_t at = 0;
 
 	json_open(&j, NULL, '{');
+	json_str(&j, "command", ri->cmd);
+	line[0] = 0;
+	for (int i = 0; i < ri->argc && at < sizeof(line); i++)
+		at += snprintf(line + at, sizeof(line) - at, "%s%s", i ? " " : "", ri->argv[i]);
+	json_str(&j, "command_line", line);
+	json_str(&j, "version", XR_VERSION);
+	json_str(&j, "interface", o->ifc->name);
+	json_double(&j, "start_unix", ri->start_unix);
+	json_open(&j, "target", '{');
+	json_str(&j, "pace", pace[o->pace]);
+	if (o->pace == XR_PACE_RATE)
+		json_double(&j, "pps", o->pps);
+	if (o->pace == XR_PACE_PCAP)
+		json_double(&j, "multiplier", o->multiplier);
+	if (o->count != XR_FOREVER)
+		json_u64(&j, "count", o->count);
+	if (o->duration_ns)
+		json_double(&j, "duration_s", o->duration_ns / 1e9);
+	json_u64(&j, "first_seq", o->first_n);
+	json_close(&j, '}');
+	json_open(&j, "rewrites", '[');
+	for (int i = 0; i < ri->nspecs; i++)
+		json_str(&j, NULL, ri->specs[i].text);
+	json_close(&j, ']');
+	json_flag(&j, "interrupted", r->interrupted);
 	json_str(&j, "engine", r->engine);
 	json_u64(&j, "threads", o->threads);
 	json_u64(&j, "frames_in_set", fs->n);
@@ -139,6 +182,8 @@ static void write_json(FILE *f, const struct engine_result *r, const struct engi
 	json_u64(&j, "bad_frame", u->bad_frame);
 	json_u64(&j, "interrupted", u->interrupted);
 	json_u64(&j, "duration_reached", u->duration);
+	json_u64(&j, "fell_behind", u->behind);
+	json_u64(&j, "device_error", u->device_error);
 	json_u64(&j, "unaccounted", u->unaccounted);
 	json_close(&j, '}');
 	if (r->xmit_err)
@@ -147,6 +192,10 @@ static void write_json(FILE *f, const struct engine_result *r, const struct engi
 	json_double(&j, "pps", dur > 0 ? r->sent / dur : 0);
 	json_double(&j, "bps", dur > 0 ? (r->sent_bytes + (double)r->sent * WIRE_OVERHEAD) * 8 / dur : 0);
 	json_u64(&j, "bytes", r->sent_bytes);
+	json_open(&j, "sent_per_second", '[');
+	for (unsigned int i = 0; i < r->nsec; i++)
+		json_u64(&j, NULL, r->per_sec[i]);
+	json_close(&j, ']');
 	gen_report(r, NULL, &j);
 	if (fleet)
 		lorawan_report(r, fleet, ready_ns, NULL, &j);
@@ -187,6 +236,8 @@ static void gen_usage(FILE *f)
 		"      --dst-mac MAC     next hop's MAC (default: from the neighbour table, IPv4)\n"
 		"      --complete        syn: complete each handshake and close it (see above)\n"
 		"      --wait T          syn: how long answers may take after the last SYN (default 1s)\n"
+		"\n"
+		XR_EXIT_HELP
 		"\n"
 		"Examples:\n"
 		"  xdpreplay gen udp -i eth1 --dst 198.18.0.2:9 --pps 1M --duration 10s\n"
@@ -258,9 +309,10 @@ int replay_run(int argc, char **argv, enum run_mode mode)
 	const char *fleet_dir = NULL, *schedule = NULL;
 	struct lw_fleet fleet = {};
 	uint64_t rounds = 1, t_begin = now_ns();
-	bool have_rounds = false, no_precompute = false;
+	bool have_rounds = false, no_precompute = false, write_failed = false;
 	const char *lora_opt = NULL;
 
+	xr_cmd = cmd;
 	frameset_init(&fs);
 	opterr = 0;
 	while ((opt = getopt_long(argc, argv, ":i:qvh", opts, NULL)) != -1) {
@@ -338,7 +390,7 @@ int replay_run(int argc, char **argv, enum run_mode mode)
 		case O_SERVER:
 			if ((opt == O_DST) == lora_mode)
 				return cli_usage_error(cmd, "unknown option '--%s'", opt == O_DST ? "dst" : "server");
-			if (gen_parse_dst(optarg, &g))
+			if (gen_parse_dst(optarg, opt == O_DST ? "--dst" : "--server", &g))
 				return XR_EXIT_USAGE;
 			have_dst = true;
 			break;
@@ -515,18 +567,24 @@ int replay_run(int argc, char **argv, enum run_mode mode)
 		o.nops = nops;
 	}
 
-	/* the kernel engine where live frames reach the wire; AF_XDP otherwise */
+	/*
+	 * The kernel engine where live frames reach the wire; AF_XDP otherwise,
+	 * but only for frames sent as captured: gen, lorawan send and --rewrite
+	 * build their packets in the kernel engine.
+	 */
 	use_xsk = !strcmp(engine, "xsk");
 	if (!use_xsk && probe_best_engine(&ifc, &why) != PROBE_ENGINE_KERNEL) {
-		if (!strcmp(engine, "kernel")) {
-			pr_warn("%s: cannot send with the kernel engine: %s\n", ifname, why);
+		if (!strcmp(engine, "kernel") || gen_mode || lora_mode || o.nops) {
+			pr_warn("the kernel engine cannot send on %s: %s%s\n", ifname, why,
+				!strcmp(engine, "kernel") ? "" : gen_mode || lora_mode ?
+				" (this command builds its packets there)" : " (--rewrite needs it)");
 			goto out;
 		}
 		pr_info("engine: xsk (the kernel engine cannot send here: %s)\n", why);
 		use_xsk = true;
-	}
-	if (use_xsk && o.nops) {
-		pr_warn("--rewrite needs the kernel engine; the xsk engine sends frames as captured\n");
+	} else if (use_xsk && o.nops) {
+		pr_warn("%s needs the kernel engine; --engine xsk sends frames as captured\n",
+			gen_mode ? "gen" : "--rewrite");
 		goto out;
 	} else if (!strcmp(engine, "auto")) {
 		pr_info("engine: kernel (%s)\n", why);
@@ -546,6 +604,15 @@ int replay_run(int argc, char **argv, enum run_mode mode)
 		double mean = (double)fs.bytes_len / fs.n;
 
 		o.pps = rate_bps / ((mean + WIRE_OVERHEAD) * 8);
+	}
+	if (gen_mode && g.syn && g.tuples) {
+		double planned = o.count != XR_FOREVER ? (double)o.count :
+				 o.pace == XR_PACE_RATE && o.duration_ns ? o.pps * o.duration_ns / 1e9 : 0;
+
+		if (planned > g.tuples)
+			pr_warn("warning: gen syn: %.0f SYNs from a pool of %llu (source, port) pairs: pairs repeat, "
+				"and a server still holding one in TIME_WAIT may refuse it; widen --src or --sport\n",
+				planned, (unsigned long long)g.tuples);
 	}
 	if (o.pace == XR_PACE_PCAP && fs.span_ns == 0 && fs.n > 1)
 		pr_warn("warning: all frames have the same timestamp: --multiplier sends them back to back\n");
@@ -568,8 +635,26 @@ int replay_run(int argc, char **argv, enum run_mode mode)
 		if (lora_mode)
 			lorawan_report(&res, &fleet, res.start_ns - t_begin, stderr, NULL);
 	}
-	if (jf)
-		write_json(jf, &res, &o, &fs, &sk, lora_mode ? &fleet : NULL, res.start_ns - t_begin);
+	if (res.unsent.behind)
+		pr_warn("warning: %s fell behind its schedule: %llu frames due before the end were not sent "
+			"(%s pps is more than this sender keeps here)\n", cmd, (unsigned long long)res.unsent.behind,
+			fmt_si(o.pps, (char[16]){}, 16));
+	if (res.interrupted)
+		pr_warn("%s: interrupted; the figures cover what was done\n", cmd);
+	if (jf) {
+		struct timespec rt;
+		struct run_info ri = { .cmd = cmd, .argc = argc, .argv = argv, .specs = specs, .nspecs = nspecs };
+
+		clock_gettime(CLOCK_REALTIME, &rt);
+		ri.start_unix = rt.tv_sec + rt.tv_nsec / 1e9 - (now_ns() - res.start_ns) / 1e9;
+		write_json(jf, &res, &o, &fs, &sk, lora_mode ? &fleet : NULL, res.start_ns - t_begin, &ri);
+		err = json_fclose(jf);
+		jf = NULL;
+		if (err) {
+			pr_warn("%s: cannot write %s: %s\n", cmd, json_path, strerror(-err));
+			write_failed = true;
+		}
+	}
 	if (schedule) {
 		struct timespec rt;
 		struct wh_schedule ws = { .pps = o.pace == XR_PACE_RATE ? o.pps : 0, .first_n = o.first_n };
@@ -577,12 +662,16 @@ int replay_run(int argc, char **argv, enum run_mode mode)
 		/* the engine's clock is CLOCK_MONOTONIC; a receiver elsewhere needs the epoch */
 		clock_gettime(CLOCK_REALTIME, &rt);
 		ws.t0_unix = rt.tv_sec + rt.tv_nsec / 1e9 - (now_ns() - res.start_ns) / 1e9;
-		if (wh_schedule_write(schedule, &ws))
-			pr_warn("cannot write %s: %s\n", schedule, strerror(errno));
+		if (wh_schedule_write(schedule, &ws)) {
+			pr_warn("%s: cannot write %s: %s\n", cmd, schedule, strerror(errno));
+			write_failed = true;
+		}
 	}
 	free(res.replies.hist);
 	free(res.replies.gw_acks);
-	ret = err ? XR_EXIT_ENV : engine_unsent_total(&res.unsent) ? XR_EXIT_FAIL : XR_EXIT_OK;
+	free(res.per_sec);
+	ret = err || write_failed ? XR_EXIT_ENV : res.interrupted ? XR_EXIT_INTERRUPTED :
+	      engine_unsent_total(&res.unsent) ? XR_EXIT_FAIL : XR_EXIT_OK;
 out:
 	if (jf)
 		json_fclose(jf);

@@ -217,13 +217,24 @@ static int parse_port_range(const char *s, __u64 *base, __u64 *count)
 	return -EINVAL;
 }
 
-static int bad_spec(const char *spec, const char *why)
+/* Names what the user typed: --rewrite SPEC, or the option a spec was made from (gen --src VALUE). */
+static int bad_spec(const char *spec, const char *opt, const char *why)
 {
-	fprintf(stderr, "xdpreplay replay: --rewrite '%s': %s\n", spec, why);
+	const char *eq = strchr(spec, '=');
+
+	if (opt)
+		pr_warn("%s '%s': %s\n", opt, eq ? eq + 1 : spec, why);
+	else
+		pr_warn("--rewrite '%s': %s\n", spec, why);
 	return -EINVAL;
 }
 
 int rewrite_parse(const char *spec, struct rewrite_spec *out)
+{
+	return rewrite_parse_opt(spec, NULL, out);
+}
+
+int rewrite_parse_opt(const char *spec, const char *opt, struct rewrite_spec *out)
 {
 	const char *eq = strchr(spec, '='), *val;
 	bool relative;
@@ -239,10 +250,10 @@ int rewrite_parse(const char *spec, struct rewrite_spec *out)
 		return 0;
 	}
 	if (!eq || eq == spec)
-		return bad_spec(spec, "not FIELD=VALUE (see --help)");
+		return bad_spec(spec, opt, "not FIELD=VALUE (see --help)");
 	relative = eq[-1] == '+';
 	if (parse_field(spec, eq - spec - relative, &f))
-		return bad_spec(spec, "unknown field (ip.id, ip.src, ip.dst, ip6.src, ip6.dst, udp.sport, "
+		return bad_spec(spec, opt, "unknown field (ip.id, ip.src, ip.dst, ip6.src, ip6.dst, udp.sport, "
 				"udp.dport, tcp.sport, tcp.dport, u8@OFF, u16be@OFF, u32le@OFF, u64be@OFF, "
 				"payload@OFF:W)");
 	val = eq + 1;
@@ -254,20 +265,20 @@ int rewrite_parse(const char *spec, struct rewrite_spec *out)
 	out->proto = f.proto;
 	if (f.where == W_IP_SRC || f.where == W_IP_DST) {
 		if (relative || parse_ip4_range(val, &out->op.base, &out->op.modulus))
-			return bad_spec(spec, "not an IPv4 address, A.B.C.D/P or A.B.C.D-E.F.G.H");
+			return bad_spec(spec, opt, "not an IPv4 address, A.B.C.D/P or A.B.C.D-E.F.G.H");
 		out->op.step = 1;
 		return 0;
 	}
 	if (f.where == W_IP6_SRC || f.where == W_IP6_DST) {
 		if (relative || parse_ip6_range(val, &out->op.base, &out->op.modulus, out->ip6_high))
-			return bad_spec(spec, "not an IPv6 PREFIX/P with P from 64 to 128");
+			return bad_spec(spec, opt, "not an IPv6 PREFIX/P with P from 64 to 128");
 		out->op.step = 1;
 		out->ip6_check = true;
 		return 0;
 	}
 	if ((f.where == W_SPORT || f.where == W_DPORT) && !relative && strncmp(val, "seq", 3)) {
 		if (parse_port_range(val, &out->op.base, &out->op.modulus))
-			return bad_spec(spec, "not a port or a range LO-HI (0-65535, LO <= HI)");
+			return bad_spec(spec, opt, "not a port or a range LO-HI (0-65535, LO <= HI)");
 		out->op.step = 1;
 		return 0;
 	}
@@ -277,11 +288,11 @@ int rewrite_parse(const char *spec, struct rewrite_spec *out)
 	if (relative) {
 		out->op.flags |= XR_OPF_RELATIVE;
 		if (parse_u64(num, &out->op.step))
-			return bad_spec(spec, "STEP is not a number");
+			return bad_spec(spec, opt, "STEP is not a number");
 	} else if (!strcmp(num, "seq")) {
 		out->op.step = 1;
 	} else {
-		return bad_spec(spec, "not FIELD=seq[/DIV][%MOD] or FIELD+=STEP[/DIV][%MOD] (e.g. ip.id=seq, "
+		return bad_spec(spec, opt, "not FIELD=seq[/DIV][%MOD] or FIELD+=STEP[/DIV][%MOD] (e.g. ip.id=seq, "
 				"u32be@42+=1)");
 	}
 	for (val += len; *val;) {
@@ -291,7 +302,7 @@ int rewrite_parse(const char *spec, struct rewrite_spec *out)
 		len = strcspn(val, "/%");
 		snprintf(num, sizeof(num), "%.*s", (int)(len < sizeof(num) ? len : sizeof(num) - 1), val);
 		if (parse_u64(num, &x) || !x)
-			return bad_spec(spec, sep == '/' ? "DIV is not a number above 0" : "MOD is not a number above 0");
+			return bad_spec(spec, opt, sep == '/' ? "DIV is not a number above 0" : "MOD is not a number above 0");
 		if (sep == '/')
 			out->op.divisor = x;
 		else
@@ -299,9 +310,9 @@ int rewrite_parse(const char *spec, struct rewrite_spec *out)
 		val += len;
 	}
 	if (f.width < 8 && out->op.modulus > (1ULL << (f.width * 8)))
-		return bad_spec(spec, "modulus larger than the field");
+		return bad_spec(spec, opt, "modulus larger than the field");
 	if (out->op.modulus > (1ULL << 32) && out->op.step > 1 && out->op.divisor > 1)
-		return bad_spec(spec, "a modulus above 2^32 with a divisor needs step 1");
+		return bad_spec(spec, opt, "a modulus above 2^32 with a divisor needs step 1");
 	return 0;
 }
 

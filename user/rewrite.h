@@ -26,6 +26,8 @@ struct rewrite_spec {
  * Returns 0, or -EINVAL after a one-line message.
  */
 int rewrite_parse(const char *spec, struct rewrite_spec *out);
+/* The same for a spec made from another option (opt, e.g. "--src"): errors name it and its value. */
+int rewrite_parse_opt(const char *spec, const char *opt, struct rewrite_spec *out);
 /* Resolves specs against every frame of fs into ops; the number of ops, or -EINVAL naming the frame that does not fit. */
 int rewrite_plan(const struct rewrite_spec *specs, int nspecs, const struct frameset *fs, struct xr_op *ops);
 /* For a single-frame set sent without copying: the template's words and checksums into ops and nc. */

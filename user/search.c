@@ -181,7 +181,7 @@ static int witness_http(const struct search *s, uint64_t *out, struct trial *att
 		json_attribution(buf, attr);
 	err = json_find_u64(buf, s->field ? s->field : "matched", out);
 	if (err == -ENOENT)
-		pr_warn("search: the witness has no field %s\n", s->field ? s->field : "matched");
+		pr_warn("the witness has no field %s\n", s->field ? s->field : "matched");
 	return err;
 }
 
@@ -270,7 +270,7 @@ static int run_trial(struct search *s, double load, struct trial *t)
 
 	err = witness_read(s, &before, &a0);
 	if (err) {
-		pr_warn("search: cannot read the witness %s: %s\n", s->witness, strerror(-err));
+		pr_warn("cannot read the witness %s: %s\n", s->witness, strerror(-err));
 		goto out;
 	}
 	pid = fork();
@@ -287,7 +287,7 @@ static int run_trial(struct search *s, double load, struct trial *t)
 			kill(pid, SIGINT);
 	/* exit 1 means some frames were not sent: that is loss at the sender, still a trial */
 	if (!WIFEXITED(status) || (WEXITSTATUS(status) != 0 && WEXITSTATUS(status) != 1)) {
-		pr_warn("search: the trial at %s pps failed (exit %d)\n", rate,
+		pr_warn("the trial at %s pps failed (exit %d)\n", rate,
 			WIFEXITED(status) ? WEXITSTATUS(status) : -1);
 		err = -ECHILD;
 		goto out;
@@ -301,7 +301,7 @@ static int run_trial(struct search *s, double load, struct trial *t)
 	else if (!err)
 		err = witness_read(s, &after, t);
 	if (err) {
-		pr_warn("search: cannot read the trial's results: %s\n", strerror(-err));
+		pr_warn("cannot read the trial's results: %s\n", strerror(-err));
 		goto out;
 	}
 	s->next_n += asked;
@@ -431,7 +431,7 @@ static int do_search(struct search *s)
 			else
 				next = (g->lower + g->upper) / 2;
 			if (s->nt >= MAX_TRIALS) {
-				pr_warn("search: %d trials and not done; the bounds so far are reported\n", MAX_TRIALS);
+				pr_warn("%d trials and not done; the bounds so far are reported\n", MAX_TRIALS);
 				break;
 			}
 			if (s->nt && s->pause_ns)

@@ -27,6 +27,7 @@
 #include <xdp/libxdp.h>
 #include "engine.h"
 #include "log.h"
+#include "meter.h"
 #include "pacer.h"
 #include "units.h"
 
@@ -48,6 +49,8 @@ struct xthread {
 	unsigned int thread;
 	int cpu;
 	uint64_t k_next, k_end, deadline;
+	struct thread_plan plan;
+	bool hit_deadline;
 	struct pacer pacer;
 	volatile uint64_t completed;
 	uint64_t outstanding;
@@ -101,8 +104,10 @@ static void *xthread_main(void *arg)
 		uint64_t want = pacer_wait(&t->pacer, t->k_next, t->k_end, XSK_BATCH, XSK_TICK_NS);
 		__u32 idx, got;
 
-		if (t->deadline && now_ns() >= t->deadline)
+		if (t->deadline && now_ns() >= t->deadline) {
+			t->hit_deadline = true;
 			break;
+		}
 		got = xsk_ring_prod__reserve(&t->tx, want, &idx);
 		if (!got) {
 			/* ring full: let the kernel work, then take back what it finished */
@@ -163,7 +168,8 @@ int xengine_run(const struct engine_opts *o, struct engine_result *res)
 		.bind_flags = XDP_USE_NEED_WAKEUP,
 	};
 	struct xthread th[XR_MAX_CPUS] = {};
-	uint64_t tx_dropped0 = 0, tx_dropped1 = 0, size, t0, last_t, last_done = 0, next_progress;
+	uint64_t tx_dropped0 = 0, tx_dropped1 = 0, size, t0, total = 0, sent;
+	struct run_meter meter;
 	struct xr_frame *frames = NULL;
 	struct xsk_umem *umem = NULL;
 	unsigned int started = 0;
@@ -241,17 +247,13 @@ int xengine_run(const struct engine_opts *o, struct engine_result *res)
 	for (unsigned int i = 0; i < o->threads; i++) {
 		struct xthread *t = &th[i];
 
-		t->k_end = o->count == XR_FOREVER ? XR_FOREVER :
-			   o->count > i ? (o->count - i + o->threads - 1) / o->threads : 0;
 		pacer_init(&t->pacer, o, i, t0, frames);
-		if (o->pace == XR_PACE_RATE && o->duration_ns) {
-			uint64_t k_dur = pacer_k_at(&t->pacer, t0, o->duration_ns);
-
-			if (k_dur < t->k_end)
-				t->k_end = k_dur;
-		}
+		thread_plan_init(&t->plan, o, &t->pacer, i, t0);
+		t->k_end = thread_plan_end(&t->plan);
+		if (total != XR_FOREVER)
+			total = t->k_end == XR_FOREVER ? XR_FOREVER : total + t->k_end;
 		if (o->duration_ns)
-			t->deadline = t0 + o->duration_ns + (o->pace == XR_PACE_RATE ? 10000000ULL : 0);
+			t->deadline = t0 + o->duration_ns + pacer_grace_ns(o);
 	}
 	res->start_ns = o->pace == XR_PACE_NONE ? now_ns() : t0;
 	for (unsigned int i = 0; i < o->threads; i++) {
@@ -263,47 +265,34 @@ int xengine_run(const struct engine_opts *o, struct engine_result *res)
 		}
 		started++;
 	}
-	last_t = res->start_ns;
-	next_progress = res->start_ns + 1000000000ULL;
+	meter_init(&meter, o, res->start_ns, total);
 	for (;;) {
 		unsigned int done = 0;
-		uint64_t now = now_ns(), sent = 0;
-		char a[16], b[16];
+		uint64_t now = now_ns();
 
+		sent = 0;
 		for (unsigned int i = 0; i < started; i++) {
 			done += th[i].done;
 			sent += th[i].completed;
 		}
 		if (done == started)
 			break;
-		if (o->progress && now >= next_progress) {
-			fprintf(stderr, "\r  sent %s  %s pps   ", fmt_si(sent, a, sizeof(a)),
-				fmt_si((sent - last_done) / ((now - last_t) / 1e9), b, sizeof(b)));
-			last_done = sent;
-			last_t = now;
-			next_progress += 1000000000ULL;
-		}
+		meter_tick(&meter, now, sent, 0, (double)o->fs->bytes_len / o->fs->n);
 		usleep(1000);
 	}
 	res->end_ns = now_ns();
-	if (o->progress && res->end_ns - res->start_ns >= 1000000000ULL)
-		fputc('\n', stderr);
+	res->interrupted = xr_stop;
+	meter_finish(&meter, res->end_ns, sent, res);
 	iface_sysfs_stat(o->ifc->name, "tx_dropped", &tx_dropped1);
 	for (unsigned int i = 0; i < started; i++) {
 		struct xthread *t = &th[i];
-		uint64_t k_end = o->count == XR_FOREVER ? t->k_next :
-				 o->count > i ? (o->count - i + o->threads - 1) / o->threads : 0;
+		enum thread_stop why = t->err ? STOP_ERROR : xr_stop ? STOP_SIGNAL :
+				       t->hit_deadline ? STOP_DEADLINE : STOP_DONE;
 
 		pthread_join(t->tid, NULL);
 		res->sent += t->completed;
 		res->unsent.unaccounted += t->outstanding;
-		res->asked += k_end;
-		if (k_end > t->k_next) {
-			if (xr_stop)
-				res->unsent.interrupted += k_end - t->k_next;
-			else
-				res->unsent.duration += k_end - t->k_next;
-		}
+		thread_account(&t->plan, o, t->k_next, why, &res->asked, &res->unsent);
 		if (t->err && !err)
 			err = t->err;
 	}
