@@ -10,11 +10,13 @@
  * could not send count as loss too (and are reported as such).
  *
  * The search is MLRsearch-style bisection (RFC 9971's vocabulary, a subset of
- * its method): for each goal (a loss ratio), the lower bound is the highest
- * load whose trial met the goal, the upper bound the lowest load whose trial
- * did not; it halves the interval until it is narrower than the goal width.
- * Trial results are shared between goals. Not implemented: trial duration
- * escalation, repeated trials and the exceed ratio (one trial per load).
+ * its method): each goal is a loss ratio (or a p99 latency) with an exceed
+ * ratio and a duration sum; a load is classified from all its trials (see
+ * classify()); the interval between the relevant bounds is halved until it is
+ * narrower than the width. Trial results are shared between goals. A trial
+ * whose sender fell behind its schedule measured the sender, not the server:
+ * it is shown and kept, but never classified. Not implemented: trial
+ * duration escalation.
  */
 #include <arpa/inet.h>
 #include <errno.h>
@@ -24,6 +26,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 #include <netinet/in.h>
 #include <sys/socket.h>
@@ -46,6 +49,8 @@ struct trial {
 	double loss;        /* (asked - received) / asked */
 	double duration_s;
 	double p99_us;      /* gen syn: 99th percentile round trip; < 0 when unknown */
+	uint64_t behind;    /* frames the sender fell behind on (its own shortfall) */
+	bool sender_short;  /* the sender did not keep the trial's schedule: not the server's result */
 	/* count --listen: the attribution's counters, growth during the trial */
 	int nattr;
 	char attr_name[MAX_ATTR][32];
@@ -75,6 +80,10 @@ struct search {
 	struct goal g[MAX_GOALS];
 	int ng;
 	uint64_t next_n;      /* the next trial's first sequence number */
+	bool interrupted;     /* SIGINT/SIGTERM: the bounds so far are reported */
+	const char *stop_why; /* why the search ended before every goal was done, or NULL */
+	double max_asked;     /* --max as given (max may be lowered to what the sender keeps) */
+	uint64_t start_unix;
 	uint64_t pause_ns;    /* between trials */
 	uint64_t warmup_ns;   /* a first trial at --min, not counted */
 };
@@ -285,6 +294,11 @@ static int run_trial(struct search *s, double load, struct trial *t)
 	while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
 		if (xr_stop)
 			kill(pid, SIGINT);
+	/* an interrupted trial measured nothing: it is not reported as one */
+	if (xr_stop || (WIFEXITED(status) && WEXITSTATUS(status) == XR_EXIT_INTERRUPTED)) {
+		err = -EINTR;
+		goto out;
+	}
 	/* exit 1 means some frames were not sent: that is loss at the sender, still a trial */
 	if (!WIFEXITED(status) || (WEXITSTATUS(status) != 0 && WEXITSTATUS(status) != 1)) {
 		pr_warn("the trial at %s pps failed (exit %d)\n", rate,
@@ -317,6 +331,9 @@ static int run_trial(struct search *s, double load, struct trial *t)
 		t->p99_us = p99;
 	for (int i = 0; i < t->nattr && i < a0.nattr; i++)
 		t->attr[i] = t->attr[i] >= a0.attr[i] ? t->attr[i] - a0.attr[i] : 0;
+	if (json_find_u64(result, "failed_reasons.fell_behind", &t->behind))
+		t->behind = 0;
+	t->sender_short = t->behind > 0;
 out:
 	unlink(json);
 	free(argv);
@@ -325,13 +342,17 @@ out:
 
 static void print_trial(const struct trial *t, int i)
 {
-	char a[16];
+	char a[16], d[16];
 
-	fprintf(stderr, "  trial %2d: offered %9s pps  asked %10llu  sent %10llu  received %10llu  loss %.5f%s",
+	fprintf(stderr, "  trial %2d: offered %9s pps  asked %10llu  sent %10llu  received %10llu  loss %.5f",
 		i + 1, fmt_si(t->load, a, sizeof(a)), (unsigned long long)t->asked, (unsigned long long)t->sent,
-		(unsigned long long)t->received, t->loss, t->sent < t->asked ? "  (sender short)" : "");
+		(unsigned long long)t->received, t->loss);
+	if (t->sender_short)
+		fprintf(stderr, "  SENDER SHORT (%llu behind: not counted)", (unsigned long long)t->behind);
+	else if (t->sent < t->asked)
+		fprintf(stderr, "  (%llu not sent: driver refused)", (unsigned long long)(t->asked - t->sent));
 	if (t->p99_us >= 0)
-		fprintf(stderr, "  p99 %.0f us", t->p99_us);
+		fprintf(stderr, "  p99 %s", fmt_duration((uint64_t)(t->p99_us * 1e3), d, sizeof(d)));
 	/* where the server dropped: every drop counter that moved */
 	for (int k = 0; k < t->nattr; k++)
 		if (t->attr[k] && strcmp(t->attr_name[k], "udp_delivered") && strcmp(t->attr_name[k], "udp_no_ports"))
@@ -361,12 +382,15 @@ static void classify(struct search *s, struct goal *g)
 		double load = s->t[i].load, good = 0, bad = 0, missing;
 		bool seen = false;
 
+		if (s->t[i].sender_short)
+			continue;
 		for (int j = 0; j < i; j++)
-			seen |= s->t[j].load == load;
+			seen |= s->t[j].load == load && !s->t[j].sender_short;
 		if (seen)
 			continue;
 		for (int j = i; j < s->nt; j++) {
-			if (s->t[j].load != load)
+			/* a trial the sender did not keep says nothing about the server */
+			if (s->t[j].load != load || s->t[j].sender_short)
 				continue;
 			if (trial_ok(g, &s->t[j]))
 				good += s->t[j].duration_s;
@@ -395,12 +419,76 @@ static double conditional_throughput(const struct search *s, const struct goal *
 	double rx = 0, dur = 0;
 
 	for (int i = 0; i < s->nt; i++) {
-		if (s->t[i].load == g->lower) {
+		if (s->t[i].load == g->lower && !s->t[i].sender_short) {
 			rx += s->t[i].received;
 			dur += s->t[i].duration_s;
 		}
 	}
 	return dur > 0 ? rx / dur : 0;
+}
+
+/* About how many trials the search takes: a bisection per goal to its width, and a few to start. */
+static int trials_expected(const struct search *s)
+{
+	double left = 0;
+
+	for (int gi = 0; gi < s->ng; gi++) {
+		const struct goal *g = &s->g[gi];
+		double hi = g->upper ? g->upper : s->max, lo = g->lower ? g->lower : s->min, steps;
+
+		if (g->lower >= s->max || (g->upper && g->upper <= s->min))
+			continue;
+		steps = hi > lo ? ceil(log2(fmax(1, (hi - lo) / (s->width * hi)))) : 0;
+		if (!g->lower || !g->upper)
+			steps += 1;
+		/* later goals mostly reuse the trials of the first */
+		left += gi ? steps / 2 : steps;
+	}
+	return s->nt + (int)ceil(left);
+}
+
+static void print_progress(const struct search *s)
+{
+	int left = trials_expected(s) - s->nt;
+
+	if (left < 0)
+		left = 0;
+	char a[16], b[16], c[16];
+
+	fprintf(stderr, "  after %d of about %d trials:", s->nt, s->nt + left);
+	for (int gi = 0; gi < s->ng; gi++)
+		fprintf(stderr, " %s [%s, %s]", s->g[gi].name, fmt_si(s->g[gi].lower, a, sizeof(a)),
+			s->g[gi].upper ? fmt_si(s->g[gi].upper, b, sizeof(b)) : "?");
+	fprintf(stderr, ", ETA %s\n",
+		fmt_duration((uint64_t)left * (s->trial_ns + s->settle_ns + s->pause_ns), c, sizeof(c)));
+}
+
+/*
+ * A trial whose sender fell behind is tried once more at the same load; a
+ * second one lowers --max to 95% of what the sender did keep (the search
+ * cannot measure loads this sender cannot offer) and says so.
+ */
+static int sender_short(struct search *s, double load)
+{
+	const struct trial *t = &s->t[s->nt - 1];
+	double kept = 0.95 * t->sent / t->duration_s;
+	int shorts = 0;
+	char a[16], b[16];
+
+	for (int i = s->nt - 1; i >= 0 && s->t[i].load == load && s->t[i].sender_short; i--)
+		shorts++;
+	if (shorts < 2)
+		return 0;
+	if (kept <= s->min) {
+		pr_warn("the sender cannot offer even --min %s pps here (it kept %s pps)\n",
+			fmt_si(s->min, a, sizeof(a)), fmt_si(t->sent / t->duration_s, b, sizeof(b)));
+		s->stop_why = "the sender cannot offer --min";
+		return -ERANGE;
+	}
+	pr_warn("warning: the sender fell behind twice at %s pps: searching up to %s pps (what it keeps)\n",
+		fmt_si(load, a, sizeof(a)), fmt_si(kept, b, sizeof(b)));
+	s->max = kept;
+	return 0;
 }
 
 static int do_search(struct search *s)
@@ -420,7 +508,9 @@ static int do_search(struct search *s)
 				break; /* even the least we offer is too much */
 			if (g->lower && g->upper && (g->upper - g->lower) <= s->width * g->upper)
 				break;
-			if (g->pending)
+			if (s->nt && s->t[s->nt - 1].sender_short)
+				next = s->t[s->nt - 1].load; /* once more: the host may only have been busy */
+			else if (g->pending)
 				next = g->pending; /* this load needs more trial time to be judged */
 			else if (!g->lower && !g->upper)
 				next = s->max;
@@ -430,75 +520,432 @@ static int do_search(struct search *s)
 				next = fmin(s->max, g->lower * 2);
 			else
 				next = (g->lower + g->upper) / 2;
+			next = fmin(next, s->max);
 			if (s->nt >= MAX_TRIALS) {
 				pr_warn("%d trials and not done; the bounds so far are reported\n", MAX_TRIALS);
-				break;
+				s->stop_why = "trial limit reached";
+				return 0;
 			}
 			if (s->nt && s->pause_ns)
 				sleep_until(now_ns() + s->pause_ns);
 			err = run_trial(s, next, &s->t[s->nt]);
+			if (err == -EINTR)
+				s->interrupted = true;
 			if (err)
 				return err;
 			print_trial(&s->t[s->nt], s->nt);
 			s->nt++;
-			if (xr_stop)
+			for (int k = 0; k < s->ng; k++)
+				classify(s, &s->g[k]);
+			print_progress(s);
+			if (s->t[s->nt - 1].sender_short && (err = sender_short(s, next)))
+				return err;
+			if (xr_stop) {
+				s->interrupted = true;
 				return -EINTR;
+			}
 		}
 	}
 	return 0;
 }
 
-static void write_svg(const struct search *s, FILE *f)
+/* Text inside an SVG element: the five characters XML reserves, escaped. */
+static void xml_text(FILE *f, const char *t)
 {
-	const double W = 640, H = 400, L = 70, R = 20, T = 30, B = 50;
-	double xmax = s->max * 1.05, ymax = 0;
+	for (; *t; t++) {
+		switch (*t) {
+		case '<': fputs("&lt;", f); break;
+		case '>': fputs("&gt;", f); break;
+		case '&': fputs("&amp;", f); break;
+		case '\'': fputs("&apos;", f); break;
+		case '"': fputs("&quot;", f); break;
+		default: fputc(*t, f);
+		}
+	}
+}
+
+/* An axis: linear or logarithmic between lo and hi, mapped onto [p0, p1] pixels. */
+struct axis {
+	double lo, hi, p0, p1;
+	bool log;
+};
+
+static double axis_px(const struct axis *x, double v)
+{
+	double f;
+
+	if (x->log)
+		f = (log10(fmax(v, x->lo)) - log10(x->lo)) / (log10(x->hi) - log10(x->lo));
+	else
+		f = (v - x->lo) / (x->hi - x->lo);
+	return x->p0 + (x->p1 - x->p0) * fmin(1, fmax(0, f));
+}
+
+/* The nice step (1, 2 or 5 times a power of ten) that cuts [lo, hi] into about n parts. */
+static double nice_step(double lo, double hi, int n)
+{
+	double raw = (hi - lo) / n, p = pow(10, floor(log10(raw))), m = raw / p;
+
+	return (m <= 1 ? 1 : m <= 2 ? 2 : m <= 5 ? 5 : 10) * p;
+}
+
+/* A tick label without trailing zeros: 10k, 2.5M, 500. */
+static char *fmt_tick(double v, char *buf, size_t len)
+{
+	char *dot, *end;
+
+	fmt_si(v, buf, len);
+	dot = strchr(buf, '.');
+	if (!dot)
+		return buf;
+	for (end = dot + 1; *end >= '0' && *end <= '9'; end++)
+		;
+	/* the digits after the point, trimmed of zeros; the point too when none is left */
+	char *last = end;
+
+	while (last > dot + 1 && last[-1] == '0')
+		last--;
+	if (last == dot + 1)
+		last = dot;
+	memmove(last, end, strlen(end) + 1);
+	return buf;
+}
+
+/* Round ticks: 1-2-5 in each decade on a log axis, a nice step on a linear one. */
+static void axis_ticks(FILE *f, const struct axis *x, bool vertical, double at, const char *unit)
+{
 	char a[16];
 
-	for (int i = 0; i < s->nt; i++)
+	if (x->log) {
+		for (double d = pow(10, floor(log10(x->lo))); d <= x->hi * 1.0001; d *= 10)
+			for (int m = 1; m <= 5; m += m == 1 ? 1 : 3) {
+				double v = d * m, px = axis_px(x, v);
+
+				if (v < x->lo * 0.9999 || v > x->hi * 1.0001)
+					continue;
+				fprintf(f, vertical ? "<text x='%.0f' y='%.1f' text-anchor='end'>%s%s</text>\n" :
+						      "<text x='%.1f' y='%.0f' text-anchor='middle'>%s%s</text>\n",
+					vertical ? at : px, vertical ? px + 4 : at, fmt_tick(v, a, sizeof(a)), unit);
+			}
+		return;
+	}
+	double st = nice_step(x->lo, x->hi, 5);
+
+	for (double v = ceil(x->lo / st) * st; v <= x->hi * 1.0001; v += st) {
+		double px = axis_px(x, v);
+
+		fprintf(f, vertical ? "<text x='%.0f' y='%.1f' text-anchor='end'>%s%s</text>\n" :
+				      "<text x='%.1f' y='%.0f' text-anchor='middle'>%s%s</text>\n",
+			vertical ? at : px, vertical ? px + 4 : at, fmt_tick(v, a, sizeof(a)), unit);
+	}
+}
+
+/* The 1-2-5 value (1, 2 or 5 times a power of ten) just below v, or just above it (up). */
+static double nice_125(double v, bool up)
+{
+	double p = pow(10, floor(log10(v))), m = v / p;
+
+	if (up)
+		return (m <= 1 ? 1 : m <= 2 ? 2 : m <= 5 ? 5 : 10) * p;
+	return (m >= 5 ? 5 : m >= 2 ? 2 : 1) * p;
+}
+
+/* The x axis of the plot: the loads tried, on a log scale when they span more than a decade. */
+static struct axis load_axis(const struct search *s, double p0, double p1)
+{
+	struct axis x = { .lo = s->max, .hi = s->min, .p0 = p0, .p1 = p1 };
+
+	for (int i = 0; i < s->nt; i++) {
+		x.lo = fmin(x.lo, s->t[i].load);
+		x.hi = fmax(x.hi, s->t[i].load);
+	}
+	if (!s->nt)
+		x.lo = s->min, x.hi = s->max;
+	x.log = x.hi / x.lo > 10;
+	if (x.log) {
+		x.lo = nice_125(x.lo * 0.9, false);
+		x.hi = nice_125(x.hi * 1.1, true);
+	} else {
+		double st = nice_step(x.lo * 0.9, x.hi * 1.05, 5);
+
+		x.lo = fmax(0, floor(x.lo * 0.9 / st) * st);
+		x.hi = ceil(x.hi * 1.05 / st) * st;
+	}
+	return x;
+}
+
+static const char *const goal_color[MAX_GOALS] = { "#1f5fbf", "#d06000", "#7a3ea0", "#008a6e" };
+static const char *const goal_dash[MAX_GOALS] = { "", "8 4", "2 3", "10 3 2 3" };
+
+static void write_svg(const struct search *s, FILE *f)
+{
+	bool lat = false;
+	const double W = 760, L = 80, R = 30, T = 64, PH = 300, GAP = 70;
+	double H, ymax = 0, pmax = 0, pmin = 1e18;
+	char a[16], b[16], title[200], when[32], wit[72];
+	struct axis x, y, yl = {};
+	size_t at = 0;
+	time_t now = s->start_unix;
+
+	for (int gi = 0; gi < s->ng; gi++)
+		lat |= s->g[gi].p99_us > 0;
+	H = T + PH + 50 + (lat ? GAP + 200 : 0);
+	x = load_axis(s, L, W - R);
+	for (int i = 0; i < s->nt; i++) {
 		ymax = fmax(ymax, fmax(s->t[i].load, s->t[i].received / s->t[i].duration_s));
-	ymax = ymax > 0 ? ymax * 1.1 : 1;
+		if (s->t[i].p99_us > 0) {
+			pmax = fmax(pmax, s->t[i].p99_us);
+			pmin = fmin(pmin, s->t[i].p99_us);
+		}
+	}
+	/* received on the same scale as offered: the diagonal is straight, the knee shows */
+	y = x;
+	y.p0 = T + PH;
+	y.p1 = T;
+	if (ymax > y.hi)
+		y.hi = ymax;
+
 	fprintf(f, "<svg xmlns='http://www.w3.org/2000/svg' width='%.0f' height='%.0f' font-family='sans-serif' "
 		   "font-size='12'>\n<rect width='100%%' height='100%%' fill='white'/>\n", W, H);
-	fprintf(f, "<text x='%.0f' y='18' text-anchor='middle' font-size='14'>Offered vs received "
-		   "(one point per trial)</text>\n", W / 2);
-	fprintf(f, "<line x1='%.0f' y1='%.0f' x2='%.0f' y2='%.0f' stroke='black'/>\n", L, H - B, W - R, H - B);
-	fprintf(f, "<line x1='%.0f' y1='%.0f' x2='%.0f' y2='%.0f' stroke='black'/>\n", L, T, L, H - B);
-	/* the diagonal: everything offered was received */
-	fprintf(f, "<line x1='%.0f' y1='%.0f' x2='%.1f' y2='%.1f' stroke='#bbb' stroke-dasharray='4'/>\n", L,
-		H - B, L + (W - L - R) * fmin(1, ymax / xmax), H - B - (H - T - B) * fmin(1, xmax / ymax));
-	for (int k = 0; k <= 4; k++) {
-		double x = L + (W - L - R) * k / 4, y = H - B - (H - T - B) * k / 4;
+	for (int i = 0; i < s->ncmd && at < 80; i++)
+		at += snprintf(title + at, sizeof(title) - at, "%s%s", i ? " " : "", s->cmd[i]);
+	if (at >= 80)
+		snprintf(title + 77, sizeof(title) - 77, "...");
+	strftime(when, sizeof(when), "%Y-%m-%d %H:%M UTC", gmtime(&now));
+	fprintf(f, "<text x='%.0f' y='20' text-anchor='middle' font-size='15'>Drop-point search: ", W / 2);
+	xml_text(f, title);
+	fprintf(f, "</text>\n<text x='%.0f' y='40' text-anchor='middle' fill='#444'>witness ", W / 2);
+	snprintf(wit, sizeof(wit), "%.60s%s", s->witness, strlen(s->witness) > 60 ? "..." : "");
+	xml_text(f, wit);
+	fprintf(f, " | %s%s | %s</text>\n", s->interrupted ? "interrupted, " : "", s->stop_why ? s->stop_why : "done",
+		when);
 
-		fprintf(f, "<text x='%.0f' y='%.0f' text-anchor='middle'>%s</text>\n", x, H - B + 16,
-			fmt_si(xmax * k / 4, a, sizeof(a)));
-		fprintf(f, "<text x='%.0f' y='%.0f' text-anchor='end'>%s</text>\n", L - 6, y + 4,
-			fmt_si(ymax * k / 4, a, sizeof(a)));
+	/* the throughput panel */
+	fprintf(f, "<rect x='%.0f' y='%.0f' width='%.0f' height='%.0f' fill='none' stroke='#000'/>\n", L, T,
+		W - L - R, PH);
+	axis_ticks(f, &x, false, T + PH + 16, "");
+	axis_ticks(f, &y, true, L - 6, "");
+	fprintf(f, "<text x='%.0f' y='%.0f' text-anchor='middle'>offered (frames/s%s)</text>\n", (L + W - R) / 2,
+		T + PH + 36, x.log ? ", log scale" : "");
+	fprintf(f, "<text x='18' y='%.0f' transform='rotate(-90 18 %.0f)' text-anchor='middle'>received "
+		   "(frames/s)</text>\n", T + PH / 2, T + PH / 2);
+	/* everything offered was received: the diagonal, as a curve on a log axis */
+	fprintf(f, "<polyline fill='none' stroke='#aaa' stroke-dasharray='4' points='");
+	for (int k = 0; k <= 64; k++) {
+		double v = x.log ? x.lo * pow(x.hi / x.lo, k / 64.0) : x.lo + (x.hi - x.lo) * k / 64;
+
+		if (v <= y.hi)
+			fprintf(f, "%.1f,%.1f ", axis_px(&x, v), axis_px(&y, v));
 	}
-	fprintf(f, "<text x='%.0f' y='%.0f' text-anchor='middle'>offered (frames/s)</text>\n", (L + W - R) / 2,
-		H - 12);
-	fprintf(f, "<text x='16' y='%.0f' transform='rotate(-90 16 %.0f)' text-anchor='middle'>received "
-		   "(frames/s)</text>\n", (T + H - B) / 2, (T + H - B) / 2);
+	fprintf(f, "'/>\n");
+	for (int gi = 0; gi < s->ng; gi++) {
+		const struct goal *g = &s->g[gi];
+		double gx = axis_px(&x, g->lower);
+
+		if (g->lower <= 0)
+			continue;
+		fprintf(f, "<line x1='%.1f' y1='%.0f' x2='%.1f' y2='%.0f' stroke='%s' stroke-width='2' "
+			   "stroke-dasharray='%s'/>\n", gx, T, gx, T + PH, goal_color[gi], goal_dash[gi]);
+		/* a label per goal at its own height, on the side with room: coinciding bounds stay readable */
+		fprintf(f, "<text x='%.1f' y='%.0f' fill='%s' text-anchor='%s'>", gx + (gx > W / 2 ? -4 : 4),
+			T + PH - 10 - 14 * gi, goal_color[gi], gx > W / 2 ? "end" : "start");
+		xml_text(f, g->name);
+		fprintf(f, " %s</text>\n", fmt_si(g->lower, a, sizeof(a)));
+	}
 	for (int i = 0; i < s->nt; i++) {
 		const struct trial *t = &s->t[i];
-		double x = L + (W - L - R) * t->load / xmax;
-		double y = H - B - (H - T - B) * (t->received / t->duration_s) / ymax;
+		double px = axis_px(&x, t->load), py = axis_px(&y, t->received / t->duration_s);
 
-		fprintf(f, "<circle cx='%.1f' cy='%.1f' r='4' fill='%s'><title>offered %.0f, loss %.5f</title>"
-			   "</circle>\n", x, y, t->loss > 0 ? "#c33" : "#393", t->load, t->loss);
+		if (t->sender_short)
+			fprintf(f, "<circle cx='%.1f' cy='%.1f' r='4' fill='none' stroke='#777'/>\n", px, py);
+		else
+			fprintf(f, "<circle cx='%.1f' cy='%.1f' r='4' fill='%s'/>\n", px, py, t->loss > 0 ? "#c33" : "#393");
 	}
-	fprintf(f, "<circle cx='%.0f' cy='%.0f' r='4' fill='#393'/><text x='%.0f' y='%.0f'>no loss</text>\n"
-		   "<circle cx='%.0f' cy='%.0f' r='4' fill='#c33'/><text x='%.0f' y='%.0f'>loss (ratio on hover)</text>\n",
-		W - 190, T + 12, W - 182, T + 16, W - 190, T + 28, W - 182, T + 32);
+	/* the legend, inside the panel's top-left corner: one line per mark, nothing near an edge */
+	fprintf(f, "<g transform='translate(%.0f,%.0f)'><rect width='300' height='%d' fill='white' "
+		   "fill-opacity='0.85' stroke='#ccc'/>\n", L + 8, T + 8, 20 + 16 * (s->ng + 2));
+	fprintf(f, "<circle cx='12' cy='14' r='4' fill='#393'/><text x='22' y='18'>trial without loss</text>\n"
+		   "<circle cx='150' cy='14' r='4' fill='#c33'/><text x='160' y='18'>trial with loss</text>\n"
+		   "<circle cx='12' cy='30' r='4' fill='none' stroke='#777'/><text x='22' y='34'>sender fell behind "
+		   "(not counted)</text>\n");
 	for (int gi = 0; gi < s->ng; gi++) {
-		double x = L + (W - L - R) * s->g[gi].lower / xmax;
+		const struct goal *g = &s->g[gi];
+		char lim[24];
 
-		if (!s->g[gi].lower)
-			continue;
-		fprintf(f, "<line x1='%.1f' y1='%.0f' x2='%.1f' y2='%.0f' stroke='#36c'/>\n", x, T, x, H - B);
-		fprintf(f, "<text x='%.1f' y='%.0f' fill='#36c'>%s %s</text>\n", x + 4, T + 14 + 14 * gi,
-			s->g[gi].name, fmt_si(s->g[gi].lower, a, sizeof(a)));
+		if (g->p99_us > 0)
+			snprintf(lim, sizeof(lim), "p99 <= %s", fmt_duration((uint64_t)(g->p99_us * 1e3), a, sizeof(a)));
+		else
+			snprintf(lim, sizeof(lim), "loss <= %g%%", g->loss * 100);
+		fprintf(f, "<line x1='4' y1='%d' x2='24' y2='%d' stroke='%s' stroke-width='2' stroke-dasharray='%s'/>"
+			   "<text x='30' y='%d'>", 46 + 16 * gi, 46 + 16 * gi, goal_color[gi], goal_dash[gi], 50 + 16 * gi);
+		xml_text(f, g->name);
+		fprintf(f, " (");
+		xml_text(f, lim);
+		fprintf(f, "): lower bound %s, upper %s</text>\n", g->lower ? fmt_si(g->lower, a, sizeof(a)) : "none",
+			g->upper ? fmt_si(g->upper, b, sizeof(b)) : "none");
+	}
+	fprintf(f, "</g>\n");
+
+	if (lat && pmax > 0) {
+		double top = T + PH + 50 + GAP, ph = 200;
+
+		yl = (struct axis){ .lo = pmin, .hi = pmax, .p0 = top + ph, .p1 = top };
+		for (int gi = 0; gi < s->ng; gi++)
+			if (s->g[gi].p99_us > 0)
+				yl.hi = fmax(yl.hi, s->g[gi].p99_us), yl.lo = fmin(yl.lo, s->g[gi].p99_us);
+		yl.log = yl.hi / yl.lo > 10;
+		if (yl.log) {
+			yl.lo = pow(10, floor(log10(yl.lo * 0.9)));
+			yl.hi = pow(10, ceil(log10(yl.hi * 1.1)));
+		} else {
+			yl.lo = 0;
+			yl.hi = yl.hi * 1.1;
+		}
+		fprintf(f, "<rect x='%.0f' y='%.0f' width='%.0f' height='%.0f' fill='none' stroke='#000'/>\n", L, top,
+			W - L - R, ph);
+		axis_ticks(f, &x, false, top + ph + 16, "");
+		/* microseconds on the axis, labelled as such */
+		axis_ticks(f, &yl, true, L - 6, "");
+		fprintf(f, "<text x='18' y='%.0f' transform='rotate(-90 18 %.0f)' text-anchor='middle'>p99 round "
+			   "trip (us)</text>\n", top + ph / 2, top + ph / 2);
+		for (int gi = 0; gi < s->ng; gi++) {
+			double gy;
+
+			if (s->g[gi].p99_us <= 0)
+				continue;
+			gy = axis_px(&yl, s->g[gi].p99_us);
+			fprintf(f, "<line x1='%.0f' y1='%.1f' x2='%.0f' y2='%.1f' stroke='%s' stroke-width='2' "
+				   "stroke-dasharray='%s'/>\n", L, gy, W - R, gy, goal_color[gi], goal_dash[gi]);
+		}
+		for (int i = 0; i < s->nt; i++)
+			if (s->t[i].p99_us > 0)
+				fprintf(f, "<circle cx='%.1f' cy='%.1f' r='4' fill='%s'/>\n", axis_px(&x, s->t[i].load),
+					axis_px(&yl, s->t[i].p99_us), s->t[i].sender_short ? "#bbb" : "#1f5fbf");
 	}
 	fprintf(f, "</svg>\n");
+}
+
+static void write_json(const struct search *s, FILE *f)
+{
+	struct json j = { .f = f };
+
+	json_open(&j, NULL, '{');
+	json_str(&j, "version", XR_VERSION);
+	json_u64(&j, "start_unix", s->start_unix);
+	json_str(&j, "witness", s->witness);
+	if (s->field)
+		json_str(&j, "witness_field", s->field);
+	json_open(&j, "settings", '{');
+	json_double(&j, "min_pps", s->min);
+	json_double(&j, "max_pps", s->max_asked);
+	json_double(&j, "max_pps_searched", s->max);
+	json_double(&j, "width", s->width);
+	json_double(&j, "trial_s", s->trial_ns / 1e9);
+	json_double(&j, "settle_s", s->settle_ns / 1e9);
+	json_double(&j, "pause_s", s->pause_ns / 1e9);
+	json_double(&j, "warmup_s", s->warmup_ns / 1e9);
+	json_open(&j, "trial_command", '[');
+	for (int i = 0; i < s->ncmd; i++)
+		json_str(&j, NULL, s->cmd[i]);
+	json_close(&j, ']');
+	json_close(&j, '}');
+	json_flag(&j, "interrupted", s->interrupted);
+	json_str(&j, "stopped", s->stop_why ? s->stop_why : "done");
+	/* kept for scripts written against earlier versions */
+	json_double(&j, "trial_s", s->trial_ns / 1e9);
+	json_open(&j, "goals", '[');
+	for (int gi = 0; gi < s->ng; gi++) {
+		const struct goal *g = &s->g[gi];
+
+		json_open(&j, NULL, '{');
+		json_str(&j, "name", g->name);
+		if (g->p99_us > 0)
+			json_double(&j, "p99_us", g->p99_us);
+		else
+			json_double(&j, "loss", g->loss);
+		json_double(&j, "exceed", g->exceed);
+		json_double(&j, "duration_sum_s", g->dsum);
+		json_double(&j, "lower", g->lower);
+		json_double(&j, "upper", g->upper);
+		json_flag(&j, "never_saturated", g->lower >= s->max);
+		json_double(&j, "conditional_throughput", conditional_throughput(s, g));
+		json_close(&j, '}');
+	}
+	json_close(&j, ']');
+	json_open(&j, "trials", '[');
+	for (int i = 0; i < s->nt; i++) {
+		const struct trial *t = &s->t[i];
+
+		json_open(&j, NULL, '{');
+		json_double(&j, "offered_pps", t->load);
+		json_u64(&j, "asked", t->asked);
+		json_u64(&j, "sent", t->sent);
+		json_u64(&j, "received", t->received);
+		json_double(&j, "loss", t->loss);
+		json_flag(&j, "sender_short", t->sender_short);
+		json_u64(&j, "fell_behind", t->behind);
+		if (t->p99_us >= 0)
+			json_double(&j, "p99_us", t->p99_us);
+		json_open(&j, "server_drops", '{');
+		for (int k = 0; k < t->nattr; k++)
+			json_u64(&j, t->attr_name[k], t->attr[k]);
+		json_close(&j, '}');
+		json_close(&j, '}');
+	}
+	json_close(&j, ']');
+	json_close(&j, '}');
+}
+
+/* The results as JSON, CSV and SVG, where asked for: 0, or -errno when one could not be written. */
+static int write_results(const struct search *s, const char *json_path, const char *csv_path, const char *svg_path)
+{
+	int err = 0, e;
+	FILE *f;
+
+	if (json_path) {
+		f = json_fopen(json_path);
+		if (f) {
+			write_json(s, f);
+			e = json_fclose(f);
+		} else {
+			e = -errno;
+		}
+		if (e) {
+			pr_warn("cannot write %s: %s\n", json_path, strerror(-e));
+			err = e;
+		}
+	}
+	if (csv_path) {
+		f = fopen(csv_path, "w");
+		if (f) {
+			fprintf(f, "trial,offered_pps,asked,sent,received,loss,sender_short\n");
+			for (int i = 0; i < s->nt; i++)
+				fprintf(f, "%d,%.0f,%llu,%llu,%llu,%.6f,%d\n", i + 1, s->t[i].load,
+					(unsigned long long)s->t[i].asked, (unsigned long long)s->t[i].sent,
+					(unsigned long long)s->t[i].received, s->t[i].loss, s->t[i].sender_short);
+			e = json_fclose(f);
+		} else {
+			e = -errno;
+		}
+		if (e) {
+			pr_warn("cannot write %s: %s\n", csv_path, strerror(-e));
+			err = e;
+		}
+	}
+	if (svg_path) {
+		f = fopen(svg_path, "w");
+		if (f) {
+			write_svg(s, f);
+			e = json_fclose(f);
+		} else {
+			e = -errno;
+		}
+		if (e) {
+			pr_warn("cannot write %s: %s\n", svg_path, strerror(-e));
+			err = e;
+		}
+	}
+	return err;
 }
 
 static void usage(FILE *f)
@@ -539,6 +986,15 @@ static void usage(FILE *f)
 		"                       connection tracking)\n"
 		"      --json FILE|-, --csv FILE, --svg FILE   results, every trial, a plot\n"
 		"\n"
+		"A trial whose sender fell behind its schedule is marked SENDER SHORT, tried once\n"
+		"more, and never classified; a second one at the same load lowers the searched\n"
+		"maximum to what the sender keeps. Ctrl-C stops the search and still writes the\n"
+		"bounds found so far (text, JSON, CSV, SVG).\n"
+		"\n"
+		"Exit status: 0 every goal found, 1 the search ended early (trial limit, or the\n"
+		"sender cannot offer --min), 2 bad usage, 3 the environment (a trial or the witness\n"
+		"failed), 4 interrupted.\n"
+		"\n"
 		"Examples:\n"
 		"  xdpreplay search --witness http://198.18.0.2:9100/ --max 2M -- replay -i eth1 frame.pcap\n"
 		"  xdpreplay search --witness replies --goal p=0.001 -- gen syn -i eth1 --dst 198.18.0.2:80\n"
@@ -573,9 +1029,8 @@ int cmd_search(int argc, char **argv)
 	struct search *s = calloc(1, sizeof(*s));
 	const char *json_path = NULL, *csv_path = NULL, *svg_path = NULL;
 	static char names[MAX_GOALS][32];
-	int opt, err, ret = XR_EXIT_USAGE;
-	char a[16], b[16], c[16];
-	FILE *f;
+	int opt, err, ret = XR_EXIT_USAGE, loss_goals = 0;
+	char a[16], b[16], c[16], d[16];
 
 	if (!s)
 		return XR_EXIT_ENV;
@@ -695,9 +1150,34 @@ int cmd_search(int argc, char **argv)
 			goto out;
 		}
 	}
-	if (!s->ng) {
-		s->g[s->ng++] = (struct goal){ .loss = 0, .name = "NDR" };
-		s->g[s->ng++] = (struct goal){ .loss = 0.005, .name = "PDR" };
+	/* the replies witness counts SYN-ACKs or PUSH_ACKs: nothing else answers a trial */
+	if (!strcmp(s->witness, "replies") && !s->lorawan &&
+	    (strcmp(argv[optind], "gen") || optind + 1 >= argc || strcmp(argv[optind + 1], "syn"))) {
+		ret = cli_usage_error("search", "--witness replies counts the answers of gen syn and lorawan send; "
+				      "for %s use http://ADDR:PORT/ (count --listen on the server) or cmd:COMMAND",
+				      argv[optind]);
+		goto out;
+	}
+	for (int gi = 0; gi < s->ng; gi++) {
+		if (s->g[gi].p99_us > 0 && strcmp(s->witness, "replies")) {
+			ret = cli_usage_error("search", "--latency-goal needs --witness replies (the round trips of gen "
+					      "syn or lorawan send)");
+			goto out;
+		}
+		loss_goals += s->g[gi].p99_us <= 0;
+	}
+	/* the default loss goals stay unless the user gave loss goals of their own */
+	if (!loss_goals) {
+		if (s->ng + 2 > MAX_GOALS) {
+			ret = cli_usage_error("search", "at most %d goals with the default NDR and PDR", MAX_GOALS - 2);
+			goto out;
+		}
+		memmove(&s->g[2], &s->g[0], s->ng * sizeof(s->g[0]));
+		s->g[0] = (struct goal){ .loss = 0, .name = "NDR" };
+		s->g[1] = (struct goal){ .loss = 0.005, .name = "PDR" };
+		s->ng += 2;
+		if (s->ng > 2)
+			fprintf(stderr, "search: with the default goals NDR (loss 0) and PDR (loss 0.5%%)\n");
 	}
 	/* without a duration sum, one trial judges a load */
 	for (int gi = 0; gi < s->ng; gi++)
@@ -709,9 +1189,12 @@ int cmd_search(int argc, char **argv)
 	}
 	s->cmd = argv + optind;
 	s->ncmd = argc - optind;
+	s->max_asked = s->max;
+	s->start_unix = time(NULL);
 	cli_catch_signals();
 	fprintf(stderr, "search: %s to %s frames/s, %.1f s trials, width %.3f, witness %s\n",
 		fmt_si(s->min, a, sizeof(a)), fmt_si(s->max, b, sizeof(b)), s->trial_ns / 1e9, s->width, s->witness);
+	err = 0;
 	if (s->warmup_ns) {
 		uint64_t trial = s->trial_ns;
 		struct trial w = {};
@@ -719,81 +1202,45 @@ int cmd_search(int argc, char **argv)
 		s->trial_ns = s->warmup_ns;
 		err = run_trial(s, s->min, &w);
 		s->trial_ns = trial;
-		if (err) {
-			ret = XR_EXIT_ENV;
-			goto out;
-		}
-		fprintf(stderr, "  warm-up: %.1f s at %s pps, loss %.5f (not counted)\n", s->warmup_ns / 1e9,
-			fmt_si(s->min, a, sizeof(a)), w.loss);
+		if (err == -EINTR)
+			s->interrupted = true;
+		else if (err)
+			goto env;
+		else
+			fprintf(stderr, "  warm-up: %.1f s at %s pps, loss %.5f (not counted)\n", s->warmup_ns / 1e9,
+				fmt_si(s->min, a, sizeof(a)), w.loss);
 	}
-	err = do_search(s);
-	if (err) {
-		ret = err == -EINTR ? XR_EXIT_FAIL : XR_EXIT_ENV;
-		goto out;
+	if (!err)
+		err = do_search(s);
+	if (err && err != -EINTR && err != -ERANGE)
+		goto env;
+	if (s->interrupted) {
+		s->stop_why = "interrupted";
+		fprintf(stderr, "search: interrupted after %d trials; the bounds so far:\n", s->nt);
 	}
 	for (int gi = 0; gi < s->ng; gi++) {
 		struct goal *g = &s->g[gi];
+		char lim[32];
 
 		classify(s, g);
-		fprintf(stderr, "%s (%s <= %g): lower bound %s frames/s (received %s/s), upper bound %s%s\n", g->name,
-			g->p99_us > 0 ? "p99 us" : "loss", g->p99_us > 0 ? g->p99_us : g->loss,
-			fmt_si(g->lower, a, sizeof(a)), fmt_si(conditional_throughput(s, g), c, sizeof(c)), g->upper ? fmt_si(g->upper, b, sizeof(b)) : "none",
+		if (g->p99_us > 0)
+			snprintf(lim, sizeof(lim), "p99 <= %s", fmt_duration((uint64_t)(g->p99_us * 1e3), d, sizeof(d)));
+		else
+			snprintf(lim, sizeof(lim), "loss <= %g", g->loss);
+		fprintf(stderr, "%s (%s): lower bound %s frames/s (received %s/s), upper bound %s%s\n", g->name, lim,
+			fmt_si(g->lower, a, sizeof(a)), fmt_si(conditional_throughput(s, g), c, sizeof(c)),
+			g->upper ? fmt_si(g->upper, b, sizeof(b)) : "none",
 			g->lower >= s->max ? " (the server was never saturated: the lower bound is the most offered)" : "");
 	}
-	if (json_path && (f = json_fopen(json_path))) {
-		struct json j = { .f = f };
-
-		json_open(&j, NULL, '{');
-		json_str(&j, "witness", s->witness);
-		json_double(&j, "trial_s", s->trial_ns / 1e9);
-		json_open(&j, "goals", '[');
-		for (int gi = 0; gi < s->ng; gi++) {
-			json_open(&j, NULL, '{');
-			json_str(&j, "name", s->g[gi].name);
-			if (s->g[gi].p99_us > 0)
-				json_double(&j, "p99_us", s->g[gi].p99_us);
-			else
-				json_double(&j, "loss", s->g[gi].loss);
-			json_double(&j, "lower", s->g[gi].lower);
-			json_double(&j, "upper", s->g[gi].upper);
-			json_flag(&j, "never_saturated", s->g[gi].lower >= s->max);
-			json_double(&j, "conditional_throughput", conditional_throughput(s, &s->g[gi]));
-			json_close(&j, '}');
-		}
-		json_close(&j, ']');
-		json_open(&j, "trials", '[');
-		for (int i = 0; i < s->nt; i++) {
-			json_open(&j, NULL, '{');
-			json_double(&j, "offered_pps", s->t[i].load);
-			json_u64(&j, "asked", s->t[i].asked);
-			json_u64(&j, "sent", s->t[i].sent);
-			json_u64(&j, "received", s->t[i].received);
-			json_double(&j, "loss", s->t[i].loss);
-			if (s->t[i].p99_us >= 0)
-				json_double(&j, "p99_us", s->t[i].p99_us);
-			json_open(&j, "server_drops", '{');
-			for (int k = 0; k < s->t[i].nattr; k++)
-				json_u64(&j, s->t[i].attr_name[k], s->t[i].attr[k]);
-			json_close(&j, '}');
-			json_close(&j, '}');
-		}
-		json_close(&j, ']');
-		json_close(&j, '}');
-		json_fclose(f);
+	if (write_results(s, json_path, csv_path, svg_path)) {
+		ret = XR_EXIT_ENV;
+		goto out;
 	}
-	if (csv_path && (f = fopen(csv_path, "w"))) {
-		fprintf(f, "trial,offered_pps,asked,sent,received,loss\n");
-		for (int i = 0; i < s->nt; i++)
-			fprintf(f, "%d,%.0f,%llu,%llu,%llu,%.6f\n", i + 1, s->t[i].load,
-				(unsigned long long)s->t[i].asked, (unsigned long long)s->t[i].sent,
-				(unsigned long long)s->t[i].received, s->t[i].loss);
-		fclose(f);
-	}
-	if (svg_path && (f = fopen(svg_path, "w"))) {
-		write_svg(s, f);
-		fclose(f);
-	}
-	ret = XR_EXIT_OK;
+	ret = s->interrupted ? XR_EXIT_INTERRUPTED : s->stop_why ? XR_EXIT_FAIL : XR_EXIT_OK;
+	goto out;
+env:
+	ret = XR_EXIT_ENV;
+	goto out;
 out:
 	free(s);
 	return ret;
