@@ -627,9 +627,9 @@ int xr_replies(struct xdp_md *ctx)
 				return XDP_TX;
 			return XDP_DROP;
 		}
-		first = !t->answered;
+		first = !(t->answered & XR_ANSWERED_SYNACK);
 		if (first) {
-			t->answered = 1;
+			t->answered |= XR_ANSWERED_SYNACK;
 			st->syn_acks++;
 			record_rtt(t->ts_ns);
 		} else {
@@ -651,10 +651,13 @@ int xr_replies(struct xdp_md *ctx)
 	if ((flags & TCP_FIN) && cfg.rpl.complete) {
 		/* the server closed: we never keep state, so a RST ends it */
 		if (!make_reply(ctx, TCP_RST, ack, 0)) {
-			if (ours)
-				st->fins++;
-			else
+			/* a connection closes once, however often its FIN comes */
+			if (!ours)
 				st->unmatched++;
+			else if (!(t->answered & XR_ANSWERED_FIN))
+				st->fins++;
+			if (ours)
+				t->answered |= XR_ANSWERED_FIN;
 			return XDP_TX;
 		}
 	}

@@ -124,9 +124,12 @@ enum xr_pace {
 struct xr_send_ts {
 	__u64 ts_ns;
 	__u32 n32;     /* low 32 bits of n: the entry is n's, not an older one's */
-	__u16 answered;
+	__u16 answered; /* XR_ANSWERED_*: which of n's answers came (LoRaWAN: 1 = its PUSH_ACK) */
 	__u16 gw;      /* LoRaWAN: the gateway that sent n */
 };
+
+#define XR_ANSWERED_SYNACK 1
+#define XR_ANSWERED_FIN 2
 
 struct xr_replies_cfg {
 	__u32 server_addr;   /* network order */

@@ -12,6 +12,17 @@ expect_range() {
 	python3 -c "import sys; v,lo,hi=map(float,sys.argv[1:4]); sys.exit(0 if lo<=v<=hi else 1)" "$1" "$2" "$3" ||
 		fail "$4: got $1, expected $2..$3"
 }
+# run_bad EXPECTED_STATUS PATTERN ARGS...: the command fails with that status and one matching line
+run_bad() {
+	local want=$1 pat=$2 rc
+	shift 2
+	"$@" >"$WORK/out" 2>"$WORK/err"
+	rc=$?
+	expect_eq "$rc" "$want" "exit status of: $*"
+	expect_eq "$(wc -l <"$WORK/err")" 1 "lines on stderr of: $* ($(cat "$WORK/err"))"
+	grep -qE -- "$pat" "$WORK/err" || fail "stderr of '$*' does not match '$pat': $(cat "$WORK/err")"
+}
+
 # jget FILE KEY[.KEY...]: one value of a JSON document
 jget() {
 	python3 -c '

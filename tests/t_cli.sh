@@ -1,17 +1,6 @@
 # SPDX-License-Identifier: GPL-2.0
 # Bad command lines: one line on stderr naming the problem, a usage exit status (2).
 
-# run_bad EXPECTED_STATUS PATTERN ARGS...: the command fails with that status and one matching line
-run_bad() {
-	local want=$1 pat=$2 rc
-	shift 2
-	"$@" >"$WORK/out" 2>"$WORK/err"
-	rc=$?
-	expect_eq "$rc" "$want" "exit status of: $*"
-	expect_eq "$(wc -l <"$WORK/err")" 1 "lines on stderr of: $* ($(cat "$WORK/err"))"
-	grep -qE -- "$pat" "$WORK/err" || fail "stderr of '$*' does not match '$pat': $(cat "$WORK/err")"
-}
-
 test_unknown_option() {
 	run_bad 2 "unknown option '--bogus'" "$XR" replay --bogus -i lo x.pcap
 	run_bad 2 "option '--pps' needs a value" "$XR" replay -i lo x.pcap --pps

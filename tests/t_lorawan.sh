@@ -157,8 +157,10 @@ test_lorawan_webhook_counts_per_device() {
 	WH=$!
 	sleep 0.5
 	lw_server_start --fleet "$WORK/f" --idle 2 --webhook "http://$TB_SRV_IP:8090/"
+	# from a later sequence number, as a second run or a search trial starts: every device begins at
+	# fcnt_start + 1, and that is no loss (it was counted as 500 lost uplinks before)
 	tb_gen "$XR" lorawan send -i "$TB_GEN_IF" --fleet "$WORK/f" --server "$TB_SRV_IP" --pps 3k --rounds 3 \
-		--schedule "$WORK/sched.json" -q || fail "lorawan send exited $?"
+		--first-seq 1500 --schedule "$WORK/sched.json" -q || fail "lorawan send exited $?"
 	wait "$LW_PID"
 	wait "$WH" || fail "count --webhook exited $?"
 	expect_eq "$(jget "$WORK/lw.out" webhook_posted)" 1500 "events the server posted"
@@ -199,6 +201,24 @@ test_lorawan_webhook_gaps_and_duplicates() {
 	expect_eq "$(jget "$WORK/w.json" webhook.duplicated)" 1 "duplicated"
 	expect_eq "$(jget "$WORK/w.json" webhook.unknown_device)" 1 "unknown device"
 	expect_eq "$(jget "$WORK/w.json" webhook.unreadable)" 1 "unreadable body"
+
+	# with the sender's schedule the start is known: a device first seen at fcnt_start + 2 lost two
+	fcnt0=$(sed -n 2p "$WORK/f/devices.csv" | cut -d, -f5)
+	echo '{"t0_unix":1.0,"pps":1000,"first_n":0}' >"$WORK/sched.json"
+	"$XR" count --webhook 127.0.0.1:18091 --fleet "$WORK/f" --schedule "$WORK/sched.json" --idle 1s \
+		--duration 30s --json "$WORK/w2.json" -q &
+	WH=$!
+	sleep 0.3
+	python3 - "$eui" "$fcnt0" <<-'PY' || fail "POST"
+	import sys, urllib.request
+	for f in (2, 3):
+	    body = '{"deviceInfo": {"devEui": "%s"}, "fCnt": %d}' % (sys.argv[1], int(sys.argv[2]) + f)
+	    urllib.request.urlopen(urllib.request.Request("http://127.0.0.1:18091/?event=up", data=body.encode(),
+	                                                  method="POST"), timeout=5).read()
+	PY
+	wait "$WH" || fail "count --webhook exited $?"
+	expect_eq "$(jget "$WORK/w2.json" webhook.uplinks)" 2 "uplinks received"
+	expect_eq "$(jget "$WORK/w2.json" webhook.lost)" 2 "lost before the first seen (schedule: first_n 0)"
 }
 
 test_lorawan_no_push_ack() {

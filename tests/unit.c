@@ -14,6 +14,8 @@
 #include "frameset.h"
 #include "json.h"
 #include "log.h"
+#include "meter.h"
+#include "pacer.h"
 #include "units.h"
 
 static int failed_checks;
@@ -216,6 +218,86 @@ static void test_skips(void)
 	frameset_free(&fs);
 }
 
+/* What one thread was asked and why it did not send the rest (pacer.c: thread_plan, thread_account). */
+static void test_thread_account(void)
+{
+	struct frameset fs = { .n = 1 };
+	struct engine_opts o = { .fs = &fs, .threads = 1, .count = XR_FOREVER, .pace = XR_PACE_RATE, .pps = 1e6,
+				 .duration_ns = 1000000000ULL };
+	struct thread_plan tp;
+	struct engine_unsent u;
+	struct pacer p;
+	uint64_t asked;
+
+	/* 1 Mpps for 1 s: 1,000,000 due; the sender got to 600,000 by the deadline */
+	pacer_init(&p, &o, 0, 1000, NULL);
+	thread_plan_init(&tp, &o, &p, 0, 1000);
+	CHECK(tp.k_due == 1000000 && tp.k_count == XR_FOREVER, "due %llu", (unsigned long long)tp.k_due);
+	asked = 0, u = (struct engine_unsent){};
+	thread_account(&tp, &o, 600000, STOP_DEADLINE, &asked, &u);
+	CHECK(asked == 1000000 && u.behind == 400000 && engine_unsent_total(&u) == 400000,
+	      "behind: asked %llu behind %llu", (unsigned long long)asked, (unsigned long long)u.behind);
+	/* the same stopped by a signal, by a device error */
+	asked = 0, u = (struct engine_unsent){};
+	thread_account(&tp, &o, 600000, STOP_SIGNAL, &asked, &u);
+	CHECK(asked == 1000000 && u.interrupted == 400000 && !u.behind, "signal");
+	asked = 0, u = (struct engine_unsent){};
+	thread_account(&tp, &o, 600000, STOP_ERROR, &asked, &u);
+	CHECK(u.device_error == 400000 && engine_unsent_total(&u) == 400000, "device error");
+	/* --count 3M with the same duration: 2M are cut by the duration, the 400k missed are behind */
+	o.count = 3000000;
+	thread_plan_init(&tp, &o, &p, 0, 1000);
+	asked = 0, u = (struct engine_unsent){};
+	thread_account(&tp, &o, 600000, STOP_DEADLINE, &asked, &u);
+	CHECK(asked == 3000000 && u.duration == 2000000 && u.behind == 400000, "count beyond the duration: %llu %llu",
+	      (unsigned long long)u.duration, (unsigned long long)u.behind);
+	/* top speed, --count and --duration: what the deadline cut is "duration reached" */
+	o.pace = XR_PACE_NONE;
+	thread_plan_init(&tp, &o, &p, 0, 1000);
+	asked = 0, u = (struct engine_unsent){};
+	thread_account(&tp, &o, 600000, STOP_DEADLINE, &asked, &u);
+	CHECK(asked == 3000000 && u.duration == 2400000 && !u.behind, "top speed cut");
+	/* until stopped: what was asked is what was attempted */
+	o.count = XR_FOREVER;
+	thread_plan_init(&tp, &o, &p, 0, 1000);
+	asked = 0, u = (struct engine_unsent){};
+	thread_account(&tp, &o, 600000, STOP_SIGNAL, &asked, &u);
+	CHECK(asked == 600000 && engine_unsent_total(&u) == 0, "forever");
+	/* two threads share --count 5: 3 and 2 */
+	o.count = 5;
+	o.threads = 2;
+	thread_plan_init(&tp, &o, &p, 0, 1000);
+	CHECK(tp.k_count == 3, "thread 0 of 2: %llu", (unsigned long long)tp.k_count);
+	thread_plan_init(&tp, &o, &p, 1, 1000);
+	CHECK(tp.k_count == 2, "thread 1 of 2: %llu", (unsigned long long)tp.k_count);
+	/* the grace after --duration: 20 ms at least, 2% of the duration, 500 ms at most */
+	o.pace = XR_PACE_RATE;
+	CHECK(pacer_grace_ns(&o) == 20000000ULL, "grace of 1 s");
+	o.duration_ns = 10000000000ULL;
+	CHECK(pacer_grace_ns(&o) == 200000000ULL, "grace of 10 s");
+	o.duration_ns = 3600000000000ULL;
+	CHECK(pacer_grace_ns(&o) == 500000000ULL, "grace of 1 h");
+}
+
+/* The per-second series and the totals the live line shows (meter.c). */
+static void test_meter(void)
+{
+	struct engine_opts o = { .count = 100 };
+	struct engine_result res = {};
+	struct run_meter m;
+	const uint64_t s = 1000000000ULL;
+
+	meter_init(&m, &o, 0, 300);
+	meter_tick(&m, s / 2, 50, 0, 60);
+	meter_tick(&m, s, 100, 0, 60);
+	meter_tick(&m, 2 * s + 1, 250, 0, 60);
+	meter_finish(&m, 2 * s + s / 2, 300, &res);
+	CHECK(res.nsec == 3 && res.per_sec[0] == 100 && res.per_sec[1] == 150 && res.per_sec[2] == 50,
+	      "series: %u seconds, %llu %llu %llu", res.nsec, (unsigned long long)(res.nsec ? res.per_sec[0] : 0),
+	      (unsigned long long)(res.nsec > 1 ? res.per_sec[1] : 0), (unsigned long long)(res.nsec > 2 ? res.per_sec[2] : 0));
+	free(res.per_sec);
+}
+
 int main(void)
 {
 	run("parse_count", test_parse_count);
@@ -227,5 +309,7 @@ int main(void)
 	run("pcap_gz_ns", test_pcap_gz_ns);
 	run("hostile_captures", test_hostile);
 	run("skipped_frames", test_skips);
+	run("thread_account", test_thread_account);
+	run("meter", test_meter);
 	return nfail ? 1 : 0;
 }

@@ -12,7 +12,13 @@
 
 static int bad_value(const char *cmd, const char *opt, const char *arg, const char *what)
 {
-	fprintf(stderr, "xdpreplay %s: --%s: '%s' is not %s\n", cmd, opt, arg, what);
+	double v;
+
+	/* a negative value is a value, just not one these options take */
+	if (arg[0] == '-' && !parse_number(arg + 1, &v))
+		fprintf(stderr, "xdpreplay %s: --%s: '%s': the value must be positive\n", cmd, opt, arg);
+	else
+		fprintf(stderr, "xdpreplay %s: --%s: '%s' is not %s\n", cmd, opt, arg, what);
 	return -EINVAL;
 }
 

@@ -232,14 +232,22 @@ static int parse_addr(const char *arg, __u32 *addr)
 	return 0;
 }
 
+/* Frames per second from the first matched frame to the last (n frames span n - 1 intervals). */
+static double matched_rate(const struct count_totals *t)
+{
+	return t->matched > 1 && t->last_ns > t->first_ns ? (t->matched - 1) / ((t->last_ns - t->first_ns) / 1e9) : 0;
+}
+
 static void report_text(const char *ifname, const struct count_totals *t, const struct kstats *d,
 			const struct attribution *a, double dur, bool drop, const struct nft_counters *nft)
 {
 	char x[16], y[16];
+	double span = t->last_ns > t->first_ns ? (t->last_ns - t->first_ns) / 1e9 : 0;
 
-	fprintf(stderr, "count: %llu frames matched (%sB) in %.3f s on %s, %s pps; %llu frames seen by XDP\n",
-		(unsigned long long)t->matched, fmt_si(t->bytes, x, sizeof(x)), dur, ifname,
-		fmt_si(dur > 0 ? t->matched / dur : 0, y, sizeof(y)), (unsigned long long)t->seen);
+	/* the rate of the stream itself: from its first frame to its last, not the idle time around it */
+	fprintf(stderr, "count: %llu frames matched (%sB) on %s in %.3f s; first to last %.3f s: %s pps; "
+		"%llu frames seen by XDP\n", (unsigned long long)t->matched, fmt_si(t->bytes, x, sizeof(x)), ifname,
+		dur, span, fmt_si(matched_rate(t), y, sizeof(y)), (unsigned long long)t->seen);
 	fprintf(stderr, "  before XDP: interface rx_dropped %llu, softnet dropped %llu\n",
 		(unsigned long long)a->if_rx_dropped, (unsigned long long)a->softnet_dropped);
 	if (drop) {
@@ -305,7 +313,8 @@ static void report_json(FILE *f, const char *ifname, const struct count_totals *
 	json_u64(&j, "passed", t->passed);
 	json_u64(&j, "xdp_dropped", t->dropped);
 	json_double(&j, "duration_s", dur);
-	json_double(&j, "pps", dur > 0 ? t->matched / dur : 0);
+	json_double(&j, "pps", matched_rate(t));
+	json_double(&j, "pps_whole_run", dur > 0 ? t->matched / dur : 0);
 	json_double(&j, "first_to_last_s", t->last_ns > t->first_ns ? (t->last_ns - t->first_ns) / 1e9 : 0);
 	json_open(&j, "per_second", '[');
 	for (int i = 0; i < nseries; i++)
@@ -683,7 +692,10 @@ int cmd_count(int argc, char **argv)
 		if (!quiet && isatty(STDERR_FILENO) && now >= next_progress) {
 			char x[16];
 
-			fprintf(stderr, "\r  matched %s   ", fmt_si(t.matched, x, sizeof(x)));
+			if (!t.matched && idle)
+				fprintf(stderr, "\r  matched 0: waiting for the first frame (--idle counts from it)   ");
+			else
+				fprintf(stderr, "\r  matched %s   ", fmt_si(t.matched, x, sizeof(x)));
 			next_progress += 1000000000ULL;
 		}
 	}
@@ -704,6 +716,9 @@ int cmd_count(int argc, char **argv)
 	if (!quiet) {
 		if (isatty(STDERR_FILENO) && now - start >= 1000000000ULL)
 			fputc('\n', stderr);
+		if (idle && !t.matched)
+			fprintf(stderr, "count: no frame matched, so --idle never started (it counts from the first "
+				"frame)\n");
 		report_text(ifname, &t, &d, &a, (now - start) / 1e9, cfg.drop, use_nft ? nft_d : NULL);
 		if (webhook_addr)
 			webhook_text(&wh, stderr);

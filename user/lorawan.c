@@ -40,14 +40,18 @@ struct region {
 	const char *name;
 	uint32_t lo_hz, hi_hz;
 	uint32_t chan_hz[8];
+	uint32_t wide_hz;    /* the 500 kHz uplink channel of the plan, 0 = none */
+	const char *drs;     /* its uplink data rates, for messages */
 };
 
 /* Channel plans (LoRaWAN Regional Parameters): EU868's 8 default channels, US915 sub-band 2. */
 static const struct region regions[] = {
 	{ "eu868", 863000000, 870000000,
-	  { 868100000, 868300000, 868500000, 867100000, 867300000, 867500000, 867700000, 867900000 } },
+	  { 868100000, 868300000, 868500000, 867100000, 867300000, 867500000, 867700000, 867900000 }, 0,
+	  "SF7-SF12 at 125 kHz, SF7BW250" },
 	{ "us915", 902000000, 928000000,
-	  { 903900000, 904100000, 904300000, 904500000, 904700000, 904900000, 905100000, 905300000 } },
+	  { 903900000, 904100000, 904300000, 904500000, 904700000, 904900000, 905100000, 905300000 }, 904600000,
+	  "SF7-SF10 at 125 kHz, SF8BW500 on a 500 kHz channel" },
 };
 
 static const struct region *region_of(uint32_t hz)
@@ -107,6 +111,7 @@ void lw_fleet_free(struct lw_fleet *f)
 static int check_device(const struct lw_fleet *f, const struct lw_device *d, char *why, size_t wl)
 {
 	unsigned int max = lw_max_payload(d->freq_hz, d->sf, d->bw_khz);
+	const struct region *r = region_of(d->freq_hz);
 
 	if (d->payload_len < 1 || d->payload_len > XR_LORA_MAX_FRM) {
 		snprintf(why, wl, "payload of %u bytes: xdpreplay sends 1 to %d", d->payload_len, XR_LORA_MAX_FRM);
@@ -123,6 +128,18 @@ static int check_device(const struct lw_fleet *f, const struct lw_device *d, cha
 	}
 	if (d->sf < 5 || d->sf > 12 || (d->bw_khz != 125 && d->bw_khz != 250 && d->bw_khz != 500)) {
 		snprintf(why, wl, "datr SF%uBW%u is not a LoRa data rate", d->sf, d->bw_khz);
+		return -EINVAL;
+	}
+	/* Regional Parameters: only the plan's data rates, each on a channel of its bandwidth */
+	if (r && !max) {
+		snprintf(why, wl, "datr SF%uBW%u is not an uplink data rate of %s (%s)", d->sf, d->bw_khz, r->name,
+			 r->drs);
+		return -EINVAL;
+	}
+	if (r && !strcmp(r->name, "us915") &&
+	    (d->bw_khz == 500 ? (d->freq_hz - 903000000) % 1600000 || d->freq_hz > 914200000 :
+				(d->freq_hz - 902300000) % 200000 || d->freq_hz > 914900000)) {
+		snprintf(why, wl, "%.1f MHz is not a US915 %u kHz uplink channel", d->freq_hz / 1e6, d->bw_khz);
 		return -EINVAL;
 	}
 	for (unsigned int k = 0; k < f->heard_by; k++)
@@ -201,7 +218,7 @@ int lw_fleet_generate(const struct lw_gen_opts *o, struct lw_fleet *f)
 		d->payload_len = o->payload_min + v % (o->payload_max - o->payload_min + 1);
 		rnd_bytes(&st, d->payload, d->payload_len);
 		d->chan = (v >> 16) % 8;
-		d->freq_hz = r->chan_hz[d->chan];
+		d->freq_hz = o->bw_khz == 500 && r->wide_hz ? r->wide_hz : r->chan_hz[d->chan];
 		d->sf = o->sf;
 		d->bw_khz = o->bw_khz;
 		d->codr = 0;
@@ -225,11 +242,22 @@ static void hex(char *out, const uint8_t *b, size_t n)
 		sprintf(out + 2 * i, "%02x", b[i]);
 }
 
+char *lw_path(char *buf, size_t len, const char *dir, const char *name)
+{
+	size_t n = strlen(dir);
+
+	/* "fleet/" and "fleet" name the same folder: one slash either way */
+	while (n > 1 && dir[n - 1] == '/')
+		n--;
+	snprintf(buf, len, "%.*s/%s", (int)n, dir, name);
+	return buf;
+}
+
 static FILE *open_in(const char *dir, const char *name, const char *mode, char *path, size_t pl)
 {
 	FILE *fp;
 
-	snprintf(path, pl, "%s/%s", dir, name);
+	lw_path(path, pl, dir, name);
 	fp = fopen(path, mode);
 	if (!fp)
 		pr_warn("cannot %s %s: %s\n", *mode == 'r' ? "read" : "write", path,

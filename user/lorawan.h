@@ -130,4 +130,7 @@ static inline void lw_of_n(const struct lw_fleet *f, uint64_t n, size_t *d, unsi
 	*fcnt = f->dev[*d].fcnt_start + (uint32_t)(u / f->ndev);
 }
 
+/* DIR/NAME into buf with one slash between them, whatever DIR ends with; returns buf. */
+char *lw_path(char *buf, size_t len, const char *dir, const char *name);
+
 #endif

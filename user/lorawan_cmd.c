@@ -186,10 +186,13 @@ static int cmd_fleet(int argc, char **argv)
 	if (err)
 		return err == -EINVAL ? XR_EXIT_USAGE : XR_EXIT_ENV;
 	err = lw_fleet_save(&f, out);
-	if (!err && !quiet)
-		fprintf(stderr, "lorawan fleet: %zu devices, %zu gateways, heard by %u, seed %llu: %s/devices.csv, "
-			"%s/gateways.csv (%.2f s)\n", f.ndev, f.ngw, f.heard_by, (unsigned long long)g.seed, out, out,
-			(now_ns() - t0) / 1e9);
+	if (!err && !quiet) {
+		char dp[4096], gp[4096];
+
+		fprintf(stderr, "lorawan fleet: %zu devices, %zu gateways, heard by %u, seed %llu: %s, %s (%.2f s)\n",
+			f.ndev, f.ngw, f.heard_by, (unsigned long long)g.seed, lw_path(dp, sizeof(dp), out, "devices.csv"),
+			lw_path(gp, sizeof(gp), out, "gateways.csv"), (now_ns() - t0) / 1e9);
+	}
 	lw_fleet_free(&f);
 	return err ? XR_EXIT_ENV : XR_EXIT_OK;
 }

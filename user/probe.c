@@ -308,7 +308,7 @@ int cmd_probe(int argc, char **argv)
 	struct utsname uts;
 	struct statfs sfs;
 	struct iface ifc;
-	bool usable;
+	bool usable, root;
 	int opt, err;
 
 	opterr = 0;
@@ -323,8 +323,8 @@ int cmd_probe(int argc, char **argv)
 	}
 	if (optind < argc)
 		return cli_usage_error("probe", "unexpected argument '%s'", argv[optind]);
-	if (cli_need_root("probe"))
-		return XR_EXIT_ENV;
+	/* without root the BPF checks cannot run; the rest is still worth saying */
+	root = geteuid() == 0;
 	if (ifname && iface_get(ifname, &ifc))
 		return XR_EXIT_ENV;
 	libxdp_set_print(libxdp_quiet);
@@ -344,6 +344,25 @@ int cmd_probe(int argc, char **argv)
 	if (!c->ok)
 		snprintf(c->fix, sizeof(c->fix), "mount -t bpf bpf /sys/fs/bpf");
 	if (ifname) {
+		uint64_t feat;
+
+		err = iface_xdp_features(ifc.ifindex, &feat);
+		c = add(&r, "xdp_features", !err && (feat & XR_XDP_ACT_NDO_XMIT));
+		if (err)
+			snprintf(c->detail, sizeof(c->detail), "the kernel does not report XDP features (%s)", strerror(-err));
+		else
+			snprintf(c->detail, sizeof(c->detail), "0x%llx: %s XDP frames (ndo_xdp_xmit)",
+				 (unsigned long long)feat, feat & XR_XDP_ACT_NDO_XMIT ? "transmits" : "does not transmit");
+		if (!err && !(feat & XR_XDP_ACT_NDO_XMIT))
+			snprintf(c->fix, sizeof(c->fix), "%s", !strcmp(ifc.driver, "veth") ?
+				 "the veth peer needs NAPI: an XDP program on it (xdpreplay count) or GRO on" :
+				 "many drivers transmit XDP frames only with an XDP program attached");
+	}
+	if (!root) {
+		c = add(&r, "bpf_checks", false);
+		snprintf(c->detail, sizeof(c->detail), "skipped: not root (live frames, XDP attach, AF_XDP need it)");
+		snprintf(c->fix, sizeof(c->fix), "run xdpreplay probe as root for the rest");
+	} else if (ifname) {
 		probe_iface(&r, &ifc);
 	} else {
 		struct kengine_probe kp;

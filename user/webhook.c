@@ -7,11 +7,17 @@
 #include "log.h"
 #include "webhook.h"
 
-/* Per device: FCnt expected next and which of the 64 before it came (as count.bpf.c does per flow). */
+/*
+ * Per device: FCnt expected next and which of the 64 before it came (as
+ * count.bpf.c does per flow). Gaps count from the device's first uplink seen:
+ * where the sender began (--first-seq, a schedule) is known only from its
+ * schedule, read when reporting.
+ */
 struct wh_dev {
 	uint32_t next;
-	uint32_t pad;
+	uint32_t first;              /* the first FCnt seen */
 	uint64_t window;             /* bit i: FCnt next - 1 - i was received (or came before the start) */
+	bool seen;
 };
 
 struct wh_arrival {
@@ -41,7 +47,6 @@ int webhook_init(struct webhook *w, const char *fleet_dir, const char *schedule)
 	}
 	for (size_t d = 0; d < w->fleet.ndev; d++) {
 		idx[d] = (struct lw_eui_index){ lw_eui64(w->fleet.dev[d].dev_eui), d };
-		/* the first uplink the server should see is the fleet's fcnt_start; none before it */
 		w->st[d].next = w->fleet.dev[d].fcnt_start;
 		w->st[d].window = ~0ULL;
 	}
@@ -73,6 +78,13 @@ static bool count_fcnt(struct webhook *w, struct wh_dev *s, uint32_t f)
 {
 	uint32_t ahead = f - s->next, back = s->next - 1 - f;
 
+	if (!s->seen) {
+		s->seen = true;
+		s->first = f;
+		s->next = f + 1;
+		s->window = ~0ULL;
+		return true;
+	}
 	if (ahead < (1U << 31)) {
 		/* new: everything between next and f is missing (for now) */
 		w->lost += ahead;
@@ -214,14 +226,40 @@ static double pct(const int64_t *l, size_t n, double q)
 	return l[i < n ? i : n - 1] / 1e6;
 }
 
+/*
+ * Uplinks lost before each device's first one seen: with the sender's
+ * schedule, the sender's first n says which FCnt each device began with.
+ */
+static uint64_t leading_lost(const struct webhook *w)
+{
+	uint64_t ndev = w->fleet.ndev, lost = 0, u0;
+	struct wh_schedule s;
+
+	/* without a schedule where the sender began is not known: gaps count from the first seen */
+	if (read_schedule(w->schedule, &s) == -ENOENT)
+		return 0;
+	/* the first uplink of the run (some copy of it was sent), and the first of device d from there */
+	u0 = s.first_n / w->fleet.heard_by;
+	for (uint64_t d = 0; d < ndev; d++) {
+		const struct wh_dev *st = &w->st[d];
+		uint64_t ud = u0 + (d + ndev - u0 % ndev) % ndev;
+		uint32_t want = w->fleet.dev[d].fcnt_start + (uint32_t)(ud / ndev), ahead = st->first - want;
+
+		if (st->seen && ahead < (1U << 31))
+			lost += ahead;
+	}
+	return lost;
+}
+
 void webhook_text(const struct webhook *w, FILE *f)
 {
 	size_t n;
 	int64_t *l = latencies(w, &n);
+	uint64_t lost = w->lost + leading_lost(w);
 
 	fprintf(f, "  webhook: %llu events: %llu uplinks received, %llu lost (gaps), %llu duplicated, %llu reordered, "
 		   "%llu unknown devices, %llu unreadable\n", (unsigned long long)w->events,
-		(unsigned long long)w->uplinks, (unsigned long long)w->lost, (unsigned long long)w->dup,
+		(unsigned long long)w->uplinks, (unsigned long long)lost, (unsigned long long)w->dup,
 		(unsigned long long)w->reordered, (unsigned long long)w->unknown, (unsigned long long)w->bad);
 	if (l)
 		fprintf(f, "  webhook latency from departure: p50 %.1f ms, p90 %.1f ms, p99 %.1f ms, max %.1f ms\n",
@@ -238,13 +276,13 @@ void webhook_json(const struct webhook *w, struct json *j)
 	json_open(j, "webhook", '{');
 	json_u64(j, "events", w->events);
 	json_u64(j, "uplinks", w->uplinks);
-	json_u64(j, "lost", w->lost);
+	json_u64(j, "lost", w->lost + leading_lost(w));
 	json_u64(j, "duplicated", w->dup);
 	json_u64(j, "reordered", w->reordered);
 	json_u64(j, "too_late", w->too_late);
 	json_u64(j, "unknown_device", w->unknown);
 	json_u64(j, "unreadable", w->bad);
-	json_double(j, "uplinks_per_s", dur > 0 ? (w->uplinks - 1) / dur : 0);
+	json_double(j, "uplinks_per_s", dur > 0 && w->uplinks > 1 ? (w->uplinks - 1) / dur : 0);
 	if (l) {
 		json_open(j, "latency_ms", '{');
 		json_double(j, "p50", pct(l, n, 0.5));

@@ -1,0 +1,180 @@
+# SPDX-License-Identifier: GPL-2.0
+# Accounting that must hold when a run goes wrong: a sender that falls behind, two runs on one
+# interface, Ctrl-C, source pools, stale answers, what a report says. Each test failed before the fix
+# it guards (issue "Numbers you can trust and show").
+
+# A rate no single sender thread keeps here: 50 Mpps for 1 s is 50,000,000 frames due.
+test_fell_behind_is_counted() {
+	bed
+	tb_gen "$XR" gen udp -i "$TB_GEN_IF" --dst "$TB_SRV_IP:9" --pps 50M --duration 1s --json "$WORK/g.json" \
+		2>"$WORK/err"
+	expect_eq $? 1 "exit status of a run that fell short"
+	grep -q "fell behind its schedule" "$WORK/err" || fail "no warning: $(cat "$WORK/err")"
+	expect_eq "$(jget "$WORK/g.json" asked)" 50000000 "asked: the frames due (rate x duration)"
+	sent=$(jget "$WORK/g.json" sent)
+	behind=$(jget "$WORK/g.json" failed_reasons.fell_behind)
+	expect_eq "$((sent + behind + $(jget "$WORK/g.json" failed_reasons.driver_refused)))" 50000000 \
+		"sent + fell behind + refused"
+	[ "$behind" -gt 0 ] || fail "nothing counted as fell behind"
+	expect_eq "$(jget "$WORK/g.json" failed_reasons.duration_reached)" 0 "'duration reached' for frames that were due"
+	# what the JSON says about the run itself
+	python3 - "$WORK/g.json" "$sent" <<-'PY' || fail "run description in the JSON"
+	import json, sys
+	r, sent = json.load(open(sys.argv[1])), int(sys.argv[2])
+	assert r["command"] == "gen" and r["interface"] == "gen0" and r["version"], r
+	assert r["target"] == {"pace": "rate", "pps": 50e6, "duration_s": 1, "first_seq": 0}, r["target"]
+	assert "--pps 50M" in r["command_line"] and r["start_unix"] > 1.7e9, r
+	assert any(x.startswith("udp.sport=") for x in r["rewrites"]), r["rewrites"]
+	assert sum(r["sent_per_second"]) == sent and len(r["sent_per_second"]) in (1, 2), r["sent_per_second"]
+	assert r["interrupted"] is False
+	PY
+}
+
+test_two_runs_on_one_interface() {
+	bed
+	count_start --udp --dport 9 --drop --idle 1s --duration 60s --json "$WORK/c.json"
+	tb_gen "$XR" gen udp -i "$TB_GEN_IF" --dst "$TB_SRV_IP:9" --pps 50k --count 150000 -q --json "$WORK/a.json" &
+	a=$!
+	tb_gen "$XR" gen udp -i "$TB_GEN_IF" --dst "$TB_SRV_IP:9" --pps 50k --count 100000 -q --json "$WORK/b.json" &
+	b=$!
+	wait $a || fail "first run exited $?"
+	wait $b || fail "second run exited $?"
+	count_wait
+	# each run counts the driver's flushes of its own frames only (they used to count each other's)
+	expect_eq "$(jget "$WORK/a.json" sent)" 150000 "first run sent"
+	expect_eq "$(jget "$WORK/b.json" sent)" 100000 "second run sent"
+	expect_eq "$(jget "$WORK/c.json" matched)" 250000 "both runs at the server"
+}
+
+test_no_frame_the_user_did_not_ask_for() {
+	bed
+	count_start --any --idle 1s --duration 30s --json "$WORK/c.json"
+	# --engine auto and --engine kernel: neither sends a probe frame any more
+	tb_gen "$XR" gen udp -i "$TB_GEN_IF" --dst "$TB_SRV_IP:9" --pps 1k --count 10 -q || fail "gen exited $?"
+	tb_gen "$XR" gen udp -i "$TB_GEN_IF" --dst "$TB_SRV_IP:9" --pps 1k --count 10 --engine kernel -q ||
+		fail "gen --engine kernel exited $?"
+	count_wait
+	expect_eq "$(jget "$WORK/c.json" seen)" 20 "frames seen by the server's XDP"
+	expect_eq "$(jget "$WORK/c.json" attribution.iface_rx_dropped)" 0 "interface rx_dropped"
+}
+
+test_syn_pool_tuples_distinct() {
+	bed
+	tb_srv tcpdump -i "$TB_SRV_IF" -w "$WORK/syn.pcap" -n -U 'tcp[tcpflags] & tcp-syn != 0' 2>/dev/null &
+	tcpd=$!
+	sleep 1
+	# 4 sources x 8 ports: 32 distinct (source, port) pairs before the first repeat (8 before)
+	tb_gen "$XR" gen syn -i "$TB_GEN_IF" --dst "$TB_SRV_IP:80" --src 198.18.64.0/30 --sport 1024-1031 --pps 1k \
+		--count 40 --wait 100ms -q 2>"$WORK/err" || fail "gen syn exited $?"
+	sleep 0.5
+	kill "$tcpd"
+	wait "$tcpd"
+	grep -q "40 SYNs from a pool of 32 (source, port) pairs" "$WORK/err" || fail "no warning: $(cat "$WORK/err")"
+	tcpdump -r "$WORK/syn.pcap" -n 2>/dev/null | awk '{print $3}' >"$WORK/tuples"
+	expect_eq "$(wc -l <"$WORK/tuples")" 40 "SYNs captured"
+	expect_eq "$(head -n 32 "$WORK/tuples" | sort -u | wc -l)" 32 "distinct pairs among the first 32"
+	expect_eq "$(sort -u "$WORK/tuples" | wc -l)" 32 "distinct pairs in all"
+}
+
+test_sigint_counts_the_rest() {
+	bed
+	# not through tb_gen (a function: $! would be a subshell); ip netns exec runs xdpreplay in its place
+	ip netns exec "$TB_NS_GEN" "$XR" gen udp -i "$TB_GEN_IF" --dst "$TB_SRV_IP:9" --pps 10k --duration 10s \
+		--json "$WORK/g.json" -q &
+	pid=$!
+	sleep 1.5
+	kill -INT "$pid"
+	wait "$pid"
+	expect_eq $? 4 "exit status when interrupted"
+	expect_eq "$(jget "$WORK/g.json" interrupted)" True "interrupted flag"
+	expect_eq "$(jget "$WORK/g.json" asked)" 100000 "asked: the frames due in 10 s"
+	sent=$(jget "$WORK/g.json" sent)
+	expect_eq "$((sent + $(jget "$WORK/g.json" failed_reasons.interrupted)))" 100000 "sent + interrupted"
+	expect_range "$sent" 5000 30000 "sent before the signal"
+}
+
+test_search_interrupted_reports_bounds() {
+	command -v nft >/dev/null || skip "nft not installed"
+	bed
+	tb_srv nft add table inet fw || fail "nft"
+	tb_srv nft 'add chain inet fw in { type filter hook input priority 0; }'
+	tb_srv nft add rule inet fw in udp dport 9 limit rate over 5000/second burst 100 packets counter drop
+	ip netns exec "$TB_NS_GEN" "$XR" search --witness "cmd:ip netns exec $TB_NS_SRV nstat -az UdpNoPorts | awk '/UdpNoPorts/ {print \$2}'" \
+		--min 1k --max 40k --trial 500ms --width 0.001 --json "$WORK/s.json" --svg "$WORK/s.svg" -- \
+		replay -i "$TB_GEN_IF" "$TOP/pcaps/udp-64.pcap" >"$WORK/out" 2>&1 &
+	pid=$!
+	for _ in $(seq 100); do
+		[ "$(grep -c '^  trial' "$WORK/out")" -ge 3 ] && break
+		sleep 0.1
+	done
+	kill -INT "$pid"
+	wait "$pid"
+	expect_eq $? 4 "exit status of an interrupted search"
+	grep -q "interrupted after" "$WORK/out" || fail "no 'interrupted': $(tail -n 5 "$WORK/out")"
+	expect_eq "$(jget "$WORK/s.json" interrupted)" True "JSON says interrupted"
+	python3 - "$WORK/s.json" <<-'PY' || fail "trials of an interrupted search: $(cat "$WORK/out")"
+	import json, sys
+	s = json.load(open(sys.argv[1]))
+	assert len(s["trials"]) >= 3, s["trials"]
+	# no made-up trial from the interrupted one
+	assert all(t["asked"] > 0 and t["loss"] < 1 for t in s["trials"]), s["trials"]
+	assert s["goals"][0]["upper"] > 0, s["goals"]
+	PY
+	rsvg-convert "$WORK/s.svg" -o "$WORK/s.png" || fail "the plot does not render"
+}
+
+test_syn_complete_ignores_stale_answers() {
+	bed
+	tcp_server_start --timeout 6 --backlog 64
+	# the first run leaves half-open connections whose SYN-ACKs the server sends again after 1 s
+	tb_gen "$XR" gen syn -i "$TB_GEN_IF" --dst "$TB_SRV_IP:80" --src 198.18.64.0/23 --pps 10k --count 300 \
+		--wait 100ms -q || fail "first gen syn exited $?"
+	tb_gen "$XR" gen syn -i "$TB_GEN_IF" --dst "$TB_SRV_IP:80" --src 198.18.64.0/23 --complete --pps 200 \
+		--count 300 --json "$WORK/g.json" -q
+	wait "$TCP_PID"
+	python3 - "$WORK/g.json" "$(cat "$WORK/tcp.out")" <<-'PY' || fail "completions"
+	import json, sys
+	g, accepted = json.load(open(sys.argv[1])), int(sys.argv[2])
+	r = g["replies"]
+	# the first run's SYN-ACKs are not this run's: never completed or counted as ours
+	assert r["unmatched"] > 0, r
+	assert r["completed"] == r["syn_acks"] <= g["sent"] == 300, r
+	assert r["unanswered"] == g["sent"] - r["syn_acks"], r
+	assert r["closed"] <= r["completed"] and r["closed"] == accepted, (r, accepted)
+	# one set of histograms: the overall maximum is the largest per-second one
+	assert r["rtt_us"]["max"] == max(s["max_us"] for s in r["per_second"]), r
+	PY
+}
+
+test_count_rate_first_to_last() {
+	bed
+	count_start --udp --dport 9 --drop --idle 1s --duration 30s --json "$WORK/c.json"
+	sleep 1
+	tb_gen "$XR" gen udp -i "$TB_GEN_IF" --dst "$TB_SRV_IP:9" --pps 100k --count 200000 -q || fail "gen exited $?"
+	kill -0 "$COUNT_PID" 2>/dev/null || fail "count stopped early"
+	wait "$COUNT_PID" 2>"$WORK/err"
+	# the rate of the stream, not of the whole run with its idle seconds
+	expect_range "$(jget "$WORK/c.json" pps)" 98000 102000 "pps from the first frame to the last"
+	expect_range "$(jget "$WORK/c.json" pps_whole_run)" 1 80000 "pps over the whole run"
+}
+
+test_bad_requests_refused_before_sending() {
+	# a witness that cannot answer this trial, a negative rate, data rates the region has not
+	run_bad 2 "--witness replies counts the answers of gen syn" "$XR" search --witness replies -- \
+		gen udp -i lo --dst 127.0.0.1
+	run_bad 2 "--latency-goal needs --witness replies" "$XR" search --witness cmd:true --latency-goal p99=1ms -- \
+		gen syn -i lo --dst 127.0.0.1
+	run_bad 2 "--pps: '-5': the value must be positive" "$XR" gen udp -i lo --dst 127.0.0.1 --pps -5
+	for bad in "us915 SF12BW125" "us915 SF12BW500" "eu868 SF8BW500"; do
+		set -- $bad
+		run_bad 2 "is not an uplink data rate of $1" "$XR" lorawan fleet --region "$1" --datr "$2" --devices 2 \
+			--gateways 1 --out "$WORK/f"
+	done
+	"$XR" lorawan fleet --region us915 --datr SF8BW500 --devices 2 --gateways 1 --out "$WORK/f/" 2>"$WORK/err" ||
+		fail "us915 SF8BW500 refused"
+	grep -q "$WORK/f/devices.csv," "$WORK/err" || fail "output path: $(cat "$WORK/err")"
+	expect_eq "$(sed 1d "$WORK/f/devices.csv" | cut -d, -f9 | sort -u)" 904600000 "SF8BW500 on the 500 kHz channel"
+	# where a trial's goals would be: --latency-goal keeps the default NDR and PDR
+	run_bad 2 "at most 2 goals with the default NDR and PDR" "$XR" search --witness replies --latency-goal a=1ms \
+		--latency-goal b=2ms --latency-goal c=3ms -- gen syn -i lo --dst 127.0.0.1
+}
