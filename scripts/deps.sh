@@ -8,7 +8,7 @@ set -euo pipefail
 
 # clang-16 is the BPF compiler (clang-14, Debian's default, cannot build kfunc/kptr code).
 build=(make gcc pkg-config clang-16 llvm-16 libbpf-dev libxdp-dev libelf-dev zlib1g-dev
-       libpcap-dev libssl-dev libjson-c-dev bpftool)
+       libpcap-dev libssl-dev libjson-c-dev libmicrohttpd-dev bpftool)
 testbed=(iproute2 ethtool nftables tcpdump procps python3 python3-cryptography gzip util-linux librsvg2-bin)
 bench=(tcpreplay netsniff-ng hping3 netcat-openbsd time)
 

@@ -11,7 +11,7 @@ test_unknown_option() {
 test_bad_values() {
 	run_bad 2 "--pps: 'banana' is not a number" "$XR" replay -i lo --pps banana x.pcap
 	run_bad 2 "--duration: '10parsecs' is not a duration" "$XR" replay -i lo --duration 10parsecs x.pcap
-	run_bad 2 "--rate: '-5' is not a bit rate" "$XR" replay -i lo --rate -5 x.pcap
+	run_bad 2 "--rate: '-5': the value must be positive" "$XR" replay -i lo --rate -5 x.pcap
 	run_bad 2 "--count: '1.5' is not a count" "$XR" replay -i lo --count 1.5 x.pcap
 	run_bad 2 "--threads must be between" "$XR" replay -i lo --threads 999 x.pcap
 	run_bad 2 "give one of" "$XR" replay -i lo --pps 10 --multiplier 2 x.pcap

@@ -7,8 +7,9 @@ http_get() { # URL: body on stdout, from inside the server namespace
 
 test_listen_serves_live_figures() {
 	bed
-	count_start --udp --dport 9 --duration 30s --listen 127.0.0.1:9100 --json "$WORK/c.json"
-	tb_gen "$XR" replay -i "$TB_GEN_IF" --count 1234 "$TOP/pcaps/udp-64.pcap" || fail "replay exited $?"
+	count_start --udp --dport 9 --duration 30s --listen 127.0.0.1:9100 --seq ip.id --json "$WORK/c.json"
+	tb_gen "$XR" replay -i "$TB_GEN_IF" --count 1234 --rewrite ip.id=seq "$TOP/pcaps/udp-64.pcap" ||
+		fail "replay exited $?"
 	sleep 0.3
 	http_get http://127.0.0.1:9100/ >"$WORK/live.json" || fail "GET /"
 	expect_eq "$(jget "$WORK/live.json" matched)" 1234 "matched, live over HTTP"
@@ -16,6 +17,12 @@ test_listen_serves_live_figures() {
 	http_get http://127.0.0.1:9100/metrics >"$WORK/metrics" || fail "GET /metrics"
 	grep -qx 'xdpreplay_count_matched_total{iface="srv0"} 1234' "$WORK/metrics" || fail "metrics: $(head -5 "$WORK/metrics")"
 	grep -q 'counter="Udp.NoPorts"} 1234' "$WORK/metrics" || fail "kernel counters in /metrics"
+	# where it went and what the sequence numbers say, as the JSON has them
+	grep -qx 'xdpreplay_attribution_total{iface="srv0",stage="udp_no_ports"} 1234' "$WORK/metrics" ||
+		fail "attribution in /metrics: $(grep attribution "$WORK/metrics" | head -3)"
+	grep -qx 'xdpreplay_sequence_total{iface="srv0",state="received"} 1234' "$WORK/metrics" ||
+		fail "sequence in /metrics: $(grep sequence "$WORK/metrics" | head -3)"
+	grep -qx 'xdpreplay_sequence_total{iface="srv0",state="lost"} 0' "$WORK/metrics" || fail "sequence loss in /metrics"
 	http_get http://127.0.0.1:9100/nothing 2>/dev/null && fail "unknown path answered"
 	kill -INT "$COUNT_PID"
 	count_wait

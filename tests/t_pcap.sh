@@ -37,7 +37,7 @@ test_non_ethernet_skipped() {
 test_truncated_frames() {
 	bed
 	tb_gen "$XR" replay -i "$TB_GEN_IF" --json "$WORK/r.json" "$WORK/hostile/snapped.pcap" 2>"$WORK/err" ||
-		fail "replay exited $?"
+		fail "replay exited $?: $(tr '\n' ' ' <"$WORK/err")"
 	expect_eq "$(jget "$WORK/r.json" skipped.truncated)" 1 "truncated frames skipped"
 	expect_eq "$(jget "$WORK/r.json" sent)" 1 "whole frames sent"
 	tb_gen "$XR" replay -i "$TB_GEN_IF" --allow-truncated --json "$WORK/r.json" "$WORK/hostile/snapped.pcap" ||

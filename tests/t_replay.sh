@@ -73,7 +73,9 @@ test_sigint_stops_cleanly() {
 	pid=$!
 	sleep 1
 	kill -INT $pid
-	wait $pid || fail "replay exited $? after SIGINT"
+	wait $pid
+	expect_eq $? 4 "exit status after SIGINT (interrupted)"
+	expect_eq "$(jget "$WORK/r.json" interrupted)" True "interrupted in the JSON"
 	count_wait
 	sent=$(jget "$WORK/r.json" sent)
 	expect_range "$sent" 1000 4000 "frames sent in about a second at 2k pps"

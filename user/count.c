@@ -22,7 +22,7 @@
 #include "log.h"
 #include "pacer.h"
 #include "units.h"
-#include "http.h"
+#include "httpd.h"
 #include "webhook.h"
 #include "count.skel.h"
 
@@ -166,7 +166,10 @@ static void usage(FILE *f)
 		"      --nft             also read nftables rule counters: drops by rules that drop\n"
 		"                        or reject are attributed to the firewall\n"
 		"      --listen ADDR:PORT  serve the live figures over HTTP: / (JSON), /metrics\n"
-		"                        (Prometheus text), for a sender on another host\n"
+		"                        (Prometheus text), for a sender on another host; :PORT\n"
+		"                        listens on loopback only (0.0.0.0:PORT on every address)\n"
+		"      --token-file F    requests to --listen and --webhook must carry\n"
+		"                        'Authorization: Bearer TOKEN' (TOKEN: F's first line)\n"
 		"Application-level receipt (a LoRaWAN network server's HTTP integration):\n"
 		"      --webhook ADDR:PORT  receive the server's uplink events (POST, JSON, one per\n"
 		"                        deduplicated uplink, as ChirpStack's HTTP integration\n"
@@ -178,10 +181,13 @@ static void usage(FILE *f)
 		"  -q, --quiet           no progress line or report\n"
 		"  -v, --verbose         more detail\n"
 		"\n"
+		"Exit status: 0 counted (SIGINT/SIGTERM is a normal end: counting until stopped),\n"
+		"2 bad usage, 3 the environment is the problem (no XDP, no such interface, ...).\n"
+		"\n"
 		"Examples:\n"
 		"  xdpreplay count -i eth1 --udp --dport 1700 --duration 30s\n"
 		"  xdpreplay count -i eth1 --any --drop --idle 2s --json -\n"
-		"  xdpreplay count -i eth1 --udp --listen :9100   # curl http://HOST:9100/metrics\n"
+		"  xdpreplay count -i eth1 --udp --listen 0.0.0.0:9100  # curl http://HOST:9100/metrics\n"
 		"  xdpreplay count -i eth1 --udp --dport 9 --seq ip.id --idle 1s\n"
 		"  xdpreplay count --webhook :8090 --fleet fleet/ --schedule sched.json --idle 5s\n");
 }
@@ -421,6 +427,43 @@ static const char *serve_live(const char *method, const char *path, const char *
 		   "xdpreplay_count_seen_total{iface=\"%s\"} %llu\n", l->ifname, (unsigned long long)t.seen);
 	fprintf(f, "# TYPE xdpreplay_count_xdp_dropped_total counter\n"
 		   "xdpreplay_count_xdp_dropped_total{iface=\"%s\"} %llu\n", l->ifname, (unsigned long long)t.dropped);
+	/* where what arrived went, the same figures as the JSON's attribution object */
+	const struct { const char *name; uint64_t v; } stage[] = {
+		{ "iface_rx_dropped", a.if_rx_dropped }, { "softnet_dropped", a.softnet_dropped },
+		{ "xdp_dropped", t.dropped }, { "firewall_dropped", a.firewall_dropped },
+		{ "ip_discarded", a.ip_discarded }, { "udp_delivered", a.udp_delivered },
+		{ "udp_rcvbuf_errors", a.udp_rcvbuf }, { "udp_no_ports", a.udp_noport },
+		{ "udp_other_errors", a.udp_other }, { "tcp_listen_drops", a.tcp_listen_drops },
+		{ "tcp_listen_overflows", a.tcp_listen_overflows }, { "tcp_syncookies_sent", a.tcp_syncookies },
+		{ "tcp_reqq_full_drops", a.tcp_reqq_full },
+	};
+	fprintf(f, "# HELP xdpreplay_attribution_total Where what arrived went, since the counter started.\n"
+		   "# TYPE xdpreplay_attribution_total counter\n");
+	for (size_t i = 0; i < sizeof(stage) / sizeof(stage[0]); i++)
+		fprintf(f, "xdpreplay_attribution_total{iface=\"%s\",stage=\"%s\"} %llu\n", l->ifname, stage[i].name,
+			(unsigned long long)stage[i].v);
+	if (l->nft_before) {
+		fprintf(f, "# HELP xdpreplay_nft_rule_packets_total Packets per nftables rule since the counter "
+			   "started.\n# TYPE xdpreplay_nft_rule_packets_total counter\n");
+		for (int i = 0; i < l->nft_d->n; i++)
+			fprintf(f, "xdpreplay_nft_rule_packets_total{rule=\"%s\",drops=\"%d\"} %llu\n", l->nft_d->r[i].id,
+				l->nft_d->r[i].drops, (unsigned long long)l->nft_d->r[i].packets);
+	}
+	if (l->seq) {
+		struct seq_totals st;
+
+		read_seq(l->skel, &st, NULL, 0);
+		fprintf(f, "# HELP xdpreplay_sequence_total Frames by what their sequence numbers say (--seq).\n"
+			   "# TYPE xdpreplay_sequence_total counter\n"
+			   "xdpreplay_sequence_total{iface=\"%s\",state=\"received\"} %llu\n"
+			   "xdpreplay_sequence_total{iface=\"%s\",state=\"lost\"} %llu\n"
+			   "xdpreplay_sequence_total{iface=\"%s\",state=\"duplicated\"} %llu\n"
+			   "xdpreplay_sequence_total{iface=\"%s\",state=\"reordered\"} %llu\n"
+			   "# TYPE xdpreplay_sequence_flows gauge\nxdpreplay_sequence_flows{iface=\"%s\"} %llu\n",
+			l->ifname, (unsigned long long)st.received, l->ifname, (unsigned long long)st.lost, l->ifname,
+			(unsigned long long)st.dup, l->ifname, (unsigned long long)st.reordered, l->ifname,
+			(unsigned long long)st.flows);
+	}
 	fprintf(f, "# HELP xdpreplay_kernel_delta Kernel counters since the counter started.\n"
 		   "# TYPE xdpreplay_kernel_delta gauge\n");
 	for (int i = 0; i < KS_NUM; i++)
@@ -459,8 +502,19 @@ static int touch(const char *path)
 	return 0;
 }
 
+/* Webhook events so far (the server's thread adds them). */
+static uint64_t webhook_events(struct httpd *hook, const struct webhook *w)
+{
+	uint64_t n;
+
+	httpd_lock(hook);
+	n = w->events;
+	httpd_unlock(hook);
+	return n;
+}
+
 /* count --webhook without -i: the application's receipts only. */
-static int webhook_only(struct webhook *w, struct http_server *hook, uint64_t duration, uint64_t idle,
+static int webhook_only(struct webhook *w, struct httpd **hook, uint64_t duration, uint64_t idle,
 			const char *ready, FILE *jf, bool quiet)
 {
 	uint64_t start = now_ns(), last_change = start, last = 0;
@@ -470,17 +524,20 @@ static int webhook_only(struct webhook *w, struct http_server *hook, uint64_t du
 		return XR_EXIT_ENV;
 	cli_catch_signals();
 	while (!xr_stop) {
-		uint64_t now;
+		uint64_t now, ev = webhook_events(*hook, w);
 
-		http_serve(hook, 20, serve_hook, w);
+		usleep(20000);
 		now = now_ns();
-		if (w->events != last) {
-			last = w->events;
+		if (ev != last) {
+			last = ev;
 			last_change = now;
 		}
-		if ((duration && now - start >= duration) || (idle && w->events && now - last_change >= idle))
+		if ((duration && now - start >= duration) || (idle && ev && now - last_change >= idle))
 			break;
 	}
+	/* no more events from here on: the report is the last word */
+	httpd_stop(*hook);
+	*hook = NULL;
 	if (!quiet)
 		webhook_text(w, stderr);
 	if (jf) {
@@ -494,7 +551,7 @@ static int webhook_only(struct webhook *w, struct http_server *hook, uint64_t du
 int cmd_count(int argc, char **argv)
 {
 	enum { O_UDP = 256, O_TCP, O_PROTO, O_ANY, O_DST, O_SRC, O_DPORT, O_SPORT, O_DROP, O_DURATION, O_IDLE,
-	       O_READY, O_JSON, O_LISTEN, O_SEQ, O_NFT, O_WEBHOOK, O_FLEET, O_SCHEDULE };
+	       O_READY, O_JSON, O_LISTEN, O_SEQ, O_NFT, O_WEBHOOK, O_FLEET, O_SCHEDULE, O_TOKEN };
 	static const struct option opts[] = {
 		{ "iface", required_argument, NULL, 'i' },
 		{ "udp", no_argument, NULL, O_UDP },
@@ -516,13 +573,18 @@ int cmd_count(int argc, char **argv)
 		{ "webhook", required_argument, NULL, O_WEBHOOK },
 		{ "fleet", required_argument, NULL, O_FLEET },
 		{ "schedule", required_argument, NULL, O_SCHEDULE },
+		{ "token-file", required_argument, NULL, O_TOKEN },
 		{ "quiet", no_argument, NULL, 'q' },
 		{ "verbose", no_argument, NULL, 'v' },
 		{ "help", no_argument, NULL, 'h' },
 		{},
 	};
 	const char *ifname = NULL, *json_path = NULL, *ready = NULL, *listen_addr = NULL, *seq_spec = NULL;
-	struct http_server http = { .fd = -1 }, hook = { .fd = -1 };
+	struct httpd *http = NULL, *hook = NULL;
+	pthread_mutex_t http_lock = PTHREAD_MUTEX_INITIALIZER;
+	const char *token_file = NULL;
+	char token[260] = "";
+	struct sockaddr_in sa;
 	const char *webhook_addr = NULL, *fleet_dir = NULL, *schedule = NULL;
 	struct webhook wh = {};
 	struct nft_counters *nft_before = NULL, *nft_after = NULL, *nft_d = NULL;
@@ -574,6 +636,7 @@ int cmd_count(int argc, char **argv)
 		case O_WEBHOOK: webhook_addr = optarg; break;
 		case O_FLEET: fleet_dir = optarg; break;
 		case O_SCHEDULE: schedule = optarg; break;
+		case O_TOKEN: token_file = optarg; break;
 		case O_SEQ:
 			seq_spec = optarg;
 			if (parse_seq(optarg, &cfg))
@@ -593,10 +656,24 @@ int cmd_count(int argc, char **argv)
 		return cli_usage_error("count", "--webhook counts per device: give the --fleet DIR the sender used");
 	if ((fleet_dir || schedule) && !webhook_addr)
 		return cli_usage_error("count", "--fleet and --schedule go with --webhook");
+	/* addresses are checked before anything is attached */
+	if (listen_addr && httpd_parse_addr(listen_addr, &sa))
+		return cli_usage_error("count", "--listen: '%s' is not ADDR:PORT or :PORT (IPv4, port 1-65535)",
+				       listen_addr);
+	if (webhook_addr && httpd_parse_addr(webhook_addr, &sa))
+		return cli_usage_error("count", "--webhook: '%s' is not ADDR:PORT or :PORT (IPv4, port 1-65535)",
+				       webhook_addr);
+	if (token_file && !listen_addr && !webhook_addr)
+		return cli_usage_error("count", "--token-file goes with --listen or --webhook");
+	if (token_file && httpd_read_token(token_file, token, sizeof(token)))
+		return XR_EXIT_USAGE;
 	if (webhook_addr) {
+		struct httpd_opts ho = { .option = "--webhook", .token = token_file ? token : NULL,
+					 .max_body = 1 << 20, .lock = &http_lock };
+
 		if (webhook_init(&wh, fleet_dir, schedule))
 			return XR_EXIT_USAGE;
-		err = http_listen(&hook, webhook_addr);
+		err = httpd_start(&hook, webhook_addr, &ho, serve_hook, &wh);
 		if (err) {
 			webhook_free(&wh);
 			return err == -EINVAL ? XR_EXIT_USAGE : XR_EXIT_ENV;
@@ -652,32 +729,24 @@ int cmd_count(int argc, char **argv)
 		pr_warn("--nft: cannot read the nftables ruleset (is nft installed?)\n");
 		goto out;
 	}
-	if (listen_addr && http_listen(&http, listen_addr))
-		goto out;
-	cli_catch_signals();
-	if (ready) {
-		FILE *rf = fopen(ready, "w");
-
-		if (!rf) {
-			pr_warn("cannot create %s: %s\n", ready, strerror(errno));
-			goto out;
-		}
-		fclose(rf);
-	}
-	pr_debug("count: attached to %s\n", ifname);
 	start = last_change = now_ns();
 	live = (struct live){ .skel = skel, .ifname = ifname, .before = &before, .start = start,
 			      .seq = cfg.seq_kind, .nft_before = use_nft ? nft_before : NULL,
 			      .nft_now = nft_after, .nft_d = nft_d, .wh = webhook_addr ? &wh : NULL };
+	if (listen_addr) {
+		struct httpd_opts ho = { .option = "--listen", .token = token_file ? token : NULL, .lock = &http_lock };
+
+		if (httpd_start(&http, listen_addr, &ho, serve_live, &live))
+			goto out;
+	}
+	cli_catch_signals();
+	if (ready && touch(ready))
+		goto out;
+	pr_debug("count: attached to %s\n", ifname);
 	next_progress = start + 1000000000ULL;
 	while (!xr_stop) {
-		if (webhook_addr) {
-			http_serve(&hook, http.fd >= 0 ? 5 : 20, serve_hook, &wh);
-			if (http.fd >= 0)
-				http_serve(&http, 15, serve_live, &live);
-		} else {
-			http_serve(&http, 20, serve_live, &live);
-		}
+		/* the HTTP servers answer in their own thread: this loop only watches */
+		usleep(20000);
 		now = now_ns();
 		if (read_totals(skel, &t))
 			break;
@@ -700,6 +769,10 @@ int cmd_count(int argc, char **argv)
 		}
 	}
 	now = now_ns();
+	/* no request may touch the figures while the report is made */
+	httpd_stop(http);
+	httpd_stop(hook);
+	http = hook = NULL;
 	/* the stack may still be working on the last frames XDP passed up */
 	usleep(50000);
 	read_totals(skel, &t);
@@ -744,8 +817,8 @@ int cmd_count(int argc, char **argv)
 	ret = XR_EXIT_OK;
 out:
 	free(nft_before);
-	http_close(&http);
-	http_close(&hook);
+	httpd_stop(http);
+	httpd_stop(hook);
 	webhook_free(&wh);
 	bpf_link__destroy(link);
 	count_bpf__destroy(skel);

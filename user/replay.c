@@ -636,11 +636,11 @@ int replay_run(int argc, char **argv, enum run_mode mode)
 			lorawan_report(&res, &fleet, res.start_ns - t_begin, stderr, NULL);
 	}
 	if (res.unsent.behind)
-		pr_warn("warning: %s fell behind its schedule: %llu frames due before the end were not sent "
-			"(%s pps is more than this sender keeps here)\n", cmd, (unsigned long long)res.unsent.behind,
+		pr_warn("warning: fell behind the schedule: %llu frames due before the end were not sent "
+			"(%s pps is more than this sender keeps here)\n", (unsigned long long)res.unsent.behind,
 			fmt_si(o.pps, (char[16]){}, 16));
 	if (res.interrupted)
-		pr_warn("%s: interrupted; the figures cover what was done\n", cmd);
+		pr_warn("interrupted; the figures cover what was done\n");
 	if (jf) {
 		struct timespec rt;
 		struct run_info ri = { .cmd = cmd, .argc = argc, .argv = argv, .specs = specs, .nspecs = nspecs };
@@ -651,7 +651,7 @@ int replay_run(int argc, char **argv, enum run_mode mode)
 		err = json_fclose(jf);
 		jf = NULL;
 		if (err) {
-			pr_warn("%s: cannot write %s: %s\n", cmd, json_path, strerror(-err));
+			pr_warn("cannot write %s: %s\n", json_path, strerror(-err));
 			write_failed = true;
 		}
 	}
@@ -663,7 +663,7 @@ int replay_run(int argc, char **argv, enum run_mode mode)
 		clock_gettime(CLOCK_REALTIME, &rt);
 		ws.t0_unix = rt.tv_sec + rt.tv_nsec / 1e9 - (now_ns() - res.start_ns) / 1e9;
 		if (wh_schedule_write(schedule, &ws)) {
-			pr_warn("%s: cannot write %s: %s\n", cmd, schedule, strerror(errno));
+			pr_warn("cannot write %s: %s\n", schedule, strerror(errno));
 			write_failed = true;
 		}
 	}
