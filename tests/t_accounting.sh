@@ -174,7 +174,43 @@ test_bad_requests_refused_before_sending() {
 		fail "us915 SF8BW500 refused"
 	grep -q "$WORK/f/devices.csv," "$WORK/err" || fail "output path: $(cat "$WORK/err")"
 	expect_eq "$(sed 1d "$WORK/f/devices.csv" | cut -d, -f9 | sort -u)" 904600000 "SF8BW500 on the 500 kHz channel"
+	# errors name the option the user typed, not the rewrite it became
+	run_bad 2 "gen: --src '198.18.64.0/33': not an IPv4 address" "$XR" gen syn -i lo --dst 127.0.0.1 \
+		--dst-mac 02:00:00:00:00:01 --src 198.18.64.0/33
+	run_bad 2 "gen: --sport '5-3': not a port" "$XR" gen syn -i lo --dst 127.0.0.1 --dst-mac 02:00:00:00:00:01 \
+		--sport 5-3
+	run_bad 2 "lorawan send: --server: 'x:y' is not ADDR" "$XR" lorawan send -i lo --fleet "$WORK/f" --server x:y
 	# where a trial's goals would be: --latency-goal keeps the default NDR and PDR
 	run_bad 2 "at most 2 goals with the default NDR and PDR" "$XR" search --witness replies --latency-goal a=1ms \
 		--latency-goal b=2ms --latency-goal c=3ms -- gen syn -i lo --dst 127.0.0.1
+}
+
+# A long run's figures while it runs: a sender's --listen, with a token.
+test_sender_listen_serves_live_figures() {
+	bed
+	echo "s3cret" >"$WORK/token"
+	tb_gen "$XR" gen udp -i "$TB_GEN_IF" --dst "$TB_SRV_IP:9" --pps 2k --duration 3s --listen :9300 \
+		--token-file "$WORK/token" --json "$WORK/g.json" -q &
+	pid=$!
+	sleep 1.5
+	tb_gen python3 - <<-'PY' || fail "live figures over HTTP"
+	import json, urllib.error, urllib.request
+	url = "http://127.0.0.1:9300/"
+	try:
+	    urllib.request.urlopen(url, timeout=5)
+	    raise SystemExit("answered without the token")
+	except urllib.error.HTTPError as e:
+	    assert e.code == 401, e.code
+	auth = {"Authorization": "Bearer s3cret"}
+	live = json.load(urllib.request.urlopen(urllib.request.Request(url, headers=auth), timeout=5))
+	assert live["running"] and live["command"] == "gen" and live["planned"] == 6000, live
+	assert 1000 <= live["sent"] <= 5000 and live["target_pps"] == 2000, live
+	m = urllib.request.urlopen(urllib.request.Request(url + "metrics", headers=auth), timeout=5).read().decode()
+	assert 'xdpreplay_sender_sent_total{command="gen",iface="gen0"}' in m, m
+	assert 'xdpreplay_sender_planned_frames{command="gen",iface="gen0"} 6000' in m, m
+	PY
+	wait "$pid" || fail "gen exited $?"
+	expect_eq "$(jget "$WORK/g.json" sent)" 6000 "sent"
+	# the address is checked before anything is loaded
+	run_bad 2 "--listen: 'nonsense' is not ADDR:PORT" "$XR" gen udp -i lo --dst 127.0.0.1 --listen nonsense
 }

@@ -45,6 +45,34 @@ test_ndr_finds_firewall_limit() {
 		[ $limit = 20000 ] || { kill -INT "$COUNT_PID"; count_wait; }
 	done
 	python3 -c "import sys, xml.dom.minidom as m; m.parse(sys.argv[1])" "$WORK/s.svg" || fail "the plot is not SVG"
+	rsvg-convert "$WORK/s.svg" -o "$WORK/s.png" || fail "the plot does not render"
+	python3 - "$WORK/s.svg" <<-'PY' || fail "the plot"
+	import re, sys, xml.dom.minidom as m
+	d = m.parse(sys.argv[1])
+	svg = d.documentElement
+	W = float(svg.getAttribute("width"))
+	texts = [(t, "".join(n.data for n in t.childNodes if n.nodeType == n.TEXT_NODE)) for t in d.getElementsByTagName("text")]
+	alltext = " ".join(x for _, x in texts)
+	# a title naming the test, the witness, the goals with their bounds, round ticks
+	assert "Drop-point search: replay -i" in alltext and "witness" in alltext, alltext
+	assert re.search(r"NDR \(loss <= 0%\): lower bound [0-9.]+k", alltext), alltext
+	assert "on hover" not in alltext
+	for t, x in texts:
+	    if re.fullmatch(r"[0-9.]+[kMG]?", x):
+	        assert re.fullmatch(r"(1|2|5|[0-9]+)(0*)[kMG]?|[0-9]+(\.[0-9])?[kMG]?", x), x
+	# nothing past the right edge: a start-anchored label's end estimated at 7 px a character
+	for t, x in texts:
+	    if t.getAttribute("transform"):
+	        continue  # the rotated axis title
+	    tx = float(t.getAttribute("x") or 0)
+	    tr = t.parentNode.getAttribute("transform") if t.parentNode.nodeName == "g" else ""
+	    off = float(re.match(r"translate\(([0-9.]+)", tr).group(1)) if tr.startswith("translate") else 0
+	    anchor = t.getAttribute("text-anchor") or "start"
+	    width = 7 * len(x) * (0.5 if anchor == "middle" else 1)
+	    end = off + tx + (width if anchor == "start" else width if anchor == "middle" else 0)
+	    start = off + tx - (width if anchor == "end" else width if anchor == "middle" else 0)
+	    assert -1 <= start and end <= W + 1, (x, start, end, W)
+	PY
 }
 
 test_server_never_saturated() {

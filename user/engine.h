@@ -6,6 +6,7 @@
 #ifndef __XR_ENGINE_H
 #define __XR_ENGINE_H
 
+#include <pthread.h>
 #include <signal.h>
 #include <stdbool.h>
 #include <stdint.h>
@@ -16,6 +17,17 @@
 #define XR_FOREVER UINT64_MAX
 
 struct lw_fleet;
+
+/*
+ * The figures of a run while it runs, for a sender's --listen (read from the
+ * HTTP server's thread, under lock).
+ */
+struct engine_live {
+	pthread_mutex_t lock;
+	uint64_t sent, failed, bytes, total; /* total: frames planned, XR_FOREVER when unknown */
+	uint64_t start_ns, now_ns;
+	bool running;
+};
 
 struct engine_opts {
 	const struct iface *ifc;
@@ -29,6 +41,7 @@ struct engine_opts {
 	double multiplier;       /* XR_PACE_PCAP */
 	unsigned int batch;      /* live-frames batch size */
 	bool progress;           /* live line on stderr */
+	struct engine_live *live; /* NULL, or updated while the run runs */
 	struct xr_op ops[XR_MAX_OPS]; /* rewrite plan, the same for every frame */
 	unsigned int nops;
 	uint64_t first_n;        /* the first sequence number (default 0) */

@@ -695,7 +695,7 @@ int kengine_run(const struct engine_opts *o, struct engine_result *res)
 		}
 		if (done == started)
 			break;
-		if (now >= meter.next_sec || (o->progress && now >= meter.next_line)) {
+		if (now >= meter.next_sec || (o->progress && now >= meter.next_line) || o->live) {
 			uint64_t sent = 0, failed = 0, bytes = 0;
 
 			for (unsigned int i = 0; i < started; i++) {

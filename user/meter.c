@@ -9,8 +9,15 @@
 void meter_init(struct run_meter *m, const struct engine_opts *o, uint64_t start_ns, uint64_t total)
 {
 	*m = (struct run_meter){ .start_ns = start_ns, .total = total, .duration_ns = o->duration_ns,
-				 .progress = o->progress, .last_t = start_ns, .next_line = start_ns + SEC,
+				 .progress = o->progress, .live = o->live, .last_t = start_ns, .next_line = start_ns + SEC,
 				 .next_sec = start_ns + SEC };
+	if (m->live) {
+		pthread_mutex_lock(&m->live->lock);
+		m->live->start_ns = m->live->now_ns = start_ns;
+		m->live->total = total;
+		m->live->running = true;
+		pthread_mutex_unlock(&m->live->lock);
+	}
 }
 
 static void sample(struct run_meter *m, uint64_t cumulative)
@@ -33,6 +40,14 @@ void meter_tick(struct run_meter *m, uint64_t now, uint64_t sent, uint64_t faile
 	char a[16], b[16], c[16], eta[16], tot[16];
 	double dt, pps, left_s = -1;
 
+	if (m->live) {
+		pthread_mutex_lock(&m->live->lock);
+		m->live->sent = sent;
+		m->live->failed = failed;
+		m->live->bytes = (uint64_t)(mean_len * (sent + failed));
+		m->live->now_ns = now;
+		pthread_mutex_unlock(&m->live->lock);
+	}
 	while (now >= m->next_sec) {
 		sample(m, sent);
 		m->next_sec += SEC;
@@ -69,6 +84,13 @@ void meter_finish(struct run_meter *m, uint64_t now, uint64_t sent, struct engin
 
 	if (now > m->next_sec - SEC)
 		sample(m, sent);
+	if (m->live) {
+		pthread_mutex_lock(&m->live->lock);
+		m->live->sent = sent;
+		m->live->now_ns = now;
+		m->live->running = false;
+		pthread_mutex_unlock(&m->live->lock);
+	}
 	for (unsigned int i = 0; i < m->nsec; i++) {
 		uint64_t c = m->per_sec[i];
 

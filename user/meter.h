@@ -15,6 +15,7 @@ struct run_meter {
 	uint64_t start_ns, total; /* frames planned; XR_FOREVER when only a signal or --duration ends it */
 	uint64_t duration_ns;     /* --duration, for the ETA of runs without a total */
 	bool progress;            /* the live line on stderr */
+	struct engine_live *live; /* NULL, or kept up to date for --listen */
 	uint64_t last_t, last_sent, next_line, next_sec;
 	uint64_t *per_sec;
 	unsigned int nsec, cap;

@@ -9,6 +9,7 @@
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
+#include <netinet/in.h>
 #include "cli.h"
 #include "engine.h"
 #include "json.h"
@@ -17,6 +18,8 @@
 #include "probe.h"
 #include "rewrite.h"
 #include "gen.h"
+#include "httpd.h"
+#include "sendlive.h"
 #include "lorawan.h"
 #include "lorawan_cmd.h"
 #include "units.h"
@@ -69,6 +72,9 @@ static void usage(FILE *f)
 		"                          frame start), payload@OFF:W (W bytes big-endian at OFF\n"
 		"                          in the UDP/TCP payload)\n"
 		"      --json FILE|-       write the result as JSON\n"
+		"      --listen ADDR:PORT  serve the live figures over HTTP while it runs: / (JSON),\n"
+		"                          /metrics (Prometheus); :PORT = loopback only\n"
+		"      --token-file F      --listen wants 'Authorization: Bearer' F's first line\n"
 		"  -q, --quiet             no progress line or summary\n"
 		"  -v, --verbose           more detail (-vv: libbpf's messages)\n"
 		"\n"
@@ -249,7 +255,8 @@ int replay_run(int argc, char **argv, enum run_mode mode)
 {
 	enum { O_ENGINE = 256, O_TOPSPEED, O_PPS, O_RATE, O_MULT, O_LOOP, O_COUNT, O_DURATION, O_THREADS,
 	       O_BATCH, O_TRUNC, O_JSON, O_REWRITE, O_PRELOAD, O_DST, O_SRC, O_SPORT, O_SIZE, O_DSTMAC,
-	       O_COMPLETE, O_WAIT, O_FIRST, O_FLEET, O_SERVER, O_ROUNDS, O_SCHEDULE, O_STATIC, O_NOPRE };
+	       O_COMPLETE, O_WAIT, O_FIRST, O_FLEET, O_SERVER, O_ROUNDS, O_SCHEDULE, O_STATIC, O_NOPRE, O_LISTEN,
+	       O_TOKEN };
 	bool gen_mode = mode == RUN_GEN, lora_mode = mode == RUN_LORAWAN;
 	const char *cmd = gen_mode ? "gen" : lora_mode ? "lorawan send" : "replay";
 	static const struct option opts[] = {
@@ -282,6 +289,8 @@ int replay_run(int argc, char **argv, enum run_mode mode)
 		{ "schedule", required_argument, NULL, O_SCHEDULE },
 		{ "static", no_argument, NULL, O_STATIC },
 		{ "no-precompute", no_argument, NULL, O_NOPRE },
+		{ "listen", required_argument, NULL, O_LISTEN },
+		{ "token-file", required_argument, NULL, O_TOKEN },
 		{ "quiet", no_argument, NULL, 'q' },
 		{ "verbose", no_argument, NULL, 'v' },
 		{ "help", no_argument, NULL, 'h' },
@@ -310,6 +319,11 @@ int replay_run(int argc, char **argv, enum run_mode mode)
 	struct lw_fleet fleet = {};
 	uint64_t rounds = 1, t_begin = now_ns();
 	bool have_rounds = false, no_precompute = false, write_failed = false;
+	const char *listen_addr = NULL, *token_file = NULL;
+	struct send_live sl = { .live.lock = PTHREAD_MUTEX_INITIALIZER };
+	struct httpd *http = NULL;
+	struct sockaddr_in sa;
+	char token[260] = "";
 	const char *lora_opt = NULL;
 
 	xr_cmd = cmd;
@@ -405,6 +419,8 @@ int replay_run(int argc, char **argv, enum run_mode mode)
 			have_rounds = true;
 			lora_opt = "rounds";
 			break;
+		case O_LISTEN: listen_addr = optarg; break;
+		case O_TOKEN: token_file = optarg; break;
 		case O_SRC: g.src = optarg; break;
 		case O_SPORT: g.sport = optarg; break;
 		case O_SIZE:
@@ -487,6 +503,12 @@ int replay_run(int argc, char **argv, enum run_mode mode)
 				       sysconf(_SC_NPROCESSORS_ONLN));
 	if (have_count && !count)
 		return cli_usage_error(cmd, "--count must be above 0");
+	if (listen_addr && httpd_parse_addr(listen_addr, &sa))
+		return cli_usage_error(cmd, "--listen: '%s' is not ADDR:PORT or :PORT (IPv4, port 1-65535)", listen_addr);
+	if (token_file && !listen_addr)
+		return cli_usage_error(cmd, "--token-file goes with --listen");
+	if (token_file && httpd_read_token(token_file, token, sizeof(token)))
+		return XR_EXIT_USAGE;
 	if (cli_need_root(cmd))
 		return XR_EXIT_ENV;
 	if (iface_get(ifname, &ifc))
@@ -625,8 +647,19 @@ int replay_run(int argc, char **argv, enum run_mode mode)
 	for (unsigned int i = 0; i < o.threads; i++)
 		o.cpus[i] = (int)((sysconf(_SC_NPROCESSORS_ONLN) - 1 - i));
 
+	if (listen_addr) {
+		struct httpd_opts ho = { .option = "--listen", .token = token_file ? token : NULL };
+
+		sl.cmd = cmd;
+		sl.ifname = ifc.name;
+		sl.target_pps = o.pace == XR_PACE_RATE ? o.pps : 0;
+		o.live = &sl.live;
+		if (httpd_start(&http, listen_addr, &ho, send_live_serve, &sl))
+			goto out;
+	}
 	cli_catch_signals();
 	err = use_xsk ? xengine_run(&o, &res) : kengine_run(&o, &res);
+	/* the figures stay readable until the report is written: a scraper sees the end too */
 	if (err && !res.start_ns)
 		goto out;
 	if (!quiet) {
@@ -673,6 +706,7 @@ int replay_run(int argc, char **argv, enum run_mode mode)
 	ret = err || write_failed ? XR_EXIT_ENV : res.interrupted ? XR_EXIT_INTERRUPTED :
 	      engine_unsent_total(&res.unsent) ? XR_EXIT_FAIL : XR_EXIT_OK;
 out:
+	httpd_stop(http);
 	if (jf)
 		json_fclose(jf);
 	frameset_free(&fs);

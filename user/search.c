@@ -611,8 +611,15 @@ static char *fmt_tick(double v, char *buf, size_t len)
 	return buf;
 }
 
+/* A tick label of a round trip given in microseconds: 500 us, 2 ms, 1 s. */
+static char *fmt_tick_us(double v, char *buf, size_t len)
+{
+	return fmt_duration((uint64_t)(v * 1e3), buf, len);
+}
+
 /* Round ticks: 1-2-5 in each decade on a log axis, a nice step on a linear one. */
-static void axis_ticks(FILE *f, const struct axis *x, bool vertical, double at, const char *unit)
+static void axis_ticks_fmt(FILE *f, const struct axis *x, bool vertical, double at, const char *unit,
+			   char *(*fmt)(double, char *, size_t))
 {
 	char a[16];
 
@@ -625,7 +632,7 @@ static void axis_ticks(FILE *f, const struct axis *x, bool vertical, double at, 
 					continue;
 				fprintf(f, vertical ? "<text x='%.0f' y='%.1f' text-anchor='end'>%s%s</text>\n" :
 						      "<text x='%.1f' y='%.0f' text-anchor='middle'>%s%s</text>\n",
-					vertical ? at : px, vertical ? px + 4 : at, fmt_tick(v, a, sizeof(a)), unit);
+					vertical ? at : px, vertical ? px + 4 : at, fmt(v, a, sizeof(a)), unit);
 			}
 		return;
 	}
@@ -636,8 +643,13 @@ static void axis_ticks(FILE *f, const struct axis *x, bool vertical, double at, 
 
 		fprintf(f, vertical ? "<text x='%.0f' y='%.1f' text-anchor='end'>%s%s</text>\n" :
 				      "<text x='%.1f' y='%.0f' text-anchor='middle'>%s%s</text>\n",
-			vertical ? at : px, vertical ? px + 4 : at, fmt_tick(v, a, sizeof(a)), unit);
+			vertical ? at : px, vertical ? px + 4 : at, fmt(v, a, sizeof(a)), unit);
 	}
+}
+
+static void axis_ticks(FILE *f, const struct axis *x, bool vertical, double at, const char *unit)
+{
+	axis_ticks_fmt(f, x, vertical, at, unit, fmt_tick);
 }
 
 /* The 1-2-5 value (1, 2 or 5 times a power of ten) just below v, or just above it (up). */
@@ -804,10 +816,9 @@ static void write_svg(const struct search *s, FILE *f)
 		fprintf(f, "<rect x='%.0f' y='%.0f' width='%.0f' height='%.0f' fill='none' stroke='#000'/>\n", L, top,
 			W - L - R, ph);
 		axis_ticks(f, &x, false, top + ph + 16, "");
-		/* microseconds on the axis, labelled as such */
-		axis_ticks(f, &yl, true, L - 6, "");
+		axis_ticks_fmt(f, &yl, true, L - 6, "", fmt_tick_us);
 		fprintf(f, "<text x='18' y='%.0f' transform='rotate(-90 18 %.0f)' text-anchor='middle'>p99 round "
-			   "trip (us)</text>\n", top + ph / 2, top + ph / 2);
+			   "trip</text>\n", top + ph / 2, top + ph / 2);
 		for (int gi = 0; gi < s->ng; gi++) {
 			double gy;
 
