@@ -89,12 +89,14 @@ __u64 replies_origin_ns = 0;
 
 static __always_inline __u64 due_ns(const struct xr_gen_slot *s, __u64 k)
 {
-	__u64 n, nb, f, fb, ct, ctb;
+	__u64 n, nb, f, fb, ct, ctb, d;
 	struct xr_frame *fd, *fdb;
 	__u32 fi, fbi;
 
+	/* (dk * ps) / 1000 without the product, which wraps 64 bits after 213 days of a run */
 	if (cfg.pace == XR_PACE_RATE)
-		return s->t0_ns + (k - s->k_base) * s->interval_ps / 1000;
+		return s->t0_ns + (k - s->k_base) * (s->interval_ps / 1000) +
+		       (k - s->k_base) * (s->interval_ps % 1000) / 1000;
 
 	/* XR_PACE_PCAP: capture time of n, scaled by the multiplier */
 	n = cfg.first_n + k * cfg.nthreads + s->thread;
@@ -109,7 +111,9 @@ static __always_inline __u64 due_ns(const struct xr_gen_slot *s, __u64 k)
 		return 0;
 	ct = (n / cfg.nframes) * cfg.span_ns + fd->ts_ns;
 	ctb = (nb / cfg.nframes) * cfg.span_ns + fdb->ts_ns;
-	return s->t0_ns + (ct - ctb) * 1000 / cfg.mult_milli;
+	/* (d * 1000) / m without the product: d * 1000 wraps 64 bits past 213 days of capture */
+	d = ct - ctb;
+	return s->t0_ns + d / cfg.mult_milli * 1000 + d % cfg.mult_milli * 1000 / cfg.mult_milli;
 }
 
 static __always_inline int build_frame(struct xdp_md *ctx, __u64 n)

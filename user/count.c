@@ -306,7 +306,7 @@ static int read_series(struct count_bpf *skel, uint64_t *out, int max)
 
 static void report_json(FILE *f, const char *ifname, const struct count_totals *t, const struct kstats *d,
 			const struct attribution *a, double dur, const uint64_t *series, int nseries,
-			struct count_bpf *seq_skel, const struct nft_counters *nft, const struct webhook *wh)
+			struct count_bpf *seq_skel, const struct nft_counters *nft, struct webhook *wh)
 {
 	struct json j = { .f = f };
 	char key[64];
@@ -389,13 +389,14 @@ struct live {
 	const struct nft_counters *nft_before; /* --nft; NULL otherwise */
 	struct nft_counters *nft_now, *nft_d;  /* scratch */
 	struct webhook *wh;                    /* --webhook; NULL otherwise */
+	uint64_t nft_next;                     /* when to read the rules again */
 };
 
 /* --listen: the figures so far, as JSON (/ or /json) or Prometheus text (/metrics) */
 static const char *serve_live(const char *method, const char *path, const char *body, size_t blen, FILE *f,
 			      void *ctx)
 {
-	const struct live *l = ctx;
+	struct live *l = ctx;
 	struct kstats now_ks, d;
 	struct count_totals t;
 	struct attribution a;
@@ -407,8 +408,12 @@ static const char *serve_live(const char *method, const char *path, const char *
 	kstats_read(l->ifname, &now_ks);
 	kstats_delta(l->before, &now_ks, &d);
 	attribute(&d, &a);
-	if (l->nft_before && !nft_read(l->nft_now)) {
+	/* nft is a process to start: a scraper that asks often gets the rules' figures of the last second */
+	if (l->nft_before && now_ns() >= l->nft_next && !nft_read(l->nft_now)) {
+		l->nft_next = now_ns() + 1000000000ULL;
 		nft_delta(l->nft_before, l->nft_now, l->nft_d);
+	}
+	if (l->nft_before) {
 		for (int i = 0; i < l->nft_d->n; i++)
 			if (l->nft_d->r[i].drops)
 				a.firewall_dropped += l->nft_d->r[i].packets;
@@ -585,6 +590,8 @@ int cmd_count(int argc, char **argv)
 	const char *token_file = NULL;
 	char token[260] = "";
 	struct sockaddr_in sa;
+	uint64_t next_check = 0;
+	bool gone = false;
 	const char *webhook_addr = NULL, *fleet_dir = NULL, *schedule = NULL;
 	struct webhook wh = {};
 	struct nft_counters *nft_before = NULL, *nft_after = NULL, *nft_d = NULL;
@@ -758,6 +765,15 @@ int cmd_count(int argc, char **argv)
 			break;
 		if (idle && t.matched && now - last_change >= idle)
 			break;
+		/* an interface that went away takes the XDP program with it: nothing more can arrive */
+		if (now >= next_check) {
+			next_check = now + 100000000ULL;
+			if (if_nametoindex(ifname) != (unsigned int)ifc.ifindex) {
+				pr_warn("%s went away (deleted or moved): the count stops here\n", ifname);
+				gone = true;
+				break;
+			}
+		}
 		if (!quiet && isatty(STDERR_FILENO) && now >= next_progress) {
 			char x[16];
 
@@ -813,8 +829,14 @@ int cmd_count(int argc, char **argv)
 		report_json(jf, ifname, &t, &d, &a, (now - start) / 1e9, series, nseries, cfg.seq_kind ? skel : NULL,
 			    use_nft ? nft_d : NULL, webhook_addr ? &wh : NULL);
 		free(series);
+		err = json_fclose(jf);
+		jf = NULL;
+		if (err) {
+			pr_warn("cannot write %s: %s\n", json_path, strerror(-err));
+			goto out;
+		}
 	}
-	ret = XR_EXIT_OK;
+	ret = gone ? XR_EXIT_ENV : XR_EXIT_OK;
 out:
 	free(nft_before);
 	httpd_stop(http);
@@ -822,7 +844,9 @@ out:
 	webhook_free(&wh);
 	bpf_link__destroy(link);
 	count_bpf__destroy(skel);
-	if (jf)
-		json_fclose(jf);
+	if (jf && json_fclose(jf) && ret == XR_EXIT_OK) {
+		pr_warn("cannot write %s: %s\n", json_path, strerror(errno));
+		ret = XR_EXIT_ENV;
+	}
 	return ret;
 }

@@ -42,6 +42,9 @@ struct engine_opts {
 	unsigned int batch;      /* live-frames batch size */
 	bool progress;           /* live line on stderr */
 	struct engine_live *live; /* NULL, or updated while the run runs */
+	/* called once the first departure time is fixed (CLOCK_MONOTONIC), before anything is sent */
+	void (*on_start)(void *ctx, uint64_t start_ns);
+	void *on_start_ctx;
 	struct xr_op ops[XR_MAX_OPS]; /* rewrite plan, the same for every frame */
 	unsigned int nops;
 	uint64_t first_n;        /* the first sequence number (default 0) */

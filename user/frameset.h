@@ -34,12 +34,18 @@ struct fs_skips {
 	uint64_t too_long;  /* longer than the interface (or live frames) allow */
 	uint64_t too_short; /* shorter than an Ethernet header */
 	uint64_t ts_backwards; /* taken, with the timestamp clamped */
+	uint64_t gaps_cut;  /* capture gaps longer than --max-gap, shortened to it */
+	uint64_t max_gap_ns; /* the longest gap between two frames taken (after cutting) */
+	size_t max_gap_frame; /* the frame (1-based) after that gap */
 };
 
 struct fs_load_opts {
 	uint32_t max_len;
 	bool allow_truncated;
 	uint64_t max_frames; /* 0 = no limit */
+	uint64_t max_memory; /* bytes the frame set may take; 0 = no limit */
+	double max_ratio;    /* a gzip file may expand this many times its size; 0 = no limit */
+	uint64_t max_gap_ns; /* longer capture gaps are shortened to this; 0 = kept */
 };
 
 void frameset_init(struct frameset *fs);

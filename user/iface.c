@@ -92,7 +92,7 @@ int ethtool_counters_get(const char *name, struct ethtool_counters *c)
 	struct ethtool_sset_info *sset = NULL;
 	struct ethtool_gstrings *strs = NULL;
 	struct ethtool_stats *stats = NULL;
-	unsigned int n;
+	unsigned int n, room;
 	int fd, err;
 
 	memset(c, 0, sizeof(*c));
@@ -112,10 +112,16 @@ int ethtool_counters_get(const char *name, struct ethtool_counters *c)
 	n = sset->sset_mask ? sset->data[0] : 0;
 	if (!n)
 		goto out;
-	strs = calloc(1, sizeof(*strs) + n * ETH_GSTRING_LEN);
-	stats = calloc(1, sizeof(*stats) + n * sizeof(__u64));
-	c->names = calloc(n, 32);
-	c->vals = calloc(n, sizeof(uint64_t));
+	/*
+	 * The kernel writes as many strings and values as the device has at the
+	 * time of each call, whatever length we give: room for more than it said
+	 * (queues may be added between the calls), and the counts checked after.
+	 */
+	room = 2 * n + 256;
+	strs = calloc(1, sizeof(*strs) + (size_t)room * ETH_GSTRING_LEN);
+	stats = calloc(1, sizeof(*stats) + (size_t)room * sizeof(__u64));
+	c->names = calloc(room, 32);
+	c->vals = calloc(room, sizeof(uint64_t));
 	if (!strs || !stats || !c->names || !c->vals) {
 		err = -ENOMEM;
 		goto out;
@@ -130,6 +136,12 @@ int ethtool_counters_get(const char *name, struct ethtool_counters *c)
 		err = ethtool_ioctl(fd, name, stats);
 	if (err)
 		goto out;
+	if (strs->len != stats->n_stats || strs->len > room) {
+		/* the device changed between the calls: no names to match the values */
+		err = -EAGAIN;
+		goto out;
+	}
+	n = strs->len;
 	for (unsigned int i = 0; i < n; i++) {
 		memcpy(c->names[i], (char *)strs->data + i * ETH_GSTRING_LEN, 31);
 		c->names[i][31] = 0;

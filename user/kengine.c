@@ -662,6 +662,8 @@ int kengine_run(const struct engine_opts *o, struct engine_result *res)
 	/* paced runs start at t0; the duration counts from there */
 	res->start_ns = o->pace == XR_PACE_NONE ? now_ns() : t0;
 	k.skel->bss->replies_origin_ns = res->start_ns;
+	if (o->on_start)
+		o->on_start(o->on_start_ctx, res->start_ns);
 	for (unsigned int i = 0; i < o->threads; i++) {
 		err = -pthread_create(&sd[i].tid, NULL, sender_main, &sd[i]);
 		if (err) {
@@ -768,6 +770,14 @@ int kengine_run(const struct engine_opts *o, struct engine_result *res)
 	return err;
 }
 
+/* The CPU to run a one-off call on: this one, unless it has no slot (hosts with more than XR_MAX_CPUS). */
+static int slot_cpu(void)
+{
+	int cpu = sched_getcpu();
+
+	return cpu >= 0 && cpu < XR_MAX_CPUS ? cpu : 0;
+}
+
 int kengine_probe(const struct iface *ifc, bool send_frame, struct kengine_probe *p)
 {
 	uint8_t frame[60] = {};
@@ -793,7 +803,7 @@ int kengine_probe(const struct iface *ifc, bool send_frame, struct kengine_probe
 		return err;
 	}
 	p->loaded = true;
-	cpu = sched_getcpu();
+	cpu = slot_cpu();
 	pin_to_cpu(cpu);
 	s = &k.slots[cpu];
 	/* k_end 0: the program burns the iteration with XDP_DROP, the frame never leaves */
@@ -825,7 +835,7 @@ int kengine_run_frames(const struct iface *ifc, struct engine_opts *o, const uin
 	err = kengine_open(&k, ifc, o->fs, NULL, 0, o);
 	if (err)
 		return err;
-	cpu = sched_getcpu();
+	cpu = slot_cpu();
 	err = pin_to_cpu(cpu);
 	if (err)
 		goto out;

@@ -531,7 +531,8 @@ static int parse_device(struct lw_fleet *f, const struct lw_eui_index *gidx, cha
 		char *end;
 
 		s = strtod(fl[12], &end);
-		if (!*fl[12] || *end || s < -30 || s > 30) {
+		/* NaN fails every comparison: only a number inside the range passes */
+		if (!*fl[12] || *end || !(s >= -30 && s <= 30)) {
 			pr_warn("%s: lsnr '%s' is not an SNR in dB from -30 to 30\n", where, fl[12]);
 			return -EINVAL;
 		}

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 /* xdpreplay: put a precise, known load on a server and measure where it went. */
+#include <signal.h>
 #include <stdio.h>
 #include <string.h>
 #include "cli.h"
@@ -47,6 +48,8 @@ int main(int argc, char **argv)
 		return XR_EXIT_OK;
 	}
 	xr_log_libbpf();
+	/* a peer that closes a socket is an error to report, never a signal that kills the run */
+	signal(SIGPIPE, SIG_IGN);
 	for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++)
 		if (!strcmp(argv[1], commands[i].name)) {
 			xr_cmd = commands[i].name;

@@ -56,14 +56,17 @@ uint64_t pacer_due(const struct pacer *p, uint64_t k)
 	uint64_t n, nb, ct, ctb, N = p->nframes;
 
 	if (p->pace == XR_PACE_RATE)
-		return p->t0_ns + (k - p->k_base) * p->interval_ps / 1000;
+		/* (dk * ps) / 1000 split as bpf/gen.bpf.c has it: exact, and no product past 584 years */
+		return p->t0_ns + (k - p->k_base) * (p->interval_ps / 1000) +
+		       (k - p->k_base) * (p->interval_ps % 1000) / 1000;
 	if (p->pace != XR_PACE_PCAP)
 		return 0;
 	n = p->first_n + k * p->nthreads + p->thread;
 	nb = p->first_n + p->k_base * p->nthreads + p->thread;
 	ct = (n / N) * p->span_ns + p->frames[n % N].ts_ns;
 	ctb = (nb / N) * p->span_ns + p->frames[nb % N].ts_ns;
-	return p->t0_ns + (ct - ctb) * 1000 / p->mult_milli;
+	/* 128 bits: a capture spanning months, slowed down, would wrap 64 */
+	return p->t0_ns + (uint64_t)((unsigned __int128)(ct - ctb) * 1000 / p->mult_milli);
 }
 
 uint64_t pacer_k_at(const struct pacer *p, uint64_t t0, uint64_t duration_ns)

@@ -13,6 +13,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <zlib.h>
 #include "frameset.h"
 #include "log.h"
@@ -41,9 +42,10 @@ struct reader {
 	struct fs_skips *skips;
 	/* capture times: the file's first frame maps to base_ns in the set */
 	bool have_first;
-	uint64_t first_ns, base_ns, last_ns;
+	uint64_t first_ns, base_ns, last_ns, cut_ns;
 	uint8_t *buf;
 	size_t buf_cap;
+	uint64_t in_bytes, out_bytes; /* the file's size, and what was read from it (decompressed) */
 };
 
 struct ng_iface {
@@ -83,6 +85,15 @@ static int read_exact(struct reader *r, void *buf, size_t len, const char *what)
 	int n, errnum;
 
 	n = gzread(r->gz, buf, len);
+	if (n > 0)
+		r->out_bytes += n;
+	/* a small file that expands without end is a gzip bomb, not a capture */
+	if (r->o->max_ratio && r->in_bytes && r->out_bytes > (64ULL << 20) &&
+	    r->out_bytes > r->o->max_ratio * r->in_bytes) {
+		pr_warn("%s: expands to more than %.0f times its %llu bytes (a gzip bomb?); --max-ratio allows more\n",
+			r->path, r->o->max_ratio, (unsigned long long)r->in_bytes);
+		return -E2BIG;
+	}
 	if (n == (int)len)
 		return 0;
 	if (n == 0 && gzeof(r->gz))
@@ -137,16 +148,35 @@ static int take_frame(struct reader *r, uint16_t linktype, const uint8_t *data, 
 	}
 	if (r->o->max_frames && r->fs->n >= r->o->max_frames)
 		return 1;
+	/* what the set would hold with this frame: its bytes and its record */
+	if (r->o->max_memory &&
+	    r->fs->bytes_len + caplen + (r->fs->n + 1) * sizeof(struct fs_frame) > r->o->max_memory) {
+		pr_warn("%s: the frames up to record %llu take more than --max-memory %llu MiB (%zu frames loaded); "
+			"give --preload N or a larger --max-memory\n", r->path, (unsigned long long)r->record,
+			(unsigned long long)(r->o->max_memory >> 20), r->fs->n);
+		return -E2BIG;
+	}
 	if (!r->have_first) {
 		r->have_first = true;
 		r->first_ns = ts_ns;
 	}
 	/* keep time monotonic: a frame stamped before its predecessor leaves with it */
 	rel = ts_ns >= r->first_ns ? ts_ns - r->first_ns : 0;
-	rel += r->base_ns;
+	rel = rel + r->base_ns > rel ? rel + r->base_ns : rel;
+	rel = rel > r->cut_ns ? rel - r->cut_ns : 0;
 	if (rel < r->last_ns) {
 		r->skips->ts_backwards++;
 		rel = r->last_ns;
+	}
+	if (r->fs->n && r->o->max_gap_ns && rel - r->last_ns > r->o->max_gap_ns) {
+		/* this gap and every later time move up by what is cut */
+		r->cut_ns += rel - r->last_ns - r->o->max_gap_ns;
+		rel = r->last_ns + r->o->max_gap_ns;
+		r->skips->gaps_cut++;
+	}
+	if (r->fs->n && rel - r->last_ns > r->skips->max_gap_ns) {
+		r->skips->max_gap_ns = rel - r->last_ns;
+		r->skips->max_gap_frame = r->fs->n + 1;
 	}
 	r->last_ns = rel;
 	if (frameset_add(r->fs, data, caplen, origlen, rel)) {
@@ -239,7 +269,14 @@ static uint64_t ng_ts_ns(const struct ng_iface *ifc, uint32_t hi, uint32_t lo)
 	uint64_t t = ((uint64_t)hi << 32) | lo, s = t / ifc->ts_units, frac = t % ifc->ts_units;
 	unsigned __int128 ns = (unsigned __int128)frac * 1000000000ULL / ifc->ts_units;
 
-	return (s + ifc->ts_offset_s) * 1000000000ULL + (uint64_t)ns;
+	int64_t secs;
+	uint64_t out;
+
+	/* a hostile if_tsoffset or resolution must not wrap: such a time saturates */
+	if (__builtin_add_overflow((int64_t)s, ifc->ts_offset_s, &secs) || secs < 0 ||
+	    __builtin_mul_overflow((uint64_t)secs, 1000000000ULL, &out) || __builtin_add_overflow(out, (uint64_t)ns, &out))
+		return s > (uint64_t)INT64_MAX || ifc->ts_offset_s > 0 ? UINT64_MAX / 2 : 0;
+	return out;
 }
 
 static int read_pcapng(struct reader *r)
@@ -411,10 +448,13 @@ int pcap_load(const char *path, struct frameset *fs, const struct fs_load_opts *
 		.base_ns = fs->n ? fs->frames[fs->n - 1].ts_ns : 0,
 	};
 	size_t before = fs->n;
+	struct stat st;
 	uint32_t magic;
 	int err;
 
 	r.last_ns = r.base_ns;
+	if (!stat(path, &st))
+		r.in_bytes = st.st_size;
 	r.gz = gzopen(path, "rb");
 	if (!r.gz) {
 		err = errno ? -errno : -ENOMEM;

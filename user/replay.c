@@ -59,6 +59,10 @@ static void usage(FILE *f)
 		"      --preload N         load at most N frames (the rest of the files is not read);\n"
 		"                          the frame set lives in memory: frame bytes + 24 bytes a\n"
 		"                          frame in BPF maps (2 KiB a frame in an AF_XDP UMEM)\n"
+		"      --max-memory N      refuse captures whose frames take more than N bytes\n"
+		"                          (default: half of this machine's memory)\n"
+		"      --max-ratio R       refuse gzip files that expand more than R times (200)\n"
+		"      --max-gap T         shorten capture gaps longer than T to T (capture timing)\n"
 		"      --rewrite SPEC      change a field in every frame as a function of the\n"
 		"                          sequence number n (repeatable, up to 4); the checksums\n"
 		"                          that cover the field are fixed (csum=auto says so):\n"
@@ -251,12 +255,38 @@ static void gen_usage(FILE *f)
 		"  xdpreplay gen syn -i eth1 --dst 198.18.0.2:80 --complete --pps 10k --duration 5s --json -\n");
 }
 
+struct schedule_ctx {
+	const char *path;
+	double pps;
+	uint64_t first_n;
+	bool failed;
+};
+
+/*
+ * --schedule: the first departure as epoch time, written before anything is
+ * sent, so that a receiver can time arrivals while the run is still going.
+ */
+static void write_schedule(void *ctx, uint64_t start_ns)
+{
+	struct schedule_ctx *sc = ctx;
+	struct wh_schedule ws = { .pps = sc->pps, .first_n = sc->first_n };
+	struct timespec rt;
+
+	/* the engine's clock is CLOCK_MONOTONIC; a receiver elsewhere needs the epoch */
+	clock_gettime(CLOCK_REALTIME, &rt);
+	ws.t0_unix = rt.tv_sec + rt.tv_nsec / 1e9 + ((double)start_ns - (double)now_ns()) / 1e9;
+	if (wh_schedule_write(sc->path, &ws)) {
+		pr_warn("cannot write %s: %s\n", sc->path, strerror(errno));
+		sc->failed = true;
+	}
+}
+
 int replay_run(int argc, char **argv, enum run_mode mode)
 {
 	enum { O_ENGINE = 256, O_TOPSPEED, O_PPS, O_RATE, O_MULT, O_LOOP, O_COUNT, O_DURATION, O_THREADS,
 	       O_BATCH, O_TRUNC, O_JSON, O_REWRITE, O_PRELOAD, O_DST, O_SRC, O_SPORT, O_SIZE, O_DSTMAC,
 	       O_COMPLETE, O_WAIT, O_FIRST, O_FLEET, O_SERVER, O_ROUNDS, O_SCHEDULE, O_STATIC, O_NOPRE, O_LISTEN,
-	       O_TOKEN };
+	       O_TOKEN, O_MAXMEM, O_MAXRATIO, O_MAXGAP };
 	bool gen_mode = mode == RUN_GEN, lora_mode = mode == RUN_LORAWAN;
 	const char *cmd = gen_mode ? "gen" : lora_mode ? "lorawan send" : "replay";
 	static const struct option opts[] = {
@@ -290,6 +320,9 @@ int replay_run(int argc, char **argv, enum run_mode mode)
 		{ "static", no_argument, NULL, O_STATIC },
 		{ "no-precompute", no_argument, NULL, O_NOPRE },
 		{ "listen", required_argument, NULL, O_LISTEN },
+		{ "max-memory", required_argument, NULL, O_MAXMEM },
+		{ "max-ratio", required_argument, NULL, O_MAXRATIO },
+		{ "max-gap", required_argument, NULL, O_MAXGAP },
 		{ "token-file", required_argument, NULL, O_TOKEN },
 		{ "quiet", no_argument, NULL, 'q' },
 		{ "verbose", no_argument, NULL, 'v' },
@@ -320,6 +353,9 @@ int replay_run(int argc, char **argv, enum run_mode mode)
 	uint64_t rounds = 1, t_begin = now_ns();
 	bool have_rounds = false, no_precompute = false, write_failed = false;
 	const char *listen_addr = NULL, *token_file = NULL;
+	struct schedule_ctx sc = {};
+	long ncpu;
+	bool preload_auto = false;
 	struct send_live sl = { .live.lock = PTHREAD_MUTEX_INITIALIZER };
 	struct httpd *http = NULL;
 	struct sockaddr_in sa;
@@ -327,6 +363,9 @@ int replay_run(int argc, char **argv, enum run_mode mode)
 	const char *lora_opt = NULL;
 
 	xr_cmd = cmd;
+	/* loading limits: half of this machine's memory, and gzip files that expand 200x at most */
+	lo.max_memory = (uint64_t)sysconf(_SC_PHYS_PAGES) * sysconf(_SC_PAGESIZE) / 2;
+	lo.max_ratio = 200;
 	frameset_init(&fs);
 	opterr = 0;
 	while ((opt = getopt_long(argc, argv, ":i:qvh", opts, NULL)) != -1) {
@@ -420,6 +459,18 @@ int replay_run(int argc, char **argv, enum run_mode mode)
 			lora_opt = "rounds";
 			break;
 		case O_LISTEN: listen_addr = optarg; break;
+		case O_MAXMEM:
+			if (cli_count(cmd, "max-memory", optarg, &lo.max_memory))
+				return XR_EXIT_USAGE;
+			break;
+		case O_MAXRATIO:
+			if (cli_number(cmd, "max-ratio", optarg, &lo.max_ratio))
+				return XR_EXIT_USAGE;
+			break;
+		case O_MAXGAP:
+			if (cli_duration(cmd, "max-gap", optarg, &lo.max_gap_ns))
+				return XR_EXIT_USAGE;
+			break;
 		case O_TOKEN: token_file = optarg; break;
 		case O_SRC: g.src = optarg; break;
 		case O_SPORT: g.sport = optarg; break;
@@ -525,6 +576,11 @@ int replay_run(int argc, char **argv, enum run_mode mode)
 	lo.max_len = ifc.mtu + 14 + 4;
 	if (lo.max_len > XR_MAX_FRAME)
 		lo.max_len = XR_MAX_FRAME;
+	/* --count N below the capture's size plays its first N frames: no need to read the rest */
+	if (have_count && (!lo.max_frames || count < lo.max_frames)) {
+		lo.max_frames = count;
+		preload_auto = true;
+	}
 	for (int i = optind; i < argc && !gen_mode; i++) {
 		err = pcap_load(argv[i], &fs, &lo, &sk);
 		if (err) {
@@ -559,9 +615,16 @@ int replay_run(int argc, char **argv, enum run_mode mode)
 		o.reply_wait_ns = reply_wait;
 	}
 	frameset_finish(&fs);
-	if (lo.max_frames && fs.n == lo.max_frames)
+	if (lo.max_frames && fs.n == lo.max_frames && !preload_auto)
 		pr_warn("warning: --preload %llu: playing the first %zu frames only\n",
 			(unsigned long long)lo.max_frames, fs.n);
+	if (sk.gaps_cut)
+		pr_warn("warning: %llu capture gaps longer than --max-gap shortened to it\n",
+			(unsigned long long)sk.gaps_cut);
+	else if (o.pace == XR_PACE_PCAP && sk.max_gap_ns > 10000000000ULL)
+		pr_warn("warning: a capture gap of %s before frame %zu will be waited out (x%g): --max-gap T "
+			"shortens such gaps\n", fmt_duration(sk.max_gap_ns, (char[16]){}, 16), sk.max_gap_frame,
+			o.multiplier);
 	if (sk.linktype)
 		pr_warn("warning: skipped %llu frames of non-Ethernet link types\n", (unsigned long long)sk.linktype);
 	if (sk.truncated)
@@ -611,9 +674,25 @@ int replay_run(int argc, char **argv, enum run_mode mode)
 	} else if (!strcmp(engine, "auto")) {
 		pr_info("engine: kernel (%s)\n", why);
 	}
+	/* AF_XDP lays every frame out in a chunk of its own */
+	if (use_xsk && lo.max_memory && (uint64_t)fs.n * (fs.max_len <= 2048 ? 2048 : 4096) > lo.max_memory) {
+		pr_warn("the xsk engine would take %llu MiB of UMEM for %zu frames, more than --max-memory %llu MiB\n",
+			(unsigned long long)((uint64_t)fs.n * (fs.max_len <= 2048 ? 2048 : 4096) >> 20), fs.n,
+			(unsigned long long)(lo.max_memory >> 20));
+		ret = XR_EXIT_USAGE;
+		goto out;
+	}
 
-	if (lora_mode && !have_count)
-		o.count = o.duration_ns && !have_rounds ? XR_FOREVER : fleet.ndev * fleet.heard_by * rounds;
+	if (lora_mode && !have_count) {
+		uint64_t per_round = (uint64_t)fleet.ndev * fleet.heard_by;
+
+		if (rounds > (XR_FOREVER - 1) / per_round) {
+			ret = cli_usage_error(cmd, "--rounds %llu: %llu PUSH_DATA a round is more than a run can count",
+					      (unsigned long long)rounds, (unsigned long long)per_round);
+			goto out;
+		}
+		o.count = o.duration_ns && !have_rounds ? XR_FOREVER : per_round * rounds;
+	}
 	else if (have_count)
 		o.count = count;
 	else if (loop == 0 || (o.duration_ns && !have_loop))
@@ -643,9 +722,13 @@ int replay_run(int argc, char **argv, enum run_mode mode)
 	o.threads = threads;
 	o.batch = batch;
 	o.progress = !quiet && isatty(STDERR_FILENO);
-	/* spread threads from the last CPU down: CPU 0 usually takes most interrupts */
+	/*
+	 * Spread threads from the last CPU down (CPU 0 usually takes most
+	 * interrupts), among the first XR_MAX_CPUS: the engine keeps a slot per CPU.
+	 */
+	ncpu = sysconf(_SC_NPROCESSORS_ONLN) < XR_MAX_CPUS ? sysconf(_SC_NPROCESSORS_ONLN) : XR_MAX_CPUS;
 	for (unsigned int i = 0; i < o.threads; i++)
-		o.cpus[i] = (int)((sysconf(_SC_NPROCESSORS_ONLN) - 1 - i));
+		o.cpus[i] = (int)(ncpu - 1 - i);
 
 	if (listen_addr) {
 		struct httpd_opts ho = { .option = "--listen", .token = token_file ? token : NULL };
@@ -656,6 +739,12 @@ int replay_run(int argc, char **argv, enum run_mode mode)
 		o.live = &sl.live;
 		if (httpd_start(&http, listen_addr, &ho, send_live_serve, &sl))
 			goto out;
+	}
+	if (schedule) {
+		sc = (struct schedule_ctx){ .path = schedule, .pps = o.pace == XR_PACE_RATE ? o.pps : 0,
+					    .first_n = o.first_n };
+		o.on_start = write_schedule;
+		o.on_start_ctx = &sc;
 	}
 	cli_catch_signals();
 	err = use_xsk ? xengine_run(&o, &res) : kengine_run(&o, &res);
@@ -688,18 +777,8 @@ int replay_run(int argc, char **argv, enum run_mode mode)
 			write_failed = true;
 		}
 	}
-	if (schedule) {
-		struct timespec rt;
-		struct wh_schedule ws = { .pps = o.pace == XR_PACE_RATE ? o.pps : 0, .first_n = o.first_n };
-
-		/* the engine's clock is CLOCK_MONOTONIC; a receiver elsewhere needs the epoch */
-		clock_gettime(CLOCK_REALTIME, &rt);
-		ws.t0_unix = rt.tv_sec + rt.tv_nsec / 1e9 - (now_ns() - res.start_ns) / 1e9;
-		if (wh_schedule_write(schedule, &ws)) {
-			pr_warn("cannot write %s: %s\n", schedule, strerror(errno));
-			write_failed = true;
-		}
-	}
+	if (sc.failed)
+		write_failed = true;
 	free(res.replies.hist);
 	free(res.replies.gw_acks);
 	free(res.per_sec);

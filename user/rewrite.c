@@ -16,6 +16,8 @@
 #include "rewrite.h"
 
 #define ETH_HLEN 14
+#define XR_STR2(x) #x
+#define XR_STR(x) XR_STR2(x)
 
 /* Where the IP header and the L4 header of a frame start; 0 when absent. */
 struct layout {
@@ -27,6 +29,27 @@ struct layout {
 static uint16_t get16(const uint8_t *p)
 {
 	return p[0] << 8 | p[1];
+}
+
+/*
+ * Decimal digits only (no sign, no spaces, no 0x), at most max: the value and
+ * where the digits end. %u would take "-2" as 4294967294.
+ */
+static int strict_uint(const char *s, unsigned int max, unsigned int *out, const char **end)
+{
+	uint64_t v = 0;
+	const char *p = s;
+
+	for (; *p >= '0' && *p <= '9'; p++) {
+		v = v * 10 + (*p - '0');
+		if (v > max)
+			return -ERANGE;
+	}
+	if (p == s)
+		return -EINVAL;
+	*out = v;
+	*end = p;
+	return 0;
 }
 
 static void frame_layout(const uint8_t *f, uint32_t len, struct layout *l)
@@ -95,8 +118,14 @@ static const struct {
 
 static int parse_field(const char *s, size_t len, struct field *f)
 {
-	char buf[64], end, e1, e2;
-	unsigned int bits;
+	/* a field lies inside a frame: its offset is below the largest frame */
+	const unsigned int max_off = XR_MAX_FRAME - 1;
+	static const struct { const char *prefix; unsigned int width; bool big_endian; } abs[] = {
+		{ "u8@", 1, true }, { "u16be@", 2, true }, { "u16le@", 2, false }, { "u32be@", 4, true },
+		{ "u32le@", 4, false }, { "u64be@", 8, true }, { "u64le@", 8, false },
+	};
+	const char *end;
+	char buf[64];
 
 	if (len >= sizeof(buf))
 		return -EINVAL;
@@ -112,20 +141,31 @@ static int parse_field(const char *s, size_t len, struct field *f)
 			return 0;
 		}
 	}
-	if (sscanf(buf, "payload@%u:%u%c", &f->off, &f->width, &end) == 2) {
+	if (!strncmp(buf, "payload@", 8)) {
+		int err = strict_uint(buf + 8, max_off, &f->off, &end);
+
 		f->where = W_PAYLOAD;
+		if (err)
+			return err;
+		if (*end != ':' || strict_uint(end + 1, 8, &f->width, &end) || *end)
+			return -EINVAL;
 		return f->width == 1 || f->width == 2 || f->width == 4 || f->width == 8 ? 0 : -EINVAL;
 	}
-	if (sscanf(buf, "u8@%u%c", &f->off, &end) == 1) {
+	for (size_t i = 0; i < sizeof(abs) / sizeof(abs[0]); i++) {
+		size_t pl = strlen(abs[i].prefix);
+
+		int err;
+
+		if (strncmp(buf, abs[i].prefix, pl))
+			continue;
+		err = strict_uint(buf + pl, max_off, &f->off, &end);
+		if (err)
+			return err;
+		if (*end)
+			return -EINVAL;
 		f->where = W_ABS;
-		f->width = 1;
-		return 0;
-	}
-	if (sscanf(buf, "u%u%c%c@%u%c", &bits, &e1, &e2, &f->off, &end) == 4 &&
-	    (bits == 16 || bits == 32 || bits == 64) && e2 == 'e' && (e1 == 'b' || e1 == 'l')) {
-		f->where = W_ABS;
-		f->width = bits / 8;
-		f->big_endian = e1 == 'b';
+		f->width = abs[i].width;
+		f->big_endian = abs[i].big_endian;
 		return 0;
 	}
 	return -EINVAL;
@@ -202,19 +242,18 @@ static int parse_ip6_range(const char *s, __u64 *base, __u64 *count, uint8_t hig
 static int parse_port_range(const char *s, __u64 *base, __u64 *count)
 {
 	unsigned int lo, hi;
-	char end;
+	const char *end;
 
-	if (sscanf(s, "%u-%u%c", &lo, &hi, &end) == 2 && lo <= hi && hi <= 65535) {
-		*base = lo;
-		*count = hi - lo + 1;
-		return 0;
-	}
-	if (sscanf(s, "%u%c", &lo, &end) == 1 && lo <= 65535) {
-		*base = lo;
-		*count = 1;
-		return 0;
-	}
-	return -EINVAL;
+	if (strict_uint(s, 65535, &lo, &end))
+		return -EINVAL;
+	hi = lo;
+	if (*end == '-' && strict_uint(end + 1, 65535, &hi, &end))
+		return -EINVAL;
+	if (*end || lo > hi)
+		return -EINVAL;
+	*base = lo;
+	*count = hi - lo + 1;
+	return 0;
 }
 
 /* Names what the user typed: --rewrite SPEC, or the option a spec was made from (gen --src VALUE). */
@@ -241,6 +280,7 @@ int rewrite_parse_opt(const char *spec, const char *opt, struct rewrite_spec *ou
 	struct field f;
 	char num[32];
 	size_t len;
+	int err;
 
 	memset(out, 0, sizeof(*out));
 	snprintf(out->text, sizeof(out->text), "%s", spec);
@@ -252,7 +292,10 @@ int rewrite_parse_opt(const char *spec, const char *opt, struct rewrite_spec *ou
 	if (!eq || eq == spec)
 		return bad_spec(spec, opt, "not FIELD=VALUE (see --help)");
 	relative = eq[-1] == '+';
-	if (parse_field(spec, eq - spec - relative, &f))
+	err = parse_field(spec, eq - spec - relative, &f);
+	if (err == -ERANGE)
+		return bad_spec(spec, opt, "the offset is past the largest frame (" XR_STR(XR_MAX_FRAME) " bytes)");
+	if (err)
 		return bad_spec(spec, opt, "unknown field (ip.id, ip.src, ip.dst, ip6.src, ip6.dst, udp.sport, "
 				"udp.dport, tcp.sport, tcp.dport, u8@OFF, u16be@OFF, u32le@OFF, u64be@OFF, "
 				"payload@OFF:W)");
@@ -444,7 +487,8 @@ void rewrite_nocopy(struct xr_op *ops, int nops, const uint8_t *f, uint32_t len,
 	for (int i = 0; i < nops; i++) {
 		struct xr_op *op = &ops[i];
 		unsigned int first = op->off & ~1U, span = ((op->off + op->width + 1U) & ~1U) - first;
-		unsigned int have = first + span > len ? len - first : span;
+		/* rewrite_plan put every field inside the frame; never read past it whatever came in */
+		unsigned int have = first >= len ? 0 : first + span > len ? len - first : span;
 
 		memset(op->orig, 0, sizeof(op->orig));
 		memcpy(op->orig, f + first, have);
@@ -493,7 +537,8 @@ void rewrite_apply(const struct xr_op *ops, int nops, uint8_t *f, uint32_t len, 
 		unsigned int w = op->width, first = op->off & ~1U, span = ((op->off + w + 1) & ~1U) - first;
 		bool be = op->flags & XR_OPF_BIG_ENDIAN;
 		uint8_t old[10] = {}, new[10] = {};
-		unsigned int have = first + span > len ? len - first : span;
+		/* rewrite_plan put every field inside the frame; never read past it whatever came in */
+		unsigned int have = first >= len ? 0 : first + span > len ? len - first : span;
 		uint64_t base = 0, v;
 
 		if (op->off + w > len)

@@ -31,7 +31,9 @@
 #include <netinet/in.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
+#include <json-c/json.h>
 #include "cli.h"
+#include "httpd.h"
 #include "engine.h"
 #include "json.h"
 #include "log.h"
@@ -51,6 +53,7 @@ struct trial {
 	double p99_us;      /* gen syn: 99th percentile round trip; < 0 when unknown */
 	uint64_t behind;    /* frames the sender fell behind on (its own shortfall) */
 	bool sender_short;  /* the sender did not keep the trial's schedule: not the server's result */
+	bool witness_reset; /* the witness's count went down (it restarted): nothing to read */
 	/* count --listen: the attribution's counters, growth during the trial */
 	int nattr;
 	char attr_name[MAX_ATTR][32];
@@ -84,21 +87,26 @@ struct search {
 	const char *stop_why; /* why the search ended before every goal was done, or NULL */
 	double max_asked;     /* --max as given (max may be lowered to what the sender keeps) */
 	uint64_t start_unix;
+	char token[260];      /* --witness-token-file: sent as a bearer token */
 	uint64_t pause_ns;    /* between trials */
 	uint64_t warmup_ns;   /* a first trial at --min, not counted */
 };
 
-/* GET / from a counter's --listen endpoint into buf (NUL-terminated). */
-static int http_get_json(const char *url, char *buf, size_t len)
+/* A witness's answer may be large (a count --seq with thousands of flows), but not without end. */
+#define WITNESS_MAX (16U << 20)
+
+/* GET / from a counter's --listen endpoint: the body, parsed (json_object_put it). */
+static int http_get_json(const struct search *s, struct json_object **out)
 {
 	struct sockaddr_in sa = { .sin_family = AF_INET };
+	size_t got = 0, cap = 65536;
+	char host[64], *buf = NULL, *body, req[512];
 	unsigned int port;
-	size_t got = 0;
-	char host[64];
-	int fd, err = 0;
+	int fd = -1, err = 0, len;
 	ssize_t n;
 
-	if (sscanf(url, "http://%63[0-9.]:%u", host, &port) != 2 || inet_pton(AF_INET, host, &sa.sin_addr) != 1 ||
+	*out = NULL;
+	if (sscanf(s->witness, "http://%63[0-9.]:%u", host, &port) != 2 || inet_pton(AF_INET, host, &sa.sin_addr) != 1 ||
 	    port < 1 || port > 65535)
 		return -EINVAL;
 	sa.sin_port = htons(port);
@@ -109,88 +117,132 @@ static int http_get_json(const char *url, char *buf, size_t len)
 		err = -errno;
 		goto out;
 	}
-	dprintf(fd, "GET / HTTP/1.0\r\n\r\n");
-	while (got < len - 1) {
+	len = snprintf(req, sizeof(req), "GET / HTTP/1.0\r\nHost: %s\r\n%s%s%s\r\n", host,
+		       s->token[0] ? "Authorization: Bearer " : "", s->token, s->token[0] ? "\r\n" : "");
+	/* MSG_NOSIGNAL: a counter that went away is an error to report, not a signal that kills us */
+	if (send(fd, req, len, MSG_NOSIGNAL) != len) {
+		err = -EPIPE;
+		goto out;
+	}
+	buf = malloc(cap + 1);
+	if (!buf) {
+		err = -ENOMEM;
+		goto out;
+	}
+	for (;;) {
 		struct pollfd pf = { .fd = fd, .events = POLLIN };
 
+		if (got == cap) {
+			char *nb = cap < WITNESS_MAX ? realloc(buf, 2 * cap + 1) : NULL;
+
+			if (!nb) {
+				err = -E2BIG;
+				goto out;
+			}
+			buf = nb;
+			cap *= 2;
+		}
 		if (poll(&pf, 1, 3000) <= 0) {
 			err = -ETIMEDOUT;
 			goto out;
 		}
-		n = read(fd, buf + got, len - 1 - got);
-		if (n <= 0)
+		n = read(fd, buf + got, cap - got);
+		if (n < 0) {
+			err = -errno;
+			goto out;
+		}
+		if (!n)
 			break;
 		got += n;
 	}
-out:
 	buf[got] = 0;
-	close(fd);
+	if (strncmp(buf, "HTTP/1.", 7) || strncmp(buf + 8, " 200", 4)) {
+		pr_warn("the witness answered '%.40s'\n", buf);
+		err = -EPROTO;
+		goto out;
+	}
+	body = strstr(buf, "\r\n\r\n");
+	*out = body ? json_tokener_parse(body + 4) : NULL;
+	if (!*out)
+		err = -EPROTO;
+out:
+	free(buf);
+	if (fd >= 0)
+		close(fd);
 	return err;
 }
 
-/* A number in flat JSON: the last component of a dotted name, searched after the others in turn. */
-static int json_find_u64(const char *json, const char *dotted, uint64_t *v)
+/*
+ * A number at a dotted path; a key may itself hold dots ("kernel" then
+ * "Udp.NoPorts"), so the longest key that exists is taken at each level.
+ */
+static int json_path_u64(struct json_object *o, const char *dotted, uint64_t *v)
 {
-	char name[96], pat[100], *part, *save = NULL;
-	const char *at = json;
+	char key[128];
+	const char *p = dotted;
 
-	snprintf(name, sizeof(name), "%s", dotted);
-	for (part = strtok_r(name, ".", &save); part; part = strtok_r(NULL, ".", &save)) {
-		/* kernel counters are keyed "Udp.NoPorts": try the rest of the name as one key first */
-		char *rest = save && *save ? save : NULL;
+	while (*p) {
+		size_t len = strlen(p);
+		struct json_object *next = NULL;
 
-		if (rest) {
-			snprintf(pat, sizeof(pat), "\"%s.%s\":", part, rest);
-			if (strstr(at, pat)) {
-				at = strstr(at, pat) + strlen(pat);
-				return sscanf(at, "%lu", v) == 1 ? 0 : -EPROTO;
-			}
+		for (; len; len--) {
+			if (p[len] && p[len] != '.')
+				continue;
+			if (len >= sizeof(key))
+				continue;
+			memcpy(key, p, len);
+			key[len] = 0;
+			if (json_object_is_type(o, json_type_object) && json_object_object_get_ex(o, key, &next))
+				break;
 		}
-		snprintf(pat, sizeof(pat), "\"%s\":", part);
-		at = strstr(at, pat);
-		if (!at)
+		if (!len)
 			return -ENOENT;
-		at += strlen(pat);
+		o = next;
+		p += len + (p[len] == '.');
 	}
-	return sscanf(at, "%lu", v) == 1 ? 0 : -EPROTO;
+	if (json_object_is_type(o, json_type_int)) {
+		if (json_object_get_int64(o) < 0)
+			return -EPROTO;
+		*v = json_object_get_uint64(o);
+		return 0;
+	}
+	if (json_object_is_type(o, json_type_double) && json_object_get_double(o) >= 0 &&
+	    json_object_get_double(o) < 1.8e19) {
+		*v = (uint64_t)json_object_get_double(o);
+		return 0;
+	}
+	return -EPROTO;
 }
 
 /* The attribution object's counters, in order. */
-static void json_attribution(const char *json, struct trial *t)
+static void json_attribution(struct json_object *root, struct trial *t)
 {
-	const char *p = strstr(json, "\"attribution\":{"), *end;
+	struct json_object *a;
 
 	t->nattr = 0;
-	if (!p)
+	if (!json_object_object_get_ex(root, "attribution", &a) || !json_object_is_type(a, json_type_object))
 		return;
-	p += strlen("\"attribution\":{");
-	end = strchr(p, '}');
-	while (p && p < end && t->nattr < MAX_ATTR) {
-		unsigned long v;
-		char key[32];
-
-		if (sscanf(p, "\"%31[^\"]\":%lu", key, &v) != 2)
-			break;
+	json_object_object_foreach(a, key, val) {
+		if (t->nattr >= MAX_ATTR || !json_object_is_type(val, json_type_int))
+			continue;
 		snprintf(t->attr_name[t->nattr], sizeof(t->attr_name[0]), "%s", key);
-		t->attr[t->nattr++] = v;
-		p = strchr(p, ',');
-		if (p)
-			p++;
+		t->attr[t->nattr++] = json_object_get_int64(val) < 0 ? 0 : json_object_get_uint64(val);
 	}
 }
 
 static int witness_http(const struct search *s, uint64_t *out, struct trial *attr)
 {
-	static char buf[65536];
-	int err = http_get_json(s->witness, buf, sizeof(buf));
+	struct json_object *root;
+	int err = http_get_json(s, &root);
 
 	if (err)
 		return err;
 	if (attr)
-		json_attribution(buf, attr);
-	err = json_find_u64(buf, s->field ? s->field : "matched", out);
+		json_attribution(root, attr);
+	err = json_path_u64(root, s->field ? s->field : "matched", out);
 	if (err == -ENOENT)
 		pr_warn("the witness has no field %s\n", s->field ? s->field : "matched");
+	json_object_put(root);
 	return err;
 }
 
@@ -221,28 +273,15 @@ static int witness_read(const struct search *s, uint64_t *v, struct trial *attr)
 	return 0;
 }
 
-/* The trial's JSON result, read once into buf (NUL-terminated). */
-static int read_file(const char *path, char *buf, size_t len)
-{
-	size_t n;
-	FILE *f = fopen(path, "r");
-
-	if (!f)
-		return -errno;
-	n = fread(buf, 1, len - 1, f);
-	fclose(f);
-	buf[n] = 0;
-	return 0;
-}
-
 /* One trial at load pps: the child replay/gen, then the witness. */
 static int run_trial(struct search *s, double load, struct trial *t)
 {
 	char rate[32], dur[32], first[32], json[] = "/tmp/xdpreplay-trial.XXXXXX";
-	static char result[65536];
+	struct json_object *result = NULL;
 	/* "xdpreplay", the command (and subcommand), 10 options and values of ours, NULL */
 	char **argv = calloc(s->ncmd + 14, sizeof(char *));
-	uint64_t before, after, sent, asked, p99;
+	uint64_t before, after, sent, asked;
+	struct json_object *rp;
 	struct trial a0 = {};
 	int fd, status, err, a = 0;
 	pid_t pid;
@@ -308,10 +347,10 @@ static int run_trial(struct search *s, double load, struct trial *t)
 	}
 	/* frames still in flight (queues, the server's backlog) are counted before reading */
 	sleep_until(now_ns() + s->settle_ns);
-	err = read_file(json, result, sizeof(result)) ?: json_find_u64(result, "sent", &sent) ?:
-	      json_find_u64(result, "asked", &asked);
+	result = json_object_from_file(json);
+	err = !result ? -EPROTO : json_path_u64(result, "sent", &sent) ?: json_path_u64(result, "asked", &asked);
 	if (!err && !strcmp(s->witness, "replies"))
-		err = json_find_u64(result, s->lorawan ? "replies.push_acks" : "replies.syn_acks", &after);
+		err = json_path_u64(result, s->lorawan ? "replies.push_acks" : "replies.syn_acks", &after);
 	else if (!err)
 		err = witness_read(s, &after, t);
 	if (err) {
@@ -322,19 +361,23 @@ static int run_trial(struct search *s, double load, struct trial *t)
 	t->load = load;
 	t->asked = asked;
 	t->sent = sent;
-	t->received = strcmp(s->witness, "replies") ? after - before : after;
+	/* a witness whose count went down restarted: the trial cannot be read from it */
+	t->witness_reset = strcmp(s->witness, "replies") && after < before;
+	t->received = !strcmp(s->witness, "replies") ? after : t->witness_reset ? 0 : after - before;
 	t->loss = asked ? (asked > t->received ? (double)(asked - t->received) / asked : 0) : 1;
 	t->duration_s = s->trial_ns / 1e9;
-	/* json_find_u64 reads integers: the p99 in microseconds is printed with decimals */
 	t->p99_us = -1;
-	if (!json_find_u64(result, "replies.rtt_us.p99", &p99))
-		t->p99_us = p99;
+	if (json_object_object_get_ex(result, "replies", &rp) && json_object_object_get_ex(rp, "rtt_us", &rp) &&
+	    json_object_object_get_ex(rp, "p99", &rp))
+		t->p99_us = json_object_get_double(rp);
 	for (int i = 0; i < t->nattr && i < a0.nattr; i++)
 		t->attr[i] = t->attr[i] >= a0.attr[i] ? t->attr[i] - a0.attr[i] : 0;
-	if (json_find_u64(result, "failed_reasons.fell_behind", &t->behind))
+	if (json_path_u64(result, "failed_reasons.fell_behind", &t->behind))
 		t->behind = 0;
 	t->sender_short = t->behind > 0;
 out:
+	if (result)
+		json_object_put(result);
 	unlink(json);
 	free(argv);
 	return err;
@@ -347,7 +390,9 @@ static void print_trial(const struct trial *t, int i)
 	fprintf(stderr, "  trial %2d: offered %9s pps  asked %10llu  sent %10llu  received %10llu  loss %.5f",
 		i + 1, fmt_si(t->load, a, sizeof(a)), (unsigned long long)t->asked, (unsigned long long)t->sent,
 		(unsigned long long)t->received, t->loss);
-	if (t->sender_short)
+	if (t->witness_reset)
+		fprintf(stderr, "  WITNESS RESET (its count went down: not counted)");
+	else if (t->sender_short)
 		fprintf(stderr, "  SENDER SHORT (%llu behind: not counted)", (unsigned long long)t->behind);
 	else if (t->sent < t->asked)
 		fprintf(stderr, "  (%llu not sent: driver refused)", (unsigned long long)(t->asked - t->sent));
@@ -358,6 +403,15 @@ static void print_trial(const struct trial *t, int i)
 		if (t->attr[k] && strcmp(t->attr_name[k], "udp_delivered") && strcmp(t->attr_name[k], "udp_no_ports"))
 			fprintf(stderr, "  %s %llu", t->attr_name[k], (unsigned long long)t->attr[k]);
 	fputc('\n', stderr);
+}
+
+/*
+ * Whether a trial speaks for the server: not one the sender did not keep (it
+ * measured the sender), nor one whose witness restarted (nothing was read).
+ */
+static bool counted(const struct trial *t)
+{
+	return !t->sender_short && !t->witness_reset;
 }
 
 /* Bounds of goal g from every trial so far. */
@@ -382,15 +436,14 @@ static void classify(struct search *s, struct goal *g)
 		double load = s->t[i].load, good = 0, bad = 0, missing;
 		bool seen = false;
 
-		if (s->t[i].sender_short)
+		if (!counted(&s->t[i]))
 			continue;
 		for (int j = 0; j < i; j++)
-			seen |= s->t[j].load == load && !s->t[j].sender_short;
+			seen |= s->t[j].load == load && counted(&s->t[j]);
 		if (seen)
 			continue;
 		for (int j = i; j < s->nt; j++) {
-			/* a trial the sender did not keep says nothing about the server */
-			if (s->t[j].load != load || s->t[j].sender_short)
+			if (s->t[j].load != load || !counted(&s->t[j]))
 				continue;
 			if (trial_ok(g, &s->t[j]))
 				good += s->t[j].duration_s;
@@ -419,7 +472,7 @@ static double conditional_throughput(const struct search *s, const struct goal *
 	double rx = 0, dur = 0;
 
 	for (int i = 0; i < s->nt; i++) {
-		if (s->t[i].load == g->lower && !s->t[i].sender_short) {
+		if (s->t[i].load == g->lower && counted(&s->t[i])) {
 			rx += s->t[i].received;
 			dur += s->t[i].duration_s;
 		}
@@ -508,7 +561,7 @@ static int do_search(struct search *s)
 				break; /* even the least we offer is too much */
 			if (g->lower && g->upper && (g->upper - g->lower) <= s->width * g->upper)
 				break;
-			if (s->nt && s->t[s->nt - 1].sender_short)
+			if (s->nt && !counted(&s->t[s->nt - 1]))
 				next = s->t[s->nt - 1].load; /* once more: the host may only have been busy */
 			else if (g->pending)
 				next = g->pending; /* this load needs more trial time to be judged */
@@ -894,6 +947,7 @@ static void write_json(const struct search *s, FILE *f)
 		json_u64(&j, "received", t->received);
 		json_double(&j, "loss", t->loss);
 		json_flag(&j, "sender_short", t->sender_short);
+		json_flag(&j, "witness_reset", t->witness_reset);
 		json_u64(&j, "fell_behind", t->behind);
 		if (t->p99_us >= 0)
 			json_double(&j, "p99_us", t->p99_us);
@@ -993,6 +1047,7 @@ static void usage(FILE *f)
 		"      --settle T       wait after a trial before reading the witness (default 300ms):\n"
 		"                       frames still in queues and backlogs are counted\n"
 		"      --pause T        between trials (e.g. to let a server's queues drain)\n"
+		"      --witness-token-file F  an http witness's bearer token (count --token-file)\n"
 		"      --warmup T       first a trial of T at --min, not counted (warms caches, ARP,\n"
 		"                       connection tracking)\n"
 		"      --json FILE|-, --csv FILE, --svg FILE   results, every trial, a plot\n"
@@ -1016,7 +1071,7 @@ static void usage(FILE *f)
 int cmd_search(int argc, char **argv)
 {
 	enum { O_WITNESS = 256, O_GOAL, O_PRESET, O_MIN, O_MAX, O_WIDTH, O_TRIAL, O_SETTLE, O_JSON, O_CSV, O_SVG,
-	       O_FIELD, O_LATENCY, O_PAUSE, O_WARMUP };
+	       O_FIELD, O_LATENCY, O_PAUSE, O_WARMUP, O_TOKEN };
 	static const struct option opts[] = {
 		{ "witness", required_argument, NULL, O_WITNESS },
 		{ "goal", required_argument, NULL, O_GOAL },
@@ -1030,6 +1085,7 @@ int cmd_search(int argc, char **argv)
 		{ "settle", required_argument, NULL, O_SETTLE },
 		{ "pause", required_argument, NULL, O_PAUSE },
 		{ "warmup", required_argument, NULL, O_WARMUP },
+		{ "witness-token-file", required_argument, NULL, O_TOKEN },
 		{ "json", required_argument, NULL, O_JSON },
 		{ "csv", required_argument, NULL, O_CSV },
 		{ "svg", required_argument, NULL, O_SVG },
@@ -1129,6 +1185,10 @@ int cmd_search(int argc, char **argv)
 		case O_SETTLE: if (cli_duration("search", "settle", optarg, &s->settle_ns)) goto out; break;
 		case O_PAUSE: if (cli_duration("search", "pause", optarg, &s->pause_ns)) goto out; break;
 		case O_WARMUP: if (cli_duration("search", "warmup", optarg, &s->warmup_ns)) goto out; break;
+		case O_TOKEN:
+			if (httpd_read_token(optarg, s->token, sizeof(s->token)))
+				goto out;
+			break;
 		case O_JSON: json_path = optarg; break;
 		case O_CSV: csv_path = optarg; break;
 		case O_SVG: svg_path = optarg; break;

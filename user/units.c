@@ -85,9 +85,10 @@ int parse_duration(const char *s, uint64_t *ns)
 		return -EINVAL;
 	for (i = 0; i < sizeof(units) / sizeof(units[0]); i++) {
 		if (!strcmp(suf, units[i].name)) {
-			if (v * units[i].ns > 1.8e19)
+			/* 31 years: far past any run, and inside what the conversion can hold */
+			if (v * units[i].ns > 1e18)
 				return -EINVAL;
-			*ns = (uint64_t)llround(v * units[i].ns);
+			*ns = (uint64_t)(v * units[i].ns + 0.5);
 			return 0;
 		}
 	}

@@ -83,8 +83,9 @@ static int kick(struct xthread *t)
 	if (sendto(xsk_socket__fd(t->xsk), NULL, 0, MSG_DONTWAIT, NULL, 0) >= 0)
 		return 0;
 	/* the kernel is busy or out of buffers: the descriptors stay queued, try again */
-	if (errno == EAGAIN || errno == EBUSY || errno == ENOBUFS || errno == ENETDOWN)
+	if (errno == EAGAIN || errno == EBUSY || errno == ENOBUFS)
 		return 0;
+	/* the device is down or gone (ENETDOWN, ENXIO, ENODEV): nothing more will leave */
 	return -errno;
 }
 
@@ -256,6 +257,8 @@ int xengine_run(const struct engine_opts *o, struct engine_result *res)
 			t->deadline = t0 + o->duration_ns + pacer_grace_ns(o);
 	}
 	res->start_ns = o->pace == XR_PACE_NONE ? now_ns() : t0;
+	if (o->on_start)
+		o->on_start(o->on_start_ctx, res->start_ns);
 	for (unsigned int i = 0; i < o->threads; i++) {
 		err = -pthread_create(&th[i].tid, NULL, xthread_main, &th[i]);
 		if (err) {
@@ -291,7 +294,11 @@ int xengine_run(const struct engine_opts *o, struct engine_result *res)
 
 		pthread_join(t->tid, NULL);
 		res->sent += t->completed;
-		res->unsent.unaccounted += t->outstanding;
+		/* what a failed device never completed was not sent: a device error, not a lost outcome */
+		if (t->err)
+			res->unsent.device_error += t->outstanding;
+		else
+			res->unsent.unaccounted += t->outstanding;
 		thread_account(&t->plan, o, t->k_next, why, &res->asked, &res->unsent);
 		if (t->err && !err)
 			err = t->err;
