@@ -41,7 +41,7 @@ else
 	msg = @printf '  %-8s %s\n' "$(1)" "$(2)";
 endif
 
-.PHONY: all clean test demo vmlinux bench check-clang
+.PHONY: all clean test demo vmlinux bench check-clang fuzz fuzz-build fuzz-ci sanitize
 .DELETE_ON_ERROR:
 .SECONDARY:
 
@@ -85,6 +85,7 @@ vmlinux:
 test:
 	$(Q)bash scripts/deps.sh
 	$(Q)$(MAKE) --no-print-directory all
+	$(Q)$(MAKE) --no-print-directory -j2 sanitize fuzz-build
 	$(Q)bash tests/run.sh
 
 demo:
@@ -97,6 +98,58 @@ bench:
 	$(Q)$(MAKE) --no-print-directory all
 	$(Q)for b in scripts/bench-*.sh; do bash $$b || exit 1; done
 
+# Fuzz targets (tests/fuzz/fuzz_*.c): libFuzzer with ASan and UBSan, built with clang-16 against
+# the same modules. `make fuzz` runs each for FUZZ_SECS (default 600), `make fuzz-ci` for 45 s;
+# corpora live in tests/fuzz/corpus/NAME and grow as the fuzzer finds new paths.
+FUZZ_CC ?= clang-16
+FUZZ_FLAGS := -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer -g -O1
+FUZZ_SRCS := $(wildcard tests/fuzz/fuzz_*.c)
+FUZZ_BINS := $(patsubst tests/fuzz/%.c,$(OUTPUT)/fuzz/%,$(FUZZ_SRCS))
+FUZZ_LIB_OBJS := $(patsubst $(OUTPUT)/%.o,$(OUTPUT)/fuzz/%.o,$(filter-out $(OUTPUT)/aesni.o,$(LIB_OBJS)))
+FUZZ_SECS ?= 600
+
+$(OUTPUT)/fuzz/%.o: user/%.c $(wildcard user/*.h) bpf/xdpreplay.h $(SKELS)
+	@mkdir -p $(@D)
+	$(call msg,FUZZ-CC,$@)
+	$(Q)$(FUZZ_CC) $(filter-out -Werror,$(CFLAGS)) $(FUZZ_FLAGS) -fsanitize=fuzzer-no-link -c $< -o $@
+
+$(OUTPUT)/fuzz/aesni.o: user/aesni.c
+	@mkdir -p $(@D)
+	$(Q)$(FUZZ_CC) $(filter-out -Werror,$(CFLAGS)) $(FUZZ_FLAGS) -maes -mssse3 -c $< -o $@
+
+$(OUTPUT)/fuzz/fuzz_%: tests/fuzz/fuzz_%.c $(FUZZ_LIB_OBJS) $(OUTPUT)/fuzz/aesni.o
+	$(call msg,FUZZ-LD,$@)
+	$(Q)$(FUZZ_CC) $(filter-out -Werror,$(CFLAGS)) $(FUZZ_FLAGS) -fsanitize=fuzzer $^ $(LDLIBS) -o $@
+
+fuzz-build: check-clang $(FUZZ_BINS)
+
+fuzz: fuzz-build
+	$(Q)FUZZ_SECS=$(FUZZ_SECS) bash tests/fuzz/run.sh
+
+fuzz-ci: fuzz-build
+	$(Q)FUZZ_SECS=45 bash tests/fuzz/run.sh
+
+# The unit tests and the binary with ASan and UBSan (float-cast-overflow too), for tests/run.sh.
+SAN_FLAGS := -fsanitize=address,undefined,float-cast-overflow -fno-sanitize-recover=all -fno-omit-frame-pointer
+SAN_OBJS := $(patsubst $(OUTPUT)/%.o,$(OUTPUT)/san/%.o,$(USER_OBJS))
+
+$(OUTPUT)/san/%.o: user/%.c $(wildcard user/*.h) bpf/xdpreplay.h $(SKELS)
+	@mkdir -p $(@D)
+	$(call msg,SAN-CC,$@)
+	$(Q)$(CC) $(CFLAGS) $(SAN_FLAGS) -c $< -o $@
+
+$(OUTPUT)/san/aesni.o: CFLAGS += -maes -mssse3
+
+xdpreplay-san: $(SAN_OBJS)
+	$(call msg,BINARY,$@)
+	$(Q)$(CC) $(CFLAGS) $(SAN_FLAGS) $^ $(LDLIBS) -o $@
+
+tests/unit-san: tests/unit.c $(filter-out $(OUTPUT)/san/main.o,$(SAN_OBJS))
+	$(call msg,BINARY,$@)
+	$(Q)$(CC) $(CFLAGS) $(SAN_FLAGS) $^ $(LDLIBS) -o $@
+
+sanitize: check-clang xdpreplay-san tests/unit-san
+
 clean:
 	$(call msg,CLEAN)
-	$(Q)rm -rf $(OUTPUT) xdpreplay tests/unit
+	$(Q)rm -rf $(OUTPUT) xdpreplay tests/unit xdpreplay-san tests/unit-san

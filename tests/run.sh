@@ -63,6 +63,61 @@ for file in tests/t_*.sh; do
 	done
 done
 
+# The same code under ASan and UBSan (float casts too): the unit tests, the selftest, and the
+# test-bed tests that feed it hostile input (SAN_TESTS), with xdpreplay-san as $XR. Built by
+# `make sanitize` (make test does it); XR_SANITIZE=0 skips this stage.
+SAN_TESTS=${SAN_TESTS:-accounting/ cli/ pcap/ count/ lorawan/lorawan_fleet lorawan/lorawan_webhook hostile/ faults/}
+if [ "${XR_SANITIZE:-1}" != 0 ] && [ -x "$TOP/xdpreplay-san" ] && [ -x "$TOP/tests/unit-san" ] &&
+	{ [ -z "$pattern" ] || [[ san/ == *"$pattern"* ]] || [[ "$pattern" == san/* ]]; }; then
+	# a sanitizer's finding exits 86, which no xdpreplay status means; leaks are findings too
+	export ASAN_OPTIONS=exitcode=86:detect_leaks=1:abort_on_error=0 UBSAN_OPTIONS=exitcode=86:print_stacktrace=1
+	san_found() { grep -qE 'ERROR: (Address|Leak)Sanitizer|runtime error:' "$1"; }
+	log="$WORK/san_unit.log"
+	XR_HOSTILE="$WORK/hostile" XR_PCAPS="$TOP/pcaps" ./tests/unit-san >"$log" 2>&1
+	rc=$?
+	if [ $rc -eq 0 ] && ! san_found "$log"; then record san/unit PASS; else record san/unit FAIL "exit $rc"; tail -n 20 "$log" | sed 's/^/    | /'; fi
+	log="$WORK/san_selftest.log"
+	"$TOP/xdpreplay-san" selftest --cases 60 >"$log" 2>&1
+	rc=$?
+	if [ $rc -eq 0 ] && ! san_found "$log"; then record san/selftest PASS; else record san/selftest FAIL "exit $rc"; tail -n 20 "$log" | sed 's/^/    | /'; fi
+	for file in tests/t_*.sh; do
+		for t in $(grep -oE '^test_[a-z0-9_]+' "$file"); do
+			name="${file#tests/t_}"
+			name="${name%.sh}/${t#test_}"
+			want=0
+			for p in $SAN_TESTS; do [[ "$name" == "$p"* ]] && want=1; done
+			[ $want = 1 ] || continue
+			[[ "$pattern" == san/* ]] && [[ "san/$name" != *"${pattern}"* ]] && continue
+			log="$WORK/san_$(echo "$name" | tr / _).log"
+			( . tests/lib.sh; . "$file"; XR="$TOP/xdpreplay-san" "$t" ) >"$log" 2>&1
+			rc=$?
+			if san_found "$log"; then
+				record "san/$name" FAIL "a sanitizer found something"
+				grep -m1 -B2 -A12 -E 'ERROR: (Address|Leak)Sanitizer|runtime error:' "$log" | sed 's/^/    | /'
+			else
+				case $rc in
+				0) record "san/$name" PASS ;;
+				249) record "san/$name" SKIP "$(tail -n 1 "$log")" ;;
+				*) record "san/$name" FAIL "$(grep -m1 '^FAIL:' "$log" | cut -c7-)"; sed 's/^/    | /' "$log" | tail -n 15 ;;
+				esac
+			fi
+		done
+	done
+fi
+
+# The fuzz targets (make fuzz-build), each for FUZZ_SECS (45 s here; `make fuzz` runs them long).
+if [ "${XR_FUZZ:-1}" != 0 ] && ls .output/fuzz/fuzz_* >/dev/null 2>&1 &&
+	{ [ -z "$pattern" ] || [[ fuzz/ == *"$pattern"* ]] || [[ "$pattern" == fuzz/* ]]; }; then
+	while IFS= read -r line; do
+		case "$line" in
+		PASS\ *) n=${line#PASS }; record "${n%%:*}" PASS; echo "    ${n#*: }" ;;
+		FAIL\ *) n=${line#FAIL }; record "${n%% *}" FAIL "${n#* }" ;;
+		fuzz:*) ;;
+		*) echo "$line" ;;
+		esac
+	done < <(FUZZ_SECS=${FUZZ_SECS:-45} FUZZ_OUT="$WORK" bash tests/fuzz/run.sh 2>&1)
+fi
+
 # nothing may be left behind: namespaces of ours, XDP programs in the root namespace
 if [ -z "$pattern" ]; then
 	left=$(ip netns list 2>/dev/null | grep -E '^xr[0-9]' | head -n 3)

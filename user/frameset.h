@@ -46,6 +46,7 @@ struct fs_load_opts {
 	uint64_t max_memory; /* bytes the frame set may take; 0 = no limit */
 	double max_ratio;    /* a gzip file may expand this many times its size; 0 = no limit */
 	uint64_t max_gap_ns; /* longer capture gaps are shortened to this; 0 = kept */
+	unsigned int io_buffer; /* zlib's read buffer; 0 = 256 KiB (the fuzz target takes less) */
 };
 
 void frameset_init(struct frameset *fs);

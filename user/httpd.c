@@ -218,8 +218,9 @@ int httpd_start(struct httpd **out, const char *addr_port, const struct httpd_op
 	}
 	s->d = MHD_start_daemon(MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_AUTO | MHD_USE_ERROR_LOG, 0, NULL, NULL,
 				on_request, s, MHD_OPTION_LISTEN_SOCKET, fd,
-				MHD_OPTION_CONNECTION_LIMIT, o->max_conns ? o->max_conns : 64,
-				MHD_OPTION_PER_IP_CONNECTION_LIMIT, 16,
+				MHD_OPTION_CONNECTION_LIMIT, o->max_conns ? o->max_conns : 256,
+				/* one address cannot take every place (a scraper and a search share one host) */
+				MHD_OPTION_PER_IP_CONNECTION_LIMIT, 64,
 				MHD_OPTION_CONNECTION_TIMEOUT, o->timeout_s ? o->timeout_s : 5,
 				/* bounds the request line and headers too */
 				MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)32768,

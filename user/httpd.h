@@ -28,7 +28,7 @@ struct httpd_opts {
 	const char *option;      /* the option that asked for it ("--listen"), for messages */
 	const char *token;       /* NULL, or the bearer token every request must carry */
 	size_t max_body;         /* larger POST bodies are refused (413); 0 = 64 KiB */
-	unsigned int max_conns;  /* 0 = 64 */
+	unsigned int max_conns;  /* 0 = 256 (64 from one address) */
 	unsigned int timeout_s;  /* idle connections are closed after this; 0 = 5 s */
 	pthread_mutex_t *lock;   /* a lock shared with other servers of the command; NULL = its own */
 };

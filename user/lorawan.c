@@ -409,12 +409,15 @@ static int load_gateways(const char *dir, struct lw_fleet *f, struct lw_eui_inde
 			goto out;
 		}
 		if (f->ngw == cap) {
-			cap = cap ? 2 * cap : 1024;
-			f->gw = realloc(f->gw, cap * sizeof(*f->gw));
-			if (!f->gw) {
+			struct lw_gateway *ng;
+
+			cap = cap ? 2 * cap : 64;
+			ng = realloc(f->gw, cap * sizeof(*f->gw));
+			if (!ng) {
 				err = -ENOMEM;
 				goto out;
 			}
+			f->gw = ng;
 		}
 		if (unhex(fl[0], strlen(fl[0]), f->gw[f->ngw].eui, 8)) {
 			pr_warn("%s:%zu: gateway_eui '%s' is not 16 hex digits\n", path, lineno, fl[0]);
@@ -611,14 +614,17 @@ int lw_fleet_load(const char *dir, struct lw_fleet *f)
 		if (line[0] == '\n' || line[0] == '\r')
 			continue;
 		if (f->ndev == cap) {
-			cap = cap ? 2 * cap : 4096;
-			f->dev = realloc(f->dev, cap * sizeof(*f->dev));
-			if (!f->dev) {
+			struct lw_device *nd;
+
+			cap = cap ? 2 * cap : 64;
+			nd = realloc(f->dev, cap * sizeof(*f->dev));
+			if (!nd) {
 				fclose(fp);
 				err = -ENOMEM;
 				pr_warn("%s: out of memory\n", path);
 				goto err;
 			}
+			f->dev = nd;
 		}
 		snprintf(where, sizeof(where), "%s:%zu", path, lineno);
 		err = parse_device(f, gidx, line, &f->dev[f->ndev], where);

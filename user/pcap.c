@@ -461,7 +461,7 @@ int pcap_load(const char *path, struct frameset *fs, const struct fs_load_opts *
 		pr_warn("%s: cannot open: %s\n", path, strerror(-err));
 		return err;
 	}
-	gzbuffer(r.gz, 256 * 1024);
+	gzbuffer(r.gz, o->io_buffer ? o->io_buffer : 256 * 1024);
 	err = read_exact(&r, &magic, 4, "the magic number");
 	if (err > 0) {
 		pr_warn("%s: empty file\n", path);

@@ -301,9 +301,9 @@ done:
 		fprintf(stderr, "selftest: could not run: %s\n", strerror(-err));
 		return XR_EXIT_ENV;
 	}
-	printf("selftest rewrite: %llu cases, %llu frames, %llu mismatches (seed %llu)\n",
+	printf("selftest rewrite: %llu cases, %llu frames, %llu mismatches (seed %llu; %llu plans drawn again)\n",
 	       (unsigned long long)cases, (unsigned long long)frames_checked, (unsigned long long)mismatches,
-	       (unsigned long long)seed);
+	       (unsigned long long)seed, (unsigned long long)redrawn);
 	{
 		uint64_t lw_cases = cases / 10 ? cases / 10 : 1, checked = 0, lw_mis = 0, lw_frames = 0;
 

@@ -1,0 +1,70 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * libFuzzer: a fleet's CSV files as lorawan send and count --webhook load
+ * them. The input is devices.csv, then a NUL, then gateways.csv.
+ */
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <ftw.h>
+#include <unistd.h>
+#include "log.h"
+#include "lorawan.h"
+
+static int put(const char *dir, const char *name, const uint8_t *d, size_t n)
+{
+	char path[128];
+	FILE *f;
+
+	snprintf(path, sizeof(path), "%s/%s", dir, name);
+	f = fopen(path, "w");
+	if (!f)
+		return -1;
+	fwrite(d, 1, n, f);
+	return fclose(f);
+}
+
+static char *made;
+
+static int rm_one(const char *path, const struct stat *st, int flag, struct FTW *ftw)
+{
+	return remove(path);
+}
+
+static void cleanup(void)
+{
+	if (made)
+		nftw(made, rm_one, 8, FTW_DEPTH | FTW_PHYS);
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	/* tmpfs: the loader reads files, and a disk would make them the cost of every run */
+	static char dir[] = "/dev/shm/xdpreplay-fuzz-csv.XXXXXX";
+	static bool ready;
+	const uint8_t *sep = memchr(data, 0, size);
+	struct lw_fleet f;
+
+	if (!ready) {
+		xr_verbosity = -1;
+		if (!mkdtemp(dir))
+			abort();
+		made = dir;
+		atexit(cleanup);
+		ready = true;
+	}
+	if (!sep)
+		return 0;
+	if (put(dir, "devices.csv", data, sep - data) || put(dir, "gateways.csv", sep + 1, size - (sep + 1 - data)))
+		return 0;
+	if (!lw_fleet_load(dir, &f)) {
+		/* what the engine relies on: every gateway a device lists exists */
+		for (size_t d = 0; d < f.ndev; d++)
+			for (unsigned int k = 0; k < f.heard_by; k++)
+				if (f.dev[d].gw[k] >= f.ngw)
+					__builtin_trap();
+		lw_fleet_free(&f);
+	}
+	return 0;
+}

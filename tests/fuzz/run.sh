@@ -1,0 +1,37 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0
+# Runs every fuzz target (built by `make fuzz-build`) for FUZZ_SECS seconds on its corpus in
+# tests/fuzz/corpus/NAME, seeds in tests/fuzz/seeds/NAME; prints the executions of each and ends
+# with "fuzz: N passed, N failed". A crash leaves its input in $FUZZ_OUT (default /tmp).
+set -u
+cd "$(dirname "$0")/../.." || exit 2
+secs=${FUZZ_SECS:-60}
+out=${FUZZ_OUT:-/tmp}
+pass=0 fail=0
+for bin in .output/fuzz/fuzz_*; do
+	name=$(basename "$bin")
+	name=${name#fuzz_}
+	corpus=tests/fuzz/corpus/$name
+	mkdir -p "$corpus"
+	work=$(mktemp -d)
+	# a copy: the committed corpus changes only when someone merges new inputs on purpose
+	cp -r "$corpus/." "$work/" 2>/dev/null
+	seeds=()
+	[ -d "tests/fuzz/seeds/$name" ] && seeds=("tests/fuzz/seeds/$name")
+	log=$(mktemp)
+	"$bin" -max_total_time="$secs" -timeout=10 -rss_limit_mb=2048 -max_len=65536 -print_final_stats=1 \
+		-artifact_prefix="$out/fuzz-$name-" "$work" "${seeds[@]}" >"$log" 2>&1
+	rc=$?
+	execs=$(grep -m1 -oE 'stat::number_of_executed_units: *[0-9]+' "$log" | grep -oE '[0-9]+$')
+	if [ $rc -eq 0 ]; then
+		pass=$((pass + 1))
+		echo "PASS fuzz/$name: ${execs:-?} executions in ${secs} s, corpus $(ls "$work" | wc -l) inputs"
+	else
+		fail=$((fail + 1))
+		echo "FAIL fuzz/$name (exit $rc):"
+		grep -E 'ERROR|SUMMARY|artifact|Test unit written' "$log" | head -n 8 | sed 's/^/    | /'
+	fi
+	rm -rf "$work" "$log"
+done
+echo "fuzz: $pass passed, $fail failed"
+[ "$fail" -eq 0 ]
