@@ -135,3 +135,30 @@ test_bind_address() {
 	run_bad 2 "--listen: '1.2.3.4.5:80' is not ADDR:PORT" "$XR" count -i lo --listen 1.2.3.4.5:80
 	run_bad 2 "--webhook: ':0' is not ADDR:PORT" "$XR" count --webhook :0 --fleet "$WORK/f"
 }
+
+# Hostile values on the command line and in files: refused with one line, never a crash.
+test_hostile_values_refused() {
+	run_bad 2 "--rewrite 'u32be@-2\+=3': unknown field" "$XR" replay -i lo --rewrite 'u32be@-2+=3' \
+		"$TOP/pcaps/udp-64.pcap"
+	run_bad 2 "past the largest frame" "$XR" gen udp -i lo --dst 127.0.0.1 --dst-mac 02:00:00:00:00:01 \
+		--rewrite 'u8@4294967295=seq'
+	run_bad 2 "past the largest frame" "$XR" replay -i lo --rewrite 'payload@4294967290:8=seq' "$TOP/pcaps/udp-64.pcap"
+	run_bad 2 "--rewrite 'udp.sport=-1'" "$XR" replay -i lo --rewrite 'udp.sport=-1' "$TOP/pcaps/udp-64.pcap"
+	run_bad 2 "is not a duration" "$XR" replay -i lo --duration 99999999999h "$TOP/pcaps/udp-64.pcap"
+	"$XR" lorawan fleet --devices 4 --gateways 1 --out "$WORK/f" -q || fail "fleet"
+	run_bad 2 "--rounds 9223372036854775808: .* more than a run can count" "$XR" lorawan send -i lo \
+		--fleet "$WORK/f" --server 127.0.0.1 --rounds 9223372036854775808
+	# an SNR of nan in the CSV: refused, naming the line
+	sed -i '2s/,[^,]*,\([0-9a-f]*\)$/,nan,\1/' "$WORK/f/devices.csv"
+	run_bad 2 "devices.csv:2: lsnr 'nan' is not an SNR" "$XR" lorawan send -i lo --fleet "$WORK/f" --server 127.0.0.1
+	# a frame set larger than --max-memory; a gzip file that expands 1000 times
+	run_bad 2 "take more than --max-memory" "$XR" replay -i lo --max-memory 100 "$TOP/pcaps/three.pcapng"
+	python3 - "$WORK/bomb.pcap.gz" <<-'PY'
+	import gzip, struct, sys
+	with gzip.open(sys.argv[1], "wb", compresslevel=9) as f:
+	    f.write(struct.pack("<IHHiIII", 0xa1b2c3d4, 2, 4, 0, 0, 65535, 1))
+	    rec = struct.pack("<IIII", 0, 0, 60, 60) + b"\0" * 60
+	    f.write(rec * (1500000))
+	PY
+	run_bad 2 "expands to more than 200 times" "$XR" replay -i lo "$WORK/bomb.pcap.gz"
+}

@@ -663,6 +663,8 @@ int cmd_count(int argc, char **argv)
 		return cli_usage_error("count", "--webhook counts per device: give the --fleet DIR the sender used");
 	if ((fleet_dir || schedule) && !webhook_addr)
 		return cli_usage_error("count", "--fleet and --schedule go with --webhook");
+	if (cfg.proto == 255 && (cfg.daddr || cfg.saddr || cfg.dport || cfg.sport))
+		return cli_usage_error("count", "--any cannot be combined with address or port filters");
 	/* addresses are checked before anything is attached */
 	if (listen_addr && httpd_parse_addr(listen_addr, &sa))
 		return cli_usage_error("count", "--listen: '%s' is not ADDR:PORT or :PORT (IPv4, port 1-65535)",
@@ -695,22 +697,21 @@ int cmd_count(int argc, char **argv)
 			goto out;
 		}
 	}
-	if (cfg.proto == 255 && (cfg.daddr || cfg.saddr || cfg.dport || cfg.sport))
-		return cli_usage_error("count", "--any cannot be combined with address or port filters");
+	/* from here on the webhook may be running: every way out goes through out */
 	if (cli_need_root("count"))
-		return XR_EXIT_ENV;
+		goto out;
 	if (use_nft) {
 		nft_before = calloc(3, sizeof(*nft_before));
 		if (!nft_before)
-			return XR_EXIT_ENV;
+			goto out;
 		nft_after = nft_before + 1;
 		nft_d = nft_before + 2;
 	}
 	if (iface_get(ifname, &ifc))
-		return XR_EXIT_ENV;
+		goto out;
 	if (json_path && !(jf = json_fopen(json_path))) {
 		pr_warn("cannot write %s: %s\n", json_path, strerror(errno));
-		return XR_EXIT_ENV;
+		goto out;
 	}
 
 	skel = count_bpf__open();

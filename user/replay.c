@@ -595,6 +595,11 @@ int replay_run(int argc, char **argv, enum run_mode mode)
 			ret = err == -ENOMEM ? XR_EXIT_ENV : XR_EXIT_USAGE;
 			goto out;
 		}
+		if (rounds > (XR_FOREVER - 1) / ((uint64_t)fleet.ndev * fleet.heard_by)) {
+			ret = cli_usage_error(cmd, "--rounds %llu: %llu PUSH_DATA a round is more than a run can count",
+					      (unsigned long long)rounds, (unsigned long long)fleet.ndev * fleet.heard_by);
+			goto out;
+		}
 		err = lorawan_frames(&fleet, &g, &ifc, &fs, &o.rpl);
 		if (err) {
 			ret = err == -EINVAL ? XR_EXIT_USAGE : XR_EXIT_ENV;
@@ -683,16 +688,8 @@ int replay_run(int argc, char **argv, enum run_mode mode)
 		goto out;
 	}
 
-	if (lora_mode && !have_count) {
-		uint64_t per_round = (uint64_t)fleet.ndev * fleet.heard_by;
-
-		if (rounds > (XR_FOREVER - 1) / per_round) {
-			ret = cli_usage_error(cmd, "--rounds %llu: %llu PUSH_DATA a round is more than a run can count",
-					      (unsigned long long)rounds, (unsigned long long)per_round);
-			goto out;
-		}
-		o.count = o.duration_ns && !have_rounds ? XR_FOREVER : per_round * rounds;
-	}
+	if (lora_mode && !have_count)
+		o.count = o.duration_ns && !have_rounds ? XR_FOREVER : (uint64_t)fleet.ndev * fleet.heard_by * rounds;
 	else if (have_count)
 		o.count = count;
 	else if (loop == 0 || (o.duration_ns && !have_loop))

@@ -31,6 +31,7 @@
 #include <netinet/in.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
+#include <curl/curl.h>
 #include <json-c/json.h>
 #include "cli.h"
 #include "httpd.h"
@@ -96,80 +97,75 @@ struct search {
 /* A witness's answer may be large (a count --seq with thousands of flows), but not without end. */
 #define WITNESS_MAX (16U << 20)
 
-/* GET / from a counter's --listen endpoint: the body, parsed (json_object_put it). */
+struct body {
+	char *buf;
+	size_t len;
+};
+
+static size_t take_body(char *data, size_t size, size_t n, void *ctx)
+{
+	struct body *b = ctx;
+	size_t add = size * n;
+	char *nb;
+
+	/* past the limit the transfer fails (CURLE_WRITE_ERROR) instead of growing without end */
+	if (b->len + add > WITNESS_MAX)
+		return 0;
+	nb = realloc(b->buf, b->len + add + 1);
+	if (!nb)
+		return 0;
+	memcpy(nb + b->len, data, add);
+	b->buf = nb;
+	b->len += add;
+	nb[b->len] = 0;
+	return add;
+}
+
+/* GET / from a counter's --listen endpoint (libcurl): the body, parsed (json_object_put it). */
 static int http_get_json(const struct search *s, struct json_object **out)
 {
-	struct sockaddr_in sa = { .sin_family = AF_INET };
-	size_t got = 0, cap = 65536;
-	char host[64], *buf = NULL, *body, req[512];
-	unsigned int port;
-	int fd = -1, err = 0, len;
-	ssize_t n;
+	struct curl_slist *hdr = NULL;
+	struct body b = {};
+	char auth[300];
+	CURLcode rc;
+	long status = 0;
+	CURL *c;
+	int err = 0;
 
 	*out = NULL;
-	if (sscanf(s->witness, "http://%63[0-9.]:%u", host, &port) != 2 || inet_pton(AF_INET, host, &sa.sin_addr) != 1 ||
-	    port < 1 || port > 65535)
-		return -EINVAL;
-	sa.sin_port = htons(port);
-	fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-	if (fd < 0)
-		return -errno;
-	if (connect(fd, (struct sockaddr *)&sa, sizeof(sa))) {
-		err = -errno;
-		goto out;
+	c = curl_easy_init();
+	if (!c)
+		return -ENOMEM;
+	if (s->token[0]) {
+		snprintf(auth, sizeof(auth), "Authorization: Bearer %s", s->token);
+		hdr = curl_slist_append(NULL, auth);
 	}
-	len = snprintf(req, sizeof(req), "GET / HTTP/1.0\r\nHost: %s\r\n%s%s%s\r\n", host,
-		       s->token[0] ? "Authorization: Bearer " : "", s->token, s->token[0] ? "\r\n" : "");
-	/* MSG_NOSIGNAL: a counter that went away is an error to report, not a signal that kills us */
-	if (send(fd, req, len, MSG_NOSIGNAL) != len) {
-		err = -EPIPE;
-		goto out;
-	}
-	buf = malloc(cap + 1);
-	if (!buf) {
-		err = -ENOMEM;
-		goto out;
-	}
-	for (;;) {
-		struct pollfd pf = { .fd = fd, .events = POLLIN };
-
-		if (got == cap) {
-			char *nb = cap < WITNESS_MAX ? realloc(buf, 2 * cap + 1) : NULL;
-
-			if (!nb) {
-				err = -E2BIG;
-				goto out;
-			}
-			buf = nb;
-			cap *= 2;
-		}
-		if (poll(&pf, 1, 3000) <= 0) {
-			err = -ETIMEDOUT;
-			goto out;
-		}
-		n = read(fd, buf + got, cap - got);
-		if (n < 0) {
-			err = -errno;
-			goto out;
-		}
-		if (!n)
-			break;
-		got += n;
-	}
-	buf[got] = 0;
-	if (strncmp(buf, "HTTP/1.", 7) || strncmp(buf + 8, " 200", 4)) {
-		pr_warn("the witness answered '%.40s'\n", buf);
+	curl_easy_setopt(c, CURLOPT_URL, s->witness);
+	curl_easy_setopt(c, CURLOPT_PROTOCOLS_STR, "http");
+	curl_easy_setopt(c, CURLOPT_NOSIGNAL, 1L);
+	curl_easy_setopt(c, CURLOPT_CONNECTTIMEOUT_MS, 3000L);
+	curl_easy_setopt(c, CURLOPT_TIMEOUT_MS, 10000L);
+	curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, take_body);
+	curl_easy_setopt(c, CURLOPT_WRITEDATA, &b);
+	if (hdr)
+		curl_easy_setopt(c, CURLOPT_HTTPHEADER, hdr);
+	rc = curl_easy_perform(c);
+	curl_easy_getinfo(c, CURLINFO_RESPONSE_CODE, &status);
+	if (rc != CURLE_OK) {
+		pr_warn("the witness %s: %s\n", s->witness,
+			rc == CURLE_WRITE_ERROR ? "answer larger than 16 MiB" : curl_easy_strerror(rc));
+		err = rc == CURLE_OPERATION_TIMEDOUT ? -ETIMEDOUT : -EPROTO;
+	} else if (status != 200) {
+		pr_warn("the witness %s answered HTTP %ld%s\n", s->witness, status,
+			status == 401 ? " (give its token: --witness-token-file)" : "");
 		err = -EPROTO;
-		goto out;
-	}
-	body = strstr(buf, "\r\n\r\n");
-	*out = body ? json_tokener_parse(body + 4) : NULL;
-	if (!*out)
+	} else if (!b.buf || !(*out = json_tokener_parse(b.buf))) {
+		pr_warn("the witness %s did not answer JSON\n", s->witness);
 		err = -EPROTO;
-out:
-	free(buf);
-	if (fd >= 0)
-		close(fd);
+	}
+	curl_slist_free_all(hdr);
+	curl_easy_cleanup(c);
+	free(b.buf);
 	return err;
 }
 
