@@ -117,9 +117,9 @@ $(OUTPUT)/fuzz/aesni.o: user/aesni.c
 	@mkdir -p $(@D)
 	$(Q)$(FUZZ_CC) $(filter-out -Werror,$(CFLAGS)) $(FUZZ_FLAGS) -maes -mssse3 -c $< -o $@
 
-$(OUTPUT)/fuzz/fuzz_%: tests/fuzz/fuzz_%.c $(FUZZ_LIB_OBJS) $(OUTPUT)/fuzz/aesni.o
+$(OUTPUT)/fuzz/fuzz_%: tests/fuzz/fuzz_%.c $(wildcard tests/fuzz/*.h) $(FUZZ_LIB_OBJS) $(OUTPUT)/fuzz/aesni.o
 	$(call msg,FUZZ-LD,$@)
-	$(Q)$(FUZZ_CC) $(filter-out -Werror,$(CFLAGS)) $(FUZZ_FLAGS) -fsanitize=fuzzer $^ $(LDLIBS) -o $@
+	$(Q)$(FUZZ_CC) $(filter-out -Werror,$(CFLAGS)) $(FUZZ_FLAGS) -fsanitize=fuzzer $(filter-out %.h,$^) $(LDLIBS) -o $@
 
 fuzz-build: check-clang $(FUZZ_BINS)
 

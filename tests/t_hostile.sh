@@ -162,3 +162,40 @@ test_hostile_values_refused() {
 	PY
 	run_bad 2 "expands to more than 200 times" "$XR" replay -i lo "$WORK/bomb.pcap.gz"
 }
+
+# A witness whose count goes down restarted: its trial is set aside, never read as a zero-loss pass.
+# And a witness's answer of any size is read whole (a count --seq with thousands of flows).
+test_witness_reset_and_large_answers() {
+	bed
+	# first a huge count, then 0 for ever: the first trial sees the count go down
+	cat >"$WORK/w.sh" <<-EOF2
+	#!/bin/sh
+	if [ -f "$WORK/w.state" ]; then echo 0; else touch "$WORK/w.state"; echo 1000000; fi
+	EOF2
+	chmod +x "$WORK/w.sh"
+	tb_gen "$XR" search --witness "cmd:$WORK/w.sh" --min 1k --max 4k --trial 200ms --settle 50ms --width 0.5 \
+		--json "$WORK/s.json" -- replay -i "$TB_GEN_IF" "$TOP/pcaps/udp-64.pcap" >"$WORK/out" 2>&1
+	grep -q "WITNESS RESET" "$WORK/out" || fail "no WITNESS RESET: $(cat "$WORK/out")"
+	python3 - "$WORK/s.json" <<-'PY' || fail "a trial with a witness reset: $(cat "$WORK/out")"
+	import json, sys
+	s = json.load(open(sys.argv[1]))
+	t = s["trials"]
+	assert t[0]["witness_reset"] and not any(x["witness_reset"] for x in t[1:]), t
+	# never read as a pass: nothing was received after it, so no load is a lower bound
+	assert s["goals"][0]["lower"] == 0, s["goals"]
+	PY
+	# an answer of 1 MiB with the figure at its end
+	python3 - "$WORK/big.json" <<-'PY'
+	import json, sys
+	json.dump({"pad": "x" * (1 << 20), "flows": [{"id": i} for i in range(2048)], "matched": 7}, open(sys.argv[1], "w"))
+	PY
+	tb_gen python3 -m http.server 9130 --bind 127.0.0.1 --directory "$WORK" >/dev/null 2>&1 &
+	srv=$!
+	sleep 1
+	tb_gen "$XR" search --witness "http://127.0.0.1:9130/big.json" --min 1k --max 2k --trial 200ms --settle 50ms \
+		--width 0.5 --json "$WORK/s2.json" -- replay -i "$TB_GEN_IF" "$TOP/pcaps/udp-64.pcap" >"$WORK/out" 2>&1
+	kill "$srv"
+	grep -q "has no field" "$WORK/out" && fail "a large answer was cut: $(cat "$WORK/out")"
+	python3 -c 'import json,sys; t=json.load(open(sys.argv[1]))["trials"]; assert t and all(x["received"] == 0 for x in t), t' \
+		"$WORK/s2.json" || fail "trials read from a large answer: $(cat "$WORK/out")"
+}

@@ -279,6 +279,54 @@ static void test_thread_account(void)
 	CHECK(pacer_grace_ns(&o) == 500000000ULL, "grace of 1 h");
 }
 
+/* Strict integers, ranges and MACs for what users type (units.c): no sign, no wrap. */
+static void test_parse_strict(void)
+{
+	static const char *bad_uint[] = { "", "-2", "+2", " 2", "0x10", "4294967295", "65536", "x" };
+	static const char *bad_mac[] = { "", "1:2:3:4:5", "1:2:3:4:5:6:7", "-1:2:3:4:5:6", "123:2:3:4:5:6", "1:2:3:4:5:6 ",
+					 "g:2:3:4:5:6", "1::3:4:5:6" };
+	unsigned int v, lo, hi;
+	const char *end;
+	uint8_t mac[6];
+
+	CHECK(!parse_uint("65535", 65535, &v, &end) && v == 65535 && !*end, "65535");
+	CHECK(!parse_uint("12:x", 65535, &v, &end) && v == 12 && *end == ':', "12 then more");
+	for (size_t i = 0; i < sizeof(bad_uint) / sizeof(bad_uint[0]); i++)
+		CHECK(parse_uint(bad_uint[i], 65535, &v, &end) || *end, "'%s' accepted", bad_uint[i]);
+	CHECK(!parse_uint_range("1024-65535", 65535, &lo, &hi) && lo == 1024 && hi == 65535, "a range");
+	CHECK(!parse_uint_range("80", 65535, &lo, &hi) && lo == 80 && hi == 80, "one value");
+	CHECK(parse_uint_range("5-3", 65535, &lo, &hi) && parse_uint_range("5--3", 65535, &lo, &hi) &&
+	      parse_uint_range("1-2-3", 65535, &lo, &hi), "bad ranges accepted");
+	CHECK(!parse_mac("02:00:c6:12:0:ff", mac) && mac[0] == 2 && mac[3] == 0x12 && mac[4] == 0 && mac[5] == 0xff,
+	      "a MAC");
+	for (size_t i = 0; i < sizeof(bad_mac) / sizeof(bad_mac[0]); i++)
+		CHECK(parse_mac(bad_mac[i], mac), "MAC '%s' accepted", bad_mac[i]);
+}
+
+/* Departure times far out: a capture gap of 213.5 days, a rate run of a year (pacer.c). */
+static void test_pacer_far(void)
+{
+	const uint64_t gap = 213ULL * 86400 * 1000000000ULL + 43200ULL * 1000000000ULL;
+	struct xr_frame frames[2] = { { .ts_ns = 0 }, { .ts_ns = gap } };
+	struct frameset fs = { .n = 2, .span_ns = gap + gap };
+	struct engine_opts o = { .fs = &fs, .threads = 1, .pace = XR_PACE_PCAP, .multiplier = 1 };
+	struct pacer p;
+	uint64_t d;
+
+	pacer_init(&p, &o, 0, 5, frames);
+	d = pacer_due(&p, 1);
+	CHECK(d == 5 + gap, "capture gap: %llu, expected %llu", (unsigned long long)d, (unsigned long long)(5 + gap));
+	o.multiplier = 0.5; /* twice as slow: 427 days, still inside 64 bits */
+	pacer_init(&p, &o, 0, 0, frames);
+	CHECK(pacer_due(&p, 1) == 2 * gap, "slowed capture gap");
+	/* 1 pps for a year: k * 10^12 ps overflows 64 bits after 213 days; the split product does not */
+	o.pace = XR_PACE_RATE;
+	o.pps = 1;
+	pacer_init(&p, &o, 0, 0, frames);
+	d = pacer_due(&p, 365ULL * 86400);
+	CHECK(d == 365ULL * 86400 * 1000000000ULL, "a year at 1 pps: %llu", (unsigned long long)d);
+}
+
 /* The per-second series and the totals the live line shows (meter.c). */
 static void test_meter(void)
 {
@@ -311,5 +359,7 @@ int main(void)
 	run("skipped_frames", test_skips);
 	run("thread_account", test_thread_account);
 	run("meter", test_meter);
+	run("pacer_far", test_pacer_far);
+	run("parse_strict", test_parse_strict);
 	return nfail ? 1 : 0;
 }

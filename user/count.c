@@ -208,15 +208,15 @@ static int parse_port(const char *arg, __u16 *port)
 static int parse_seq(const char *arg, struct xr_count_cfg *cfg)
 {
 	unsigned int off, width;
-	char end;
+	const char *end;
 
 	if (!strcmp(arg, "ip.id")) {
 		cfg->seq_kind = XR_SEQ_IP_ID;
 		cfg->seq_width = 2;
 		return 0;
 	}
-	if (sscanf(arg, "payload@%u:%u%c", &off, &width, &end) == 2 && off < 65536 &&
-	    (width == 2 || width == 4 || width == 8)) {
+	if (!strncmp(arg, "payload@", 8) && !parse_uint(arg + 8, 65535, &off, &end) && *end == ':' &&
+	    !parse_uint(end + 1, 8, &width, &end) && !*end && (width == 2 || width == 4 || width == 8)) {
 		cfg->seq_kind = XR_SEQ_PAYLOAD;
 		cfg->seq_off = off;
 		cfg->seq_width = width;

@@ -29,8 +29,8 @@ int gen_parse_dst(const char *s, const char *opt, struct gen_opts *g)
 {
 	char host[64];
 	const char *colon;
-	unsigned long port = 0;
-	char *end;
+	unsigned int port = 0;
+	const char *end;
 
 	if (s[0] == '[') {
 		const char *close = strchr(s, ']');
@@ -48,8 +48,7 @@ int gen_parse_dst(const char *s, const char *opt, struct gen_opts *g)
 		snprintf(host, sizeof(host), "%.*s", (int)(colon ? colon - s : (long)strlen(s)), s);
 	}
 	if (colon) {
-		port = strtoul(colon + 1, &end, 10);
-		if (*end || port < 1 || port > 65535)
+		if (parse_uint(colon + 1, 65535, &port, &end) || *end || !port)
 			goto bad;
 		g->dport = port;
 	}

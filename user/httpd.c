@@ -13,6 +13,7 @@
 #include <microhttpd.h>
 #include "httpd.h"
 #include "log.h"
+#include "units.h"
 
 struct httpd {
 	struct MHD_Daemon *d;
@@ -34,16 +35,14 @@ int httpd_parse_addr(const char *addr_port, struct sockaddr_in *sa)
 {
 	const char *colon = strrchr(addr_port, ':');
 	char host[INET_ADDRSTRLEN];
-	unsigned long port;
-	char *end;
+	unsigned int port;
+	const char *end;
 
 	memset(sa, 0, sizeof(*sa));
 	sa->sin_family = AF_INET;
 	if (!colon || colon - addr_port >= (long)sizeof(host) || !colon[1])
 		return -EINVAL;
-	errno = 0;
-	port = strtoul(colon + 1, &end, 10);
-	if (*end || errno || colon[1] == '-' || colon[1] == '+' || port < 1 || port > 65535)
+	if (parse_uint(colon + 1, 65535, &port, &end) || *end || !port)
 		return -EINVAL;
 	sa->sin_port = htons(port);
 	if (colon == addr_port) {

@@ -16,6 +16,7 @@
 #include "csum.h"
 #include "log.h"
 #include "lorawan.h"
+#include "units.h"
 #include "splitmix.h"
 
 static const char *const codr_names[] = { "4/5", "4/6", "4/7", "4/8" };
@@ -242,6 +243,19 @@ static void hex(char *out, const uint8_t *b, size_t n)
 		sprintf(out + 2 * i, "%02x", b[i]);
 }
 
+int lw_parse_datr(const char *s, uint8_t *sf, uint16_t *bw_khz)
+{
+	unsigned int a, b;
+	const char *end;
+
+	if (strncmp(s, "SF", 2) || parse_uint(s + 2, 12, &a, &end) || strncmp(end, "BW", 2) ||
+	    parse_uint(end + 2, 500, &b, &end) || *end || a < 5 || (b != 125 && b != 250 && b != 500))
+		return -EINVAL;
+	*sf = a;
+	*bw_khz = b;
+	return 0;
+}
+
 char *lw_path(char *buf, size_t len, const char *dir, const char *name)
 {
 	size_t n = strlen(dir);
@@ -451,10 +465,8 @@ static int parse_device(struct lw_fleet *f, const struct lw_eui_index *gidx, cha
 			const char *where)
 {
 	char *fl[15], *gws[XR_LORA_MAX_HEARD + 1], why[160];
-	unsigned int sf, bw;
 	long v;
 	int n, ng;
-	char tail;
 
 	memset(d, 0, sizeof(*d));
 	n = split(line, fl, 14, ',');
@@ -510,12 +522,10 @@ static int parse_device(struct lw_fleet *f, const struct lw_eui_index *gidx, cha
 		return -EINVAL;
 	}
 	d->freq_hz = v;
-	if (sscanf(fl[9], "SF%uBW%u%c", &sf, &bw, &tail) != 2 || sf > 12 || bw > 500) {
+	if (lw_parse_datr(fl[9], &d->sf, &d->bw_khz)) {
 		pr_warn("%s: datr '%s' is not SF<7..12>BW<125|250|500>\n", where, fl[9]);
 		return -EINVAL;
 	}
-	d->sf = sf;
-	d->bw_khz = bw;
 	d->codr = 255;
 	for (size_t c = 0; c < sizeof(codr_names) / sizeof(codr_names[0]); c++)
 		if (!strcmp(fl[10], codr_names[c]))

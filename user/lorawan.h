@@ -130,6 +130,9 @@ static inline void lw_of_n(const struct lw_fleet *f, uint64_t n, size_t *d, unsi
 	*fcnt = f->dev[*d].fcnt_start + (uint32_t)(u / f->ndev);
 }
 
+/* SF<5..12>BW<125|250|500>, the whole string: 0 or -EINVAL. */
+int lw_parse_datr(const char *s, uint8_t *sf, uint16_t *bw_khz);
+
 /* DIR/NAME into buf with one slash between them, whatever DIR ends with; returns buf. */
 char *lw_path(char *buf, size_t len, const char *dir, const char *name);
 

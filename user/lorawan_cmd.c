@@ -115,10 +115,8 @@ static int cmd_fleet(int argc, char **argv)
 				 .sf = 7, .bw_khz = 125, .payload_min = 12, .payload_max = 12, .fport = 1 };
 	uint64_t v, t0 = 0;
 	struct lw_fleet f;
-	unsigned int a, b;
 	bool quiet = false;
 	int opt, err;
-	char tail;
 
 	opterr = 0;
 	while ((opt = getopt_long(argc, argv, ":qh", opts, NULL)) != -1) {
@@ -134,21 +132,12 @@ static int cmd_fleet(int argc, char **argv)
 			break;
 		case O_REGION: g.region = optarg; break;
 		case O_DATR:
-			if (sscanf(optarg, "SF%uBW%u%c", &a, &b, &tail) != 2 || a < 5 || a > 12 ||
-			    (b != 125 && b != 250 && b != 500))
+			if (lw_parse_datr(optarg, &g.sf, &g.bw_khz))
 				return cli_usage_error(cmd, "--datr: '%s' is not SF<5..12>BW<125|250|500>", optarg);
-			g.sf = a;
-			g.bw_khz = b;
 			break;
 		case O_PSIZE:
-			if (sscanf(optarg, "%u-%u%c", &a, &b, &tail) == 2 && a <= b) {
-				g.payload_min = a;
-				g.payload_max = b;
-			} else if (sscanf(optarg, "%u%c", &a, &tail) == 1) {
-				g.payload_min = g.payload_max = a;
-			} else {
+			if (parse_uint_range(optarg, 65535, &g.payload_min, &g.payload_max))
 				return cli_usage_error(cmd, "--payload-size: '%s' is not N or A-B", optarg);
-			}
 			if (g.payload_min < 1 || g.payload_max > XR_LORA_MAX_FRM)
 				return cli_usage_error(cmd, "--payload-size: xdpreplay sends FRMPayloads of 1 to %d bytes",
 						       XR_LORA_MAX_FRM);

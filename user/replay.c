@@ -346,7 +346,6 @@ int replay_run(int argc, char **argv, enum run_mode mode)
 	struct gen_opts g = { .size = 64 };
 	bool have_dst = false;
 	uint64_t reply_wait = 1000000000ULL, size;
-	unsigned int mac[6];
 	FILE *jf = NULL;
 	const char *fleet_dir = NULL, *schedule = NULL;
 	struct lw_fleet fleet = {};
@@ -482,11 +481,8 @@ int replay_run(int argc, char **argv, enum run_mode mode)
 			g.size = size;
 			break;
 		case O_DSTMAC:
-			if (sscanf(optarg, "%x:%x:%x:%x:%x:%x%c", &mac[0], &mac[1], &mac[2], &mac[3], &mac[4], &mac[5],
-				   (char[1]){}) != 6)
+			if (parse_mac(optarg, g.dst_mac))
 				return cli_usage_error(cmd, "--dst-mac: '%s' is not a MAC address", optarg);
-			for (int i = 0; i < 6; i++)
-				g.dst_mac[i] = mac[i];
 			g.have_mac = true;
 			break;
 		case O_COMPLETE: g.complete = true; break;

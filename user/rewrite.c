@@ -14,6 +14,7 @@
 #include <netinet/in.h>
 #include "log.h"
 #include "rewrite.h"
+#include "units.h"
 
 #define ETH_HLEN 14
 #define XR_STR2(x) #x
@@ -29,27 +30,6 @@ struct layout {
 static uint16_t get16(const uint8_t *p)
 {
 	return p[0] << 8 | p[1];
-}
-
-/*
- * Decimal digits only (no sign, no spaces, no 0x), at most max: the value and
- * where the digits end. %u would take "-2" as 4294967294.
- */
-static int strict_uint(const char *s, unsigned int max, unsigned int *out, const char **end)
-{
-	uint64_t v = 0;
-	const char *p = s;
-
-	for (; *p >= '0' && *p <= '9'; p++) {
-		v = v * 10 + (*p - '0');
-		if (v > max)
-			return -ERANGE;
-	}
-	if (p == s)
-		return -EINVAL;
-	*out = v;
-	*end = p;
-	return 0;
 }
 
 static void frame_layout(const uint8_t *f, uint32_t len, struct layout *l)
@@ -142,12 +122,12 @@ static int parse_field(const char *s, size_t len, struct field *f)
 		}
 	}
 	if (!strncmp(buf, "payload@", 8)) {
-		int err = strict_uint(buf + 8, max_off, &f->off, &end);
+		int err = parse_uint(buf + 8, max_off, &f->off, &end);
 
 		f->where = W_PAYLOAD;
 		if (err)
 			return err;
-		if (*end != ':' || strict_uint(end + 1, 8, &f->width, &end) || *end)
+		if (*end != ':' || parse_uint(end + 1, 8, &f->width, &end) || *end)
 			return -EINVAL;
 		return f->width == 1 || f->width == 2 || f->width == 4 || f->width == 8 ? 0 : -EINVAL;
 	}
@@ -158,7 +138,7 @@ static int parse_field(const char *s, size_t len, struct field *f)
 
 		if (strncmp(buf, abs[i].prefix, pl))
 			continue;
-		err = strict_uint(buf + pl, max_off, &f->off, &end);
+		err = parse_uint(buf + pl, max_off, &f->off, &end);
 		if (err)
 			return err;
 		if (*end)
@@ -242,14 +222,8 @@ static int parse_ip6_range(const char *s, __u64 *base, __u64 *count, uint8_t hig
 static int parse_port_range(const char *s, __u64 *base, __u64 *count)
 {
 	unsigned int lo, hi;
-	const char *end;
 
-	if (strict_uint(s, 65535, &lo, &end))
-		return -EINVAL;
-	hi = lo;
-	if (*end == '-' && strict_uint(end + 1, 65535, &hi, &end))
-		return -EINVAL;
-	if (*end || lo > hi)
+	if (parse_uint_range(s, 65535, &lo, &hi))
 		return -EINVAL;
 	*base = lo;
 	*count = hi - lo + 1;

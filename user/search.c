@@ -916,55 +916,43 @@ static void write_json(const struct search *s, FILE *f)
 	json_close(&j, '}');
 }
 
+static void write_csv(const struct search *s, FILE *f)
+{
+	fprintf(f, "trial,offered_pps,asked,sent,received,loss,sender_short,witness_reset\n");
+	for (int i = 0; i < s->nt; i++)
+		fprintf(f, "%d,%.0f,%llu,%llu,%llu,%.6f,%d,%d\n", i + 1, s->t[i].load, (unsigned long long)s->t[i].asked,
+			(unsigned long long)s->t[i].sent, (unsigned long long)s->t[i].received, s->t[i].loss,
+			s->t[i].sender_short, s->t[i].witness_reset);
+}
+
+/* One result file (- is standard output): 0, or -errno after a message when it could not be written. */
+static int write_one(const struct search *s, const char *path, void (*write)(const struct search *, FILE *))
+{
+	FILE *f = json_fopen(path);
+	int err;
+
+	if (!f) {
+		err = -errno;
+	} else {
+		write(s, f);
+		err = json_fclose(f);
+	}
+	if (err)
+		pr_warn("cannot write %s: %s\n", path, strerror(-err));
+	return err;
+}
+
 /* The results as JSON, CSV and SVG, where asked for: 0, or -errno when one could not be written. */
 static int write_results(const struct search *s, const char *json_path, const char *csv_path, const char *svg_path)
 {
-	int err = 0, e;
-	FILE *f;
+	int err = 0;
 
-	if (json_path) {
-		f = json_fopen(json_path);
-		if (f) {
-			write_json(s, f);
-			e = json_fclose(f);
-		} else {
-			e = -errno;
-		}
-		if (e) {
-			pr_warn("cannot write %s: %s\n", json_path, strerror(-e));
-			err = e;
-		}
-	}
-	if (csv_path) {
-		f = fopen(csv_path, "w");
-		if (f) {
-			fprintf(f, "trial,offered_pps,asked,sent,received,loss,sender_short\n");
-			for (int i = 0; i < s->nt; i++)
-				fprintf(f, "%d,%.0f,%llu,%llu,%llu,%.6f,%d\n", i + 1, s->t[i].load,
-					(unsigned long long)s->t[i].asked, (unsigned long long)s->t[i].sent,
-					(unsigned long long)s->t[i].received, s->t[i].loss, s->t[i].sender_short);
-			e = json_fclose(f);
-		} else {
-			e = -errno;
-		}
-		if (e) {
-			pr_warn("cannot write %s: %s\n", csv_path, strerror(-e));
-			err = e;
-		}
-	}
-	if (svg_path) {
-		f = fopen(svg_path, "w");
-		if (f) {
-			write_svg(s, f);
-			e = json_fclose(f);
-		} else {
-			e = -errno;
-		}
-		if (e) {
-			pr_warn("cannot write %s: %s\n", svg_path, strerror(-e));
-			err = e;
-		}
-	}
+	if (json_path)
+		err = write_one(s, json_path, write_json) ?: err;
+	if (csv_path)
+		err = write_one(s, csv_path, write_csv) ?: err;
+	if (svg_path)
+		err = write_one(s, svg_path, write_svg) ?: err;
 	return err;
 }
 

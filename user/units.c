@@ -1,4 +1,5 @@
 // SPDX-License-Identifier: GPL-2.0
+#include <ctype.h>
 #include <errno.h>
 #include <math.h>
 #include <stdio.h>
@@ -93,6 +94,51 @@ int parse_duration(const char *s, uint64_t *ns)
 		}
 	}
 	return -EINVAL;
+}
+
+int parse_uint(const char *s, unsigned int max, unsigned int *out, const char **end)
+{
+	uint64_t v = 0;
+	const char *p = s;
+
+	for (; *p >= '0' && *p <= '9'; p++) {
+		v = v * 10 + (*p - '0');
+		if (v > max)
+			return -ERANGE;
+	}
+	if (p == s)
+		return -EINVAL;
+	*out = v;
+	*end = p;
+	return 0;
+}
+
+int parse_uint_range(const char *s, unsigned int max, unsigned int *lo, unsigned int *hi)
+{
+	const char *end;
+
+	if (parse_uint(s, max, lo, &end))
+		return -EINVAL;
+	*hi = *lo;
+	if (*end == '-' && parse_uint(end + 1, max, hi, &end))
+		return -EINVAL;
+	return *end || *lo > *hi ? -EINVAL : 0;
+}
+
+int parse_mac(const char *s, uint8_t mac[6])
+{
+	for (int i = 0; i < 6; i++) {
+		unsigned int v = 0, n = 0;
+
+		for (; n < 2 && isxdigit((unsigned char)*s); n++, s++)
+			v = v * 16 + (isdigit((unsigned char)*s) ? *s - '0' : (tolower((unsigned char)*s) - 'a' + 10));
+		if (!n || *s != (i < 5 ? ':' : '\0'))
+			return -EINVAL;
+		mac[i] = v;
+		if (i < 5)
+			s++;
+	}
+	return 0;
 }
 
 char *fmt_si(double v, char *buf, size_t len)

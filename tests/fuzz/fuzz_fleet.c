@@ -7,9 +7,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <ftw.h>
-#include <unistd.h>
 #include "log.h"
+#include "tmpdir.h"
 #include "lorawan.h"
 
 static int put(const char *dir, const char *name, const uint8_t *d, size_t n)
@@ -25,22 +24,8 @@ static int put(const char *dir, const char *name, const uint8_t *d, size_t n)
 	return fclose(f);
 }
 
-static char *made;
-
-static int rm_one(const char *path, const struct stat *st, int flag, struct FTW *ftw)
-{
-	return remove(path);
-}
-
-static void cleanup(void)
-{
-	if (made)
-		nftw(made, rm_one, 8, FTW_DEPTH | FTW_PHYS);
-}
-
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-	/* tmpfs: the loader reads files, and a disk would make them the cost of every run */
 	static char dir[] = "/dev/shm/xdpreplay-fuzz-csv.XXXXXX";
 	static bool ready;
 	const uint8_t *sep = memchr(data, 0, size);
@@ -48,10 +33,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 
 	if (!ready) {
 		xr_verbosity = -1;
-		if (!mkdtemp(dir))
-			abort();
-		made = dir;
-		atexit(cleanup);
+		fuzz_dir_make(dir);
 		ready = true;
 	}
 	if (!sep)

@@ -7,24 +7,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <ftw.h>
-#include <unistd.h>
 #include "log.h"
+#include "tmpdir.h"
 #include "lorawan.h"
 #include "webhook.h"
-
-static char *made;
-
-static int rm_one(const char *path, const struct stat *st, int flag, struct FTW *ftw)
-{
-	return remove(path);
-}
-
-static void cleanup(void)
-{
-	if (made)
-		nftw(made, rm_one, 8, FTW_DEPTH | FTW_PHYS);
-}
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
@@ -39,10 +25,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		struct lw_fleet f;
 
 		xr_verbosity = -1;
-		if (!mkdtemp(dir))
-			abort();
-		made = dir;
-		atexit(cleanup);
+		fuzz_dir_make(dir);
 		if (lw_fleet_generate(&o, &f) || lw_fleet_save(&f, dir))
 			abort();
 		lw_fleet_free(&f);
