@@ -576,6 +576,20 @@ static void on_sigusr1(int sig)
 {
 }
 
+/* The running totals of the started threads, as the tracepoints and the program count them. */
+static void slots_sum(const struct kengine *k, const struct sender *sd, unsigned int n, uint64_t *sent,
+		      uint64_t *failed, uint64_t *bytes)
+{
+	*sent = *failed = *bytes = 0;
+	for (unsigned int i = 0; i < n; i++) {
+		const struct xr_gen_slot *s = &k->slots[sd[i].cpu];
+
+		*sent += s->xmit_sent;
+		*failed += s->xmit_drops + s->redirect_err + s->bad_frame;
+		*bytes += s->tx_bytes;
+	}
+}
+
 int kengine_run(const struct engine_opts *o, struct engine_result *res)
 {
 	struct sigaction sa = { .sa_handler = on_sigusr1 }, old_sa;
@@ -698,15 +712,9 @@ int kengine_run(const struct engine_opts *o, struct engine_result *res)
 		if (done == started)
 			break;
 		if (now >= meter.next_sec || (o->progress && now >= meter.next_line) || o->live) {
-			uint64_t sent = 0, failed = 0, bytes = 0;
+			uint64_t sent, failed, bytes;
 
-			for (unsigned int i = 0; i < started; i++) {
-				const struct xr_gen_slot *s = &k.slots[sd[i].cpu];
-
-				sent += s->xmit_sent;
-				failed += s->xmit_drops + s->redirect_err + s->bad_frame;
-				bytes += s->tx_bytes;
-			}
+			slots_sum(&k, sd, started, &sent, &failed, &bytes);
 			meter_tick(&meter, now, sent, failed, sent + failed ? (double)bytes / (sent + failed) : 0);
 		}
 		sleep_until(now + POLL_NS);
@@ -716,10 +724,9 @@ int kengine_run(const struct engine_opts *o, struct engine_result *res)
 	for (unsigned int i = 0; i < started; i++)
 		pthread_join(sd[i].tid, NULL);
 	{
-		uint64_t sent = 0;
+		uint64_t sent, failed, bytes;
 
-		for (unsigned int i = 0; i < started; i++)
-			sent += k.slots[sd[i].cpu].xmit_sent;
+		slots_sum(&k, sd, started, &sent, &failed, &bytes);
 		meter_finish(&meter, res->end_ns, sent, res);
 	}
 	if (prod_started) {
