@@ -327,6 +327,43 @@ static void test_pacer_far(void)
 	CHECK(d == 365ULL * 86400 * 1000000000ULL, "a year at 1 pps: %llu", (unsigned long long)d);
 }
 
+/* Capture timing with --duration: the frames due before the end (pacer_k_at by halving). */
+static void test_pacer_capture_due(void)
+{
+	/* frames 0, 10, 20 ms; the capture loops every 30 ms (the mean gap after the last frame) */
+	struct xr_frame frames[3] = { { .ts_ns = 0 }, { .ts_ns = 10000000 }, { .ts_ns = 20000000 } };
+	struct frameset fs = { .n = 3, .span_ns = 30000000 };
+	struct engine_opts o = { .fs = &fs, .threads = 1, .pace = XR_PACE_PCAP, .multiplier = 1,
+				 .count = XR_FOREVER, .duration_ns = 95000000 };
+	struct thread_plan tp;
+	struct pacer p;
+
+	/* due at 0, 10, ..., 90 ms: ten frames before 95 ms */
+	pacer_init(&p, &o, 0, 1000, frames);
+	thread_plan_init(&tp, &o, &p, 0, 1000);
+	CHECK(tp.k_due == 10, "capture timing: %llu due in 95 ms", (unsigned long long)tp.k_due);
+	/* twice as fast: 0, 5, ..., 90: nineteen */
+	o.multiplier = 2;
+	pacer_init(&p, &o, 0, 1000, frames);
+	thread_plan_init(&tp, &o, &p, 0, 1000);
+	CHECK(tp.k_due == 19, "x2: %llu", (unsigned long long)tp.k_due);
+	/* two threads take n = 0, 2, 4, ... and 1, 3, ...; each starts its first frame at t0: 10 each */
+	o.threads = 2;
+	pacer_init(&p, &o, 0, 1000, frames);
+	thread_plan_init(&tp, &o, &p, 0, 1000);
+	CHECK(tp.k_due == 10, "thread 0 of 2: %llu", (unsigned long long)tp.k_due);
+	pacer_init(&p, &o, 1, 1000, frames);
+	thread_plan_init(&tp, &o, &p, 1, 1000);
+	CHECK(tp.k_due == 10, "thread 1 of 2: %llu", (unsigned long long)tp.k_due);
+	/* every frame at one time: no schedule, nothing is due later */
+	frames[1].ts_ns = frames[2].ts_ns = 0;
+	fs.span_ns = 0;
+	o.threads = 1;
+	pacer_init(&p, &o, 0, 1000, frames);
+	thread_plan_init(&tp, &o, &p, 0, 1000);
+	CHECK(tp.k_due == XR_FOREVER, "one timestamp: %llu", (unsigned long long)tp.k_due);
+}
+
 /* The per-second series and the totals the live line shows (meter.c). */
 static void test_meter(void)
 {
@@ -360,6 +397,7 @@ int main(void)
 	run("thread_account", test_thread_account);
 	run("meter", test_meter);
 	run("pacer_far", test_pacer_far);
+	run("pacer_capture_due", test_pacer_capture_due);
 	run("parse_strict", test_parse_strict);
 	return nfail ? 1 : 0;
 }

@@ -71,11 +71,33 @@ uint64_t pacer_due(const struct pacer *p, uint64_t k)
 
 uint64_t pacer_k_at(const struct pacer *p, uint64_t t0, uint64_t duration_ns)
 {
-	uint64_t phase = p->t0_ns - t0;
+	uint64_t phase = p->t0_ns - t0, lo = 0, hi, end = t0 + duration_ns;
+	/* as far as departures are computed without wrapping: 2^52 ns (52 days) of capture time */
+	uint64_t loops = p->span_ns ? (1ULL << 52) / p->span_ns : 1ULL << 52;
 
-	if (duration_ns <= phase)
-		return 0;
-	return ((unsigned __int128)(duration_ns - phase) * 1000 + p->interval_ps - 1) / p->interval_ps;
+	if (p->pace == XR_PACE_RATE) {
+		if (duration_ns <= phase)
+			return 0;
+		return ((unsigned __int128)(duration_ns - phase) * 1000 + p->interval_ps - 1) / p->interval_ps;
+	}
+	/*
+	 * Capture timing: departures never go back (the loader keeps capture
+	 * times in order, and a loop starts after the last frame), so the first
+	 * k due at or after the end is found by halving. A capture whose frames
+	 * all share one time has no schedule to keep: none is due "later".
+	 */
+	hi = (loops ? loops : 1) * p->nframes / p->nthreads;
+	if (pacer_due(p, hi) < end)
+		return XR_FOREVER;
+	while (lo < hi) {
+		uint64_t mid = lo + (hi - lo) / 2;
+
+		if (pacer_due(p, mid) < end)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo;
 }
 
 uint64_t pacer_wait(struct pacer *p, uint64_t k, uint64_t k_end, uint64_t max, uint64_t tick_ns)
@@ -107,7 +129,7 @@ void thread_plan_init(struct thread_plan *tp, const struct engine_opts *o, const
 	if (o->count != XR_FOREVER)
 		tp->k_count = o->count > thread ? (o->count - thread + o->threads - 1) / o->threads : 0;
 	tp->k_due = XR_FOREVER;
-	if (o->pace == XR_PACE_RATE && o->duration_ns)
+	if ((o->pace == XR_PACE_RATE || o->pace == XR_PACE_PCAP) && o->duration_ns)
 		tp->k_due = pacer_k_at(p, t0, o->duration_ns);
 }
 
@@ -145,7 +167,7 @@ uint64_t pacer_grace_ns(const struct engine_opts *o)
 {
 	uint64_t g = o->duration_ns / 50;
 
-	if (o->pace != XR_PACE_RATE || !o->duration_ns)
+	if (o->pace == XR_PACE_NONE || !o->duration_ns)
 		return 0;
 	return g < 20000000ULL ? 20000000ULL : g > 500000000ULL ? 500000000ULL : g;
 }

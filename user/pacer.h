@@ -31,7 +31,7 @@ int pin_to_cpu(int cpu);
 void pacer_init(struct pacer *p, const struct engine_opts *o, unsigned int thread, uint64_t t0,
 		const struct xr_frame *frames);
 uint64_t pacer_due(const struct pacer *p, uint64_t k);
-/* The first k whose departure is at or after t0 + duration (XR_PACE_RATE). */
+/* The first k whose departure is at or after t0 + duration (XR_FOREVER: no departure is that late). */
 uint64_t pacer_k_at(const struct pacer *p, uint64_t t0, uint64_t duration_ns);
 /*
  * Sleeps until frame k is due, but wakes at most every tick_ns while frames are
