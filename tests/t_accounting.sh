@@ -90,7 +90,7 @@ test_sigint_counts_the_rest() {
 	expect_eq "$(jget "$WORK/g.json" asked)" 100000 "asked: the frames due in 10 s"
 	sent=$(jget "$WORK/g.json" sent)
 	expect_eq "$((sent + $(jget "$WORK/g.json" failed_reasons.interrupted)))" 100000 "sent + interrupted"
-	expect_range "$sent" 5000 30000 "sent before the signal"
+	expect_range "$sent" 500 30000 "sent before the signal (a wide margin: start-up on a busy machine)"
 }
 
 test_search_interrupted_reports_bounds() {

@@ -78,7 +78,8 @@ test_sigint_stops_cleanly() {
 	expect_eq "$(jget "$WORK/r.json" interrupted)" True "interrupted in the JSON"
 	count_wait
 	sent=$(jget "$WORK/r.json" sent)
-	expect_range "$sent" 1000 4000 "frames sent in about a second at 2k pps"
+	# a busy machine may take a good part of that second to load and start: a wide margin
+	expect_range "$sent" 100 4000 "frames sent in about a second at 2k pps"
 	expect_eq "$(jget "$WORK/c.json" matched)" "$sent" "counted equals sent"
 	tb_gen ip -o link show "$TB_GEN_IF" | grep -q xdp && fail "XDP left behind"
 	return 0
