@@ -16,7 +16,7 @@ every=${SOAK_EVERY:-10}
 . scripts/testbed.sh
 tb_up >/dev/null
 WORK=$(mktemp -d)
-trap 'kill $SND $CNT 2>/dev/null; tb_down; rm -rf "$WORK"' EXIT
+trap 'kill $SND $CNT 2>/dev/null || true; tb_down; rm -rf "$WORK"' EXIT
 mkdir -p results
 ip netns exec "$TB_NS_SRV" "$XR" count -i "$TB_SRV_IF" --udp --dport 9 --drop --listen :9120 \
 	--duration $((secs + 60))s --idle 5s --json "$WORK/c.json" -q &
