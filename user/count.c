@@ -271,7 +271,7 @@ static void report_text(const char *ifname, const struct count_totals *t, const 
 	}
 	fprintf(stderr, "    IP received %llu, discarded %llu\n", (unsigned long long)d->v[KS_IP_IN_RECEIVES],
 		(unsigned long long)a->ip_discarded);
-	fprintf(stderr, "    UDP delivered to sockets %llu, socket buffer full %llu, no socket on port %llu, "
+	fprintf(stderr, "    UDP delivered to sockets %llu, socket buffer full %llu, to a port without a socket %llu, "
 		"other errors %llu\n", (unsigned long long)a->udp_delivered, (unsigned long long)a->udp_rcvbuf,
 		(unsigned long long)a->udp_noport, (unsigned long long)a->udp_other);
 	fprintf(stderr, "    TCP passive opens %llu, listen drops %llu, listen overflows %llu, "
