@@ -18,18 +18,14 @@
  * it is shown and kept, but never classified. Not implemented: trial
  * duration escalation.
  */
-#include <arpa/inet.h>
 #include <errno.h>
 #include <getopt.h>
 #include <math.h>
-#include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
-#include <netinet/in.h>
-#include <sys/socket.h>
 #include <sys/wait.h>
 #include <curl/curl.h>
 #include <json-c/json.h>

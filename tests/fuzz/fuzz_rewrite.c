@@ -40,7 +40,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	struct rewrite_spec specs[4];
 	struct xr_op ops[XR_MAX_OPS];
 	char text[96 * 4 + 4], *save = NULL, *tok;
-	uint8_t tmpl[2][128], f[128];
+	uint8_t tmpl[2][128];
 	uint32_t lens[2] = { 60, 128 };
 	int n = 0, nops;
 
@@ -76,6 +76,5 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		}
 		frameset_free(&fs);
 	}
-	(void)f;
 	return 0;
 }
