@@ -25,13 +25,17 @@ LDLIBS += $(PKG_LIBS) -lpthread -lm
 BPF_CFLAGS := -g -O2 -target bpf -mcpu=v3 -D__TARGET_ARCH_$(ARCH) -Ivmlinux -Ibpf \
 	      -Wall -Werror -Wno-compare-distinct-pointer-types
 
+# Whatever the folders hold: bpf/*.bpf.c are programs (one skeleton each), bpf/**/*.h their
+# headers; user/**/*.c one binary. A new protocol's files are found without naming them here.
 BPF_SRCS := $(wildcard bpf/*.bpf.c)
+BPF_HDRS := $(shell find bpf -name '*.h')
 BPF_OBJS := $(patsubst bpf/%.bpf.c,$(OUTPUT)/%.bpf.o,$(BPF_SRCS))
 SKELS := $(patsubst bpf/%.bpf.c,$(OUTPUT)/%.skel.h,$(BPF_SRCS))
-USER_SRCS := $(wildcard user/*.c)
-USER_OBJS := $(patsubst user/%.c,$(OUTPUT)/%.o,$(USER_SRCS))
-# Modules without libbpf state, linked into the unit tests too.
-LIB_OBJS := $(filter-out $(OUTPUT)/main.o,$(USER_OBJS))
+USER_SRCS := $(shell find user -name '*.c' | sort)
+USER_HDRS := $(shell find user -name '*.h')
+USER_OBJS := $(patsubst user/%.c,$(OUTPUT)/user/%.o,$(USER_SRCS))
+# Everything but main(), linked into the unit tests and the fuzz targets too.
+LIB_OBJS := $(filter-out $(OUTPUT)/user/cmd/main.o,$(USER_OBJS))
 
 ifeq ($(V),1)
 	Q =
@@ -53,7 +57,7 @@ check-clang:
 $(OUTPUT):
 	$(Q)mkdir -p $@
 
-$(OUTPUT)/%.bpf.o: bpf/%.bpf.c $(wildcard bpf/*.h) vmlinux/vmlinux.h | $(OUTPUT)
+$(OUTPUT)/%.bpf.o: bpf/%.bpf.c $(BPF_HDRS) vmlinux/vmlinux.h | $(OUTPUT)
 	$(call msg,BPF,$@)
 	$(Q)$(BPF_CLANG) $(BPF_CFLAGS) -c $< -o $@
 
@@ -61,12 +65,13 @@ $(OUTPUT)/%.skel.h: $(OUTPUT)/%.bpf.o
 	$(call msg,GEN-SKEL,$@)
 	$(Q)$(BPFTOOL) gen skeleton $< > $@
 
-$(OUTPUT)/%.o: user/%.c $(wildcard user/*.h) bpf/xdpreplay.h $(SKELS) | $(OUTPUT)
+$(OUTPUT)/user/%.o: user/%.c $(USER_HDRS) $(BPF_HDRS) $(SKELS)
+	@mkdir -p $(@D)
 	$(call msg,CC,$@)
 	$(Q)$(CC) $(CFLAGS) -c $< -o $@
 
-# the AES-NI precompute (user/aesni.c) only; it runs where the CPU says it can
-$(OUTPUT)/aesni.o: CFLAGS += -maes -mssse3
+# the AES-NI precompute only; it runs where the CPU says it can
+$(OUTPUT)/user/proto/lorawan/aesni.o: CFLAGS += -maes -mssse3
 
 xdpreplay: $(USER_OBJS)
 	$(call msg,BINARY,$@)
@@ -105,19 +110,17 @@ FUZZ_CC ?= clang-16
 FUZZ_FLAGS := -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer -g -O1
 FUZZ_SRCS := $(wildcard tests/fuzz/fuzz_*.c)
 FUZZ_BINS := $(patsubst tests/fuzz/%.c,$(OUTPUT)/fuzz/%,$(FUZZ_SRCS))
-FUZZ_LIB_OBJS := $(patsubst $(OUTPUT)/%.o,$(OUTPUT)/fuzz/%.o,$(filter-out $(OUTPUT)/aesni.o,$(LIB_OBJS)))
+FUZZ_LIB_OBJS := $(patsubst $(OUTPUT)/%.o,$(OUTPUT)/fuzz/%.o,$(LIB_OBJS))
 FUZZ_SECS ?= 600
 
-$(OUTPUT)/fuzz/%.o: user/%.c $(wildcard user/*.h) bpf/xdpreplay.h $(SKELS)
+$(OUTPUT)/fuzz/user/%.o: user/%.c $(USER_HDRS) $(BPF_HDRS) $(SKELS)
 	@mkdir -p $(@D)
 	$(call msg,FUZZ-CC,$@)
 	$(Q)$(FUZZ_CC) $(filter-out -Werror,$(CFLAGS)) $(FUZZ_FLAGS) -fsanitize=fuzzer-no-link -c $< -o $@
 
-$(OUTPUT)/fuzz/aesni.o: user/aesni.c
-	@mkdir -p $(@D)
-	$(Q)$(FUZZ_CC) $(filter-out -Werror,$(CFLAGS)) $(FUZZ_FLAGS) -maes -mssse3 -c $< -o $@
+$(OUTPUT)/fuzz/user/proto/lorawan/aesni.o: CFLAGS += -maes -mssse3
 
-$(OUTPUT)/fuzz/fuzz_%: tests/fuzz/fuzz_%.c $(wildcard tests/fuzz/*.h) $(FUZZ_LIB_OBJS) $(OUTPUT)/fuzz/aesni.o
+$(OUTPUT)/fuzz/fuzz_%: tests/fuzz/fuzz_%.c $(wildcard tests/fuzz/*.h) $(FUZZ_LIB_OBJS)
 	$(call msg,FUZZ-LD,$@)
 	$(Q)$(FUZZ_CC) $(filter-out -Werror,$(CFLAGS)) $(FUZZ_FLAGS) -fsanitize=fuzzer $(filter-out %.h,$^) $(LDLIBS) -o $@
 
@@ -133,18 +136,18 @@ fuzz-ci: fuzz-build
 SAN_FLAGS := -fsanitize=address,undefined,float-cast-overflow -fno-sanitize-recover=all -fno-omit-frame-pointer
 SAN_OBJS := $(patsubst $(OUTPUT)/%.o,$(OUTPUT)/san/%.o,$(USER_OBJS))
 
-$(OUTPUT)/san/%.o: user/%.c $(wildcard user/*.h) bpf/xdpreplay.h $(SKELS)
+$(OUTPUT)/san/user/%.o: user/%.c $(USER_HDRS) $(BPF_HDRS) $(SKELS)
 	@mkdir -p $(@D)
 	$(call msg,SAN-CC,$@)
 	$(Q)$(CC) $(CFLAGS) $(SAN_FLAGS) -c $< -o $@
 
-$(OUTPUT)/san/aesni.o: CFLAGS += -maes -mssse3
+$(OUTPUT)/san/user/proto/lorawan/aesni.o: CFLAGS += -maes -mssse3
 
 xdpreplay-san: $(SAN_OBJS)
 	$(call msg,BINARY,$@)
 	$(Q)$(CC) $(CFLAGS) $(SAN_FLAGS) $^ $(LDLIBS) -o $@
 
-tests/unit-san: tests/unit.c $(filter-out $(OUTPUT)/san/main.o,$(SAN_OBJS))
+tests/unit-san: tests/unit.c $(filter-out $(OUTPUT)/san/user/cmd/main.o,$(SAN_OBJS))
 	$(call msg,BINARY,$@)
 	$(Q)$(CC) $(CFLAGS) $(SAN_FLAGS) $^ $(LDLIBS) -o $@
 

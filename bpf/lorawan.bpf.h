@@ -20,7 +20,7 @@
 #ifndef __XR_LORAWAN_BPF_H
 #define __XR_LORAWAN_BPF_H
 
-/* Filled by userspace before load (user/lorawan.c): read-only, so the verifier sees its bounds. */
+/* Filled by userspace before load (user/proto/lorawan/fleet.c): read-only, so the verifier sees its bounds. */
 const volatile struct xr_aes_tables aes = {};
 
 static const char b64_alphabet[64] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";

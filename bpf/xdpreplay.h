@@ -45,7 +45,7 @@ struct xr_frame {
 /*
  * Rewrite plan: what changes per packet, as a pure function of the sequence
  * number n (pages are recycled without reset, so nothing is incremented in
- * place). bpf/gen.bpf.c applies it in the kernel, user/rewrite.c is the
+ * place). bpf/gen.bpf.c applies it in the kernel, user/frames/rewrite.c is the
  * reference the tests hold it against byte for byte.
  */
 #define XR_MAX_OPS 4

@@ -7,7 +7,7 @@
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 . scripts/testbed.sh
-XR=$PWD/xdpreplay
+XR=${XR:-$PWD/xdpreplay}
 COUNT_ARGS=(--udp --dport 9)
 COUNT_DROP=--drop
 

@@ -11,12 +11,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include "frameset.h"
-#include "json.h"
-#include "log.h"
-#include "meter.h"
-#include "pacer.h"
-#include "units.h"
+#include "frames/frameset.h"
+#include "util/json.h"
+#include "util/log.h"
+#include "engine/meter.h"
+#include "engine/pacer.h"
+#include "util/units.h"
 
 static int failed_checks;
 static char why[512];

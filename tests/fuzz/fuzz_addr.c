@@ -3,9 +3,9 @@
 #include <netinet/in.h>
 #include <stdint.h>
 #include <string.h>
-#include "gen.h"
-#include "httpd.h"
-#include "log.h"
+#include "frames/template.h"
+#include "measure/httpd.h"
+#include "util/log.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {

@@ -7,9 +7,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include "log.h"
+#include "util/log.h"
 #include "tmpdir.h"
-#include "lorawan.h"
+#include "proto/lorawan/lorawan.h"
 
 static int put(const char *dir, const char *name, const uint8_t *d, size_t n)
 {

@@ -4,8 +4,8 @@
 #include <stdio.h>
 #include <sys/mman.h>
 #include <unistd.h>
-#include "frameset.h"
-#include "log.h"
+#include "frames/frameset.h"
+#include "util/log.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {

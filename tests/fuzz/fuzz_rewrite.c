@@ -7,8 +7,8 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
-#include "log.h"
-#include "rewrite.h"
+#include "util/log.h"
+#include "frames/rewrite.h"
 
 static void frame_udp4(uint8_t *f, uint32_t len)
 {

@@ -7,10 +7,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include "log.h"
+#include "util/log.h"
 #include "tmpdir.h"
-#include "lorawan.h"
-#include "webhook.h"
+#include "proto/lorawan/lorawan.h"
+#include "measure/webhook.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {

@@ -3,7 +3,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
-#include "jsonpath.h"
+#include "util/jsonpath.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {

@@ -1,0 +1,307 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * xdpreplay lorawan fleet | send: a fleet of ABP devices and gateways made
+ * from a seed and saved as CSV, and its uplinks sent as Semtech UDP PUSH_DATA
+ * by the kernel engine, with FCnt, FRMPayload, MIC, token, tmst and checksum
+ * rewritten per packet in BPF (bpf/lorawan.bpf.h). PUSH_ACKs are counted per
+ * gateway on the sending interface.
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <arpa/inet.h>
+#include "cmd/cli.h"
+#include "frames/template.h"
+#include "util/log.h"
+#include "proto/lorawan/lorawan.h"
+#include "proto/lorawan/send.h"
+#include "engine/pacer.h"
+#include "util/units.h"
+
+void lorawan_send_usage(FILE *f)
+{
+	fprintf(f,
+		"Usage: xdpreplay lorawan send -i IFACE --fleet DIR --server ADDR[:PORT] [options]\n"
+		"\n"
+		"Sends the fleet's uplinks as Semtech UDP (v2) PUSH_DATA to a gateway bridge or\n"
+		"network server (port 1700 by default). Each device's PUSH_DATA is built once; for\n"
+		"every packet the kernel engine writes in BPF the token, the gateway EUI, tmst, and\n"
+		"the PHYPayload's FCnt, FRMPayload (encrypted with AppSKey) and MIC (AES-CMAC with\n"
+		"NwkSKey) as base64, and the UDP checksum. Sequence number n is copy n mod K of\n"
+		"uplink u = n / K (K = gateways that hear a device), from device u mod D in round\n"
+		"u / D, with FCnt = fcnt_start + round: the default walks all devices once per\n"
+		"round, and the copies of one uplink leave back to back (the server deduplicates\n"
+		"them). PUSH_ACKs to this host are counted on IFACE per gateway and matched to n by\n"
+		"their token (the last 65,536 packets), with round-trip percentiles.\n"
+		"\n"
+		"Options (and replay's --pps, --rate, --count, --duration, --threads, --first-seq,\n"
+		"--batch, --json, -q, -v):\n"
+		"  -i, --iface IFACE       interface to send from (required)\n"
+		"      --fleet DIR         devices.csv and gateways.csv (xdpreplay lorawan fleet)\n"
+		"      --server ADDR[:P]   the gateway bridge, IPv4 (port default 1700)\n"
+		"      --sport P           source port of the gateways (default 1700)\n"
+		"      --rounds N          uplinks per device (default 1; with --duration alone: until it ends)\n"
+		"      --wait T            how long PUSH_ACKs may take after the last packet (default 1s)\n"
+		"      --dst-mac MAC       next hop's MAC (default: from the neighbour table)\n"
+		"      --no-precompute     compute every uplink in BPF (by default, where the CPU has\n"
+		"                          AES-NI, a thread computes the coming uplinks into a ring that\n"
+		"                          the program reads, and computes the rest itself)\n"
+		"      --static            send each device's frame as built, without the rewrite:\n"
+		"                          not valid uplinks, the ceiling of the same frames\n"
+		"      --schedule FILE     write the run's schedule (first departure, rate) for\n"
+		"                          xdpreplay count --webhook --schedule: event latencies\n"
+		"\n"
+		XR_EXIT_HELP
+		"\n"
+		"Examples:\n"
+		"  xdpreplay lorawan fleet --devices 300k --gateways 2k --heard-by 3 --seed 1 --out fleet/\n"
+		"  xdpreplay lorawan send -i eth1 --fleet fleet/ --server 198.18.0.2 --pps 10k --rounds 5\n"
+		"  xdpreplay lorawan send -i eth1 --fleet fleet/ --server 198.18.0.2 --duration 30s --json -\n");
+}
+
+static void fleet_usage(FILE *f)
+{
+	fprintf(f,
+		"Usage: xdpreplay lorawan fleet --out DIR [options]\n"
+		"\n"
+		"Makes a fleet of LoRaWAN 1.0.x ABP devices and the gateways that hear them, as a\n"
+		"pure function of --seed, and writes DIR/devices.csv and DIR/gateways.csv: the same\n"
+		"fleet can then be provisioned in the server under test (README: \"LoRaWAN\") and\n"
+		"sent by xdpreplay lorawan send. DevAddrs are unique (NetID 000000), keys random.\n"
+		"\n"
+		"Options:\n"
+		"      --out DIR           where to write the CSV files (required)\n"
+		"      --devices N         number of devices (default 1000; e.g. 300k)\n"
+		"      --gateways N        number of gateways (default 10; at most 65535)\n"
+		"      --heard-by K        gateways that hear each uplink (default 1, at most 8)\n"
+		"      --seed S            the fleet is a pure function of it (default 1)\n"
+		"      --region R          eu868 (default) or us915 (sub-band 2): channel plan\n"
+		"      --datr D            data rate, e.g. SF7BW125 (default), SF12BW125\n"
+		"      --payload-size N|A-B  FRMPayload bytes, one size or a range (default 12)\n"
+		"      --fport N           application port (default 1; 0 = MAC commands)\n"
+		"      --confirmed         Confirmed Data Up (default: unconfirmed)\n"
+		"      --fcnt-start N|random  FCnt of the first uplink (default 0)\n"
+		"\n"
+		"Examples:\n"
+		"  xdpreplay lorawan fleet --devices 300k --gateways 2k --heard-by 3 --seed 7 --out fleet/\n"
+		"  xdpreplay lorawan fleet --devices 100 --datr SF12BW125 --payload-size 51 --out small/\n");
+}
+
+static int cmd_fleet(int argc, char **argv)
+{
+	enum { O_OUT = 256, O_DEVICES, O_GATEWAYS, O_HEARD, O_SEED, O_REGION, O_DATR, O_PSIZE, O_FPORT,
+	       O_CONFIRMED, O_FCNT };
+	static const struct option opts[] = {
+		{ "out", required_argument, NULL, O_OUT },
+		{ "devices", required_argument, NULL, O_DEVICES },
+		{ "gateways", required_argument, NULL, O_GATEWAYS },
+		{ "heard-by", required_argument, NULL, O_HEARD },
+		{ "seed", required_argument, NULL, O_SEED },
+		{ "region", required_argument, NULL, O_REGION },
+		{ "datr", required_argument, NULL, O_DATR },
+		{ "payload-size", required_argument, NULL, O_PSIZE },
+		{ "fport", required_argument, NULL, O_FPORT },
+		{ "confirmed", no_argument, NULL, O_CONFIRMED },
+		{ "fcnt-start", required_argument, NULL, O_FCNT },
+		{ "quiet", no_argument, NULL, 'q' },
+		{ "help", no_argument, NULL, 'h' },
+		{},
+	};
+	const char *cmd = "lorawan fleet", *out = NULL;
+	struct lw_gen_opts g = { .devices = 1000, .gateways = 10, .heard_by = 1, .seed = 1, .region = "eu868",
+				 .sf = 7, .bw_khz = 125, .payload_min = 12, .payload_max = 12, .fport = 1 };
+	uint64_t v, t0 = 0;
+	struct lw_fleet f;
+	bool quiet = false;
+	int opt, err;
+
+	opterr = 0;
+	while ((opt = getopt_long(argc, argv, ":qh", opts, NULL)) != -1) {
+		switch (opt) {
+		case O_OUT: out = optarg; break;
+		case O_DEVICES: if (cli_count(cmd, "devices", optarg, &g.devices)) return XR_EXIT_USAGE; break;
+		case O_GATEWAYS: if (cli_count(cmd, "gateways", optarg, &g.gateways)) return XR_EXIT_USAGE; break;
+		case O_SEED: if (cli_count(cmd, "seed", optarg, &g.seed)) return XR_EXIT_USAGE; break;
+		case O_HEARD:
+			if (cli_count(cmd, "heard-by", optarg, &v))
+				return XR_EXIT_USAGE;
+			g.heard_by = v > 255 ? 255 : v;
+			break;
+		case O_REGION: g.region = optarg; break;
+		case O_DATR:
+			if (lw_parse_datr(optarg, &g.sf, &g.bw_khz))
+				return cli_usage_error(cmd, "--datr: '%s' is not SF<5..12>BW<125|250|500>", optarg);
+			break;
+		case O_PSIZE:
+			if (parse_uint_range(optarg, 65535, &g.payload_min, &g.payload_max))
+				return cli_usage_error(cmd, "--payload-size: '%s' is not N or A-B", optarg);
+			if (g.payload_min < 1 || g.payload_max > XR_LORA_MAX_FRM)
+				return cli_usage_error(cmd, "--payload-size: xdpreplay sends FRMPayloads of 1 to %d bytes",
+						       XR_LORA_MAX_FRM);
+			break;
+		case O_FPORT:
+			if (cli_count(cmd, "fport", optarg, &v))
+				return XR_EXIT_USAGE;
+			if (v > 223)
+				return cli_usage_error(cmd, "--fport must be between 0 and 223");
+			g.fport = v;
+			break;
+		case O_CONFIRMED: g.confirmed = true; break;
+		case O_FCNT:
+			if (!strcmp(optarg, "random")) {
+				g.fcnt_random = true;
+				break;
+			}
+			if (cli_count(cmd, "fcnt-start", optarg, &v))
+				return XR_EXIT_USAGE;
+			if (v > UINT32_MAX)
+				return cli_usage_error(cmd, "--fcnt-start must fit 32 bits");
+			g.fcnt_start = v;
+			break;
+		case 'q': quiet = true; break;
+		case 'h': fleet_usage(stdout); return XR_EXIT_OK;
+		default: return cli_bad_option(cmd, argv, opt);
+		}
+	}
+	if (optind < argc)
+		return cli_usage_error(cmd, "unexpected argument '%s'", argv[optind]);
+	if (!out)
+		return cli_usage_error(cmd, "missing --out DIR");
+	t0 = now_ns();
+	err = lw_fleet_generate(&g, &f);
+	if (err)
+		return err == -EINVAL ? XR_EXIT_USAGE : XR_EXIT_ENV;
+	err = lw_fleet_save(&f, out);
+	if (!err && !quiet) {
+		char dp[4096], gp[4096];
+
+		fprintf(stderr, "lorawan fleet: %zu devices, %zu gateways, heard by %u, seed %llu: %s, %s (%.2f s)\n",
+			f.ndev, f.ngw, f.heard_by, (unsigned long long)g.seed, lw_path(dp, sizeof(dp), out, "devices.csv"),
+			lw_path(gp, sizeof(gp), out, "gateways.csv"), (now_ns() - t0) / 1e9);
+	}
+	lw_fleet_free(&f);
+	return err ? XR_EXIT_ENV : XR_EXIT_OK;
+}
+
+int lorawan_frames(struct lw_fleet *f, struct gen_opts *g, const struct iface *ifc, struct frameset *fs,
+		   struct xr_replies_cfg *rpl)
+{
+	struct lw_net net = { .sport = LW_DEFAULT_PORT, .dport = g->dport };
+	uint8_t buf[XR_MAX_FRAME];
+	char *end;
+
+	if (g->sport) {
+		long p = strtol(g->sport, &end, 10);
+
+		if (*end || p < 1 || p > 65535) {
+			pr_warn("--sport: '%s' is not a port\n", g->sport);
+			return -EINVAL;
+		}
+		net.sport = p;
+	}
+	memcpy(&net.daddr, g->dst, 4);
+	memcpy(net.src_mac, ifc->mac, 6);
+	if (g->have_mac)
+		memcpy(net.dst_mac, g->dst_mac, 6);
+	else if (gen_neigh_mac(g, ifc->name, net.dst_mac)) {
+		pr_warn("no neighbour entry for the server on %s: ping it first or give "
+			"--dst-mac\n", ifc->name);
+		return -ENOENT;
+	}
+	if (gen_iface_addr(ifc->name, false, (uint8_t *)&net.saddr)) {
+		pr_warn("%s has no IPv4 address to send from\n", ifc->name);
+		return -ENOENT;
+	}
+	for (size_t d = 0; d < f->ndev; d++) {
+		int len = lw_build_frame(f, d, &net, buf, sizeof(buf));
+
+		if (len < 0 || len > (int)ifc->mtu + 14) {
+			pr_warn("device %zu's PUSH_DATA (%d bytes) does not fit %s's MTU\n", d,
+				len, ifc->name);
+			return -EINVAL;
+		}
+		if (frameset_add(fs, buf, len, len, 0)) {
+			pr_warn("out of memory for %zu frames\n", f->ndev);
+			return -ENOMEM;
+		}
+	}
+	*rpl = (struct xr_replies_cfg){ .server_addr = net.daddr, .server_port = htons(net.dport),
+					.sport_base = net.sport, .sport_count = 1 };
+	return 0;
+}
+
+void lorawan_report(const struct engine_result *res, const struct lw_fleet *f, uint64_t ready_ns, FILE *human,
+		    struct json *j)
+{
+	const struct engine_replies *r = &res->replies;
+	double dur = (res->end_ns - res->start_ns) / 1e9, up = (double)res->sent / f->heard_by;
+	uint64_t gmin = UINT64_MAX, gmax = 0, acked = 0;
+	struct rusage ru;
+	char a[16], b[16];
+
+	getrusage(RUSAGE_SELF, &ru);
+	for (size_t g = 0; g < r->ngw && r->gw_acks; g++) {
+		uint64_t v = r->gw_acks[g];
+
+		acked += v > 0;
+		gmin = v < gmin ? v : gmin;
+		gmax = v > gmax ? v : gmax;
+	}
+	if (!r->ngw)
+		gmin = 0;
+	if (human) {
+		fprintf(human, "  lorawan: %zu devices, %zu gateways, heard by %u; ready in %.2f s, peak RSS %.0f MiB\n",
+			f->ndev, f->ngw, f->heard_by, ready_ns / 1e9, ru.ru_maxrss / 1024.0);
+		fprintf(human, "  uplinks: %.0f offered (%s/s), PUSH_DATA %s/s; PUSH_ACKed %.2f%%; "
+			"gateways answered %llu of %zu (%llu..%llu each)\n", up, fmt_si(dur > 0 ? up / dur : 0, a, 16),
+			fmt_si(dur > 0 ? res->sent / dur : 0, b, 16),
+			res->sent ? 100.0 * r->st.push_acks / res->sent : 0, (unsigned long long)acked, r->ngw,
+			(unsigned long long)gmin, (unsigned long long)gmax);
+		fprintf(human, "  crypto: %llu uplinks precomputed (AES-NI%s), %llu computed in BPF\n",
+			(unsigned long long)res->lora_ring_hits, res->lora_ring ? "" : ": off",
+			(unsigned long long)res->lora_computed);
+	}
+	if (!j)
+		return;
+	json_open(j, "lorawan", '{');
+	json_u64(j, "devices", f->ndev);
+	json_u64(j, "gateways", f->ngw);
+	json_u64(j, "heard_by", f->heard_by);
+	json_double(j, "ready_s", ready_ns / 1e9);
+	json_double(j, "peak_rss_mib", ru.ru_maxrss / 1024.0);
+	json_double(j, "uplinks", up);
+	json_double(j, "uplinks_per_s", dur > 0 ? up / dur : 0);
+	json_double(j, "push_data_per_s", dur > 0 ? res->sent / dur : 0);
+	json_u64(j, "push_acks", r->st.push_acks);
+	json_u64(j, "gateways_answered", acked);
+	json_u64(j, "gateway_acks_min", gmin);
+	json_u64(j, "gateway_acks_max", gmax);
+	json_flag(j, "precompute", res->lora_ring);
+	json_u64(j, "uplinks_precomputed", res->lora_ring_hits);
+	json_u64(j, "uplinks_computed_in_bpf", res->lora_computed);
+	json_close(j, '}');
+}
+
+int cmd_lorawan(int argc, char **argv)
+{
+	if (argc < 2 || !strcmp(argv[1], "--help") || !strcmp(argv[1], "-h")) {
+		FILE *f = argc < 2 ? stderr : stdout;
+
+		fprintf(f, "Usage: xdpreplay lorawan fleet|send [options]\n\n"
+			   "  fleet   make a fleet of ABP devices and gateways from a seed, as CSV\n"
+			   "  send    send its uplinks as Semtech UDP PUSH_DATA; count PUSH_ACKs\n\n"
+			   "'xdpreplay lorawan fleet --help' and 'xdpreplay lorawan send --help' say more.\n");
+		return argc < 2 ? XR_EXIT_USAGE : XR_EXIT_OK;
+	}
+	if (!strcmp(argv[1], "fleet")) {
+		xr_cmd = "lorawan fleet";
+		return cmd_fleet(argc - 1, argv + 1);
+	}
+	if (!strcmp(argv[1], "send"))
+		return replay_run(argc - 1, argv + 1, RUN_LORAWAN);
+	fprintf(stderr, "xdpreplay lorawan: unknown subcommand '%s' (fleet or send)\n", argv[1]);
+	return XR_EXIT_USAGE;
+}

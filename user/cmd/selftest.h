@@ -1,0 +1,16 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+#ifndef __XR_SELFTEST_H
+#define __XR_SELFTEST_H
+
+#include <stdint.h>
+#include "engine/iface.h"
+
+/*
+ * The LoRaWAN checks of xdpreplay selftest (user/proto/lorawan/selftest.c): vectors,
+ * then `cases` random fleets; counts what it checked and what differed.
+ * 0 or -errno when a check could not run.
+ */
+int selftest_lorawan(const struct iface *lo, uint64_t cases, uint64_t (*rnd)(void), uint64_t *checked,
+		     uint64_t *mismatches, uint64_t *frames);
+
+#endif

@@ -1,0 +1,144 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * What every engine is asked and what it answers. The answer accounts for
+ * every frame asked for: sent, or not sent with a reason.
+ */
+#ifndef __XR_ENGINE_H
+#define __XR_ENGINE_H
+
+#include <pthread.h>
+#include <signal.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include "frames/frameset.h"
+#include "engine/iface.h"
+#include "xdpreplay.h"
+
+#define XR_FOREVER UINT64_MAX
+
+struct lw_fleet;
+
+/*
+ * The figures of a run while it runs, for a sender's --listen (read from the
+ * HTTP server's thread, under lock).
+ */
+struct engine_live {
+	pthread_mutex_t lock;
+	uint64_t sent, failed, bytes, total; /* total: frames planned, XR_FOREVER when unknown */
+	uint64_t start_ns, now_ns;
+	bool running;
+};
+
+struct engine_opts {
+	const struct iface *ifc;
+	struct frameset *fs;
+	unsigned int threads;
+	int cpus[XR_MAX_CPUS];   /* CPU of each thread */
+	uint64_t count;          /* frames to send; XR_FOREVER = until duration or signal */
+	uint64_t duration_ns;    /* 0 = no limit */
+	enum xr_pace pace;
+	double pps;              /* XR_PACE_RATE: all threads together */
+	double multiplier;       /* XR_PACE_PCAP */
+	unsigned int batch;      /* live-frames batch size */
+	bool progress;           /* live line on stderr */
+	struct engine_live *live; /* NULL, or updated while the run runs */
+	/* called once the first departure time is fixed (CLOCK_MONOTONIC), before anything is sent */
+	void (*on_start)(void *ctx, uint64_t start_ns);
+	void *on_start_ctx;
+	struct xr_op ops[XR_MAX_OPS]; /* rewrite plan, the same for every frame */
+	unsigned int nops;
+	uint64_t first_n;        /* the first sequence number (default 0) */
+	bool replies;            /* count the server's answers (xr_replies on ifc) */
+	struct xr_replies_cfg rpl;
+	uint64_t reply_wait_ns;  /* after the last frame, how long answers may take */
+	/*
+	 * LoRaWAN uplinks (kernel engine): fs holds one PUSH_DATA per device of
+	 * the fleet, built by lw_build_frame; replies are PUSH_ACKs.
+	 */
+	const struct lw_fleet *lora;
+	bool lora_static;        /* send the frames as built, without the rewrite (a ceiling) */
+	bool lora_precompute;    /* compute uplinks ahead with AES-NI into the program's ring */
+};
+
+/* The server's answers to a run's SYNs and their round trips. */
+struct engine_replies {
+	struct xr_replies_stats st;
+	uint64_t *hist;          /* XR_RTT_SECS x XR_RTT_BUCKETS, summed over CPUs */
+	unsigned int seconds;    /* seconds of the run that the histograms cover */
+	bool lora;               /* PUSH_ACKs, not SYN-ACKs */
+	uint64_t *gw_acks;       /* LoRaWAN: PUSH_ACKs per gateway (ngw), malloc'ed */
+	size_t ngw;
+};
+
+/* Why frames asked for were not sent. */
+struct engine_unsent {
+	uint64_t ring_full;     /* the driver refused them (xmit drops) */
+	uint64_t redirect;      /* refused before the driver (MTU, link down) */
+	uint64_t bad_frame;     /* the program could not build them */
+	uint64_t interrupted;   /* SIGINT/SIGTERM came first */
+	uint64_t duration;      /* --duration came first (top speed, or --count beyond the duration) */
+	uint64_t behind;        /* due before --duration's end, not sent: the sender fell behind */
+	uint64_t device_error;  /* the device failed (link down, device gone) before they were sent */
+	uint64_t unaccounted;   /* handed to the driver, outcome unknown: a bug if ever non-zero */
+};
+
+struct engine_result {
+	uint64_t asked;   /* count, or what was attempted when running until stopped */
+	uint64_t sent;
+	uint64_t sent_bytes;
+	struct engine_unsent unsent;
+	int xmit_err, redirect_errno;
+	uint64_t start_ns, end_ns; /* CLOCK_MONOTONIC */
+	bool interrupted;         /* SIGINT/SIGTERM stopped the run */
+	uint64_t *per_sec;        /* frames sent in each second of the run (malloc'ed), nsec of them */
+	unsigned int nsec;
+	const char *engine;
+	struct engine_replies replies; /* with engine_opts.replies; hist is malloc'ed */
+	uint64_t lora_ring_hits;  /* uplinks the program took from the precomputed ring */
+	uint64_t lora_computed;   /* uplinks the program computed itself */
+	bool lora_ring;           /* the ring was in use */
+};
+
+/* Lower bound in ns of round-trip bucket b (the inverse of rtt_bucket() in gen.bpf.c). */
+uint64_t rtt_bucket_floor(unsigned int b);
+
+static inline uint64_t engine_unsent_total(const struct engine_unsent *u)
+{
+	return u->ring_full + u->redirect + u->bad_frame + u->interrupted + u->duration + u->behind +
+	       u->device_error + u->unaccounted;
+}
+
+/* Set from a signal handler: stop sending and report. */
+extern volatile sig_atomic_t xr_stop;
+
+int kengine_run(const struct engine_opts *o, struct engine_result *res);
+int xengine_run(const struct engine_opts *o, struct engine_result *res);
+
+/*
+ * Runs xr_gen once with live frames: with send_frame, a single test frame
+ * goes out and the report says what the driver did; without, the program
+ * drops it (nothing leaves) and only whether live frames work is known.
+ */
+struct kengine_probe {
+	bool loaded;    /* the program loaded (BTF, live frames flag known) */
+	bool ran;       /* BPF_PROG_RUN with live frames worked */
+	bool xmit_ok;   /* the driver took the frame */
+	int err;        /* errno of the failing step */
+	int xmit_err;   /* the driver's error */
+	const char *step;
+};
+int kengine_probe(const struct iface *ifc, bool send_frame, struct kengine_probe *p);
+
+/*
+ * Runs xr_gen once per sequence number in ns (not live: nothing is sent) and
+ * returns each frame it built in out (XR_MAX_FRAME bytes apart); a length of
+ * 0 means the program refused the frame. For the tests.
+ */
+int kengine_run_frames(const struct iface *ifc, struct engine_opts *o, const uint64_t *ns, size_t count,
+		       uint8_t *out, uint32_t *out_len, uint64_t *ring_hits);
+
+/* Runs the BPF AES-128 and AES-CMAC (xr_aes_test) on t's inputs; t receives the results. For the tests. */
+int kengine_aes_test(struct xr_aes_test *t);
+
+
+#endif

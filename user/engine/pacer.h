@@ -1,0 +1,72 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * Departure times. Thread t of T sends sequence numbers n = k * T + t; the
+ * departure time of its k-th frame is a pure function of k (and, for capture
+ * timing, of the frame's timestamp), so a late wake-up never shifts what
+ * follows. bpf/gen.bpf.c computes the same function (due_ns) in the kernel.
+ */
+#ifndef __XR_PACER_H
+#define __XR_PACER_H
+
+#include <stdint.h>
+#include "engine/engine.h"
+
+struct pacer {
+	enum xr_pace pace;
+	uint64_t t0_ns;        /* departure of k_base */
+	uint64_t k_base;
+	uint64_t interval_ps;  /* XR_PACE_RATE */
+	unsigned int nthreads, thread;
+	uint64_t nframes, span_ns, mult_milli; /* XR_PACE_PCAP */
+	uint64_t first_n;      /* n = first_n + k * nthreads + thread */
+	const struct xr_frame *frames;
+	uint64_t last_wake;
+};
+
+uint64_t now_ns(void);
+void sleep_until(uint64_t t_ns);
+int pin_to_cpu(int cpu);
+
+/* Thread `thread` of o's run, all threads starting from t0; frames[] gives capture times. */
+void pacer_init(struct pacer *p, const struct engine_opts *o, unsigned int thread, uint64_t t0,
+		const struct xr_frame *frames);
+uint64_t pacer_due(const struct pacer *p, uint64_t k);
+/* The first k whose departure is at or after t0 + duration (XR_FOREVER: no departure is that late). */
+uint64_t pacer_k_at(const struct pacer *p, uint64_t t0, uint64_t duration_ns);
+/*
+ * Sleeps until frame k is due, but wakes at most every tick_ns while frames are
+ * dense; returns how many frames from k on (below k_end, at most max) are due.
+ */
+uint64_t pacer_wait(struct pacer *p, uint64_t k, uint64_t k_end, uint64_t max, uint64_t tick_ns);
+
+/*
+ * What one thread is asked to send: k_count frames from --count (XR_FOREVER
+ * without one) and, for a rate with --duration, the k_due frames due before
+ * the duration ends. The thread is told to send min(k_count, k_due).
+ */
+struct thread_plan {
+	uint64_t k_count, k_due;
+};
+
+/* Why a thread stopped before its plan's end (or STOP_DONE when it did not). */
+enum thread_stop { STOP_DONE, STOP_SIGNAL, STOP_DEADLINE, STOP_ERROR };
+
+void thread_plan_init(struct thread_plan *tp, const struct engine_opts *o, const struct pacer *p,
+		      unsigned int thread, uint64_t t0);
+static inline uint64_t thread_plan_end(const struct thread_plan *tp)
+{
+	return tp->k_count < tp->k_due ? tp->k_count : tp->k_due;
+}
+/*
+ * Adds a thread that got to k_next to what was asked and to the reasons for
+ * what it did not send: the frames of its plan it did not reach (interrupted,
+ * fell behind the schedule, device error, or cut by --duration at top speed),
+ * and those of --count beyond the duration's end. Without a count or a
+ * schedule, what was asked is what it attempted.
+ */
+void thread_account(const struct thread_plan *tp, const struct engine_opts *o, uint64_t k_next,
+		    enum thread_stop why, uint64_t *asked, struct engine_unsent *u);
+/* How long after --duration's end a paced thread may still send frames due before it. */
+uint64_t pacer_grace_ns(const struct engine_opts *o);
+
+#endif

@@ -1,0 +1,431 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * xdpreplay probe: what this kernel and an interface support, tested rather
+ * than guessed: each check loads, attaches, binds or sends for real and
+ * undoes it (links die with the process). Each missing piece comes with a fix.
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <sys/mman.h>
+#include <sys/resource.h>
+#include <sys/statfs.h>
+#include <sys/utsname.h>
+#include <linux/if_link.h>
+#include <linux/if_xdp.h>
+#include <linux/magic.h>
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+#include <xdp/xsk.h>
+#include <xdp/libxdp.h>
+#include "cmd/cli.h"
+#include "engine/engine.h"
+#include "util/json.h"
+#include "util/log.h"
+#include "engine/probe.h"
+#include "count.skel.h"
+
+#define MAX_CHECKS 16
+
+struct check {
+	const char *name;
+	bool ok;
+	char detail[160];
+	char fix[200];
+};
+
+struct probe_report {
+	struct check c[MAX_CHECKS];
+	int n;
+};
+
+static struct check *add(struct probe_report *r, const char *name, bool ok)
+{
+	struct check *c = &r->c[r->n < MAX_CHECKS - 1 ? r->n++ : r->n];
+
+	memset(c, 0, sizeof(*c));
+	c->name = name;
+	c->ok = ok;
+	return c;
+}
+
+/* The capabilities BPF, XDP and AF_XDP need, and the locked-memory limit AF_XDP's UMEM counts against. */
+static bool caps_ok(char *detail, size_t len)
+{
+	static const struct { int bit; const char *name; } need[] = {
+		{ 39, "CAP_BPF" }, { 12, "CAP_NET_ADMIN" }, { 38, "CAP_PERFMON" },
+	};
+	unsigned long long eff = 0;
+	struct rlimit rl = {};
+	char line[256], lim[32];
+	size_t at = 0;
+	bool ok = true;
+	FILE *f = fopen("/proc/self/status", "r");
+
+	while (f && fgets(line, sizeof(line), f))
+		if (sscanf(line, "CapEff: %llx", &eff) == 1)
+			break;
+	if (f)
+		fclose(f);
+	getrlimit(RLIMIT_MEMLOCK, &rl);
+	if (rl.rlim_cur == RLIM_INFINITY)
+		snprintf(lim, sizeof(lim), "unlimited");
+	else
+		snprintf(lim, sizeof(lim), "%llu KiB", (unsigned long long)rl.rlim_cur / 1024);
+	for (size_t i = 0; i < sizeof(need) / sizeof(need[0]); i++) {
+		bool has = eff & (1ULL << need[i].bit) || eff & (1ULL << 21 /* CAP_SYS_ADMIN */);
+
+		if (!has) {
+			at += snprintf(detail + at, at < len ? len - at : 0, "%s%s", ok ? "missing " : ", ", need[i].name);
+			ok = false;
+		}
+	}
+	if (ok)
+		snprintf(detail, len, "CAP_BPF, CAP_NET_ADMIN, CAP_PERFMON present; memlock limit %s", lim);
+	return ok;
+}
+
+static int libxdp_quiet(enum libxdp_print_level level, const char *fmt, va_list ap)
+{
+	if (xr_verbosity >= XR_LOG_DEBUG)
+		vfprintf(stderr, fmt, ap);
+	return 0;
+}
+
+/* Binds a TX-only AF_XDP socket to queue 0 in the given mode; 0 or -errno. */
+static int try_xsk(const char *ifname, __u16 bind_flags)
+{
+	struct xsk_socket_config cfg = {
+		.tx_size = XSK_RING_PROD__DEFAULT_NUM_DESCS,
+		.libxdp_flags = XSK_LIBXDP_FLAGS__INHIBIT_PROG_LOAD,
+		.bind_flags = bind_flags,
+	};
+	size_t size = 4096 * XSK_UMEM__DEFAULT_FRAME_SIZE;
+	struct xsk_ring_prod fill, tx;
+	struct xsk_ring_cons comp;
+	struct xsk_socket *xsk = NULL;
+	struct xsk_umem *umem = NULL;
+	void *buf;
+	int err;
+
+	buf = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (buf == MAP_FAILED)
+		return -errno;
+	err = xsk_umem__create(&umem, buf, size, &fill, &comp, NULL);
+	if (!err)
+		err = xsk_socket__create(&xsk, ifname, 0, umem, NULL, &tx, &cfg);
+	xsk_socket__delete(xsk);
+	xsk_umem__delete(umem);
+	munmap(buf, size);
+	return err;
+}
+
+/* Attaches a pass-everything program in driver mode through a link, then drops it. */
+static int try_native_xdp(const struct iface *ifc, __u32 *existing_id)
+{
+	LIBBPF_OPTS(bpf_xdp_query_opts, q);
+	LIBBPF_OPTS(bpf_link_create_opts, lo, .flags = XDP_FLAGS_DRV_MODE);
+	struct count_bpf *skel;
+	int err, fd;
+
+	*existing_id = 0;
+	if (!bpf_xdp_query(ifc->ifindex, 0, &q) && (q.drv_prog_id || q.skb_prog_id)) {
+		*existing_id = q.drv_prog_id ? q.drv_prog_id : q.skb_prog_id;
+		return q.drv_prog_id ? 0 : -EOPNOTSUPP;
+	}
+	skel = count_bpf__open();
+	if (!skel)
+		return -errno;
+	skel->rodata->cfg.proto = 255;
+	err = count_bpf__load(skel);
+	if (err)
+		goto out;
+	fd = bpf_link_create(bpf_program__fd(skel->progs.xr_count), ifc->ifindex, BPF_XDP, &lo);
+	if (fd < 0)
+		err = -errno;
+	else
+		close(fd);
+out:
+	count_bpf__destroy(skel);
+	return err;
+}
+
+/*
+ * A veth end transmits XDP frames only when its peer has NAPI (an XDP program
+ * or GRO there): otherwise the kernel refuses them with EOPNOTSUPP (6.3+, the
+ * peer does not advertise NDO_XMIT) or ENXIO (older kernels).
+ */
+static bool veth_peer_not_ready(const struct iface *ifc, int err)
+{
+	return !strcmp(ifc->driver, "veth") && (err == -ENXIO || err == -EOPNOTSUPP);
+}
+
+static void probe_iface(struct probe_report *r, const struct iface *ifc)
+{
+	struct kengine_probe kp;
+	struct check *c;
+	__u32 existing;
+	int err;
+
+	err = try_native_xdp(ifc, &existing);
+	c = add(r, "native_xdp", !err);
+	if (!err && existing)
+		snprintf(c->detail, sizeof(c->detail), "an XDP program (id %u) is attached in driver mode", existing);
+	else if (!err)
+		snprintf(c->detail, sizeof(c->detail), "driver %s runs XDP programs natively", ifc->driver);
+	else if (existing)
+		snprintf(c->detail, sizeof(c->detail), "only a generic-mode XDP program (id %u) is attached", existing);
+	else
+		snprintf(c->detail, sizeof(c->detail), "driver %s: %s", ifc->driver, strerror(-err));
+	if (err)
+		snprintf(c->fix, sizeof(c->fix), "xdpreplay count needs native XDP on the server's NIC; "
+			 "generic mode works but is slower");
+
+	kengine_probe(ifc, true, &kp);
+	c = add(r, "live_frames", kp.ran);
+	if (kp.ran) {
+		snprintf(c->detail, sizeof(c->detail), "BPF_PROG_RUN with BPF_F_TEST_XDP_LIVE_FRAMES works");
+	} else {
+		snprintf(c->detail, sizeof(c->detail), "%s step failed: %s", kp.step, strerror(-kp.err));
+		snprintf(c->fix, sizeof(c->fix), "needs kernel >= 5.18 with BTF; run as root; -vv shows libbpf's log");
+	}
+	c = add(r, "xdp_xmit", kp.xmit_ok);
+	if (kp.xmit_ok) {
+		snprintf(c->detail, sizeof(c->detail), "a test frame left %s through ndo_xdp_xmit%s", ifc->name,
+			 strcmp(ifc->driver, "veth") ? "" : " (the veth peer is ready to receive)");
+	} else if (kp.ran) {
+		snprintf(c->detail, sizeof(c->detail), "the driver refused the test frame: %s",
+			 strerror(-kp.xmit_err));
+		if (veth_peer_not_ready(ifc, kp.xmit_err))
+			snprintf(c->fix, sizeof(c->fix), "the veth peer has no NAPI, frames would vanish: attach an "
+				 "XDP program to the peer (xdpreplay count) or enable GRO there (ethtool -K PEER gro on)");
+		else if (kp.xmit_err == -ENETDOWN || !ifc->up)
+			snprintf(c->fix, sizeof(c->fix), "bring the interface up (ip link set %s up)", ifc->name);
+		else
+			snprintf(c->fix, sizeof(c->fix), "many drivers need an XDP program attached to transmit "
+				 "XDP frames; otherwise use --engine xsk");
+	}
+
+	err = try_xsk(ifc->name, XDP_ZEROCOPY);
+	c = add(r, "afxdp_zerocopy", !err);
+	if (err) {
+		snprintf(c->detail, sizeof(c->detail), "bind with XDP_ZEROCOPY failed: %s", strerror(-err));
+		snprintf(c->fix, sizeof(c->fix), "%s", !strcmp(ifc->driver, "veth")
+			 ? "veth has no zero-copy mode; copy mode is used" : "the driver lacks AF_XDP zero-copy");
+	} else {
+		snprintf(c->detail, sizeof(c->detail), "driver %s supports AF_XDP zero-copy", ifc->driver);
+	}
+	/* a socket just closed keeps its queue busy for about a second */
+	if (!err)
+		sleep(1);
+	err = try_xsk(ifc->name, XDP_COPY);
+	c = add(r, "afxdp_copy", !err);
+	if (err) {
+		snprintf(c->detail, sizeof(c->detail), "bind in copy mode failed: %s", strerror(-err));
+		snprintf(c->fix, sizeof(c->fix), "needs CONFIG_XDP_SOCKETS and a free queue 0");
+	} else {
+		snprintf(c->detail, sizeof(c->detail), "AF_XDP copy mode works");
+	}
+}
+
+int probe_best_engine(const struct iface *ifc, const char **why)
+{
+	struct kengine_probe kp;
+	uint64_t feat;
+	int err;
+
+	/*
+	 * The driver's XDP features say whether it transmits XDP frames without
+	 * a frame on the wire that the user did not ask for; only a kernel
+	 * without them (< 6.3) gets the test frame.
+	 */
+	err = iface_xdp_features(ifc->ifindex, &feat);
+	kengine_probe(ifc, err != 0, &kp);
+	if (!kp.ran) {
+		*why = "BPF_PROG_RUN live frames do not work here";
+		return -EOPNOTSUPP;
+	}
+	if (!err) {
+		if (feat & XR_XDP_ACT_NDO_XMIT) {
+			*why = "live frames work, and the driver transmits XDP frames (ndo_xdp_xmit)";
+			return PROBE_ENGINE_KERNEL;
+		}
+		*why = !strcmp(ifc->driver, "veth") ?
+			       "the veth peer has no NAPI (attach an XDP program or enable GRO on the peer)" :
+			       "the driver does not transmit XDP frames (ndo_xdp_xmit) now; many need an XDP "
+			       "program attached first";
+		return -EOPNOTSUPP;
+	}
+	if (kp.xmit_ok) {
+		*why = "live frames and ndo_xdp_xmit work on this interface";
+		return PROBE_ENGINE_KERNEL;
+	}
+	if (veth_peer_not_ready(ifc, kp.xmit_err))
+		*why = "the veth peer has no NAPI (attach an XDP program or enable GRO on the peer)";
+	else
+		*why = "the driver refused a test frame through ndo_xdp_xmit";
+	return -EOPNOTSUPP;
+}
+
+static void usage(FILE *f)
+{
+	fprintf(f,
+		"Usage: xdpreplay probe [-i IFACE] [--json FILE|-] [-v]\n"
+		"\n"
+		"Tests, by doing each for real and undoing it, what this kernel and IFACE support:\n"
+		"BTF, bpffs, privileges, native XDP, BPF_PROG_RUN live frames, transmit through\n"
+		"ndo_xdp_xmit (for veth: whether the peer is ready to receive, since frames sent\n"
+		"to a peer without NAPI vanish without a trace), AF_XDP zero-copy and copy mode.\n"
+		"One test frame (EtherType 0x88B5, addressed to IFACE's own MAC) leaves IFACE.\n"
+		"Each missing piece comes with the fix. Exit status 0 when an engine can send on\n"
+		"IFACE (or, without -i, when live frames work), 1 otherwise.\n"
+		"\n"
+		"Options:\n"
+		"  -i, --iface IFACE   interface to test\n"
+		"      --json FILE|-   write the report as JSON\n"
+		"  -v, --verbose       more detail (-vv: libbpf's messages)\n"
+		"\n"
+		"Examples:\n"
+		"  xdpreplay probe\n"
+		"  xdpreplay probe -i eth1 --json -\n");
+}
+
+int cmd_probe(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{ "iface", required_argument, NULL, 'i' },
+		{ "json", required_argument, NULL, 'j' },
+		{ "verbose", no_argument, NULL, 'v' },
+		{ "help", no_argument, NULL, 'h' },
+		{},
+	};
+	const char *ifname = NULL, *json_path = NULL;
+	struct probe_report r = {};
+	char c_detail[160];
+	struct utsname uts;
+	struct statfs sfs;
+	struct iface ifc;
+	bool usable, root;
+	int opt, err;
+
+	opterr = 0;
+	while ((opt = getopt_long(argc, argv, ":i:vh", opts, NULL)) != -1) {
+		switch (opt) {
+		case 'i': ifname = optarg; break;
+		case 'j': json_path = optarg; break;
+		case 'v': xr_verbosity++; break;
+		case 'h': usage(stdout); return XR_EXIT_OK;
+		default: return cli_bad_option("probe", argv, opt);
+		}
+	}
+	if (optind < argc)
+		return cli_usage_error("probe", "unexpected argument '%s'", argv[optind]);
+	/* without root the BPF checks cannot run; the rest is still worth saying */
+	root = geteuid() == 0;
+	if (ifname && iface_get(ifname, &ifc))
+		return XR_EXIT_ENV;
+	libxdp_set_print(libxdp_quiet);
+	uname(&uts);
+
+	struct check *c = add(&r, "btf", !access("/sys/kernel/btf/vmlinux", R_OK));
+	snprintf(c->detail, sizeof(c->detail), c->ok ? "/sys/kernel/btf/vmlinux present" : "no kernel BTF");
+	if (!c->ok)
+		snprintf(c->fix, sizeof(c->fix), "a kernel built with CONFIG_DEBUG_INFO_BTF=y");
+	c = add(&r, "privileges", caps_ok(c_detail, sizeof(c_detail)));
+	snprintf(c->detail, sizeof(c->detail), "%s", c_detail);
+	if (!c->ok)
+		snprintf(c->fix, sizeof(c->fix), "run as root, or grant CAP_BPF, CAP_NET_ADMIN, CAP_PERFMON "
+			 "(and CAP_IPC_LOCK for a large AF_XDP UMEM)");
+	c = add(&r, "bpffs", !statfs("/sys/fs/bpf", &sfs) && sfs.f_type == BPF_FS_MAGIC);
+	snprintf(c->detail, sizeof(c->detail), c->ok ? "mounted at /sys/fs/bpf" : "not mounted (not needed to send)");
+	if (!c->ok)
+		snprintf(c->fix, sizeof(c->fix), "mount -t bpf bpf /sys/fs/bpf");
+	if (ifname) {
+		uint64_t feat;
+
+		err = iface_xdp_features(ifc.ifindex, &feat);
+		c = add(&r, "xdp_features", !err && (feat & XR_XDP_ACT_NDO_XMIT));
+		if (err)
+			snprintf(c->detail, sizeof(c->detail), "the kernel does not report XDP features (%s)", strerror(-err));
+		else
+			snprintf(c->detail, sizeof(c->detail), "0x%llx: %s XDP frames (ndo_xdp_xmit)",
+				 (unsigned long long)feat, feat & XR_XDP_ACT_NDO_XMIT ? "transmits" : "does not transmit");
+		if (!err && !(feat & XR_XDP_ACT_NDO_XMIT))
+			snprintf(c->fix, sizeof(c->fix), "%s", !strcmp(ifc.driver, "veth") ?
+				 "the veth peer needs NAPI: an XDP program on it (xdpreplay count) or GRO on" :
+				 "many drivers transmit XDP frames only with an XDP program attached");
+	}
+	if (!root) {
+		c = add(&r, "bpf_checks", false);
+		snprintf(c->detail, sizeof(c->detail), "skipped: not root (live frames, XDP attach, AF_XDP need it)");
+		snprintf(c->fix, sizeof(c->fix), "run xdpreplay probe as root for the rest");
+	} else if (ifname) {
+		probe_iface(&r, &ifc);
+	} else {
+		struct kengine_probe kp;
+
+		/* without an interface: live frames on loopback tell whether the kernel has them */
+		err = iface_get("lo", &ifc);
+		kengine_probe(&ifc, false, &kp);
+		c = add(&r, "live_frames", !err && kp.ran);
+		snprintf(c->detail, sizeof(c->detail), c->ok ? "BPF_PROG_RUN with BPF_F_TEST_XDP_LIVE_FRAMES works"
+			 : "live frames failed: %s", strerror(-kp.err));
+		if (!c->ok)
+			snprintf(c->fix, sizeof(c->fix), "needs kernel >= 5.18 with BTF; -vv shows libbpf's log");
+	}
+
+	usable = false;
+	for (int i = 0; i < r.n; i++)
+		if ((ifname && (!strcmp(r.c[i].name, "xdp_xmit") || !strcmp(r.c[i].name, "afxdp_copy"))) ||
+		    (!ifname && !strcmp(r.c[i].name, "live_frames")))
+			usable |= r.c[i].ok;
+
+	printf("xdpreplay probe: kernel %s%s%s%s%s\n", uts.release, ifname ? ", interface " : "",
+	       ifname ? ifname : "", ifname ? ", driver " : "", ifname ? ifc.driver : "");
+	for (int i = 0; i < r.n; i++) {
+		printf("  %-4s %-15s %s\n", r.c[i].ok ? "ok" : "no", r.c[i].name, r.c[i].detail);
+		if (!r.c[i].ok && r.c[i].fix[0])
+			printf("       %-15s fix: %s\n", "", r.c[i].fix);
+	}
+	if (ifname) {
+		bool live = false, xsk = false;
+
+		for (int i = 0; i < r.n; i++) {
+			live |= !strcmp(r.c[i].name, "xdp_xmit") && r.c[i].ok;
+			xsk |= !strcmp(r.c[i].name, "afxdp_copy") && r.c[i].ok;
+		}
+		printf("  engine: %s\n", live ? "kernel (live frames)" : xsk ? "xsk (AF_XDP)" : "none usable");
+	}
+	if (json_path) {
+		FILE *f = json_fopen(json_path);
+		struct json j = { .f = f };
+
+		if (!f) {
+			pr_warn("cannot write %s: %s\n", json_path, strerror(errno));
+			return XR_EXIT_ENV;
+		}
+		json_open(&j, NULL, '{');
+		json_str(&j, "kernel", uts.release);
+		if (ifname) {
+			json_str(&j, "iface", ifname);
+			json_str(&j, "driver", ifc.driver);
+		}
+		json_flag(&j, "usable", usable);
+		json_open(&j, "checks", '{');
+		for (int i = 0; i < r.n; i++) {
+			json_open(&j, r.c[i].name, '{');
+			json_flag(&j, "ok", r.c[i].ok);
+			json_str(&j, "detail", r.c[i].detail);
+			if (r.c[i].fix[0])
+				json_str(&j, "fix", r.c[i].fix);
+			json_close(&j, '}');
+		}
+		json_close(&j, '}');
+		json_close(&j, '}');
+		json_fclose(f);
+	}
+	return usable ? XR_EXIT_OK : XR_EXIT_FAIL;
+}

@@ -1,0 +1,540 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Rewrite plans: parsing --rewrite specs, checking that each op fits every
+ * frame of the set, and the reference implementation of the ops that the
+ * tests hold bpf/gen.bpf.c against, byte for byte. The reference is written
+ * from the specifications (RFC 1071 and 1624 checksums, RFC 768/793 and
+ * 8200 pseudo-headers), not from the BPF code.
+ */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <netinet/in.h>
+#include "util/log.h"
+#include "frames/rewrite.h"
+#include "util/units.h"
+
+#define ETH_HLEN 14
+#define XR_STR2(x) #x
+#define XR_STR(x) XR_STR2(x)
+
+/* Where the IP header and the L4 header of a frame start; 0 when absent. */
+struct layout {
+	uint16_t l3, l4, l4_end; /* l4_end: end of the UDP/TCP header */
+	uint8_t proto;
+	uint8_t ipver;           /* 4, 6 or 0 */
+};
+
+static uint16_t get16(const uint8_t *p)
+{
+	return p[0] << 8 | p[1];
+}
+
+static void frame_layout(const uint8_t *f, uint32_t len, struct layout *l)
+{
+	uint16_t type, off = 12;
+	uint8_t ihl;
+
+	memset(l, 0, sizeof(*l));
+	if (len < ETH_HLEN)
+		return;
+	type = get16(f + off);
+	off += 2;
+	if ((type == 0x8100 || type == 0x88a8) && len >= off + 4u) {
+		type = get16(f + off + 2);
+		off += 4;
+	}
+	if (type == 0x0800 && len >= off + 20u && (f[off] >> 4) == 4) {
+		ihl = (f[off] & 0x0f) * 4;
+		if (ihl < 20 || len < off + (uint32_t)ihl)
+			return;
+		l->ipver = 4;
+		l->l3 = off;
+		l->proto = f[off + 9];
+		/* fragments after the first carry no L4 header */
+		if (get16(f + off + 6) & 0x1fff)
+			return;
+		l->l4 = off + ihl;
+	} else if (type == 0x86dd && len >= off + 40u && (f[off] >> 4) == 6) {
+		/* extension headers are not followed: UDP or TCP must come first */
+		l->ipver = 6;
+		l->l3 = off;
+		l->proto = f[off + 6];
+		l->l4 = off + 40;
+	} else {
+		return;
+	}
+	if (l->proto == IPPROTO_UDP)
+		l->l4_end = l->l4 + 8;
+	else if (l->proto == IPPROTO_TCP && len >= l->l4 + 20u)
+		l->l4_end = l->l4 + (f[l->l4 + 12] >> 4) * 4;
+	else
+		l->l4 = 0;
+}
+
+enum where { W_ABS, W_IP_ID, W_PAYLOAD, W_IP_SRC, W_IP_DST, W_IP6_SRC, W_IP6_DST, W_SPORT, W_DPORT };
+
+struct field {
+	enum where where;
+	unsigned int off, width;
+	bool big_endian;
+	uint8_t proto; /* W_SPORT/W_DPORT: the L4 protocol the name says */
+};
+
+static const struct {
+	const char *name;
+	enum where where;
+	unsigned int width;
+	uint8_t proto;
+} named[] = {
+	{ "ip.id", W_IP_ID, 2, 0 },
+	{ "ip.src", W_IP_SRC, 4, 0 }, { "ip.dst", W_IP_DST, 4, 0 },
+	{ "ip6.src", W_IP6_SRC, 8, 0 }, { "ip6.dst", W_IP6_DST, 8, 0 },
+	{ "udp.sport", W_SPORT, 2, IPPROTO_UDP }, { "udp.dport", W_DPORT, 2, IPPROTO_UDP },
+	{ "tcp.sport", W_SPORT, 2, IPPROTO_TCP }, { "tcp.dport", W_DPORT, 2, IPPROTO_TCP },
+};
+
+static int parse_field(const char *s, size_t len, struct field *f)
+{
+	/* a field lies inside a frame: its offset is below the largest frame */
+	const unsigned int max_off = XR_MAX_FRAME - 1;
+	static const struct { const char *prefix; unsigned int width; bool big_endian; } abs[] = {
+		{ "u8@", 1, true }, { "u16be@", 2, true }, { "u16le@", 2, false }, { "u32be@", 4, true },
+		{ "u32le@", 4, false }, { "u64be@", 8, true }, { "u64le@", 8, false },
+	};
+	const char *end;
+	char buf[64];
+
+	if (len >= sizeof(buf))
+		return -EINVAL;
+	memcpy(buf, s, len);
+	buf[len] = 0;
+	memset(f, 0, sizeof(*f));
+	f->big_endian = true;
+	for (size_t i = 0; i < sizeof(named) / sizeof(named[0]); i++) {
+		if (!strcmp(buf, named[i].name)) {
+			f->where = named[i].where;
+			f->width = named[i].width;
+			f->proto = named[i].proto;
+			return 0;
+		}
+	}
+	if (!strncmp(buf, "payload@", 8)) {
+		int err = parse_uint(buf + 8, max_off, &f->off, &end);
+
+		f->where = W_PAYLOAD;
+		if (err)
+			return err;
+		if (*end != ':' || parse_uint(end + 1, 8, &f->width, &end) || *end)
+			return -EINVAL;
+		return f->width == 1 || f->width == 2 || f->width == 4 || f->width == 8 ? 0 : -EINVAL;
+	}
+	for (size_t i = 0; i < sizeof(abs) / sizeof(abs[0]); i++) {
+		size_t pl = strlen(abs[i].prefix);
+
+		int err;
+
+		if (strncmp(buf, abs[i].prefix, pl))
+			continue;
+		err = parse_uint(buf + pl, max_off, &f->off, &end);
+		if (err)
+			return err;
+		if (*end)
+			return -EINVAL;
+		f->where = W_ABS;
+		f->width = abs[i].width;
+		f->big_endian = abs[i].big_endian;
+		return 0;
+	}
+	return -EINVAL;
+}
+
+static int parse_u64(const char *s, __u64 *v)
+{
+	char *end;
+
+	if (!*s || *s == '-' || *s == ' ')
+		return -EINVAL;
+	errno = 0;
+	*v = strtoull(s, &end, 0);
+	return errno || *end ? -EINVAL : 0;
+}
+
+/* A.B.C.D, A.B.C.D/P or A.B.C.D-E.F.G.H: base and count */
+static int parse_ip4_range(const char *s, __u64 *base, __u64 *count)
+{
+	char a[32], b[32];
+	struct in_addr x, y;
+	unsigned int plen;
+	char end;
+
+	if (sscanf(s, "%31[0-9.]/%u%c", a, &plen, &end) == 2 && plen <= 32 && inet_pton(AF_INET, a, &x) == 1) {
+		uint32_t mask = plen ? ~0U << (32 - plen) : 0;
+
+		*base = ntohl(x.s_addr) & mask;
+		*count = 1ULL << (32 - plen);
+		return 0;
+	}
+	if (sscanf(s, "%31[0-9.]-%31[0-9.]%c", a, b, &end) == 2 && inet_pton(AF_INET, a, &x) == 1 &&
+	    inet_pton(AF_INET, b, &y) == 1 && ntohl(y.s_addr) >= ntohl(x.s_addr)) {
+		*base = ntohl(x.s_addr);
+		*count = (uint64_t)ntohl(y.s_addr) - ntohl(x.s_addr) + 1;
+		return 0;
+	}
+	if (inet_pton(AF_INET, s, &x) == 1) {
+		*base = ntohl(x.s_addr);
+		*count = 1;
+		return 0;
+	}
+	return -EINVAL;
+}
+
+/* PREFIX/P with P >= 64: the low 64 bits vary; base is the prefix's low 64 bits */
+static int parse_ip6_range(const char *s, __u64 *base, __u64 *count, uint8_t high[8])
+{
+	char a[64], end;
+	struct in6_addr x;
+	unsigned int plen;
+	uint64_t low;
+
+	if (sscanf(s, "%63[0-9a-fA-F:]/%u%c", a, &plen, &end) != 2 || plen < 64 || plen > 128 ||
+	    inet_pton(AF_INET6, a, &x) != 1)
+		return -EINVAL;
+	low = 0;
+	for (int i = 8; i < 16; i++)
+		low = low << 8 | x.s6_addr[i];
+	if (plen == 64) {
+		/* all 2^64: the value wraps at the field's width */
+		*base = 0;
+		*count = 0;
+	} else {
+		uint64_t size = 1ULL << (128 - plen);
+
+		*base = low & ~(size - 1);
+		*count = size;
+	}
+	memcpy(high, x.s6_addr, 8);
+	return 0;
+}
+
+static int parse_port_range(const char *s, __u64 *base, __u64 *count)
+{
+	unsigned int lo, hi;
+
+	if (parse_uint_range(s, 65535, &lo, &hi))
+		return -EINVAL;
+	*base = lo;
+	*count = hi - lo + 1;
+	return 0;
+}
+
+/* Names what the user typed: --rewrite SPEC, or the option a spec was made from (gen --src VALUE). */
+static int bad_spec(const char *spec, const char *opt, const char *why)
+{
+	const char *eq = strchr(spec, '=');
+
+	if (opt)
+		pr_warn("%s '%s': %s\n", opt, eq ? eq + 1 : spec, why);
+	else
+		pr_warn("--rewrite '%s': %s\n", spec, why);
+	return -EINVAL;
+}
+
+int rewrite_parse(const char *spec, struct rewrite_spec *out)
+{
+	return rewrite_parse_opt(spec, NULL, out);
+}
+
+int rewrite_parse_opt(const char *spec, const char *opt, struct rewrite_spec *out)
+{
+	const char *eq = strchr(spec, '='), *val;
+	bool relative;
+	struct field f;
+	char num[32];
+	size_t len;
+	int err;
+
+	memset(out, 0, sizeof(*out));
+	snprintf(out->text, sizeof(out->text), "%s", spec);
+	if (!strcmp(spec, "csum=auto")) {
+		/* checksums that cover a rewritten field are always fixed; say so explicitly */
+		out->csum_only = true;
+		return 0;
+	}
+	if (!eq || eq == spec)
+		return bad_spec(spec, opt, "not FIELD=VALUE (see --help)");
+	relative = eq[-1] == '+';
+	err = parse_field(spec, eq - spec - relative, &f);
+	if (err == -ERANGE)
+		return bad_spec(spec, opt, "the offset is past the largest frame (" XR_STR(XR_MAX_FRAME) " bytes)");
+	if (err)
+		return bad_spec(spec, opt, "unknown field (ip.id, ip.src, ip.dst, ip6.src, ip6.dst, udp.sport, "
+				"udp.dport, tcp.sport, tcp.dport, u8@OFF, u16be@OFF, u32le@OFF, u64be@OFF, "
+				"payload@OFF:W)");
+	val = eq + 1;
+	out->op.kind = XR_OP_COUNTER;
+	out->op.width = f.width;
+	out->op.flags = f.big_endian ? XR_OPF_BIG_ENDIAN : 0;
+	out->where = f.where;
+	out->field_off = f.off;
+	out->proto = f.proto;
+	if (f.where == W_IP_SRC || f.where == W_IP_DST) {
+		if (relative || parse_ip4_range(val, &out->op.base, &out->op.modulus))
+			return bad_spec(spec, opt, "not an IPv4 address, A.B.C.D/P or A.B.C.D-E.F.G.H");
+		out->op.step = 1;
+		return 0;
+	}
+	if (f.where == W_IP6_SRC || f.where == W_IP6_DST) {
+		if (relative || parse_ip6_range(val, &out->op.base, &out->op.modulus, out->ip6_high))
+			return bad_spec(spec, opt, "not an IPv6 PREFIX/P with P from 64 to 128");
+		out->op.step = 1;
+		out->ip6_check = true;
+		return 0;
+	}
+	if ((f.where == W_SPORT || f.where == W_DPORT) && !relative && strncmp(val, "seq", 3)) {
+		if (parse_port_range(val, &out->op.base, &out->op.modulus))
+			return bad_spec(spec, opt, "not a port or a range LO-HI (0-65535, LO <= HI)");
+		out->op.step = 1;
+		return 0;
+	}
+	/* FIELD=seq[/DIV][%MOD]: the sequence number; FIELD+=STEP[/DIV][%MOD]: captured + n * STEP */
+	len = strcspn(val, "/%");
+	snprintf(num, sizeof(num), "%.*s", (int)(len < sizeof(num) ? len : sizeof(num) - 1), val);
+	if (relative) {
+		out->op.flags |= XR_OPF_RELATIVE;
+		if (parse_u64(num, &out->op.step))
+			return bad_spec(spec, opt, "STEP is not a number");
+	} else if (!strcmp(num, "seq")) {
+		out->op.step = 1;
+	} else {
+		return bad_spec(spec, opt, "not FIELD=seq[/DIV][%MOD] or FIELD+=STEP[/DIV][%MOD] (e.g. ip.id=seq, "
+				"u32be@42+=1)");
+	}
+	for (val += len; *val;) {
+		char sep = *val++;
+		__u64 x;
+
+		len = strcspn(val, "/%");
+		snprintf(num, sizeof(num), "%.*s", (int)(len < sizeof(num) ? len : sizeof(num) - 1), val);
+		if (parse_u64(num, &x) || !x)
+			return bad_spec(spec, opt, sep == '/' ? "DIV is not a number above 0" : "MOD is not a number above 0");
+		if (sep == '/')
+			out->op.divisor = x;
+		else
+			out->op.modulus = x;
+		val += len;
+	}
+	if (f.width < 8 && out->op.modulus > (1ULL << (f.width * 8)))
+		return bad_spec(spec, opt, "modulus larger than the field");
+	if (out->op.modulus > (1ULL << 32) && out->op.step > 1 && out->op.divisor > 1)
+		return bad_spec(spec, opt, "a modulus above 2^32 with a divisor needs step 1");
+	return 0;
+}
+
+/* Offset of the field in a frame of layout l; 0 when the frame has no such field. */
+static unsigned int field_offset(const struct rewrite_spec *sp, const struct layout *l)
+{
+	switch (sp->where) {
+	case W_ABS: return sp->field_off;
+	case W_IP_ID: return l->ipver == 4 ? l->l3 + 4u : 0;
+	case W_IP_SRC: return l->ipver == 4 ? l->l3 + 12u : 0;
+	case W_IP_DST: return l->ipver == 4 ? l->l3 + 16u : 0;
+	case W_IP6_SRC: return l->ipver == 6 ? l->l3 + 16u : 0;
+	case W_IP6_DST: return l->ipver == 6 ? l->l3 + 32u : 0;
+	case W_SPORT: return l->l4 && l->proto == sp->proto ? l->l4 + 0u : 0;
+	case W_DPORT: return l->l4 && l->proto == sp->proto ? l->l4 + 2u : 0;
+	case W_PAYLOAD: return l->l4 ? l->l4_end + sp->field_off : 0;
+	}
+	return 0;
+}
+
+static int plan_fail(const struct rewrite_spec *sp, size_t frame, const char *why)
+{
+	if (frame)
+		pr_warn("--rewrite %s: frame %zu %s\n", sp->text, frame, why);
+	else
+		pr_warn("--rewrite %s: %s\n", sp->text, why);
+	return -EINVAL;
+}
+
+int rewrite_plan(const struct rewrite_spec *specs, int nspecs, const struct frameset *fs, struct xr_op *ops)
+{
+	struct layout l0 = {}, l;
+	int nops = 0;
+
+	for (int i = 0; i < nspecs; i++) {
+		const struct rewrite_spec *sp = &specs[i];
+		struct xr_op *op = &ops[nops];
+		unsigned int end;
+
+		if (sp->csum_only) {
+			for (size_t fi = 0; fi < fs->n; fi++) {
+				frame_layout(fs->bytes + fs->frames[fi].off, fs->frames[fi].len, &l);
+				if (!l.ipver)
+					return plan_fail(sp, fi + 1, "is not IP: it has no checksum to fix");
+			}
+			continue;
+		}
+		if (nops >= XR_MAX_OPS)
+			return plan_fail(sp, 0, "too many ops (4 at most)");
+		*op = sp->op;
+		/* one plan serves every frame: each must have the same layout where it matters */
+		for (size_t fi = 0; fi < fs->n; fi++) {
+			const struct fs_frame *fr = &fs->frames[fi];
+			const uint8_t *b = fs->bytes + fr->off;
+			unsigned int off;
+
+			frame_layout(b, fr->len, &l);
+			off = field_offset(sp, &l);
+			if (!off)
+				return plan_fail(sp, fi + 1, sp->where == W_SPORT || sp->where == W_DPORT ?
+						 "has no header of that protocol" : sp->where == W_PAYLOAD ?
+						 "has no UDP or TCP header" : "has no such field (not that IP version?)");
+			if (off + op->width > fr->len) {
+				char why[96];
+
+				snprintf(why, sizeof(why), "is %u bytes long: the field ends at %u", fr->len,
+					 off + op->width);
+				return plan_fail(sp, fi + 1, why);
+			}
+			if (sp->ip6_check && memcmp(b + off - 8, sp->ip6_high, 8))
+				return plan_fail(sp, fi + 1, "has an address outside the prefix's upper 64 bits");
+			if (fi == 0) {
+				l0 = l;
+				op->off = off;
+			} else if (off != op->off || l.l3 != l0.l3 || l.l4 != l0.l4 || l.proto != l0.proto ||
+				   l.ipver != l0.ipver) {
+				return plan_fail(sp, fi + 1, "is laid out unlike frame 1 (one plan serves all frames)");
+			}
+		}
+		end = op->off + op->width;
+		if (l0.ipver && (l0.l3 % 2 || l0.l4 % 2))
+			return plan_fail(sp, 0, "headers at odd offsets are not supported");
+		/* the checksums that cover the field */
+		if (l0.ipver == 4 && op->off < l0.l3 + 20u && end > l0.l3) {
+			if (op->off < l0.l3 || end > l0.l3 + 20u)
+				return plan_fail(sp, 0, "the field straddles the IPv4 header's boundary");
+			if (op->off < l0.l3 + 12u && end > l0.l3 + 10u)
+				return plan_fail(sp, 0, "the field overlaps the IPv4 header checksum");
+			op->ip_csum_off = l0.l3 + 10;
+			/* the addresses are in the UDP/TCP pseudo-header too */
+			if (end > l0.l3 + 12u && l0.l4) {
+				op->l4_csum_off = l0.l4 + (l0.proto == IPPROTO_UDP ? 6 : 16);
+				op->l4_proto = l0.proto;
+			}
+		} else if (l0.ipver == 6 && op->off < l0.l3 + 40u && end > l0.l3) {
+			if (op->off < l0.l3 + 8u || end > l0.l3 + 40u)
+				return plan_fail(sp, 0, "only the IPv6 addresses may be rewritten in the IPv6 header");
+			if (l0.l4) {
+				op->l4_csum_off = l0.l4 + (l0.proto == IPPROTO_UDP ? 6 : 16);
+				op->l4_proto = l0.proto;
+			}
+		} else if (l0.l4 && op->off >= l0.l4) {
+			uint16_t csum_at = l0.l4 + (l0.proto == IPPROTO_UDP ? 6 : 16);
+
+			if (op->off < csum_at + 2u && end > csum_at)
+				return plan_fail(sp, 0, "the field overlaps the UDP/TCP checksum");
+			op->l4_csum_off = csum_at;
+			op->l4_proto = l0.proto;
+		} else if (l0.ipver && end > l0.l3 && op->off < l0.l3) {
+			return plan_fail(sp, 0, "the field straddles the Ethernet and IP headers");
+		}
+		nops++;
+	}
+	/* ops on the same 16-bit words would each start from the template's words */
+	for (int i = 0; i < nops; i++)
+		for (int j = 0; j < i; j++)
+			if ((ops[i].off & ~1U) < ((ops[j].off + ops[j].width + 1U) & ~1U) &&
+			    (ops[j].off & ~1U) < ((ops[i].off + ops[i].width + 1U) & ~1U)) {
+				pr_warn("--rewrite: two fields share bytes (at %u and %u): rewrite each byte once\n",
+					ops[j].off, ops[i].off);
+				return -EINVAL;
+			}
+	return nops;
+}
+
+void rewrite_nocopy(struct xr_op *ops, int nops, const uint8_t *f, uint32_t len, struct xr_nocopy *nc)
+{
+	memset(nc, 0, sizeof(*nc));
+	for (int i = 0; i < nops; i++) {
+		struct xr_op *op = &ops[i];
+		unsigned int first = op->off & ~1U, span = ((op->off + op->width + 1U) & ~1U) - first;
+		/* rewrite_plan put every field inside the frame; never read past it whatever came in */
+		unsigned int have = first >= len ? 0 : first + span > len ? len - first : span;
+
+		memset(op->orig, 0, sizeof(op->orig));
+		memcpy(op->orig, f + first, have);
+		op->nc_len = have;
+		/* one frame: every op names the same two checksums */
+		if (op->ip_csum_off)
+			nc->csum_off[0] = op->ip_csum_off;
+		if (op->l4_csum_off) {
+			nc->csum_off[1] = op->l4_csum_off;
+			nc->udp = op->l4_proto == IPPROTO_UDP;
+		}
+	}
+	for (int c = 0; c < 2; c++)
+		if (nc->csum_off[c])
+			memcpy(&nc->csum_orig[c], f + nc->csum_off[c], 2);
+}
+
+static uint16_t csum_replace(uint16_t csum, uint16_t old, uint16_t new)
+{
+	uint32_t sum = (uint16_t)~csum + (uint16_t)~old + new;
+
+	sum = (sum & 0xffff) + (sum >> 16);
+	sum = (sum & 0xffff) + (sum >> 16);
+	return ~sum;
+}
+
+/* The checksum at `at` after the 16-bit words from `first` (even) changed from old to new. */
+static void fix(uint8_t *f, uint16_t at, const uint8_t *old, const uint8_t *new, int span, bool udp)
+{
+	uint16_t c = get16(f + at);
+
+	if (udp && !c)
+		return;
+	for (int i = 0; i < span; i += 2)
+		c = csum_replace(c, get16(old + i), get16(new + i));
+	if (udp && !c)
+		c = 0xffff;
+	f[at] = c >> 8;
+	f[at + 1] = c & 0xff;
+}
+
+void rewrite_apply(const struct xr_op *ops, int nops, uint8_t *f, uint32_t len, uint64_t n)
+{
+	for (int i = 0; i < nops; i++) {
+		const struct xr_op *op = &ops[i];
+		unsigned int w = op->width, first = op->off & ~1U, span = ((op->off + w + 1) & ~1U) - first;
+		bool be = op->flags & XR_OPF_BIG_ENDIAN;
+		uint8_t old[10] = {}, new[10] = {};
+		/* rewrite_plan put every field inside the frame; never read past it whatever came in */
+		unsigned int have = first >= len ? 0 : first + span > len ? len - first : span;
+		uint64_t base = 0, v;
+
+		if (op->off + w > len)
+			continue;
+		/* past the end of an odd-length frame the checksum counts a zero byte */
+		memcpy(old, f + first, have);
+		if (op->flags & XR_OPF_RELATIVE) {
+			for (unsigned int b = 0; b < w; b++)
+				base |= (uint64_t)f[op->off + b] << (be ? 8 * (w - 1 - b) : 8 * b);
+		} else {
+			base = op->base;
+		}
+		/* exactly ((n / divisor) * step) mod modulus */
+		v = op->divisor > 1 ? n / op->divisor : n;
+		v = op->modulus ? (uint64_t)((unsigned __int128)v * op->step % op->modulus) : v * op->step;
+		v += base;
+		for (unsigned int b = 0; b < w; b++)
+			f[op->off + b] = v >> (be ? 8 * (w - 1 - b) : 8 * b);
+		memcpy(new, f + first, have);
+		if (op->ip_csum_off)
+			fix(f, op->ip_csum_off, old, new, span, false);
+		if (op->l4_csum_off)
+			fix(f, op->l4_csum_off, old, new, span, op->l4_proto == IPPROTO_UDP);
+	}
+}

@@ -1,0 +1,38 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+#ifndef __XR_REWRITE_H
+#define __XR_REWRITE_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include "frames/frameset.h"
+#include "xdpreplay.h"
+
+struct rewrite_spec {
+	char text[96];
+	struct xr_op op;       /* kind, width, flags, base, step, modulus */
+	int where;             /* a named field, an absolute offset, or into the L4 payload */
+	unsigned int field_off;
+	uint8_t proto;         /* udp.* / tcp.*: the protocol the frame must carry */
+	bool csum_only;        /* csum=auto: checks that the frames are IP, adds no op */
+	bool ip6_check;        /* ip6.*: the frames' upper 64 address bits must be the prefix's */
+	uint8_t ip6_high[8];
+};
+
+/*
+ * --rewrite FIELD=seq[%MOD] | FIELD+=STEP[%MOD] | ADDRFIELD=RANGE | PORTFIELD=LO-HI | csum=auto
+ * FIELD: ip.id ip.src ip.dst ip6.src ip6.dst udp.sport udp.dport tcp.sport tcp.dport
+ *        u8@OFF u16be@OFF u32be@OFF u64be@OFF (le: little-endian) payload@OFF:W
+ * RANGE: A.B.C.D, A.B.C.D/P, A.B.C.D-E.F.G.H; for IPv6 PREFIX/P with P >= 64.
+ * Returns 0, or -EINVAL after a one-line message.
+ */
+int rewrite_parse(const char *spec, struct rewrite_spec *out);
+/* The same for a spec made from another option (opt, e.g. "--src"): errors name it and its value. */
+int rewrite_parse_opt(const char *spec, const char *opt, struct rewrite_spec *out);
+/* Resolves specs against every frame of fs into ops; the number of ops, or -EINVAL naming the frame that does not fit. */
+int rewrite_plan(const struct rewrite_spec *specs, int nspecs, const struct frameset *fs, struct xr_op *ops);
+/* For a single-frame set sent without copying: the template's words and checksums into ops and nc. */
+void rewrite_nocopy(struct xr_op *ops, int nops, const uint8_t *frame, uint32_t len, struct xr_nocopy *nc);
+/* The reference: applies ops to frame f (the captured bytes) for sequence number n. */
+void rewrite_apply(const struct xr_op *ops, int nops, uint8_t *f, uint32_t len, uint64_t n);
+
+#endif

@@ -1,0 +1,853 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * xdpreplay count: the server-side witness. An XDP program counts what
+ * arrives (and passes it on, or drops it as a sink); the kernel's own
+ * counters, read at start and end, say where the frames passed up went.
+ */
+#include <arpa/inet.h>
+#include <stdbool.h>
+#include <errno.h>
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <netinet/in.h>
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+#include "cmd/cli.h"
+#include "engine/engine.h"
+#include "util/json.h"
+#include "measure/kstats.h"
+#include "util/log.h"
+#include "engine/pacer.h"
+#include "util/units.h"
+#include "measure/httpd.h"
+#include "measure/webhook.h"
+#include "count.skel.h"
+
+struct count_totals {
+	uint64_t seen, matched, bytes, passed, dropped, first_ns, last_ns;
+};
+
+static int read_totals(struct count_bpf *skel, struct count_totals *t)
+{
+	int ncpu = libbpf_num_possible_cpus();
+	struct xr_count_stats *per;
+	__u32 key = 0;
+	int err = 0;
+
+	memset(t, 0, sizeof(*t));
+	per = calloc(ncpu, sizeof(*per));
+	if (!per)
+		return -ENOMEM;
+	if (bpf_map_lookup_elem(bpf_map__fd(skel->maps.count_stats), &key, per)) {
+		err = -errno;
+		goto out;
+	}
+	for (int i = 0; i < ncpu; i++) {
+		t->seen += per[i].seen;
+		t->matched += per[i].matched;
+		t->bytes += per[i].matched_bytes;
+		t->passed += per[i].passed;
+		t->dropped += per[i].dropped;
+		if (per[i].first_ns && (!t->first_ns || per[i].first_ns < t->first_ns))
+			t->first_ns = per[i].first_ns;
+		if (per[i].last_ns > t->last_ns)
+			t->last_ns = per[i].last_ns;
+	}
+out:
+	free(per);
+	return err;
+}
+
+struct seq_totals {
+	uint64_t flows, received, lost, dup, reordered, too_late, untracked;
+};
+
+/* Sums the per-flow sequence state; prints up to max_list flows into j when given. */
+static void read_seq(struct count_bpf *skel, struct seq_totals *st, struct json *j, int max_list)
+{
+	int fd = bpf_map__fd(skel->maps.flows);
+	struct xr_flow_key key, next;
+	struct xr_flow_state v;
+	void *prev = NULL;
+	char a[INET_ADDRSTRLEN], b[INET_ADDRSTRLEN];
+
+	memset(st, 0, sizeof(*st));
+	st->untracked = skel->bss->seq_untracked;
+	if (j)
+		json_open(j, "flows", '[');
+	while (!bpf_map_get_next_key(fd, prev, &next)) {
+		key = next;
+		prev = &key;
+		if (bpf_map_lookup_elem_flags(fd, &key, &v, BPF_F_LOCK))
+			continue;
+		st->flows++;
+		st->received += v.received;
+		st->lost += v.lost;
+		st->dup += v.dup;
+		st->reordered += v.reordered;
+		st->too_late += v.too_late;
+		if (j && (int)st->flows <= max_list) {
+			json_open(j, NULL, '{');
+			json_str(j, "src", inet_ntop(AF_INET, &key.saddr, a, sizeof(a)));
+			json_str(j, "dst", inet_ntop(AF_INET, &key.daddr, b, sizeof(b)));
+			json_u64(j, "proto", key.proto);
+			json_u64(j, "sport", ntohs(key.sport));
+			json_u64(j, "dport", ntohs(key.dport));
+			json_u64(j, "received", v.received);
+			json_u64(j, "lost", v.lost);
+			json_u64(j, "duplicated", v.dup);
+			json_u64(j, "reordered", v.reordered);
+			json_close(j, '}');
+		}
+	}
+	if (j)
+		json_close(j, ']');
+}
+
+struct attribution {
+	uint64_t firewall_dropped; /* nftables rules that drop or reject (--nft) */
+	uint64_t ip_discarded, udp_delivered, udp_rcvbuf, udp_noport, udp_other;
+	uint64_t tcp_listen_drops, tcp_listen_overflows, tcp_syncookies, tcp_reqq_full;
+	uint64_t if_rx_dropped, softnet_dropped;
+};
+
+static void attribute(const struct kstats *d, struct attribution *a)
+{
+	const uint64_t *v = d->v;
+
+	memset(a, 0, sizeof(*a));
+	a->ip_discarded = v[KS_IP_IN_DISCARDS] + v[KS_IP_IN_HDR_ERRORS] + v[KS_IP_IN_ADDR_ERRORS];
+	a->udp_delivered = v[KS_UDP_IN_DATAGRAMS];
+	a->udp_rcvbuf = v[KS_UDP_RCVBUF_ERRORS];
+	a->udp_noport = v[KS_UDP_NO_PORTS];
+	/* the kernel counts a full receive buffer in InErrors too */
+	a->udp_other = v[KS_UDP_IN_ERRORS] > v[KS_UDP_RCVBUF_ERRORS] ?
+			       v[KS_UDP_IN_ERRORS] - v[KS_UDP_RCVBUF_ERRORS] : 0;
+	a->tcp_listen_drops = v[KS_TCPEXT_LISTEN_DROPS];
+	a->tcp_listen_overflows = v[KS_TCPEXT_LISTEN_OVERFLOWS];
+	a->tcp_syncookies = v[KS_TCPEXT_SYNCOOKIES_SENT];
+	a->tcp_reqq_full = v[KS_TCPEXT_REQQFULL_DROP];
+	a->if_rx_dropped = v[KS_IF_RX_DROPPED] + v[KS_ET_RX_DROPS];
+	a->softnet_dropped = v[KS_SOFTNET_DROPPED];
+}
+
+static void usage(FILE *f)
+{
+	fprintf(f,
+		"Usage: xdpreplay count -i IFACE [filter] [options]\n"
+		"\n"
+		"Counts, with an XDP program on IFACE, the frames that arrive and match the\n"
+		"filter, then passes them on to the stack (or drops them with --drop). At the\n"
+		"end it reads the kernel's own counters (interface, ethtool, /proc/net/snmp,\n"
+		"/proc/net/netstat, softnet) and attributes what was passed up: delivered to\n"
+		"sockets, dropped at a full socket buffer, no socket on the port, listen queue\n"
+		"overflows, ... The kernel counters cover the whole network namespace.\n"
+		"Runs until --duration, --idle, SIGINT or SIGTERM.\n"
+		"\n"
+		"Filter (all given must match; default: every IP packet):\n"
+		"      --udp | --tcp | --proto N   IP protocol\n"
+		"      --any                       every frame, IP or not\n"
+		"      --dst ADDR, --src ADDR      IPv4 addresses\n"
+		"      --dport N, --sport N        UDP/TCP ports\n"
+		"Sequence tracking per flow (IPv4), from a field the sender stamps:\n"
+		"      --seq ip.id                 the IPv4 identification (16 bits, wrapping)\n"
+		"      --seq payload@OFF:W         W bytes (2, 4, 8) big-endian at OFF in the UDP/TCP payload\n"
+		"                                  reports received, lost (gaps), duplicated, reordered\n"
+		"Options:\n"
+		"  -i, --iface IFACE     interface to count on (required)\n"
+		"      --drop            drop matched frames in XDP (a sink that counts)\n"
+		"      --duration T      stop after T (e.g. 10s)\n"
+		"      --idle T          stop when nothing matched for T after the first frame\n"
+		"      --ready-file F    create F once the counter is attached (for scripts)\n"
+		"      --json FILE|-     write the result as JSON\n"
+		"      --nft             also read nftables rule counters: drops by rules that drop\n"
+		"                        or reject are attributed to the firewall\n"
+		"      --listen ADDR:PORT  serve the live figures over HTTP: / (JSON), /metrics\n"
+		"                        (Prometheus text), for a sender on another host; :PORT\n"
+		"                        listens on loopback only (0.0.0.0:PORT on every address)\n"
+		"      --token-file F    requests to --listen and --webhook must carry\n"
+		"                        'Authorization: Bearer TOKEN' (TOKEN: F's first line)\n"
+		"Application-level receipt (a LoRaWAN network server's HTTP integration):\n"
+		"      --webhook ADDR:PORT  receive the server's uplink events (POST, JSON, one per\n"
+		"                        deduplicated uplink, as ChirpStack's HTTP integration\n"
+		"                        posts them) and count them per device by FCnt: received,\n"
+		"                        lost (gaps), duplicated, reordered; -i is then optional\n"
+		"      --fleet DIR       the fleet the sender used (devices by DevEUI, FCnt starts)\n"
+		"      --schedule FILE   the sender's schedule (lorawan send --schedule): latency\n"
+		"                        from each uplink's departure to its event\n"
+		"  -q, --quiet           no progress line or report\n"
+		"  -v, --verbose         more detail\n"
+		"\n"
+		"Exit status: 0 counted (SIGINT/SIGTERM is a normal end: counting until stopped),\n"
+		"2 bad usage, 3 the environment is the problem (no XDP, no such interface, ...).\n"
+		"\n"
+		"Examples:\n"
+		"  xdpreplay count -i eth1 --udp --dport 1700 --duration 30s\n"
+		"  xdpreplay count -i eth1 --any --drop --idle 2s --json -\n"
+		"  xdpreplay count -i eth1 --udp --listen 0.0.0.0:9100  # curl http://HOST:9100/metrics\n"
+		"  xdpreplay count -i eth1 --udp --dport 9 --seq ip.id --idle 1s\n"
+		"  xdpreplay count --webhook :8090 --fleet fleet/ --schedule sched.json --idle 5s\n");
+}
+
+static int parse_port(const char *arg, __u16 *port)
+{
+	uint64_t v;
+
+	if (parse_count(arg, &v) || v < 1 || v > 65535) {
+		pr_warn("'%s' is not a port (1-65535)\n", arg);
+		return -EINVAL;
+	}
+	*port = htons(v);
+	return 0;
+}
+
+/* --seq ip.id | payload@OFF:W (W = 2, 4 or 8 bytes, big-endian, after the UDP/TCP header) */
+static int parse_seq(const char *arg, struct xr_count_cfg *cfg)
+{
+	unsigned int off, width;
+	const char *end;
+
+	if (!strcmp(arg, "ip.id")) {
+		cfg->seq_kind = XR_SEQ_IP_ID;
+		cfg->seq_width = 2;
+		return 0;
+	}
+	if (!strncmp(arg, "payload@", 8) && !parse_uint(arg + 8, 65535, &off, &end) && *end == ':' &&
+	    !parse_uint(end + 1, 8, &width, &end) && !*end && (width == 2 || width == 4 || width == 8)) {
+		cfg->seq_kind = XR_SEQ_PAYLOAD;
+		cfg->seq_off = off;
+		cfg->seq_width = width;
+		return 0;
+	}
+	pr_warn("--seq: '%s' is not ip.id or payload@OFFSET:WIDTH (width 2, 4 or 8)\n", arg);
+	return -EINVAL;
+}
+
+static int parse_addr(const char *arg, __u32 *addr)
+{
+	struct in_addr a;
+
+	if (inet_pton(AF_INET, arg, &a) != 1) {
+		pr_warn("'%s' is not an IPv4 address\n", arg);
+		return -EINVAL;
+	}
+	*addr = a.s_addr;
+	return 0;
+}
+
+/* Frames per second from the first matched frame to the last (n frames span n - 1 intervals). */
+static double matched_rate(const struct count_totals *t)
+{
+	return t->matched > 1 && t->last_ns > t->first_ns ? (t->matched - 1) / ((t->last_ns - t->first_ns) / 1e9) : 0;
+}
+
+static void report_text(const char *ifname, const struct count_totals *t, const struct kstats *d,
+			const struct attribution *a, double dur, bool drop, const struct nft_counters *nft)
+{
+	char x[16], y[16];
+	double span = t->last_ns > t->first_ns ? (t->last_ns - t->first_ns) / 1e9 : 0;
+
+	/* the rate of the stream itself: from its first frame to its last, not the idle time around it */
+	fprintf(stderr, "count: %llu frames matched (%sB) on %s in %.3f s; first to last %.3f s: %s pps; "
+		"%llu frames seen by XDP\n", (unsigned long long)t->matched, fmt_si(t->bytes, x, sizeof(x)), ifname,
+		dur, span, fmt_si(matched_rate(t), y, sizeof(y)), (unsigned long long)t->seen);
+	fprintf(stderr, "  before XDP: interface rx_dropped %llu, softnet dropped %llu\n",
+		(unsigned long long)a->if_rx_dropped, (unsigned long long)a->softnet_dropped);
+	if (drop) {
+		fprintf(stderr, "  dropped in XDP (--drop): %llu\n", (unsigned long long)t->dropped);
+		return;
+	}
+	fprintf(stderr, "  passed to the stack: %llu; there (whole namespace, all traffic):\n",
+		(unsigned long long)t->passed);
+	if (nft) {
+		fprintf(stderr, "    firewall (nftables) dropped %llu\n", (unsigned long long)a->firewall_dropped);
+		for (int i = 0; i < nft->n; i++)
+			if (nft->r[i].packets)
+				fprintf(stderr, "      %llu packets: %s [%s]\n", (unsigned long long)nft->r[i].packets,
+					nft->r[i].text, nft->r[i].id);
+	}
+	fprintf(stderr, "    IP received %llu, discarded %llu\n", (unsigned long long)d->v[KS_IP_IN_RECEIVES],
+		(unsigned long long)a->ip_discarded);
+	fprintf(stderr, "    UDP delivered to sockets %llu, socket buffer full %llu, to a port without a socket %llu, "
+		"other errors %llu\n", (unsigned long long)a->udp_delivered, (unsigned long long)a->udp_rcvbuf,
+		(unsigned long long)a->udp_noport, (unsigned long long)a->udp_other);
+	fprintf(stderr, "    TCP passive opens %llu, listen drops %llu, listen overflows %llu, "
+		"SYN cookies %llu, request queue full %llu\n",
+		(unsigned long long)d->v[KS_TCP_PASSIVE_OPENS], (unsigned long long)a->tcp_listen_drops,
+		(unsigned long long)a->tcp_listen_overflows, (unsigned long long)a->tcp_syncookies,
+		(unsigned long long)a->tcp_reqq_full);
+}
+
+/* Frames per second since the first one, summed over CPUs; returns how many seconds have data. */
+static int read_series(struct count_bpf *skel, uint64_t *out, int max)
+{
+	int ncpu = libbpf_num_possible_cpus(), last = -1;
+	__u64 *per = calloc(ncpu, sizeof(__u64));
+
+	if (!per)
+		return 0;
+	for (int i = 0; i < max; i++) {
+		__u32 key = i;
+
+		out[i] = 0;
+		if (bpf_map_lookup_elem(bpf_map__fd(skel->maps.series), &key, per))
+			break;
+		for (int c = 0; c < ncpu; c++)
+			out[i] += per[c];
+		if (out[i])
+			last = i;
+	}
+	free(per);
+	return last + 1;
+}
+
+static void report_json(FILE *f, const char *ifname, const struct count_totals *t, const struct kstats *d,
+			const struct attribution *a, double dur, const uint64_t *series, int nseries,
+			struct count_bpf *seq_skel, const struct nft_counters *nft, struct webhook *wh)
+{
+	struct json j = { .f = f };
+	char key[64];
+
+	json_open(&j, NULL, '{');
+	json_str(&j, "iface", ifname);
+	json_u64(&j, "matched", t->matched);
+	json_u64(&j, "matched_bytes", t->bytes);
+	json_u64(&j, "seen", t->seen);
+	json_u64(&j, "passed", t->passed);
+	json_u64(&j, "xdp_dropped", t->dropped);
+	json_double(&j, "duration_s", dur);
+	json_double(&j, "pps", matched_rate(t));
+	json_double(&j, "pps_whole_run", dur > 0 ? t->matched / dur : 0);
+	json_double(&j, "first_to_last_s", t->last_ns > t->first_ns ? (t->last_ns - t->first_ns) / 1e9 : 0);
+	json_open(&j, "per_second", '[');
+	for (int i = 0; i < nseries; i++)
+		json_u64(&j, NULL, series[i]);
+	json_close(&j, ']');
+	if (seq_skel) {
+		struct seq_totals st;
+
+		json_open(&j, "sequence", '{');
+		read_seq(seq_skel, &st, &j, 1000);
+		json_u64(&j, "flow_count", st.flows);
+		json_u64(&j, "received", st.received);
+		json_u64(&j, "lost", st.lost);
+		json_u64(&j, "duplicated", st.dup);
+		json_u64(&j, "reordered", st.reordered);
+		json_u64(&j, "untracked", st.untracked);
+		json_close(&j, '}');
+	}
+	json_open(&j, "attribution", '{');
+	json_u64(&j, "iface_rx_dropped", a->if_rx_dropped);
+	json_u64(&j, "softnet_dropped", a->softnet_dropped);
+	json_u64(&j, "xdp_dropped", t->dropped);
+	json_u64(&j, "firewall_dropped", a->firewall_dropped);
+	json_u64(&j, "ip_discarded", a->ip_discarded);
+	json_u64(&j, "udp_delivered", a->udp_delivered);
+	json_u64(&j, "udp_rcvbuf_errors", a->udp_rcvbuf);
+	json_u64(&j, "udp_no_ports", a->udp_noport);
+	json_u64(&j, "udp_other_errors", a->udp_other);
+	json_u64(&j, "tcp_listen_drops", a->tcp_listen_drops);
+	json_u64(&j, "tcp_listen_overflows", a->tcp_listen_overflows);
+	json_u64(&j, "tcp_syncookies_sent", a->tcp_syncookies);
+	json_u64(&j, "tcp_reqq_full_drops", a->tcp_reqq_full);
+	json_close(&j, '}');
+	if (nft) {
+		json_open(&j, "nft", '[');
+		for (int i = 0; i < nft->n; i++) {
+			json_open(&j, NULL, '{');
+			json_str(&j, "rule", nft->r[i].id);
+			json_str(&j, "text", nft->r[i].text);
+			json_u64(&j, "packets", nft->r[i].packets);
+			json_u64(&j, "bytes", nft->r[i].bytes);
+			json_flag(&j, "drops", nft->r[i].drops);
+			json_close(&j, '}');
+		}
+		json_close(&j, ']');
+	}
+	json_open(&j, "kernel", '{');
+	for (int i = 0; i < KS_NUM; i++) {
+		if (!d->have[i])
+			continue;
+		snprintf(key, sizeof(key), "%s.%s", kstat_defs[i].group, kstat_defs[i].name);
+		json_u64(&j, key, d->v[i]);
+	}
+	json_close(&j, '}');
+	if (wh)
+		webhook_json(wh, &j);
+	json_close(&j, '}');
+}
+
+struct live {
+	struct count_bpf *skel;
+	const char *ifname;
+	const struct kstats *before;
+	uint64_t start;
+	bool seq;
+	const struct nft_counters *nft_before; /* --nft; NULL otherwise */
+	struct nft_counters *nft_now, *nft_d;  /* scratch */
+	struct webhook *wh;                    /* --webhook; NULL otherwise */
+	uint64_t nft_next;                     /* when to read the rules again */
+};
+
+/* --listen: the figures so far, as JSON (/ or /json) or Prometheus text (/metrics) */
+static const char *serve_live(const char *method, const char *path, const char *body, size_t blen, FILE *f,
+			      void *ctx)
+{
+	struct live *l = ctx;
+	struct kstats now_ks, d;
+	struct count_totals t;
+	struct attribution a;
+	double dur = (now_ns() - l->start) / 1e9;
+
+	if (strcmp(method, "GET") || (strcmp(path, "/") && strcmp(path, "/json") && strcmp(path, "/metrics")))
+		return NULL;
+	read_totals(l->skel, &t);
+	kstats_read(l->ifname, &now_ks);
+	kstats_delta(l->before, &now_ks, &d);
+	attribute(&d, &a);
+	/* nft is a process to start: a scraper that asks often gets the rules' figures of the last second */
+	if (l->nft_before && now_ns() >= l->nft_next && !nft_read(l->nft_now)) {
+		l->nft_next = now_ns() + 1000000000ULL;
+		nft_delta(l->nft_before, l->nft_now, l->nft_d);
+	}
+	if (l->nft_before) {
+		for (int i = 0; i < l->nft_d->n; i++)
+			if (l->nft_d->r[i].drops)
+				a.firewall_dropped += l->nft_d->r[i].packets;
+	}
+	if (strcmp(path, "/metrics")) {
+		report_json(f, l->ifname, &t, &d, &a, dur, NULL, 0, l->seq ? l->skel : NULL,
+			    l->nft_before ? l->nft_d : NULL, l->wh);
+		return "application/json";
+	}
+	fprintf(f, "# HELP xdpreplay_count_matched_total Frames that matched the filter.\n"
+		   "# TYPE xdpreplay_count_matched_total counter\n"
+		   "xdpreplay_count_matched_total{iface=\"%s\"} %llu\n", l->ifname, (unsigned long long)t.matched);
+	fprintf(f, "# TYPE xdpreplay_count_matched_bytes_total counter\n"
+		   "xdpreplay_count_matched_bytes_total{iface=\"%s\"} %llu\n", l->ifname, (unsigned long long)t.bytes);
+	fprintf(f, "# TYPE xdpreplay_count_seen_total counter\n"
+		   "xdpreplay_count_seen_total{iface=\"%s\"} %llu\n", l->ifname, (unsigned long long)t.seen);
+	fprintf(f, "# TYPE xdpreplay_count_xdp_dropped_total counter\n"
+		   "xdpreplay_count_xdp_dropped_total{iface=\"%s\"} %llu\n", l->ifname, (unsigned long long)t.dropped);
+	/* where what arrived went, the same figures as the JSON's attribution object */
+	const struct { const char *name; uint64_t v; } stage[] = {
+		{ "iface_rx_dropped", a.if_rx_dropped }, { "softnet_dropped", a.softnet_dropped },
+		{ "xdp_dropped", t.dropped }, { "firewall_dropped", a.firewall_dropped },
+		{ "ip_discarded", a.ip_discarded }, { "udp_delivered", a.udp_delivered },
+		{ "udp_rcvbuf_errors", a.udp_rcvbuf }, { "udp_no_ports", a.udp_noport },
+		{ "udp_other_errors", a.udp_other }, { "tcp_listen_drops", a.tcp_listen_drops },
+		{ "tcp_listen_overflows", a.tcp_listen_overflows }, { "tcp_syncookies_sent", a.tcp_syncookies },
+		{ "tcp_reqq_full_drops", a.tcp_reqq_full },
+	};
+	fprintf(f, "# HELP xdpreplay_attribution_total Where what arrived went, since the counter started.\n"
+		   "# TYPE xdpreplay_attribution_total counter\n");
+	for (size_t i = 0; i < sizeof(stage) / sizeof(stage[0]); i++)
+		fprintf(f, "xdpreplay_attribution_total{iface=\"%s\",stage=\"%s\"} %llu\n", l->ifname, stage[i].name,
+			(unsigned long long)stage[i].v);
+	if (l->nft_before) {
+		fprintf(f, "# HELP xdpreplay_nft_rule_packets_total Packets per nftables rule since the counter "
+			   "started.\n# TYPE xdpreplay_nft_rule_packets_total counter\n");
+		for (int i = 0; i < l->nft_d->n; i++)
+			fprintf(f, "xdpreplay_nft_rule_packets_total{rule=\"%s\",drops=\"%d\"} %llu\n", l->nft_d->r[i].id,
+				l->nft_d->r[i].drops, (unsigned long long)l->nft_d->r[i].packets);
+	}
+	if (l->seq) {
+		struct seq_totals st;
+
+		read_seq(l->skel, &st, NULL, 0);
+		fprintf(f, "# HELP xdpreplay_sequence_total Frames by what their sequence numbers say (--seq).\n"
+			   "# TYPE xdpreplay_sequence_total counter\n"
+			   "xdpreplay_sequence_total{iface=\"%s\",state=\"received\"} %llu\n"
+			   "xdpreplay_sequence_total{iface=\"%s\",state=\"lost\"} %llu\n"
+			   "xdpreplay_sequence_total{iface=\"%s\",state=\"duplicated\"} %llu\n"
+			   "xdpreplay_sequence_total{iface=\"%s\",state=\"reordered\"} %llu\n"
+			   "# TYPE xdpreplay_sequence_flows gauge\nxdpreplay_sequence_flows{iface=\"%s\"} %llu\n",
+			l->ifname, (unsigned long long)st.received, l->ifname, (unsigned long long)st.lost, l->ifname,
+			(unsigned long long)st.dup, l->ifname, (unsigned long long)st.reordered, l->ifname,
+			(unsigned long long)st.flows);
+	}
+	fprintf(f, "# HELP xdpreplay_kernel_delta Kernel counters since the counter started.\n"
+		   "# TYPE xdpreplay_kernel_delta gauge\n");
+	for (int i = 0; i < KS_NUM; i++)
+		if (d.have[i])
+			fprintf(f, "xdpreplay_kernel_delta{iface=\"%s\",counter=\"%s.%s\"} %llu\n", l->ifname,
+				kstat_defs[i].group, kstat_defs[i].name, (unsigned long long)d.v[i]);
+	return "text/plain; version=0.0.4";
+}
+
+/* --webhook: a POST is an event; a GET answers with the webhook's figures so far */
+static const char *serve_hook(const char *method, const char *path, const char *body, size_t blen, FILE *f,
+			      void *ctx)
+{
+	struct webhook *w = ctx;
+	struct json j = { .f = f };
+
+	if (!strcmp(method, "POST")) {
+		webhook_event(w, body, blen);
+		return "text/plain";
+	}
+	json_open(&j, NULL, '{');
+	webhook_json(w, &j);
+	json_close(&j, '}');
+	return "application/json";
+}
+
+static int touch(const char *path)
+{
+	FILE *rf = fopen(path, "w");
+
+	if (!rf) {
+		pr_warn("cannot create %s: %s\n", path, strerror(errno));
+		return -errno;
+	}
+	fclose(rf);
+	return 0;
+}
+
+/* Webhook events so far (the server's thread adds them). */
+static uint64_t webhook_events(struct httpd *hook, const struct webhook *w)
+{
+	uint64_t n;
+
+	httpd_lock(hook);
+	n = w->events;
+	httpd_unlock(hook);
+	return n;
+}
+
+/* count --webhook without -i: the application's receipts only. */
+static int webhook_only(struct webhook *w, struct httpd **hook, uint64_t duration, uint64_t idle,
+			const char *ready, FILE *jf, bool quiet)
+{
+	uint64_t start = now_ns(), last_change = start, last = 0;
+	struct json j = { .f = jf };
+
+	if (ready && touch(ready))
+		return XR_EXIT_ENV;
+	cli_catch_signals();
+	while (!xr_stop) {
+		uint64_t now, ev = webhook_events(*hook, w);
+
+		usleep(20000);
+		now = now_ns();
+		if (ev != last) {
+			last = ev;
+			last_change = now;
+		}
+		if ((duration && now - start >= duration) || (idle && ev && now - last_change >= idle))
+			break;
+	}
+	/* no more events from here on: the report is the last word */
+	httpd_stop(*hook);
+	*hook = NULL;
+	if (!quiet)
+		webhook_text(w, stderr);
+	if (jf) {
+		json_open(&j, NULL, '{');
+		webhook_json(w, &j);
+		json_close(&j, '}');
+	}
+	return XR_EXIT_OK;
+}
+
+int cmd_count(int argc, char **argv)
+{
+	enum { O_UDP = 256, O_TCP, O_PROTO, O_ANY, O_DST, O_SRC, O_DPORT, O_SPORT, O_DROP, O_DURATION, O_IDLE,
+	       O_READY, O_JSON, O_LISTEN, O_SEQ, O_NFT, O_WEBHOOK, O_FLEET, O_SCHEDULE, O_TOKEN };
+	static const struct option opts[] = {
+		{ "iface", required_argument, NULL, 'i' },
+		{ "udp", no_argument, NULL, O_UDP },
+		{ "tcp", no_argument, NULL, O_TCP },
+		{ "proto", required_argument, NULL, O_PROTO },
+		{ "any", no_argument, NULL, O_ANY },
+		{ "dst", required_argument, NULL, O_DST },
+		{ "src", required_argument, NULL, O_SRC },
+		{ "dport", required_argument, NULL, O_DPORT },
+		{ "sport", required_argument, NULL, O_SPORT },
+		{ "drop", no_argument, NULL, O_DROP },
+		{ "duration", required_argument, NULL, O_DURATION },
+		{ "idle", required_argument, NULL, O_IDLE },
+		{ "ready-file", required_argument, NULL, O_READY },
+		{ "json", required_argument, NULL, O_JSON },
+		{ "listen", required_argument, NULL, O_LISTEN },
+		{ "seq", required_argument, NULL, O_SEQ },
+		{ "nft", no_argument, NULL, O_NFT },
+		{ "webhook", required_argument, NULL, O_WEBHOOK },
+		{ "fleet", required_argument, NULL, O_FLEET },
+		{ "schedule", required_argument, NULL, O_SCHEDULE },
+		{ "token-file", required_argument, NULL, O_TOKEN },
+		{ "quiet", no_argument, NULL, 'q' },
+		{ "verbose", no_argument, NULL, 'v' },
+		{ "help", no_argument, NULL, 'h' },
+		{},
+	};
+	const char *ifname = NULL, *json_path = NULL, *ready = NULL, *listen_addr = NULL, *seq_spec = NULL;
+	struct httpd *http = NULL, *hook = NULL;
+	pthread_mutex_t http_lock = PTHREAD_MUTEX_INITIALIZER;
+	const char *token_file = NULL;
+	char token[260] = "";
+	struct sockaddr_in sa;
+	uint64_t next_check = 0;
+	bool gone = false;
+	const char *webhook_addr = NULL, *fleet_dir = NULL, *schedule = NULL;
+	struct webhook wh = {};
+	struct nft_counters *nft_before = NULL, *nft_after = NULL, *nft_d = NULL;
+	bool use_nft = false;
+	struct live live;
+	struct xr_count_cfg cfg = {};
+	uint64_t duration = 0, idle = 0, proto, start, now, last_change, next_progress, last_matched = 0;
+	struct count_totals t = {};
+	struct kstats before, after, d;
+	struct bpf_link *link = NULL;
+	struct count_bpf *skel = NULL;
+	struct attribution a;
+	bool quiet = false;
+	struct iface ifc;
+	int opt, err, ret = XR_EXIT_ENV;
+	FILE *jf = NULL;
+
+	opterr = 0;
+	while ((opt = getopt_long(argc, argv, ":i:qvh", opts, NULL)) != -1) {
+		switch (opt) {
+		case 'i': ifname = optarg; break;
+		case O_UDP: cfg.proto = IPPROTO_UDP; break;
+		case O_TCP: cfg.proto = IPPROTO_TCP; break;
+		case O_PROTO:
+			if (cli_count("count", "proto", optarg, &proto))
+				return XR_EXIT_USAGE;
+			if (proto < 1 || proto > 254)
+				return cli_usage_error("count", "--proto must be between 1 and 254");
+			cfg.proto = proto;
+			break;
+		case O_ANY: cfg.proto = 255; break;
+		case O_DST: if (parse_addr(optarg, &cfg.daddr)) return XR_EXIT_USAGE; break;
+		case O_SRC: if (parse_addr(optarg, &cfg.saddr)) return XR_EXIT_USAGE; break;
+		case O_DPORT: if (parse_port(optarg, &cfg.dport)) return XR_EXIT_USAGE; break;
+		case O_SPORT: if (parse_port(optarg, &cfg.sport)) return XR_EXIT_USAGE; break;
+		case O_DROP: cfg.drop = 1; break;
+		case O_DURATION:
+			if (cli_duration("count", "duration", optarg, &duration))
+				return XR_EXIT_USAGE;
+			break;
+		case O_IDLE:
+			if (cli_duration("count", "idle", optarg, &idle))
+				return XR_EXIT_USAGE;
+			break;
+		case O_READY: ready = optarg; break;
+		case O_JSON: json_path = optarg; break;
+		case O_LISTEN: listen_addr = optarg; break;
+		case O_NFT: use_nft = true; break;
+		case O_WEBHOOK: webhook_addr = optarg; break;
+		case O_FLEET: fleet_dir = optarg; break;
+		case O_SCHEDULE: schedule = optarg; break;
+		case O_TOKEN: token_file = optarg; break;
+		case O_SEQ:
+			seq_spec = optarg;
+			if (parse_seq(optarg, &cfg))
+				return XR_EXIT_USAGE;
+			break;
+		case 'q': quiet = true; xr_verbosity = XR_LOG_WARN; break;
+		case 'v': xr_verbosity++; break;
+		case 'h': usage(stdout); return XR_EXIT_OK;
+		default: return cli_bad_option("count", argv, opt);
+		}
+	}
+	if (!ifname && !webhook_addr)
+		return cli_usage_error("count", "missing -i IFACE (or --webhook ADDR:PORT)");
+	if (optind < argc)
+		return cli_usage_error("count", "unexpected argument '%s'", argv[optind]);
+	if (webhook_addr && !fleet_dir)
+		return cli_usage_error("count", "--webhook counts per device: give the --fleet DIR the sender used");
+	if ((fleet_dir || schedule) && !webhook_addr)
+		return cli_usage_error("count", "--fleet and --schedule go with --webhook");
+	if (cfg.proto == 255 && (cfg.daddr || cfg.saddr || cfg.dport || cfg.sport))
+		return cli_usage_error("count", "--any cannot be combined with address or port filters");
+	/* addresses are checked before anything is attached */
+	if (listen_addr && httpd_parse_addr(listen_addr, &sa))
+		return cli_usage_error("count", "--listen: '%s' is not ADDR:PORT or :PORT (IPv4, port 1-65535)",
+				       listen_addr);
+	if (webhook_addr && httpd_parse_addr(webhook_addr, &sa))
+		return cli_usage_error("count", "--webhook: '%s' is not ADDR:PORT or :PORT (IPv4, port 1-65535)",
+				       webhook_addr);
+	if (token_file && !listen_addr && !webhook_addr)
+		return cli_usage_error("count", "--token-file goes with --listen or --webhook");
+	if (token_file && httpd_read_token(token_file, token, sizeof(token)))
+		return XR_EXIT_USAGE;
+	if (webhook_addr) {
+		struct httpd_opts ho = { .option = "--webhook", .token = token_file ? token : NULL,
+					 .max_body = 1 << 20, .lock = &http_lock };
+
+		if (webhook_init(&wh, fleet_dir, schedule))
+			return XR_EXIT_USAGE;
+		err = httpd_start(&hook, webhook_addr, &ho, serve_hook, &wh);
+		if (err) {
+			webhook_free(&wh);
+			return err == -EINVAL ? XR_EXIT_USAGE : XR_EXIT_ENV;
+		}
+		if (!ifname) {
+			if (json_path && !(jf = json_fopen(json_path))) {
+				pr_warn("cannot write %s: %s\n", json_path, strerror(errno));
+				ret = XR_EXIT_ENV;
+			} else {
+				ret = webhook_only(&wh, &hook, duration, idle, ready, jf, quiet);
+			}
+			goto out;
+		}
+	}
+	/* from here on the webhook may be running: every way out goes through out */
+	if (cli_need_root("count"))
+		goto out;
+	if (use_nft) {
+		nft_before = calloc(3, sizeof(*nft_before));
+		if (!nft_before)
+			goto out;
+		nft_after = nft_before + 1;
+		nft_d = nft_before + 2;
+	}
+	if (iface_get(ifname, &ifc))
+		goto out;
+	if (json_path && !(jf = json_fopen(json_path))) {
+		pr_warn("cannot write %s: %s\n", json_path, strerror(errno));
+		goto out;
+	}
+
+	skel = count_bpf__open();
+	if (!skel) {
+		pr_warn("cannot open the counter's BPF object: %s\n", strerror(errno));
+		goto out;
+	}
+	skel->rodata->cfg = cfg;
+	err = count_bpf__load(skel);
+	if (err) {
+		pr_warn("cannot load the counter's BPF program: %s (-vv shows why)\n", strerror(-err));
+		goto out;
+	}
+	link = bpf_program__attach_xdp(skel->progs.xr_count, ifc.ifindex);
+	if (!link) {
+		err = -errno;
+		pr_warn("cannot attach the counter to %s: %s%s\n", ifname, strerror(-err),
+			err == -EBUSY || err == -EEXIST ? " (another XDP program is attached)" : "");
+		goto out;
+	}
+	kstats_read(ifname, &before);
+	if (use_nft && nft_read(nft_before)) {
+		pr_warn("--nft: cannot read the nftables ruleset (is nft installed?)\n");
+		goto out;
+	}
+	start = last_change = now_ns();
+	live = (struct live){ .skel = skel, .ifname = ifname, .before = &before, .start = start,
+			      .seq = cfg.seq_kind, .nft_before = use_nft ? nft_before : NULL,
+			      .nft_now = nft_after, .nft_d = nft_d, .wh = webhook_addr ? &wh : NULL };
+	if (listen_addr) {
+		struct httpd_opts ho = { .option = "--listen", .token = token_file ? token : NULL, .lock = &http_lock };
+
+		if (httpd_start(&http, listen_addr, &ho, serve_live, &live))
+			goto out;
+	}
+	cli_catch_signals();
+	if (ready && touch(ready))
+		goto out;
+	pr_debug("count: attached to %s\n", ifname);
+	next_progress = start + 1000000000ULL;
+	while (!xr_stop) {
+		/* the HTTP servers answer in their own thread: this loop only watches */
+		usleep(20000);
+		now = now_ns();
+		if (read_totals(skel, &t))
+			break;
+		if (t.matched != last_matched) {
+			last_matched = t.matched;
+			last_change = now;
+		}
+		if (duration && now - start >= duration)
+			break;
+		if (idle && t.matched && now - last_change >= idle)
+			break;
+		/* an interface that went away takes the XDP program with it: nothing more can arrive */
+		if (now >= next_check) {
+			next_check = now + 100000000ULL;
+			if (if_nametoindex(ifname) != (unsigned int)ifc.ifindex) {
+				pr_warn("%s went away (deleted or moved): the count stops here\n", ifname);
+				gone = true;
+				break;
+			}
+		}
+		if (!quiet && isatty(STDERR_FILENO) && now >= next_progress) {
+			char x[16];
+
+			if (!t.matched && idle)
+				fprintf(stderr, "\r  matched 0: waiting for the first frame (--idle counts from it)   ");
+			else
+				fprintf(stderr, "\r  matched %s   ", fmt_si(t.matched, x, sizeof(x)));
+			next_progress += 1000000000ULL;
+		}
+	}
+	now = now_ns();
+	/* no request may touch the figures while the report is made */
+	httpd_stop(http);
+	httpd_stop(hook);
+	http = hook = NULL;
+	/* the stack may still be working on the last frames XDP passed up */
+	usleep(50000);
+	read_totals(skel, &t);
+	kstats_read(ifname, &after);
+	kstats_delta(&before, &after, &d);
+	attribute(&d, &a);
+	if (use_nft) {
+		nft_read(nft_after);
+		nft_delta(nft_before, nft_after, nft_d);
+		for (int i = 0; i < nft_d->n; i++)
+			if (nft_d->r[i].drops)
+				a.firewall_dropped += nft_d->r[i].packets;
+	}
+	if (!quiet) {
+		if (isatty(STDERR_FILENO) && now - start >= 1000000000ULL)
+			fputc('\n', stderr);
+		if (idle && !t.matched)
+			fprintf(stderr, "count: no frame matched, so --idle never started (it counts from the first "
+				"frame)\n");
+		report_text(ifname, &t, &d, &a, (now - start) / 1e9, cfg.drop, use_nft ? nft_d : NULL);
+		if (webhook_addr)
+			webhook_text(&wh, stderr);
+		if (cfg.seq_kind) {
+			struct seq_totals st;
+
+			read_seq(skel, &st, NULL, 0);
+			fprintf(stderr, "  sequence (%s): %llu flows, received %llu, lost %llu, duplicated %llu, "
+				"reordered %llu; %llu frames without one\n", seq_spec,
+				(unsigned long long)st.flows, (unsigned long long)st.received,
+				(unsigned long long)st.lost, (unsigned long long)st.dup,
+				(unsigned long long)st.reordered, (unsigned long long)st.untracked);
+		}
+	}
+	if (jf) {
+		uint64_t *series = calloc(XR_SERIES_MAX, sizeof(*series));
+		int nseries = series ? read_series(skel, series, XR_SERIES_MAX) : 0;
+
+		report_json(jf, ifname, &t, &d, &a, (now - start) / 1e9, series, nseries, cfg.seq_kind ? skel : NULL,
+			    use_nft ? nft_d : NULL, webhook_addr ? &wh : NULL);
+		free(series);
+		err = json_fclose(jf);
+		jf = NULL;
+		if (err) {
+			pr_warn("cannot write %s: %s\n", json_path, strerror(-err));
+			goto out;
+		}
+	}
+	ret = gone ? XR_EXIT_ENV : XR_EXIT_OK;
+out:
+	free(nft_before);
+	httpd_stop(http);
+	httpd_stop(hook);
+	webhook_free(&wh);
+	bpf_link__destroy(link);
+	count_bpf__destroy(skel);
+	if (jf && json_fclose(jf) && ret == XR_EXIT_OK) {
+		pr_warn("cannot write %s: %s\n", json_path, strerror(errno));
+		ret = XR_EXIT_ENV;
+	}
+	return ret;
+}

@@ -1,0 +1,390 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * selftest, LoRaWAN part: the BPF AES-128 and AES-CMAC against RFC 4493's
+ * vectors and OpenSSL; the BPF uplink rewriter against published LoRaWAN
+ * uplinks (PROTOCOLS.md §4.2) and, byte for byte, against the reference
+ * (user/proto/lorawan/fleet.c on OpenSSL) over random fleets, payload sizes and FCnt
+ * values, 16-bit wrap included.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <arpa/inet.h>
+#include <openssl/evp.h>
+#include "engine/engine.h"
+#include "frames/frameset.h"
+#include "util/log.h"
+#include "proto/lorawan/aesni.h"
+#include "proto/lorawan/lorawan.h"
+#include "cmd/selftest.h"
+
+#define LW_NS 24
+
+static int unhex_s(const char *s, uint8_t *out)
+{
+	size_t n = strlen(s) / 2;
+
+	for (size_t i = 0; i < n; i++) {
+		unsigned int v;
+
+		if (sscanf(s + 2 * i, "%2x", &v) != 1)
+			return -1;
+		out[i] = v;
+	}
+	return n;
+}
+
+static void report(uint64_t *mismatches, const char *what, const char *why)
+{
+	(*mismatches)++;
+	if (*mismatches <= 5)
+		fprintf(stderr, "selftest lorawan: %s: %s\n", what, why);
+}
+
+/* The BPF code's CMAC input: the message, then 0x80 and zeros to a whole block (bpf/lorawan.bpf.h). */
+static void bpf_cmac_input(struct xr_aes_test *t, const uint8_t *msg, size_t len)
+{
+	memset(t->cm, 0, sizeof(t->cm));
+	memcpy(t->cm, msg, len);
+	if (len % 16 || !len)
+		t->cm[len] = 0x80;
+	t->len = len;
+}
+
+static int aes_checks(struct lw_crypto *c, const struct xr_aes_tables *tab, uint64_t *checked,
+		      uint64_t *mismatches)
+{
+	/* RFC 4493 §4 */
+	static const char *key = "2b7e151628aed2a6abf7158809cf4f3c", *k1 = "fbeed618357133667c85e08f7236a8de",
+			  *k2 = "f7ddac306ae266ccf90bc11ee46d513b",
+			  *msg = "6bc1bee22e409f96e93d7e117393172aae2d8a571e03ac9c9eb76fac45af8e51"
+				 "30c81c46a35ce411e5fbc1191a0a52eff69f2445df4f9b17ad2b417be66c3710";
+	static const struct {
+		size_t len;
+		const char *mac;
+	} ex[] = {
+		{ 0, "bb1d6929e95937287fa37d129b756746" },
+		{ 16, "070a16b46b4d4144f79bdd9dd04a287c" },
+		{ 40, "dfa66747de9ae63030ca32611497c827" },
+		{ 64, "51f0bebf7e3b9d92fc49741779363cfe" },
+	};
+	uint8_t kb[16], m[64], want[16], got1[16], got2[16], ecb0[16];
+	struct xr_aes_test t;
+	char what[64];
+	int err;
+
+	unhex_s(key, kb);
+	unhex_s(msg, m);
+	unhex_s(k1, want);
+	if (lw_cmac_subkeys(c, kb, got1, got2))
+		return -EIO;
+	(*checked)++;
+	if (memcmp(got1, want, 16))
+		report(mismatches, "RFC 4493 K1", "differs");
+	unhex_s(k2, want);
+	(*checked)++;
+	if (memcmp(got2, want, 16))
+		report(mismatches, "RFC 4493 K2", "differs");
+	for (size_t i = 0; i < sizeof(ex) / sizeof(ex[0]); i++) {
+		memset(&t, 0, sizeof(t));
+		lw_aes_expand(tab, kb, t.rk);
+		memcpy(t.k1, got1, 16);
+		memcpy(t.k2, got2, 16);
+		bpf_cmac_input(&t, m, ex[i].len);
+		err = kengine_aes_test(&t);
+		if (err)
+			return err;
+		unhex_s(ex[i].mac, want);
+		snprintf(what, sizeof(what), "RFC 4493 example %zu (len %zu)", i + 1, ex[i].len);
+		(*checked)++;
+		if (memcmp(t.mac, want, 16))
+			report(mismatches, what, "the BPF CMAC differs");
+		(*checked)++;
+		if (lw_cmac(c, kb, m, ex[i].len, got1) || memcmp(got1, want, 16))
+			report(mismatches, what, "OpenSSL's CMAC differs");
+		lw_cmac_subkeys(c, kb, got1, got2);
+	}
+	/* AES-128(K, 0) = 7df76b0c1ab899b33e42f047b91b546f (PROTOCOLS.md §4.1) */
+	memset(&t, 0, sizeof(t));
+	lw_aes_expand(tab, kb, t.rk);
+	err = kengine_aes_test(&t);
+	if (err)
+		return err;
+	unhex_s("7df76b0c1ab899b33e42f047b91b546f", ecb0);
+	(*checked)++;
+	if (memcmp(t.block, ecb0, 16))
+		report(mismatches, "AES-128(RFC 4493 key, 0)", "the BPF AES differs");
+	return 0;
+}
+
+/* Random keys, blocks and lengths: BPF AES and CMAC against OpenSSL. */
+static int aes_random(struct lw_crypto *c, const struct xr_aes_tables *tab, uint64_t (*rnd)(void), int cases,
+		      uint64_t *checked, uint64_t *mismatches)
+{
+	for (int i = 0; i < cases; i++) {
+		uint8_t key[16], msg[16 + XR_LORA_MAX_PHY], blk[16], want[16];
+		size_t len = rnd() % (sizeof(msg) + 1);
+		struct xr_aes_test t;
+		int err;
+
+		for (int b = 0; b < 16; b++)
+			key[b] = rnd();
+		for (size_t b = 0; b < sizeof(msg); b++)
+			msg[b] = rnd();
+		memset(&t, 0, sizeof(t));
+		lw_aes_expand(tab, key, t.rk);
+		if (lw_cmac_subkeys(c, key, (uint8_t *)t.k1, (uint8_t *)t.k2))
+			return -EIO;
+		memcpy(blk, msg, 16);
+		memcpy(t.block, blk, 16);
+		bpf_cmac_input(&t, msg, len);
+		err = kengine_aes_test(&t);
+		if (err)
+			return err;
+		*checked += 2;
+		if (lw_aes128(c, key, blk, want) || memcmp(t.block, want, 16))
+			report(mismatches, "random AES-128 block", "BPF and OpenSSL differ");
+		if (aesni_available()) {
+			uint8_t ni[16];
+
+			(*checked)++;
+			aesni_encrypt(t.rk, blk, ni);
+			if (memcmp(ni, want, 16))
+				report(mismatches, "random AES-128 block", "AES-NI and OpenSSL differ");
+		}
+		if (lw_cmac(c, key, msg, len, want) || memcmp(t.mac, want, 16)) {
+			char what[48];
+
+			snprintf(what, sizeof(what), "random AES-CMAC of %zu bytes", len);
+			report(mismatches, what, "BPF and OpenSSL differ");
+		}
+	}
+	return 0;
+}
+
+/* Every device's frame into fs, addressed within 198.18.0.0/15. */
+static int fleet_frames(struct lw_fleet *f, struct frameset *fs)
+{
+	struct lw_net net = { .src_mac = { 2, 0, 0xc6, 0x12, 0, 1 }, .dst_mac = { 2, 0, 0xc6, 0x12, 0, 2 },
+			      .saddr = htonl(0xc6120001), .daddr = htonl(0xc6120002), .sport = 1700,
+			      .dport = LW_DEFAULT_PORT };
+	uint8_t buf[XR_MAX_FRAME];
+
+	frameset_init(fs);
+	for (size_t d = 0; d < f->ndev; d++) {
+		int len = lw_build_frame(f, d, &net, buf, sizeof(buf));
+
+		if (len < 0 || frameset_add(fs, buf, len, len, 0))
+			return len < 0 ? len : -ENOMEM;
+	}
+	frameset_finish(fs);
+	return 0;
+}
+
+/* Runs the BPF rewriter for ns and compares each frame with the reference; FCnt and MIC in b64 form too. */
+static int fleet_check(const struct iface *lo, struct lw_crypto *c, struct lw_fleet *f, const uint64_t *ns,
+		       size_t count, bool precompute, const char *label, uint64_t *checked, uint64_t *mismatches)
+{
+	struct engine_opts o = { .threads = 1, .lora = f, .lora_precompute = precompute };
+	uint64_t hits = 0;
+	uint8_t *out = malloc(count * XR_MAX_FRAME), ref[XR_MAX_FRAME];
+	uint32_t out_len[LW_NS];
+	struct frameset fs;
+	int err;
+
+	if (!out || count > LW_NS) {
+		free(out);
+		return -ENOMEM;
+	}
+	err = fleet_frames(f, &fs);
+	if (!err) {
+		o.fs = &fs;
+		err = kengine_run_frames(lo, &o, ns, count, out, out_len, &hits);
+	}
+	/* with the ring, every uplink that fits a slot must have come from it */
+	if (!err && precompute) {
+		uint64_t fit = 0;
+
+		for (size_t i = 0; i < count; i++)
+			fit += (f->dev[(ns[i] / f->heard_by) % f->ndev].payload_len + 13 + 2) / 3 * 4 - 8 <=
+			       XR_LORA_RING_CHARS;
+		(*checked)++;
+		if (hits < 1 && fit)
+			report(mismatches, label, "the precomputed ring was never used");
+	}
+	for (size_t i = 0; i < count && !err; i++) {
+		const struct fs_frame *fr = &fs.frames[(ns[i] / f->heard_by) % f->ndev];
+		const uint8_t *got = out + i * XR_MAX_FRAME;
+		const struct lw_device *d = &f->dev[(ns[i] / f->heard_by) % f->ndev];
+		char what[96], digits[11];
+		uint32_t tmst;
+
+		snprintf(what, sizeof(what), "%s, n=%llu", label, (unsigned long long)ns[i]);
+		(*checked)++;
+		if (out_len[i] != fr->len) {
+			report(mismatches, what, out_len[i] ? "BPF gave another length" : "BPF refused the frame");
+			continue;
+		}
+		/* the program's tmst is the clock's: take it from its frame, the reference renders it again */
+		memcpy(digits, got + d->tmst_off, 10);
+		digits[10] = 0;
+		tmst = strtoul(digits, NULL, 10);
+		if (tmst < 1000000000U) {
+			report(mismatches, what, "tmst is not 10 digits");
+			continue;
+		}
+		memcpy(ref, fs.bytes + fr->off, fr->len);
+		if (lw_ref_frame(c, f, ns[i], tmst, ref, fr->len)) {
+			err = -EIO;
+			break;
+		}
+		if (memcmp(got, ref, fr->len)) {
+			char why[96];
+			size_t at = 0;
+
+			while (got[at] == ref[at])
+				at++;
+			snprintf(why, sizeof(why), "bytes differ from the reference from offset %zu (b64 at %u)", at,
+				 d->b64_off);
+			report(mismatches, what, why);
+		}
+	}
+	frameset_free(&fs);
+	free(out);
+	return err;
+}
+
+/* Published uplinks (PROTOCOLS.md §4.2, U1, U2 and U4) out of the BPF rewriter. */
+static int vectors(const struct iface *lo, struct lw_crypto *c, uint64_t *checked, uint64_t *mismatches)
+{
+	static const struct {
+		const char *name, *nwk, *app, *payload, *phy;
+		uint32_t addr, fcnt;
+		uint8_t fport;
+	} v[] = {
+		{ "U1 (lora-packet, FCnt 2)", "44024241ed4ce9a68c6a8bc055233fd3", "ec925802ae430ca77fd3dd73cb2cc588",
+		  "74657374", "40f17dbe4900020001954378762b11ff0d", 0x49be7df1, 2, 1 },
+		{ "U2 (lora-packet, 3 blocks)", "44024241ed4ce9a68c6a8bc055233fd3",
+		  "ec925802ae430ca77fd3dd73cb2cc588",
+		  "54686520717569636b2062726f776e20666f78206a756d7073206f76657220746865206c617a7920646f672e",
+		  "40f17dbe490004000155332de41a11adc072553544429ce7787707d1c316e027e7e5e334263376affb8aa17ad300752"
+		  "93f28dea8a20af3c5e7", 0x49be7df1, 4, 1 },
+		{ "U4 (lora-packet, FPort 0)", "a1b2c3d4e5f6a1b2c3d4e5f6a1b2c3d4", "00000000000000000000000000000000",
+		  "02", "40d4c3b2a1001000002712a3f9c9", 0xa1b2c3d4, 16, 0 },
+	};
+	const size_t nv = sizeof(v) / sizeof(v[0]);
+	struct lw_device dev[3] = {};
+	struct lw_gateway gw = { { 1, 2, 3, 4, 5, 6, 7, 8 } };
+	struct lw_fleet f = { .dev = dev, .ndev = nv, .gw = &gw, .ngw = 1, .heard_by = 1 };
+	struct engine_opts o = { .threads = 1, .lora = &f };
+	uint8_t *out = malloc(nv * XR_MAX_FRAME), phy[XR_LORA_MAX_PHY], want[XR_LORA_MAX_PHY];
+	char b64[XR_LORA_B64_MAX + 4];
+	uint32_t out_len[3];
+	uint64_t ns[3] = { 0, 1, 2 };
+	struct frameset fs;
+	int err;
+
+	if (!out)
+		return -ENOMEM;
+	for (size_t i = 0; i < nv; i++) {
+		dev[i].dev_addr = v[i].addr;
+		unhex_s(v[i].nwk, dev[i].nwk_s_key);
+		unhex_s(v[i].app, dev[i].app_s_key);
+		dev[i].payload_len = unhex_s(v[i].payload, dev[i].payload);
+		dev[i].fcnt_start = v[i].fcnt;
+		dev[i].fport = v[i].fport;
+		dev[i].freq_hz = 868100000;
+		dev[i].sf = 7;
+		dev[i].bw_khz = 125;
+	}
+	err = fleet_frames(&f, &fs);
+	if (!err) {
+		o.fs = &fs;
+		err = kengine_run_frames(lo, &o, ns, nv, out, out_len, NULL);
+	}
+	for (size_t i = 0; i < nv && !err; i++) {
+		int wl = unhex_s(v[i].phy, want), pl;
+		size_t bl;
+
+		*checked += 2;
+		pl = lw_ref_phy(c, &dev[i], v[i].fcnt, phy);
+		if (pl != wl || memcmp(phy, want, wl))
+			report(mismatches, v[i].name, "the reference (OpenSSL) differs");
+		bl = EVP_EncodeBlock((unsigned char *)b64, want, wl);
+		if (!out_len[i] || dev[i].b64_off + bl > out_len[i] ||
+		    memcmp(out + i * XR_MAX_FRAME + dev[i].b64_off, b64, bl)) {
+			char why[300];
+
+			snprintf(why, sizeof(why), "the BPF rewriter's base64 differs: %.*s, expected %s",
+				 out_len[i] ? (int)bl : 0, out + i * XR_MAX_FRAME + dev[i].b64_off, b64);
+			report(mismatches, v[i].name, why);
+		}
+	}
+	frameset_free(&fs);
+	free(out);
+	return err;
+}
+
+int selftest_lorawan(const struct iface *lo, uint64_t cases, uint64_t (*rnd)(void), uint64_t *checked,
+		     uint64_t *mismatches, uint64_t *frames)
+{
+	struct lw_crypto *c = lw_crypto_new();
+	struct xr_aes_tables tab;
+	int err;
+
+	if (!c)
+		return -ENOMEM;
+	lw_aes_tables(&tab);
+	err = aes_checks(c, &tab, checked, mismatches);
+	if (!err)
+		err = aes_random(c, &tab, rnd, 20, checked, mismatches);
+	if (!err)
+		err = vectors(lo, c, checked, mismatches);
+	for (uint64_t i = 0; i < cases && !err; i++) {
+		static const char *const sizes[] = { "1", "1-16", "15-17", "1-96", "31-33", "96" };
+		struct lw_gen_opts g = { .devices = 1 + rnd() % 40, .gateways = 1 + rnd() % 6, .seed = rnd(),
+					 .region = rnd() % 2 ? "eu868" : "us915", .sf = 7, .bw_khz = 125,
+					 .fport = rnd() % 4 ? 1 + rnd() % 223 : 0, .confirmed = rnd() % 2 };
+		const char *sz = sizes[rnd() % 6];
+		struct lw_fleet f;
+		uint64_t ns[LW_NS];
+		char label[64];
+		int v;
+
+		g.heard_by = 1 + rnd() % g.gateways;
+		if (g.heard_by > XR_LORA_MAX_HEARD)
+			g.heard_by = XR_LORA_MAX_HEARD;
+		if (sscanf(sz, "%u-%u", &g.payload_min, &g.payload_max) != 2)
+			g.payload_max = g.payload_min;
+		/* near the 16-bit wrap, anywhere, or the start */
+		switch (rnd() % 3) {
+		case 0: g.fcnt_start = 65530; break;
+		case 1: g.fcnt_random = true; break;
+		default: g.fcnt_start = 0; break;
+		}
+		v = xr_verbosity;
+		xr_verbosity = -1;
+		err = lw_fleet_generate(&g, &f);
+		xr_verbosity = v;
+		if (err)
+			break;
+		/* runs of consecutive n (all copies of an uplink, then the next) and scattered ones */
+		ns[0] = rnd() % (f.ndev * f.heard_by * 20);
+		for (int j = 1; j < LW_NS; j++)
+			ns[j] = j % 8 ? ns[j - 1] + 1 : rnd() % (f.ndev * f.heard_by * (uint64_t)70000);
+		snprintf(label, sizeof(label), "fleet %llu (%zu devices, heard by %u, payload %s)",
+			 (unsigned long long)i, f.ndev, f.heard_by, sz);
+		/* the uplinks computed in BPF, then taken from the AES-NI ring */
+		err = fleet_check(lo, c, &f, ns, LW_NS, false, label, checked, mismatches);
+		*frames += LW_NS;
+		if (!err && aesni_available()) {
+			strncat(label, ", precomputed", sizeof(label) - strlen(label) - 1);
+			err = fleet_check(lo, c, &f, ns, LW_NS, true, label, checked, mismatches);
+			*frames += LW_NS;
+		}
+		lw_fleet_free(&f);
+	}
+	lw_crypto_free(c);
+	return err;
+}

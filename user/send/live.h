@@ -1,0 +1,19 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/* A sender's --listen: its live figures as JSON (/) and Prometheus text (/metrics). */
+#ifndef __XR_SENDLIVE_H
+#define __XR_SENDLIVE_H
+
+#include <stddef.h>
+#include <stdio.h>
+#include "engine/engine.h"
+
+struct send_live {
+	struct engine_live live;  /* the engine keeps it up to date */
+	const char *cmd, *ifname;
+	double target_pps;        /* 0: top speed or capture timing */
+};
+
+/* An httpd_handler; ctx is a struct send_live. */
+const char *send_live_serve(const char *method, const char *path, const char *body, size_t len, FILE *f, void *ctx);
+
+#endif

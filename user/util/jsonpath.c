@@ -1,0 +1,46 @@
+// SPDX-License-Identifier: GPL-2.0
+#include <errno.h>
+#include <string.h>
+#include "util/jsonpath.h"
+
+/*
+ * A number at a dotted path; a key may itself hold dots ("kernel" then
+ * "Udp.NoPorts"), so the longest key that exists is taken at each level.
+ */
+int json_path_u64(struct json_object *o, const char *dotted, uint64_t *v)
+{
+	char key[128];
+	const char *p = dotted;
+
+	while (*p) {
+		size_t len = strlen(p);
+		struct json_object *next = NULL;
+
+		for (; len; len--) {
+			if (p[len] && p[len] != '.')
+				continue;
+			if (len >= sizeof(key))
+				continue;
+			memcpy(key, p, len);
+			key[len] = 0;
+			if (json_object_is_type(o, json_type_object) && json_object_object_get_ex(o, key, &next))
+				break;
+		}
+		if (!len)
+			return -ENOENT;
+		o = next;
+		p += len + (p[len] == '.');
+	}
+	if (json_object_is_type(o, json_type_int)) {
+		if (json_object_get_int64(o) < 0)
+			return -EPROTO;
+		*v = json_object_get_uint64(o);
+		return 0;
+	}
+	if (json_object_is_type(o, json_type_double) && json_object_get_double(o) >= 0 &&
+	    json_object_get_double(o) < 1.8e19) {
+		*v = (uint64_t)json_object_get_double(o);
+		return 0;
+	}
+	return -EPROTO;
+}

@@ -1,0 +1,37 @@
+// SPDX-License-Identifier: GPL-2.0
+#include <stdio.h>
+#include <bpf/libbpf.h>
+#include "util/log.h"
+
+int xr_verbosity = XR_LOG_INFO;
+const char *xr_cmd;
+
+static void vlog(enum xr_log_level level, const char *fmt, va_list ap)
+{
+	if ((int)level > xr_verbosity)
+		return;
+	if (level == XR_LOG_WARN)
+		fprintf(stderr, "xdpreplay%s%s: ", xr_cmd ? " " : "", xr_cmd ? xr_cmd : "");
+	vfprintf(stderr, fmt, ap);
+}
+
+void xr_log(enum xr_log_level level, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vlog(level, fmt, ap);
+	va_end(ap);
+}
+
+static int libbpf_print(enum libbpf_print_level level, const char *fmt, va_list ap)
+{
+	/* libbpf's warnings are details of an error we report ourselves */
+	vlog(level == LIBBPF_WARN ? XR_LOG_DEBUG : XR_LOG_TRACE, fmt, ap);
+	return 0;
+}
+
+void xr_log_libbpf(void)
+{
+	libbpf_set_print(libbpf_print);
+}
