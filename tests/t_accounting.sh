@@ -175,9 +175,9 @@ test_bad_requests_refused_before_sending() {
 	grep -q "$WORK/f/devices.csv," "$WORK/err" || fail "output path: $(cat "$WORK/err")"
 	expect_eq "$(sed 1d "$WORK/f/devices.csv" | cut -d, -f9 | sort -u)" 904600000 "SF8BW500 on the 500 kHz channel"
 	# errors name the option the user typed, not the rewrite it became
-	run_bad 2 "gen: --src '198.18.64.0/33': not an IPv4 address" "$XR" gen syn -i lo --dst 127.0.0.1 \
+	run_bad 2 "gen syn: --src '198.18.64.0/33': not an IPv4 address" "$XR" gen syn -i lo --dst 127.0.0.1 \
 		--dst-mac 02:00:00:00:00:01 --src 198.18.64.0/33
-	run_bad 2 "gen: --sport '5-3': not a port" "$XR" gen syn -i lo --dst 127.0.0.1 --dst-mac 02:00:00:00:00:01 \
+	run_bad 2 "gen syn: --sport '5-3': not a port" "$XR" gen syn -i lo --dst 127.0.0.1 --dst-mac 02:00:00:00:00:01 \
 		--sport 5-3
 	run_bad 2 "lorawan send: --server: 'x:y' is not ADDR" "$XR" lorawan send -i lo --fleet "$WORK/f" --server x:y
 	# where a trial's goals would be: --latency-goal keeps the default NDR and PDR

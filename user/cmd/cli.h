@@ -26,10 +26,6 @@ int cmd_selftest(int argc, char **argv);
 int cmd_search(int argc, char **argv);
 int cmd_lorawan(int argc, char **argv);
 
-/* replay, gen and lorawan send share their options and their run (user/replay.c). */
-enum run_mode { RUN_REPLAY, RUN_GEN, RUN_LORAWAN };
-int replay_run(int argc, char **argv, enum run_mode mode);
-
 /* Each prints "xdpreplay CMD: --OPT: 'ARG' is not ..." and returns -EINVAL on bad text. */
 int cli_count(const char *cmd, const char *opt, const char *arg, uint64_t *out);
 int cli_number(const char *cmd, const char *opt, const char *arg, double *out);

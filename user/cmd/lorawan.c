@@ -3,7 +3,7 @@
  * xdpreplay lorawan fleet | send: a fleet of ABP devices and gateways made
  * from a seed and saved as CSV, and its uplinks sent as Semtech UDP PUSH_DATA
  * by the kernel engine, with FCnt, FRMPayload, MIC, token, tmst and checksum
- * rewritten per packet in BPF (bpf/lorawan.bpf.h). PUSH_ACKs are counted per
+ * rewritten per packet in BPF (bpf/proto/lorawan.bpf.h). PUSH_ACKs are counted per
  * gateway on the sending interface.
  */
 #include <errno.h>
@@ -14,14 +14,14 @@
 #include <sys/resource.h>
 #include <arpa/inet.h>
 #include "cmd/cli.h"
-#include "frames/template.h"
 #include "util/log.h"
 #include "proto/lorawan/lorawan.h"
-#include "proto/lorawan/send.h"
+#include "proto/proto.h"
+#include "send/run.h"
 #include "engine/pacer.h"
 #include "util/units.h"
 
-void lorawan_send_usage(FILE *f)
+static void lorawan_send_usage(FILE *f, const struct xr_proto *p)
 {
 	fprintf(f,
 		"Usage: xdpreplay lorawan send -i IFACE --fleet DIR --server ADDR[:PORT] [options]\n"
@@ -186,105 +186,6 @@ static int cmd_fleet(int argc, char **argv)
 	return err ? XR_EXIT_ENV : XR_EXIT_OK;
 }
 
-int lorawan_frames(struct lw_fleet *f, struct gen_opts *g, const struct iface *ifc, struct frameset *fs,
-		   struct xr_replies_cfg *rpl)
-{
-	struct lw_net net = { .sport = LW_DEFAULT_PORT, .dport = g->dport };
-	uint8_t buf[XR_MAX_FRAME];
-	char *end;
-
-	if (g->sport) {
-		long p = strtol(g->sport, &end, 10);
-
-		if (*end || p < 1 || p > 65535) {
-			pr_warn("--sport: '%s' is not a port\n", g->sport);
-			return -EINVAL;
-		}
-		net.sport = p;
-	}
-	memcpy(&net.daddr, g->dst, 4);
-	memcpy(net.src_mac, ifc->mac, 6);
-	if (g->have_mac)
-		memcpy(net.dst_mac, g->dst_mac, 6);
-	else if (gen_neigh_mac(g, ifc->name, net.dst_mac)) {
-		pr_warn("no neighbour entry for the server on %s: ping it first or give "
-			"--dst-mac\n", ifc->name);
-		return -ENOENT;
-	}
-	if (gen_iface_addr(ifc->name, false, (uint8_t *)&net.saddr)) {
-		pr_warn("%s has no IPv4 address to send from\n", ifc->name);
-		return -ENOENT;
-	}
-	for (size_t d = 0; d < f->ndev; d++) {
-		int len = lw_build_frame(f, d, &net, buf, sizeof(buf));
-
-		if (len < 0 || len > (int)ifc->mtu + 14) {
-			pr_warn("device %zu's PUSH_DATA (%d bytes) does not fit %s's MTU\n", d,
-				len, ifc->name);
-			return -EINVAL;
-		}
-		if (frameset_add(fs, buf, len, len, 0)) {
-			pr_warn("out of memory for %zu frames\n", f->ndev);
-			return -ENOMEM;
-		}
-	}
-	*rpl = (struct xr_replies_cfg){ .server_addr = net.daddr, .server_port = htons(net.dport),
-					.sport_base = net.sport, .sport_count = 1 };
-	return 0;
-}
-
-void lorawan_report(const struct engine_result *res, const struct lw_fleet *f, uint64_t ready_ns, FILE *human,
-		    struct json *j)
-{
-	const struct engine_replies *r = &res->replies;
-	double dur = (res->end_ns - res->start_ns) / 1e9, up = (double)res->sent / f->heard_by;
-	uint64_t gmin = UINT64_MAX, gmax = 0, acked = 0;
-	struct rusage ru;
-	char a[16], b[16];
-
-	getrusage(RUSAGE_SELF, &ru);
-	for (size_t g = 0; g < r->ngw && r->gw_acks; g++) {
-		uint64_t v = r->gw_acks[g];
-
-		acked += v > 0;
-		gmin = v < gmin ? v : gmin;
-		gmax = v > gmax ? v : gmax;
-	}
-	if (!r->ngw)
-		gmin = 0;
-	if (human) {
-		fprintf(human, "  lorawan: %zu devices, %zu gateways, heard by %u; ready in %.2f s, peak RSS %.0f MiB\n",
-			f->ndev, f->ngw, f->heard_by, ready_ns / 1e9, ru.ru_maxrss / 1024.0);
-		fprintf(human, "  uplinks: %.0f offered (%s/s), PUSH_DATA %s/s; PUSH_ACKed %.2f%%; "
-			"gateways answered %llu of %zu (%llu..%llu each)\n", up, fmt_si(dur > 0 ? up / dur : 0, a, 16),
-			fmt_si(dur > 0 ? res->sent / dur : 0, b, 16),
-			res->sent ? 100.0 * r->st.push_acks / res->sent : 0, (unsigned long long)acked, r->ngw,
-			(unsigned long long)gmin, (unsigned long long)gmax);
-		fprintf(human, "  crypto: %llu uplinks precomputed (AES-NI%s), %llu computed in BPF\n",
-			(unsigned long long)res->lora_ring_hits, res->lora_ring ? "" : ": off",
-			(unsigned long long)res->lora_computed);
-	}
-	if (!j)
-		return;
-	json_open(j, "lorawan", '{');
-	json_u64(j, "devices", f->ndev);
-	json_u64(j, "gateways", f->ngw);
-	json_u64(j, "heard_by", f->heard_by);
-	json_double(j, "ready_s", ready_ns / 1e9);
-	json_double(j, "peak_rss_mib", ru.ru_maxrss / 1024.0);
-	json_double(j, "uplinks", up);
-	json_double(j, "uplinks_per_s", dur > 0 ? up / dur : 0);
-	json_double(j, "push_data_per_s", dur > 0 ? res->sent / dur : 0);
-	json_u64(j, "push_acks", r->st.push_acks);
-	json_u64(j, "gateways_answered", acked);
-	json_u64(j, "gateway_acks_min", gmin);
-	json_u64(j, "gateway_acks_max", gmax);
-	json_flag(j, "precompute", res->lora_ring);
-	json_u64(j, "uplinks_precomputed", res->lora_ring_hits);
-	json_u64(j, "uplinks_computed_in_bpf", res->lora_computed);
-	json_close(j, '}');
-}
-
 int cmd_lorawan(int argc, char **argv)
 {
 	if (argc < 2 || !strcmp(argv[1], "--help") || !strcmp(argv[1], "-h")) {
@@ -301,7 +202,7 @@ int cmd_lorawan(int argc, char **argv)
 		return cmd_fleet(argc - 1, argv + 1);
 	}
 	if (!strcmp(argv[1], "send"))
-		return replay_run(argc - 1, argv + 1, RUN_LORAWAN);
+		return send_command("lorawan send", proto_find("lorawan"), argc - 1, argv + 1, lorawan_send_usage);
 	fprintf(stderr, "xdpreplay lorawan: unknown subcommand '%s' (fleet or send)\n", argv[1]);
 	return XR_EXIT_USAGE;
 }

@@ -16,7 +16,30 @@
 
 #define XR_FOREVER UINT64_MAX
 
-struct lw_fleet;
+struct gen_bpf;
+struct bpf_map;
+struct engine_opts;
+
+/*
+ * A protocol's part in a kernel-engine run (user/proto/X/): what it sets
+ * before the program loads (rodata, map sizes), fills after, runs beside the
+ * senders, and reads at the end. Each hook is optional; each returning int
+ * returns 0 or -errno, having printed why.
+ */
+struct engine_proto {
+	void *ctx;
+	int (*before_load)(void *ctx, struct gen_bpf *skel, const struct engine_opts *o);
+	int (*after_load)(void *ctx, struct gen_bpf *skel, const struct engine_opts *o);
+	/* before the departure times are fixed; slots[o->cpus[i]] is thread i's */
+	int (*start)(void *ctx, const struct xr_gen_slot *slots, const struct engine_opts *o);
+	void (*stop)(void *ctx);
+	/* kengine_run_frames: get ready to build the frame of sequence number n */
+	void (*frame)(void *ctx, uint64_t n);
+	/* the run is over (replies read): take what the maps hold */
+	void (*finish)(void *ctx, struct gen_bpf *skel);
+	/* the program is about to be unloaded: unmap what after_load mapped */
+	void (*close)(void *ctx);
+};
 
 /*
  * The figures of a run while it runs, for a sender's --listen (read from the
@@ -48,26 +71,24 @@ struct engine_opts {
 	struct xr_op ops[XR_MAX_OPS]; /* rewrite plan, the same for every frame */
 	unsigned int nops;
 	uint64_t first_n;        /* the first sequence number (default 0) */
-	bool replies;            /* count the server's answers (xr_replies on ifc) */
-	struct xr_replies_cfg rpl;
+	/* the server's answers: counted by xr_replies on ifc unless XR_REPLY_NONE */
+	enum xr_reply_kind reply_kind;
+	struct xr_reply_match rpl;
 	uint64_t reply_wait_ns;  /* after the last frame, how long answers may take */
-	/*
-	 * LoRaWAN uplinks (kernel engine): fs holds one PUSH_DATA per device of
-	 * the fleet, built by lw_build_frame; replies are PUSH_ACKs.
-	 */
-	const struct lw_fleet *lora;
-	bool lora_static;        /* send the frames as built, without the rewrite (a ceiling) */
-	bool lora_precompute;    /* compute uplinks ahead with AES-NI into the program's ring */
+	uint32_t ts_mask;        /* send_ts slot of n: n & ts_mask (0: the whole ring) */
+	/* the protocol's share (kernel engine) */
+	enum xr_hook hook;       /* its per-packet rewrite after the plan */
+	bool copy_always;        /* the hook writes into the frame: copy it whole even for one frame */
+	uint64_t frame_div;      /* frame of n: (n / frame_div) mod N (0 or 1: n mod N) */
+	const struct engine_proto *proto;
+	uint64_t umem_limit;     /* xsk: refuse a UMEM larger than this (0: no limit) */
 };
 
-/* The server's answers to a run's SYNs and their round trips. */
+/* The server's answers to a run's frames and their round trips (bpf/shared/replies.h). */
 struct engine_replies {
-	struct xr_replies_stats st;
+	struct xr_replies_stats st; /* summed over CPUs */
 	uint64_t *hist;          /* XR_RTT_SECS x XR_RTT_BUCKETS, summed over CPUs */
 	unsigned int seconds;    /* seconds of the run that the histograms cover */
-	bool lora;               /* PUSH_ACKs, not SYN-ACKs */
-	uint64_t *gw_acks;       /* LoRaWAN: PUSH_ACKs per gateway (ngw), malloc'ed */
-	size_t ngw;
 };
 
 /* Why frames asked for were not sent. */
@@ -93,11 +114,12 @@ struct engine_result {
 	uint64_t *per_sec;        /* frames sent in each second of the run (malloc'ed), nsec of them */
 	unsigned int nsec;
 	const char *engine;
-	struct engine_replies replies; /* with engine_opts.replies; hist is malloc'ed */
-	uint64_t lora_ring_hits;  /* uplinks the program took from the precomputed ring */
-	uint64_t lora_computed;   /* uplinks the program computed itself */
-	bool lora_ring;           /* the ring was in use */
+	struct engine_replies replies; /* with a reply kind; hist is malloc'ed */
+	uint64_t hook_ctr[2];     /* the protocol hook's counters, summed over threads */
 };
+
+/* mmaps an mmapable array map whole; *sz is the mapped size. NULL on failure. */
+void *engine_map_mmap(struct bpf_map *map, size_t *sz);
 
 /* Lower bound in ns of round-trip bucket b (the inverse of rtt_bucket() in gen.bpf.c). */
 uint64_t rtt_bucket_floor(unsigned int b);
@@ -136,9 +158,6 @@ int kengine_probe(const struct iface *ifc, bool send_frame, struct kengine_probe
  */
 int kengine_run_frames(const struct iface *ifc, struct engine_opts *o, const uint64_t *ns, size_t count,
 		       uint8_t *out, uint32_t *out_len, uint64_t *ring_hits);
-
-/* Runs the BPF AES-128 and AES-CMAC (xr_aes_test) on t's inputs; t receives the results. For the tests. */
-int kengine_aes_test(struct xr_aes_test *t);
 
 
 #endif

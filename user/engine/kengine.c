@@ -36,9 +36,7 @@
 #include <sys/mman.h>
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
-#include "proto/lorawan/aesni.h"
 #include "engine/engine.h"
-#include "proto/lorawan/lorawan.h"
 #include "engine/pacer.h"
 #include "frames/rewrite.h"
 #include "util/log.h"
@@ -68,13 +66,7 @@ struct kengine {
 	struct xr_frame *frames;
 	uint8_t *data;
 	size_t slots_sz, frames_sz, data_sz;
-	uint64_t *gw_acks;
-	size_t gw_acks_sz;
-	struct xr_lora_dev *devs;     /* LoRaWAN: the device records, also read by the producer */
-	size_t devs_sz;
-	struct xr_lora_ring_slot *ring; /* LoRaWAN: uplinks precomputed for the program */
-	size_t ring_sz;
-	const struct lw_fleet *lora;
+	const struct engine_proto *proto; /* NULL for the probe */
 	uint64_t nframes;
 	uint8_t *tmpl;
 	uint32_t tmpl_len;
@@ -101,7 +93,7 @@ static size_t page_round(size_t sz)
 	return (sz + pg - 1) / pg * pg;
 }
 
-static void *map_mmap(struct bpf_map *map, size_t *sz)
+void *engine_map_mmap(struct bpf_map *map, size_t *sz)
 {
 	void *p;
 
@@ -162,135 +154,11 @@ static void kengine_close(struct kengine *k)
 		munmap(k->frames, k->frames_sz);
 	if (k->data)
 		munmap(k->data, k->data_sz);
-	if (k->gw_acks)
-		munmap(k->gw_acks, k->gw_acks_sz);
-	if (k->devs)
-		munmap(k->devs, k->devs_sz);
-	if (k->ring)
-		munmap(k->ring, k->ring_sz);
+	if (k->proto && k->proto->close)
+		k->proto->close(k->proto->ctx);
 	gen_bpf__destroy(k->skel);
 	free(k->tmpl);
 	memset(k, 0, sizeof(*k));
-}
-
-/* The fleet's devices and gateways into the rewriter's maps (written in place: no second copy). */
-static int lora_fill(struct kengine *k, const struct lw_fleet *f)
-{
-	const struct xr_aes_tables *t = (const struct xr_aes_tables *)&k->skel->rodata->aes;
-	struct xr_lora_dev *devs;
-	struct lw_crypto *c;
-	uint64_t *gws;
-	size_t gsz;
-	int err = 0;
-
-	devs = k->devs = map_mmap(k->skel->maps.lora_devs, &k->devs_sz);
-	gws = map_mmap(k->skel->maps.lora_gws, &gsz);
-	k->gw_acks = map_mmap(k->skel->maps.lora_gw_acks, &k->gw_acks_sz);
-	if (k->skel->rodata->cfg.lora.ring)
-		k->ring = map_mmap(k->skel->maps.lora_ring, &k->ring_sz);
-	c = lw_crypto_new();
-	if (!devs || !gws || !k->gw_acks || !c || (k->skel->rodata->cfg.lora.ring && !k->ring)) {
-		err = -ENOMEM;
-		pr_warn("cannot map the LoRaWAN device table: %s\n", strerror(ENOMEM));
-		goto out;
-	}
-	for (size_t g = 0; g < f->ngw; g++)
-		memcpy(&gws[g], f->gw[g].eui, 8);
-	for (size_t d = 0; d < f->ndev && !err; d++)
-		err = lw_bpf_device(f, d, t, c, &devs[d]);
-	if (err)
-		pr_warn("cannot compute the devices' CMAC subkeys (OpenSSL)\n");
-out:
-	lw_crypto_free(c);
-	if (gws)
-		munmap(gws, gsz);
-	return err;
-}
-
-/*
- * Uplinks precomputed ahead of the senders (AES-NI): this many ring slots,
- * kept this far behind the slowest sender so that a slot is never rewritten
- * while a sender may still read it.
- */
-#define LORA_RING_SLOTS (1U << 17)
-#define LORA_RING_MARGIN 4096
-
-/* Uplink u into its ring slot: tag cleared, characters, then the tag (stores stay in order on x86). */
-static void ring_fill(struct kengine *k, uint64_t u)
-{
-	const struct lw_fleet *f = k->lora;
-	struct xr_lora_ring_slot *slot = &k->ring[u & (LORA_RING_SLOTS - 1)];
-	size_t d = u % f->ndev;
-
-	const struct xr_lora_dev *dev = &k->devs[d];
-	int chars;
-
-	__atomic_store_n(&slot->tag, 0, __ATOMIC_RELAXED);
-	__atomic_signal_fence(__ATOMIC_SEQ_CST);
-	chars = aesni_uplink_b64(dev, dev->fcnt0 + (uint32_t)(u / f->ndev), slot->b64);
-	if (chars < 0)
-		return; /* too long for a slot: the program computes it */
-	slot->chars = chars;
-	slot->b64_off = dev->b64_off;
-	slot->tmst_off = dev->tmst_off;
-	memcpy(slot->gw, dev->gw, sizeof(slot->gw));
-	__atomic_store_n(&slot->tag, u + 1, __ATOMIC_RELEASE);
-}
-
-struct producer {
-	struct kengine *k;
-	const struct engine_opts *o;
-	uint64_t next_u;         /* the next uplink to compute */
-	uint64_t made;
-	volatile bool stop;
-	pthread_t tid;
-	int cpu;
-};
-
-/* The uplink the slowest sender is at. */
-static uint64_t consumer_u(const struct producer *p)
-{
-	uint64_t min = UINT64_MAX;
-
-	for (unsigned int i = 0; i < p->o->threads; i++) {
-		const struct xr_gen_slot *s = &p->k->slots[p->o->cpus[i]];
-		uint64_t u = (p->o->first_n + s->k_next * p->o->threads + i) / p->k->lora->heard_by;
-
-		if (u < min)
-			min = u;
-	}
-	return min;
-}
-
-static void produce(struct producer *p, uint64_t limit)
-{
-	for (; p->next_u < limit; p->next_u++, p->made++)
-		ring_fill(p->k, p->next_u);
-}
-
-static void *producer_main(void *arg)
-{
-	struct producer *p = arg;
-
-	pin_to_cpu(p->cpu);
-	while (!p->stop) {
-		uint64_t u = consumer_u(p), limit = u + LORA_RING_SLOTS - LORA_RING_MARGIN;
-
-		/* fallen behind: the program has computed those itself */
-		if (p->next_u < u)
-			p->next_u = u;
-		/*
-		 * Full: the ring holds 127k uplinks, 13 ms even at 10 M/s, so a 1 ms
-		 * nap cannot starve a sender, and a paced run leaves the CPU to others
-		 * (on a small test bed, the server under test).
-		 */
-		if (p->next_u + 256 > limit) {
-			usleep(1000);
-			continue;
-		}
-		produce(p, limit < p->next_u + 4096 ? limit : p->next_u + 4096);
-	}
-	return NULL;
 }
 
 /*
@@ -303,9 +171,9 @@ static int kengine_open(struct kengine *k, const struct iface *ifc, const struct
 	struct bpf_prog_info info = {};
 	__u32 info_len = sizeof(info);
 	uint64_t nchunks = 1, off = 0;
-	const struct lw_fleet *lora = o ? o->lora : NULL;
+	const struct engine_proto *proto = o ? o->proto : NULL;
 	/* one frame stays in the page pool's pages as data_in put it; more are copied in */
-	bool copy = (fs && fs->n > 1) || lora;
+	bool copy = (fs && fs->n > 1) || (o && o->copy_always);
 	int err;
 
 	memset(k, 0, sizeof(*k));
@@ -344,25 +212,19 @@ static int kengine_open(struct kengine *k, const struct iface *ifc, const struct
 		.span_ns = fs ? fs->span_ns : 0,
 		.mult_milli = o && o->pace == XR_PACE_PCAP ? (uint64_t)(o->multiplier * 1000 + 0.5) : 1000,
 		.nops = o ? o->nops : 0,
-		.stamp = o ? o->replies : 0,
+		.stamp = o ? o->reply_kind != XR_REPLY_NONE : 0,
 		.first_n = o ? o->first_n : 0,
-		.frame_div = lora ? lora->heard_by : 1,
-		.ts_mask = lora ? XR_LORA_TOKENS - 1 : XR_TS_RING - 1,
+		.frame_div = o && o->frame_div > 1 ? o->frame_div : 1,
+		.ts_mask = o && o->ts_mask ? o->ts_mask : XR_TS_RING - 1,
+		.hook = o ? o->hook : XR_HOOK_NONE,
+		.reply_kind = o ? o->reply_kind : XR_REPLY_NONE,
 	};
 	if (o)
 		k->skel->rodata->cfg.rpl = o->rpl;
-	if (lora) {
-		k->skel->rodata->cfg.lora = (struct xr_lora_cfg){
-			.on = !o->lora_static, .ndev = lora->ndev, .heard_by = lora->heard_by, .ngw = lora->ngw };
-		lw_aes_tables((struct xr_aes_tables *)&k->skel->rodata->aes);
-		bpf_map__set_max_entries(k->skel->maps.lora_devs, lora->ndev);
-		bpf_map__set_max_entries(k->skel->maps.lora_gws, lora->ngw);
-		bpf_map__set_max_entries(k->skel->maps.lora_gw_acks, lora->ngw);
-		if (o->lora_precompute && !o->lora_static && aesni_available()) {
-			k->skel->rodata->cfg.lora.ring = LORA_RING_SLOTS;
-			bpf_map__set_max_entries(k->skel->maps.lora_ring, LORA_RING_SLOTS);
-		}
-		k->lora = lora;
+	if (proto && proto->before_load) {
+		err = proto->before_load(proto->ctx, k->skel, o);
+		if (err)
+			goto err;
 	}
 	if (o) {
 		memcpy(k->skel->rodata->cfg.ops, o->ops, sizeof(o->ops));
@@ -382,9 +244,9 @@ static int kengine_open(struct kengine *k, const struct iface *ifc, const struct
 		k->skel->bss->gen_prog_id = info.id;
 	k->skel->bss->owner_tgid = getpid();
 
-	k->slots = map_mmap(k->skel->maps.slots, &k->slots_sz);
-	k->frames = map_mmap(k->skel->maps.frames, &k->frames_sz);
-	k->data = map_mmap(k->skel->maps.frame_data, &k->data_sz);
+	k->slots = engine_map_mmap(k->skel->maps.slots, &k->slots_sz);
+	k->frames = engine_map_mmap(k->skel->maps.frames, &k->frames_sz);
+	k->data = engine_map_mmap(k->skel->maps.frame_data, &k->data_sz);
 	if (!k->slots || !k->frames || !k->data) {
 		err = -errno;
 		pr_warn("cannot mmap the frame set maps: %s\n", strerror(-err));
@@ -409,8 +271,10 @@ static int kengine_open(struct kengine *k, const struct iface *ifc, const struct
 	} else if (fs) {
 		k->frames[0] = (struct xr_frame){ .len = fs->frames[0].len, .ts_ns = 0 };
 	}
-	if (lora) {
-		err = lora_fill(k, lora);
+	/* from here kengine_close also closes the protocol's part */
+	k->proto = proto;
+	if (proto && proto->after_load) {
+		err = proto->after_load(proto->ctx, k->skel, o);
 		if (err)
 			goto err;
 	}
@@ -531,22 +395,12 @@ static void read_replies(struct kengine *k, struct engine_result *res)
 		goto out;
 	if (!bpf_map_lookup_elem(bpf_map__fd(k->skel->maps.replies_stats), &key, per)) {
 		for (int c = 0; c < ncpu; c++) {
-			r->st.syn_acks += per[c].syn_acks;
-			r->st.retransmits += per[c].retransmits;
-			r->st.rsts += per[c].rsts;
-			r->st.acks_sent += per[c].acks_sent;
-			r->st.fins += per[c].fins;
+			r->st.answered += per[c].answered;
+			r->st.repeated += per[c].repeated;
 			r->st.unmatched += per[c].unmatched;
-			r->st.push_acks += per[c].push_acks;
-			r->st.push_ack_dups += per[c].push_ack_dups;
+			for (int i = 0; i < XR_REPLY_CTRS; i++)
+				r->st.ctr[i] += per[c].ctr[i];
 		}
-	}
-	if (k->gw_acks) {
-		r->lora = true;
-		r->ngw = bpf_map__max_entries(k->skel->maps.lora_gw_acks);
-		r->gw_acks = malloc(r->ngw * sizeof(uint64_t));
-		if (r->gw_acks)
-			memcpy(r->gw_acks, k->gw_acks, r->ngw * sizeof(uint64_t));
 	}
 	for (key = 0; key < XR_RTT_SECS * XR_RTT_BUCKETS; key++) {
 		if (bpf_map_lookup_elem(hfd, &key, vals))
@@ -598,8 +452,8 @@ int kengine_run(const struct engine_opts *o, struct engine_result *res)
 	struct thread_plan plan[XR_MAX_CPUS];
 	struct sender sd[XR_MAX_CPUS] = {};
 	struct run_meter meter;
-	struct producer prod = {};
-	bool stopped_by_duration = false, prod_started = false;
+	const struct engine_proto *proto = o->proto;
+	bool stopped_by_duration = false, proto_started = false;
 	unsigned int started = 0;
 	struct kengine k;
 	int err;
@@ -611,7 +465,7 @@ int kengine_run(const struct engine_opts *o, struct engine_result *res)
 		return err;
 	/* the maps hold the frames now: the loading buffer would only double the memory */
 	frameset_release(o->fs);
-	if (o->replies) {
+	if (o->reply_kind != XR_REPLY_NONE) {
 		k.replies = bpf_program__attach_xdp(k.skel->progs.xr_replies, o->ifc->ifindex);
 		if (!k.replies) {
 			err = -errno;
@@ -626,14 +480,6 @@ int kengine_run(const struct engine_opts *o, struct engine_result *res)
 	/* no SA_RESTART: the signal must end a BPF_PROG_RUN call with EINTR */
 	sigaction(SIGUSR1, &sa, &old_sa);
 
-	if (k.ring) {
-		/* a full ring before the departure times are fixed: a paced run must not start late */
-		long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
-
-		prod = (struct producer){ .k = &k, .o = o, .next_u = o->first_n / k.lora->heard_by,
-					  .cpu = o->threads < ncpu ? (int)(ncpu - 1 - o->threads) : 0 };
-		produce(&prod, prod.next_u + LORA_RING_SLOTS - LORA_RING_MARGIN);
-	}
 	/* a short lead so that every thread is running before the first departure */
 	t0 = now_ns() + 2 * POLL_NS;
 	for (unsigned int i = 0; i < o->threads; i++) {
@@ -664,14 +510,15 @@ int kengine_run(const struct engine_opts *o, struct engine_result *res)
 					   o->fs->n * o->multiplier * 1e9 / o->fs->span_ns / o->threads <=
 						   USER_PACED_MAX_PPS;
 	}
-	if (k.ring) {
-		/* then a thread keeps the ring ahead of the senders */
-		if (pthread_create(&prod.tid, NULL, producer_main, &prod))
-			pr_warn("cannot start the precompute thread: uplinks beyond the first %u are computed in BPF\n",
-				LORA_RING_SLOTS - LORA_RING_MARGIN);
-		else
-			prod_started = true;
-		res->lora_ring = true;
+	/* the protocol's helpers (LoRaWAN: a full precompute ring) are ready before the first departure */
+	if (proto && proto->start) {
+		err = proto->start(proto->ctx, k.slots, o);
+		if (err) {
+			sigaction(SIGUSR1, &old_sa, NULL);
+			kengine_close(&k);
+			return err;
+		}
+		proto_started = true;
 	}
 	/* paced runs start at t0; the duration counts from there */
 	res->start_ns = o->pace == XR_PACE_NONE ? now_ns() : t0;
@@ -729,12 +576,9 @@ int kengine_run(const struct engine_opts *o, struct engine_result *res)
 		slots_sum(&k, sd, started, &sent, &failed, &bytes);
 		meter_finish(&meter, res->end_ns, sent, res);
 	}
-	if (prod_started) {
-		prod.stop = true;
-		pthread_join(prod.tid, NULL);
-		pr_debug("precompute thread: %llu uplinks\n", (unsigned long long)prod.made);
-	}
-	if (o->replies) {
+	if (proto_started && proto->stop)
+		proto->stop(proto->ctx);
+	if (o->reply_kind != XR_REPLY_NONE) {
 		/* answers to the last frames are still on their way */
 		if (!xr_stop)
 			sleep_until(now_ns() + o->reply_wait_ns);
@@ -756,8 +600,8 @@ int kengine_run(const struct engine_opts *o, struct engine_result *res)
 		res->unsent.ring_full += s->xmit_drops;
 		res->unsent.redirect += s->redirect_err;
 		res->unsent.bad_frame += s->bad_frame;
-		res->lora_ring_hits += s->lora_ring_hits;
-		res->lora_computed += s->lora_computed;
+		res->hook_ctr[0] += s->hook_ctr[0];
+		res->hook_ctr[1] += s->hook_ctr[1];
 		accounted += s->xmit_sent + s->xmit_drops + s->redirect_err;
 		if (s->xmit_err)
 			res->xmit_err = s->xmit_err;
@@ -773,6 +617,8 @@ int kengine_run(const struct engine_opts *o, struct engine_result *res)
 		res->unsent.unaccounted = tx - accounted;
 	/* bytes of frames the driver refused are not known one by one: take the mean */
 	res->sent_bytes = tx ? (uint64_t)((double)tx_bytes * res->sent / tx) : 0;
+	if (proto && proto->finish)
+		proto->finish(proto->ctx, k.skel);
 	kengine_close(&k);
 	return err;
 }
@@ -863,8 +709,8 @@ int kengine_run_frames(const struct iface *ifc, struct engine_opts *o, const uin
 		slot->k_next = ns[i];
 		slot->k_end = ns[i] + 1;
 		slot_ops_init(slot, o->ops, o->nops, ns[i], 1);
-		if (k.ring)
-			ring_fill(&k, ns[i] / k.lora->heard_by);
+		if (k.proto && k.proto->frame)
+			k.proto->frame(k.proto->ctx, ns[i]);
 		if (bpf_prog_test_run_opts(bpf_program__fd(k.skel->progs.xr_gen), &topts)) {
 			err = -errno;
 			pr_warn("BPF_PROG_RUN: %s\n", strerror(-err));
@@ -872,37 +718,9 @@ int kengine_run_frames(const struct iface *ifc, struct engine_opts *o, const uin
 		}
 		out_len[i] = topts.retval == XDP_TX ? topts.data_size_out : 0;
 		if (ring_hits)
-			*ring_hits += slot->lora_ring_hits;
+			*ring_hits += slot->hook_ctr[0];
 	}
 out:
 	kengine_close(&k);
-	return err;
-}
-
-int kengine_aes_test(struct xr_aes_test *t)
-{
-	uint8_t pkt[64] = {};
-	struct gen_bpf *skel;
-	__u32 zero = 0;
-	LIBBPF_OPTS(bpf_test_run_opts, topts, .data_in = pkt, .data_size_in = sizeof(pkt), .repeat = 1);
-	int err;
-
-	skel = gen_bpf__open();
-	if (!skel)
-		return -errno;
-	lw_aes_tables((struct xr_aes_tables *)&skel->rodata->aes);
-	err = gen_bpf__load(skel);
-	if (err)
-		goto out;
-	if (bpf_map_update_elem(bpf_map__fd(skel->maps.aes_test), &zero, t, 0) ||
-	    bpf_prog_test_run_opts(bpf_program__fd(skel->progs.xr_aes_test), &topts) ||
-	    bpf_map_lookup_elem(bpf_map__fd(skel->maps.aes_test), &zero, t)) {
-		err = -errno;
-		goto out;
-	}
-	if (topts.retval != XDP_PASS)
-		err = -EINVAL;
-out:
-	gen_bpf__destroy(skel);
 	return err;
 }

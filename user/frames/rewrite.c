@@ -13,6 +13,7 @@
 #include <string.h>
 #include <netinet/in.h>
 #include "util/log.h"
+#include "frames/addr.h"
 #include "frames/rewrite.h"
 #include "util/units.h"
 
@@ -162,63 +163,6 @@ static int parse_u64(const char *s, __u64 *v)
 	return errno || *end ? -EINVAL : 0;
 }
 
-/* A.B.C.D, A.B.C.D/P or A.B.C.D-E.F.G.H: base and count */
-static int parse_ip4_range(const char *s, __u64 *base, __u64 *count)
-{
-	char a[32], b[32];
-	struct in_addr x, y;
-	unsigned int plen;
-	char end;
-
-	if (sscanf(s, "%31[0-9.]/%u%c", a, &plen, &end) == 2 && plen <= 32 && inet_pton(AF_INET, a, &x) == 1) {
-		uint32_t mask = plen ? ~0U << (32 - plen) : 0;
-
-		*base = ntohl(x.s_addr) & mask;
-		*count = 1ULL << (32 - plen);
-		return 0;
-	}
-	if (sscanf(s, "%31[0-9.]-%31[0-9.]%c", a, b, &end) == 2 && inet_pton(AF_INET, a, &x) == 1 &&
-	    inet_pton(AF_INET, b, &y) == 1 && ntohl(y.s_addr) >= ntohl(x.s_addr)) {
-		*base = ntohl(x.s_addr);
-		*count = (uint64_t)ntohl(y.s_addr) - ntohl(x.s_addr) + 1;
-		return 0;
-	}
-	if (inet_pton(AF_INET, s, &x) == 1) {
-		*base = ntohl(x.s_addr);
-		*count = 1;
-		return 0;
-	}
-	return -EINVAL;
-}
-
-/* PREFIX/P with P >= 64: the low 64 bits vary; base is the prefix's low 64 bits */
-static int parse_ip6_range(const char *s, __u64 *base, __u64 *count, uint8_t high[8])
-{
-	char a[64], end;
-	struct in6_addr x;
-	unsigned int plen;
-	uint64_t low;
-
-	if (sscanf(s, "%63[0-9a-fA-F:]/%u%c", a, &plen, &end) != 2 || plen < 64 || plen > 128 ||
-	    inet_pton(AF_INET6, a, &x) != 1)
-		return -EINVAL;
-	low = 0;
-	for (int i = 8; i < 16; i++)
-		low = low << 8 | x.s6_addr[i];
-	if (plen == 64) {
-		/* all 2^64: the value wraps at the field's width */
-		*base = 0;
-		*count = 0;
-	} else {
-		uint64_t size = 1ULL << (128 - plen);
-
-		*base = low & ~(size - 1);
-		*count = size;
-	}
-	memcpy(high, x.s6_addr, 8);
-	return 0;
-}
-
 static int parse_port_range(const char *s, __u64 *base, __u64 *count)
 {
 	unsigned int lo, hi;
@@ -281,14 +225,22 @@ int rewrite_parse_opt(const char *spec, const char *opt, struct rewrite_spec *ou
 	out->field_off = f.off;
 	out->proto = f.proto;
 	if (f.where == W_IP_SRC || f.where == W_IP_DST) {
-		if (relative || parse_ip4_range(val, &out->op.base, &out->op.modulus))
+		uint64_t base, count;
+
+		if (relative || addr_parse_range4(val, &base, &count))
 			return bad_spec(spec, opt, "not an IPv4 address, A.B.C.D/P or A.B.C.D-E.F.G.H");
+		out->op.base = base;
+		out->op.modulus = count;
 		out->op.step = 1;
 		return 0;
 	}
 	if (f.where == W_IP6_SRC || f.where == W_IP6_DST) {
-		if (relative || parse_ip6_range(val, &out->op.base, &out->op.modulus, out->ip6_high))
+		uint64_t base, count;
+
+		if (relative || addr_parse_range6(val, &base, &count, out->ip6_high))
 			return bad_spec(spec, opt, "not an IPv6 PREFIX/P with P from 64 to 128");
+		out->op.base = base;
+		out->op.modulus = count;
 		out->op.step = 1;
 		out->ip6_check = true;
 		return 0;
@@ -537,4 +489,41 @@ void rewrite_apply(const struct xr_op *ops, int nops, uint8_t *f, uint32_t len, 
 		if (op->l4_csum_off)
 			fix(f, op->l4_csum_off, old, new, span, op->l4_proto == IPPROTO_UDP);
 	}
+}
+
+void rewrite_spec_src(struct rewrite_spec *sp, const struct addr_range *r)
+{
+	char a[INET6_ADDRSTRLEN];
+	uint8_t first[16];
+
+	memset(sp, 0, sizeof(*sp));
+	sp->op = (struct xr_op){ .kind = XR_OP_COUNTER, .flags = XR_OPF_BIG_ENDIAN, .base = r->base, .step = 1,
+				 .modulus = r->count };
+	addr_range_first(r, first);
+	inet_ntop(r->ipv6 ? AF_INET6 : AF_INET, first, a, sizeof(a));
+	if (r->ipv6) {
+		sp->where = W_IP6_SRC;
+		sp->op.width = 8;
+		sp->ip6_check = true;
+		memcpy(sp->ip6_high, r->high, 8);
+	} else {
+		sp->where = W_IP_SRC;
+		sp->op.width = 4;
+	}
+	/* for the report: what the plan does, not text to parse */
+	snprintf(sp->text, sizeof(sp->text), "%s=%s+%llu", r->ipv6 ? "ip6.src" : "ip.src", a,
+		 (unsigned long long)r->count);
+}
+
+void rewrite_spec_sport(struct rewrite_spec *sp, uint8_t proto, const struct port_range *p, uint64_t divisor)
+{
+	memset(sp, 0, sizeof(*sp));
+	sp->op = (struct xr_op){ .kind = XR_OP_COUNTER, .width = 2, .flags = XR_OPF_BIG_ENDIAN, .base = p->lo,
+				 .step = 1, .modulus = (uint64_t)p->hi - p->lo + 1, .divisor = divisor };
+	sp->where = W_SPORT;
+	sp->proto = proto;
+	snprintf(sp->text, sizeof(sp->text), "%s.sport=%u-%u", proto == IPPROTO_TCP ? "tcp" : "udp", p->lo, p->hi);
+	if (divisor > 1)
+		snprintf(sp->text + strlen(sp->text), sizeof(sp->text) - strlen(sp->text), "/%llu",
+			 (unsigned long long)divisor);
 }

@@ -4,6 +4,7 @@
 
 #include <stdbool.h>
 #include <stdint.h>
+#include "frames/addr.h"
 #include "frames/frameset.h"
 #include "xdpreplay.h"
 
@@ -28,6 +29,10 @@ struct rewrite_spec {
 int rewrite_parse(const char *spec, struct rewrite_spec *out);
 /* The same for a spec made from another option (opt, e.g. "--src"): errors name it and its value. */
 int rewrite_parse_opt(const char *spec, const char *opt, struct rewrite_spec *out);
+/* Specs from typed values (gen's --src and --sport): the ops rewrite_parse makes of FIELD=RANGE. */
+void rewrite_spec_src(struct rewrite_spec *sp, const struct addr_range *r);
+/* the port is base + (n / divisor) mod the range's size */
+void rewrite_spec_sport(struct rewrite_spec *sp, uint8_t proto, const struct port_range *p, uint64_t divisor);
 /* Resolves specs against every frame of fs into ops; the number of ops, or -EINVAL naming the frame that does not fit. */
 int rewrite_plan(const struct rewrite_spec *specs, int nspecs, const struct frameset *fs, struct xr_op *ops);
 /* For a single-frame set sent without copying: the template's words and checksums into ops and nc. */

@@ -1,44 +1,63 @@
 /* SPDX-License-Identifier: GPL-2.0 */
-#ifndef __XR_GEN_H
-#define __XR_GEN_H
+/*
+ * Built-in frames: one Ethernet/IPv4-or-IPv6/UDP-or-TCP frame with valid
+ * checksums, and the plan specs that spread it over source addresses and
+ * ports. gen's protocols (user/proto/udp, syn, dns) build on it.
+ */
+#ifndef __XR_FRAMES_TEMPLATE_H
+#define __XR_FRAMES_TEMPLATE_H
 
 #include <stdbool.h>
 #include <stdint.h>
-#include <stdio.h>
-#include "engine/engine.h"
-#include "util/json.h"
+#include "engine/iface.h"
+#include "frames/addr.h"
+#include "frames/frameset.h"
 #include "frames/rewrite.h"
 
-/* --rewrite ops the user gives plus those gen adds (source, port, stamp or ISN) */
-#define GEN_MAX_SPECS (XR_MAX_OPS + 4)
 
-struct gen_opts {
-	bool syn;            /* gen syn; else gen udp */
-	bool ipv6;
-	uint8_t dst[16];
-	uint16_t dport;
-	const char *src;     /* --src RANGE (ip.src / ip6.src syntax) */
-	const char *sport;   /* --sport LO-HI */
-	unsigned int size;   /* on the wire, with FCS */
+/* The addressing options of gen and lorawan send, typed (struct send_opts.net). */
+struct template_net {
+	struct xr_dst dst;
+	bool have_dst;
+	struct addr_range src;   /* --src; default: the interface's address */
+	bool have_src;
+	struct port_range sport; /* --sport; default 1024-65535 */
+	bool have_sport;
+	unsigned int size;       /* --size: on the wire, with FCS; 0 = 64 */
+	uint8_t dst_mac[6];      /* --dst-mac; default: the neighbour table */
 	bool have_mac;
-	uint8_t dst_mac[6];
-	bool complete;
-	uint64_t tuples;     /* distinct (source, port) pairs before one repeats; 0 = 2^64 or more */
 };
 
-/* --dst (or lorawan send's --server, named by opt): ADDR, ADDR:PORT or [ADDR6]:PORT. */
-int gen_parse_dst(const char *s, const char *opt, struct gen_opts *g);
-/* The MAC of g->dst from the neighbour table (IPv4): 0 or -ENOENT. */
-int gen_neigh_mac(const struct gen_opts *g, const char *ifname, uint8_t *mac);
-/* The interface's first address of the family: 0 or -ENOENT. */
-int gen_iface_addr(const char *ifname, bool ipv6, uint8_t *addr);
+/* What the addressing resolved to, for the frame and the reply counter. */
+struct template_addr {
+	uint8_t src[16];         /* the first source address (network order) */
+	uint8_t dst_mac[6];
+	uint64_t pool, ports;    /* source addresses and ports the plan cycles through */
+	uint64_t tuples;         /* distinct (address, port) pairs before one repeats; 0 = 2^64 or more */
+	struct xr_reply_match match; /* IPv4: the server and our sources, for replies */
+};
+
 /*
- * Builds the template frame into fs and the specs that vary it per packet;
- * for gen syn also the reply counter's configuration. 0 or -errno (printed).
+ * Resolves net for a frame of protocol l4 (IPPROTO_UDP or IPPROTO_TCP): the
+ * next hop's MAC, the first source address, and specs that give address
+ * n mod pool and port (n / pool) mod ports (every pair once before any
+ * repeats), appended to specs. 0 or -errno after a one-line message.
  */
-int gen_build(struct gen_opts *g, const struct iface *ifc, struct frameset *fs, struct rewrite_spec *specs,
-	      int *nspecs, struct xr_replies_cfg *rpl);
-/* Replies and round trips of a gen syn run, to a human (human) and into JSON (j). */
-void gen_report(const struct engine_result *res, FILE *human, struct json *j);
+int template_addressing(const struct template_net *net, const struct iface *ifc, uint8_t l4,
+			struct rewrite_spec *specs, int *nspecs, struct template_addr *ta);
+
+struct template_frame {
+	const struct template_net *net;
+	const struct template_addr *ta;
+	const struct iface *ifc;
+	uint8_t l4;              /* IPPROTO_UDP or IPPROTO_TCP */
+	uint8_t tcp_flags;       /* TCP: the flags (a SYN carries an MSS option) */
+	const uint8_t *payload;  /* UDP: the payload's first bytes, as many as fit (the rest is zero) */
+	uint32_t payload_len;
+	uint32_t len;            /* UDP: the frame's length without FCS; at least the headers */
+};
+
+/* One frame into fs. 0 or -errno after a one-line message. */
+int template_build(const struct template_frame *t, struct frameset *fs);
 
 #endif

@@ -589,7 +589,7 @@ int cmd_count(int argc, char **argv)
 	pthread_mutex_t http_lock = PTHREAD_MUTEX_INITIALIZER;
 	const char *token_file = NULL;
 	char token[260] = "";
-	struct sockaddr_in sa;
+	struct sockaddr_in listen_sa, webhook_sa;
 	uint64_t next_check = 0;
 	bool gone = false;
 	const char *webhook_addr = NULL, *fleet_dir = NULL, *schedule = NULL;
@@ -666,10 +666,10 @@ int cmd_count(int argc, char **argv)
 	if (cfg.proto == 255 && (cfg.daddr || cfg.saddr || cfg.dport || cfg.sport))
 		return cli_usage_error("count", "--any cannot be combined with address or port filters");
 	/* addresses are checked before anything is attached */
-	if (listen_addr && httpd_parse_addr(listen_addr, &sa))
+	if (listen_addr && httpd_parse_addr(listen_addr, &listen_sa))
 		return cli_usage_error("count", "--listen: '%s' is not ADDR:PORT or :PORT (IPv4, port 1-65535)",
 				       listen_addr);
-	if (webhook_addr && httpd_parse_addr(webhook_addr, &sa))
+	if (webhook_addr && httpd_parse_addr(webhook_addr, &webhook_sa))
 		return cli_usage_error("count", "--webhook: '%s' is not ADDR:PORT or :PORT (IPv4, port 1-65535)",
 				       webhook_addr);
 	if (token_file && !listen_addr && !webhook_addr)
@@ -682,7 +682,7 @@ int cmd_count(int argc, char **argv)
 
 		if (webhook_init(&wh, fleet_dir, schedule))
 			return XR_EXIT_USAGE;
-		err = httpd_start(&hook, webhook_addr, &ho, serve_hook, &wh);
+		err = httpd_start(&hook, &webhook_sa, &ho, serve_hook, &wh);
 		if (err) {
 			webhook_free(&wh);
 			return err == -EINVAL ? XR_EXIT_USAGE : XR_EXIT_ENV;
@@ -744,7 +744,7 @@ int cmd_count(int argc, char **argv)
 	if (listen_addr) {
 		struct httpd_opts ho = { .option = "--listen", .token = token_file ? token : NULL, .lock = &http_lock };
 
-		if (httpd_start(&http, listen_addr, &ho, serve_live, &live))
+		if (httpd_start(&http, &listen_sa, &ho, serve_live, &live))
 			goto out;
 	}
 	cli_catch_signals();

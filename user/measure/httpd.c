@@ -186,17 +186,14 @@ static void mhd_log(void *cls, const char *fmt, va_list ap)
 		vfprintf(stderr, fmt, ap);
 }
 
-int httpd_start(struct httpd **out, const char *addr_port, const struct httpd_opts *o, httpd_handler h, void *ctx)
+int httpd_start(struct httpd **out, const struct sockaddr_in *addr, const struct httpd_opts *o, httpd_handler h,
+		void *ctx)
 {
-	struct sockaddr_in sa;
+	struct sockaddr_in sa = *addr;
 	struct httpd *s;
 	int fd, one = 1, err;
 
 	*out = NULL;
-	if (httpd_parse_addr(addr_port, &sa)) {
-		pr_warn("%s: '%s' is not ADDR:PORT or :PORT (IPv4, port 1-65535)\n", o->option, addr_port);
-		return -EINVAL;
-	}
 	s = calloc(1, sizeof(*s));
 	if (!s)
 		return -ENOMEM;
@@ -212,7 +209,10 @@ int httpd_start(struct httpd **out, const char *addr_port, const struct httpd_op
 	if (fd < 0 || setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one)) ||
 	    bind(fd, (struct sockaddr *)&sa, sizeof(sa)) || listen(fd, 64)) {
 		err = -errno;
-		pr_warn("%s %s: %s\n", o->option, addr_port, strerror(-err));
+		char a[INET_ADDRSTRLEN];
+
+		inet_ntop(AF_INET, &sa.sin_addr, a, sizeof(a));
+		pr_warn("%s %s:%u: %s\n", o->option, a, ntohs(sa.sin_port), strerror(-err));
 		goto err;
 	}
 	s->d = MHD_start_daemon(MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_AUTO | MHD_USE_ERROR_LOG, 0, NULL, NULL,
@@ -228,7 +228,7 @@ int httpd_start(struct httpd **out, const char *addr_port, const struct httpd_op
 				MHD_OPTION_END);
 	if (!s->d) {
 		err = -EIO;
-		pr_warn("%s %s: cannot start the HTTP server\n", o->option, addr_port);
+		pr_warn("%s: cannot start the HTTP server\n", o->option);
 		goto err;
 	}
 	*out = s;

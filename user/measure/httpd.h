@@ -34,16 +34,20 @@ struct httpd_opts {
 };
 
 /*
- * "ADDR:PORT" binds ADDR (0.0.0.0 for every address); ":PORT" binds loopback
- * only. 0, or -errno after a one-line message naming the option.
+ * Serves on addr (parsed once by httpd_parse_addr). 0, or -errno after a
+ * one-line message naming the option.
  */
-int httpd_start(struct httpd **out, const char *addr_port, const struct httpd_opts *o, httpd_handler h, void *ctx);
+struct sockaddr_in;
+int httpd_start(struct httpd **out, const struct sockaddr_in *addr, const struct httpd_opts *o, httpd_handler h,
+		void *ctx);
 void httpd_stop(struct httpd *s);
 void httpd_lock(struct httpd *s);
 void httpd_unlock(struct httpd *s);
 
-/* "ADDR:PORT" or ":PORT" into an IPv4 socket address (loopback for ":PORT"): 0 or -EINVAL. */
-struct sockaddr_in;
+/*
+ * "ADDR:PORT" (0.0.0.0 for every address) or ":PORT" (loopback only) into an
+ * IPv4 socket address: 0 or -EINVAL.
+ */
 int httpd_parse_addr(const char *addr_port, struct sockaddr_in *sa);
 
 /* Reads a bearer token from a file (one line; at most 256 bytes): 0 or -errno after a message. */

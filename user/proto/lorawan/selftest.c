@@ -16,6 +16,7 @@
 #include "frames/frameset.h"
 #include "util/log.h"
 #include "proto/lorawan/aesni.h"
+#include "proto/lorawan/kernel.h"
 #include "proto/lorawan/lorawan.h"
 #include "cmd/selftest.h"
 
@@ -42,7 +43,7 @@ static void report(uint64_t *mismatches, const char *what, const char *why)
 		fprintf(stderr, "selftest lorawan: %s: %s\n", what, why);
 }
 
-/* The BPF code's CMAC input: the message, then 0x80 and zeros to a whole block (bpf/lorawan.bpf.h). */
+/* The BPF code's CMAC input: the message, then 0x80 and zeros to a whole block (bpf/proto/lorawan.bpf.h). */
 static void bpf_cmac_input(struct xr_aes_test *t, const uint8_t *msg, size_t len)
 {
 	memset(t->cm, 0, sizeof(t->cm));
@@ -92,7 +93,7 @@ static int aes_checks(struct lw_crypto *c, const struct xr_aes_tables *tab, uint
 		memcpy(t.k1, got1, 16);
 		memcpy(t.k2, got2, 16);
 		bpf_cmac_input(&t, m, ex[i].len);
-		err = kengine_aes_test(&t);
+		err = lw_kernel_aes_test(&t);
 		if (err)
 			return err;
 		unhex_s(ex[i].mac, want);
@@ -108,7 +109,7 @@ static int aes_checks(struct lw_crypto *c, const struct xr_aes_tables *tab, uint
 	/* AES-128(K, 0) = 7df76b0c1ab899b33e42f047b91b546f (PROTOCOLS.md §4.1) */
 	memset(&t, 0, sizeof(t));
 	lw_aes_expand(tab, kb, t.rk);
-	err = kengine_aes_test(&t);
+	err = lw_kernel_aes_test(&t);
 	if (err)
 		return err;
 	unhex_s("7df76b0c1ab899b33e42f047b91b546f", ecb0);
@@ -139,7 +140,7 @@ static int aes_random(struct lw_crypto *c, const struct xr_aes_tables *tab, uint
 		memcpy(blk, msg, 16);
 		memcpy(t.block, blk, 16);
 		bpf_cmac_input(&t, msg, len);
-		err = kengine_aes_test(&t);
+		err = lw_kernel_aes_test(&t);
 		if (err)
 			return err;
 		*checked += 2;
@@ -186,7 +187,8 @@ static int fleet_frames(struct lw_fleet *f, struct frameset *fs)
 static int fleet_check(const struct iface *lo, struct lw_crypto *c, struct lw_fleet *f, const uint64_t *ns,
 		       size_t count, bool precompute, const char *label, uint64_t *checked, uint64_t *mismatches)
 {
-	struct engine_opts o = { .threads = 1, .lora = f, .lora_precompute = precompute };
+	struct engine_opts o = { .threads = 1 };
+	struct lw_kernel lk;
 	uint64_t hits = 0;
 	uint8_t *out = malloc(count * XR_MAX_FRAME), ref[XR_MAX_FRAME];
 	uint32_t out_len[LW_NS];
@@ -197,11 +199,13 @@ static int fleet_check(const struct iface *lo, struct lw_crypto *c, struct lw_fl
 		free(out);
 		return -ENOMEM;
 	}
+	lw_kernel_init(&lk, f, true, precompute, &o);
 	err = fleet_frames(f, &fs);
 	if (!err) {
 		o.fs = &fs;
 		err = kengine_run_frames(lo, &o, ns, count, out, out_len, &hits);
 	}
+	lw_kernel_free(&lk);
 	/* with the ring, every uplink that fits a slot must have come from it */
 	if (!err && precompute) {
 		uint64_t fit = 0;
@@ -277,7 +281,8 @@ static int vectors(const struct iface *lo, struct lw_crypto *c, uint64_t *checke
 	struct lw_device dev[3] = {};
 	struct lw_gateway gw = { { 1, 2, 3, 4, 5, 6, 7, 8 } };
 	struct lw_fleet f = { .dev = dev, .ndev = nv, .gw = &gw, .ngw = 1, .heard_by = 1 };
-	struct engine_opts o = { .threads = 1, .lora = &f };
+	struct engine_opts o = { .threads = 1 };
+	struct lw_kernel lk;
 	uint8_t *out = malloc(nv * XR_MAX_FRAME), phy[XR_LORA_MAX_PHY], want[XR_LORA_MAX_PHY];
 	char b64[XR_LORA_B64_MAX + 4];
 	uint32_t out_len[3];
@@ -298,11 +303,13 @@ static int vectors(const struct iface *lo, struct lw_crypto *c, uint64_t *checke
 		dev[i].sf = 7;
 		dev[i].bw_khz = 125;
 	}
+	lw_kernel_init(&lk, &f, true, false, &o);
 	err = fleet_frames(&f, &fs);
 	if (!err) {
 		o.fs = &fs;
 		err = kengine_run_frames(lo, &o, ns, nv, out, out_len, NULL);
 	}
+	lw_kernel_free(&lk);
 	for (size_t i = 0; i < nv && !err; i++) {
 		int wl = unhex_s(v[i].phy, want), pl;
 		size_t bl;

@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
  * LoRaWAN 1.0.x data uplinks inside Semtech UDP PUSH_DATA, rewritten per
- * packet by the kernel engine (included by gen.bpf.c; layout and numbering
- * in xdpreplay.h, struct xr_lora_dev).
+ * packet by the kernel engine (included by bpf/proto/registry.bpf.h; layout
+ * and numbering in bpf/shared/lorawan.h, struct xr_lora_dev).
  *
  * For uplink u of device d in round r (FCnt = fcnt0 + r, 32 bits in the
  * crypto, 16 on air), in the order LoRaWAN 1.0.3 §4.3.3 and §4.4 give:
@@ -17,11 +17,15 @@
  * lookups per column, as rijndael-alg-fst.c does); the round keys and CMAC
  * subkeys are computed once per device in userspace.
  */
-#ifndef __XR_LORAWAN_BPF_H
-#define __XR_LORAWAN_BPF_H
+#ifndef __XR_PROTO_LORAWAN_BPF_H
+#define __XR_PROTO_LORAWAN_BPF_H
 
-/* Filled by userspace before load (user/proto/lorawan/fleet.c): read-only, so the verifier sees its bounds. */
-const volatile struct xr_aes_tables aes = {};
+#include "lib/aes.bpf.h"
+
+_Static_assert(sizeof(((struct xr_lora_scratch *)0)->cm) <= XR_CMAC_MAX_BYTES, "CMAC input longer than aes_cmac reads");
+
+/* Set by userspace before load (user/proto/lorawan/): the fleet's shape and the ring. */
+const volatile struct xr_lora_cfg lora_cfg = {};
 
 static const char b64_alphabet[64] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
 
@@ -68,82 +72,6 @@ struct {
 	__type(value, __u64);
 } lora_gw_acks SEC(".maps");
 
-/*
- * Table lookups as byte offsets: one shift and one mask give 4 * byte, so a
- * lookup is five instructions, and the tables are read through one base
- * pointer with constant displacements (reading the volatile rodata directly
- * made clang reload the map address and spill for every lookup: 1,460
- * instructions per block instead of ~850).
- */
-#define T0(b, x) (*(const __u32 *)((b) + (((x) >> 22) & 0x3fc)))
-#define T1(b, x) (*(const __u32 *)((b) + 1024 + (((x) >> 14) & 0x3fc)))
-#define T2(b, x) (*(const __u32 *)((b) + 2048 + (((x) >> 6) & 0x3fc)))
-#define T3(b, x) (*(const __u32 *)((b) + 3072 + (((x) << 2) & 0x3fc)))
-
-/*
- * Encrypts the 16-byte block blk (4 words in memory order) in place with the
- * round keys rk. A subprogram: one copy of its instructions serves every
- * call. Returns 0 (a subprogram taking pointers must return a value).
- */
-static __noinline int aes_encrypt(const __u32 *rk, __u32 *blk)
-{
-	const __u8 *te = (const __u8 *)aes.te, *sb = (const __u8 *)aes.sbox;
-	__u32 s0, s1, s2, s3, t0, t1, t2, t3;
-
-	s0 = bpf_ntohl(blk[0]) ^ rk[0];
-	s1 = bpf_ntohl(blk[1]) ^ rk[1];
-	s2 = bpf_ntohl(blk[2]) ^ rk[2];
-	s3 = bpf_ntohl(blk[3]) ^ rk[3];
-#pragma unroll
-	for (int r = 1; r < 10; r++) {
-		t0 = T0(te, s0) ^ T1(te, s1) ^ T2(te, s2) ^ T3(te, s3) ^ rk[4 * r];
-		t1 = T0(te, s1) ^ T1(te, s2) ^ T2(te, s3) ^ T3(te, s0) ^ rk[4 * r + 1];
-		t2 = T0(te, s2) ^ T1(te, s3) ^ T2(te, s0) ^ T3(te, s1) ^ rk[4 * r + 2];
-		t3 = T0(te, s3) ^ T1(te, s0) ^ T2(te, s1) ^ T3(te, s2) ^ rk[4 * r + 3];
-		s0 = t0;
-		s1 = t1;
-		s2 = t2;
-		s3 = t3;
-	}
-#define SB(x, sh) ((__u32)sb[(x) & 0xff] << (sh))
-	blk[0] = bpf_htonl((SB(s0 >> 24, 24) | SB(s1 >> 16, 16) | SB(s2 >> 8, 8) | SB(s3, 0)) ^ rk[40]);
-	blk[1] = bpf_htonl((SB(s1 >> 24, 24) | SB(s2 >> 16, 16) | SB(s3 >> 8, 8) | SB(s0, 0)) ^ rk[41]);
-	blk[2] = bpf_htonl((SB(s2 >> 24, 24) | SB(s3 >> 16, 16) | SB(s0 >> 8, 8) | SB(s1, 0)) ^ rk[42]);
-	blk[3] = bpf_htonl((SB(s3 >> 24, 24) | SB(s0 >> 16, 16) | SB(s1 >> 8, 8) | SB(s2, 0)) ^ rk[43]);
-#undef SB
-	return 0;
-}
-
-/*
- * AES-CMAC (RFC 4493) of the len bytes in cm, which the caller has padded
- * (0x80, zeros) to a whole block when len is not one; the result in x.
- * sub holds the subkeys K1 then K2 (BPF calls take at most five arguments).
- */
-static __noinline int aes_cmac(const __u32 *rk, const __u32 *sub, const __u8 *cm, __u32 len, __u32 *x)
-{
-	__u32 nb = len ? (len + 15) / 16 : 1;
-	const __u32 *k = (len && !(len & 15)) ? sub : sub + 4;
-
-	x[0] = x[1] = x[2] = x[3] = 0;
-	for (int i = 0; i < (16 + XR_LORA_MAX_PHY + 16) / 16; i++) {
-		const __u32 *m = (const __u32 *)(cm + i * 16);
-
-		if (i >= nb)
-			break;
-		x[0] ^= m[0];
-		x[1] ^= m[1];
-		x[2] ^= m[2];
-		x[3] ^= m[3];
-		if (i == nb - 1) {
-			x[0] ^= k[0];
-			x[1] ^= k[1];
-			x[2] ^= k[2];
-			x[3] ^= k[3];
-		}
-		aes_encrypt(rk, x);
-	}
-	return 0;
-}
 
 /* FRMPayload of sc->phy xor the key stream of A_1..A_k (LoRaWAN 1.0.3 §4.3.3), uplink. */
 static __noinline int lora_encrypt(const struct xr_lora_dev *dev, struct xr_lora_scratch *sc, __u32 fcnt)
@@ -258,56 +186,6 @@ static __always_inline void lora_tmst(struct xr_lora_scratch *sc)
 	}
 }
 
-/* The UDP checksum of an IPv4 frame, recomputed from scratch (the frame is in the packet). */
-static __always_inline int udp4_csum(struct xdp_md *ctx, struct xr_lora_scratch *sc)
-{
-	void *data_end = (void *)(long)ctx->data_end;
-	void *data = (void *)(long)ctx->data;
-	struct iphdr *iph = data + sizeof(struct ethhdr);
-	struct udphdr *uh = (void *)(iph + 1);
-	void *p = uh;
-	__u32 rest, ulen;
-	__s64 sum;
-	__u16 c;
-
-	if ((void *)(uh + 1) > data_end)
-		return -1;
-	ulen = data_end - (void *)uh;
-	uh->check = 0;
-	/* pseudo-header as 32-bit words in memory order: addresses, then 0, protocol, length */
-	sum = (__u64)iph->saddr + iph->daddr + bpf_htonl(IPPROTO_UDP << 16 | (ulen & 0xffff));
-	/* the helper's seed is 32 bits: fold the carry in first */
-	sum = (sum & 0xffffffff) + (sum >> 32);
-	/* bpf_csum_diff takes at most 512 bytes and whole words: 64 at a time, the rest from a zeroed copy */
-	for (int i = 0; i < XR_MAX_FRAME / 64; i++) {
-		if (p + 64 > data_end)
-			break;
-		sum = bpf_csum_diff(NULL, 0, p, 64, sum);
-		p += 64;
-	}
-	/* below 64 after the loop; the mask tells the verifier */
-	rest = (__u32)(data_end - p) & 63;
-	if (rest) {
-		__u64 *t = (__u64 *)sc->tail;
-
-		for (int i = 0; i < 8; i++)
-			t[i] = 0;
-		if (bpf_xdp_load_bytes(ctx, p - data, sc->tail, rest))
-			return -1;
-		sum = bpf_csum_diff(NULL, 0, (void *)sc->tail, 64, sum);
-	}
-	c = fold_csum(sum);
-	/* a computed zero is sent as all ones: zero means "no checksum" */
-	c = c ? c : 0xffff;
-	data = (void *)(long)ctx->data;
-	data_end = (void *)(long)ctx->data_end;
-	uh = data + sizeof(struct ethhdr) + sizeof(struct iphdr);
-	if ((void *)(uh + 1) > data_end)
-		return -1;
-	uh->check = c;
-	return 0;
-}
-
 /*
  * Uplink u from the ring into the scratch, when userspace has it: the tag
  * before and after the copy says no write overlapped it (userspace clears the
@@ -315,7 +193,7 @@ static __always_inline int udp4_csum(struct xdp_md *ctx, struct xr_lora_scratch 
  */
 static __always_inline int lora_ring_fetch(struct xr_lora_scratch *sc, __u64 u)
 {
-	__u32 ri = u & (cfg.lora.ring - 1);
+	__u32 ri = u & (lora_cfg.ring - 1);
 	struct xr_lora_ring_slot *rs;
 	__u64 *dst = (__u64 *)sc->b64;
 	volatile __u64 *tag;
@@ -346,10 +224,10 @@ static __always_inline void lora_dev_meta(struct xr_lora_scratch *sc, const stru
 }
 
 /* Rewrites the PUSH_DATA of device d (copied from the frame set) for sequence number n. */
-static __always_inline int lora_rewrite(struct xdp_md *ctx, struct xr_gen_slot *s, __u64 n, __u16 *gw_out)
+static __always_inline int lora_rewrite(struct xdp_md *ctx, struct xr_gen_slot *s, __u64 n, __u16 *tag)
 {
-	__u64 u = n / cfg.lora.heard_by, *eui;
-	__u32 k = n - u * cfg.lora.heard_by, zero = 0, gw, len;
+	__u64 u = n / lora_cfg.heard_by, *eui;
+	__u32 k = n - u * lora_cfg.heard_by, zero = 0, gw, len;
 	struct xr_lora_scratch *sc;
 	void *data, *data_end;
 	__u8 *p;
@@ -359,16 +237,16 @@ static __always_inline int lora_rewrite(struct xdp_md *ctx, struct xr_gen_slot *
 		return -1;
 	if (!sc->valid || sc->u != u) {
 		sc->valid = 0;
-		if (cfg.lora.ring && !lora_ring_fetch(sc, u)) {
-			s->lora_ring_hits++;
+		if (lora_cfg.ring && !lora_ring_fetch(sc, u)) {
+			s->hook_ctr[XR_LORA_RING_HITS]++;
 		} else {
-			__u32 d = u % cfg.lora.ndev;
+			__u32 d = u % lora_cfg.ndev;
 			struct xr_lora_dev *dev = bpf_map_lookup_elem(&lora_devs, &d);
 
-			if (!dev || lora_uplink(dev, sc, dev->fcnt0 + (__u32)(u / cfg.lora.ndev)))
+			if (!dev || lora_uplink(dev, sc, dev->fcnt0 + (__u32)(u / lora_cfg.ndev)))
 				return -1;
 			lora_dev_meta(sc, dev);
-			s->lora_computed++;
+			s->hook_ctr[XR_LORA_COMPUTED]++;
 		}
 		lora_tmst(sc);
 		sc->u = u;
@@ -378,7 +256,7 @@ static __always_inline int lora_rewrite(struct xdp_md *ctx, struct xr_gen_slot *
 	eui = bpf_map_lookup_elem(&lora_gws, &gw);
 	if (!eui)
 		return -1;
-	*gw_out = gw;
+	*tag = gw;
 
 	data = (void *)(long)ctx->data;
 	data_end = (void *)(long)ctx->data_end;
@@ -396,7 +274,68 @@ static __always_inline int lora_rewrite(struct xdp_md *ctx, struct xr_gen_slot *
 		return -1;
 	if (bpf_xdp_store_bytes(ctx, sc->b64_off + 8, sc->b64, len))
 		return -1;
-	return udp4_csum(ctx, sc);
+	return udp4_csum(ctx, sc->tail);
 }
 
-#endif /* __XR_LORAWAN_BPF_H */
+/*
+ * PUSH_ACKs (02, token, 01) from the server to our port: matched to n by
+ * the token (n's low 16 bits; send_ts holds the last 65,536 sequence
+ * numbers) and counted per gateway; dropped, as nothing listens on the port.
+ */
+static __always_inline int lora_reply(struct xdp_md *ctx)
+{
+	struct xr_replies_stats *st;
+	struct xr_send_ts *t;
+	struct udphdr *uh;
+	struct pkt4 p;
+	__u32 tok;
+	__u64 *acks;
+	__u8 *b;
+
+	if (parse_ip4(ctx, IPPROTO_UDP, sizeof(struct udphdr) + 4, &p))
+		return XDP_PASS;
+	uh = p.l4;
+	b = (void *)(uh + 1);
+	if (!from_server_to_us(&cfg.rpl, p.iph, uh->source, uh->dest))
+		return XDP_PASS;
+	st = reply_stats();
+	if (!st)
+		return XDP_DROP;
+	if (bpf_ntohs(uh->len) != 12 || b[0] != 2 || b[3] != 1) {
+		st->unmatched++;
+		return XDP_DROP;
+	}
+	tok = b[1] | (__u32)b[2] << 8;
+	t = sent_frame(tok, tok, 0xffff);
+	if (count_answer(st, t)) {
+		__u32 gw = t->tag;
+
+		acks = bpf_map_lookup_elem(&lora_gw_acks, &gw);
+		if (acks)
+			__sync_fetch_and_add(acks, 1);
+	}
+	return XDP_DROP;
+}
+
+/* selftest only: AES-128 and AES-CMAC as the LoRaWAN rewrite runs them, on aes_test's inputs. */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct xr_aes_test);
+} aes_test SEC(".maps");
+
+SEC("xdp")
+int xr_aes_test(struct xdp_md *ctx)
+{
+	__u32 zero = 0;
+	struct xr_aes_test *t = bpf_map_lookup_elem(&aes_test, &zero);
+
+	if (!t || t->len > 16 + XR_LORA_MAX_PHY)
+		return XDP_ABORTED;
+	aes_encrypt(t->rk, t->block);
+	aes_cmac(t->rk, t->k1, t->cm, t->len, t->mac);
+	return XDP_PASS;
+}
+
+#endif /* __XR_PROTO_LORAWAN_BPF_H */

@@ -1,0 +1,131 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * A TCP segment built in place from the server's: addressed back to it, a
+ * 20-byte header with the given flags, seq and ack, and optionally a payload
+ * of up to an MTU's worth of bytes. What a socket-less client answers with.
+ */
+#ifndef __XR_LIB_TCP_BPF_H
+#define __XR_LIB_TCP_BPF_H
+
+#define TCP_FIN 0x01
+#define TCP_SYN 0x02
+#define TCP_RST 0x04
+#define TCP_PSH 0x08
+#define TCP_ACK 0x10
+
+/* The most payload a reply carries: what a 1500-byte MTU leaves after IPv4 and TCP headers. */
+#define XR_TCP_PAYLOAD_MAX 1460
+
+/* Swaps the addresses and ports and fills in the IPv4 header of a reply of len bytes of IP. */
+static __always_inline void tcp_turn_around(struct ethhdr *eth, struct iphdr *iph, struct tcphdr *th, __u16 ip_len)
+{
+	__u8 mac[ETH_ALEN];
+	__u32 sum = 0, a;
+	__u16 p, *w;
+
+	__builtin_memcpy(mac, eth->h_dest, ETH_ALEN);
+	__builtin_memcpy(eth->h_dest, eth->h_source, ETH_ALEN);
+	__builtin_memcpy(eth->h_source, mac, ETH_ALEN);
+	a = iph->saddr;
+	iph->saddr = iph->daddr;
+	iph->daddr = a;
+	iph->ihl = 5;
+	iph->tot_len = bpf_htons(ip_len);
+	iph->ttl = 64;
+	iph->check = 0;
+	w = (__u16 *)iph;
+	for (int i = 0; i < 10; i++)
+		sum += w[i];
+	iph->check = fold_csum(sum);
+	p = th->source;
+	th->source = th->dest;
+	th->dest = p;
+}
+
+static __always_inline void tcp_fill(struct tcphdr *th, __u8 flags, __u32 seq, __u32 ack)
+{
+	th->seq = bpf_htonl(seq);
+	th->ack_seq = bpf_htonl(ack);
+	((__u8 *)th)[12] = 5 << 4;
+	((__u8 *)th)[13] = flags;
+	th->window = bpf_htons(flags & TCP_RST ? 0 : 64240);
+	th->check = 0;
+	th->urg_ptr = 0;
+}
+
+/*
+ * Turns the TCP segment in place into a bare reply (20-byte header, no data)
+ * with the given flags, seq and ack, addressed back to its sender.
+ */
+static __always_inline int tcp_reply(struct xdp_md *ctx, __u8 flags, __u32 seq, __u32 ack)
+{
+	void *data, *data_end;
+	struct ethhdr *eth;
+	struct iphdr *iph;
+	struct tcphdr *th;
+	__u32 sum;
+	__u16 *w;
+	int len;
+
+	data = (void *)(long)ctx->data;
+	data_end = (void *)(long)ctx->data_end;
+	len = data_end - data;
+	if (len < 54 || bpf_xdp_adjust_tail(ctx, 54 - len))
+		return -1;
+	data = (void *)(long)ctx->data;
+	data_end = (void *)(long)ctx->data_end;
+	eth = data;
+	iph = (void *)(eth + 1);
+	th = (void *)(iph + 1);
+	if ((void *)(th + 1) > data_end)
+		return -1;
+	tcp_turn_around(eth, iph, th, 40);
+	tcp_fill(th, flags, seq, ack);
+	/* pseudo-header, then the 20-byte header */
+	sum = (iph->saddr & 0xffff) + (iph->saddr >> 16) + (iph->daddr & 0xffff) + (iph->daddr >> 16) +
+	      bpf_htons(IPPROTO_TCP) + bpf_htons(20);
+	w = (__u16 *)th;
+	for (int i = 0; i < 10; i++)
+		sum += w[i];
+	th->check = fold_csum(sum);
+	return 0;
+}
+
+/*
+ * The same reply carrying plen bytes of payload (at most
+ * XR_TCP_PAYLOAD_MAX) from payload, which must lie in a map value or on the
+ * stack; tail is 64 bytes of scratch for the checksum. The segment grows or
+ * shrinks to fit: the server's segment may have been shorter.
+ */
+static __always_inline int tcp_reply_data(struct xdp_md *ctx, __u8 flags, __u32 seq, __u32 ack,
+					  const __u8 *payload, __u32 plen, __u8 *tail)
+{
+	void *data, *data_end;
+	struct ethhdr *eth;
+	struct iphdr *iph;
+	struct tcphdr *th;
+	int len;
+
+	if (plen > XR_TCP_PAYLOAD_MAX)
+		return -1;
+	data = (void *)(long)ctx->data;
+	data_end = (void *)(long)ctx->data_end;
+	len = data_end - data;
+	if (len < 54 || bpf_xdp_adjust_tail(ctx, 54 + (int)plen - len))
+		return -1;
+	data = (void *)(long)ctx->data;
+	data_end = (void *)(long)ctx->data_end;
+	eth = data;
+	iph = (void *)(eth + 1);
+	th = (void *)(iph + 1);
+	if ((void *)(th + 1) > data_end)
+		return -1;
+	tcp_turn_around(eth, iph, th, 40 + plen);
+	tcp_fill(th, flags, seq, ack);
+	/* the verifier wants a length it can bound, and a zero-length store is refused */
+	if (plen && bpf_xdp_store_bytes(ctx, 54, (void *)payload, plen & 0x7ff))
+		return -1;
+	return ip4_l4_csum(ctx, IPPROTO_TCP, tail);
+}
+
+#endif /* __XR_LIB_TCP_BPF_H */

@@ -1,0 +1,49 @@
+// SPDX-License-Identifier: GPL-2.0
+/* xdpreplay replay: send the frames of captures, at top speed or a precise rate. */
+#include <stdio.h>
+#include "cmd/cli.h"
+#include "proto/proto.h"
+#include "send/opts.h"
+#include "send/run.h"
+
+static void usage(FILE *f, const struct xr_proto *p)
+{
+	fprintf(f,
+		"Usage: xdpreplay replay -i IFACE [options] FILE...\n"
+		"\n"
+		"Sends the Ethernet frames of FILE... (pcap or pcapng, plain or gzip) out of IFACE.\n"
+		"Frames are read once into shared memory; the kernel engine builds each frame in\n"
+		"the kernel (BPF_PROG_RUN live frames) and accounts for every one: sent, or not\n"
+		"sent with the reason. Files play in order; frames of non-Ethernet interfaces,\n"
+		"truncated frames and frames longer than IFACE allows are skipped and counted.\n"
+		"\n"
+		"Options:\n"
+		"%s%s"
+		"      --rewrite SPEC      change a field in every frame as a function of the\n"
+		"                          sequence number n (repeatable, up to 4); the checksums\n"
+		"                          that cover the field are fixed (csum=auto says so):\n"
+		"                            FIELD=seq[/DIV][%%MOD]    the field is n/DIV (mod MOD)\n"
+		"                            FIELD+=STEP[/DIV][%%MOD]  captured + (n/DIV * STEP) mod MOD\n"
+		"                            ip.src=198.18.64.0/23, ip.dst=A-B, ip6.src=PREFIX/64\n"
+		"                            udp.sport=1024-65535 (also udp.dport, tcp.sport, ...)\n"
+		"                          FIELD: ip.id, ip.src, ip.dst, ip6.src, ip6.dst, udp.sport,\n"
+		"                          udp.dport, tcp.sport, tcp.dport, u8@OFF, u16be@OFF,\n"
+		"                          u32be@OFF, u64be@OFF (le: little-endian; OFF from the\n"
+		"                          frame start), payload@OFF:W (W bytes big-endian at OFF\n"
+		"                          in the UDP/TCP payload)\n"
+		"\n"
+		XR_EXIT_HELP
+		"\n"
+		"Examples:\n"
+		"  xdpreplay replay -i veth0 capture.pcap\n"
+		"  xdpreplay replay -i veth0 --pps 100k --duration 10s uplinks.pcapng.gz\n"
+		"  xdpreplay replay -i veth0 --count 10M --threads 2 --json - frame.pcap\n"
+		"  xdpreplay replay -i veth0 --multiplier 2 --loop 3 a.pcap b.pcap\n"
+		"  xdpreplay replay -i veth0 --count 1M --rewrite ip.id=seq frame.pcap   # count --seq ip.id\n",
+		send_opts_help, p->usage);
+}
+
+int cmd_replay(int argc, char **argv)
+{
+	return send_command("replay", proto_find("capture"), argc, argv, usage);
+}

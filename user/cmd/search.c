@@ -1,0 +1,371 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * xdpreplay search: the highest load a server takes within a loss goal.
+ *
+ * Each trial runs the trial's sender (replay, gen PROTO or lorawan send,
+ * parsed here once with the shared send options) at one rate for one trial
+ * duration, then reads what the server received from a witness: a counter
+ * over HTTP (xdpreplay count --listen), the answers the protocol counted
+ * (--witness replies: its witness field), or a command that prints a number.
+ *
+ * The search is MLRsearch-style bisection (RFC 9971's vocabulary, a subset of
+ * its method): each goal is a loss ratio (or a p99 latency) with an exceed
+ * ratio and a duration sum; a load is classified from all its trials
+ * (user/search/mlr.c); the interval between the relevant bounds is halved
+ * until it is narrower than the width. Trial results are shared between
+ * goals. Not implemented: trial duration escalation.
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include "cmd/cli.h"
+#include "measure/httpd.h"
+#include "search/search.h"
+#include "util/log.h"
+#include "util/units.h"
+
+/* the trial's own --help is its command's */
+static void trial_usage(FILE *f, const struct xr_proto *p)
+{
+	fprintf(f, "the trial's options: see 'xdpreplay %s --help'\n", p->gen ? "gen" : p->name);
+}
+
+static void usage(FILE *f)
+{
+	fprintf(f,
+		"Usage: xdpreplay search [options] -- replay|gen|lorawan send ARGS...\n"
+		"\n"
+		"Finds the highest load the server takes within each loss goal: trials of ARGS at\n"
+		"chosen rates (--pps and --duration are added), each read from a witness of what\n"
+		"the server received, bisected until the bounds are within --width of each other.\n"
+		"Loss is counted against the frames asked for, so the sender's own shortfall\n"
+		"counts too (a trial says \"sender short\").\n"
+		"\n"
+		"Options:\n"
+		"      --witness W      http://ADDR:PORT/ (xdpreplay count --listen on the server),\n"
+		"                       replies (the SYN-ACKs of gen syn, the PUSH_ACKs of lorawan\n"
+		"                       send), or cmd:COMMAND (prints a\n"
+		"                       running count of frames received)\n"
+		"      --witness-field F  with an http witness: the JSON field that counts what was\n"
+		"                       received (default matched; e.g. kernel.Udp.NoPorts,\n"
+		"                       attribution.udp_delivered); every attribution counter that\n"
+		"                       grows during a trial is shown with it\n"
+		"      --goal NAME=LOSS[,exceed=X][,dsum=T]  a loss ratio goal (repeatable; default\n"
+		"                       NDR=0 and PDR=0.005); with RFC 9971's exceed ratio X and\n"
+		"                       duration sum T a load gets trials until T is judged, and\n"
+		"                       passes while at most X of it is above the loss ratio\n"
+		"      --latency-goal NAME=T  highest load whose p99 round trip stays within T\n"
+		"                       (gen syn with --witness replies; e.g. p99=10ms)\n"
+		"      --preset P       default, quick (0.5 s trials, 2%% width) or rfc2544 (60 s\n"
+		"                       trials, zero loss)\n"
+		"      --min R, --max R loads to search between (default 1k and 1M frames/s)\n"
+		"      --width W        relative width of the final interval (default 0.005)\n"
+		"      --trial T        trial duration (default 1s)\n"
+		"      --settle T       wait after a trial before reading the witness (default 300ms):\n"
+		"                       frames still in queues and backlogs are counted\n"
+		"      --pause T        between trials (e.g. to let a server's queues drain)\n"
+		"      --witness-token-file F  an http witness's bearer token (count --token-file)\n"
+		"      --warmup T       first a trial of T at --min, not counted (warms caches, ARP,\n"
+		"                       connection tracking)\n"
+		"      --json FILE|-, --csv FILE, --svg FILE   results, every trial, a plot\n"
+		"\n"
+		"A trial whose sender fell behind its schedule is marked SENDER SHORT, tried once\n"
+		"more, and never classified; a second one at the same load lowers the searched\n"
+		"maximum to what the sender keeps. Ctrl-C stops the search and still writes the\n"
+		"bounds found so far (text, JSON, CSV, SVG).\n"
+		"\n"
+		"Exit status: 0 every goal found, 1 the search ended early (trial limit, or the\n"
+		"sender cannot offer --min), 2 bad usage, 3 the environment (a trial or the witness\n"
+		"failed), 4 interrupted.\n"
+		"\n"
+		"Examples:\n"
+		"  xdpreplay search --witness http://198.18.0.2:9100/ --max 2M -- replay -i eth1 frame.pcap\n"
+		"  xdpreplay search --witness replies --goal p=0.001 -- gen syn -i eth1 --dst 198.18.0.2:80\n"
+		"  xdpreplay search --witness replies --latency-goal p99=10ms -- gen syn -i eth1 --dst 198.18.0.2:80\n"
+		"  xdpreplay search --witness replies --max 100k -- lorawan send -i eth1 --fleet f/ --server 198.18.0.2\n");
+}
+
+int cmd_search(int argc, char **argv)
+{
+	enum { O_WITNESS = 256, O_GOAL, O_PRESET, O_MIN, O_MAX, O_WIDTH, O_TRIAL, O_SETTLE, O_JSON, O_CSV, O_SVG,
+	       O_FIELD, O_LATENCY, O_PAUSE, O_WARMUP, O_TOKEN };
+	static const struct option opts[] = {
+		{ "witness", required_argument, NULL, O_WITNESS },
+		{ "goal", required_argument, NULL, O_GOAL },
+		{ "witness-field", required_argument, NULL, O_FIELD },
+		{ "latency-goal", required_argument, NULL, O_LATENCY },
+		{ "preset", required_argument, NULL, O_PRESET },
+		{ "min", required_argument, NULL, O_MIN },
+		{ "max", required_argument, NULL, O_MAX },
+		{ "width", required_argument, NULL, O_WIDTH },
+		{ "trial", required_argument, NULL, O_TRIAL },
+		{ "settle", required_argument, NULL, O_SETTLE },
+		{ "pause", required_argument, NULL, O_PAUSE },
+		{ "warmup", required_argument, NULL, O_WARMUP },
+		{ "witness-token-file", required_argument, NULL, O_TOKEN },
+		{ "json", required_argument, NULL, O_JSON },
+		{ "csv", required_argument, NULL, O_CSV },
+		{ "svg", required_argument, NULL, O_SVG },
+		{ "verbose", no_argument, NULL, 'v' },
+		{ "help", no_argument, NULL, 'h' },
+		{},
+	};
+	struct search *s = calloc(1, sizeof(*s));
+	const char *json_path = NULL, *csv_path = NULL, *svg_path = NULL;
+	static char names[MAX_GOALS][32];
+	int opt, err, ret = XR_EXIT_USAGE, loss_goals = 0;
+	char a[16], b[16], c[16], d[16];
+
+	if (!s)
+		return XR_EXIT_ENV;
+	s->min = 1000;
+	s->max = 1000000;
+	s->width = 0.005;
+	s->trial_ns = 1000000000ULL;
+	s->settle_ns = 300000000ULL;
+	opterr = 0;
+	while ((opt = getopt_long(argc, argv, "+:vh", opts, NULL)) != -1) {
+		switch (opt) {
+		case O_WITNESS: s->witness = optarg; break;
+		case O_GOAL: {
+			const char *eq = strchr(optarg, '=');
+			double v;
+
+			char lossbuf[32], *comma;
+			double exceed = 0;
+			uint64_t dsum = 0;
+
+			snprintf(lossbuf, sizeof(lossbuf), "%s", eq ? eq + 1 : "");
+			comma = strchr(lossbuf, ',');
+			if (comma)
+				*comma = 0;
+			/* optional ,exceed=X,dsum=T (RFC 9971's goal exceed ratio and duration sum) */
+			for (const char *p = eq ? strchr(eq, ',') : NULL; p; p = strchr(p + 1, ',')) {
+				char val[32];
+
+				if (sscanf(p, ",exceed=%31[^,]", val) == 1 && !parse_number(val, &exceed) && exceed < 1)
+					continue;
+				if (sscanf(p, ",dsum=%31[^,]", val) == 1 && !parse_duration(val, &dsum))
+					continue;
+				eq = NULL;
+				break;
+			}
+			if (!eq || eq == optarg || eq - optarg >= 32 || s->ng >= MAX_GOALS ||
+			    parse_number(lossbuf, &v) || v >= 1) {
+				ret = cli_usage_error("search", "--goal: '%s' is not NAME=LOSS[,exceed=X][,dsum=T] "
+						      "(e.g. PDR=0.005)", optarg);
+				goto out;
+			}
+			snprintf(names[s->ng], sizeof(names[0]), "%.*s", (int)(eq - optarg), optarg);
+			s->g[s->ng] = (struct goal){ .loss = v, .exceed = exceed, .dsum = dsum / 1e9, .name = names[s->ng] };
+			s->ng++;
+			break;
+		}
+		case O_FIELD: s->field = optarg; break;
+		case O_LATENCY: {
+			const char *eq = strchr(optarg, '=');
+			uint64_t ns;
+
+			if (!eq || eq == optarg || eq - optarg >= 32 || s->ng >= MAX_GOALS || parse_duration(eq + 1, &ns) ||
+			    !ns) {
+				ret = cli_usage_error("search", "--latency-goal: '%s' is not NAME=DURATION (e.g. p99=10ms)",
+						      optarg);
+				goto out;
+			}
+			snprintf(names[s->ng], sizeof(names[0]), "%.*s", (int)(eq - optarg), optarg);
+			s->g[s->ng] = (struct goal){ .p99_us = ns / 1e3, .name = names[s->ng] };
+			s->ng++;
+			break;
+		}
+		case O_PRESET:
+			if (!strcmp(optarg, "quick")) {
+				s->trial_ns = 500000000ULL;
+				s->width = 0.02;
+			} else if (!strcmp(optarg, "rfc2544")) {
+				s->trial_ns = 60000000000ULL;
+				s->ng = 1;
+				s->g[0] = (struct goal){ .loss = 0, .name = "NDR" };
+			} else if (strcmp(optarg, "default")) {
+				ret = cli_usage_error("search", "--preset: '%s' is not default, quick or rfc2544", optarg);
+				goto out;
+			}
+			break;
+		case O_MIN: if (cli_number("search", "min", optarg, &s->min)) goto out; break;
+		case O_MAX: if (cli_number("search", "max", optarg, &s->max)) goto out; break;
+		case O_WIDTH:
+			if (cli_number("search", "width", optarg, &s->width) || s->width <= 0 || s->width >= 1) {
+				ret = cli_usage_error("search", "--width must be between 0 and 1");
+				goto out;
+			}
+			break;
+		case O_TRIAL: if (cli_duration("search", "trial", optarg, &s->trial_ns)) goto out; break;
+		case O_SETTLE: if (cli_duration("search", "settle", optarg, &s->settle_ns)) goto out; break;
+		case O_PAUSE: if (cli_duration("search", "pause", optarg, &s->pause_ns)) goto out; break;
+		case O_WARMUP: if (cli_duration("search", "warmup", optarg, &s->warmup_ns)) goto out; break;
+		case O_TOKEN:
+			if (httpd_read_token(optarg, s->token, sizeof(s->token)))
+				goto out;
+			break;
+		case O_JSON: json_path = optarg; break;
+		case O_CSV: csv_path = optarg; break;
+		case O_SVG: svg_path = optarg; break;
+		case 'v': xr_verbosity++; break;
+		case 'h': usage(stdout); ret = XR_EXIT_OK; goto out;
+		default: ret = cli_bad_option("search", argv, opt); goto out;
+		}
+	}
+	if (optind < argc && !strcmp(argv[optind], "replay"))
+		s->proto = proto_find("capture");
+	else if (optind + 1 < argc && !strcmp(argv[optind], "gen"))
+		s->proto = proto_find(argv[optind + 1]);
+	else if (optind + 1 < argc && !strcmp(argv[optind], "lorawan") && !strcmp(argv[optind + 1], "send"))
+		s->proto = proto_find("lorawan");
+	if (!s->proto || (!strcmp(argv[optind], "gen") && !s->proto->gen)) {
+		ret = cli_usage_error("search", "give the trial after --: replay ARGS..., gen PROTO ARGS... or "
+				      "lorawan send ARGS...");
+		goto out;
+	}
+	if (!s->witness || (strncmp(s->witness, "http://", 7) && strcmp(s->witness, "replies") &&
+			    strncmp(s->witness, "cmd:", 4))) {
+		ret = cli_usage_error("search", "--witness http://ADDR:PORT/, replies or cmd:COMMAND is needed");
+		goto out;
+	}
+	if (s->min <= 0 || s->min >= s->max) {
+		ret = cli_usage_error("search", "--min must be above 0 and below --max");
+		goto out;
+	}
+	for (int i = optind + 1; i < argc; i++) {
+		if (!strcmp(argv[i], "--pps") || !strcmp(argv[i], "--rate") || !strcmp(argv[i], "--duration") ||
+		    !strcmp(argv[i], "--count") || !strcmp(argv[i], "--topspeed") || !strcmp(argv[i], "--json")) {
+			ret = cli_usage_error("search", "the trial's %s is the search's to set", argv[i]);
+			goto out;
+		}
+	}
+	/* the replies witness counts the answers a protocol counts itself: nothing else answers a trial */
+	if (!strcmp(s->witness, "replies") && !s->proto->witness) {
+		char names[128] = "";
+
+		for (const struct xr_proto *const *q = xr_protos; *q; q++)
+			if ((*q)->witness)
+				snprintf(names + strlen(names), sizeof(names) - strlen(names), "%s%s%s",
+					 names[0] ? ", " : "", (*q)->gen ? "gen " : "", (*q)->gen ? (*q)->name : "lorawan send");
+		ret = cli_usage_error("search", "--witness replies counts the answers of %s; for %s use "
+				      "http://ADDR:PORT/ (count --listen on the server) or cmd:COMMAND", names, argv[optind]);
+		goto out;
+	}
+	for (int gi = 0; gi < s->ng; gi++) {
+		if (s->g[gi].p99_us > 0 && strcmp(s->witness, "replies")) {
+			ret = cli_usage_error("search", "--latency-goal needs --witness replies (the round trips of gen "
+					      "syn or lorawan send)");
+			goto out;
+		}
+		loss_goals += s->g[gi].p99_us <= 0;
+	}
+	/* the default loss goals stay unless the user gave loss goals of their own */
+	if (!loss_goals) {
+		if (s->ng + 2 > MAX_GOALS) {
+			ret = cli_usage_error("search", "at most %d goals with the default NDR and PDR", MAX_GOALS - 2);
+			goto out;
+		}
+		memmove(&s->g[2], &s->g[0], s->ng * sizeof(s->g[0]));
+		s->g[0] = (struct goal){ .loss = 0, .name = "NDR" };
+		s->g[1] = (struct goal){ .loss = 0.005, .name = "PDR" };
+		s->ng += 2;
+		if (s->ng > 2)
+			fprintf(stderr, "search: with the default goals NDR (loss 0) and PDR (loss 0.5%%)\n");
+	}
+	/* without a duration sum, one trial judges a load */
+	for (int gi = 0; gi < s->ng; gi++)
+		if (s->g[gi].dsum < s->trial_ns / 1e9)
+			s->g[gi].dsum = s->trial_ns / 1e9;
+	if (cli_need_root("search")) {
+		ret = XR_EXIT_ENV;
+		goto out;
+	}
+	s->cmd = argv + optind;
+	s->ncmd = argc - optind;
+	/* the trial's options, parsed once (a bad one fails here, before any trial) */
+	{
+		int skip = strcmp(argv[optind], "replay") ? 2 : 1;
+		char cmdname[32];
+
+		snprintf(cmdname, sizeof(cmdname), "%s%s%s", argv[optind], skip == 2 ? " " : "",
+			 skip == 2 ? argv[optind + 1] : "");
+		s->so.cmd = strdup(cmdname);
+		s->proto_state = s->proto->state_size ? calloc(1, s->proto->state_size) : NULL;
+		if (!s->so.cmd || (s->proto->state_size && !s->proto_state)) {
+			ret = XR_EXIT_ENV;
+			goto out;
+		}
+		/* argv[0] of the trial is its command: the last word of its name */
+		err = send_opts_parse(&s->so, s->proto, s->proto_state, argc - optind - skip + 1,
+				      argv + optind + skip - 1, trial_usage);
+		xr_cmd = "search";
+		if (err >= 0) {
+			ret = err ? err : XR_EXIT_USAGE;
+			goto out;
+		}
+	}
+	s->max_asked = s->max;
+	s->start_unix = time(NULL);
+	cli_catch_signals();
+	fprintf(stderr, "search: %s to %s frames/s, %.1f s trials, width %.3f, witness %s\n",
+		fmt_si(s->min, a, sizeof(a)), fmt_si(s->max, b, sizeof(b)), s->trial_ns / 1e9, s->width, s->witness);
+	err = 0;
+	if (s->warmup_ns) {
+		uint64_t trial = s->trial_ns;
+		struct trial w = {};
+
+		s->trial_ns = s->warmup_ns;
+		err = run_trial(s, s->min, &w);
+		s->trial_ns = trial;
+		if (err == -EINTR)
+			s->interrupted = true;
+		else if (err)
+			goto env;
+		else
+			fprintf(stderr, "  warm-up: %.1f s at %s pps, loss %.5f (not counted)\n", s->warmup_ns / 1e9,
+				fmt_si(s->min, a, sizeof(a)), w.loss);
+	}
+	if (!err)
+		err = do_search(s);
+	if (err && err != -EINTR && err != -ERANGE)
+		goto env;
+	if (s->interrupted) {
+		s->stop_why = "interrupted";
+		fprintf(stderr, "search: interrupted after %d trials; the bounds so far:\n", s->nt);
+	}
+	for (int gi = 0; gi < s->ng; gi++) {
+		struct goal *g = &s->g[gi];
+		char lim[32];
+
+		classify(s, g);
+		if (g->p99_us > 0)
+			snprintf(lim, sizeof(lim), "p99 <= %s", fmt_duration((uint64_t)(g->p99_us * 1e3), d, sizeof(d)));
+		else
+			snprintf(lim, sizeof(lim), "loss <= %g", g->loss);
+		fprintf(stderr, "%s (%s): lower bound %s frames/s (received %s/s), upper bound %s%s\n", g->name, lim,
+			fmt_si(g->lower, a, sizeof(a)), fmt_si(conditional_throughput(s, g), c, sizeof(c)),
+			g->upper ? fmt_si(g->upper, b, sizeof(b)) : "none",
+			g->lower >= s->max ? " (the server was never saturated: the lower bound is the most offered)" : "");
+	}
+	if (write_results(s, json_path, csv_path, svg_path)) {
+		ret = XR_EXIT_ENV;
+		goto out;
+	}
+	ret = s->interrupted ? XR_EXIT_INTERRUPTED : s->stop_why ? XR_EXIT_FAIL : XR_EXIT_OK;
+	goto out;
+env:
+	ret = XR_EXIT_ENV;
+	goto out;
+out:
+	if (s->proto && s->proto->free && s->proto_state)
+		s->proto->free(s->proto_state);
+	free(s->proto_state);
+	free((char *)s->so.cmd);
+	free(s);
+	return ret;
+}

@@ -1,0 +1,266 @@
+// SPDX-License-Identifier: GPL-2.0
+/* LoRaWAN in the kernel engine: see kernel.h. */
+#include <errno.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <sys/mman.h>
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+#include "engine/pacer.h"
+#include "proto/lorawan/aesni.h"
+#include "proto/lorawan/kernel.h"
+#include "util/log.h"
+#include "gen.skel.h"
+
+/*
+ * Uplinks precomputed ahead of the senders (AES-NI): this many ring slots,
+ * kept this far behind the slowest sender so that a slot is never rewritten
+ * while a sender may still read it.
+ */
+#define LORA_RING_SLOTS (1U << 17)
+#define LORA_RING_MARGIN 4096
+
+static int lw_before_load(void *ctx, struct gen_bpf *skel, const struct engine_opts *o)
+{
+	struct lw_kernel *lk = ctx;
+	const struct lw_fleet *f = lk->fleet;
+
+	skel->rodata->lora_cfg = (struct xr_lora_cfg){ .ndev = f->ndev, .heard_by = f->heard_by, .ngw = f->ngw };
+	lw_aes_tables((struct xr_aes_tables *)&skel->rodata->aes);
+	bpf_map__set_max_entries(skel->maps.lora_devs, f->ndev);
+	bpf_map__set_max_entries(skel->maps.lora_gws, f->ngw);
+	bpf_map__set_max_entries(skel->maps.lora_gw_acks, f->ngw);
+	if (lk->precompute && lk->rewrite && aesni_available()) {
+		skel->rodata->lora_cfg.ring = LORA_RING_SLOTS;
+		bpf_map__set_max_entries(skel->maps.lora_ring, LORA_RING_SLOTS);
+	}
+	return 0;
+}
+
+/* The fleet's devices and gateways into the rewriter's maps (written in place: no second copy). */
+static int lw_after_load(void *ctx, struct gen_bpf *skel, const struct engine_opts *o)
+{
+	const struct xr_aes_tables *t = (const struct xr_aes_tables *)&skel->rodata->aes;
+	struct lw_kernel *lk = ctx;
+	const struct lw_fleet *f = lk->fleet;
+	bool ring = skel->rodata->lora_cfg.ring;
+	struct lw_crypto *c;
+	uint64_t *gws;
+	size_t gsz;
+	int err = 0;
+
+	lk->devs = engine_map_mmap(skel->maps.lora_devs, &lk->devs_sz);
+	gws = engine_map_mmap(skel->maps.lora_gws, &gsz);
+	lk->gw_acks_map = engine_map_mmap(skel->maps.lora_gw_acks, &lk->gw_acks_sz);
+	if (ring)
+		lk->ring = engine_map_mmap(skel->maps.lora_ring, &lk->ring_sz);
+	c = lw_crypto_new();
+	if (!lk->devs || !gws || !lk->gw_acks_map || !c || (ring && !lk->ring)) {
+		err = -ENOMEM;
+		pr_warn("cannot map the LoRaWAN device table: %s\n", strerror(ENOMEM));
+		goto out;
+	}
+	for (size_t g = 0; g < f->ngw; g++)
+		memcpy(&gws[g], f->gw[g].eui, 8);
+	for (size_t d = 0; d < f->ndev && !err; d++)
+		err = lw_bpf_device(f, d, t, c, &lk->devs[d]);
+	if (err)
+		pr_warn("cannot compute the devices' CMAC subkeys (OpenSSL)\n");
+out:
+	lw_crypto_free(c);
+	if (gws)
+		munmap(gws, gsz);
+	return err;
+}
+
+/* Uplink u into its ring slot: tag cleared, characters, then the tag (stores stay in order on x86). */
+static void ring_fill(struct lw_kernel *lk, uint64_t u)
+{
+	const struct lw_fleet *f = lk->fleet;
+	struct xr_lora_ring_slot *slot = &lk->ring[u & (LORA_RING_SLOTS - 1)];
+	size_t d = u % f->ndev;
+	const struct xr_lora_dev *dev = &lk->devs[d];
+	int chars;
+
+	__atomic_store_n(&slot->tag, 0, __ATOMIC_RELAXED);
+	__atomic_signal_fence(__ATOMIC_SEQ_CST);
+	chars = aesni_uplink_b64(dev, dev->fcnt0 + (uint32_t)(u / f->ndev), slot->b64);
+	if (chars < 0)
+		return; /* too long for a slot: the program computes it */
+	slot->chars = chars;
+	slot->b64_off = dev->b64_off;
+	slot->tmst_off = dev->tmst_off;
+	memcpy(slot->gw, dev->gw, sizeof(slot->gw));
+	__atomic_store_n(&slot->tag, u + 1, __ATOMIC_RELEASE);
+}
+
+/* The uplink the slowest sender is at. */
+static uint64_t consumer_u(const struct lw_kernel *lk)
+{
+	const struct engine_opts *o = lk->o;
+	uint64_t min = UINT64_MAX;
+
+	for (unsigned int i = 0; i < o->threads; i++) {
+		const struct xr_gen_slot *s = &lk->slots[o->cpus[i]];
+		uint64_t u = (o->first_n + s->k_next * o->threads + i) / lk->fleet->heard_by;
+
+		if (u < min)
+			min = u;
+	}
+	return min;
+}
+
+static void produce(struct lw_kernel *lk, uint64_t limit)
+{
+	for (; lk->next_u < limit; lk->next_u++, lk->made++)
+		ring_fill(lk, lk->next_u);
+}
+
+static void *producer_main(void *arg)
+{
+	struct lw_kernel *lk = arg;
+
+	pin_to_cpu(lk->cpu);
+	while (!lk->stop) {
+		uint64_t u = consumer_u(lk), limit = u + LORA_RING_SLOTS - LORA_RING_MARGIN;
+
+		/* fallen behind: the program has computed those itself */
+		if (lk->next_u < u)
+			lk->next_u = u;
+		/*
+		 * Full: the ring holds 127k uplinks, 13 ms even at 10 M/s, so a 1 ms
+		 * nap cannot starve a sender, and a paced run leaves the CPU to others
+		 * (on a small test bed, the server under test).
+		 */
+		if (lk->next_u + 256 > limit) {
+			usleep(1000);
+			continue;
+		}
+		produce(lk, limit < lk->next_u + 4096 ? limit : lk->next_u + 4096);
+	}
+	return NULL;
+}
+
+static int lw_start(void *ctx, const struct xr_gen_slot *slots, const struct engine_opts *o)
+{
+	struct lw_kernel *lk = ctx;
+	long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
+
+	if (!lk->ring)
+		return 0;
+	lk->slots = slots;
+	lk->o = o;
+	lk->ring_used = true;
+	lk->next_u = o->first_n / lk->fleet->heard_by;
+	lk->cpu = o->threads < ncpu ? (int)(ncpu - 1 - o->threads) : 0;
+	/* a full ring before the departure times are fixed: a paced run must not start late */
+	produce(lk, lk->next_u + LORA_RING_SLOTS - LORA_RING_MARGIN);
+	/* then a thread keeps the ring ahead of the senders */
+	if (pthread_create(&lk->tid, NULL, producer_main, lk))
+		pr_warn("cannot start the precompute thread: uplinks beyond the first %u are computed in BPF\n",
+			LORA_RING_SLOTS - LORA_RING_MARGIN);
+	else
+		lk->running = true;
+	return 0;
+}
+
+static void lw_stop(void *ctx)
+{
+	struct lw_kernel *lk = ctx;
+
+	if (!lk->running)
+		return;
+	lk->stop = true;
+	pthread_join(lk->tid, NULL);
+	lk->running = false;
+	pr_debug("precompute thread: %llu uplinks\n", (unsigned long long)lk->made);
+}
+
+static void lw_frame(void *ctx, uint64_t n)
+{
+	struct lw_kernel *lk = ctx;
+
+	if (lk->ring)
+		ring_fill(lk, n / lk->fleet->heard_by);
+}
+
+static void lw_finish(void *ctx, struct gen_bpf *skel)
+{
+	struct lw_kernel *lk = ctx;
+
+	free(lk->gw_acks);
+	lk->gw_acks = malloc(lk->fleet->ngw * sizeof(uint64_t));
+	if (lk->gw_acks && lk->gw_acks_map)
+		memcpy(lk->gw_acks, lk->gw_acks_map, lk->fleet->ngw * sizeof(uint64_t));
+}
+
+static void lw_close(void *ctx)
+{
+	struct lw_kernel *lk = ctx;
+
+	if (lk->devs)
+		munmap(lk->devs, lk->devs_sz);
+	if (lk->ring)
+		munmap(lk->ring, lk->ring_sz);
+	if (lk->gw_acks_map)
+		munmap(lk->gw_acks_map, lk->gw_acks_sz);
+	lk->devs = NULL;
+	lk->ring = NULL;
+	lk->gw_acks_map = NULL;
+}
+
+void lw_kernel_init(struct lw_kernel *lk, const struct lw_fleet *f, bool rewrite, bool precompute,
+		    struct engine_opts *o)
+{
+	memset(lk, 0, sizeof(*lk));
+	lk->ops = (struct engine_proto){ .ctx = lk, .before_load = lw_before_load, .after_load = lw_after_load,
+					 .start = lw_start, .stop = lw_stop, .frame = lw_frame,
+					 .finish = lw_finish, .close = lw_close };
+	lk->fleet = f;
+	lk->rewrite = rewrite;
+	lk->precompute = precompute;
+	o->proto = &lk->ops;
+	o->hook = rewrite ? XR_HOOK_LORAWAN : XR_HOOK_NONE;
+	/* the hook writes into the frame, and every copy of an uplink is one frame of the set */
+	o->copy_always = true;
+	o->frame_div = f->heard_by;
+	/* PUSH_ACKs echo a 16-bit token: n's low bits */
+	o->ts_mask = XR_LORA_TOKENS - 1;
+	o->reply_kind = XR_REPLY_LORA_ACK;
+}
+
+void lw_kernel_free(struct lw_kernel *lk)
+{
+	free(lk->gw_acks);
+	lk->gw_acks = NULL;
+}
+
+int lw_kernel_aes_test(struct xr_aes_test *t)
+{
+	uint8_t pkt[64] = {};
+	struct gen_bpf *skel;
+	__u32 zero = 0;
+	LIBBPF_OPTS(bpf_test_run_opts, topts, .data_in = pkt, .data_size_in = sizeof(pkt), .repeat = 1);
+	int err;
+
+	skel = gen_bpf__open();
+	if (!skel)
+		return -errno;
+	lw_aes_tables((struct xr_aes_tables *)&skel->rodata->aes);
+	err = gen_bpf__load(skel);
+	if (err)
+		goto out;
+	if (bpf_map_update_elem(bpf_map__fd(skel->maps.aes_test), &zero, t, 0) ||
+	    bpf_prog_test_run_opts(bpf_program__fd(skel->progs.xr_aes_test), &topts) ||
+	    bpf_map_lookup_elem(bpf_map__fd(skel->maps.aes_test), &zero, t)) {
+		err = -errno;
+		goto out;
+	}
+	if (topts.retval != XDP_PASS)
+		err = -EINVAL;
+out:
+	gen_bpf__destroy(skel);
+	return err;
+}

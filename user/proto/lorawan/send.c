@@ -1,0 +1,274 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * lorawan send: one Semtech UDP PUSH_DATA per device of a fleet, rewritten
+ * per packet in BPF into valid uplinks (bpf/proto/lorawan.bpf.h); PUSH_ACKs
+ * counted per gateway on the sending interface.
+ */
+#include <errno.h>
+#include <string.h>
+#include <time.h>
+#include <sys/resource.h>
+#include <arpa/inet.h>
+#include "cmd/cli.h"
+#include "engine/pacer.h"
+#include "measure/webhook.h"
+#include "proto/lorawan/kernel.h"
+#include "proto/proto.h"
+#include "send/opts.h"
+#include "send/replies.h"
+#include "util/log.h"
+#include "util/units.h"
+
+enum { O_FLEET = PROTO_OPT_BASE, O_ROUNDS, O_SCHEDULE, O_STATIC, O_NOPRE };
+
+struct lw_send {
+	const char *fleet_dir;
+	uint64_t rounds;
+	bool have_rounds, is_static, no_precompute;
+	const char *schedule;
+	bool schedule_failed;
+	double pps;
+	uint64_t first_n;
+	struct lw_fleet fleet;
+	struct lw_kernel lk;
+};
+
+static const struct option lw_opts[] = {
+	{ "fleet", required_argument, NULL, O_FLEET },
+	{ "rounds", required_argument, NULL, O_ROUNDS },
+	{ "schedule", required_argument, NULL, O_SCHEDULE },
+	{ "static", no_argument, NULL, O_STATIC },
+	{ "no-precompute", no_argument, NULL, O_NOPRE },
+	{},
+};
+
+static int lw_opt(void *st, int id, const char *arg, const struct send_opts *so)
+{
+	struct lw_send *s = st;
+
+	switch (id) {
+	case O_FLEET: s->fleet_dir = arg; break;
+	case O_ROUNDS:
+		if (cli_count(so->cmd, "rounds", arg, &s->rounds))
+			return XR_EXIT_USAGE;
+		if (!s->rounds)
+			return cli_usage_error(so->cmd, "--rounds must be above 0");
+		s->have_rounds = true;
+		break;
+	case O_SCHEDULE: s->schedule = arg; break;
+	case O_STATIC: s->is_static = true; break;
+	case O_NOPRE: s->no_precompute = true; break;
+	}
+	return -1;
+}
+
+static int lw_check(void *st, const struct send_opts *so)
+{
+	struct lw_send *s = st;
+
+	if (!s->fleet_dir)
+		return cli_usage_error(so->cmd, "missing --fleet DIR (made by xdpreplay lorawan fleet)");
+	if (so->net.dst.ipv6)
+		return cli_usage_error(so->cmd, "--server: IPv4 only");
+	if (so->net.have_sport && so->net.sport.lo != so->net.sport.hi)
+		return cli_usage_error(so->cmd, "--sport: one port (the gateways' source port), not a range");
+	if (!s->have_rounds)
+		s->rounds = 1;
+	return 0;
+}
+
+/*
+ * --schedule: the first departure as epoch time, written before anything is
+ * sent, so that a receiver can time arrivals while the run is still going.
+ */
+static void write_schedule(void *ctx, uint64_t start_ns)
+{
+	struct lw_send *s = ctx;
+	struct wh_schedule ws = { .pps = s->pps, .first_n = s->first_n };
+	struct timespec rt;
+
+	/* the engine's clock is CLOCK_MONOTONIC; a receiver elsewhere needs the epoch */
+	clock_gettime(CLOCK_REALTIME, &rt);
+	ws.t0_unix = rt.tv_sec + rt.tv_nsec / 1e9 + ((double)start_ns - (double)now_ns()) / 1e9;
+	if (wh_schedule_write(s->schedule, &ws)) {
+		pr_warn("cannot write %s: %s\n", s->schedule, strerror(errno));
+		s->schedule_failed = true;
+	}
+}
+
+/* One PUSH_DATA per device into fs, from IFACE's addresses to the server. */
+static int lw_frames(struct lw_send *s, const struct send_opts *so, const struct iface *ifc, struct frameset *fs,
+		     struct engine_opts *o)
+{
+	struct lw_fleet *f = &s->fleet;
+	struct lw_net net = { .sport = so->net.have_sport ? so->net.sport.lo : LW_DEFAULT_PORT,
+			      .dport = so->net.dst.port };
+	uint8_t buf[XR_MAX_FRAME];
+
+	memcpy(&net.daddr, so->net.dst.addr, 4);
+	memcpy(net.src_mac, ifc->mac, 6);
+	if (so->net.have_mac)
+		memcpy(net.dst_mac, so->net.dst_mac, 6);
+	else if (addr_neigh_mac(&so->net.dst, ifc->name, net.dst_mac)) {
+		pr_warn("no neighbour entry for the server on %s: ping it first or give --dst-mac\n", ifc->name);
+		return -ENOENT;
+	}
+	if (addr_iface(ifc->name, false, (uint8_t *)&net.saddr)) {
+		pr_warn("%s has no IPv4 address to send from\n", ifc->name);
+		return -ENOENT;
+	}
+	for (size_t d = 0; d < f->ndev; d++) {
+		int len = lw_build_frame(f, d, &net, buf, sizeof(buf));
+
+		if (len < 0 || len > (int)ifc->mtu + 14) {
+			pr_warn("device %zu's PUSH_DATA (%d bytes) does not fit %s's MTU\n", d, len, ifc->name);
+			return -EINVAL;
+		}
+		if (frameset_add(fs, buf, len, len, 0)) {
+			pr_warn("out of memory for %zu frames\n", f->ndev);
+			return -ENOMEM;
+		}
+	}
+	o->rpl = (struct xr_reply_match){ .server_addr = net.daddr, .server_port = htons(net.dport),
+					  .src_base = ntohl(net.saddr), .src_count = 1,
+					  .sport_base = net.sport, .sport_count = 1 };
+	return 0;
+}
+
+static int lw_build(void *st, const struct send_opts *so, const struct iface *ifc, struct frameset *fs,
+		    struct send_plan *plan, struct engine_opts *o)
+{
+	struct lw_send *s = st;
+	int err;
+
+	/* a fleet that cannot be read is bad input; a missing neighbour entry is the environment */
+	err = lw_fleet_load(s->fleet_dir, &s->fleet);
+	if (err)
+		return err == -ENOMEM ? -ENOMEM : -EINVAL;
+	if (s->rounds > (XR_FOREVER - 1) / ((uint64_t)s->fleet.ndev * s->fleet.heard_by)) {
+		cli_usage_error(so->cmd, "--rounds %llu: %llu PUSH_DATA a round is more than a run can count",
+				(unsigned long long)s->rounds, (unsigned long long)s->fleet.ndev * s->fleet.heard_by);
+		return -EINVAL;
+	}
+	err = lw_frames(s, so, ifc, fs, o);
+	if (err)
+		return err;
+	lw_kernel_init(&s->lk, &s->fleet, !s->is_static, !s->no_precompute, o);
+	if (s->schedule) {
+		s->pps = so->pace == XR_PACE_RATE ? so->pps : 0;
+		s->first_n = so->first_n;
+		o->on_start = write_schedule;
+		o->on_start_ctx = s;
+	}
+	return 0;
+}
+
+static uint64_t lw_count(void *st, const struct send_opts *so, const struct frameset *fs)
+{
+	const struct lw_send *s = st;
+
+	if (so->duration_ns && !s->have_rounds)
+		return XR_FOREVER;
+	return (uint64_t)s->fleet.ndev * s->fleet.heard_by * s->rounds;
+}
+
+/* Uplinks, PUSH_ACKs per gateway, set-up time and memory of a lorawan send run. */
+static void lw_report(void *st, const struct engine_result *res, uint64_t ready_ns, FILE *human, struct json *j)
+{
+	const struct lw_send *s = st;
+	const struct lw_fleet *f = &s->fleet;
+	const struct xr_replies_stats *r = &res->replies.st;
+	double dur = (res->end_ns - res->start_ns) / 1e9, up = (double)res->sent / f->heard_by;
+	uint64_t gmin = UINT64_MAX, gmax = 0, acked = 0;
+	uint64_t ring_hits = res->hook_ctr[XR_LORA_RING_HITS], computed = res->hook_ctr[XR_LORA_COMPUTED];
+	struct rusage ru;
+	char a[16], b[16];
+
+	getrusage(RUSAGE_SELF, &ru);
+	for (size_t g = 0; g < f->ngw && s->lk.gw_acks; g++) {
+		uint64_t v = s->lk.gw_acks[g];
+
+		acked += v > 0;
+		gmin = v < gmin ? v : gmin;
+		gmax = v > gmax ? v : gmax;
+	}
+	if (!f->ngw || !s->lk.gw_acks)
+		gmin = 0;
+	if (human && res->replies.hist) {
+		fprintf(human, "  replies: %llu PUSH_ACKs (%s/s), %llu duplicated, %llu unmatched\n",
+			(unsigned long long)r->answered, fmt_si(replies_per_s(res, r->answered), a, sizeof(a)),
+			(unsigned long long)r->repeated, (unsigned long long)r->unmatched);
+		replies_rtt_line(res, human);
+	}
+	if (human) {
+		fprintf(human, "  lorawan: %zu devices, %zu gateways, heard by %u; ready in %.2f s, peak RSS %.0f MiB\n",
+			f->ndev, f->ngw, f->heard_by, ready_ns / 1e9, ru.ru_maxrss / 1024.0);
+		fprintf(human, "  uplinks: %.0f offered (%s/s), PUSH_DATA %s/s; PUSH_ACKed %.2f%%; "
+			"gateways answered %llu of %zu (%llu..%llu each)\n", up, fmt_si(dur > 0 ? up / dur : 0, a, 16),
+			fmt_si(dur > 0 ? res->sent / dur : 0, b, 16),
+			res->sent ? 100.0 * r->answered / res->sent : 0, (unsigned long long)acked, f->ngw,
+			(unsigned long long)gmin, (unsigned long long)gmax);
+		fprintf(human, "  crypto: %llu uplinks precomputed (AES-NI%s), %llu computed in BPF\n",
+			(unsigned long long)ring_hits, s->lk.ring_used ? "" : ": off", (unsigned long long)computed);
+	}
+	if (!j)
+		return;
+	if (res->replies.hist) {
+		json_open(j, "replies", '{');
+		json_u64(j, "push_acks", r->answered);
+		json_u64(j, "push_ack_dups", r->repeated);
+		json_double(j, "push_acks_per_s", replies_per_s(res, r->answered));
+		json_u64(j, "unmatched", r->unmatched);
+		replies_rtt_json(res, j);
+		json_close(j, '}');
+	}
+	json_open(j, "lorawan", '{');
+	json_u64(j, "devices", f->ndev);
+	json_u64(j, "gateways", f->ngw);
+	json_u64(j, "heard_by", f->heard_by);
+	json_double(j, "ready_s", ready_ns / 1e9);
+	json_double(j, "peak_rss_mib", ru.ru_maxrss / 1024.0);
+	json_double(j, "uplinks", up);
+	json_double(j, "uplinks_per_s", dur > 0 ? up / dur : 0);
+	json_double(j, "push_data_per_s", dur > 0 ? res->sent / dur : 0);
+	json_u64(j, "push_acks", r->answered);
+	json_u64(j, "gateways_answered", acked);
+	json_u64(j, "gateway_acks_min", gmin);
+	json_u64(j, "gateway_acks_max", gmax);
+	json_flag(j, "precompute", s->lk.ring_used);
+	json_u64(j, "uplinks_precomputed", ring_hits);
+	json_u64(j, "uplinks_computed_in_bpf", computed);
+	json_close(j, '}');
+}
+
+static bool lw_failed(void *st)
+{
+	return ((struct lw_send *)st)->schedule_failed;
+}
+
+static void lw_free(void *st)
+{
+	struct lw_send *s = st;
+
+	lw_kernel_free(&s->lk);
+	lw_fleet_free(&s->fleet);
+}
+
+const struct xr_proto proto_lorawan = {
+	.name = "lorawan",
+	.summary = "LoRaWAN uplinks of a fleet in Semtech UDP PUSH_DATA",
+	.opts = lw_opts,
+	.accepts = SO_DST | SO_SPORT | SO_DSTMAC | SO_WAIT,
+	.dst_name = "server",
+	.default_port = LW_DEFAULT_PORT,
+	.kernel_only = true,
+	.state_size = sizeof(struct lw_send),
+	.parse_opt = lw_opt,
+	.check = lw_check,
+	.build = lw_build,
+	.default_count = lw_count,
+	.report = lw_report,
+	.failed = lw_failed,
+	.witness = "replies.push_acks",
+	.free = lw_free,
+};

@@ -1,0 +1,86 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * A protocol, as the sender commands see it. Each user/proto/X/ fills one
+ * struct xr_proto and registers it in user/proto/registry.c; replay, gen
+ * and lorawan send, search and the engine then know it by this interface
+ * alone. The kernel side is bpf/proto/X.bpf.h (bpf/proto/registry.bpf.h).
+ *
+ * A run: the command line is parsed once into struct send_opts, the
+ * protocol's own options go to parse_opt into its state; build makes the
+ * frame set, adds its plan specs and sets up the engine (hook, reply kind, its
+ * engine_proto for the kernel engine's maps); after the run report adds its
+ * lines to the summary and its object to the JSON.
+ */
+#ifndef __XR_PROTO_H
+#define __XR_PROTO_H
+
+#include <getopt.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include "engine/engine.h"
+#include "frames/rewrite.h"
+#include "util/json.h"
+
+struct send_opts;
+
+/* What the shared send options a protocol takes (struct send_opts, user/send/opts.c). */
+enum send_opt_set {
+	SO_REWRITE = 1 << 0,  /* --rewrite */
+	SO_DST = 1 << 1,      /* --dst ADDR[:PORT] (named dst_name) */
+	SO_SRC = 1 << 2,      /* --src RANGE */
+	SO_SPORT = 1 << 3,    /* --sport LO-HI */
+	SO_SIZE = 1 << 4,     /* --size N */
+	SO_DSTMAC = 1 << 5,   /* --dst-mac MAC */
+	SO_WAIT = 1 << 6,     /* --wait T: replies after the last frame */
+	SO_FILES = 1 << 7,    /* FILE... arguments */
+};
+
+/* The plan specs of a run: the user's --rewrite ops, then those the protocol adds (source, port, ISN). */
+struct send_plan {
+	struct rewrite_spec specs[XR_MAX_OPS + 4];
+	int nspecs;
+};
+
+/* Ids of a protocol's own options start here (struct option.val). */
+#define PROTO_OPT_BASE 1000
+
+struct xr_proto {
+	const char *name;         /* gen NAME, or the command's own (capture, lorawan) */
+	bool gen;                 /* xdpreplay gen NAME sends it */
+	const char *summary;      /* one line, for gen --help */
+	const char *usage;        /* its own options, for --help; NULL: none */
+	const struct option *opts; /* its own long options, val >= PROTO_OPT_BASE; NULL-terminated */
+	unsigned int accepts;     /* enum send_opt_set */
+	const char *dst_name;     /* the destination option's name: "dst" (default) or "server" */
+	uint16_t default_port;    /* the destination port when --dst gives none */
+	bool kernel_only;         /* builds its packets in the kernel engine (no --engine xsk) */
+	size_t state_size;        /* bytes of state, zeroed before parse_opt */
+	/* one of opts; arg as typed. 0 or XR_EXIT_USAGE (after a one-line message) */
+	int (*parse_opt)(void *st, int id, const char *arg, const struct send_opts *so);
+	/* all options parsed: what they say together. 0 or XR_EXIT_USAGE (after a one-line message) */
+	int (*check)(void *st, const struct send_opts *so);
+	/*
+	 * The frames into fs and the engine's set-up into o (ops, reply kind,
+	 * match, hook, engine_proto). 0 or -errno, printed: -EINVAL is bad input,
+	 * anything else the environment.
+	 */
+	int (*build)(void *st, const struct send_opts *so, const struct iface *ifc, struct frameset *fs,
+		     struct send_plan *plan, struct engine_opts *o);
+	/* frames the run sends when neither --count nor --duration says (0: the frame set once) */
+	uint64_t (*default_count)(void *st, const struct send_opts *so, const struct frameset *fs);
+	/* after the run: its lines (human) and its JSON members (j); either may be NULL */
+	void (*report)(void *st, const struct engine_result *res, uint64_t ready_ns, FILE *human, struct json *j);
+	/* after the run: whether something it had to write failed (the run then exits 3) */
+	bool (*failed)(void *st);
+	/* the JSON path of the answers counted in the run's JSON (search --witness replies), or NULL */
+	const char *witness;
+	void (*free)(void *st);
+};
+
+/* The registration table (user/proto/registry.c), NULL-terminated. */
+extern const struct xr_proto *const xr_protos[];
+/* The protocol named name, or NULL. */
+const struct xr_proto *proto_find(const char *name);
+
+#endif

@@ -1,0 +1,153 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * gen syn: TCP SYNs for a connection-rate test, from the source range and
+ * ports, each with an ISN that is a keyed function of n; the server's
+ * SYN-ACKs, RSTs and FINs are counted (and with --complete answered) by
+ * bpf/proto/syn.bpf.h on the sender's interface.
+ */
+#include <errno.h>
+#include <string.h>
+#include <sys/random.h>
+#include <netinet/in.h>
+#include "proto/proto.h"
+#include "send/opts.h"
+#include "send/replies.h"
+#include "util/log.h"
+#include "util/units.h"
+#include "gen.skel.h"
+
+enum { O_COMPLETE = PROTO_OPT_BASE };
+
+struct syn {
+	bool complete;
+	struct xr_syn_cfg cfg;
+	struct engine_proto ops;
+};
+
+static const struct option syn_opts[] = {
+	{ "complete", no_argument, NULL, O_COMPLETE },
+	{},
+};
+
+static int syn_opt(void *st, int id, const char *arg, const struct send_opts *so)
+{
+	((struct syn *)st)->complete = true;
+	return -1;
+}
+
+/* x with x * a == 1 mod 2^32, for odd a (Newton's iteration doubles the good bits). */
+static uint32_t inverse32(uint32_t a)
+{
+	uint32_t x = a;
+
+	for (int i = 0; i < 5; i++)
+		x *= 2 - a * x;
+	return x;
+}
+
+static int syn_before_load(void *ctx, struct gen_bpf *skel, const struct engine_opts *o)
+{
+	skel->rodata->syn_cfg = ((struct syn *)ctx)->cfg;
+	return 0;
+}
+
+static int syn_build(void *st, const struct send_opts *so, const struct iface *ifc, struct frameset *fs,
+		     struct send_plan *plan, struct engine_opts *o)
+{
+	struct syn *s = st;
+	uint32_t l3len = so->net.dst.ipv6 ? 40 : 20, key[2], isn_step;
+	struct template_addr ta;
+	struct template_frame t = { .net = &so->net, .ta = &ta, .ifc = ifc, .l4 = IPPROTO_TCP,
+				    .tcp_flags = 0x02 /* SYN */ };
+	struct rewrite_spec *isn;
+	double planned;
+	int err;
+
+	err = template_addressing(&so->net, ifc, IPPROTO_TCP, plan->specs, &plan->nspecs, &ta);
+	if (err)
+		return err;
+	err = template_build(&t, fs);
+	if (err)
+		return err;
+	/* ISN = base + n * step (step odd): distinct per n, and n comes back with the SYN-ACK */
+	if (getrandom(key, sizeof(key), 0) != sizeof(key))
+		key[0] = 0x9e3779b9, key[1] = 0x7f4a7c15;
+	isn_step = key[1] | 1;
+	isn = &plan->specs[plan->nspecs++];
+	memset(isn, 0, sizeof(*isn));
+	snprintf(isn->text, sizeof(isn->text), "tcp.seq (ISN)");
+	isn->op = (struct xr_op){ .kind = XR_OP_COUNTER, .width = 4, .flags = XR_OPF_BIG_ENDIAN, .base = key[0],
+				  .step = isn_step };
+	isn->where = 0; /* absolute */
+	isn->field_off = 14 + l3len + 4;
+
+	planned = so->count ? (double)so->count : so->pace == XR_PACE_RATE && so->duration_ns ?
+		  so->pps * so->duration_ns / 1e9 : 0;
+	if (ta.tuples && planned > ta.tuples)
+		pr_warn("warning: %s: %.0f SYNs from a pool of %llu (source, port) pairs: pairs repeat, "
+			"and a server still holding one in TIME_WAIT may refuse it; widen --src or --sport\n",
+			so->cmd, planned, (unsigned long long)ta.tuples);
+	if (so->net.dst.ipv6) {
+		pr_warn("replies are counted for IPv4 only; the SYNs go out uncounted\n");
+		return 0;
+	}
+	s->cfg = (struct xr_syn_cfg){ .isn_base = key[0], .isn_inv = inverse32(isn_step), .complete = s->complete };
+	s->ops = (struct engine_proto){ .ctx = s, .before_load = syn_before_load };
+	o->proto = &s->ops;
+	o->reply_kind = XR_REPLY_SYN;
+	o->rpl = ta.match;
+	return 0;
+}
+
+static void syn_report(void *st, const struct engine_result *res, uint64_t ready_ns, FILE *human, struct json *j)
+{
+	const struct xr_replies_stats *r = &res->replies.st;
+	uint64_t unanswered = res->sent > r->answered ? res->sent - r->answered : 0;
+	char x[16], y[16];
+
+	if (!res->replies.hist)
+		return;
+	if (human) {
+		fprintf(human, "  replies: %llu SYN-ACKs (%s/s), %llu SYNs unanswered, %llu RSTs, %llu retransmitted, "
+			"%llu unmatched", (unsigned long long)r->answered,
+			fmt_si(replies_per_s(res, r->answered), x, sizeof(x)), (unsigned long long)unanswered,
+			(unsigned long long)r->ctr[XR_SYN_RSTS], (unsigned long long)r->repeated,
+			(unsigned long long)r->unmatched);
+		if (r->ctr[XR_SYN_COMPLETED])
+			fprintf(human, "; completed %llu (%s/s), closed %llu", (unsigned long long)r->ctr[XR_SYN_COMPLETED],
+				fmt_si(replies_per_s(res, r->ctr[XR_SYN_COMPLETED]), y, sizeof(y)),
+				(unsigned long long)r->ctr[XR_SYN_CLOSED]);
+		fputc('\n', human);
+		replies_rtt_line(res, human);
+	}
+	if (!j)
+		return;
+	json_open(j, "replies", '{');
+	json_u64(j, "syn_acks", r->answered);
+	json_u64(j, "unanswered", unanswered);
+	json_u64(j, "rsts", r->ctr[XR_SYN_RSTS]);
+	json_u64(j, "retransmits", r->repeated);
+	json_u64(j, "unmatched", r->unmatched);
+	json_u64(j, "completed", r->ctr[XR_SYN_COMPLETED]);
+	json_u64(j, "closed", r->ctr[XR_SYN_CLOSED]);
+	json_double(j, "syn_acks_per_s", replies_per_s(res, r->answered));
+	json_double(j, "completed_per_s", replies_per_s(res, r->ctr[XR_SYN_COMPLETED]));
+	replies_rtt_json(res, j);
+	json_close(j, '}');
+}
+
+const struct xr_proto proto_syn = {
+	.name = "syn",
+	.gen = true,
+	.summary = "TCP SYNs; SYN-ACKs counted (and with --complete answered) in XDP",
+	.usage = "      --complete        complete each handshake and close it (see above)\n",
+	.opts = syn_opts,
+	.accepts = SO_REWRITE | SO_DST | SO_SRC | SO_SPORT | SO_DSTMAC | SO_WAIT,
+	.default_port = 80,
+	.kernel_only = true,
+	.state_size = sizeof(struct syn),
+	.parse_opt = syn_opt,
+	.build = syn_build,
+	.report = syn_report,
+	.witness = "replies.syn_acks",
+};

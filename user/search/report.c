@@ -1,0 +1,409 @@
+// SPDX-License-Identifier: GPL-2.0
+/* xdpreplay search's results: every trial and the bounds, as JSON, CSV and an SVG plot. */
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "search/search.h"
+#include "util/json.h"
+#include "util/log.h"
+#include "util/units.h"
+
+/* Text inside an SVG element: the five characters XML reserves, escaped. */
+static void xml_text(FILE *f, const char *t)
+{
+	for (; *t; t++) {
+		switch (*t) {
+		case '<': fputs("&lt;", f); break;
+		case '>': fputs("&gt;", f); break;
+		case '&': fputs("&amp;", f); break;
+		case '\'': fputs("&apos;", f); break;
+		case '"': fputs("&quot;", f); break;
+		default: fputc(*t, f);
+		}
+	}
+}
+
+/* An axis: linear or logarithmic between lo and hi, mapped onto [p0, p1] pixels. */
+struct axis {
+	double lo, hi, p0, p1;
+	bool log;
+};
+
+static double axis_px(const struct axis *x, double v)
+{
+	double f;
+
+	if (x->log)
+		f = (log10(fmax(v, x->lo)) - log10(x->lo)) / (log10(x->hi) - log10(x->lo));
+	else
+		f = (v - x->lo) / (x->hi - x->lo);
+	return x->p0 + (x->p1 - x->p0) * fmin(1, fmax(0, f));
+}
+
+/* The nice step (1, 2 or 5 times a power of ten) that cuts [lo, hi] into about n parts. */
+static double nice_step(double lo, double hi, int n)
+{
+	double raw = (hi - lo) / n, p = pow(10, floor(log10(raw))), m = raw / p;
+
+	return (m <= 1 ? 1 : m <= 2 ? 2 : m <= 5 ? 5 : 10) * p;
+}
+
+/* A tick label without trailing zeros: 10k, 2.5M, 500. */
+static char *fmt_tick(double v, char *buf, size_t len)
+{
+	char *dot, *end;
+
+	fmt_si(v, buf, len);
+	dot = strchr(buf, '.');
+	if (!dot)
+		return buf;
+	for (end = dot + 1; *end >= '0' && *end <= '9'; end++)
+		;
+	/* the digits after the point, trimmed of zeros; the point too when none is left */
+	char *last = end;
+
+	while (last > dot + 1 && last[-1] == '0')
+		last--;
+	if (last == dot + 1)
+		last = dot;
+	memmove(last, end, strlen(end) + 1);
+	return buf;
+}
+
+/* A tick label of a round trip given in microseconds: 500 us, 2 ms, 1 s. */
+static char *fmt_tick_us(double v, char *buf, size_t len)
+{
+	return fmt_duration((uint64_t)(v * 1e3), buf, len);
+}
+
+/* Round ticks: 1-2-5 in each decade on a log axis, a nice step on a linear one. */
+static void axis_ticks_fmt(FILE *f, const struct axis *x, bool vertical, double at, const char *unit,
+			   char *(*fmt)(double, char *, size_t))
+{
+	char a[16];
+
+	if (x->log) {
+		for (double d = pow(10, floor(log10(x->lo))); d <= x->hi * 1.0001; d *= 10)
+			for (int m = 1; m <= 5; m += m == 1 ? 1 : 3) {
+				double v = d * m, px = axis_px(x, v);
+
+				if (v < x->lo * 0.9999 || v > x->hi * 1.0001)
+					continue;
+				fprintf(f, vertical ? "<text x='%.0f' y='%.1f' text-anchor='end'>%s%s</text>\n" :
+						      "<text x='%.1f' y='%.0f' text-anchor='middle'>%s%s</text>\n",
+					vertical ? at : px, vertical ? px + 4 : at, fmt(v, a, sizeof(a)), unit);
+			}
+		return;
+	}
+	double st = nice_step(x->lo, x->hi, 5);
+
+	for (double v = ceil(x->lo / st) * st; v <= x->hi * 1.0001; v += st) {
+		double px = axis_px(x, v);
+
+		fprintf(f, vertical ? "<text x='%.0f' y='%.1f' text-anchor='end'>%s%s</text>\n" :
+				      "<text x='%.1f' y='%.0f' text-anchor='middle'>%s%s</text>\n",
+			vertical ? at : px, vertical ? px + 4 : at, fmt(v, a, sizeof(a)), unit);
+	}
+}
+
+static void axis_ticks(FILE *f, const struct axis *x, bool vertical, double at, const char *unit)
+{
+	axis_ticks_fmt(f, x, vertical, at, unit, fmt_tick);
+}
+
+/* The 1-2-5 value (1, 2 or 5 times a power of ten) just below v, or just above it (up). */
+static double nice_125(double v, bool up)
+{
+	double p = pow(10, floor(log10(v))), m = v / p;
+
+	if (up)
+		return (m <= 1 ? 1 : m <= 2 ? 2 : m <= 5 ? 5 : 10) * p;
+	return (m >= 5 ? 5 : m >= 2 ? 2 : 1) * p;
+}
+
+/* The x axis of the plot: the loads tried, on a log scale when they span more than a decade. */
+static struct axis load_axis(const struct search *s, double p0, double p1)
+{
+	struct axis x = { .lo = s->max, .hi = s->min, .p0 = p0, .p1 = p1 };
+
+	for (int i = 0; i < s->nt; i++) {
+		x.lo = fmin(x.lo, s->t[i].load);
+		x.hi = fmax(x.hi, s->t[i].load);
+	}
+	if (!s->nt)
+		x.lo = s->min, x.hi = s->max;
+	x.log = x.hi / x.lo > 10;
+	if (x.log) {
+		x.lo = nice_125(x.lo * 0.9, false);
+		x.hi = nice_125(x.hi * 1.1, true);
+	} else {
+		double st = nice_step(x.lo * 0.9, x.hi * 1.05, 5);
+
+		x.lo = fmax(0, floor(x.lo * 0.9 / st) * st);
+		x.hi = ceil(x.hi * 1.05 / st) * st;
+	}
+	return x;
+}
+
+static const char *const goal_color[MAX_GOALS] = { "#1f5fbf", "#d06000", "#7a3ea0", "#008a6e" };
+static const char *const goal_dash[MAX_GOALS] = { "", "8 4", "2 3", "10 3 2 3" };
+
+static void write_svg(const struct search *s, FILE *f)
+{
+	bool lat = false;
+	const double W = 760, L = 80, R = 30, T = 64, PH = 300, GAP = 70;
+	double H, ymax = 0, pmax = 0, pmin = 1e18;
+	char a[16], b[16], title[200], when[32], wit[72];
+	struct axis x, y, yl = {};
+	size_t at = 0;
+	time_t now = s->start_unix;
+
+	for (int gi = 0; gi < s->ng; gi++)
+		lat |= s->g[gi].p99_us > 0;
+	H = T + PH + 50 + (lat ? GAP + 200 : 0);
+	x = load_axis(s, L, W - R);
+	for (int i = 0; i < s->nt; i++) {
+		ymax = fmax(ymax, fmax(s->t[i].load, s->t[i].received / s->t[i].duration_s));
+		if (s->t[i].p99_us > 0) {
+			pmax = fmax(pmax, s->t[i].p99_us);
+			pmin = fmin(pmin, s->t[i].p99_us);
+		}
+	}
+	/* received on the same scale as offered: the diagonal is straight, the knee shows */
+	y = x;
+	y.p0 = T + PH;
+	y.p1 = T;
+	if (ymax > y.hi)
+		y.hi = ymax;
+
+	fprintf(f, "<svg xmlns='http://www.w3.org/2000/svg' width='%.0f' height='%.0f' font-family='sans-serif' "
+		   "font-size='12'>\n<rect width='100%%' height='100%%' fill='white'/>\n", W, H);
+	for (int i = 0; i < s->ncmd && at < 80; i++)
+		at += snprintf(title + at, sizeof(title) - at, "%s%s", i ? " " : "", s->cmd[i]);
+	if (at >= 80)
+		snprintf(title + 77, sizeof(title) - 77, "...");
+	strftime(when, sizeof(when), "%Y-%m-%d %H:%M UTC", gmtime(&now));
+	fprintf(f, "<text x='%.0f' y='20' text-anchor='middle' font-size='15'>Drop-point search: ", W / 2);
+	xml_text(f, title);
+	fprintf(f, "</text>\n<text x='%.0f' y='40' text-anchor='middle' fill='#444'>witness ", W / 2);
+	snprintf(wit, sizeof(wit), "%.60s%s", s->witness, strlen(s->witness) > 60 ? "..." : "");
+	xml_text(f, wit);
+	fprintf(f, " | %s%s | %s</text>\n", s->interrupted ? "interrupted, " : "", s->stop_why ? s->stop_why : "done",
+		when);
+
+	/* the throughput panel */
+	fprintf(f, "<rect x='%.0f' y='%.0f' width='%.0f' height='%.0f' fill='none' stroke='#000'/>\n", L, T,
+		W - L - R, PH);
+	axis_ticks(f, &x, false, T + PH + 16, "");
+	axis_ticks(f, &y, true, L - 6, "");
+	fprintf(f, "<text x='%.0f' y='%.0f' text-anchor='middle'>offered (frames/s%s)</text>\n", (L + W - R) / 2,
+		T + PH + 36, x.log ? ", log scale" : "");
+	fprintf(f, "<text x='18' y='%.0f' transform='rotate(-90 18 %.0f)' text-anchor='middle'>received "
+		   "(frames/s)</text>\n", T + PH / 2, T + PH / 2);
+	/* everything offered was received: the diagonal, as a curve on a log axis */
+	fprintf(f, "<polyline fill='none' stroke='#aaa' stroke-dasharray='4' points='");
+	for (int k = 0; k <= 64; k++) {
+		double v = x.log ? x.lo * pow(x.hi / x.lo, k / 64.0) : x.lo + (x.hi - x.lo) * k / 64;
+
+		if (v <= y.hi)
+			fprintf(f, "%.1f,%.1f ", axis_px(&x, v), axis_px(&y, v));
+	}
+	fprintf(f, "'/>\n");
+	for (int gi = 0; gi < s->ng; gi++) {
+		const struct goal *g = &s->g[gi];
+		double gx = axis_px(&x, g->lower);
+
+		if (g->lower <= 0)
+			continue;
+		fprintf(f, "<line x1='%.1f' y1='%.0f' x2='%.1f' y2='%.0f' stroke='%s' stroke-width='2' "
+			   "stroke-dasharray='%s'/>\n", gx, T, gx, T + PH, goal_color[gi], goal_dash[gi]);
+		/* a label per goal at its own height, on the side with room: coinciding bounds stay readable */
+		fprintf(f, "<text x='%.1f' y='%.0f' fill='%s' text-anchor='%s'>", gx + (gx > W / 2 ? -4 : 4),
+			T + PH - 10 - 14 * gi, goal_color[gi], gx > W / 2 ? "end" : "start");
+		xml_text(f, g->name);
+		fprintf(f, " %s</text>\n", fmt_si(g->lower, a, sizeof(a)));
+	}
+	for (int i = 0; i < s->nt; i++) {
+		const struct trial *t = &s->t[i];
+		double px = axis_px(&x, t->load), py = axis_px(&y, t->received / t->duration_s);
+
+		if (t->sender_short)
+			fprintf(f, "<circle cx='%.1f' cy='%.1f' r='4' fill='none' stroke='#777'/>\n", px, py);
+		else
+			fprintf(f, "<circle cx='%.1f' cy='%.1f' r='4' fill='%s'/>\n", px, py, t->loss > 0 ? "#c33" : "#393");
+	}
+	/* the legend, inside the panel's top-left corner: one line per mark, nothing near an edge */
+	fprintf(f, "<g transform='translate(%.0f,%.0f)'><rect width='300' height='%d' fill='white' "
+		   "fill-opacity='0.85' stroke='#ccc'/>\n", L + 8, T + 8, 20 + 16 * (s->ng + 2));
+	fprintf(f, "<circle cx='12' cy='14' r='4' fill='#393'/><text x='22' y='18'>trial without loss</text>\n"
+		   "<circle cx='150' cy='14' r='4' fill='#c33'/><text x='160' y='18'>trial with loss</text>\n"
+		   "<circle cx='12' cy='30' r='4' fill='none' stroke='#777'/><text x='22' y='34'>sender fell behind "
+		   "(not counted)</text>\n");
+	for (int gi = 0; gi < s->ng; gi++) {
+		const struct goal *g = &s->g[gi];
+		char lim[24];
+
+		if (g->p99_us > 0)
+			snprintf(lim, sizeof(lim), "p99 <= %s", fmt_duration((uint64_t)(g->p99_us * 1e3), a, sizeof(a)));
+		else
+			snprintf(lim, sizeof(lim), "loss <= %g%%", g->loss * 100);
+		fprintf(f, "<line x1='4' y1='%d' x2='24' y2='%d' stroke='%s' stroke-width='2' stroke-dasharray='%s'/>"
+			   "<text x='30' y='%d'>", 46 + 16 * gi, 46 + 16 * gi, goal_color[gi], goal_dash[gi], 50 + 16 * gi);
+		xml_text(f, g->name);
+		fprintf(f, " (");
+		xml_text(f, lim);
+		fprintf(f, "): lower bound %s, upper %s</text>\n", g->lower ? fmt_si(g->lower, a, sizeof(a)) : "none",
+			g->upper ? fmt_si(g->upper, b, sizeof(b)) : "none");
+	}
+	fprintf(f, "</g>\n");
+
+	if (lat && pmax > 0) {
+		double top = T + PH + 50 + GAP, ph = 200;
+
+		yl = (struct axis){ .lo = pmin, .hi = pmax, .p0 = top + ph, .p1 = top };
+		for (int gi = 0; gi < s->ng; gi++)
+			if (s->g[gi].p99_us > 0)
+				yl.hi = fmax(yl.hi, s->g[gi].p99_us), yl.lo = fmin(yl.lo, s->g[gi].p99_us);
+		yl.log = yl.hi / yl.lo > 10;
+		if (yl.log) {
+			yl.lo = pow(10, floor(log10(yl.lo * 0.9)));
+			yl.hi = pow(10, ceil(log10(yl.hi * 1.1)));
+		} else {
+			yl.lo = 0;
+			yl.hi = yl.hi * 1.1;
+		}
+		fprintf(f, "<rect x='%.0f' y='%.0f' width='%.0f' height='%.0f' fill='none' stroke='#000'/>\n", L, top,
+			W - L - R, ph);
+		axis_ticks(f, &x, false, top + ph + 16, "");
+		axis_ticks_fmt(f, &yl, true, L - 6, "", fmt_tick_us);
+		fprintf(f, "<text x='18' y='%.0f' transform='rotate(-90 18 %.0f)' text-anchor='middle'>p99 round "
+			   "trip</text>\n", top + ph / 2, top + ph / 2);
+		for (int gi = 0; gi < s->ng; gi++) {
+			double gy;
+
+			if (s->g[gi].p99_us <= 0)
+				continue;
+			gy = axis_px(&yl, s->g[gi].p99_us);
+			fprintf(f, "<line x1='%.0f' y1='%.1f' x2='%.0f' y2='%.1f' stroke='%s' stroke-width='2' "
+				   "stroke-dasharray='%s'/>\n", L, gy, W - R, gy, goal_color[gi], goal_dash[gi]);
+		}
+		for (int i = 0; i < s->nt; i++)
+			if (s->t[i].p99_us > 0)
+				fprintf(f, "<circle cx='%.1f' cy='%.1f' r='4' fill='%s'/>\n", axis_px(&x, s->t[i].load),
+					axis_px(&yl, s->t[i].p99_us), s->t[i].sender_short ? "#bbb" : "#1f5fbf");
+	}
+	fprintf(f, "</svg>\n");
+}
+
+static void write_json(const struct search *s, FILE *f)
+{
+	struct json j = { .f = f };
+
+	json_open(&j, NULL, '{');
+	json_str(&j, "version", XR_VERSION);
+	json_u64(&j, "start_unix", s->start_unix);
+	json_str(&j, "witness", s->witness);
+	if (s->field)
+		json_str(&j, "witness_field", s->field);
+	json_open(&j, "settings", '{');
+	json_double(&j, "min_pps", s->min);
+	json_double(&j, "max_pps", s->max_asked);
+	json_double(&j, "max_pps_searched", s->max);
+	json_double(&j, "width", s->width);
+	json_double(&j, "trial_s", s->trial_ns / 1e9);
+	json_double(&j, "settle_s", s->settle_ns / 1e9);
+	json_double(&j, "pause_s", s->pause_ns / 1e9);
+	json_double(&j, "warmup_s", s->warmup_ns / 1e9);
+	json_open(&j, "trial_command", '[');
+	for (int i = 0; i < s->ncmd; i++)
+		json_str(&j, NULL, s->cmd[i]);
+	json_close(&j, ']');
+	json_close(&j, '}');
+	json_flag(&j, "interrupted", s->interrupted);
+	json_str(&j, "stopped", s->stop_why ? s->stop_why : "done");
+	/* kept for scripts written against earlier versions */
+	json_double(&j, "trial_s", s->trial_ns / 1e9);
+	json_open(&j, "goals", '[');
+	for (int gi = 0; gi < s->ng; gi++) {
+		const struct goal *g = &s->g[gi];
+
+		json_open(&j, NULL, '{');
+		json_str(&j, "name", g->name);
+		if (g->p99_us > 0)
+			json_double(&j, "p99_us", g->p99_us);
+		else
+			json_double(&j, "loss", g->loss);
+		json_double(&j, "exceed", g->exceed);
+		json_double(&j, "duration_sum_s", g->dsum);
+		json_double(&j, "lower", g->lower);
+		json_double(&j, "upper", g->upper);
+		json_flag(&j, "never_saturated", g->lower >= s->max);
+		json_double(&j, "conditional_throughput", conditional_throughput(s, g));
+		json_close(&j, '}');
+	}
+	json_close(&j, ']');
+	json_open(&j, "trials", '[');
+	for (int i = 0; i < s->nt; i++) {
+		const struct trial *t = &s->t[i];
+
+		json_open(&j, NULL, '{');
+		json_double(&j, "offered_pps", t->load);
+		json_u64(&j, "asked", t->asked);
+		json_u64(&j, "sent", t->sent);
+		json_u64(&j, "received", t->received);
+		json_double(&j, "loss", t->loss);
+		json_flag(&j, "sender_short", t->sender_short);
+		json_flag(&j, "witness_reset", t->witness_reset);
+		json_u64(&j, "fell_behind", t->behind);
+		if (t->p99_us >= 0)
+			json_double(&j, "p99_us", t->p99_us);
+		json_open(&j, "server_drops", '{');
+		for (int k = 0; k < t->nattr; k++)
+			json_u64(&j, t->attr_name[k], t->attr[k]);
+		json_close(&j, '}');
+		json_close(&j, '}');
+	}
+	json_close(&j, ']');
+	json_close(&j, '}');
+}
+
+static void write_csv(const struct search *s, FILE *f)
+{
+	fprintf(f, "trial,offered_pps,asked,sent,received,loss,sender_short,witness_reset\n");
+	for (int i = 0; i < s->nt; i++)
+		fprintf(f, "%d,%.0f,%llu,%llu,%llu,%.6f,%d,%d\n", i + 1, s->t[i].load, (unsigned long long)s->t[i].asked,
+			(unsigned long long)s->t[i].sent, (unsigned long long)s->t[i].received, s->t[i].loss,
+			s->t[i].sender_short, s->t[i].witness_reset);
+}
+
+/* One result file (- is standard output): 0, or -errno after a message when it could not be written. */
+static int write_one(const struct search *s, const char *path, void (*write)(const struct search *, FILE *))
+{
+	FILE *f = json_fopen(path);
+	int err;
+
+	if (!f) {
+		err = -errno;
+	} else {
+		write(s, f);
+		err = json_fclose(f);
+	}
+	if (err)
+		pr_warn("cannot write %s: %s\n", path, strerror(-err));
+	return err;
+}
+
+int write_results(const struct search *s, const char *json_path, const char *csv_path, const char *svg_path)
+{
+	int err = 0;
+
+	if (json_path)
+		err = write_one(s, json_path, write_json) ?: err;
+	if (csv_path)
+		err = write_one(s, csv_path, write_csv) ?: err;
+	if (svg_path)
+		err = write_one(s, svg_path, write_svg) ?: err;
+	return err;
+}

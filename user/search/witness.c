@@ -1,0 +1,149 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * What the server received, read before and after each trial: a counter's
+ * --listen endpoint over HTTP (libcurl, json-c), or a command that prints a
+ * number.
+ */
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <curl/curl.h>
+#include <json-c/json.h>
+#include "search/search.h"
+#include "util/jsonpath.h"
+#include "util/log.h"
+
+/* A witness's answer may be large (a count --seq with thousands of flows), but not without end. */
+#define WITNESS_MAX (16U << 20)
+
+struct body {
+	char *buf;
+	size_t len;
+};
+
+static size_t take_body(char *data, size_t size, size_t n, void *ctx)
+{
+	struct body *b = ctx;
+	size_t add = size * n;
+	char *nb;
+
+	/* past the limit the transfer fails (CURLE_WRITE_ERROR) instead of growing without end */
+	if (b->len + add > WITNESS_MAX)
+		return 0;
+	nb = realloc(b->buf, b->len + add + 1);
+	if (!nb)
+		return 0;
+	memcpy(nb + b->len, data, add);
+	b->buf = nb;
+	b->len += add;
+	nb[b->len] = 0;
+	return add;
+}
+
+/* GET / from a counter's --listen endpoint (libcurl): the body, parsed (json_object_put it). */
+static int http_get_json(const struct search *s, struct json_object **out)
+{
+	struct curl_slist *hdr = NULL;
+	struct body b = {};
+	char auth[300];
+	CURLcode rc;
+	long status = 0;
+	CURL *c;
+	int err = 0;
+
+	*out = NULL;
+	c = curl_easy_init();
+	if (!c)
+		return -ENOMEM;
+	if (s->token[0]) {
+		snprintf(auth, sizeof(auth), "Authorization: Bearer %s", s->token);
+		hdr = curl_slist_append(NULL, auth);
+	}
+	curl_easy_setopt(c, CURLOPT_URL, s->witness);
+	curl_easy_setopt(c, CURLOPT_PROTOCOLS_STR, "http");
+	curl_easy_setopt(c, CURLOPT_NOSIGNAL, 1L);
+	curl_easy_setopt(c, CURLOPT_CONNECTTIMEOUT_MS, 3000L);
+	curl_easy_setopt(c, CURLOPT_TIMEOUT_MS, 10000L);
+	curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, take_body);
+	curl_easy_setopt(c, CURLOPT_WRITEDATA, &b);
+	if (hdr)
+		curl_easy_setopt(c, CURLOPT_HTTPHEADER, hdr);
+	rc = curl_easy_perform(c);
+	curl_easy_getinfo(c, CURLINFO_RESPONSE_CODE, &status);
+	if (rc != CURLE_OK) {
+		pr_warn("the witness %s: %s\n", s->witness,
+			rc == CURLE_WRITE_ERROR ? "answer larger than 16 MiB" : curl_easy_strerror(rc));
+		err = rc == CURLE_OPERATION_TIMEDOUT ? -ETIMEDOUT : -EPROTO;
+	} else if (status != 200) {
+		pr_warn("the witness %s answered HTTP %ld%s\n", s->witness, status,
+			status == 401 ? " (give its token: --witness-token-file)" : "");
+		err = -EPROTO;
+	} else if (!b.buf || !(*out = json_tokener_parse(b.buf))) {
+		pr_warn("the witness %s did not answer JSON\n", s->witness);
+		err = -EPROTO;
+	}
+	curl_slist_free_all(hdr);
+	curl_easy_cleanup(c);
+	free(b.buf);
+	return err;
+}
+
+/* The attribution object's counters, in order. */
+static void json_attribution(struct json_object *root, struct trial *t)
+{
+	struct json_object *a;
+
+	t->nattr = 0;
+	if (!json_object_object_get_ex(root, "attribution", &a) || !json_object_is_type(a, json_type_object))
+		return;
+	json_object_object_foreach(a, key, val) {
+		if (t->nattr >= MAX_ATTR || !json_object_is_type(val, json_type_int))
+			continue;
+		snprintf(t->attr_name[t->nattr], sizeof(t->attr_name[0]), "%s", key);
+		t->attr[t->nattr++] = json_object_get_int64(val) < 0 ? 0 : json_object_get_uint64(val);
+	}
+}
+
+static int witness_http(const struct search *s, uint64_t *out, struct trial *attr)
+{
+	struct json_object *root;
+	int err = http_get_json(s, &root);
+
+	if (err)
+		return err;
+	if (attr)
+		json_attribution(root, attr);
+	err = json_path_u64(root, s->field ? s->field : "matched", out);
+	if (err == -ENOENT)
+		pr_warn("the witness has no field %s\n", s->field ? s->field : "matched");
+	json_object_put(root);
+	return err;
+}
+
+static int witness_cmd(const char *cmd, uint64_t *out)
+{
+	unsigned long long v;
+	FILE *p = popen(cmd, "r");
+	int ok;
+
+	if (!p)
+		return -errno;
+	ok = fscanf(p, "%llu", &v) == 1;
+	pclose(p);
+	if (!ok)
+		return -EPROTO;
+	*out = v;
+	return 0;
+}
+
+int witness_read(const struct search *s, uint64_t *v, struct trial *attr)
+{
+	*v = 0;
+	if (!strncmp(s->witness, "http://", 7))
+		return witness_http(s, v, attr);
+	if (!strncmp(s->witness, "cmd:", 4))
+		return witness_cmd(s->witness + 4, v);
+	return 0;
+}

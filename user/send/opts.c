@@ -1,0 +1,279 @@
+// SPDX-License-Identifier: GPL-2.0
+/* The sender commands' shared options: one table, parsed once into struct send_opts. */
+#include <errno.h>
+#include <getopt.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include "cmd/cli.h"
+#include "measure/httpd.h"
+#include "send/opts.h"
+#include "util/log.h"
+#include "util/units.h"
+
+enum {
+	O_ENGINE = 256, O_TOPSPEED, O_PPS, O_RATE, O_MULT, O_COUNT, O_DURATION, O_THREADS, O_BATCH, O_JSON,
+	O_REWRITE, O_DST, O_SRC, O_SPORT, O_SIZE, O_DSTMAC, O_WAIT, O_FIRST, O_LISTEN, O_TOKEN,
+};
+
+/* set: the protocol must accept it (enum send_opt_set); 0: every sender command takes it */
+static const struct send_opt_row {
+	const char *name;
+	int has_arg, id;
+	unsigned int set;
+} rows[] = {
+	{ "iface", required_argument, 'i', 0 },
+	{ "engine", required_argument, O_ENGINE, 0 },
+	{ "topspeed", no_argument, O_TOPSPEED, 0 },
+	{ "pps", required_argument, O_PPS, 0 },
+	{ "rate", required_argument, O_RATE, 0 },
+	{ "multiplier", required_argument, O_MULT, 0 },
+	{ "count", required_argument, O_COUNT, 0 },
+	{ "duration", required_argument, O_DURATION, 0 },
+	{ "threads", required_argument, O_THREADS, 0 },
+	{ "batch", required_argument, O_BATCH, 0 },
+	{ "json", required_argument, O_JSON, 0 },
+	{ "first-seq", required_argument, O_FIRST, 0 },
+	{ "listen", required_argument, O_LISTEN, 0 },
+	{ "token-file", required_argument, O_TOKEN, 0 },
+	{ "quiet", no_argument, 'q', 0 },
+	{ "verbose", no_argument, 'v', 0 },
+	{ "help", no_argument, 'h', 0 },
+	{ "rewrite", required_argument, O_REWRITE, SO_REWRITE },
+	{ NULL /* p->dst_name */, required_argument, O_DST, SO_DST },
+	{ "src", required_argument, O_SRC, SO_SRC },
+	{ "sport", required_argument, O_SPORT, SO_SPORT },
+	{ "size", required_argument, O_SIZE, SO_SIZE },
+	{ "dst-mac", required_argument, O_DSTMAC, SO_DSTMAC },
+	{ "wait", required_argument, O_WAIT, SO_WAIT },
+};
+
+#define NROWS (sizeof(rows) / sizeof(rows[0]))
+#define MAX_PROTO_OPTS 16
+
+const char send_opts_help[] =
+	"  -i, --iface IFACE       interface to send from (required)\n"
+	"      --engine E          auto (default), kernel or xsk\n"
+	"      --topspeed          as fast as possible (default)\n"
+	"      --pps N             N frames per second in total (e.g. 1000, 10k, 2.5M)\n"
+	"      --rate R            R bit/s on the wire, counting FCS, preamble and gap\n"
+	"                          (24 bytes per frame; e.g. 100Mbit, 1Gbit)\n"
+	"      --multiplier X      capture timing, X times faster (2 = half the time)\n"
+	"      --count N           send N frames in all\n"
+	"      --duration T        stop after T (e.g. 500ms, 30s, 5m)\n"
+	"      --threads N         sender threads, one per CPU (default 1)\n"
+	"      --batch N           live-frames batch size (default 64)\n"
+	"      --first-seq N       start sequence numbers at N (default 0), so that runs in a\n"
+	"                          row do not repeat sources, ports, ISNs or stamps (kernel\n"
+	"                          engine)\n"
+	"      --json FILE|-       write the result as JSON\n"
+	"      --listen ADDR:PORT  serve the live figures over HTTP while it runs: / (JSON),\n"
+	"                          /metrics (Prometheus); :PORT = loopback only\n"
+	"      --token-file F      --listen wants 'Authorization: Bearer' F's first line\n"
+	"  -q, --quiet             no progress line or summary\n"
+	"  -v, --verbose           more detail (-vv: libbpf's messages)\n";
+
+static int bad_addr_option(const char *cmd, const char *opt, const char *arg, const char *why)
+{
+	fprintf(stderr, "xdpreplay %s: --%s '%s': %s\n", cmd, opt, arg, why);
+	return XR_EXIT_USAGE;
+}
+
+static int parse_one(struct send_opts *so, const struct xr_proto *p, int opt, const char *arg, int *paced)
+{
+	const char *cmd = so->cmd, *dst_name = p->dst_name ? p->dst_name : "dst";
+	uint64_t v;
+
+	switch (opt) {
+	case 'i': so->ifname = arg; break;
+	case O_ENGINE:
+		if (!strcmp(arg, "auto"))
+			so->engine = SEND_ENGINE_AUTO;
+		else if (!strcmp(arg, "kernel"))
+			so->engine = SEND_ENGINE_KERNEL;
+		else if (!strcmp(arg, "xsk"))
+			so->engine = SEND_ENGINE_XSK;
+		else
+			return cli_usage_error(cmd, "--engine: '%s' is not auto, kernel or xsk", arg);
+		break;
+	case O_TOPSPEED: so->pace = XR_PACE_NONE; (*paced)++; break;
+	case O_PPS:
+		if (cli_number(cmd, "pps", arg, &so->pps))
+			return XR_EXIT_USAGE;
+		if (so->pps <= 0)
+			return cli_usage_error(cmd, "--pps must be above 0");
+		so->pace = XR_PACE_RATE;
+		so->rate_bps = 0;
+		(*paced)++;
+		break;
+	case O_RATE:
+		if (cli_bitrate(cmd, "rate", arg, &so->rate_bps))
+			return XR_EXIT_USAGE;
+		if (so->rate_bps <= 0)
+			return cli_usage_error(cmd, "--rate must be above 0");
+		so->pace = XR_PACE_RATE;
+		(*paced)++;
+		break;
+	case O_MULT:
+		if (cli_number(cmd, "multiplier", arg, &so->multiplier))
+			return XR_EXIT_USAGE;
+		if (so->multiplier < 0.001 || so->multiplier > 1e6)
+			return cli_usage_error(cmd, "--multiplier must be between 0.001 and 1000000");
+		so->pace = XR_PACE_PCAP;
+		(*paced)++;
+		break;
+	case O_COUNT:
+		if (cli_count(cmd, "count", arg, &so->count))
+			return XR_EXIT_USAGE;
+		if (!so->count)
+			return cli_usage_error(cmd, "--count must be above 0");
+		break;
+	case O_DURATION:
+		if (cli_duration(cmd, "duration", arg, &so->duration_ns))
+			return XR_EXIT_USAGE;
+		if (!so->duration_ns)
+			return cli_usage_error(cmd, "--duration must be above 0");
+		break;
+	case O_THREADS:
+		if (cli_count(cmd, "threads", arg, &v))
+			return XR_EXIT_USAGE;
+		if (v < 1 || v > (uint64_t)sysconf(_SC_NPROCESSORS_ONLN) || v > XR_MAX_CPUS)
+			return cli_usage_error(cmd, "--threads must be between 1 and the number of CPUs (%ld)",
+					       sysconf(_SC_NPROCESSORS_ONLN));
+		so->threads = v;
+		break;
+	case O_BATCH:
+		if (cli_count(cmd, "batch", arg, &v))
+			return XR_EXIT_USAGE;
+		if (v < 1 || v > 256)
+			return cli_usage_error(cmd, "--batch must be between 1 and 256");
+		so->batch = v;
+		break;
+	case O_JSON: so->json_path = arg; break;
+	case O_FIRST:
+		if (cli_count(cmd, "first-seq", arg, &so->first_n))
+			return XR_EXIT_USAGE;
+		break;
+	case O_LISTEN:
+		if (httpd_parse_addr(arg, &so->listen))
+			return cli_usage_error(cmd, "--listen: '%s' is not ADDR:PORT or :PORT (IPv4, port 1-65535)", arg);
+		so->have_listen = true;
+		break;
+	case O_TOKEN:
+		if (httpd_read_token(arg, so->token, sizeof(so->token)))
+			return XR_EXIT_USAGE;
+		so->have_token = true;
+		break;
+	case 'q': so->quiet = true; xr_verbosity = XR_LOG_WARN; break;
+	case 'v': xr_verbosity++; break;
+	case O_REWRITE:
+		if (so->plan.nspecs >= XR_MAX_OPS + 1)
+			return cli_usage_error(cmd, "at most %d --rewrite ops (and csum=auto)", XR_MAX_OPS);
+		if (rewrite_parse(arg, &so->plan.specs[so->plan.nspecs++]))
+			return XR_EXIT_USAGE;
+		break;
+	case O_DST:
+		if (addr_parse_dst(arg, &so->net.dst)) {
+			fprintf(stderr, "xdpreplay %s: --%s: '%s' is not ADDR, ADDR:PORT or [ADDR6]:PORT\n", cmd,
+				dst_name, arg);
+			return XR_EXIT_USAGE;
+		}
+		so->net.have_dst = true;
+		break;
+	case O_SRC:
+		if (addr_parse_range(arg, &so->net.src))
+			return bad_addr_option(cmd, "src", arg, so->net.src.ipv6 ?
+					       "not an IPv6 PREFIX/P with P from 64 to 128" :
+					       "not an IPv4 address, A.B.C.D/P or A.B.C.D-E.F.G.H");
+		so->net.have_src = true;
+		break;
+	case O_SPORT:
+		if (addr_parse_ports(arg, &so->net.sport))
+			return bad_addr_option(cmd, "sport", arg, "not a port or a range LO-HI (0-65535, LO <= HI)");
+		so->net.have_sport = true;
+		break;
+	case O_SIZE:
+		if (cli_count(cmd, "size", arg, &v))
+			return XR_EXIT_USAGE;
+		if (v < 64 || v > XR_MAX_FRAME)
+			return cli_usage_error(cmd, "--size must be between 64 and %d", XR_MAX_FRAME);
+		so->net.size = v;
+		break;
+	case O_DSTMAC:
+		if (parse_mac(arg, so->net.dst_mac))
+			return cli_usage_error(cmd, "--dst-mac: '%s' is not a MAC address", arg);
+		so->net.have_mac = true;
+		break;
+	case O_WAIT:
+		if (cli_duration(cmd, "wait", arg, &so->reply_wait_ns))
+			return XR_EXIT_USAGE;
+		break;
+	default:
+		return XR_EXIT_USAGE;
+	}
+	return -1;
+}
+
+int send_opts_parse(struct send_opts *so, const struct xr_proto *p, void *st, int argc, char **argv,
+		    void (*usage)(FILE *f, const struct xr_proto *p))
+{
+	struct option opts[NROWS + MAX_PROTO_OPTS + 1] = {};
+	const char *cmd = so->cmd;
+	int nopts = 0, opt, ret, paced = 0;
+
+	/* so->cmd is the caller's; everything else starts at its default */
+	*so = (struct send_opts){ .cmd = cmd, .argc = argc, .argv = argv, .threads = 1, .batch = 64,
+				  .multiplier = 1, .reply_wait_ns = 1000000000ULL };
+	if (st)
+		memset(st, 0, p->state_size);
+	for (size_t i = 0; i < NROWS; i++) {
+		if (rows[i].set && !(rows[i].set & p->accepts))
+			continue;
+		opts[nopts++] = (struct option){ rows[i].name ? rows[i].name : p->dst_name ? p->dst_name : "dst",
+						 rows[i].has_arg, NULL, rows[i].id };
+	}
+	for (const struct option *o = p->opts; o && o->name && nopts < (int)(NROWS + MAX_PROTO_OPTS); o++)
+		opts[nopts++] = *o;
+	optind = 1;
+	opterr = 0;
+	while ((opt = getopt_long(argc, argv, ":i:qvh", opts, NULL)) != -1) {
+		if (opt == 'h') {
+			usage(stdout, p);
+			return XR_EXIT_OK;
+		}
+		if (opt == '?' || opt == ':')
+			return cli_bad_option(cmd, argv, opt);
+		if (opt >= PROTO_OPT_BASE)
+			ret = p->parse_opt(st, opt, optarg, so);
+		else
+			ret = parse_one(so, p, opt, optarg, &paced);
+		if (ret >= 0)
+			return ret;
+	}
+	if (!so->ifname)
+		return cli_usage_error(cmd, "missing -i IFACE");
+	if (p->accepts & SO_FILES) {
+		if (optind >= argc)
+			return cli_usage_error(cmd, "missing capture FILE");
+		so->files = argv + optind;
+		so->nfiles = argc - optind;
+	} else if (optind < argc) {
+		return cli_usage_error(cmd, "unexpected argument '%s'", argv[optind]);
+	}
+	if ((p->accepts & SO_DST) && !so->net.have_dst)
+		return cli_usage_error(cmd, "missing --%s ADDR[:PORT]", p->dst_name ? p->dst_name : "dst");
+	if (so->net.have_dst && !so->net.dst.port)
+		so->net.dst.port = p->default_port;
+	if (paced > 1)
+		return cli_usage_error(cmd, "give one of --topspeed, --pps, --rate, --multiplier");
+	if (so->have_token && !so->have_listen)
+		return cli_usage_error(cmd, "--token-file goes with --listen");
+	if (p->kernel_only && so->engine == SEND_ENGINE_XSK)
+		return cli_usage_error(cmd, "these packets are built by the kernel engine; --engine xsk cannot send them");
+	if (p->check) {
+		ret = p->check(st, so);
+		if (ret)
+			return ret;
+	}
+	return -1;
+}

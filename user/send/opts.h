@@ -1,0 +1,58 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * The options every sender command shares (replay, gen, lorawan send, and
+ * search for its trials), parsed once from one table into struct send_opts.
+ * Nothing here is text to parse again: search sets a trial's rate, duration
+ * and first sequence number in a copy and runs it.
+ */
+#ifndef __XR_SEND_OPTS_H
+#define __XR_SEND_OPTS_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <netinet/in.h>
+#include "frames/template.h"
+#include "proto/proto.h"
+
+enum send_engine { SEND_ENGINE_AUTO, SEND_ENGINE_KERNEL, SEND_ENGINE_XSK };
+
+struct send_opts {
+	const char *cmd;          /* as the user typed it: "replay", "gen syn", "lorawan send" */
+	int argc;                 /* the command line, for the JSON */
+	char **argv;
+	const char *ifname;
+	enum send_engine engine;
+	enum xr_pace pace;
+	double pps;               /* XR_PACE_RATE from --pps */
+	double rate_bps;          /* XR_PACE_RATE from --rate: pps follows from the frames' mean size */
+	double multiplier;        /* XR_PACE_PCAP */
+	uint64_t count;           /* --count; 0 = not given */
+	uint64_t duration_ns;     /* --duration; 0 = none */
+	unsigned int threads, batch;
+	uint64_t first_n;
+	uint64_t reply_wait_ns;   /* --wait */
+	const char *json_path;
+	bool quiet;
+	bool have_listen;
+	struct sockaddr_in listen;
+	bool have_token;
+	char token[260];
+	struct send_plan plan;    /* --rewrite: the user's specs */
+	struct template_net net;  /* --dst, --src, --sport, --size, --dst-mac */
+	char **files;             /* FILE... (SO_FILES) */
+	int nfiles;
+};
+
+/*
+ * Parses argv (argv[0] is the command) into so, and p's own options into st
+ * (p->state_size bytes, zeroed here). usage prints the command's --help.
+ * Returns -1 to go on, or the exit status (0 after --help).
+ */
+int send_opts_parse(struct send_opts *so, const struct xr_proto *p, void *st, int argc, char **argv,
+		    void (*usage)(FILE *f, const struct xr_proto *p));
+
+/* The shared options' help, for each command's --help. */
+extern const char send_opts_help[];
+
+#endif

@@ -1,0 +1,17 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/* The round trips of a run's replies, for every protocol's report: percentiles, per second. */
+#ifndef __XR_SEND_REPLIES_H
+#define __XR_SEND_REPLIES_H
+
+#include <stdio.h>
+#include "engine/engine.h"
+#include "util/json.h"
+
+/* "  round trip: p50 .., p90 .., p99 .., max ..\n" */
+void replies_rtt_line(const struct engine_result *res, FILE *human);
+/* "rtt_us": {p50, p90, p99, max} and "per_second": [...], inside the protocol's "replies" object */
+void replies_rtt_json(const struct engine_result *res, struct json *j);
+/* v per second of the run */
+double replies_per_s(const struct engine_result *res, uint64_t v);
+
+#endif

@@ -1,0 +1,35 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/* One sender run: a protocol's frames through an engine, accounted for and reported. */
+#ifndef __XR_SEND_RUN_H
+#define __XR_SEND_RUN_H
+
+#include "send/opts.h"
+
+#define WIRE_OVERHEAD 24 /* FCS 4 + preamble 8 + inter-frame gap 12 */
+
+/*
+ * Builds p's frames (state st, options so), runs them and reports. Returns
+ * the exit status: 0 all sent, 1 some not sent, 3 environment, 4 interrupted.
+ */
+int send_run(const struct send_opts *so, const struct xr_proto *p, void *st);
+
+/* The summary of a run, and its JSON (send/report.c). */
+struct send_report {
+	const struct send_opts *so;
+	const struct xr_proto *p;
+	void *st;
+	const struct engine_opts *o;
+	const struct engine_result *res;
+	const struct send_plan *plan;
+	size_t frames;          /* in the set */
+	uint64_t ready_ns;      /* from the command's start to the first departure */
+	double start_unix;
+};
+void send_summary(const struct send_report *r, FILE *f);
+void send_json(const struct send_report *r, FILE *f);
+
+/* Runs a parsed command: send_opts_parse, then send_run. For cmd/ (replay, gen, lorawan send). */
+int send_command(const char *cmd, const struct xr_proto *p, int argc, char **argv,
+		 void (*usage)(FILE *f, const struct xr_proto *p));
+
+#endif
