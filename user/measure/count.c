@@ -22,6 +22,7 @@
 #include "util/log.h"
 #include "engine/pacer.h"
 #include "util/units.h"
+#include "measure/count.h"
 #include "measure/httpd.h"
 #include "measure/webhook.h"
 #include "count.skel.h"
@@ -134,111 +135,6 @@ static void attribute(const struct kstats *d, struct attribution *a)
 	a->softnet_dropped = v[KS_SOFTNET_DROPPED];
 }
 
-static void usage(FILE *f)
-{
-	fprintf(f,
-		"Usage: xdpreplay count -i IFACE [filter] [options]\n"
-		"\n"
-		"Counts, with an XDP program on IFACE, the frames that arrive and match the\n"
-		"filter, then passes them on to the stack (or drops them with --drop). At the\n"
-		"end it reads the kernel's own counters (interface, ethtool, /proc/net/snmp,\n"
-		"/proc/net/netstat, softnet) and attributes what was passed up: delivered to\n"
-		"sockets, dropped at a full socket buffer, no socket on the port, listen queue\n"
-		"overflows, ... The kernel counters cover the whole network namespace.\n"
-		"Runs until --duration, --idle, SIGINT or SIGTERM.\n"
-		"\n"
-		"Filter (all given must match; default: every IP packet):\n"
-		"      --udp | --tcp | --proto N   IP protocol\n"
-		"      --any                       every frame, IP or not\n"
-		"      --dst ADDR, --src ADDR      IPv4 addresses\n"
-		"      --dport N, --sport N        UDP/TCP ports\n"
-		"Sequence tracking per flow (IPv4), from a field the sender stamps:\n"
-		"      --seq ip.id                 the IPv4 identification (16 bits, wrapping)\n"
-		"      --seq payload@OFF:W         W bytes (2, 4, 8) big-endian at OFF in the UDP/TCP payload\n"
-		"                                  reports received, lost (gaps), duplicated, reordered\n"
-		"Options:\n"
-		"  -i, --iface IFACE     interface to count on (required)\n"
-		"      --drop            drop matched frames in XDP (a sink that counts)\n"
-		"      --duration T      stop after T (e.g. 10s)\n"
-		"      --idle T          stop when nothing matched for T after the first frame\n"
-		"      --ready-file F    create F once the counter is attached (for scripts)\n"
-		"      --json FILE|-     write the result as JSON\n"
-		"      --nft             also read nftables rule counters: drops by rules that drop\n"
-		"                        or reject are attributed to the firewall\n"
-		"      --listen ADDR:PORT  serve the live figures over HTTP: / (JSON), /metrics\n"
-		"                        (Prometheus text), for a sender on another host; :PORT\n"
-		"                        listens on loopback only (0.0.0.0:PORT on every address)\n"
-		"      --token-file F    requests to --listen and --webhook must carry\n"
-		"                        'Authorization: Bearer TOKEN' (TOKEN: F's first line)\n"
-		"Application-level receipt (a LoRaWAN network server's HTTP integration):\n"
-		"      --webhook ADDR:PORT  receive the server's uplink events (POST, JSON, one per\n"
-		"                        deduplicated uplink, as ChirpStack's HTTP integration\n"
-		"                        posts them) and count them per device by FCnt: received,\n"
-		"                        lost (gaps), duplicated, reordered; -i is then optional\n"
-		"      --fleet DIR       the fleet the sender used (devices by DevEUI, FCnt starts)\n"
-		"      --schedule FILE   the sender's schedule (lorawan send --schedule): latency\n"
-		"                        from each uplink's departure to its event\n"
-		"  -q, --quiet           no progress line or report\n"
-		"  -v, --verbose         more detail\n"
-		"\n"
-		"Exit status: 0 counted (SIGINT/SIGTERM is a normal end: counting until stopped),\n"
-		"2 bad usage, 3 the environment is the problem (no XDP, no such interface, ...).\n"
-		"\n"
-		"Examples:\n"
-		"  xdpreplay count -i eth1 --udp --dport 1700 --duration 30s\n"
-		"  xdpreplay count -i eth1 --any --drop --idle 2s --json -\n"
-		"  xdpreplay count -i eth1 --udp --listen 0.0.0.0:9100  # curl http://HOST:9100/metrics\n"
-		"  xdpreplay count -i eth1 --udp --dport 9 --seq ip.id --idle 1s\n"
-		"  xdpreplay count --webhook :8090 --fleet fleet/ --schedule sched.json --idle 5s\n");
-}
-
-static int parse_port(const char *arg, __u16 *port)
-{
-	uint64_t v;
-
-	if (parse_count(arg, &v) || v < 1 || v > 65535) {
-		pr_warn("'%s' is not a port (1-65535)\n", arg);
-		return -EINVAL;
-	}
-	*port = htons(v);
-	return 0;
-}
-
-/* --seq ip.id | payload@OFF:W (W = 2, 4 or 8 bytes, big-endian, after the UDP/TCP header) */
-static int parse_seq(const char *arg, struct xr_count_cfg *cfg)
-{
-	unsigned int off, width;
-	const char *end;
-
-	if (!strcmp(arg, "ip.id")) {
-		cfg->seq_kind = XR_SEQ_IP_ID;
-		cfg->seq_width = 2;
-		return 0;
-	}
-	if (!strncmp(arg, "payload@", 8) && !parse_uint(arg + 8, 65535, &off, &end) && *end == ':' &&
-	    !parse_uint(end + 1, 8, &width, &end) && !*end && (width == 2 || width == 4 || width == 8)) {
-		cfg->seq_kind = XR_SEQ_PAYLOAD;
-		cfg->seq_off = off;
-		cfg->seq_width = width;
-		return 0;
-	}
-	pr_warn("--seq: '%s' is not ip.id or payload@OFFSET:WIDTH (width 2, 4 or 8)\n", arg);
-	return -EINVAL;
-}
-
-static int parse_addr(const char *arg, __u32 *addr)
-{
-	struct in_addr a;
-
-	if (inet_pton(AF_INET, arg, &a) != 1) {
-		pr_warn("'%s' is not an IPv4 address\n", arg);
-		return -EINVAL;
-	}
-	*addr = a.s_addr;
-	return 0;
-}
-
-/* Frames per second from the first matched frame to the last (n frames span n - 1 intervals). */
 static double matched_rate(const struct count_totals *t)
 {
 	return t->matched > 1 && t->last_ns > t->first_ns ? (t->matched - 1) / ((t->last_ns - t->first_ns) / 1e9) : 0;
@@ -553,129 +449,32 @@ static int webhook_only(struct webhook *w, struct httpd **hook, uint64_t duratio
 	return XR_EXIT_OK;
 }
 
-int cmd_count(int argc, char **argv)
+int count_run(const struct count_opts *co)
 {
-	enum { O_UDP = 256, O_TCP, O_PROTO, O_ANY, O_DST, O_SRC, O_DPORT, O_SPORT, O_DROP, O_DURATION, O_IDLE,
-	       O_READY, O_JSON, O_LISTEN, O_SEQ, O_NFT, O_WEBHOOK, O_FLEET, O_SCHEDULE, O_TOKEN };
-	static const struct option opts[] = {
-		{ "iface", required_argument, NULL, 'i' },
-		{ "udp", no_argument, NULL, O_UDP },
-		{ "tcp", no_argument, NULL, O_TCP },
-		{ "proto", required_argument, NULL, O_PROTO },
-		{ "any", no_argument, NULL, O_ANY },
-		{ "dst", required_argument, NULL, O_DST },
-		{ "src", required_argument, NULL, O_SRC },
-		{ "dport", required_argument, NULL, O_DPORT },
-		{ "sport", required_argument, NULL, O_SPORT },
-		{ "drop", no_argument, NULL, O_DROP },
-		{ "duration", required_argument, NULL, O_DURATION },
-		{ "idle", required_argument, NULL, O_IDLE },
-		{ "ready-file", required_argument, NULL, O_READY },
-		{ "json", required_argument, NULL, O_JSON },
-		{ "listen", required_argument, NULL, O_LISTEN },
-		{ "seq", required_argument, NULL, O_SEQ },
-		{ "nft", no_argument, NULL, O_NFT },
-		{ "webhook", required_argument, NULL, O_WEBHOOK },
-		{ "fleet", required_argument, NULL, O_FLEET },
-		{ "schedule", required_argument, NULL, O_SCHEDULE },
-		{ "token-file", required_argument, NULL, O_TOKEN },
-		{ "quiet", no_argument, NULL, 'q' },
-		{ "verbose", no_argument, NULL, 'v' },
-		{ "help", no_argument, NULL, 'h' },
-		{},
-	};
-	const char *ifname = NULL, *json_path = NULL, *ready = NULL, *listen_addr = NULL, *seq_spec = NULL;
+	const char *ifname = co->ifname, *json_path = co->json_path, *ready = co->ready, *seq_spec = co->seq_spec;
+	bool listen_addr = co->have_listen, webhook_addr = co->have_webhook, token_file = co->token[0];
+	const char *fleet_dir = co->fleet_dir, *schedule = co->schedule, *token = co->token;
+	const struct sockaddr_in listen_sa = co->listen, webhook_sa = co->webhook;
+	bool use_nft = co->use_nft, quiet = co->quiet;
+	struct xr_count_cfg cfg = co->cfg;
+	uint64_t duration = co->duration_ns, idle = co->idle_ns;
 	struct httpd *http = NULL, *hook = NULL;
 	pthread_mutex_t http_lock = PTHREAD_MUTEX_INITIALIZER;
-	const char *token_file = NULL;
-	char token[260] = "";
-	struct sockaddr_in listen_sa, webhook_sa;
 	uint64_t next_check = 0;
 	bool gone = false;
-	const char *webhook_addr = NULL, *fleet_dir = NULL, *schedule = NULL;
 	struct webhook wh = {};
 	struct nft_counters *nft_before = NULL, *nft_after = NULL, *nft_d = NULL;
-	bool use_nft = false;
 	struct live live;
-	struct xr_count_cfg cfg = {};
-	uint64_t duration = 0, idle = 0, proto, start, now, last_change, next_progress, last_matched = 0;
+	uint64_t start, now, last_change, next_progress, last_matched = 0;
 	struct count_totals t = {};
 	struct kstats before, after, d;
 	struct bpf_link *link = NULL;
 	struct count_bpf *skel = NULL;
 	struct attribution a;
-	bool quiet = false;
 	struct iface ifc;
-	int opt, err, ret = XR_EXIT_ENV;
+	int err, ret = XR_EXIT_ENV;
 	FILE *jf = NULL;
 
-	opterr = 0;
-	while ((opt = getopt_long(argc, argv, ":i:qvh", opts, NULL)) != -1) {
-		switch (opt) {
-		case 'i': ifname = optarg; break;
-		case O_UDP: cfg.proto = IPPROTO_UDP; break;
-		case O_TCP: cfg.proto = IPPROTO_TCP; break;
-		case O_PROTO:
-			if (cli_count("count", "proto", optarg, &proto))
-				return XR_EXIT_USAGE;
-			if (proto < 1 || proto > 254)
-				return cli_usage_error("count", "--proto must be between 1 and 254");
-			cfg.proto = proto;
-			break;
-		case O_ANY: cfg.proto = 255; break;
-		case O_DST: if (parse_addr(optarg, &cfg.daddr)) return XR_EXIT_USAGE; break;
-		case O_SRC: if (parse_addr(optarg, &cfg.saddr)) return XR_EXIT_USAGE; break;
-		case O_DPORT: if (parse_port(optarg, &cfg.dport)) return XR_EXIT_USAGE; break;
-		case O_SPORT: if (parse_port(optarg, &cfg.sport)) return XR_EXIT_USAGE; break;
-		case O_DROP: cfg.drop = 1; break;
-		case O_DURATION:
-			if (cli_duration("count", "duration", optarg, &duration))
-				return XR_EXIT_USAGE;
-			break;
-		case O_IDLE:
-			if (cli_duration("count", "idle", optarg, &idle))
-				return XR_EXIT_USAGE;
-			break;
-		case O_READY: ready = optarg; break;
-		case O_JSON: json_path = optarg; break;
-		case O_LISTEN: listen_addr = optarg; break;
-		case O_NFT: use_nft = true; break;
-		case O_WEBHOOK: webhook_addr = optarg; break;
-		case O_FLEET: fleet_dir = optarg; break;
-		case O_SCHEDULE: schedule = optarg; break;
-		case O_TOKEN: token_file = optarg; break;
-		case O_SEQ:
-			seq_spec = optarg;
-			if (parse_seq(optarg, &cfg))
-				return XR_EXIT_USAGE;
-			break;
-		case 'q': quiet = true; xr_verbosity = XR_LOG_WARN; break;
-		case 'v': xr_verbosity++; break;
-		case 'h': usage(stdout); return XR_EXIT_OK;
-		default: return cli_bad_option("count", argv, opt);
-		}
-	}
-	if (!ifname && !webhook_addr)
-		return cli_usage_error("count", "missing -i IFACE (or --webhook ADDR:PORT)");
-	if (optind < argc)
-		return cli_usage_error("count", "unexpected argument '%s'", argv[optind]);
-	if (webhook_addr && !fleet_dir)
-		return cli_usage_error("count", "--webhook counts per device: give the --fleet DIR the sender used");
-	if ((fleet_dir || schedule) && !webhook_addr)
-		return cli_usage_error("count", "--fleet and --schedule go with --webhook");
-	if (cfg.proto == 255 && (cfg.daddr || cfg.saddr || cfg.dport || cfg.sport))
-		return cli_usage_error("count", "--any cannot be combined with address or port filters");
-	/* addresses are checked before anything is attached */
-	if (listen_addr && httpd_parse_addr(listen_addr, &listen_sa))
-		return cli_usage_error("count", "--listen: '%s' is not ADDR:PORT or :PORT (IPv4, port 1-65535)",
-				       listen_addr);
-	if (webhook_addr && httpd_parse_addr(webhook_addr, &webhook_sa))
-		return cli_usage_error("count", "--webhook: '%s' is not ADDR:PORT or :PORT (IPv4, port 1-65535)",
-				       webhook_addr);
-	if (token_file && !listen_addr && !webhook_addr)
-		return cli_usage_error("count", "--token-file goes with --listen or --webhook");
-	if (token_file && httpd_read_token(token_file, token, sizeof(token)))
-		return XR_EXIT_USAGE;
 	if (webhook_addr) {
 		struct httpd_opts ho = { .option = "--webhook", .token = token_file ? token : NULL,
 					 .max_body = 1 << 20, .lock = &http_lock };

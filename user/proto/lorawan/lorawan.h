@@ -136,4 +136,11 @@ int lw_parse_datr(const char *s, uint8_t *sf, uint16_t *bw_khz);
 /* DIR/NAME into buf with one slash between them, whatever DIR ends with; returns buf. */
 char *lw_path(char *buf, size_t len, const char *dir, const char *name);
 
+/* Shared by the fleet's files (fleet.c, csv.c, semtech.c, crypto.c). */
+extern const char *const lw_codr_names[4];
+int lw_chan_of(uint32_t hz);
+int lw_check_device(const struct lw_fleet *f, const struct lw_device *d, char *why, size_t wl);
+void lw_udp4_csum_fill(uint8_t *frame, uint32_t len);
+int lw_phy_template(const struct lw_device *d, uint8_t *phy);
+
 #endif

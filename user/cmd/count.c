@@ -1,0 +1,227 @@
+// SPDX-License-Identifier: GPL-2.0
+/* xdpreplay count: its options and usage; the counter itself is user/measure/count.c. */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <netinet/in.h>
+#include "cmd/cli.h"
+#include "measure/count.h"
+#include "measure/httpd.h"
+#include "util/log.h"
+#include "util/units.h"
+
+static void usage(FILE *f)
+{
+	fprintf(f,
+		"Usage: xdpreplay count -i IFACE [filter] [options]\n"
+		"\n"
+		"Counts, with an XDP program on IFACE, the frames that arrive and match the\n"
+		"filter, then passes them on to the stack (or drops them with --drop). At the\n"
+		"end it reads the kernel's own counters (interface, ethtool, /proc/net/snmp,\n"
+		"/proc/net/netstat, softnet) and attributes what was passed up: delivered to\n"
+		"sockets, dropped at a full socket buffer, no socket on the port, listen queue\n"
+		"overflows, ... The kernel counters cover the whole network namespace.\n"
+		"Runs until --duration, --idle, SIGINT or SIGTERM.\n"
+		"\n"
+		"Filter (all given must match; default: every IP packet):\n"
+		"      --udp | --tcp | --proto N   IP protocol\n"
+		"      --any                       every frame, IP or not\n"
+		"      --dst ADDR, --src ADDR      IPv4 addresses\n"
+		"      --dport N, --sport N        UDP/TCP ports\n"
+		"Sequence tracking per flow (IPv4), from a field the sender stamps:\n"
+		"      --seq ip.id                 the IPv4 identification (16 bits, wrapping)\n"
+		"      --seq payload@OFF:W         W bytes (2, 4, 8) big-endian at OFF in the UDP/TCP payload\n"
+		"                                  reports received, lost (gaps), duplicated, reordered\n"
+		"Options:\n"
+		"  -i, --iface IFACE     interface to count on (required)\n"
+		"      --drop            drop matched frames in XDP (a sink that counts)\n"
+		"      --duration T      stop after T (e.g. 10s)\n"
+		"      --idle T          stop when nothing matched for T after the first frame\n"
+		"      --ready-file F    create F once the counter is attached (for scripts)\n"
+		"      --json FILE|-     write the result as JSON\n"
+		"      --nft             also read nftables rule counters: drops by rules that drop\n"
+		"                        or reject are attributed to the firewall\n"
+		"      --listen ADDR:PORT  serve the live figures over HTTP: / (JSON), /metrics\n"
+		"                        (Prometheus text), for a sender on another host; :PORT\n"
+		"                        listens on loopback only (0.0.0.0:PORT on every address)\n"
+		"      --token-file F    requests to --listen and --webhook must carry\n"
+		"                        'Authorization: Bearer TOKEN' (TOKEN: F's first line)\n"
+		"Application-level receipt (a LoRaWAN network server's HTTP integration):\n"
+		"      --webhook ADDR:PORT  receive the server's uplink events (POST, JSON, one per\n"
+		"                        deduplicated uplink, as ChirpStack's HTTP integration\n"
+		"                        posts them) and count them per device by FCnt: received,\n"
+		"                        lost (gaps), duplicated, reordered; -i is then optional\n"
+		"      --fleet DIR       the fleet the sender used (devices by DevEUI, FCnt starts)\n"
+		"      --schedule FILE   the sender's schedule (lorawan send --schedule): latency\n"
+		"                        from each uplink's departure to its event\n"
+		"  -q, --quiet           no progress line or report\n"
+		"  -v, --verbose         more detail\n"
+		"\n"
+		"Exit status: 0 counted (SIGINT/SIGTERM is a normal end: counting until stopped),\n"
+		"2 bad usage, 3 the environment is the problem (no XDP, no such interface, ...).\n"
+		"\n"
+		"Examples:\n"
+		"  xdpreplay count -i eth1 --udp --dport 1700 --duration 30s\n"
+		"  xdpreplay count -i eth1 --any --drop --idle 2s --json -\n"
+		"  xdpreplay count -i eth1 --udp --listen 0.0.0.0:9100  # curl http://HOST:9100/metrics\n"
+		"  xdpreplay count -i eth1 --udp --dport 9 --seq ip.id --idle 1s\n"
+		"  xdpreplay count --webhook :8090 --fleet fleet/ --schedule sched.json --idle 5s\n");
+}
+
+static int parse_port(const char *arg, __u16 *port)
+{
+	uint64_t v;
+
+	if (parse_count(arg, &v) || v < 1 || v > 65535) {
+		pr_warn("'%s' is not a port (1-65535)\n", arg);
+		return -EINVAL;
+	}
+	*port = htons(v);
+	return 0;
+}
+
+/* --seq ip.id | payload@OFF:W (W = 2, 4 or 8 bytes, big-endian, after the UDP/TCP header) */
+static int parse_seq(const char *arg, struct xr_count_cfg *cfg)
+{
+	unsigned int off, width;
+	const char *end;
+
+	if (!strcmp(arg, "ip.id")) {
+		cfg->seq_kind = XR_SEQ_IP_ID;
+		cfg->seq_width = 2;
+		return 0;
+	}
+	if (!strncmp(arg, "payload@", 8) && !parse_uint(arg + 8, 65535, &off, &end) && *end == ':' &&
+	    !parse_uint(end + 1, 8, &width, &end) && !*end && (width == 2 || width == 4 || width == 8)) {
+		cfg->seq_kind = XR_SEQ_PAYLOAD;
+		cfg->seq_off = off;
+		cfg->seq_width = width;
+		return 0;
+	}
+	pr_warn("--seq: '%s' is not ip.id or payload@OFFSET:WIDTH (width 2, 4 or 8)\n", arg);
+	return -EINVAL;
+}
+
+static int parse_addr(const char *arg, __u32 *addr)
+{
+	struct in_addr a;
+
+	if (inet_pton(AF_INET, arg, &a) != 1) {
+		pr_warn("'%s' is not an IPv4 address\n", arg);
+		return -EINVAL;
+	}
+	*addr = a.s_addr;
+	return 0;
+}
+
+/* Frames per second from the first matched frame to the last (n frames span n - 1 intervals). */
+int cmd_count(int argc, char **argv)
+{
+	enum { O_UDP = 256, O_TCP, O_PROTO, O_ANY, O_DST, O_SRC, O_DPORT, O_SPORT, O_DROP, O_DURATION, O_IDLE,
+	       O_READY, O_JSON, O_LISTEN, O_SEQ, O_NFT, O_WEBHOOK, O_FLEET, O_SCHEDULE, O_TOKEN };
+	static const struct option opts[] = {
+		{ "iface", required_argument, NULL, 'i' },
+		{ "udp", no_argument, NULL, O_UDP },
+		{ "tcp", no_argument, NULL, O_TCP },
+		{ "proto", required_argument, NULL, O_PROTO },
+		{ "any", no_argument, NULL, O_ANY },
+		{ "dst", required_argument, NULL, O_DST },
+		{ "src", required_argument, NULL, O_SRC },
+		{ "dport", required_argument, NULL, O_DPORT },
+		{ "sport", required_argument, NULL, O_SPORT },
+		{ "drop", no_argument, NULL, O_DROP },
+		{ "duration", required_argument, NULL, O_DURATION },
+		{ "idle", required_argument, NULL, O_IDLE },
+		{ "ready-file", required_argument, NULL, O_READY },
+		{ "json", required_argument, NULL, O_JSON },
+		{ "listen", required_argument, NULL, O_LISTEN },
+		{ "seq", required_argument, NULL, O_SEQ },
+		{ "nft", no_argument, NULL, O_NFT },
+		{ "webhook", required_argument, NULL, O_WEBHOOK },
+		{ "fleet", required_argument, NULL, O_FLEET },
+		{ "schedule", required_argument, NULL, O_SCHEDULE },
+		{ "token-file", required_argument, NULL, O_TOKEN },
+		{ "quiet", no_argument, NULL, 'q' },
+		{ "verbose", no_argument, NULL, 'v' },
+		{ "help", no_argument, NULL, 'h' },
+		{},
+	};
+	const char *listen_addr = NULL, *webhook_addr = NULL, *token_file = NULL;
+	struct count_opts co = {};
+	uint64_t proto;
+	int opt;
+
+	opterr = 0;
+	while ((opt = getopt_long(argc, argv, ":i:qvh", opts, NULL)) != -1) {
+		switch (opt) {
+		case 'i': co.ifname = optarg; break;
+		case O_UDP: co.cfg.proto = IPPROTO_UDP; break;
+		case O_TCP: co.cfg.proto = IPPROTO_TCP; break;
+		case O_PROTO:
+			if (cli_count("count", "proto", optarg, &proto))
+				return XR_EXIT_USAGE;
+			if (proto < 1 || proto > 254)
+				return cli_usage_error("count", "--proto must be between 1 and 254");
+			co.cfg.proto = proto;
+			break;
+		case O_ANY: co.cfg.proto = 255; break;
+		case O_DST: if (parse_addr(optarg, &co.cfg.daddr)) return XR_EXIT_USAGE; break;
+		case O_SRC: if (parse_addr(optarg, &co.cfg.saddr)) return XR_EXIT_USAGE; break;
+		case O_DPORT: if (parse_port(optarg, &co.cfg.dport)) return XR_EXIT_USAGE; break;
+		case O_SPORT: if (parse_port(optarg, &co.cfg.sport)) return XR_EXIT_USAGE; break;
+		case O_DROP: co.cfg.drop = 1; break;
+		case O_DURATION:
+			if (cli_duration("count", "duration", optarg, &co.duration_ns))
+				return XR_EXIT_USAGE;
+			break;
+		case O_IDLE:
+			if (cli_duration("count", "idle", optarg, &co.idle_ns))
+				return XR_EXIT_USAGE;
+			break;
+		case O_READY: co.ready = optarg; break;
+		case O_JSON: co.json_path = optarg; break;
+		case O_LISTEN: listen_addr = optarg; break;
+		case O_NFT: co.use_nft = true; break;
+		case O_WEBHOOK: webhook_addr = optarg; break;
+		case O_FLEET: co.fleet_dir = optarg; break;
+		case O_SCHEDULE: co.schedule = optarg; break;
+		case O_TOKEN: token_file = optarg; break;
+		case O_SEQ:
+			co.seq_spec = optarg;
+			if (parse_seq(optarg, &co.cfg))
+				return XR_EXIT_USAGE;
+			break;
+		case 'q': co.quiet = true; xr_verbosity = XR_LOG_WARN; break;
+		case 'v': xr_verbosity++; break;
+		case 'h': usage(stdout); return XR_EXIT_OK;
+		default: return cli_bad_option("count", argv, opt);
+		}
+	}
+	if (!co.ifname && !webhook_addr)
+		return cli_usage_error("count", "missing -i IFACE (or --webhook ADDR:PORT)");
+	if (optind < argc)
+		return cli_usage_error("count", "unexpected argument '%s'", argv[optind]);
+	if (webhook_addr && !co.fleet_dir)
+		return cli_usage_error("count", "--webhook counts per device: give the --fleet DIR the sender used");
+	if ((co.fleet_dir || co.schedule) && !webhook_addr)
+		return cli_usage_error("count", "--fleet and --schedule go with --webhook");
+	if (co.cfg.proto == 255 && (co.cfg.daddr || co.cfg.saddr || co.cfg.dport || co.cfg.sport))
+		return cli_usage_error("count", "--any cannot be combined with address or port filters");
+	/* addresses are checked before anything is attached */
+	if (listen_addr && httpd_parse_addr(listen_addr, &co.listen))
+		return cli_usage_error("count", "--listen: '%s' is not ADDR:PORT or :PORT (IPv4, port 1-65535)",
+				       listen_addr);
+	if (webhook_addr && httpd_parse_addr(webhook_addr, &co.webhook))
+		return cli_usage_error("count", "--webhook: '%s' is not ADDR:PORT or :PORT (IPv4, port 1-65535)",
+				       webhook_addr);
+	if (token_file && !listen_addr && !webhook_addr)
+		return cli_usage_error("count", "--token-file goes with --listen or --webhook");
+	if (token_file && httpd_read_token(token_file, co.token, sizeof(co.token)))
+		return XR_EXIT_USAGE;
+	co.have_listen = listen_addr != NULL;
+	co.have_webhook = webhook_addr != NULL;
+	return count_run(&co);
+}

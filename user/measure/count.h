@@ -1,0 +1,27 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/* The server-side counter (xdpreplay count): what it is asked, parsed once by user/cmd/count.c. */
+#ifndef __XR_MEASURE_COUNT_H
+#define __XR_MEASURE_COUNT_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <netinet/in.h>
+#include "xdpreplay.h"
+
+struct count_opts {
+	const char *ifname;       /* NULL: --webhook alone */
+	struct xr_count_cfg cfg;  /* what the XDP program matches, and --seq */
+	const char *seq_spec;     /* --seq as given, for the report */
+	uint64_t duration_ns, idle_ns;
+	const char *ready, *json_path;
+	bool use_nft, quiet;
+	bool have_listen, have_webhook;
+	struct sockaddr_in listen, webhook;
+	char token[260];          /* --token-file's token; empty: none */
+	const char *fleet_dir, *schedule; /* --webhook's */
+};
+
+/* Counts until --duration, --idle or a signal, then reports. The exit status. */
+int count_run(const struct count_opts *co);
+
+#endif

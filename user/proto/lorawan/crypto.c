@@ -1,0 +1,240 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * LoRaWAN 1.0.x crypto: the reference implementation (OpenSSL) that the BPF
+ * rewriter is held against, and what the BPF code needs precomputed (AES
+ * tables, round keys, CMAC subkeys). MIC over B0 | msg, FRMPayload xor AES(A_i).
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <openssl/core_names.h>
+#include <openssl/evp.h>
+#include <openssl/params.h>
+#include "proto/lorawan/lorawan.h"
+
+static uint8_t xtime(uint8_t x)
+{
+	return (x << 1) ^ (x & 0x80 ? 0x1b : 0);
+}
+
+static uint8_t rotl8(uint8_t x, int s)
+{
+	return (x << s) | (x >> (8 - s));
+}
+
+void lw_aes_tables(struct xr_aes_tables *t)
+{
+	uint8_t p = 1, q = 1;
+
+	/* the S-box (FIPS-197 §5.1.1): walk GF(2^8)* by 3 and its inverse by 1/3, then the affine map */
+	do {
+		p = p ^ xtime(p);
+		q ^= q << 1;
+		q ^= q << 2;
+		q ^= q << 4;
+		if (q & 0x80)
+			q ^= 0x09;
+		t->sbox[p] = (q ^ rotl8(q, 1) ^ rotl8(q, 2) ^ rotl8(q, 3) ^ rotl8(q, 4)) ^ 0x63;
+	} while (p != 1);
+	t->sbox[0] = 0x63;
+	/* T-tables: SubBytes and MixColumns of one byte, as four rotations of one column */
+	for (int x = 0; x < 256; x++) {
+		uint8_t s = t->sbox[x];
+		uint32_t w = (uint32_t)xtime(s) << 24 | (uint32_t)s << 16 | (uint32_t)s << 8 | (xtime(s) ^ s);
+
+		t->te[0][x] = w;
+		t->te[1][x] = w >> 8 | w << 24;
+		t->te[2][x] = w >> 16 | w << 16;
+		t->te[3][x] = w >> 24 | w << 8;
+	}
+}
+
+void lw_aes_expand(const struct xr_aes_tables *t, const uint8_t key[16], uint32_t rk[44])
+{
+	uint8_t rcon = 1;
+
+	for (int i = 0; i < 4; i++)
+		rk[i] = (uint32_t)key[4 * i] << 24 | key[4 * i + 1] << 16 | key[4 * i + 2] << 8 | key[4 * i + 3];
+	for (int i = 4; i < 44; i++) {
+		uint32_t w = rk[i - 1];
+
+		if (i % 4 == 0) {
+			w = w << 8 | w >> 24;
+			w = (uint32_t)t->sbox[w >> 24] << 24 | (uint32_t)t->sbox[(w >> 16) & 0xff] << 16 |
+			    (uint32_t)t->sbox[(w >> 8) & 0xff] << 8 | t->sbox[w & 0xff];
+			w ^= (uint32_t)rcon << 24;
+			rcon = xtime(rcon);
+		}
+		rk[i] = rk[i - 4] ^ w;
+	}
+}
+
+struct lw_crypto {
+	EVP_CIPHER_CTX *ecb;
+	EVP_MAC *mac;
+	EVP_MAC_CTX *cmac;
+};
+
+struct lw_crypto *lw_crypto_new(void)
+{
+	struct lw_crypto *c = calloc(1, sizeof(*c));
+
+	if (!c)
+		return NULL;
+	c->ecb = EVP_CIPHER_CTX_new();
+	c->mac = EVP_MAC_fetch(NULL, "CMAC", NULL);
+	c->cmac = c->mac ? EVP_MAC_CTX_new(c->mac) : NULL;
+	if (!c->ecb || !c->cmac) {
+		lw_crypto_free(c);
+		return NULL;
+	}
+	return c;
+}
+
+void lw_crypto_free(struct lw_crypto *c)
+{
+	if (!c)
+		return;
+	EVP_CIPHER_CTX_free(c->ecb);
+	EVP_MAC_CTX_free(c->cmac);
+	EVP_MAC_free(c->mac);
+	free(c);
+}
+
+int lw_aes128(struct lw_crypto *c, const uint8_t key[16], const uint8_t in[16], uint8_t out[16])
+{
+	int l;
+
+	if (!EVP_EncryptInit_ex(c->ecb, EVP_aes_128_ecb(), NULL, key, NULL) ||
+	    !EVP_CIPHER_CTX_set_padding(c->ecb, 0) || !EVP_EncryptUpdate(c->ecb, out, &l, in, 16) || l != 16)
+		return -EIO;
+	return 0;
+}
+
+int lw_cmac(struct lw_crypto *c, const uint8_t key[16], const uint8_t *msg, size_t len, uint8_t out[16])
+{
+	OSSL_PARAM params[] = {
+		OSSL_PARAM_construct_utf8_string(OSSL_MAC_PARAM_CIPHER, "AES-128-CBC", 0),
+		OSSL_PARAM_construct_end(),
+	};
+	size_t ol = 0;
+
+	if (!EVP_MAC_init(c->cmac, key, 16, params) || !EVP_MAC_update(c->cmac, msg, len) ||
+	    !EVP_MAC_final(c->cmac, out, &ol, 16) || ol != 16)
+		return -EIO;
+	return 0;
+}
+
+static void shift1(const uint8_t in[16], uint8_t out[16])
+{
+	uint8_t msb = in[0] & 0x80;
+
+	for (int i = 0; i < 15; i++)
+		out[i] = in[i] << 1 | in[i + 1] >> 7;
+	out[15] = in[15] << 1;
+	if (msb)
+		out[15] ^= 0x87;
+}
+
+int lw_cmac_subkeys(struct lw_crypto *c, const uint8_t key[16], uint8_t k1[16], uint8_t k2[16])
+{
+	uint8_t zero[16] = {}, l[16];
+
+	if (lw_aes128(c, key, zero, l))
+		return -EIO;
+	shift1(l, k1);
+	shift1(k1, k2);
+	return 0;
+}
+
+int lw_bpf_device(const struct lw_fleet *f, size_t di, const struct xr_aes_tables *t, struct lw_crypto *c,
+		  struct xr_lora_dev *out)
+{
+	const struct lw_device *d = &f->dev[di];
+
+	memset(out, 0, sizeof(*out));
+	lw_aes_expand(t, d->nwk_s_key, out->nwk_rk);
+	/* FPort 0 carries MAC commands, encrypted with NwkSKey (LoRaWAN 1.0.3 Table 4) */
+	lw_aes_expand(t, d->fport ? d->app_s_key : d->nwk_s_key, out->enc_rk);
+	if (lw_cmac_subkeys(c, d->nwk_s_key, (uint8_t *)out->k1, (uint8_t *)out->k2))
+		return -EIO;
+	out->phy_len = lw_phy_template(d, out->phy);
+	/* the program writes FCnt and MIC: the template's bytes there must be the same for every round */
+	out->phy[6] = out->phy[7] = 0;
+	out->frm_off = 9;
+	out->frm_len = d->payload_len;
+	out->fcnt0 = d->fcnt_start;
+	out->b64_off = d->b64_off;
+	out->tmst_off = d->tmst_off;
+	for (unsigned int k = 0; k < XR_LORA_MAX_HEARD; k++)
+		out->gw[k] = k < f->heard_by ? d->gw[k] : 0;
+	return 0;
+}
+
+/* A_i and B0 of an uplink (Dir 0): first | 4 x 00 | 00 | DevAddr (as on air) | FCnt (32 bits LE) | 00 | last */
+static void uplink_block(uint8_t b[16], uint8_t first, const uint8_t *devaddr, uint32_t fcnt, uint8_t last)
+{
+	memset(b, 0, 16);
+	b[0] = first;
+	memcpy(b + 6, devaddr, 4);
+	b[10] = fcnt;
+	b[11] = fcnt >> 8;
+	b[12] = fcnt >> 16;
+	b[13] = fcnt >> 24;
+	b[15] = last;
+}
+
+int lw_ref_phy(struct lw_crypto *c, const struct lw_device *d, uint32_t fcnt, uint8_t *phy)
+{
+	uint8_t blk[16], s[16], cm[16 + XR_LORA_MAX_PHY], mac[16];
+	int len = lw_phy_template(d, phy), msg = len - 4;
+	const uint8_t *key = d->fport ? d->app_s_key : d->nwk_s_key;
+
+	phy[6] = fcnt;
+	phy[7] = fcnt >> 8;
+	/* A_i: 01 | 4 x 00 | Dir | DevAddr | FCnt (32 bits) | 00 | i */
+	for (int i = 0; i * 16 < d->payload_len; i++) {
+		uplink_block(blk, 0x01, phy + 1, fcnt, i + 1);
+		if (lw_aes128(c, key, blk, s))
+			return -EIO;
+		for (int j = 0; j < 16 && i * 16 + j < d->payload_len; j++)
+			phy[9 + i * 16 + j] ^= s[j];
+	}
+	/* B0: 49 | 4 x 00 | Dir | DevAddr | FCnt | 00 | len(msg) */
+	uplink_block(cm, 0x49, phy + 1, fcnt, msg);
+	memcpy(cm + 16, phy, msg);
+	if (lw_cmac(c, d->nwk_s_key, cm, 16 + msg, mac))
+		return -EIO;
+	memcpy(phy + msg, mac, 4);
+	return len;
+}
+
+int lw_ref_frame(struct lw_crypto *c, const struct lw_fleet *f, uint64_t n, uint32_t tmst, uint8_t *frame,
+		 uint32_t len)
+{
+	uint8_t phy[XR_LORA_MAX_PHY], *pd = frame + XR_LORA_PUSH_DATA_OFF;
+	char b64[XR_LORA_B64_MAX + 4], digits[16];
+	const struct lw_device *d;
+	unsigned int k;
+	uint32_t fcnt;
+	size_t di;
+	int plen;
+
+	lw_of_n(f, n, &di, &k, &fcnt);
+	d = &f->dev[di];
+	plen = lw_ref_phy(c, d, fcnt, phy);
+	if (plen < 0)
+		return plen;
+	pd[1] = n;
+	pd[2] = n >> 8;
+	memcpy(pd + 4, f->gw[d->gw[k]].eui, 8);
+	snprintf(digits, sizeof(digits), "%010u", tmst);
+	memcpy(frame + d->tmst_off, digits, 10);
+	EVP_EncodeBlock((unsigned char *)b64, phy, plen);
+	if (d->b64_off + strlen(b64) > len)
+		return -EINVAL;
+	memcpy(frame + d->b64_off, b64, strlen(b64));
+	lw_udp4_csum_fill(frame, len);
+	return 0;
+}

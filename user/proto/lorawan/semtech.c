@@ -1,0 +1,101 @@
+// SPDX-License-Identifier: GPL-2.0
+/* Semtech UDP (v2) PUSH_DATA: one frame per device, as the kernel engine's template (PROTOCOLS.md §1). */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <netinet/in.h>
+#include <openssl/evp.h>
+#include "frames/csum.h"
+#include "proto/lorawan/lorawan.h"
+
+void lw_udp4_csum_fill(uint8_t *frame, uint32_t len)
+{
+	uint8_t *ip = frame + 14, *udp = ip + 20;
+	uint32_t ulen = len - 34, sum = csum_add(ip + 12, 8, 0) + IPPROTO_UDP + ulen;
+	uint16_t c;
+
+	udp[6] = udp[7] = 0;
+	c = csum_fold(csum_add(udp, ulen, sum));
+	/* a computed zero is sent as all ones: zero means "no checksum" */
+	if (!c)
+		c = 0xffff;
+	udp[6] = c >> 8;
+	udp[7] = c;
+}
+
+/* The PHYPayload template: FCnt's low 16 bits of round 0, FRMPayload in plaintext, MIC zero. */
+int lw_phy_template(const struct lw_device *d, uint8_t *phy)
+{
+	memset(phy, 0, XR_LORA_MAX_PHY);
+	phy[0] = d->confirmed ? 0x80 : 0x40; /* Confirmed / Unconfirmed Data Up, LoRaWAN R1 */
+	phy[1] = d->dev_addr;
+	phy[2] = d->dev_addr >> 8;
+	phy[3] = d->dev_addr >> 16;
+	phy[4] = d->dev_addr >> 24;
+	phy[5] = 0; /* FCtrl: no ADR, no FOpts */
+	phy[6] = d->fcnt_start;
+	phy[7] = d->fcnt_start >> 8;
+	phy[8] = d->fport;
+	memcpy(phy + 9, d->payload, d->payload_len);
+	return 13 + d->payload_len;
+}
+
+int lw_build_frame(struct lw_fleet *f, size_t di, const struct lw_net *net, uint8_t *out, size_t cap)
+{
+	struct lw_device *d = &f->dev[di];
+	uint8_t phy[XR_LORA_MAX_PHY], *ip = out + 14, *udp = ip + 20, *pd = udp + 8;
+	char js[512], b64[XR_LORA_B64_MAX + 4];
+	int plen = lw_phy_template(d, phy), n, pre;
+	uint32_t len, ulen;
+
+	EVP_EncodeBlock((unsigned char *)b64, phy, plen);
+	pre = snprintf(js, sizeof(js), "{\"rxpk\":[{\"tmst\":");
+	n = snprintf(js + pre, sizeof(js) - pre,
+		     "1000000000,\"chan\":%u,\"rfch\":0,\"freq\":%u.%06u,\"stat\":1,\"modu\":\"LORA\","
+		     "\"datr\":\"SF%uBW%u\",\"codr\":\"%s\",\"rssi\":%d,\"lsnr\":%s%d.%d,\"size\":%d,\"data\":\"",
+		     d->chan, d->freq_hz / 1000000, d->freq_hz % 1000000, d->sf, d->bw_khz, lw_codr_names[d->codr],
+		     d->rssi, d->lsnr10 < 0 ? "-" : "", abs(d->lsnr10) / 10, abs(d->lsnr10) % 10, plen);
+	d->tmst_off = XR_LORA_PUSH_DATA_OFF + 12 + pre;
+	d->b64_off = XR_LORA_PUSH_DATA_OFF + 12 + pre + n;
+	n = pre + n;
+	n += snprintf(js + n, sizeof(js) - n, "%s\"}]}", b64);
+	len = XR_LORA_PUSH_DATA_OFF + 12 + n;
+	if (len > cap || len > XR_MAX_FRAME)
+		return -E2BIG;
+
+	memcpy(out, net->dst_mac, 6);
+	memcpy(out + 6, net->src_mac, 6);
+	out[12] = 0x08;
+	out[13] = 0x00;
+	memset(ip, 0, 20);
+	ip[0] = 0x45;
+	ip[2] = (len - 14) >> 8;
+	ip[3] = (len - 14) & 0xff;
+	ip[6] = 0x40; /* DF */
+	ip[8] = 64;
+	ip[9] = IPPROTO_UDP;
+	memcpy(ip + 12, &net->saddr, 4);
+	memcpy(ip + 16, &net->daddr, 4);
+	{
+		uint16_t c = csum_fold(csum_add(ip, 20, 0));
+
+		ip[10] = c >> 8;
+		ip[11] = c;
+	}
+	ulen = len - 34;
+	udp[0] = net->sport >> 8;
+	udp[1] = net->sport;
+	udp[2] = net->dport >> 8;
+	udp[3] = net->dport;
+	udp[4] = ulen >> 8;
+	udp[5] = ulen;
+	/* Semtech UDP v2 PUSH_DATA: version, token, identifier 0, gateway EUI, JSON */
+	pd[0] = 2;
+	pd[1] = pd[2] = 0;
+	pd[3] = 0;
+	memcpy(pd + 4, f->gw[d->gw[0]].eui, 8);
+	memcpy(pd + 12, js, n);
+	lw_udp4_csum_fill(out, len);
+	return len;
+}
