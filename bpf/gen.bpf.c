@@ -187,7 +187,7 @@ bad:
 
 /*
  * On the sender's interface: the server's answers go to the protocol's
- * reply handler, which counts them, answers some (gen syn --complete) and
+ * reply handler, which counts them, answers some (a handshake's ACK, say) and
  * drops the rest, so that this host's stack never sees (and never answers)
  * traffic meant for the sockets we do not have.
  */

@@ -12,6 +12,7 @@
 #include <linux/bpf.h>
 #endif
 #include "shared/plan.h"
+#include "shared/proto.h"
 #include "shared/replies.h"
 
 #ifndef XR_MAX_CPUS
@@ -50,12 +51,6 @@ enum xr_pace {
 	XR_PACE_PCAP = 2, /* capture timestamps divided by a multiplier */
 };
 
-
-/* Per-packet rewrites beyond the plan, one per protocol that needs one (bpf/proto/registry.bpf.h). */
-enum xr_hook {
-	XR_HOOK_NONE = 0,
-	XR_HOOK_LORAWAN = 1,  /* FCnt, FRMPayload, MIC, token, gateway, tmst (bpf/proto/lorawan.bpf.h) */
-};
 
 /* Read-only configuration of the kernel engine (rodata). */
 struct xr_gen_cfg {
@@ -113,7 +108,7 @@ struct xr_gen_slot {
 	 */
 	__u64 op_val[XR_MAX_OPS];
 	__u64 op_inc[XR_MAX_OPS];
-	/* the per-packet hook's own counters (LoRaWAN: uplinks from the precomputed ring, computed here) */
+	/* the per-packet hook's own counters (bpf/shared/X.h names them) */
 	__u64 hook_ctr[2];
 } __attribute__((aligned(64)));
 

@@ -30,14 +30,6 @@ struct xr_send_ts {
 
 #define XR_ANSWERED_FIRST 1 /* n's answer came; later ones are repeats */
 
-/* What answers what: the reply handler that xr_replies dispatches to. */
-enum xr_reply_kind {
-	XR_REPLY_NONE = 0,
-	XR_REPLY_SYN = 1,         /* SYN-ACKs, RSTs, FINs to gen syn's SYNs (bpf/proto/syn.bpf.h) */
-	XR_REPLY_LORA_ACK = 2,    /* Semtech PUSH_ACKs to PUSH_DATA (bpf/proto/lorawan.bpf.h) */
-	XR_REPLY_DNS = 3,         /* DNS responses to gen dns's queries (bpf/proto/dns.bpf.h) */
-};
-
 /* Who answers whom (IPv4): the server's address and port, our sources and ports. */
 struct xr_reply_match {
 	__u32 server_addr;   /* network order */

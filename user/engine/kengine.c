@@ -510,7 +510,7 @@ int kengine_run(const struct engine_opts *o, struct engine_result *res)
 					   o->fs->n * o->multiplier * 1e9 / o->fs->span_ns / o->threads <=
 						   USER_PACED_MAX_PPS;
 	}
-	/* the protocol's helpers (LoRaWAN: a full precompute ring) are ready before the first departure */
+	/* the protocol's helpers (a precompute thread, say) are ready before the first departure */
 	if (proto && proto->start) {
 		err = proto->start(proto->ctx, k.slots, o);
 		if (err) {
