@@ -12,5 +12,6 @@
 #include "shared/count.h"
 #include "shared/syn.h"
 #include "shared/lorawan.h"
+#include "shared/dns.h"
 
 #endif /* __XDPREPLAY_H */

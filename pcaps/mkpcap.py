@@ -49,6 +49,13 @@ def udp_frame(size, sport=1024, dport=9, payload_tag=b"", ip_id=0, payload=None)
     return SRV_MAC + GEN_MAC + b"\x08\x00" + ip + udp
 
 
+def dns_query(name, qid, qtype=1):
+    """A DNS query as dig sends it: RD set, one question, an EDNS(0) OPT record (RFC 1035, 6891)."""
+    qname = b"".join(bytes([len(l)]) + l.encode() for l in name.rstrip(".").split(".")) + b"\0"
+    opt = b"\0" + struct.pack("!HHIH", 41, 1232, 0, 0)
+    return struct.pack("!HHHHHH", qid, 0x0120, 1, 0, 0, 1) + qname + struct.pack("!HH", qtype, 1) + opt
+
+
 def pcap_bytes(frames, ns=False, swapped=False, linktype=1, snaplen=65535):
     """frames: list of (ts_ns, data[, orig_len])."""
     e = ">" if swapped else "<"
@@ -133,7 +140,8 @@ def hostile(d):
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("what", choices=["samples", "hostile", "udp"])
+    ap.add_argument("what", choices=["samples", "hostile", "udp", "dns"])
+    ap.add_argument("--names", default="example.test", help="dns: comma-separated query names")
     ap.add_argument("out")
     ap.add_argument("--count", type=int, default=1)
     ap.add_argument("--size", type=int, default=60)
@@ -145,6 +153,13 @@ def main():
         samples(a.out)
     elif a.what == "hostile":
         hostile(a.out)
+    elif a.what == "dns":
+        names = a.names.split(",")
+        frames = [(i * 1000000, udp_frame(0, sport=33000 + i, dport=53, payload=dns_query(n, 0x1000 + i)))
+                  for i, n in enumerate(names)]
+        # and one frame that is not a query (a UDP datagram to port 9): skipped, and said so
+        frames.append((len(names) * 1000000, udp_frame(60)))
+        write(a.out, pcap_bytes(frames))
     else:
         frames = [(i * a.gap_us * 1000, udp_frame(a.size, dport=a.dport, payload_tag=b"XRSEQ%08d" % i, ip_id=i & 0xFFFF))
                   for i in range(a.count)]

@@ -11,6 +11,7 @@
 
 #include "proto/syn.bpf.h"
 #include "proto/lorawan.bpf.h"
+#include "proto/dns.bpf.h"
 
 /* tag: a value the reply handler gets back with n's answer (struct xr_send_ts) */
 static __always_inline int proto_hook(struct xdp_md *ctx, struct xr_gen_slot *s, __u64 n, __u16 *tag)
@@ -30,6 +31,8 @@ static __always_inline int proto_reply(struct xdp_md *ctx)
 		return syn_reply(ctx);
 	case XR_REPLY_LORA_ACK:
 		return lora_reply(ctx);
+	case XR_REPLY_DNS:
+		return dns_reply(ctx);
 	default:
 		return XDP_PASS;
 	}

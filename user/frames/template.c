@@ -20,10 +20,11 @@ static void put16(uint8_t *p, uint16_t v)
 }
 
 int template_addressing(const struct template_net *net, const struct iface *ifc, uint8_t l4,
-			struct rewrite_spec *specs, int *nspecs, struct template_addr *ta)
+			const struct port_range *default_ports, uint64_t port_divisor, struct rewrite_spec *specs,
+			int *nspecs, struct template_addr *ta)
 {
 	static const struct port_range any_port = { 1024, 65535 };
-	const struct port_range *ports = net->have_sport ? &net->sport : &any_port;
+	const struct port_range *ports = net->have_sport ? &net->sport : default_ports ? default_ports : &any_port;
 	bool ipv6 = net->dst.ipv6;
 	char a[INET6_ADDRSTRLEN];
 
@@ -60,7 +61,9 @@ int template_addressing(const struct template_net *net, const struct iface *ifc,
 	 * n mod their own size, only lcm(pool, ports) pairs would be distinct.
 	 */
 	ta->ports = (uint64_t)ports->hi - ports->lo + 1;
-	rewrite_spec_sport(&specs[(*nspecs)++], l4, ports, ta->pool > 1 ? ta->pool : 0);
+	if (!port_divisor)
+		port_divisor = ta->pool > 1 ? ta->pool : 0;
+	rewrite_spec_sport(&specs[(*nspecs)++], l4, ports, port_divisor);
 	ta->tuples = ta->pool && ta->pool <= UINT64_MAX / ta->ports ? ta->pool * ta->ports : 0;
 	if (!ipv6) {
 		memcpy(&ta->match.server_addr, net->dst.addr, 4);

@@ -41,10 +41,13 @@ struct template_addr {
  * Resolves net for a frame of protocol l4 (IPPROTO_UDP or IPPROTO_TCP): the
  * next hop's MAC, the first source address, and specs that give address
  * n mod pool and port (n / pool) mod ports (every pair once before any
- * repeats), appended to specs. 0 or -errno after a one-line message.
+ * repeats; port_divisor, when not 0, replaces pool there), appended to
+ * specs. Ports default to default_ports, or 1024-65535 when NULL. 0 or
+ * -errno after a one-line message.
  */
 int template_addressing(const struct template_net *net, const struct iface *ifc, uint8_t l4,
-			struct rewrite_spec *specs, int *nspecs, struct template_addr *ta);
+			const struct port_range *default_ports, uint64_t port_divisor, struct rewrite_spec *specs,
+			int *nspecs, struct template_addr *ta);
 
 struct template_frame {
 	const struct template_net *net;

@@ -3,13 +3,14 @@
 #include <string.h>
 #include "proto/proto.h"
 
-extern const struct xr_proto proto_capture, proto_udp, proto_syn, proto_lorawan;
+extern const struct xr_proto proto_capture, proto_udp, proto_syn, proto_lorawan, proto_dns;
 
 const struct xr_proto *const xr_protos[] = {
 	&proto_capture,
 	&proto_udp,
 	&proto_syn,
 	&proto_lorawan,
+	&proto_dns,
 	NULL,
 };
 

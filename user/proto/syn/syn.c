@@ -63,7 +63,7 @@ static int syn_build(void *st, const struct send_opts *so, const struct iface *i
 	double planned;
 	int err;
 
-	err = template_addressing(&so->net, ifc, IPPROTO_TCP, plan->specs, &plan->nspecs, &ta);
+	err = template_addressing(&so->net, ifc, IPPROTO_TCP, NULL, 0, plan->specs, &plan->nspecs, &ta);
 	if (err)
 		return err;
 	err = template_build(&t, fs);

@@ -19,7 +19,7 @@ static int udp_build(void *st, const struct send_opts *so, const struct iface *i
 	uint32_t hdrs = 14 + (so->net.dst.ipv6 ? 40 : 20) + 8;
 	int err;
 
-	err = template_addressing(&so->net, ifc, IPPROTO_UDP, plan->specs, &plan->nspecs, &ta);
+	err = template_addressing(&so->net, ifc, IPPROTO_UDP, NULL, 0, plan->specs, &plan->nspecs, &ta);
 	if (err)
 		return err;
 	err = template_build(&t, fs);

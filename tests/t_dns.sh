@@ -1,0 +1,134 @@
+# SPDX-License-Identifier: GPL-2.0
+# gen dns against nsd (Debian's authoritative server, started here with RRL off): every query
+# answered, matched by id and port in XDP, counted by RCODE.
+
+# nsd_start N: a zone bench.test. with names n0..n(N-1) (A records), served on the bed's address
+nsd_start() {
+	local n=$1 d=$WORK/nsd.$$
+	command -v nsd >/dev/null || skip "nsd not installed (scripts/deps.sh installs it)"
+	mkdir -p "$d"
+	{
+		echo "\$ORIGIN bench.test."
+		echo "\$TTL 300"
+		echo "@ IN SOA ns.bench.test. root.bench.test. 1 3600 600 86400 300"
+		echo "@ IN NS ns"
+		echo "ns IN A $TB_SRV_IP"
+		for i in $(seq 0 $((n - 1))); do echo "n$i IN A 198.18.200.$((i % 250 + 1))"; done
+	} >"$d/bench.test.zone"
+	cat >"$d/nsd.conf" <<-CONF
+	server:
+		ip-address: $TB_SRV_IP
+		port: 53
+		server-count: 1
+		username: ""
+		chroot: ""
+		zonesdir: "$d"
+		database: ""
+		zonelistfile: "$d/zone.list"
+		xfrdfile: "$d/xfrd.state"
+		xfrdir: "$d"
+		pidfile: "$d/nsd.pid"
+		logfile: "$d/nsd.log"
+		rrl-ratelimit: 0
+		rrl-whitelist-ratelimit: 0
+		verbosity: 1
+	remote-control:
+		control-enable: no
+	zone:
+		name: bench.test
+		zonefile: bench.test.zone
+	CONF
+	tb_srv nsd -d -c "$d/nsd.conf" &
+	NSD_PID=$!
+	trap 'kill $NSD_PID 2>/dev/null; wait $NSD_PID 2>/dev/null; tb_down' EXIT
+	for _ in $(seq 100); do
+		tb_srv ss -uln 2>/dev/null | grep -q "$TB_SRV_IP:53 " && return 0
+		kill -0 "$NSD_PID" 2>/dev/null || fail "nsd exited: $(cat "$d/nsd.log" 2>/dev/null)"
+		sleep 0.05
+	done
+	fail "nsd did not start: $(cat "$d/nsd.log" 2>/dev/null)"
+}
+
+names_file() { # N FILE: n0..n(N-1) and one name outside the zone
+	for i in $(seq 0 $(($1 - 1))); do echo "n$i.bench.test A"; done >"$2"
+}
+
+test_dns_every_query_answered() {
+	bed
+	nsd_start 1000
+	names_file 1000 "$WORK/names"
+	# 200k queries over 1000 names: ids wrap three times, every answer matched by id and port
+	tb_gen "$XR" gen dns -i "$TB_GEN_IF" --dst "$TB_SRV_IP" --names "$WORK/names" --pps 20k --count 200k \
+		--json "$WORK/g.json" || fail "gen dns exited $?"
+	expect_eq "$(jget "$WORK/g.json" sent)" 200000 "queries sent"
+	expect_eq "$(jget "$WORK/g.json" replies.answers)" 200000 "answers matched to their query"
+	expect_eq "$(jget "$WORK/g.json" replies.rcodes.NOERROR)" 200000 "NOERROR answers"
+	expect_eq "$(jget "$WORK/g.json" replies.unmatched)" 0 "unmatched answers"
+	expect_eq "$(jget "$WORK/g.json" replies.repeated)" 0 "repeated answers"
+	expect_eq "$(jget "$WORK/g.json" protocol)" dns "protocol in the JSON"
+	python3 - "$WORK/g.json" <<-'PY' || fail "round trips"
+	import json, sys
+	r = json.load(open(sys.argv[1]))["replies"]
+	assert 1 < r["rtt_us"]["p50"] <= r["rtt_us"]["p99"] <= r["rtt_us"]["max"] < 1e6, r["rtt_us"]
+	assert sum(s["answered"] for s in r["per_second"]) == 200000, r["per_second"]
+	PY
+}
+
+test_dns_rcodes_and_capture() {
+	bed
+	nsd_start 10
+	# a name nsd has (NOERROR), one inside its zone it has not (NXDOMAIN), one outside (REFUSED)
+	tb_gen "$XR" gen dns -i "$TB_GEN_IF" --dst "$TB_SRV_IP" --query n1.bench.test --query nope.bench.test \
+		--query www.example.org/AAAA --count 3000 --pps 5k --json "$WORK/g.json" || fail "gen dns exited $?"
+	expect_eq "$(jget "$WORK/g.json" replies.answers)" 3000 "answers"
+	expect_eq "$(jget "$WORK/g.json" replies.rcodes.NOERROR)" 1000 "NOERROR"
+	expect_eq "$(jget "$WORK/g.json" replies.rcodes.NXDOMAIN)" 1000 "NXDOMAIN"
+	expect_eq "$(jget "$WORK/g.json" replies.rcodes.REFUSED)" 1000 "REFUSED"
+	# the same questions from a capture of queries (dig's, written by pcaps/mkpcap.py)
+	python3 "$TOP/pcaps/mkpcap.py" dns "$WORK/q.pcap" --names n1.bench.test,nope.bench.test || fail "mkpcap dns"
+	tb_gen "$XR" gen dns -i "$TB_GEN_IF" --dst "$TB_SRV_IP" --queries "$WORK/q.pcap" --count 2000 --pps 5k \
+		--json "$WORK/c.json" || fail "gen dns --queries exited $?"
+	expect_eq "$(jget "$WORK/c.json" replies.rcodes.NOERROR)" 1000 "NOERROR from the capture's queries"
+	expect_eq "$(jget "$WORK/c.json" replies.rcodes.NXDOMAIN)" 1000 "NXDOMAIN from the capture's queries"
+}
+
+test_dns_unanswered_counted() {
+	bed
+	# nothing listens: every query unanswered, none matched by mistake
+	tb_gen "$XR" gen dns -i "$TB_GEN_IF" --dst "$TB_SRV_IP" --query a.test --count 1000 --pps 10k --wait 200ms \
+		--json "$WORK/g.json" || fail "gen dns exited $?"
+	expect_eq "$(jget "$WORK/g.json" replies.answers)" 0 "answers"
+	expect_eq "$(jget "$WORK/g.json" replies.unanswered)" 1000 "unanswered"
+}
+
+test_dns_bad_input() {
+	printf 'n1.test A\nbad..name A\n' >"$WORK/bad-names"
+	run_bad 2 "bad-names:2: 'bad..name' is not a domain name" "$XR" gen dns -i lo --dst 127.0.0.1 \
+		--dst-mac 02:00:00:00:00:01 --names "$WORK/bad-names"
+	printf 'n1.test BOGUS\n' >"$WORK/bad-type"
+	run_bad 2 "bad-type:1: 'BOGUS' is not a query type" "$XR" gen dns -i lo --dst 127.0.0.1 \
+		--dst-mac 02:00:00:00:00:01 --names "$WORK/bad-type"
+	run_bad 2 "gen dns: --sport: 1, 2, 4, 8 or 16 ports" "$XR" gen dns -i lo --dst 127.0.0.1 --query a.test \
+		--sport 1000-1002
+	run_bad 2 "gen dns: say what to ask" "$XR" gen dns -i lo --dst 127.0.0.1
+	run_bad 2 "gen dns: --qtype: 'XX' is not a query type" "$XR" gen dns -i lo --dst 127.0.0.1 --qtype XX --query a
+	run_bad 2 "--query: 'a\.\.b' is not NAME" "$XR" gen dns -i lo --dst 127.0.0.1 --dst-mac 02:00:00:00:00:01 \
+		--query a..b
+}
+
+test_dns_search_replies() {
+	bed
+	nsd_start 100
+	names_file 100 "$WORK/names"
+	# the replies witness of gen dns: what nsd answered, found without a counter on the server
+	tb_gen "$XR" search --witness replies --min 2000 --max 20000 --trial 500ms --settle 200ms --preset quick \
+		--json "$WORK/s.json" -- gen dns -i "$TB_GEN_IF" --dst "$TB_SRV_IP" --names "$WORK/names" \
+		--wait 300ms >"$WORK/out" 2>&1 || fail "search exited $?: $(tail -n 5 "$WORK/out")"
+	python3 - "$WORK/s.json" <<-'PY' || fail "search over gen dns: $(cat "$WORK/out")"
+	import json, sys
+	s = json.load(open(sys.argv[1]))
+	assert s["trials"] and all(t["received"] > 0 for t in s["trials"]), s["trials"]
+	ndr = [g for g in s["goals"] if g["name"] == "NDR"][0]
+	assert ndr["lower"] >= 2000, ndr
+	PY
+}
