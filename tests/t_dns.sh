@@ -2,61 +2,22 @@
 # gen dns against nsd (Debian's authoritative server, started here with RRL off): every query
 # answered, matched by id and port in XDP, counted by RCODE.
 
-# nsd_start N: a zone bench.test. with names n0..n(N-1) (A records), served on the bed's address
+. "$TOP/scripts/nsd.sh"
+
+# nsd_start N: nsd serving bench.test. (names n0..n(N-1)) on the bed's address, stopped with the bed
 nsd_start() {
-	local n=$1 d=$WORK/nsd.$$
 	command -v nsd >/dev/null || skip "nsd not installed (scripts/deps.sh installs it)"
-	mkdir -p "$d"
-	{
-		echo "\$ORIGIN bench.test."
-		echo "\$TTL 300"
-		echo "@ IN SOA ns.bench.test. root.bench.test. 1 3600 600 86400 300"
-		echo "@ IN NS ns"
-		echo "ns IN A $TB_SRV_IP"
-		for i in $(seq 0 $((n - 1))); do echo "n$i IN A 198.18.200.$((i % 250 + 1))"; done
-	} >"$d/bench.test.zone"
-	cat >"$d/nsd.conf" <<-CONF
-	server:
-		ip-address: $TB_SRV_IP
-		port: 53
-		server-count: 1
-		username: ""
-		chroot: ""
-		zonesdir: "$d"
-		database: ""
-		zonelistfile: "$d/zone.list"
-		xfrdfile: "$d/xfrd.state"
-		xfrdir: "$d"
-		pidfile: "$d/nsd.pid"
-		logfile: "$d/nsd.log"
-		rrl-ratelimit: 0
-		rrl-whitelist-ratelimit: 0
-		verbosity: 1
-	remote-control:
-		control-enable: no
-	zone:
-		name: bench.test
-		zonefile: bench.test.zone
-	CONF
-	tb_srv nsd -d -c "$d/nsd.conf" &
+	nsd_conf "$WORK/nsd.$$" "$TB_SRV_IP" "$1"
+	tb_srv nsd -d -c "$WORK/nsd.$$/nsd.conf" &
 	NSD_PID=$!
 	trap 'kill $NSD_PID 2>/dev/null; wait $NSD_PID 2>/dev/null; tb_down' EXIT
-	for _ in $(seq 100); do
-		tb_srv ss -uln 2>/dev/null | grep -q "$TB_SRV_IP:53 " && return 0
-		kill -0 "$NSD_PID" 2>/dev/null || fail "nsd exited: $(cat "$d/nsd.log" 2>/dev/null)"
-		sleep 0.05
-	done
-	fail "nsd did not start: $(cat "$d/nsd.log" 2>/dev/null)"
-}
-
-names_file() { # N FILE: n0..n(N-1) and one name outside the zone
-	for i in $(seq 0 $(($1 - 1))); do echo "n$i.bench.test A"; done >"$2"
+	nsd_wait "$TB_NS_SRV" "$TB_SRV_IP" "$NSD_PID" || fail "nsd did not start: $(cat "$WORK/nsd.$$/nsd.log" 2>/dev/null)"
 }
 
 test_dns_every_query_answered() {
 	bed
 	nsd_start 1000
-	names_file 1000 "$WORK/names"
+	nsd_names 1000 "$WORK/names"
 	# 200k queries over 1000 names: ids wrap three times, every answer matched by id and port
 	tb_gen "$XR" gen dns -i "$TB_GEN_IF" --dst "$TB_SRV_IP" --names "$WORK/names" --pps 20k --count 200k \
 		--json "$WORK/g.json" || fail "gen dns exited $?"
@@ -119,7 +80,7 @@ test_dns_bad_input() {
 test_dns_search_replies() {
 	bed
 	nsd_start 100
-	names_file 100 "$WORK/names"
+	nsd_names 100 "$WORK/names"
 	# the replies witness of gen dns: what nsd answered, found without a counter on the server
 	tb_gen "$XR" search --witness replies --min 2000 --max 20000 --trial 500ms --settle 200ms --preset quick \
 		--json "$WORK/s.json" -- gen dns -i "$TB_GEN_IF" --dst "$TB_SRV_IP" --names "$WORK/names" \
