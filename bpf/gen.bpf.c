@@ -198,6 +198,30 @@ int xr_replies(struct xdp_md *ctx)
 }
 
 
+/* selftest only: due_ns of due_test's k for its slot (xdpreplay selftest holds them against user/engine/pacer.c). */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct xr_due_test);
+} due_test SEC(".maps");
+
+SEC("xdp")
+int xr_due_test(struct xdp_md *ctx)
+{
+	__u32 zero = 0;
+	struct xr_due_test *t = bpf_map_lookup_elem(&due_test, &zero);
+
+	if (!t)
+		return XDP_ABORTED;
+	for (int i = 0; i < XR_DUE_TEST_K; i++) {
+		if (i >= t->n)
+			break;
+		t->due[i] = due_ns(&t->slot, t->k[i]);
+	}
+	return XDP_PASS;
+}
+
 static __always_inline bool our_dev(const struct net_device *dev)
 {
 	return BPF_CORE_READ(dev, ifindex) == cfg.ifindex &&

@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * Unit tests of the pure-C modules: units, JSON, the pcap/pcapng reader.
+ * Unit tests of the pure-C modules: units, JSON, the pcap/pcapng reader, the
+ * pacer, MLR load classification, drop attribution, rewrite specs, typed
+ * addresses, DNS queries.
  * Prints "PASS name" or "FAIL name: why" per test for tests/run.sh.
  * XR_PCAPS names pcaps/ (samples written by pcaps/mkpcap.py), XR_HOSTILE the
  * malformed files mkpcap.py writes for the tests.
@@ -17,6 +19,11 @@
 #include "engine/meter.h"
 #include "engine/pacer.h"
 #include "util/units.h"
+#include "frames/addr.h"
+#include "frames/rewrite.h"
+#include "measure/attrib.h"
+#include "proto/dns/query.h"
+#include "search/search.h"
 
 static int failed_checks;
 static char why[512];
@@ -303,6 +310,163 @@ static void test_parse_strict(void)
 		CHECK(parse_mac(bad_mac[i], mac), "MAC '%s' accepted", bad_mac[i]);
 }
 
+/* RFC 9971 load classification (search/mlr.c): bounds from trials, noise, exceed ratio, short senders. */
+static void test_mlr_classify(void)
+{
+	static struct search s;
+	struct goal ndr = { .loss = 0, .dsum = 1, .name = "NDR" };
+	struct goal pdr = { .loss = 0.005, .dsum = 1, .name = "PDR" };
+	struct goal half = { .loss = 0, .exceed = 0.5, .dsum = 2, .name = "half" };
+
+	memset(&s, 0, sizeof(s));
+	s.min = 1000;
+	s.max = 8000;
+	s.t[s.nt++] = (struct trial){ .load = 8000, .loss = 0.2, .duration_s = 1 };
+	s.t[s.nt++] = (struct trial){ .load = 4000, .loss = 0.003, .duration_s = 1 };
+	s.t[s.nt++] = (struct trial){ .load = 2000, .loss = 0, .duration_s = 1 };
+	/* a sender that fell behind measured itself: never a bound, however good it looks */
+	s.t[s.nt++] = (struct trial){ .load = 6000, .loss = 0, .duration_s = 1, .sender_short = true };
+	classify(&s, &ndr);
+	CHECK(ndr.lower == 2000 && ndr.upper == 4000, "NDR [%g, %g], expected [2000, 4000]", ndr.lower, ndr.upper);
+	classify(&s, &pdr);
+	CHECK(pdr.lower == 4000 && pdr.upper == 8000, "PDR [%g, %g], expected [4000, 8000]", pdr.lower, pdr.upper);
+	CHECK(!trial_counted(&s.t[3]) && trial_counted(&s.t[2]), "sender-short trial counted");
+	/* conditional throughput: what was received at the lower bound, per second */
+	s.t[2].received = 1990;
+	CHECK(fabs(conditional_throughput(&s, &ndr) - 1990) < 1e-9, "conditional throughput %g",
+	      conditional_throughput(&s, &ndr));
+	/* exceed ratio 0.5 of a 2 s duration sum: one bad second of two is still a lower bound */
+	s.nt = 0;
+	s.t[s.nt++] = (struct trial){ .load = 3000, .loss = 0.1, .duration_s = 1 };
+	classify(&s, &half);
+	CHECK(half.pending == 3000 && !half.lower && !half.upper, "one bad trial of two undecided: pending %g",
+	      half.pending);
+	s.t[s.nt++] = (struct trial){ .load = 3000, .loss = 0, .duration_s = 1 };
+	classify(&s, &half);
+	CHECK(half.lower == 3000 && !half.pending, "half bad within exceed 0.5: lower %g", half.lower);
+	s.t[s.nt++] = (struct trial){ .load = 3000, .loss = 0.1, .duration_s = 1 };
+	classify(&s, &half);
+	CHECK(half.upper == 3000 && !half.lower, "two bad seconds of a 2 s sum: upper %g lower %g", half.upper,
+	      half.lower);
+	/* a lower bound above an upper bound is noise, not a bound */
+	s.nt = 0;
+	s.t[s.nt++] = (struct trial){ .load = 5000, .loss = 0, .duration_s = 1 };
+	s.t[s.nt++] = (struct trial){ .load = 4000, .loss = 0.5, .duration_s = 1 };
+	classify(&s, &ndr);
+	CHECK(ndr.upper == 4000 && ndr.lower == 0, "inverted bounds: [%g, %g]", ndr.lower, ndr.upper);
+}
+
+/* Drop attribution (measure/attrib.c): each counter lands where it belongs. */
+static void test_attribution(void)
+{
+	struct kstats d = {};
+	struct attribution a;
+
+	d.v[KS_UDP_IN_DATAGRAMS] = 900;
+	d.v[KS_UDP_RCVBUF_ERRORS] = 70;
+	d.v[KS_UDP_IN_ERRORS] = 75; /* the kernel counts the 70 in InErrors too */
+	d.v[KS_UDP_NO_PORTS] = 3;
+	d.v[KS_IP_IN_DISCARDS] = 1;
+	d.v[KS_IP_IN_HDR_ERRORS] = 2;
+	d.v[KS_IF_RX_DROPPED] = 4;
+	d.v[KS_ET_RX_DROPS] = 5;
+	d.v[KS_TCPEXT_LISTEN_DROPS] = 6;
+	d.v[KS_SOFTNET_DROPPED] = 7;
+	attribute(&d, &a);
+	CHECK(a.udp_delivered == 900 && a.udp_rcvbuf == 70 && a.udp_other == 5 && a.udp_noport == 3,
+	      "UDP: %llu delivered, %llu rcvbuf, %llu other, %llu no port", (unsigned long long)a.udp_delivered,
+	      (unsigned long long)a.udp_rcvbuf, (unsigned long long)a.udp_other, (unsigned long long)a.udp_noport);
+	CHECK(a.ip_discarded == 3 && a.if_rx_dropped == 9 && a.tcp_listen_drops == 6 && a.softnet_dropped == 7,
+	      "IP %llu, interface %llu, listen %llu, softnet %llu", (unsigned long long)a.ip_discarded,
+	      (unsigned long long)a.if_rx_dropped, (unsigned long long)a.tcp_listen_drops,
+	      (unsigned long long)a.softnet_dropped);
+	d.v[KS_UDP_IN_ERRORS] = 10; /* fewer InErrors than buffer errors: nothing else */
+	attribute(&d, &a);
+	CHECK(a.udp_other == 0, "udp_other %llu with InErrors below RcvbufErrors", (unsigned long long)a.udp_other);
+}
+
+/* --rewrite specs (frames/rewrite.c) and the typed ranges gen builds the same ops from. */
+static void test_rewrite_specs(void)
+{
+	struct rewrite_spec a, b;
+	struct addr_range r;
+	struct port_range p;
+
+	xr_verbosity = -1;
+	CHECK(!rewrite_parse("ip.src=198.18.64.0/23", &a) && a.op.base == 0xc6124000 && a.op.modulus == 512 &&
+	      a.op.width == 4 && a.op.step == 1, "ip.src range");
+	CHECK(!addr_parse_range("198.18.64.0/23", &r) && !r.ipv6 && r.base == 0xc6124000 && r.count == 512, "--src range");
+	rewrite_spec_src(&b, &r);
+	CHECK(a.op.base == b.op.base && a.op.modulus == b.op.modulus && a.op.width == b.op.width &&
+	      a.op.flags == b.op.flags && a.where == b.where, "--src and ip.src= make different ops");
+	CHECK(!rewrite_parse("udp.sport=1024-65535", &a) && a.op.base == 1024 && a.op.modulus == 64512, "udp.sport");
+	CHECK(!addr_parse_ports("1024-65535", &p) && p.lo == 1024 && p.hi == 65535, "--sport");
+	rewrite_spec_sport(&b, 17, &p, 512);
+	CHECK(a.op.base == b.op.base && a.op.modulus == b.op.modulus && a.where == b.where && a.proto == b.proto &&
+	      b.op.divisor == 512, "--sport and udp.sport= make different ops");
+	CHECK(!rewrite_parse("payload@0:8=seq", &a) && a.op.width == 8 && a.op.step == 1, "payload seq");
+	CHECK(!rewrite_parse("u32be@42+=3/2%100", &a) && (a.op.flags & XR_OPF_RELATIVE) && a.op.step == 3 &&
+	      a.op.divisor == 2 && a.op.modulus == 100, "relative with divisor and modulus");
+	CHECK(rewrite_parse("ip.id=seq%70000", &a), "a modulus larger than the field accepted");
+	CHECK(rewrite_parse("ip.src+=1", &a) && rewrite_parse("udp.sport=5-3", &a) && rewrite_parse("x=1", &a),
+	      "bad specs accepted");
+	CHECK(!addr_parse_range("2001:db8::/64", &r) && r.ipv6 && r.count == 0, "IPv6 /64");
+	CHECK(addr_parse_range("198.18.64.0/33", &r) && addr_parse_range("2001:db8::/63", &r), "bad ranges accepted");
+	xr_verbosity = 0;
+}
+
+static void test_addr_dst(void)
+{
+	struct xr_dst d;
+
+	CHECK(!addr_parse_dst("198.18.0.2:53", &d) && !d.ipv6 && d.port == 53 && d.addr[3] == 2, "ADDR:PORT");
+	CHECK(!addr_parse_dst("[2001:db8::1]:80", &d) && d.ipv6 && d.port == 80 && d.addr[15] == 1, "[ADDR6]:PORT");
+	d.port = 0;
+	CHECK(!addr_parse_dst("2001:db8::1", &d) && d.ipv6 && d.port == 0, "a bare IPv6 address");
+	CHECK(addr_parse_dst("198.18.0.2:0", &d) && addr_parse_dst("198.18.0.2:70000", &d) &&
+	      addr_parse_dst("x:y", &d) && addr_parse_dst("[::1", &d), "bad destinations accepted");
+}
+
+/* DNS queries (proto/dns/query.c): wire form, types, names files, captured questions. */
+static void test_dns_queries(void)
+{
+	static const uint8_t want[] = { 0, 0, 1, 0, 0, 1, 0, 0, 0, 0, 0, 0, 2, 'n', '1', 5, 'b', 'e', 'n', 'c', 'h',
+					4, 't', 'e', 's', 't', 0, 0, 28, 0, 1 };
+	struct dns_query_opts o = { .rd = true };
+	struct dns_query_set set = {};
+	struct dns_query q, w;
+	uint8_t name[300];
+	const char *text = "n1.bench.test AAAA\n# a comment\n\n  example.org\nfoo.test TYPE65\n";
+
+	xr_verbosity = -1;
+	CHECK(!dns_build_query("n1.bench.test.", 28, &o, &q) && q.len == sizeof(want) && !memcmp(q.msg, want, q.len),
+	      "n1.bench.test AAAA: %u bytes", q.len);
+	CHECK(dns_qtype("AAAA") == 28 && dns_qtype("mx") == 15 && dns_qtype("TYPE65") == 65 && dns_qtype("TYPE") < 0 &&
+	      dns_qtype("TYPE70000") < 0 && dns_qtype("BOGUS") < 0, "query types");
+	CHECK(dns_encode_name("a..b", name, sizeof(name)) < 0 && dns_encode_name(".a", name, sizeof(name)) < 0 &&
+	      dns_encode_name("a..", name, sizeof(name)) < 0, "empty labels accepted");
+	CHECK(dns_encode_name(".", name, sizeof(name)) == 1 && name[0] == 0, "the root");
+	memset(name, 'a', 64);
+	name[64] = 0;
+	CHECK(dns_encode_name((char *)name, name + 100, 150) < 0, "a 64-byte label accepted");
+	CHECK(!dns_names_parse(text, strlen(text), "t", 1, &o, &set) && set.n == 3, "names file: %zu queries", set.n);
+	CHECK(set.n == 3 && set.q[0].msg[set.q[0].len - 3] == 28 && set.q[1].msg[set.q[1].len - 3] == 1 &&
+	      set.q[2].msg[set.q[2].len - 3] == 65, "names file types");
+	dns_set_free(&set);
+	CHECK(dns_names_parse("a.test A extra\n", 15, "t", 1, &o, &set), "three fields accepted");
+	dns_set_free(&set);
+	/* a captured query with EDNS: the question is taken, the rest is ours */
+	o.edns = 1232;
+	CHECK(!dns_build_query("n1.bench.test", 28, &o, &w) && w.len == sizeof(want) + 11 && w.msg[11] == 1,
+	      "EDNS OPT record");
+	o.edns = 0;
+	CHECK(!dns_query_from_wire(w.msg, w.len, &o, &q) && q.len == sizeof(want) && !memcmp(q.msg, want, q.len),
+	      "the question of a captured query");
+	w.msg[2] |= 0x80;
+	CHECK(dns_query_from_wire(w.msg, w.len, &o, &q), "a response taken as a query");
+	xr_verbosity = 0;
+}
+
 /* Departure times far out: a capture gap of 213.5 days, a rate run of a year (pacer.c). */
 static void test_pacer_far(void)
 {
@@ -399,5 +563,10 @@ int main(void)
 	run("pacer_far", test_pacer_far);
 	run("pacer_capture_due", test_pacer_capture_due);
 	run("parse_strict", test_parse_strict);
+	run("mlr_classify", test_mlr_classify);
+	run("attribution", test_attribution);
+	run("rewrite_specs", test_rewrite_specs);
+	run("addr_dst", test_addr_dst);
+	run("dns_queries", test_dns_queries);
 	return nfail ? 1 : 0;
 }

@@ -113,4 +113,14 @@ struct xr_gen_slot {
 } __attribute__((aligned(64)));
 
 
+/* selftest only: the program's departure times (due_ns) of ks for a slot, to hold against the userspace pacer */
+#define XR_DUE_TEST_K 16
+struct xr_due_test {
+	struct xr_gen_slot slot;
+	__u64 k[XR_DUE_TEST_K];
+	__u64 due[XR_DUE_TEST_K];
+	__u32 n;
+	__u32 pad;
+};
+
 #endif /* __XR_SHARED_ENGINE_H */

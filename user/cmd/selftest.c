@@ -14,6 +14,7 @@
 #include <netinet/in.h>
 #include "cmd/cli.h"
 #include "engine/engine.h"
+#include "engine/pacer.h"
 #include "frames/csum.h"
 #include "util/log.h"
 #include "frames/rewrite.h"
@@ -177,6 +178,67 @@ static void usage(FILE *f)
 		"  xdpreplay selftest --cases 2000 --seed 7\n");
 }
 
+/*
+ * The kernel engine's departure times against the userspace pacer's: random
+ * rates and capture timings, threads, first sequence numbers, k near and far.
+ */
+static int pacer_cases(const struct iface *lo, uint64_t cases, uint64_t *checked, uint64_t *mismatches)
+{
+	for (uint64_t c = 0; c < cases; c++) {
+		struct engine_opts o = { .threads = 1 + rnd() % 4, .first_n = rnd() % 2 ? 0 : rnd() % (1ULL << 40) };
+		uint64_t ks[XR_DUE_TEST_K], due[XR_DUE_TEST_K], t0 = 1000000000ULL + rnd() % (1ULL << 50), ts = 0;
+		unsigned int thread = rnd() % o.threads;
+		uint8_t frame[64] = { [12] = 0x88, [13] = 0xb5 };
+		struct frameset fs;
+		struct pacer p;
+		int err = 0, nframes = 1 + rnd() % 8;
+
+		frameset_init(&fs);
+		for (int i = 0; i < nframes && !err; i++) {
+			err = frameset_add(&fs, frame, sizeof(frame), sizeof(frame), ts);
+			ts += rnd() % 3 ? rnd() % 1000000 : rnd() % 100000000000ULL;
+		}
+		frameset_finish(&fs);
+		o.fs = &fs;
+		if (rnd() % 2) {
+			o.pace = XR_PACE_RATE;
+			o.pps = (double)(1 + rnd() % 100000000) / (1 + rnd() % 1000);
+		} else {
+			o.pace = XR_PACE_PCAP;
+			o.multiplier = (double)(1 + rnd() % 1000000000) / 1000;
+		}
+		for (int i = 0; i < XR_DUE_TEST_K; i++)
+			ks[i] = i < 4 ? (uint64_t)i : i < 8 ? rnd() % 100000 : i < 12 ? rnd() % (1ULL << 32) :
+									    rnd() % (1ULL << 44);
+		if (!err)
+			err = kengine_due_test(lo, &o, thread, t0, ks, XR_DUE_TEST_K, due);
+		if (err) {
+			frameset_free(&fs);
+			return err;
+		}
+		{
+			struct xr_frame fr[8];
+
+			for (size_t i = 0; i < fs.n; i++)
+				fr[i] = (struct xr_frame){ .len = fs.frames[i].len, .ts_ns = fs.frames[i].ts_ns };
+			pacer_init(&p, &o, thread, t0, fr);
+			for (int i = 0; i < XR_DUE_TEST_K; i++) {
+				uint64_t want = pacer_due(&p, ks[i]);
+
+				(*checked)++;
+				if (due[i] != want && ++*mismatches <= 5)
+					fprintf(stderr, "selftest pacer: case %llu (%s, %u threads), k=%llu: BPF %llu ns, "
+						"userspace %llu ns\n", (unsigned long long)c,
+						o.pace == XR_PACE_RATE ? "rate" : "capture", o.threads,
+						(unsigned long long)ks[i], (unsigned long long)due[i],
+						(unsigned long long)want);
+			}
+		}
+		frameset_free(&fs);
+	}
+	return 0;
+}
+
 int cmd_selftest(int argc, char **argv)
 {
 	static const struct option opts[] = {
@@ -316,6 +378,18 @@ done:
 		       "%llu checks, %llu mismatches\n", (unsigned long long)lw_cases, (unsigned long long)lw_frames,
 		       (unsigned long long)checked, (unsigned long long)lw_mis);
 		mismatches += lw_mis;
+	}
+	{
+		uint64_t pc = cases / 10 ? cases / 10 : 1, checked = 0, p_mis = 0;
+
+		err = pacer_cases(&lo, pc, &checked, &p_mis);
+		if (err) {
+			fprintf(stderr, "selftest pacer: could not run: %s\n", strerror(-err));
+			return XR_EXIT_ENV;
+		}
+		printf("selftest pacer: %llu cases, %llu departure times, %llu mismatches\n", (unsigned long long)pc,
+		       (unsigned long long)checked, (unsigned long long)p_mis);
+		mismatches += p_mis;
 	}
 	return mismatches ? XR_EXIT_FAIL : XR_EXIT_OK;
 }

@@ -156,6 +156,13 @@ int kengine_probe(const struct iface *ifc, bool send_frame, struct kengine_probe
  * returns each frame it built in out (XR_MAX_FRAME bytes apart); a length of
  * 0 means the program refused the frame. For the tests.
  */
+/*
+ * The program's departure times (due_ns) of ks for thread `thread` of o's
+ * run starting at t0, into due: what the selftest holds against pacer_due.
+ */
+int kengine_due_test(const struct iface *ifc, const struct engine_opts *o, unsigned int thread, uint64_t t0,
+		     const uint64_t *ks, size_t n, uint64_t *due);
+
 int kengine_run_frames(const struct iface *ifc, struct engine_opts *o, const uint64_t *ns, size_t count,
 		       uint8_t *out, uint32_t *out_len, uint64_t *ring_hits);
 

@@ -724,3 +724,35 @@ out:
 	kengine_close(&k);
 	return err;
 }
+
+int kengine_due_test(const struct iface *ifc, const struct engine_opts *o, unsigned int thread, uint64_t t0,
+		     const uint64_t *ks, size_t n, uint64_t *due)
+{
+	uint8_t pkt[64] = {};
+	LIBBPF_OPTS(bpf_test_run_opts, topts, .data_in = pkt, .data_size_in = sizeof(pkt), .repeat = 1);
+	struct xr_due_test t = { .n = n };
+	struct pacer p;
+	struct kengine k;
+	__u32 zero = 0;
+	int err;
+
+	if (n > XR_DUE_TEST_K)
+		return -EINVAL;
+	err = kengine_open(&k, ifc, o->fs, NULL, 0, o);
+	if (err)
+		return err;
+	pacer_init(&p, o, thread, t0, k.frames);
+	t.slot = (struct xr_gen_slot){ .thread = thread, .t0_ns = p.t0_ns, .k_base = p.k_base,
+				       .interval_ps = p.interval_ps };
+	memcpy(t.k, ks, n * sizeof(*ks));
+	if (bpf_map_update_elem(bpf_map__fd(k.skel->maps.due_test), &zero, &t, 0) ||
+	    bpf_prog_test_run_opts(bpf_program__fd(k.skel->progs.xr_due_test), &topts) ||
+	    bpf_map_lookup_elem(bpf_map__fd(k.skel->maps.due_test), &zero, &t)) {
+		err = -errno;
+		goto out;
+	}
+	memcpy(due, t.due, n * sizeof(*due));
+out:
+	kengine_close(&k);
+	return err;
+}

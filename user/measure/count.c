@@ -22,6 +22,7 @@
 #include "util/log.h"
 #include "engine/pacer.h"
 #include "util/units.h"
+#include "measure/attrib.h"
 #include "measure/count.h"
 #include "measure/httpd.h"
 #include "measure/webhook.h"
@@ -108,32 +109,6 @@ static void read_seq(struct count_bpf *skel, struct seq_totals *st, struct json 
 		json_close(j, ']');
 }
 
-struct attribution {
-	uint64_t firewall_dropped; /* nftables rules that drop or reject (--nft) */
-	uint64_t ip_discarded, udp_delivered, udp_rcvbuf, udp_noport, udp_other;
-	uint64_t tcp_listen_drops, tcp_listen_overflows, tcp_syncookies, tcp_reqq_full;
-	uint64_t if_rx_dropped, softnet_dropped;
-};
-
-static void attribute(const struct kstats *d, struct attribution *a)
-{
-	const uint64_t *v = d->v;
-
-	memset(a, 0, sizeof(*a));
-	a->ip_discarded = v[KS_IP_IN_DISCARDS] + v[KS_IP_IN_HDR_ERRORS] + v[KS_IP_IN_ADDR_ERRORS];
-	a->udp_delivered = v[KS_UDP_IN_DATAGRAMS];
-	a->udp_rcvbuf = v[KS_UDP_RCVBUF_ERRORS];
-	a->udp_noport = v[KS_UDP_NO_PORTS];
-	/* the kernel counts a full receive buffer in InErrors too */
-	a->udp_other = v[KS_UDP_IN_ERRORS] > v[KS_UDP_RCVBUF_ERRORS] ?
-			       v[KS_UDP_IN_ERRORS] - v[KS_UDP_RCVBUF_ERRORS] : 0;
-	a->tcp_listen_drops = v[KS_TCPEXT_LISTEN_DROPS];
-	a->tcp_listen_overflows = v[KS_TCPEXT_LISTEN_OVERFLOWS];
-	a->tcp_syncookies = v[KS_TCPEXT_SYNCOOKIES_SENT];
-	a->tcp_reqq_full = v[KS_TCPEXT_REQQFULL_DROP];
-	a->if_rx_dropped = v[KS_IF_RX_DROPPED] + v[KS_ET_RX_DROPS];
-	a->softnet_dropped = v[KS_SOFTNET_DROPPED];
-}
 
 static double matched_rate(const struct count_totals *t)
 {

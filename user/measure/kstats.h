@@ -31,8 +31,6 @@ struct kstats {
 void kstats_read(const char *ifname, struct kstats *ks);
 void kstats_delta(const struct kstats *before, const struct kstats *after, struct kstats *d);
 
-#endif
-
 /* nftables rules with a counter, from `nft -a list ruleset` (the namespace's). */
 #define NFT_MAX_RULES 256
 struct nft_rule_counter {
@@ -49,3 +47,5 @@ struct nft_counters {
 int nft_read(struct nft_counters *c);
 /* after - before, rule by rule (rules missing from before count from zero). */
 void nft_delta(const struct nft_counters *before, const struct nft_counters *after, struct nft_counters *d);
+
+#endif
