@@ -4,6 +4,7 @@
 #   make test       all tests          make demo    the main job on the test bed
 #   make vmlinux    regenerate vmlinux/vmlinux.h from the running kernel's BTF
 #   make bench      benchmarks (scripts/bench-*.sh)
+#   make format     clang-format the C and BPF sources    make format-check  what CI runs
 
 # The one place that says which clang builds BPF: clang-14 cannot build kfunc/kptr code.
 BPF_CLANG ?= $(firstword $(shell command -v clang-16 clang-19 2>/dev/null))
@@ -45,7 +46,7 @@ else
 	msg = @printf '  %-8s %s\n' "$(1)" "$(2)";
 endif
 
-.PHONY: all clean test demo vmlinux bench check-clang fuzz fuzz-build fuzz-ci sanitize
+.PHONY: all clean test demo vmlinux bench check-clang fuzz fuzz-build fuzz-ci sanitize format format-check
 .DELETE_ON_ERROR:
 .SECONDARY:
 
@@ -89,6 +90,7 @@ vmlinux:
 # then build with a fresh make so that the clang just installed is found.
 test:
 	$(Q)bash scripts/deps.sh
+	$(Q)$(MAKE) --no-print-directory format-check
 	$(Q)$(MAKE) --no-print-directory all
 	$(Q)$(MAKE) --no-print-directory -j2 sanitize fuzz-build
 	$(Q)bash tests/run.sh
@@ -152,6 +154,19 @@ tests/unit-san: tests/unit.c $(filter-out $(OUTPUT)/san/user/cmd/main.o,$(SAN_OB
 	$(Q)$(CC) $(CFLAGS) $(SAN_FLAGS) $^ $(LDLIBS) -o $@
 
 sanitize: check-clang xdpreplay-san tests/unit-san
+
+# Formatting is mechanical: .clang-format (kernel style, 100 columns), one pinned clang-format.
+CLANG_FORMAT ?= clang-format-16
+FORMAT_SRCS = $(shell find bpf user tests -name '*.[ch]' -not -path '*/corpus/*' -not -path '*/seeds/*' | sort)
+
+format:
+	$(Q)$(CLANG_FORMAT) -i $(FORMAT_SRCS)
+
+format-check:
+	$(call msg,FORMAT,$(words $(FORMAT_SRCS)) files)
+	$(Q)$(CLANG_FORMAT) --dry-run -Werror $(FORMAT_SRCS) 2>&1 | head -n 20; \
+	 $(CLANG_FORMAT) --dry-run -Werror $(FORMAT_SRCS) >/dev/null 2>&1 || \
+	 { echo "format-check: run 'make format' (clang-format-16) and commit" >&2; exit 1; }
 
 clean:
 	$(call msg,CLEAN)

@@ -184,7 +184,6 @@ bad:
 	return XDP_DROP;
 }
 
-
 /*
  * On the sender's interface: the server's answers go to the protocol's
  * reply handler, which counts them, answers some (a handshake's ACK, say) and
@@ -196,7 +195,6 @@ int xr_replies(struct xdp_md *ctx)
 {
 	return proto_reply(ctx);
 }
-
 
 /* selftest only: due_ns of due_test's k for its slot (xdpreplay selftest holds them against user/engine/pacer.c). */
 struct {
@@ -230,13 +228,14 @@ static __always_inline bool our_dev(const struct net_device *dev)
 
 /* Fires once per bulk flush (up to 16 frames) with what the driver took. */
 SEC("tp_btf/xdp_devmap_xmit")
-int BPF_PROG(xr_xmit, const struct net_device *from_dev,
-	     const struct net_device *to_dev, int sent, int drops, int err)
+int BPF_PROG(xr_xmit, const struct net_device *from_dev, const struct net_device *to_dev, int sent,
+	     int drops, int err)
 {
 	__u32 cpu = bpf_get_smp_processor_id();
 	struct xr_gen_slot *s;
 
-	if ((__u32)(bpf_get_current_pid_tgid() >> 32) != owner_tgid || !our_dev(from_dev) || !our_dev(to_dev))
+	if ((__u32)(bpf_get_current_pid_tgid() >> 32) != owner_tgid || !our_dev(from_dev) ||
+	    !our_dev(to_dev))
 		return 0;
 	s = bpf_map_lookup_elem(&slots, &cpu);
 	if (!s || !s->active)
@@ -250,8 +249,8 @@ int BPF_PROG(xr_xmit, const struct net_device *from_dev,
 
 /* Fires per frame that could not be queued for the driver at all. */
 SEC("tp_btf/xdp_redirect_err")
-int BPF_PROG(xr_redirect_err, const struct net_device *dev,
-	     const struct bpf_prog *xdp, const void *tgt, int err)
+int BPF_PROG(xr_redirect_err, const struct net_device *dev, const struct bpf_prog *xdp,
+	     const void *tgt, int err)
 {
 	__u32 cpu = bpf_get_smp_processor_id();
 	struct xr_gen_slot *s;

@@ -10,8 +10,8 @@
 #define __XR_PLAN_BPF_H
 
 /* Updates the checksum at csum_off for the 16-bit words that changed from old to new. */
-static __always_inline int fix_csum(struct xdp_md *ctx, __u16 csum_off, const __u16 *old, const __u16 *new,
-				    int words, bool udp)
+static __always_inline int fix_csum(struct xdp_md *ctx, __u16 csum_off, const __u16 *old,
+				    const __u16 *new, int words, bool udp)
 {
 	__u16 c;
 
@@ -29,7 +29,8 @@ static __always_inline int fix_csum(struct xdp_md *ctx, __u16 csum_off, const __
 }
 
 /* ((n / divisor) * step) mod modulus: from the slot's running value where it keeps one */
-static __always_inline __u64 op_value(const volatile struct xr_op *op, const struct xr_gen_slot *s, int i, __u64 n)
+static __always_inline __u64 op_value(const volatile struct xr_op *op, const struct xr_gen_slot *s,
+				      int i, __u64 n)
 {
 	__u64 v;
 
@@ -64,8 +65,8 @@ static __always_inline void op_advance(struct xr_gen_slot *s)
  * plus the base (the captured value for XR_OPF_RELATIVE). rel is the field's
  * offset in the words (0 or 1).
  */
-static __always_inline void set_field(const volatile struct xr_op *op, const __u8 *old, __u8 *new, __u32 rel,
-				      __u64 pre)
+static __always_inline void set_field(const volatile struct xr_op *op, const __u8 *old, __u8 *new,
+				      __u32 rel, __u64 pre)
 {
 	__u32 width = op->width;
 	__u64 base = 0, v;
@@ -75,7 +76,8 @@ static __always_inline void set_field(const volatile struct xr_op *op, const __u
 			if (b >= width)
 				break;
 			/* most significant byte first */
-			base = base << 8 | old[rel + ((op->flags & XR_OPF_BIG_ENDIAN) ? b : width - 1 - b)];
+			base = base << 8 |
+			       old[rel + ((op->flags & XR_OPF_BIG_ENDIAN) ? b : width - 1 - b)];
 		}
 	} else {
 		base = op->base;
@@ -93,7 +95,10 @@ static __always_inline int apply_op(struct xdp_md *ctx, int i, __u64 pre)
 {
 	const volatile struct xr_op *op = &cfg.ops[i];
 	/* the 16-bit words the field touches: up to 10 bytes for 8 at an odd offset */
-	union { __u16 w[6]; __u8 b[12]; } old = {}, new = {};
+	union {
+		__u16 w[6];
+		__u8 b[12];
+	} old = {}, new = {};
 	__u32 width = op->width, at = op->off & ~1U, rel = op->off & 1U;
 	__u32 span = (rel + width + 1) & ~1U, flen = ctx->data_end - ctx->data, load = span;
 
@@ -112,8 +117,8 @@ static __always_inline int apply_op(struct xdp_md *ctx, int i, __u64 pre)
 		return -1;
 	if (op->ip_csum_off && fix_csum(ctx, op->ip_csum_off, old.w, new.w, span / 2, false))
 		return -1;
-	if (op->l4_csum_off && fix_csum(ctx, op->l4_csum_off, old.w, new.w, span / 2,
-					op->l4_proto == IPPROTO_UDP))
+	if (op->l4_csum_off &&
+	    fix_csum(ctx, op->l4_csum_off, old.w, new.w, span / 2, op->l4_proto == IPPROTO_UDP))
 		return -1;
 	return 0;
 }
@@ -124,7 +129,8 @@ static __always_inline int apply_op(struct xdp_md *ctx, int i, __u64 pre)
  * carried from the template's values through each op and written at the end:
  * absolute values, whatever a recycled page held before.
  */
-static __always_inline int apply_ops_nocopy(struct xdp_md *ctx, const struct xr_gen_slot *s, __u64 n)
+static __always_inline int apply_ops_nocopy(struct xdp_md *ctx, const struct xr_gen_slot *s,
+					    __u64 n)
 {
 	void *data_end = (void *)(long)ctx->data_end;
 	void *data = (void *)(long)ctx->data;
@@ -134,7 +140,10 @@ static __always_inline int apply_ops_nocopy(struct xdp_md *ctx, const struct xr_
 
 	for (int i = 0; i < XR_MAX_OPS; i++) {
 		const volatile struct xr_op *op = &cfg.ops[i];
-		union { __u16 w[5]; __u8 b[10]; } old = {}, new = {};
+		union {
+			__u16 w[5];
+			__u8 b[10];
+		} old = {}, new = {};
 		__u32 width = op->width, at = op->off & ~1U, rel = op->off & 1U, len = op->nc_len;
 		__u64 base = 0, v;
 		__u8 *p = data + at;
@@ -147,15 +156,18 @@ static __always_inline int apply_ops_nocopy(struct xdp_md *ctx, const struct xr_
 		 * checksum arithmetic.
 		 */
 		if (!rel && (op->flags & XR_OPF_BIG_ENDIAN) && (width == 2 || width == 4)) {
-			union { __u8 b[4]; __u16 w[2]; } o = {
-				.b = { op->orig[0], op->orig[1], op->orig[2], op->orig[3] } };
+			union {
+				__u8 b[4];
+				__u16 w[2];
+			} o = { .b = { op->orig[0], op->orig[1], op->orig[2], op->orig[3] } };
 			__u16 o0 = o.w[0], o1 = o.w[1], n0, n1;
 			__u32 dd;
 
 			if ((void *)(p + width) > data_end)
 				return -1;
 			if (op->flags & XR_OPF_RELATIVE)
-				base = width == 2 ? bpf_ntohs(o0) : (__u32)bpf_ntohs(o0) << 16 | bpf_ntohs(o1);
+				base = width == 2 ? bpf_ntohs(o0) :
+						    (__u32)bpf_ntohs(o0) << 16 | bpf_ntohs(o1);
 			else
 				base = op->base;
 			v = op_value(op, s, i, n) + base;

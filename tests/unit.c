@@ -28,10 +28,10 @@
 static int failed_checks;
 static char why[512];
 
-#define CHECK(cond, ...)                                                   \
-	do {                                                               \
-		if (!(cond) && !failed_checks++)                           \
-			snprintf(why, sizeof(why), __VA_ARGS__);           \
+#define CHECK(cond, ...)                                         \
+	do {                                                     \
+		if (!(cond) && !failed_checks++)                 \
+			snprintf(why, sizeof(why), __VA_ARGS__); \
 	} while (0)
 
 static int nfail;
@@ -51,11 +51,15 @@ static void run(const char *name, void (*fn)(void))
 
 static void test_parse_count(void)
 {
-	static const struct { const char *s; uint64_t v; } ok[] = {
-		{ "0", 0 }, { "1000", 1000 }, { "10k", 10000 }, { "2.5M", 2500000 }, { "1G", 1000000000 },
-		{ "1.5k", 1500 }, { "300K", 300000 },
+	static const struct {
+		const char *s;
+		uint64_t v;
+	} ok[] = {
+		{ "0", 0 },	      { "1000", 1000 }, { "10k", 10000 },   { "2.5M", 2500000 },
+		{ "1G", 1000000000 }, { "1.5k", 1500 }, { "300K", 300000 },
 	};
-	static const char *bad[] = { "", "banana", "-1", "1.5", "10x", "1e3", "inf", "nan", " 5", "0x10", "k" };
+	static const char *bad[] = { "",    "banana", "-1", "1.5",  "10x", "1e3",
+				     "inf", "nan",    " 5", "0x10", "k" };
 	uint64_t v;
 
 	for (size_t i = 0; i < sizeof(ok) / sizeof(ok[0]); i++) {
@@ -69,9 +73,17 @@ static void test_parse_count(void)
 
 static void test_parse_duration(void)
 {
-	static const struct { const char *s; uint64_t ns; } ok[] = {
-		{ "30s", 30000000000ULL }, { "250ms", 250000000ULL }, { "1.5", 1500000000ULL },
-		{ "5m", 300000000000ULL }, { "1h", 3600000000000ULL }, { "10us", 10000 }, { "7ns", 7 },
+	static const struct {
+		const char *s;
+		uint64_t ns;
+	} ok[] = {
+		{ "30s", 30000000000ULL },
+		{ "250ms", 250000000ULL },
+		{ "1.5", 1500000000ULL },
+		{ "5m", 300000000000ULL },
+		{ "1h", 3600000000000ULL },
+		{ "10us", 10000 },
+		{ "7ns", 7 },
 	};
 	static const char *bad[] = { "", "ten", "-1s", "5 s", "3parsecs", "1e999s" };
 	uint64_t ns;
@@ -86,8 +98,12 @@ static void test_parse_duration(void)
 
 static void test_parse_bitrate(void)
 {
-	static const struct { const char *s; double v; } ok[] = {
-		{ "1Gbit", 1e9 }, { "100Mbit", 1e8 }, { "2.5G", 2.5e9 }, { "64kbps", 64e3 }, { "1000", 1000 },
+	static const struct {
+		const char *s;
+		double v;
+	} ok[] = {
+		{ "1Gbit", 1e9 },   { "100Mbit", 1e8 }, { "2.5G", 2.5e9 },
+		{ "64kbps", 64e3 }, { "1000", 1000 },
 	};
 	static const char *bad[] = { "fast", "1Gbyte", "-3M", "1Q" };
 	double v;
@@ -129,7 +145,9 @@ static void test_json(void)
 	json_close(&j, ']');
 	json_close(&j, '}');
 	fclose(f);
-	CHECK(!strcmp(buf, "{\"a\":1,\"s\":\"q\\\"\\\\\\u000a\",\"o\":{\"t\":true},\"l\":[2,null]}\n"), "got %s", buf);
+	CHECK(!strcmp(buf,
+		      "{\"a\":1,\"s\":\"q\\\"\\\\\\u000a\",\"o\":{\"t\":true},\"l\":[2,null]}\n"),
+	      "got %s", buf);
 	free(buf);
 }
 
@@ -141,7 +159,8 @@ static char *path(const char *env, const char *name)
 	return p;
 }
 
-static int load(const char *env, const char *name, struct frameset *fs, struct fs_skips *sk, bool trunc)
+static int load(const char *env, const char *name, struct frameset *fs, struct fs_skips *sk,
+		bool trunc)
 {
 	struct fs_load_opts o = { .max_len = 1518, .allow_truncated = trunc };
 
@@ -189,8 +208,14 @@ static void test_pcap_gz_ns(void)
 static void test_hostile(void)
 {
 	static const char *files[] = {
-		"empty.pcap", "badmagic.pcap", "truncated-header.pcap", "truncated-record.pcap",
-		"truncated.pcap.gz", "huge-caplen.pcap", "bad-block.pcapng", "garbage.pcap",
+		"empty.pcap",
+		"badmagic.pcap",
+		"truncated-header.pcap",
+		"truncated-record.pcap",
+		"truncated.pcap.gz",
+		"huge-caplen.pcap",
+		"bad-block.pcapng",
+		"garbage.pcap",
 	};
 	struct frameset fs;
 	struct fs_skips sk;
@@ -229,7 +254,11 @@ static void test_skips(void)
 static void test_thread_account(void)
 {
 	struct frameset fs = { .n = 1 };
-	struct engine_opts o = { .fs = &fs, .threads = 1, .count = XR_FOREVER, .pace = XR_PACE_RATE, .pps = 1e6,
+	struct engine_opts o = { .fs = &fs,
+				 .threads = 1,
+				 .count = XR_FOREVER,
+				 .pace = XR_PACE_RATE,
+				 .pps = 1e6,
 				 .duration_ns = 1000000000ULL };
 	struct thread_plan tp;
 	struct engine_unsent u;
@@ -239,11 +268,13 @@ static void test_thread_account(void)
 	/* 1 Mpps for 1 s: 1,000,000 due; the sender got to 600,000 by the deadline */
 	pacer_init(&p, &o, 0, 1000, NULL);
 	thread_plan_init(&tp, &o, &p, 0, 1000);
-	CHECK(tp.k_due == 1000000 && tp.k_count == XR_FOREVER, "due %llu", (unsigned long long)tp.k_due);
+	CHECK(tp.k_due == 1000000 && tp.k_count == XR_FOREVER, "due %llu",
+	      (unsigned long long)tp.k_due);
 	asked = 0, u = (struct engine_unsent){};
 	thread_account(&tp, &o, 600000, STOP_DEADLINE, &asked, &u);
 	CHECK(asked == 1000000 && u.behind == 400000 && engine_unsent_total(&u) == 400000,
-	      "behind: asked %llu behind %llu", (unsigned long long)asked, (unsigned long long)u.behind);
+	      "behind: asked %llu behind %llu", (unsigned long long)asked,
+	      (unsigned long long)u.behind);
 	/* the same stopped by a signal, by a device error */
 	asked = 0, u = (struct engine_unsent){};
 	thread_account(&tp, &o, 600000, STOP_SIGNAL, &asked, &u);
@@ -256,8 +287,9 @@ static void test_thread_account(void)
 	thread_plan_init(&tp, &o, &p, 0, 1000);
 	asked = 0, u = (struct engine_unsent){};
 	thread_account(&tp, &o, 600000, STOP_DEADLINE, &asked, &u);
-	CHECK(asked == 3000000 && u.duration == 2000000 && u.behind == 400000, "count beyond the duration: %llu %llu",
-	      (unsigned long long)u.duration, (unsigned long long)u.behind);
+	CHECK(asked == 3000000 && u.duration == 2000000 && u.behind == 400000,
+	      "count beyond the duration: %llu %llu", (unsigned long long)u.duration,
+	      (unsigned long long)u.behind);
 	/* top speed, --count and --duration: what the deadline cut is "duration reached" */
 	o.pace = XR_PACE_NONE;
 	thread_plan_init(&tp, &o, &p, 0, 1000);
@@ -290,8 +322,14 @@ static void test_thread_account(void)
 static void test_parse_strict(void)
 {
 	static const char *bad_uint[] = { "", "-2", "+2", " 2", "0x10", "4294967295", "65536", "x" };
-	static const char *bad_mac[] = { "", "1:2:3:4:5", "1:2:3:4:5:6:7", "-1:2:3:4:5:6", "123:2:3:4:5:6", "1:2:3:4:5:6 ",
-					 "g:2:3:4:5:6", "1::3:4:5:6" };
+	static const char *bad_mac[] = { "",
+					 "1:2:3:4:5",
+					 "1:2:3:4:5:6:7",
+					 "-1:2:3:4:5:6",
+					 "123:2:3:4:5:6",
+					 "1:2:3:4:5:6 ",
+					 "g:2:3:4:5:6",
+					 "1::3:4:5:6" };
 	unsigned int v, lo, hi;
 	const char *end;
 	uint8_t mac[6];
@@ -299,12 +337,17 @@ static void test_parse_strict(void)
 	CHECK(!parse_uint("65535", 65535, &v, &end) && v == 65535 && !*end, "65535");
 	CHECK(!parse_uint("12:x", 65535, &v, &end) && v == 12 && *end == ':', "12 then more");
 	for (size_t i = 0; i < sizeof(bad_uint) / sizeof(bad_uint[0]); i++)
-		CHECK(parse_uint(bad_uint[i], 65535, &v, &end) || *end, "'%s' accepted", bad_uint[i]);
-	CHECK(!parse_uint_range("1024-65535", 65535, &lo, &hi) && lo == 1024 && hi == 65535, "a range");
+		CHECK(parse_uint(bad_uint[i], 65535, &v, &end) || *end, "'%s' accepted",
+		      bad_uint[i]);
+	CHECK(!parse_uint_range("1024-65535", 65535, &lo, &hi) && lo == 1024 && hi == 65535,
+	      "a range");
 	CHECK(!parse_uint_range("80", 65535, &lo, &hi) && lo == 80 && hi == 80, "one value");
-	CHECK(parse_uint_range("5-3", 65535, &lo, &hi) && parse_uint_range("5--3", 65535, &lo, &hi) &&
-	      parse_uint_range("1-2-3", 65535, &lo, &hi), "bad ranges accepted");
-	CHECK(!parse_mac("02:00:c6:12:0:ff", mac) && mac[0] == 2 && mac[3] == 0x12 && mac[4] == 0 && mac[5] == 0xff,
+	CHECK(parse_uint_range("5-3", 65535, &lo, &hi) &&
+		      parse_uint_range("5--3", 65535, &lo, &hi) &&
+		      parse_uint_range("1-2-3", 65535, &lo, &hi),
+	      "bad ranges accepted");
+	CHECK(!parse_mac("02:00:c6:12:0:ff", mac) && mac[0] == 2 && mac[3] == 0x12 && mac[4] == 0 &&
+		      mac[5] == 0xff,
 	      "a MAC");
 	for (size_t i = 0; i < sizeof(bad_mac) / sizeof(bad_mac[0]); i++)
 		CHECK(parse_mac(bad_mac[i], mac), "MAC '%s' accepted", bad_mac[i]);
@@ -325,11 +368,14 @@ static void test_mlr_classify(void)
 	s.t[s.nt++] = (struct trial){ .load = 4000, .loss = 0.003, .duration_s = 1 };
 	s.t[s.nt++] = (struct trial){ .load = 2000, .loss = 0, .duration_s = 1 };
 	/* a sender that fell behind measured itself: never a bound, however good it looks */
-	s.t[s.nt++] = (struct trial){ .load = 6000, .loss = 0, .duration_s = 1, .sender_short = true };
+	s.t[s.nt++] =
+		(struct trial){ .load = 6000, .loss = 0, .duration_s = 1, .sender_short = true };
 	classify(&s, &ndr);
-	CHECK(ndr.lower == 2000 && ndr.upper == 4000, "NDR [%g, %g], expected [2000, 4000]", ndr.lower, ndr.upper);
+	CHECK(ndr.lower == 2000 && ndr.upper == 4000, "NDR [%g, %g], expected [2000, 4000]",
+	      ndr.lower, ndr.upper);
 	classify(&s, &pdr);
-	CHECK(pdr.lower == 4000 && pdr.upper == 8000, "PDR [%g, %g], expected [4000, 8000]", pdr.lower, pdr.upper);
+	CHECK(pdr.lower == 4000 && pdr.upper == 8000, "PDR [%g, %g], expected [4000, 8000]",
+	      pdr.lower, pdr.upper);
 	CHECK(!trial_counted(&s.t[3]) && trial_counted(&s.t[2]), "sender-short trial counted");
 	/* conditional throughput: what was received at the lower bound, per second */
 	s.t[2].received = 1990;
@@ -339,21 +385,23 @@ static void test_mlr_classify(void)
 	s.nt = 0;
 	s.t[s.nt++] = (struct trial){ .load = 3000, .loss = 0.1, .duration_s = 1 };
 	classify(&s, &half);
-	CHECK(half.pending == 3000 && !half.lower && !half.upper, "one bad trial of two undecided: pending %g",
-	      half.pending);
+	CHECK(half.pending == 3000 && !half.lower && !half.upper,
+	      "one bad trial of two undecided: pending %g", half.pending);
 	s.t[s.nt++] = (struct trial){ .load = 3000, .loss = 0, .duration_s = 1 };
 	classify(&s, &half);
-	CHECK(half.lower == 3000 && !half.pending, "half bad within exceed 0.5: lower %g", half.lower);
+	CHECK(half.lower == 3000 && !half.pending, "half bad within exceed 0.5: lower %g",
+	      half.lower);
 	s.t[s.nt++] = (struct trial){ .load = 3000, .loss = 0.1, .duration_s = 1 };
 	classify(&s, &half);
-	CHECK(half.upper == 3000 && !half.lower, "two bad seconds of a 2 s sum: upper %g lower %g", half.upper,
-	      half.lower);
+	CHECK(half.upper == 3000 && !half.lower, "two bad seconds of a 2 s sum: upper %g lower %g",
+	      half.upper, half.lower);
 	/* a lower bound above an upper bound is noise, not a bound */
 	s.nt = 0;
 	s.t[s.nt++] = (struct trial){ .load = 5000, .loss = 0, .duration_s = 1 };
 	s.t[s.nt++] = (struct trial){ .load = 4000, .loss = 0.5, .duration_s = 1 };
 	classify(&s, &ndr);
-	CHECK(ndr.upper == 4000 && ndr.lower == 0, "inverted bounds: [%g, %g]", ndr.lower, ndr.upper);
+	CHECK(ndr.upper == 4000 && ndr.lower == 0, "inverted bounds: [%g, %g]", ndr.lower,
+	      ndr.upper);
 }
 
 /* Drop attribution (measure/attrib.c): each counter lands where it belongs. */
@@ -374,15 +422,18 @@ static void test_attribution(void)
 	d.v[KS_SOFTNET_DROPPED] = 7;
 	attribute(&d, &a);
 	CHECK(a.udp_delivered == 900 && a.udp_rcvbuf == 70 && a.udp_other == 5 && a.udp_noport == 3,
-	      "UDP: %llu delivered, %llu rcvbuf, %llu other, %llu no port", (unsigned long long)a.udp_delivered,
-	      (unsigned long long)a.udp_rcvbuf, (unsigned long long)a.udp_other, (unsigned long long)a.udp_noport);
-	CHECK(a.ip_discarded == 3 && a.if_rx_dropped == 9 && a.tcp_listen_drops == 6 && a.softnet_dropped == 7,
-	      "IP %llu, interface %llu, listen %llu, softnet %llu", (unsigned long long)a.ip_discarded,
-	      (unsigned long long)a.if_rx_dropped, (unsigned long long)a.tcp_listen_drops,
-	      (unsigned long long)a.softnet_dropped);
+	      "UDP: %llu delivered, %llu rcvbuf, %llu other, %llu no port",
+	      (unsigned long long)a.udp_delivered, (unsigned long long)a.udp_rcvbuf,
+	      (unsigned long long)a.udp_other, (unsigned long long)a.udp_noport);
+	CHECK(a.ip_discarded == 3 && a.if_rx_dropped == 9 && a.tcp_listen_drops == 6 &&
+		      a.softnet_dropped == 7,
+	      "IP %llu, interface %llu, listen %llu, softnet %llu",
+	      (unsigned long long)a.ip_discarded, (unsigned long long)a.if_rx_dropped,
+	      (unsigned long long)a.tcp_listen_drops, (unsigned long long)a.softnet_dropped);
 	d.v[KS_UDP_IN_ERRORS] = 10; /* fewer InErrors than buffer errors: nothing else */
 	attribute(&d, &a);
-	CHECK(a.udp_other == 0, "udp_other %llu with InErrors below RcvbufErrors", (unsigned long long)a.udp_other);
+	CHECK(a.udp_other == 0, "udp_other %llu with InErrors below RcvbufErrors",
+	      (unsigned long long)a.udp_other);
 }
 
 /* --rewrite specs (frames/rewrite.c) and the typed ranges gen builds the same ops from. */
@@ -393,25 +444,36 @@ static void test_rewrite_specs(void)
 	struct port_range p;
 
 	xr_verbosity = -1;
-	CHECK(!rewrite_parse("ip.src=198.18.64.0/23", &a) && a.op.base == 0xc6124000 && a.op.modulus == 512 &&
-	      a.op.width == 4 && a.op.step == 1, "ip.src range");
-	CHECK(!addr_parse_range("198.18.64.0/23", &r) && !r.ipv6 && r.base == 0xc6124000 && r.count == 512, "--src range");
+	CHECK(!rewrite_parse("ip.src=198.18.64.0/23", &a) && a.op.base == 0xc6124000 &&
+		      a.op.modulus == 512 && a.op.width == 4 && a.op.step == 1,
+	      "ip.src range");
+	CHECK(!addr_parse_range("198.18.64.0/23", &r) && !r.ipv6 && r.base == 0xc6124000 &&
+		      r.count == 512,
+	      "--src range");
 	rewrite_spec_src(&b, &r);
 	CHECK(a.op.base == b.op.base && a.op.modulus == b.op.modulus && a.op.width == b.op.width &&
-	      a.op.flags == b.op.flags && a.where == b.where, "--src and ip.src= make different ops");
-	CHECK(!rewrite_parse("udp.sport=1024-65535", &a) && a.op.base == 1024 && a.op.modulus == 64512, "udp.sport");
+		      a.op.flags == b.op.flags && a.where == b.where,
+	      "--src and ip.src= make different ops");
+	CHECK(!rewrite_parse("udp.sport=1024-65535", &a) && a.op.base == 1024 &&
+		      a.op.modulus == 64512,
+	      "udp.sport");
 	CHECK(!addr_parse_ports("1024-65535", &p) && p.lo == 1024 && p.hi == 65535, "--sport");
 	rewrite_spec_sport(&b, 17, &p, 512);
-	CHECK(a.op.base == b.op.base && a.op.modulus == b.op.modulus && a.where == b.where && a.proto == b.proto &&
-	      b.op.divisor == 512, "--sport and udp.sport= make different ops");
-	CHECK(!rewrite_parse("payload@0:8=seq", &a) && a.op.width == 8 && a.op.step == 1, "payload seq");
-	CHECK(!rewrite_parse("u32be@42+=3/2%100", &a) && (a.op.flags & XR_OPF_RELATIVE) && a.op.step == 3 &&
-	      a.op.divisor == 2 && a.op.modulus == 100, "relative with divisor and modulus");
+	CHECK(a.op.base == b.op.base && a.op.modulus == b.op.modulus && a.where == b.where &&
+		      a.proto == b.proto && b.op.divisor == 512,
+	      "--sport and udp.sport= make different ops");
+	CHECK(!rewrite_parse("payload@0:8=seq", &a) && a.op.width == 8 && a.op.step == 1,
+	      "payload seq");
+	CHECK(!rewrite_parse("u32be@42+=3/2%100", &a) && (a.op.flags & XR_OPF_RELATIVE) &&
+		      a.op.step == 3 && a.op.divisor == 2 && a.op.modulus == 100,
+	      "relative with divisor and modulus");
 	CHECK(rewrite_parse("ip.id=seq%70000", &a), "a modulus larger than the field accepted");
-	CHECK(rewrite_parse("ip.src+=1", &a) && rewrite_parse("udp.sport=5-3", &a) && rewrite_parse("x=1", &a),
+	CHECK(rewrite_parse("ip.src+=1", &a) && rewrite_parse("udp.sport=5-3", &a) &&
+		      rewrite_parse("x=1", &a),
 	      "bad specs accepted");
 	CHECK(!addr_parse_range("2001:db8::/64", &r) && r.ipv6 && r.count == 0, "IPv6 /64");
-	CHECK(addr_parse_range("198.18.64.0/33", &r) && addr_parse_range("2001:db8::/63", &r), "bad ranges accepted");
+	CHECK(addr_parse_range("198.18.64.0/33", &r) && addr_parse_range("2001:db8::/63", &r),
+	      "bad ranges accepted");
 	xr_verbosity = 0;
 }
 
@@ -419,19 +481,23 @@ static void test_addr_dst(void)
 {
 	struct xr_dst d;
 
-	CHECK(!addr_parse_dst("198.18.0.2:53", &d) && !d.ipv6 && d.port == 53 && d.addr[3] == 2, "ADDR:PORT");
-	CHECK(!addr_parse_dst("[2001:db8::1]:80", &d) && d.ipv6 && d.port == 80 && d.addr[15] == 1, "[ADDR6]:PORT");
+	CHECK(!addr_parse_dst("198.18.0.2:53", &d) && !d.ipv6 && d.port == 53 && d.addr[3] == 2,
+	      "ADDR:PORT");
+	CHECK(!addr_parse_dst("[2001:db8::1]:80", &d) && d.ipv6 && d.port == 80 && d.addr[15] == 1,
+	      "[ADDR6]:PORT");
 	d.port = 0;
 	CHECK(!addr_parse_dst("2001:db8::1", &d) && d.ipv6 && d.port == 0, "a bare IPv6 address");
 	CHECK(addr_parse_dst("198.18.0.2:0", &d) && addr_parse_dst("198.18.0.2:70000", &d) &&
-	      addr_parse_dst("x:y", &d) && addr_parse_dst("[::1", &d), "bad destinations accepted");
+		      addr_parse_dst("x:y", &d) && addr_parse_dst("[::1", &d),
+	      "bad destinations accepted");
 }
 
 /* DNS queries (proto/dns/query.c): wire form, types, names files, captured questions. */
 static void test_dns_queries(void)
 {
-	static const uint8_t want[] = { 0, 0, 1, 0, 0, 1, 0, 0, 0, 0, 0, 0, 2, 'n', '1', 5, 'b', 'e', 'n', 'c', 'h',
-					4, 't', 'e', 's', 't', 0, 0, 28, 0, 1 };
+	static const uint8_t want[] = { 0,   0,	  1,   0,   0, 1,   0,	 0,   0,   0,	0,
+					0,   2,	  'n', '1', 5, 'b', 'e', 'n', 'c', 'h', 4,
+					't', 'e', 's', 't', 0, 0,   28,	 0,   1 };
 	struct dns_query_opts o = { .rd = true };
 	struct dns_query_set set = {};
 	struct dns_query q, w;
@@ -439,28 +505,36 @@ static void test_dns_queries(void)
 	const char *text = "n1.bench.test AAAA\n# a comment\n\n  example.org\nfoo.test TYPE65\n";
 
 	xr_verbosity = -1;
-	CHECK(!dns_build_query("n1.bench.test.", 28, &o, &q) && q.len == sizeof(want) && !memcmp(q.msg, want, q.len),
+	CHECK(!dns_build_query("n1.bench.test.", 28, &o, &q) && q.len == sizeof(want) &&
+		      !memcmp(q.msg, want, q.len),
 	      "n1.bench.test AAAA: %u bytes", q.len);
-	CHECK(dns_qtype("AAAA") == 28 && dns_qtype("mx") == 15 && dns_qtype("TYPE65") == 65 && dns_qtype("TYPE") < 0 &&
-	      dns_qtype("TYPE70000") < 0 && dns_qtype("BOGUS") < 0, "query types");
-	CHECK(dns_encode_name("a..b", name, sizeof(name)) < 0 && dns_encode_name(".a", name, sizeof(name)) < 0 &&
-	      dns_encode_name("a..", name, sizeof(name)) < 0, "empty labels accepted");
+	CHECK(dns_qtype("AAAA") == 28 && dns_qtype("mx") == 15 && dns_qtype("TYPE65") == 65 &&
+		      dns_qtype("TYPE") < 0 && dns_qtype("TYPE70000") < 0 && dns_qtype("BOGUS") < 0,
+	      "query types");
+	CHECK(dns_encode_name("a..b", name, sizeof(name)) < 0 &&
+		      dns_encode_name(".a", name, sizeof(name)) < 0 &&
+		      dns_encode_name("a..", name, sizeof(name)) < 0,
+	      "empty labels accepted");
 	CHECK(dns_encode_name(".", name, sizeof(name)) == 1 && name[0] == 0, "the root");
 	memset(name, 'a', 64);
 	name[64] = 0;
 	CHECK(dns_encode_name((char *)name, name + 100, 150) < 0, "a 64-byte label accepted");
-	CHECK(!dns_names_parse(text, strlen(text), "t", 1, &o, &set) && set.n == 3, "names file: %zu queries", set.n);
-	CHECK(set.n == 3 && set.q[0].msg[set.q[0].len - 3] == 28 && set.q[1].msg[set.q[1].len - 3] == 1 &&
-	      set.q[2].msg[set.q[2].len - 3] == 65, "names file types");
+	CHECK(!dns_names_parse(text, strlen(text), "t", 1, &o, &set) && set.n == 3,
+	      "names file: %zu queries", set.n);
+	CHECK(set.n == 3 && set.q[0].msg[set.q[0].len - 3] == 28 &&
+		      set.q[1].msg[set.q[1].len - 3] == 1 && set.q[2].msg[set.q[2].len - 3] == 65,
+	      "names file types");
 	dns_set_free(&set);
 	CHECK(dns_names_parse("a.test A extra\n", 15, "t", 1, &o, &set), "three fields accepted");
 	dns_set_free(&set);
 	/* a captured query with EDNS: the question is taken, the rest is ours */
 	o.edns = 1232;
-	CHECK(!dns_build_query("n1.bench.test", 28, &o, &w) && w.len == sizeof(want) + 11 && w.msg[11] == 1,
+	CHECK(!dns_build_query("n1.bench.test", 28, &o, &w) && w.len == sizeof(want) + 11 &&
+		      w.msg[11] == 1,
 	      "EDNS OPT record");
 	o.edns = 0;
-	CHECK(!dns_query_from_wire(w.msg, w.len, &o, &q) && q.len == sizeof(want) && !memcmp(q.msg, want, q.len),
+	CHECK(!dns_query_from_wire(w.msg, w.len, &o, &q) && q.len == sizeof(want) &&
+		      !memcmp(q.msg, want, q.len),
 	      "the question of a captured query");
 	w.msg[2] |= 0x80;
 	CHECK(dns_query_from_wire(w.msg, w.len, &o, &q), "a response taken as a query");
@@ -479,7 +553,8 @@ static void test_pacer_far(void)
 
 	pacer_init(&p, &o, 0, 5, frames);
 	d = pacer_due(&p, 1);
-	CHECK(d == 5 + gap, "capture gap: %llu, expected %llu", (unsigned long long)d, (unsigned long long)(5 + gap));
+	CHECK(d == 5 + gap, "capture gap: %llu, expected %llu", (unsigned long long)d,
+	      (unsigned long long)(5 + gap));
 	o.multiplier = 0.5; /* twice as slow: 427 days, still inside 64 bits */
 	pacer_init(&p, &o, 0, 0, frames);
 	CHECK(pacer_due(&p, 1) == 2 * gap, "slowed capture gap");
@@ -495,10 +570,16 @@ static void test_pacer_far(void)
 static void test_pacer_capture_due(void)
 {
 	/* frames 0, 10, 20 ms; the capture loops every 30 ms (the mean gap after the last frame) */
-	struct xr_frame frames[3] = { { .ts_ns = 0 }, { .ts_ns = 10000000 }, { .ts_ns = 20000000 } };
+	struct xr_frame frames[3] = { { .ts_ns = 0 },
+				      { .ts_ns = 10000000 },
+				      { .ts_ns = 20000000 } };
 	struct frameset fs = { .n = 3, .span_ns = 30000000 };
-	struct engine_opts o = { .fs = &fs, .threads = 1, .pace = XR_PACE_PCAP, .multiplier = 1,
-				 .count = XR_FOREVER, .duration_ns = 95000000 };
+	struct engine_opts o = { .fs = &fs,
+				 .threads = 1,
+				 .pace = XR_PACE_PCAP,
+				 .multiplier = 1,
+				 .count = XR_FOREVER,
+				 .duration_ns = 95000000 };
 	struct thread_plan tp;
 	struct pacer p;
 
@@ -541,9 +622,12 @@ static void test_meter(void)
 	meter_tick(&m, s, 100, 0, 60);
 	meter_tick(&m, 2 * s + 1, 250, 0, 60);
 	meter_finish(&m, 2 * s + s / 2, 300, &res);
-	CHECK(res.nsec == 3 && res.per_sec[0] == 100 && res.per_sec[1] == 150 && res.per_sec[2] == 50,
-	      "series: %u seconds, %llu %llu %llu", res.nsec, (unsigned long long)(res.nsec ? res.per_sec[0] : 0),
-	      (unsigned long long)(res.nsec > 1 ? res.per_sec[1] : 0), (unsigned long long)(res.nsec > 2 ? res.per_sec[2] : 0));
+	CHECK(res.nsec == 3 && res.per_sec[0] == 100 && res.per_sec[1] == 150 &&
+		      res.per_sec[2] == 50,
+	      "series: %u seconds, %llu %llu %llu", res.nsec,
+	      (unsigned long long)(res.nsec ? res.per_sec[0] : 0),
+	      (unsigned long long)(res.nsec > 1 ? res.per_sec[1] : 0),
+	      (unsigned long long)(res.nsec > 2 ? res.per_sec[2] : 0));
 	free(res.per_sec);
 }
 

@@ -17,7 +17,6 @@
 /* Filled by userspace before load: read-only, so the verifier sees its bounds. */
 const volatile struct xr_aes_tables aes = {};
 
-
 /*
  * Table lookups as byte offsets: one shift and one mask give 4 * byte, so a
  * lookup is five instructions, and the tables are read through one base
@@ -55,11 +54,15 @@ static __noinline int aes_encrypt(const __u32 *rk, __u32 *blk)
 		s2 = t2;
 		s3 = t3;
 	}
-#define SB(x, sh) ((__u32)sb[(x) & 0xff] << (sh))
-	blk[0] = bpf_htonl((SB(s0 >> 24, 24) | SB(s1 >> 16, 16) | SB(s2 >> 8, 8) | SB(s3, 0)) ^ rk[40]);
-	blk[1] = bpf_htonl((SB(s1 >> 24, 24) | SB(s2 >> 16, 16) | SB(s3 >> 8, 8) | SB(s0, 0)) ^ rk[41]);
-	blk[2] = bpf_htonl((SB(s2 >> 24, 24) | SB(s3 >> 16, 16) | SB(s0 >> 8, 8) | SB(s1, 0)) ^ rk[42]);
-	blk[3] = bpf_htonl((SB(s3 >> 24, 24) | SB(s0 >> 16, 16) | SB(s1 >> 8, 8) | SB(s2, 0)) ^ rk[43]);
+#define SB(x, sh) ((__u32)sb[(x)&0xff] << (sh))
+	blk[0] = bpf_htonl((SB(s0 >> 24, 24) | SB(s1 >> 16, 16) | SB(s2 >> 8, 8) | SB(s3, 0)) ^
+			   rk[40]);
+	blk[1] = bpf_htonl((SB(s1 >> 24, 24) | SB(s2 >> 16, 16) | SB(s3 >> 8, 8) | SB(s0, 0)) ^
+			   rk[41]);
+	blk[2] = bpf_htonl((SB(s2 >> 24, 24) | SB(s3 >> 16, 16) | SB(s0 >> 8, 8) | SB(s1, 0)) ^
+			   rk[42]);
+	blk[3] = bpf_htonl((SB(s3 >> 24, 24) | SB(s0 >> 16, 16) | SB(s1 >> 8, 8) | SB(s2, 0)) ^
+			   rk[43]);
 #undef SB
 	return 0;
 }
@@ -69,7 +72,8 @@ static __noinline int aes_encrypt(const __u32 *rk, __u32 *blk)
  * (0x80, zeros) to a whole block when len is not one; the result in x.
  * sub holds the subkeys K1 then K2 (BPF calls take at most five arguments).
  */
-static __noinline int aes_cmac(const __u32 *rk, const __u32 *sub, const __u8 *cm, __u32 len, __u32 *x)
+static __noinline int aes_cmac(const __u32 *rk, const __u32 *sub, const __u8 *cm, __u32 len,
+			       __u32 *x)
 {
 	__u32 nb = len ? (len + 15) / 16 : 1;
 	const __u32 *k = (len && !(len & 15)) ? sub : sub + 4;

@@ -9,7 +9,7 @@
 struct pkt4 {
 	struct ethhdr *eth;
 	struct iphdr *iph;
-	void *l4;        /* struct udphdr or struct tcphdr */
+	void *l4; /* struct udphdr or struct tcphdr */
 	void *data_end;
 };
 
@@ -24,8 +24,8 @@ static __always_inline int parse_ip4(struct xdp_md *ctx, __u8 proto, __u32 l4len
 	struct ethhdr *eth = data;
 	struct iphdr *iph = (void *)(eth + 1);
 
-	if ((void *)(iph + 1) > data_end || eth->h_proto != bpf_htons(ETH_P_IP) || iph->protocol != proto ||
-	    iph->ihl != 5)
+	if ((void *)(iph + 1) > data_end || eth->h_proto != bpf_htons(ETH_P_IP) ||
+	    iph->protocol != proto || iph->ihl != 5)
 		return -1;
 	if ((void *)(iph + 1) + l4len > data_end)
 		return -1;
@@ -37,8 +37,8 @@ static __always_inline int parse_ip4(struct xdp_md *ctx, __u8 proto, __u32 l4len
 }
 
 /* Whether an answer comes from the server to one of our addresses and ports (host order m->*_base). */
-static __always_inline bool from_server_to_us(const volatile struct xr_reply_match *m, const struct iphdr *iph,
-					      __u16 sport, __u16 dport)
+static __always_inline bool from_server_to_us(const volatile struct xr_reply_match *m,
+					      const struct iphdr *iph, __u16 sport, __u16 dport)
 {
 	return iph->saddr == m->server_addr && sport == m->server_port &&
 	       bpf_ntohl(iph->daddr) - m->src_base < m->src_count &&

@@ -25,7 +25,7 @@ struct {
 /* Round trips: XR_RTT_SECS seconds x XR_RTT_BUCKETS buckets, per CPU. */
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
-	__uint(max_entries, XR_RTT_SECS * XR_RTT_BUCKETS);
+	__uint(max_entries, XR_RTT_CELLS);
 	__type(key, __u32);
 	__type(value, __u64);
 } rtt_hist SEC(".maps");
@@ -42,12 +42,29 @@ static __always_inline __u32 rtt_bucket(__u64 v)
 	if (v < 16)
 		return v;
 	/* floor(log2(v)) without a loop: BPF has no count-leading-zeros */
-	if (x >> 32) { e += 32; x >>= 32; }
-	if (x >> 16) { e += 16; x >>= 16; }
-	if (x >> 8) { e += 8; x >>= 8; }
-	if (x >> 4) { e += 4; x >>= 4; }
-	if (x >> 2) { e += 2; x >>= 2; }
-	if (x >> 1) { e += 1; }
+	if (x >> 32) {
+		e += 32;
+		x >>= 32;
+	}
+	if (x >> 16) {
+		e += 16;
+		x >>= 16;
+	}
+	if (x >> 8) {
+		e += 8;
+		x >>= 8;
+	}
+	if (x >> 4) {
+		e += 4;
+		x >>= 4;
+	}
+	if (x >> 2) {
+		e += 2;
+		x >>= 2;
+	}
+	if (x >> 1) {
+		e += 1;
+	}
 	e = (e - 3) * 16 + ((v >> (e - 4)) & 15);
 	return e < XR_RTT_BUCKETS ? e : XR_RTT_BUCKETS - 1;
 }

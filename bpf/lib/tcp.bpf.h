@@ -17,7 +17,8 @@
 #define XR_TCP_PAYLOAD_MAX 1460
 
 /* Swaps the addresses and ports and fills in the IPv4 header of a reply of len bytes of IP. */
-static __always_inline void tcp_turn_around(struct ethhdr *eth, struct iphdr *iph, struct tcphdr *th, __u16 ip_len)
+static __always_inline void tcp_turn_around(struct ethhdr *eth, struct iphdr *iph,
+					    struct tcphdr *th, __u16 ip_len)
 {
 	__u8 mac[ETH_ALEN];
 	__u32 sum = 0, a;
@@ -82,8 +83,8 @@ static __always_inline int tcp_reply(struct xdp_md *ctx, __u8 flags, __u32 seq, 
 	tcp_turn_around(eth, iph, th, 40);
 	tcp_fill(th, flags, seq, ack);
 	/* pseudo-header, then the 20-byte header */
-	sum = (iph->saddr & 0xffff) + (iph->saddr >> 16) + (iph->daddr & 0xffff) + (iph->daddr >> 16) +
-	      bpf_htons(IPPROTO_TCP) + bpf_htons(20);
+	sum = (iph->saddr & 0xffff) + (iph->saddr >> 16) + (iph->daddr & 0xffff) +
+	      (iph->daddr >> 16) + bpf_htons(IPPROTO_TCP) + bpf_htons(20);
 	w = (__u16 *)th;
 	for (int i = 0; i < 10; i++)
 		sum += w[i];

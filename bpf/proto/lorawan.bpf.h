@@ -22,12 +22,14 @@
 
 #include "lib/aes.bpf.h"
 
-_Static_assert(sizeof(((struct xr_lora_scratch *)0)->cm) <= XR_CMAC_MAX_BYTES, "CMAC input longer than aes_cmac reads");
+_Static_assert(sizeof(((struct xr_lora_scratch *)0)->cm) <= XR_CMAC_MAX_BYTES,
+	       "CMAC input longer than aes_cmac reads");
 
 /* Set by userspace before load (user/proto/lorawan/): the fleet's shape and the ring. */
 const volatile struct xr_lora_cfg lora_cfg = {};
 
-static const char b64_alphabet[64] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+static const char b64_alphabet[64] =
+	"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
 
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
@@ -72,9 +74,9 @@ struct {
 	__type(value, __u64);
 } lora_gw_acks SEC(".maps");
 
-
 /* FRMPayload of sc->phy xor the key stream of A_1..A_k (LoRaWAN 1.0.3 §4.3.3), uplink. */
-static __noinline int lora_encrypt(const struct xr_lora_dev *dev, struct xr_lora_scratch *sc, __u32 fcnt)
+static __noinline int lora_encrypt(const struct xr_lora_dev *dev, struct xr_lora_scratch *sc,
+				   __u32 fcnt)
 {
 	__u8 *a = (__u8 *)sc->a;
 	__u32 n = dev->frm_len, off = dev->frm_off;
@@ -107,7 +109,8 @@ static __noinline int lora_encrypt(const struct xr_lora_dev *dev, struct xr_lora
 }
 
 /* The PHYPayload of uplink fcnt in sc->phy, then its base64 from byte 6 on in sc->b64. */
-static __noinline int lora_uplink(const struct xr_lora_dev *dev, struct xr_lora_scratch *sc, __u32 fcnt)
+static __noinline int lora_uplink(const struct xr_lora_dev *dev, struct xr_lora_scratch *sc,
+				  __u32 fcnt)
 {
 	__u32 len = dev->phy_len, msg, groups, pad;
 	__u64 *dst = (__u64 *)sc->phy;
@@ -158,7 +161,8 @@ static __noinline int lora_uplink(const struct xr_lora_dev *dev, struct xr_lora_
 
 		if (g >= groups)
 			break;
-		v = (__u32)sc->phy[g * 3] << 16 | (__u32)sc->phy[g * 3 + 1] << 8 | sc->phy[g * 3 + 2];
+		v = (__u32)sc->phy[g * 3] << 16 | (__u32)sc->phy[g * 3 + 1] << 8 |
+		    sc->phy[g * 3 + 2];
 		o[0] = b64_alphabet[(v >> 18) & 63];
 		o[1] = b64_alphabet[(v >> 12) & 63];
 		o[2] = b64_alphabet[(v >> 6) & 63];
@@ -224,7 +228,8 @@ static __always_inline void lora_dev_meta(struct xr_lora_scratch *sc, const stru
 }
 
 /* Rewrites the PUSH_DATA of device d (copied from the frame set) for sequence number n. */
-static __always_inline int lora_rewrite(struct xdp_md *ctx, struct xr_gen_slot *s, __u64 n, __u16 *tag)
+static __always_inline int lora_rewrite(struct xdp_md *ctx, struct xr_gen_slot *s, __u64 n,
+					__u16 *tag)
 {
 	__u64 u = n / lora_cfg.heard_by, *eui;
 	__u32 k = n - u * lora_cfg.heard_by, zero = 0, gw, len;

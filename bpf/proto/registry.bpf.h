@@ -14,27 +14,22 @@
 #include "proto/dns.bpf.h"
 
 /* tag: a value the reply handler gets back with n's answer (struct xr_send_ts) */
-static __always_inline int proto_hook(struct xdp_md *ctx, struct xr_gen_slot *s, __u64 n, __u16 *tag)
+static __always_inline int proto_hook(struct xdp_md *ctx, struct xr_gen_slot *s, __u64 n,
+				      __u16 *tag)
 {
 	switch (cfg.hook) {
-	case XR_HOOK_LORAWAN:
-		return lora_rewrite(ctx, s, n, tag);
-	default:
-		return 0;
+	case XR_HOOK_LORAWAN: return lora_rewrite(ctx, s, n, tag);
+	default: return 0;
 	}
 }
 
 static __always_inline int proto_reply(struct xdp_md *ctx)
 {
 	switch (cfg.reply_kind) {
-	case XR_REPLY_SYN:
-		return syn_reply(ctx);
-	case XR_REPLY_LORA_ACK:
-		return lora_reply(ctx);
-	case XR_REPLY_DNS:
-		return dns_reply(ctx);
-	default:
-		return XDP_PASS;
+	case XR_REPLY_SYN: return syn_reply(ctx);
+	case XR_REPLY_LORA_ACK: return lora_reply(ctx);
+	case XR_REPLY_DNS: return dns_reply(ctx);
+	default: return XDP_PASS;
 	}
 }
 

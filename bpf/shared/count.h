@@ -12,22 +12,22 @@
 
 enum xr_seq_kind {
 	XR_SEQ_NONE = 0,
-	XR_SEQ_IP_ID = 1,   /* the IPv4 identification field */
+	XR_SEQ_IP_ID = 1, /* the IPv4 identification field */
 	XR_SEQ_PAYLOAD = 2, /* big-endian field at seq_off in the UDP/TCP payload */
 };
 
 /* Server counter: what it counts, set in rodata. */
 struct xr_count_cfg {
-	__u32 drop;       /* XDP_DROP matched packets instead of XDP_PASS */
-	__u8 seq_kind;    /* enum xr_seq_kind */
-	__u8 seq_width;   /* bytes: 2, 4 or 8 */
+	__u32 drop; /* XDP_DROP matched packets instead of XDP_PASS */
+	__u8 seq_kind; /* enum xr_seq_kind */
+	__u8 seq_width; /* bytes: 2, 4 or 8 */
 	__u16 seq_off;
-	__u8 proto;       /* IPPROTO_*; 0 = any IP; 255 = any frame */
+	__u8 proto; /* IPPROTO_*; 0 = any IP; 255 = any frame */
 	__u8 pad[3];
-	__u32 daddr;      /* IPv4, network order; 0 = any */
-	__u16 dport;      /* network order; 0 = any */
-	__u16 sport;      /* network order; 0 = any */
-	__u32 saddr;      /* IPv4, network order; 0 = any */
+	__u32 daddr; /* IPv4, network order; 0 = any */
+	__u16 dport; /* network order; 0 = any */
+	__u16 sport; /* network order; 0 = any */
+	__u32 saddr; /* IPv4, network order; 0 = any */
 	__u32 pad2;
 };
 
@@ -48,23 +48,23 @@ struct xr_flow_key {
 struct xr_flow_state {
 	struct bpf_spin_lock lock;
 	__u32 started;
-	__u64 next;       /* the sequence number expected next (unwrapped) */
-	__u64 window;     /* bit i: next - 1 - i has been received */
+	__u64 next; /* the sequence number expected next (unwrapped) */
+	__u64 window; /* bit i: next - 1 - i has been received */
 	__u64 received;
-	__u64 lost;       /* gaps not (yet) filled by late frames */
+	__u64 lost; /* gaps not (yet) filled by late frames */
 	__u64 dup;
-	__u64 reordered;  /* arrived after a later one: filled a gap */
-	__u64 too_late;   /* older than the window: counted as reordered too */
+	__u64 reordered; /* arrived after a later one: filled a gap */
+	__u64 too_late; /* older than the window: counted as reordered too */
 };
 
 /* Server counter: one per CPU (a PERCPU_ARRAY of one entry). */
 struct xr_count_stats {
-	__u64 seen;       /* every frame the XDP program ran on */
-	__u64 matched;    /* frames that passed the filter */
+	__u64 seen; /* every frame the XDP program ran on */
+	__u64 matched; /* frames that passed the filter */
 	__u64 matched_bytes; /* their bytes, Ethernet header included */
 	__u64 passed;
 	__u64 dropped;
-	__u64 first_ns;   /* arrival of the first and last matched frame */
+	__u64 first_ns; /* arrival of the first and last matched frame */
 	__u64 last_ns;
 	__u64 pad;
 };

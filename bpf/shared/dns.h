@@ -8,7 +8,7 @@
 #ifndef __XR_SHARED_DNS_H
 #define __XR_SHARED_DNS_H
 
-#define XR_DNS_MAX_PORTS 16   /* 2^16 ids x 16 ports = XR_TS_RING queries in flight */
+#define XR_DNS_MAX_PORTS 16 /* 2^16 ids x 16 ports = XR_TS_RING queries in flight */
 #define XR_DNS_HDR 12
 
 /* xr_replies_stats.ctr[r]: answers with RCODE r (the header's 4 bits) */

@@ -44,31 +44,29 @@ struct xr_frame {
 	__u64 ts_ns; /* capture time relative to the first frame */
 };
 
-
 enum xr_pace {
 	XR_PACE_NONE = 0, /* top speed */
 	XR_PACE_RATE = 1, /* fixed interval between packets */
 	XR_PACE_PCAP = 2, /* capture timestamps divided by a multiplier */
 };
 
-
 /* Read-only configuration of the kernel engine (rodata). */
 struct xr_gen_cfg {
 	__u64 nframes;
 	__u32 ifindex;
-	__u32 netns_ino;  /* tracepoints fire for every netns: match ours */
-	__u32 copy;       /* 0: the template in data_in is the only frame */
-	__u32 pace;       /* enum xr_pace */
-	__u32 nthreads;   /* sequence numbers are interleaved across threads */
+	__u32 netns_ino; /* tracepoints fire for every netns: match ours */
+	__u32 copy; /* 0: the template in data_in is the only frame */
+	__u32 pace; /* enum xr_pace */
+	__u32 nthreads; /* sequence numbers are interleaved across threads */
 	__u32 pad;
-	__u64 span_ns;    /* XR_PACE_PCAP: capture duration of one round */
+	__u64 span_ns; /* XR_PACE_PCAP: capture duration of one round */
 	__u64 mult_milli; /* XR_PACE_PCAP: speed multiplier x 1000 */
 	__u32 nops;
-	__u32 stamp;      /* record send times in send_ts for reply round trips */
-	__u64 first_n;    /* sequence numbers start here (successive runs need not repeat them) */
-	__u64 frame_div;  /* frame of n: (n / frame_div) mod nframes; 0 or 1: n mod nframes */
-	__u32 ts_mask;    /* send_ts slot of n: n & ts_mask */
-	__u32 hook;       /* enum xr_hook: the protocol's per-packet rewrite after the plan */
+	__u32 stamp; /* record send times in send_ts for reply round trips */
+	__u64 first_n; /* sequence numbers start here (successive runs need not repeat them) */
+	__u64 frame_div; /* frame of n: (n / frame_div) mod nframes; 0 or 1: n mod nframes */
+	__u32 ts_mask; /* send_ts slot of n: n & ts_mask */
+	__u32 hook; /* enum xr_hook: the protocol's per-packet rewrite after the plan */
 	__u32 reply_kind; /* enum xr_reply_kind: what xr_replies answers */
 	__u32 pad3;
 	struct xr_op ops[XR_MAX_OPS];
@@ -84,20 +82,20 @@ struct xr_gen_cfg {
  */
 struct xr_gen_slot {
 	/* set by userspace before a run */
-	__u64 k_next;    /* next k to send (advanced by the program) */
-	__u64 k_end;     /* k at which this thread stops */
-	__u64 k_base;    /* pacing origin: k_base departs at t0_ns */
+	__u64 k_next; /* next k to send (advanced by the program) */
+	__u64 k_end; /* k at which this thread stops */
+	__u64 k_base; /* pacing origin: k_base departs at t0_ns */
 	__u64 t0_ns;
 	__u64 interval_ps; /* XR_PACE_RATE */
 	__u32 thread;
 	__u32 active;
 	/* counted by the program and the tracepoints */
-	__u64 tx;          /* frames the program handed to XDP_TX */
-	__u64 bad_frame;   /* frames the program could not build */
-	__u64 xmit_sent;   /* frames the driver took (xdp_devmap_xmit) */
-	__u64 xmit_drops;  /* frames the driver refused (ring full, no NAPI) */
+	__u64 tx; /* frames the program handed to XDP_TX */
+	__u64 bad_frame; /* frames the program could not build */
+	__u64 xmit_sent; /* frames the driver took (xdp_devmap_xmit) */
+	__u64 xmit_drops; /* frames the driver refused (ring full, no NAPI) */
 	__u64 redirect_err; /* frames refused before the driver (MTU, down) */
-	__s32 xmit_err;    /* last error the driver gave */
+	__s32 xmit_err; /* last error the driver gave */
 	__s32 redirect_errno;
 	__u64 tx_bytes;
 	/*
@@ -111,7 +109,6 @@ struct xr_gen_slot {
 	/* the per-packet hook's own counters (bpf/shared/X.h names them) */
 	__u64 hook_ctr[2];
 } __attribute__((aligned(64)));
-
 
 /* selftest only: the program's departure times (due_ns) of ks for a slot, to hold against the userspace pacer */
 #define XR_DUE_TEST_K 16

@@ -18,28 +18,28 @@
  * token (n mod 2^16), the gateway's EUI, tmst, the PHYPayload's FCnt,
  * FRMPayload (encrypted) and MIC as base64 characters, and the UDP checksum.
  */
-#define XR_LORA_MAX_PHY 128   /* PHYPayload bytes: MHDR 1, FHDR 7..22, FPort 1, FRMPayload, MIC 4 */
-#define XR_LORA_MAX_FRM 96    /* FRMPayload bytes */
-#define XR_LORA_MAX_HEARD 8   /* gateways that hear one uplink */
-#define XR_LORA_TOKENS 65536  /* PUSH_ACKs are matched to n through its 16-bit token */
+#define XR_LORA_MAX_PHY 128 /* PHYPayload bytes: MHDR 1, FHDR 7..22, FPort 1, FRMPayload, MIC 4 */
+#define XR_LORA_MAX_FRM 96 /* FRMPayload bytes */
+#define XR_LORA_MAX_HEARD 8 /* gateways that hear one uplink */
+#define XR_LORA_TOKENS 65536 /* PUSH_ACKs are matched to n through its 16-bit token */
 #define XR_LORA_PUSH_DATA_OFF 42 /* Ethernet + IPv4 (no options) + UDP */
-#define XR_LORA_B64_MAX 176   /* base64 characters of XR_LORA_MAX_PHY bytes, rounded up */
+#define XR_LORA_B64_MAX 176 /* base64 characters of XR_LORA_MAX_PHY bytes, rounded up */
 
 /* One per device, in a BPF array indexed by d. */
 struct xr_lora_dev {
-	__u32 nwk_rk[44];     /* NwkSKey's AES-128 round keys (big-endian words as integers) */
-	__u32 enc_rk[44];     /* FRMPayload's key: AppSKey, or NwkSKey for FPort 0 */
-	__u32 k1[4], k2[4];   /* CMAC subkeys of NwkSKey, words in memory order; K2 right after K1 */
+	__u32 nwk_rk[44]; /* NwkSKey's AES-128 round keys (big-endian words as integers) */
+	__u32 enc_rk[44]; /* FRMPayload's key: AppSKey, or NwkSKey for FPort 0 */
+	__u32 k1[4], k2[4]; /* CMAC subkeys of NwkSKey, words in memory order; K2 right after K1 */
 	__u8 phy[XR_LORA_MAX_PHY]; /* the PHYPayload with FRMPayload in plaintext */
-	__u32 fcnt0;          /* 32-bit FCnt of round 0 */
+	__u32 fcnt0; /* 32-bit FCnt of round 0 */
 	__u8 phy_len;
-	__u8 frm_off;         /* FRMPayload's offset in phy */
+	__u8 frm_off; /* FRMPayload's offset in phy */
 	__u8 frm_len;
 	__u8 pad;
-	__u16 b64_off;        /* frame offset of the PHYPayload's base64 in "data" */
-	__u16 tmst_off;       /* frame offset of tmst's 10 digits */
+	__u16 b64_off; /* frame offset of the PHYPayload's base64 in "data" */
+	__u16 tmst_off; /* frame offset of tmst's 10 digits */
 	__u16 gw[XR_LORA_MAX_HEARD]; /* indices of the gateways that hear it */
-	__u32 pad2[3];        /* a multiple of 8 bytes: the mmapped array's stride */
+	__u32 pad2[3]; /* a multiple of 8 bytes: the mmapped array's stride */
 };
 
 /* rodata of bpf/proto/lorawan.bpf.h (lora_cfg) */
@@ -47,14 +47,14 @@ struct xr_lora_cfg {
 	__u32 ndev;
 	__u32 heard_by;
 	__u32 ngw;
-	__u32 ring;           /* slots of lora_ring (a power of 2); 0: no precomputed uplinks */
+	__u32 ring; /* slots of lora_ring (a power of 2); 0: no precomputed uplinks */
 	__u32 pad[2];
 };
 
 /* xr_gen_slot.hook_ctr[] of the LoRaWAN hook */
 enum xr_lora_ctr {
 	XR_LORA_RING_HITS = 0, /* uplinks taken from the precomputed ring */
-	XR_LORA_COMPUTED = 1,  /* uplinks computed in the program */
+	XR_LORA_COMPUTED = 1, /* uplinks computed in the program */
 };
 
 /*
@@ -73,7 +73,7 @@ enum xr_lora_ctr {
 struct xr_lora_ring_slot {
 	__u64 tag;
 	__u16 b64_off, tmst_off; /* as in struct xr_lora_dev */
-	__u8 chars;               /* base64 characters in b64 */
+	__u8 chars; /* base64 characters in b64 */
 	__u8 pad[3];
 	__u16 gw[XR_LORA_MAX_HEARD];
 	__u8 b64[XR_LORA_RING_CHARS];
@@ -87,18 +87,18 @@ struct xr_aes_tables {
 
 /* Per-CPU working memory of the LoRaWAN rewrite; the last uplink's result is reused by its copies. */
 struct xr_lora_scratch {
-	__u64 u;              /* uplink whose result b64 holds */
+	__u64 u; /* uplink whose result b64 holds */
 	__u32 valid;
 	__u32 tmst;
-	__u32 x[4];           /* CMAC chain / AES block */
-	__u32 a[4];           /* counter block of the FRMPayload encryption */
+	__u32 x[4]; /* CMAC chain / AES block */
+	__u32 a[4]; /* counter block of the FRMPayload encryption */
 	__u8 phy[XR_LORA_MAX_PHY + 16];
 	__u8 cm[16 + XR_LORA_MAX_PHY + 16]; /* B0 | msg, padded to whole blocks */
 	__u8 b64[XR_LORA_B64_MAX];
-	__u32 b64_len;        /* characters to write from the PHYPayload's byte 6 on */
+	__u32 b64_len; /* characters to write from the PHYPayload's byte 6 on */
 	__u16 b64_off, tmst_off; /* the uplink's device's (struct xr_lora_dev) */
 	__u16 gw[XR_LORA_MAX_HEARD];
-	__u8 tail[64];        /* the last bytes of the UDP checksum */
+	__u8 tail[64]; /* the last bytes of the UDP checksum */
 	__u8 digits[16];
 };
 
@@ -106,10 +106,10 @@ struct xr_lora_scratch {
 struct xr_aes_test {
 	__u32 rk[44];
 	__u32 k1[4], k2[4];
-	__u32 len;            /* CMAC message length */
+	__u32 len; /* CMAC message length */
 	__u32 pad;
 	__u8 cm[16 + XR_LORA_MAX_PHY + 16]; /* padded as the LoRaWAN code pads it */
-	__u32 block[4];       /* encrypted in place */
+	__u32 block[4]; /* encrypted in place */
 	__u32 mac[4];
 };
 

@@ -10,15 +10,16 @@
 /* Per-packet rewrites beyond the plan, one per protocol that needs one (bpf/proto/registry.bpf.h). */
 enum xr_hook {
 	XR_HOOK_NONE = 0,
-	XR_HOOK_LORAWAN = 1,  /* FCnt, FRMPayload, MIC, token, gateway, tmst (bpf/proto/lorawan.bpf.h) */
+	XR_HOOK_LORAWAN =
+		1, /* FCnt, FRMPayload, MIC, token, gateway, tmst (bpf/proto/lorawan.bpf.h) */
 };
 
 /* What answers what: the reply handler that xr_replies dispatches to. */
 enum xr_reply_kind {
 	XR_REPLY_NONE = 0,
-	XR_REPLY_SYN = 1,         /* SYN-ACKs, RSTs, FINs to gen syn's SYNs (bpf/proto/syn.bpf.h) */
-	XR_REPLY_LORA_ACK = 2,    /* Semtech PUSH_ACKs to PUSH_DATA (bpf/proto/lorawan.bpf.h) */
-	XR_REPLY_DNS = 3,         /* DNS responses to gen dns's queries (bpf/proto/dns.bpf.h) */
+	XR_REPLY_SYN = 1, /* SYN-ACKs, RSTs, FINs to gen syn's SYNs (bpf/proto/syn.bpf.h) */
+	XR_REPLY_LORA_ACK = 2, /* Semtech PUSH_ACKs to PUSH_DATA (bpf/proto/lorawan.bpf.h) */
+	XR_REPLY_DNS = 3, /* DNS responses to gen dns's queries (bpf/proto/dns.bpf.h) */
 };
 
 #endif /* __XR_SHARED_PROTO_H */

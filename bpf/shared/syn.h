@@ -14,7 +14,7 @@
 
 struct xr_syn_cfg {
 	__u32 isn_base, isn_inv;
-	__u8 complete;       /* answer SYN-ACKs with an ACK, FINs with a RST */
+	__u8 complete; /* answer SYN-ACKs with an ACK, FINs with a RST */
 	__u8 pad[7];
 };
 
@@ -22,7 +22,7 @@ struct xr_syn_cfg {
 enum xr_syn_ctr {
 	XR_SYN_RSTS = 0,
 	XR_SYN_COMPLETED = 1, /* --complete: handshakes we completed */
-	XR_SYN_CLOSED = 2,    /* --complete: closes we answered with a RST */
+	XR_SYN_CLOSED = 2, /* --complete: closes we answered with a RST */
 };
 
 #define XR_ANSWERED_FIN 2 /* xr_send_ts.answered: n's FIN came */

@@ -15,7 +15,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	if (!dns_names_parse((const char *)data, size, "fuzz", 1, &o, &s))
 		for (size_t i = 0; i < s.n; i++)
 			/* every query built is a well-formed one: header, a name that ends, type and class */
-			if (s.q[i].len < 12 + 1 + 4 || s.q[i].len > DNS_MAX_MSG || s.q[i].msg[5] != 1)
+			if (s.q[i].len < 12 + 1 + 4 || s.q[i].len > DNS_MAX_MSG ||
+			    s.q[i].msg[5] != 1)
 				__builtin_trap();
 	dns_set_free(&s);
 	if (!dns_query_from_wire(data, size, &o, &q) && (q.len < 12 + 5 || q.len > DNS_MAX_MSG))

@@ -38,7 +38,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	}
 	if (!sep)
 		return 0;
-	if (put(dir, "devices.csv", data, sep - data) || put(dir, "gateways.csv", sep + 1, size - (sep + 1 - data)))
+	if (put(dir, "devices.csv", data, sep - data) ||
+	    put(dir, "gateways.csv", sep + 1, size - (sep + 1 - data)))
 		return 0;
 	if (!lw_fleet_load(dir, &f)) {
 		/* what the engine relies on: every gateway a device lists exists */

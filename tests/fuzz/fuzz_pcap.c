@@ -12,8 +12,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	/* the reader takes a path: an in-memory file has one */
 	static int fd = -1;
 	static char path[64];
-	struct fs_load_opts lo = { .max_len = 9018, .max_memory = 64 << 20, .max_ratio = 200,
-				   .max_gap_ns = 0, .io_buffer = 8192 };
+	struct fs_load_opts lo = { .max_len = 9018,
+				   .max_memory = 64 << 20,
+				   .max_ratio = 200,
+				   .max_gap_ns = 0,
+				   .io_buffer = 8192 };
 	struct fs_skips sk = {};
 	struct frameset fs;
 
@@ -30,7 +33,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		frameset_finish(&fs);
 		/* what the engines rely on: frames inside the buffer, times in order */
 		for (size_t i = 0; i < fs.n; i++) {
-			if (fs.frames[i].off + fs.frames[i].len > fs.bytes_len || fs.frames[i].len > lo.max_len)
+			if (fs.frames[i].off + fs.frames[i].len > fs.bytes_len ||
+			    fs.frames[i].len > lo.max_len)
 				__builtin_trap();
 			if (i && fs.frames[i].ts_ns < fs.frames[i - 1].ts_ns)
 				__builtin_trap();

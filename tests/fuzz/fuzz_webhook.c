@@ -20,8 +20,16 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	struct json j = { .f = NULL };
 
 	if (!ready) {
-		struct lw_gen_opts o = { .devices = 4, .gateways = 2, .heard_by = 1, .seed = 1, .region = "eu868",
-					   .sf = 7, .bw_khz = 125, .payload_min = 8, .payload_max = 8, .fport = 1 };
+		struct lw_gen_opts o = { .devices = 4,
+					 .gateways = 2,
+					 .heard_by = 1,
+					 .seed = 1,
+					 .region = "eu868",
+					 .sf = 7,
+					 .bw_khz = 125,
+					 .payload_min = 8,
+					 .payload_max = 8,
+					 .fport = 1 };
 		struct lw_fleet f;
 
 		xr_verbosity = -1;

@@ -16,7 +16,8 @@ static int bad_value(const char *cmd, const char *opt, const char *arg, const ch
 
 	/* a negative value is a value, just not one these options take */
 	if (arg[0] == '-' && !parse_number(arg + 1, &v))
-		fprintf(stderr, "xdpreplay %s: --%s: '%s': the value must be positive\n", cmd, opt, arg);
+		fprintf(stderr, "xdpreplay %s: --%s: '%s': the value must be positive\n", cmd, opt,
+			arg);
 	else
 		fprintf(stderr, "xdpreplay %s: --%s: '%s' is not %s\n", cmd, opt, arg, what);
 	return -EINVAL;
@@ -24,22 +25,30 @@ static int bad_value(const char *cmd, const char *opt, const char *arg, const ch
 
 int cli_count(const char *cmd, const char *opt, const char *arg, uint64_t *out)
 {
-	return parse_count(arg, out) ? bad_value(cmd, opt, arg, "a count (examples: 1000, 10k, 2.5M)") : 0;
+	return parse_count(arg, out) ?
+		       bad_value(cmd, opt, arg, "a count (examples: 1000, 10k, 2.5M)") :
+		       0;
 }
 
 int cli_number(const char *cmd, const char *opt, const char *arg, double *out)
 {
-	return parse_number(arg, out) ? bad_value(cmd, opt, arg, "a number (examples: 2, 0.5, 10k)") : 0;
+	return parse_number(arg, out) ?
+		       bad_value(cmd, opt, arg, "a number (examples: 2, 0.5, 10k)") :
+		       0;
 }
 
 int cli_duration(const char *cmd, const char *opt, const char *arg, uint64_t *ns)
 {
-	return parse_duration(arg, ns) ? bad_value(cmd, opt, arg, "a duration (examples: 250ms, 30s, 5m)") : 0;
+	return parse_duration(arg, ns) ?
+		       bad_value(cmd, opt, arg, "a duration (examples: 250ms, 30s, 5m)") :
+		       0;
 }
 
 int cli_bitrate(const char *cmd, const char *opt, const char *arg, double *bps)
 {
-	return parse_bitrate(arg, bps) ? bad_value(cmd, opt, arg, "a bit rate (examples: 100Mbit, 1Gbit, 2.5G)") : 0;
+	return parse_bitrate(arg, bps) ?
+		       bad_value(cmd, opt, arg, "a bit rate (examples: 100Mbit, 1Gbit, 2.5G)") :
+		       0;
 }
 
 int cli_usage_error(const char *cmd, const char *fmt, ...)
@@ -58,7 +67,8 @@ int cli_need_root(const char *cmd)
 {
 	if (geteuid() == 0)
 		return 0;
-	fprintf(stderr, "xdpreplay %s: must run as root (BPF and XDP need CAP_BPF, CAP_NET_ADMIN and CAP_PERFMON)\n",
+	fprintf(stderr,
+		"xdpreplay %s: must run as root (BPF and XDP need CAP_BPF, CAP_NET_ADMIN and CAP_PERFMON)\n",
 		cmd);
 	return -EPERM;
 }

@@ -10,12 +10,18 @@
  * Exit codes: 0 complete, 1 short (frames asked for were not sent, or a search
  * found no answer), 2 usage, 3 environment, 4 interrupted (SIGINT/SIGTERM).
  */
-enum { XR_EXIT_OK = 0, XR_EXIT_FAIL = 1, XR_EXIT_USAGE = 2, XR_EXIT_ENV = 3, XR_EXIT_INTERRUPTED = 4 };
+enum {
+	XR_EXIT_OK = 0,
+	XR_EXIT_FAIL = 1,
+	XR_EXIT_USAGE = 2,
+	XR_EXIT_ENV = 3,
+	XR_EXIT_INTERRUPTED = 4
+};
 
 /* The exit statuses, for every command's --help. */
-#define XR_EXIT_HELP                                                                              \
-	"Exit status: 0 complete, 1 short (some of what was asked for was not sent; the\n"           \
-	"summary says why), 2 bad usage, 3 the environment is the problem, 4 interrupted\n"         \
+#define XR_EXIT_HELP                                                                        \
+	"Exit status: 0 complete, 1 short (some of what was asked for was not sent; the\n"  \
+	"summary says why), 2 bad usage, 3 the environment is the problem, 4 interrupted\n" \
 	"(SIGINT/SIGTERM; the summary and JSON cover what was done).\n"
 
 int cmd_probe(int argc, char **argv);

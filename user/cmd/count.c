@@ -94,8 +94,9 @@ static int parse_seq(const char *arg, struct xr_count_cfg *cfg)
 		cfg->seq_width = 2;
 		return 0;
 	}
-	if (!strncmp(arg, "payload@", 8) && !parse_uint(arg + 8, 65535, &off, &end) && *end == ':' &&
-	    !parse_uint(end + 1, 8, &width, &end) && !*end && (width == 2 || width == 4 || width == 8)) {
+	if (!strncmp(arg, "payload@", 8) && !parse_uint(arg + 8, 65535, &off, &end) &&
+	    *end == ':' && !parse_uint(end + 1, 8, &width, &end) && !*end &&
+	    (width == 2 || width == 4 || width == 8)) {
 		cfg->seq_kind = XR_SEQ_PAYLOAD;
 		cfg->seq_off = off;
 		cfg->seq_width = width;
@@ -120,8 +121,28 @@ static int parse_addr(const char *arg, __u32 *addr)
 /* Frames per second from the first matched frame to the last (n frames span n - 1 intervals). */
 int cmd_count(int argc, char **argv)
 {
-	enum { O_UDP = 256, O_TCP, O_PROTO, O_ANY, O_DST, O_SRC, O_DPORT, O_SPORT, O_DROP, O_DURATION, O_IDLE,
-	       O_READY, O_JSON, O_LISTEN, O_SEQ, O_NFT, O_WEBHOOK, O_FLEET, O_SCHEDULE, O_TOKEN };
+	enum {
+		O_UDP = 256,
+		O_TCP,
+		O_PROTO,
+		O_ANY,
+		O_DST,
+		O_SRC,
+		O_DPORT,
+		O_SPORT,
+		O_DROP,
+		O_DURATION,
+		O_IDLE,
+		O_READY,
+		O_JSON,
+		O_LISTEN,
+		O_SEQ,
+		O_NFT,
+		O_WEBHOOK,
+		O_FLEET,
+		O_SCHEDULE,
+		O_TOKEN
+	};
 	static const struct option opts[] = {
 		{ "iface", required_argument, NULL, 'i' },
 		{ "udp", no_argument, NULL, O_UDP },
@@ -164,14 +185,27 @@ int cmd_count(int argc, char **argv)
 			if (cli_count("count", "proto", optarg, &proto))
 				return XR_EXIT_USAGE;
 			if (proto < 1 || proto > 254)
-				return cli_usage_error("count", "--proto must be between 1 and 254");
+				return cli_usage_error("count",
+						       "--proto must be between 1 and 254");
 			co.cfg.proto = proto;
 			break;
 		case O_ANY: co.cfg.proto = 255; break;
-		case O_DST: if (parse_addr(optarg, &co.cfg.daddr)) return XR_EXIT_USAGE; break;
-		case O_SRC: if (parse_addr(optarg, &co.cfg.saddr)) return XR_EXIT_USAGE; break;
-		case O_DPORT: if (parse_port(optarg, &co.cfg.dport)) return XR_EXIT_USAGE; break;
-		case O_SPORT: if (parse_port(optarg, &co.cfg.sport)) return XR_EXIT_USAGE; break;
+		case O_DST:
+			if (parse_addr(optarg, &co.cfg.daddr))
+				return XR_EXIT_USAGE;
+			break;
+		case O_SRC:
+			if (parse_addr(optarg, &co.cfg.saddr))
+				return XR_EXIT_USAGE;
+			break;
+		case O_DPORT:
+			if (parse_port(optarg, &co.cfg.dport))
+				return XR_EXIT_USAGE;
+			break;
+		case O_SPORT:
+			if (parse_port(optarg, &co.cfg.sport))
+				return XR_EXIT_USAGE;
+			break;
 		case O_DROP: co.cfg.drop = 1; break;
 		case O_DURATION:
 			if (cli_duration("count", "duration", optarg, &co.duration_ns))
@@ -194,7 +228,10 @@ int cmd_count(int argc, char **argv)
 			if (parse_seq(optarg, &co.cfg))
 				return XR_EXIT_USAGE;
 			break;
-		case 'q': co.quiet = true; xr_verbosity = XR_LOG_WARN; break;
+		case 'q':
+			co.quiet = true;
+			xr_verbosity = XR_LOG_WARN;
+			break;
 		case 'v': xr_verbosity++; break;
 		case 'h': usage(stdout); return XR_EXIT_OK;
 		default: return cli_bad_option("count", argv, opt);
@@ -205,18 +242,23 @@ int cmd_count(int argc, char **argv)
 	if (optind < argc)
 		return cli_usage_error("count", "unexpected argument '%s'", argv[optind]);
 	if (webhook_addr && !co.fleet_dir)
-		return cli_usage_error("count", "--webhook counts per device: give the --fleet DIR the sender used");
+		return cli_usage_error(
+			"count",
+			"--webhook counts per device: give the --fleet DIR the sender used");
 	if ((co.fleet_dir || co.schedule) && !webhook_addr)
 		return cli_usage_error("count", "--fleet and --schedule go with --webhook");
 	if (co.cfg.proto == 255 && (co.cfg.daddr || co.cfg.saddr || co.cfg.dport || co.cfg.sport))
-		return cli_usage_error("count", "--any cannot be combined with address or port filters");
+		return cli_usage_error("count",
+				       "--any cannot be combined with address or port filters");
 	/* addresses are checked before anything is attached */
 	if (listen_addr && httpd_parse_addr(listen_addr, &co.listen))
-		return cli_usage_error("count", "--listen: '%s' is not ADDR:PORT or :PORT (IPv4, port 1-65535)",
-				       listen_addr);
+		return cli_usage_error(
+			"count", "--listen: '%s' is not ADDR:PORT or :PORT (IPv4, port 1-65535)",
+			listen_addr);
 	if (webhook_addr && httpd_parse_addr(webhook_addr, &co.webhook))
-		return cli_usage_error("count", "--webhook: '%s' is not ADDR:PORT or :PORT (IPv4, port 1-65535)",
-				       webhook_addr);
+		return cli_usage_error(
+			"count", "--webhook: '%s' is not ADDR:PORT or :PORT (IPv4, port 1-65535)",
+			webhook_addr);
 	if (token_file && !listen_addr && !webhook_addr)
 		return cli_usage_error("count", "--token-file goes with --listen or --webhook");
 	if (token_file && httpd_read_token(token_file, co.token, sizeof(co.token)))

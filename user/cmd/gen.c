@@ -9,15 +9,14 @@
 
 static void usage(FILE *f, const struct xr_proto *p)
 {
-	fprintf(f,
-		"Usage: xdpreplay gen PROTO -i IFACE --dst ADDR[:PORT] [options]\n"
-		"\n"
-		"Sends built-in frames without a capture. Each packet is distinct: its source\n"
-		"address and port come from the ranges (address n mod the pool, port n / pool\n"
-		"mod the ports: every pair once before any repeats), and what else varies is a\n"
-		"pure function of the sequence number n.\n"
-		"\n"
-		"PROTO:\n");
+	fprintf(f, "Usage: xdpreplay gen PROTO -i IFACE --dst ADDR[:PORT] [options]\n"
+		   "\n"
+		   "Sends built-in frames without a capture. Each packet is distinct: its source\n"
+		   "address and port come from the ranges (address n mod the pool, port n / pool\n"
+		   "mod the ports: every pair once before any repeats), and what else varies is a\n"
+		   "pure function of the sequence number n.\n"
+		   "\n"
+		   "PROTO:\n");
 	for (const struct xr_proto *const *q = xr_protos; *q; q++)
 		if ((*q)->gen)
 			fprintf(f, "  %-6s %s\n", (*q)->name, (*q)->summary);
@@ -45,9 +44,7 @@ static void usage(FILE *f, const struct xr_proto *p)
 		if ((*q)->gen && (*q)->usage && (!p || p == *q))
 			fprintf(f, "  %s:\n%s", (*q)->name, (*q)->usage);
 	fprintf(f,
-		"\n"
-		XR_EXIT_HELP
-		"\n"
+		"\n" XR_EXIT_HELP "\n"
 		"Examples:\n"
 		"  xdpreplay gen udp -i eth1 --dst 198.18.0.2:9 --pps 1M --duration 10s\n"
 		"  xdpreplay gen syn -i eth1 --dst 198.18.0.2:80 --src 198.18.64.0/23 --pps 50k --count 100k\n"
@@ -72,8 +69,8 @@ int cmd_gen(int argc, char **argv)
 
 		for (const struct xr_proto *const *q = xr_protos; *q; q++)
 			if ((*q)->gen)
-				snprintf(names + strlen(names), sizeof(names) - strlen(names), "%s%s",
-					 names[0] ? ", " : "", (*q)->name);
+				snprintf(names + strlen(names), sizeof(names) - strlen(names),
+					 "%s%s", names[0] ? ", " : "", (*q)->name);
 		return cli_usage_error("gen", "say what to generate: %s", names);
 	}
 	snprintf(gen_cmd, sizeof(gen_cmd), "gen %s", p->name);

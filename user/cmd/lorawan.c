@@ -53,9 +53,7 @@ static void lorawan_send_usage(FILE *f, const struct xr_proto *p)
 		"                          not valid uplinks, the ceiling of the same frames\n"
 		"      --schedule FILE     write the run's schedule (first departure, rate) for\n"
 		"                          xdpreplay count --webhook --schedule: event latencies\n"
-		"\n"
-		XR_EXIT_HELP
-		"\n"
+		"\n" XR_EXIT_HELP "\n"
 		"Examples:\n"
 		"  xdpreplay lorawan fleet --devices 300k --gateways 2k --heard-by 3 --seed 1 --out fleet/\n"
 		"  xdpreplay lorawan send -i eth1 --fleet fleet/ --server 198.18.0.2 --pps 10k --rounds 5\n"
@@ -92,8 +90,19 @@ static void fleet_usage(FILE *f)
 
 static int cmd_fleet(int argc, char **argv)
 {
-	enum { O_OUT = 256, O_DEVICES, O_GATEWAYS, O_HEARD, O_SEED, O_REGION, O_DATR, O_PSIZE, O_FPORT,
-	       O_CONFIRMED, O_FCNT };
+	enum {
+		O_OUT = 256,
+		O_DEVICES,
+		O_GATEWAYS,
+		O_HEARD,
+		O_SEED,
+		O_REGION,
+		O_DATR,
+		O_PSIZE,
+		O_FPORT,
+		O_CONFIRMED,
+		O_FCNT
+	};
 	static const struct option opts[] = {
 		{ "out", required_argument, NULL, O_OUT },
 		{ "devices", required_argument, NULL, O_DEVICES },
@@ -111,8 +120,16 @@ static int cmd_fleet(int argc, char **argv)
 		{},
 	};
 	const char *cmd = "lorawan fleet", *out = NULL;
-	struct lw_gen_opts g = { .devices = 1000, .gateways = 10, .heard_by = 1, .seed = 1, .region = "eu868",
-				 .sf = 7, .bw_khz = 125, .payload_min = 12, .payload_max = 12, .fport = 1 };
+	struct lw_gen_opts g = { .devices = 1000,
+				 .gateways = 10,
+				 .heard_by = 1,
+				 .seed = 1,
+				 .region = "eu868",
+				 .sf = 7,
+				 .bw_khz = 125,
+				 .payload_min = 12,
+				 .payload_max = 12,
+				 .fport = 1 };
 	uint64_t v, t0 = 0;
 	struct lw_fleet f;
 	bool quiet = false;
@@ -122,9 +139,18 @@ static int cmd_fleet(int argc, char **argv)
 	while ((opt = getopt_long(argc, argv, ":qh", opts, NULL)) != -1) {
 		switch (opt) {
 		case O_OUT: out = optarg; break;
-		case O_DEVICES: if (cli_count(cmd, "devices", optarg, &g.devices)) return XR_EXIT_USAGE; break;
-		case O_GATEWAYS: if (cli_count(cmd, "gateways", optarg, &g.gateways)) return XR_EXIT_USAGE; break;
-		case O_SEED: if (cli_count(cmd, "seed", optarg, &g.seed)) return XR_EXIT_USAGE; break;
+		case O_DEVICES:
+			if (cli_count(cmd, "devices", optarg, &g.devices))
+				return XR_EXIT_USAGE;
+			break;
+		case O_GATEWAYS:
+			if (cli_count(cmd, "gateways", optarg, &g.gateways))
+				return XR_EXIT_USAGE;
+			break;
+		case O_SEED:
+			if (cli_count(cmd, "seed", optarg, &g.seed))
+				return XR_EXIT_USAGE;
+			break;
 		case O_HEARD:
 			if (cli_count(cmd, "heard-by", optarg, &v))
 				return XR_EXIT_USAGE;
@@ -133,14 +159,19 @@ static int cmd_fleet(int argc, char **argv)
 		case O_REGION: g.region = optarg; break;
 		case O_DATR:
 			if (lw_parse_datr(optarg, &g.sf, &g.bw_khz))
-				return cli_usage_error(cmd, "--datr: '%s' is not SF<5..12>BW<125|250|500>", optarg);
+				return cli_usage_error(
+					cmd, "--datr: '%s' is not SF<5..12>BW<125|250|500>",
+					optarg);
 			break;
 		case O_PSIZE:
 			if (parse_uint_range(optarg, 65535, &g.payload_min, &g.payload_max))
-				return cli_usage_error(cmd, "--payload-size: '%s' is not N or A-B", optarg);
+				return cli_usage_error(cmd, "--payload-size: '%s' is not N or A-B",
+						       optarg);
 			if (g.payload_min < 1 || g.payload_max > XR_LORA_MAX_FRM)
-				return cli_usage_error(cmd, "--payload-size: xdpreplay sends FRMPayloads of 1 to %d bytes",
-						       XR_LORA_MAX_FRM);
+				return cli_usage_error(
+					cmd,
+					"--payload-size: xdpreplay sends FRMPayloads of 1 to %d bytes",
+					XR_LORA_MAX_FRM);
 			break;
 		case O_FPORT:
 			if (cli_count(cmd, "fport", optarg, &v))
@@ -178,8 +209,10 @@ static int cmd_fleet(int argc, char **argv)
 	if (!err && !quiet) {
 		char dp[4096], gp[4096];
 
-		fprintf(stderr, "lorawan fleet: %zu devices, %zu gateways, heard by %u, seed %llu: %s, %s (%.2f s)\n",
-			f.ndev, f.ngw, f.heard_by, (unsigned long long)g.seed, lw_path(dp, sizeof(dp), out, "devices.csv"),
+		fprintf(stderr,
+			"lorawan fleet: %zu devices, %zu gateways, heard by %u, seed %llu: %s, %s (%.2f s)\n",
+			f.ndev, f.ngw, f.heard_by, (unsigned long long)g.seed,
+			lw_path(dp, sizeof(dp), out, "devices.csv"),
 			lw_path(gp, sizeof(gp), out, "gateways.csv"), (now_ns() - t0) / 1e9);
 	}
 	lw_fleet_free(&f);
@@ -191,10 +224,11 @@ int cmd_lorawan(int argc, char **argv)
 	if (argc < 2 || !strcmp(argv[1], "--help") || !strcmp(argv[1], "-h")) {
 		FILE *f = argc < 2 ? stderr : stdout;
 
-		fprintf(f, "Usage: xdpreplay lorawan fleet|send [options]\n\n"
-			   "  fleet   make a fleet of ABP devices and gateways from a seed, as CSV\n"
-			   "  send    send its uplinks as Semtech UDP PUSH_DATA; count PUSH_ACKs\n\n"
-			   "'xdpreplay lorawan fleet --help' and 'xdpreplay lorawan send --help' say more.\n");
+		fprintf(f,
+			"Usage: xdpreplay lorawan fleet|send [options]\n\n"
+			"  fleet   make a fleet of ABP devices and gateways from a seed, as CSV\n"
+			"  send    send its uplinks as Semtech UDP PUSH_DATA; count PUSH_ACKs\n\n"
+			"'xdpreplay lorawan fleet --help' and 'xdpreplay lorawan send --help' say more.\n");
 		return argc < 2 ? XR_EXIT_USAGE : XR_EXIT_OK;
 	}
 	if (!strcmp(argv[1], "fleet")) {
@@ -202,7 +236,8 @@ int cmd_lorawan(int argc, char **argv)
 		return cmd_fleet(argc - 1, argv + 1);
 	}
 	if (!strcmp(argv[1], "send"))
-		return send_command("lorawan send", proto_find("lorawan"), argc - 1, argv + 1, lorawan_send_usage);
+		return send_command("lorawan send", proto_find("lorawan"), argc - 1, argv + 1,
+				    lorawan_send_usage);
 	fprintf(stderr, "xdpreplay lorawan: unknown subcommand '%s' (fleet or send)\n", argv[1]);
 	return XR_EXIT_USAGE;
 }

@@ -11,13 +11,20 @@ static const struct {
 	int (*fn)(int argc, char **argv);
 	const char *summary;
 } commands[] = {
-	{ "probe", cmd_probe, "what this kernel and an interface support, and how to fix what is missing" },
-	{ "replay", cmd_replay, "send pcap/pcapng frames at top speed or a precise rate, with exact accounting" },
-	{ "gen", cmd_gen, "send built-in UDP or SYN traffic from address/port ranges; count the SYN-ACKs" },
-	{ "count", cmd_count, "server side: count what arrives (XDP) and attribute drops to kernel layers" },
-	{ "lorawan", cmd_lorawan, "LoRaWAN fleets: valid uplinks over Semtech UDP, FCnt and MIC rewritten in BPF" },
-	{ "search", cmd_search, "find the highest load a server takes within a loss goal (NDR/PDR)" },
-	{ "selftest", cmd_selftest, "hold the BPF rewrites against the userspace reference (sends nothing)" },
+	{ "probe", cmd_probe,
+	  "what this kernel and an interface support, and how to fix what is missing" },
+	{ "replay", cmd_replay,
+	  "send pcap/pcapng frames at top speed or a precise rate, with exact accounting" },
+	{ "gen", cmd_gen,
+	  "send built-in UDP or SYN traffic from address/port ranges; count the SYN-ACKs" },
+	{ "count", cmd_count,
+	  "server side: count what arrives (XDP) and attribute drops to kernel layers" },
+	{ "lorawan", cmd_lorawan,
+	  "LoRaWAN fleets: valid uplinks over Semtech UDP, FCnt and MIC rewritten in BPF" },
+	{ "search", cmd_search,
+	  "find the highest load a server takes within a loss goal (NDR/PDR)" },
+	{ "selftest", cmd_selftest,
+	  "hold the BPF rewrites against the userspace reference (sends nothing)" },
 };
 
 static void usage(FILE *f)
@@ -25,12 +32,13 @@ static void usage(FILE *f)
 	fprintf(f, "Usage: xdpreplay COMMAND [options]\n\nCommands:\n");
 	for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++)
 		fprintf(f, "  %-8s %s\n", commands[i].name, commands[i].summary);
-	fprintf(f, "\nGlobal options: --help, --version; per command: -v/-vv (more detail), -q, --json FILE|-\n"
-		   "\nExamples:\n"
-		   "  xdpreplay probe -i eth1\n"
-		   "  xdpreplay replay -i eth1 --pps 100k --duration 10s capture.pcapng.gz\n"
-		   "  xdpreplay count -i eth1 --udp --dport 1700 --duration 30s --json -\n"
-		   "\n'xdpreplay COMMAND --help' describes each command.\n");
+	fprintf(f,
+		"\nGlobal options: --help, --version; per command: -v/-vv (more detail), -q, --json FILE|-\n"
+		"\nExamples:\n"
+		"  xdpreplay probe -i eth1\n"
+		"  xdpreplay replay -i eth1 --pps 100k --duration 10s capture.pcapng.gz\n"
+		"  xdpreplay count -i eth1 --udp --dport 1700 --duration 30s --json -\n"
+		"\n'xdpreplay COMMAND --help' describes each command.\n");
 }
 
 int main(int argc, char **argv)

@@ -31,9 +31,7 @@ static void usage(FILE *f, const struct xr_proto *p)
 		"                          u32be@OFF, u64be@OFF (le: little-endian; OFF from the\n"
 		"                          frame start), payload@OFF:W (W bytes big-endian at OFF\n"
 		"                          in the UDP/TCP payload)\n"
-		"\n"
-		XR_EXIT_HELP
-		"\n"
+		"\n" XR_EXIT_HELP "\n"
 		"Examples:\n"
 		"  xdpreplay replay -i veth0 capture.pcap\n"
 		"  xdpreplay replay -i veth0 --pps 100k --duration 10s uplinks.pcapng.gz\n"

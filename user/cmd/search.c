@@ -90,8 +90,24 @@ static void usage(FILE *f)
 
 int cmd_search(int argc, char **argv)
 {
-	enum { O_WITNESS = 256, O_GOAL, O_PRESET, O_MIN, O_MAX, O_WIDTH, O_TRIAL, O_SETTLE, O_JSON, O_CSV, O_SVG,
-	       O_FIELD, O_LATENCY, O_PAUSE, O_WARMUP, O_TOKEN };
+	enum {
+		O_WITNESS = 256,
+		O_GOAL,
+		O_PRESET,
+		O_MIN,
+		O_MAX,
+		O_WIDTH,
+		O_TRIAL,
+		O_SETTLE,
+		O_JSON,
+		O_CSV,
+		O_SVG,
+		O_FIELD,
+		O_LATENCY,
+		O_PAUSE,
+		O_WARMUP,
+		O_TOKEN
+	};
 	static const struct option opts[] = {
 		{ "witness", required_argument, NULL, O_WITNESS },
 		{ "goal", required_argument, NULL, O_GOAL },
@@ -143,24 +159,34 @@ int cmd_search(int argc, char **argv)
 			if (comma)
 				*comma = 0;
 			/* optional ,exceed=X,dsum=T (RFC 9971's goal exceed ratio and duration sum) */
-			for (const char *p = eq ? strchr(eq, ',') : NULL; p; p = strchr(p + 1, ',')) {
+			for (const char *p = eq ? strchr(eq, ',') : NULL; p;
+			     p = strchr(p + 1, ',')) {
 				char val[32];
 
-				if (sscanf(p, ",exceed=%31[^,]", val) == 1 && !parse_number(val, &exceed) && exceed < 1)
+				if (sscanf(p, ",exceed=%31[^,]", val) == 1 &&
+				    !parse_number(val, &exceed) && exceed < 1)
 					continue;
-				if (sscanf(p, ",dsum=%31[^,]", val) == 1 && !parse_duration(val, &dsum))
+				if (sscanf(p, ",dsum=%31[^,]", val) == 1 &&
+				    !parse_duration(val, &dsum))
 					continue;
 				eq = NULL;
 				break;
 			}
 			if (!eq || eq == optarg || eq - optarg >= 32 || s->ng >= MAX_GOALS ||
 			    parse_number(lossbuf, &v) || v >= 1) {
-				ret = cli_usage_error("search", "--goal: '%s' is not NAME=LOSS[,exceed=X][,dsum=T] "
-						      "(e.g. PDR=0.005)", optarg);
+				ret = cli_usage_error(
+					"search",
+					"--goal: '%s' is not NAME=LOSS[,exceed=X][,dsum=T] "
+					"(e.g. PDR=0.005)",
+					optarg);
 				goto out;
 			}
-			snprintf(names[s->ng], sizeof(names[0]), "%.*s", (int)(eq - optarg), optarg);
-			s->g[s->ng] = (struct goal){ .loss = v, .exceed = exceed, .dsum = dsum / 1e9, .name = names[s->ng] };
+			snprintf(names[s->ng], sizeof(names[0]), "%.*s", (int)(eq - optarg),
+				 optarg);
+			s->g[s->ng] = (struct goal){ .loss = v,
+						     .exceed = exceed,
+						     .dsum = dsum / 1e9,
+						     .name = names[s->ng] };
 			s->ng++;
 			break;
 		}
@@ -169,13 +195,16 @@ int cmd_search(int argc, char **argv)
 			const char *eq = strchr(optarg, '=');
 			uint64_t ns;
 
-			if (!eq || eq == optarg || eq - optarg >= 32 || s->ng >= MAX_GOALS || parse_duration(eq + 1, &ns) ||
-			    !ns) {
-				ret = cli_usage_error("search", "--latency-goal: '%s' is not NAME=DURATION (e.g. p99=10ms)",
-						      optarg);
+			if (!eq || eq == optarg || eq - optarg >= 32 || s->ng >= MAX_GOALS ||
+			    parse_duration(eq + 1, &ns) || !ns) {
+				ret = cli_usage_error(
+					"search",
+					"--latency-goal: '%s' is not NAME=DURATION (e.g. p99=10ms)",
+					optarg);
 				goto out;
 			}
-			snprintf(names[s->ng], sizeof(names[0]), "%.*s", (int)(eq - optarg), optarg);
+			snprintf(names[s->ng], sizeof(names[0]), "%.*s", (int)(eq - optarg),
+				 optarg);
 			s->g[s->ng] = (struct goal){ .p99_us = ns / 1e3, .name = names[s->ng] };
 			s->ng++;
 			break;
@@ -189,22 +218,43 @@ int cmd_search(int argc, char **argv)
 				s->ng = 1;
 				s->g[0] = (struct goal){ .loss = 0, .name = "NDR" };
 			} else if (strcmp(optarg, "default")) {
-				ret = cli_usage_error("search", "--preset: '%s' is not default, quick or rfc2544", optarg);
+				ret = cli_usage_error(
+					"search", "--preset: '%s' is not default, quick or rfc2544",
+					optarg);
 				goto out;
 			}
 			break;
-		case O_MIN: if (cli_number("search", "min", optarg, &s->min)) goto out; break;
-		case O_MAX: if (cli_number("search", "max", optarg, &s->max)) goto out; break;
+		case O_MIN:
+			if (cli_number("search", "min", optarg, &s->min))
+				goto out;
+			break;
+		case O_MAX:
+			if (cli_number("search", "max", optarg, &s->max))
+				goto out;
+			break;
 		case O_WIDTH:
-			if (cli_number("search", "width", optarg, &s->width) || s->width <= 0 || s->width >= 1) {
+			if (cli_number("search", "width", optarg, &s->width) || s->width <= 0 ||
+			    s->width >= 1) {
 				ret = cli_usage_error("search", "--width must be between 0 and 1");
 				goto out;
 			}
 			break;
-		case O_TRIAL: if (cli_duration("search", "trial", optarg, &s->trial_ns)) goto out; break;
-		case O_SETTLE: if (cli_duration("search", "settle", optarg, &s->settle_ns)) goto out; break;
-		case O_PAUSE: if (cli_duration("search", "pause", optarg, &s->pause_ns)) goto out; break;
-		case O_WARMUP: if (cli_duration("search", "warmup", optarg, &s->warmup_ns)) goto out; break;
+		case O_TRIAL:
+			if (cli_duration("search", "trial", optarg, &s->trial_ns))
+				goto out;
+			break;
+		case O_SETTLE:
+			if (cli_duration("search", "settle", optarg, &s->settle_ns))
+				goto out;
+			break;
+		case O_PAUSE:
+			if (cli_duration("search", "pause", optarg, &s->pause_ns))
+				goto out;
+			break;
+		case O_WARMUP:
+			if (cli_duration("search", "warmup", optarg, &s->warmup_ns))
+				goto out;
+			break;
 		case O_TOKEN:
 			if (httpd_read_token(optarg, s->token, sizeof(s->token)))
 				goto out;
@@ -213,7 +263,10 @@ int cmd_search(int argc, char **argv)
 		case O_CSV: csv_path = optarg; break;
 		case O_SVG: svg_path = optarg; break;
 		case 'v': xr_verbosity++; break;
-		case 'h': usage(stdout); ret = XR_EXIT_OK; goto out;
+		case 'h':
+			usage(stdout);
+			ret = XR_EXIT_OK;
+			goto out;
 		default: ret = cli_bad_option("search", argv, opt); goto out;
 		}
 	}
@@ -221,16 +274,19 @@ int cmd_search(int argc, char **argv)
 		s->proto = proto_find("capture");
 	else if (optind + 1 < argc && !strcmp(argv[optind], "gen"))
 		s->proto = proto_find(argv[optind + 1]);
-	else if (optind + 1 < argc && !strcmp(argv[optind], "lorawan") && !strcmp(argv[optind + 1], "send"))
+	else if (optind + 1 < argc && !strcmp(argv[optind], "lorawan") &&
+		 !strcmp(argv[optind + 1], "send"))
 		s->proto = proto_find("lorawan");
 	if (!s->proto || (!strcmp(argv[optind], "gen") && !s->proto->gen)) {
-		ret = cli_usage_error("search", "give the trial after --: replay ARGS..., gen PROTO ARGS... or "
-				      "lorawan send ARGS...");
+		ret = cli_usage_error(
+			"search", "give the trial after --: replay ARGS..., gen PROTO ARGS... or "
+				  "lorawan send ARGS...");
 		goto out;
 	}
 	if (!s->witness || (strncmp(s->witness, "http://", 7) && strcmp(s->witness, "replies") &&
 			    strncmp(s->witness, "cmd:", 4))) {
-		ret = cli_usage_error("search", "--witness http://ADDR:PORT/, replies or cmd:COMMAND is needed");
+		ret = cli_usage_error(
+			"search", "--witness http://ADDR:PORT/, replies or cmd:COMMAND is needed");
 		goto out;
 	}
 	if (s->min <= 0 || s->min >= s->max) {
@@ -238,9 +294,11 @@ int cmd_search(int argc, char **argv)
 		goto out;
 	}
 	for (int i = optind + 1; i < argc; i++) {
-		if (!strcmp(argv[i], "--pps") || !strcmp(argv[i], "--rate") || !strcmp(argv[i], "--duration") ||
-		    !strcmp(argv[i], "--count") || !strcmp(argv[i], "--topspeed") || !strcmp(argv[i], "--json")) {
-			ret = cli_usage_error("search", "the trial's %s is the search's to set", argv[i]);
+		if (!strcmp(argv[i], "--pps") || !strcmp(argv[i], "--rate") ||
+		    !strcmp(argv[i], "--duration") || !strcmp(argv[i], "--count") ||
+		    !strcmp(argv[i], "--topspeed") || !strcmp(argv[i], "--json")) {
+			ret = cli_usage_error("search", "the trial's %s is the search's to set",
+					      argv[i]);
 			goto out;
 		}
 	}
@@ -250,16 +308,22 @@ int cmd_search(int argc, char **argv)
 
 		for (const struct xr_proto *const *q = xr_protos; *q; q++)
 			if ((*q)->witness)
-				snprintf(names + strlen(names), sizeof(names) - strlen(names), "%s%s%s",
-					 names[0] ? ", " : "", (*q)->gen ? "gen " : "", (*q)->gen ? (*q)->name : "lorawan send");
-		ret = cli_usage_error("search", "--witness replies counts the answers of %s; for %s use "
-				      "http://ADDR:PORT/ (count --listen on the server) or cmd:COMMAND", names, argv[optind]);
+				snprintf(names + strlen(names), sizeof(names) - strlen(names),
+					 "%s%s%s", names[0] ? ", " : "", (*q)->gen ? "gen " : "",
+					 (*q)->gen ? (*q)->name : "lorawan send");
+		ret = cli_usage_error(
+			"search",
+			"--witness replies counts the answers of %s; for %s use "
+			"http://ADDR:PORT/ (count --listen on the server) or cmd:COMMAND",
+			names, argv[optind]);
 		goto out;
 	}
 	for (int gi = 0; gi < s->ng; gi++) {
 		if (s->g[gi].p99_us > 0 && strcmp(s->witness, "replies")) {
-			ret = cli_usage_error("search", "--latency-goal needs --witness replies (the round trips of gen "
-					      "syn or lorawan send)");
+			ret = cli_usage_error(
+				"search",
+				"--latency-goal needs --witness replies (the round trips of gen "
+				"syn or lorawan send)");
 			goto out;
 		}
 		loss_goals += s->g[gi].p99_us <= 0;
@@ -267,7 +331,9 @@ int cmd_search(int argc, char **argv)
 	/* the default loss goals stay unless the user gave loss goals of their own */
 	if (!loss_goals) {
 		if (s->ng + 2 > MAX_GOALS) {
-			ret = cli_usage_error("search", "at most %d goals with the default NDR and PDR", MAX_GOALS - 2);
+			ret = cli_usage_error("search",
+					      "at most %d goals with the default NDR and PDR",
+					      MAX_GOALS - 2);
 			goto out;
 		}
 		memmove(&s->g[2], &s->g[0], s->ng * sizeof(s->g[0]));
@@ -275,7 +341,8 @@ int cmd_search(int argc, char **argv)
 		s->g[1] = (struct goal){ .loss = 0.005, .name = "PDR" };
 		s->ng += 2;
 		if (s->ng > 2)
-			fprintf(stderr, "search: with the default goals NDR (loss 0) and PDR (loss 0.5%%)\n");
+			fprintf(stderr,
+				"search: with the default goals NDR (loss 0) and PDR (loss 0.5%%)\n");
 	}
 	/* without a duration sum, one trial judges a load */
 	for (int gi = 0; gi < s->ng; gi++)
@@ -313,7 +380,8 @@ int cmd_search(int argc, char **argv)
 	s->start_unix = time(NULL);
 	cli_catch_signals();
 	fprintf(stderr, "search: %s to %s frames/s, %.1f s trials, width %.3f, witness %s\n",
-		fmt_si(s->min, a, sizeof(a)), fmt_si(s->max, b, sizeof(b)), s->trial_ns / 1e9, s->width, s->witness);
+		fmt_si(s->min, a, sizeof(a)), fmt_si(s->max, b, sizeof(b)), s->trial_ns / 1e9,
+		s->width, s->witness);
 	err = 0;
 	if (s->warmup_ns) {
 		uint64_t trial = s->trial_ns;
@@ -327,8 +395,8 @@ int cmd_search(int argc, char **argv)
 		else if (err)
 			goto env;
 		else
-			fprintf(stderr, "  warm-up: %.1f s at %s pps, loss %.5f (not counted)\n", s->warmup_ns / 1e9,
-				fmt_si(s->min, a, sizeof(a)), w.loss);
+			fprintf(stderr, "  warm-up: %.1f s at %s pps, loss %.5f (not counted)\n",
+				s->warmup_ns / 1e9, fmt_si(s->min, a, sizeof(a)), w.loss);
 	}
 	if (!err)
 		err = do_search(s);
@@ -344,13 +412,18 @@ int cmd_search(int argc, char **argv)
 
 		classify(s, g);
 		if (g->p99_us > 0)
-			snprintf(lim, sizeof(lim), "p99 <= %s", fmt_duration((uint64_t)(g->p99_us * 1e3), d, sizeof(d)));
+			snprintf(lim, sizeof(lim), "p99 <= %s",
+				 fmt_duration((uint64_t)(g->p99_us * 1e3), d, sizeof(d)));
 		else
 			snprintf(lim, sizeof(lim), "loss <= %g", g->loss);
-		fprintf(stderr, "%s (%s): lower bound %s frames/s (received %s/s), upper bound %s%s\n", g->name, lim,
-			fmt_si(g->lower, a, sizeof(a)), fmt_si(conditional_throughput(s, g), c, sizeof(c)),
+		fprintf(stderr,
+			"%s (%s): lower bound %s frames/s (received %s/s), upper bound %s%s\n",
+			g->name, lim, fmt_si(g->lower, a, sizeof(a)),
+			fmt_si(conditional_throughput(s, g), c, sizeof(c)),
 			g->upper ? fmt_si(g->upper, b, sizeof(b)) : "none",
-			g->lower >= s->max ? " (the server was never saturated: the lower bound is the most offered)" : "");
+			g->lower >= s->max ?
+				" (the server was never saturated: the lower bound is the most offered)" :
+				"");
 	}
 	if (write_results(s, json_path, csv_path, svg_path)) {
 		ret = XR_EXIT_ENV;

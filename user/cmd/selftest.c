@@ -42,7 +42,8 @@ static uint16_t l4_csum(const uint8_t *ip, const uint8_t *l4, size_t l4len, uint
 }
 
 /* An Ethernet/IPv4 or IPv6/UDP or TCP frame with random contents and valid checksums. */
-static uint32_t random_frame(uint8_t *f, int ipver, uint8_t proto, uint32_t payload, const uint8_t *v6high)
+static uint32_t random_frame(uint8_t *f, int ipver, uint8_t proto, uint32_t payload,
+			     const uint8_t *v6high)
 {
 	uint32_t l3len = ipver == 6 ? 40 : 20, l4hdr = proto == IPPROTO_UDP ? 8 : 20;
 	uint32_t len = 14 + l3len + l4hdr + payload;
@@ -97,7 +98,8 @@ static uint32_t random_frame(uint8_t *f, int ipver, uint8_t proto, uint32_t payl
 	return len;
 }
 
-static void random_spec(char *buf, size_t len, int ipver, uint8_t proto, uint32_t min_payload, uint32_t hdrs)
+static void random_spec(char *buf, size_t len, int ipver, uint8_t proto, uint32_t min_payload,
+			uint32_t hdrs)
 {
 	static const unsigned int widths[] = { 1, 2, 4, 8 };
 	const char *l4 = proto == IPPROTO_UDP ? "udp" : "tcp";
@@ -105,9 +107,14 @@ static void random_spec(char *buf, size_t len, int ipver, uint8_t proto, uint32_
 	char mod[32] = "";
 
 	if (rnd() % 3 == 0)
-		snprintf(mod, sizeof(mod), "%%%llu", (unsigned long long)(rnd() % (w == 1 ? 256 : w == 2 ? 65536 : 1000000) + 1));
+		snprintf(mod, sizeof(mod), "%%%llu",
+			 (unsigned long long)(rnd() % (w == 1 ? 256 :
+						       w == 2 ? 65536 :
+								1000000) +
+					      1));
 	if (rnd() % 4 == 0)
-		snprintf(mod + strlen(mod), sizeof(mod) - strlen(mod), "/%u", 1 + (unsigned)(rnd() % 1000));
+		snprintf(mod + strlen(mod), sizeof(mod) - strlen(mod), "/%u",
+			 1 + (unsigned)(rnd() % 1000));
 	switch (kind) {
 	case 0:
 		if (ipver == 4) {
@@ -117,15 +124,17 @@ static void random_spec(char *buf, size_t len, int ipver, uint8_t proto, uint32_
 		/* fall through */
 	case 1:
 		if (ipver == 4)
-			snprintf(buf, len, "ip.%s=198.%u.%u.0/%u", rnd() % 2 ? "src" : "dst", 18 + (unsigned)(rnd() % 2),
-				 (unsigned)(rnd() % 256), 16 + (unsigned)(rnd() % 17));
+			snprintf(buf, len, "ip.%s=198.%u.%u.0/%u", rnd() % 2 ? "src" : "dst",
+				 18 + (unsigned)(rnd() % 2), (unsigned)(rnd() % 256),
+				 16 + (unsigned)(rnd() % 17));
 		else
 			snprintf(buf, len, "ip6.%s=2001:db8::%x/%u", rnd() % 2 ? "src" : "dst",
 				 (unsigned)(rnd() % 65536), 64 + (unsigned)(rnd() % 65));
 		return;
 	case 2:
 		lo = rnd() % 60000;
-		snprintf(buf, len, "%s.%s=%u-%u", l4, rnd() % 2 ? "sport" : "dport", lo, lo + (unsigned)(rnd() % 5000));
+		snprintf(buf, len, "%s.%s=%u-%u", l4, rnd() % 2 ? "sport" : "dport", lo,
+			 lo + (unsigned)(rnd() % 5000));
 		return;
 	case 3:
 		/* payload fields are 2, 4 or 8 bytes */
@@ -137,14 +146,16 @@ static void random_spec(char *buf, size_t len, int ipver, uint8_t proto, uint32_
 		/* anywhere in the payload, any alignment, either byte order */
 		off = hdrs + rnd() % (min_payload - w + 1);
 		if (w == 1)
-			snprintf(buf, len, "u8@%u+=%llu%s", off, (unsigned long long)(rnd() % 300), mod);
+			snprintf(buf, len, "u8@%u+=%llu%s", off, (unsigned long long)(rnd() % 300),
+				 mod);
 		else
 			snprintf(buf, len, "u%u%s@%u+=%llu%s", w * 8, rnd() % 2 ? "be" : "le", off,
 				 (unsigned long long)(rnd() % 100000), mod);
 	}
 }
 
-static int check_csums(const uint8_t *f, uint32_t len, int ipver, uint8_t proto, char *why, size_t wl)
+static int check_csums(const uint8_t *f, uint32_t len, int ipver, uint8_t proto, char *why,
+		       size_t wl)
 {
 	uint32_t l3len = ipver == 6 ? 40 : 20;
 	const uint8_t *ip = f + 14, *l4 = ip + l3len;
@@ -156,7 +167,8 @@ static int check_csums(const uint8_t *f, uint32_t len, int ipver, uint8_t proto,
 	if (proto == IPPROTO_UDP && !l4[6] && !l4[7])
 		return 0;
 	if (l4_csum(ip, l4, len - 14 - l3len, proto)) {
-		snprintf(why, wl, "%s checksum does not verify", proto == IPPROTO_UDP ? "UDP" : "TCP");
+		snprintf(why, wl, "%s checksum does not verify",
+			 proto == IPPROTO_UDP ? "UDP" : "TCP");
 		return -1;
 	}
 	return 0;
@@ -182,11 +194,14 @@ static void usage(FILE *f)
  * The kernel engine's departure times against the userspace pacer's: random
  * rates and capture timings, threads, first sequence numbers, k near and far.
  */
-static int pacer_cases(const struct iface *lo, uint64_t cases, uint64_t *checked, uint64_t *mismatches)
+static int pacer_cases(const struct iface *lo, uint64_t cases, uint64_t *checked,
+		       uint64_t *mismatches)
 {
 	for (uint64_t c = 0; c < cases; c++) {
-		struct engine_opts o = { .threads = 1 + rnd() % 4, .first_n = rnd() % 2 ? 0 : rnd() % (1ULL << 40) };
-		uint64_t ks[XR_DUE_TEST_K], due[XR_DUE_TEST_K], t0 = 1000000000ULL + rnd() % (1ULL << 50), ts = 0;
+		struct engine_opts o = { .threads = 1 + rnd() % 4,
+					 .first_n = rnd() % 2 ? 0 : rnd() % (1ULL << 40) };
+		uint64_t ks[XR_DUE_TEST_K], due[XR_DUE_TEST_K],
+			t0 = 1000000000ULL + rnd() % (1ULL << 50), ts = 0;
 		unsigned int thread = rnd() % o.threads;
 		uint8_t frame[64] = { [12] = 0x88, [13] = 0xb5 };
 		struct frameset fs;
@@ -208,8 +223,10 @@ static int pacer_cases(const struct iface *lo, uint64_t cases, uint64_t *checked
 			o.multiplier = (double)(1 + rnd() % 1000000000) / 1000;
 		}
 		for (int i = 0; i < XR_DUE_TEST_K; i++)
-			ks[i] = i < 4 ? (uint64_t)i : i < 8 ? rnd() % 100000 : i < 12 ? rnd() % (1ULL << 32) :
-									    rnd() % (1ULL << 44);
+			ks[i] = i < 4  ? (uint64_t)i :
+				i < 8  ? rnd() % 100000 :
+				i < 12 ? rnd() % (1ULL << 32) :
+					 rnd() % (1ULL << 44);
 		if (!err)
 			err = kengine_due_test(lo, &o, thread, t0, ks, XR_DUE_TEST_K, due);
 		if (err) {
@@ -220,17 +237,21 @@ static int pacer_cases(const struct iface *lo, uint64_t cases, uint64_t *checked
 			struct xr_frame fr[8];
 
 			for (size_t i = 0; i < fs.n; i++)
-				fr[i] = (struct xr_frame){ .len = fs.frames[i].len, .ts_ns = fs.frames[i].ts_ns };
+				fr[i] = (struct xr_frame){ .len = fs.frames[i].len,
+							   .ts_ns = fs.frames[i].ts_ns };
 			pacer_init(&p, &o, thread, t0, fr);
 			for (int i = 0; i < XR_DUE_TEST_K; i++) {
 				uint64_t want = pacer_due(&p, ks[i]);
 
 				(*checked)++;
 				if (due[i] != want && ++*mismatches <= 5)
-					fprintf(stderr, "selftest pacer: case %llu (%s, %u threads), k=%llu: BPF %llu ns, "
-						"userspace %llu ns\n", (unsigned long long)c,
-						o.pace == XR_PACE_RATE ? "rate" : "capture", o.threads,
-						(unsigned long long)ks[i], (unsigned long long)due[i],
+					fprintf(stderr,
+						"selftest pacer: case %llu (%s, %u threads), k=%llu: BPF %llu ns, "
+						"userspace %llu ns\n",
+						(unsigned long long)c,
+						o.pace == XR_PACE_RATE ? "rate" : "capture",
+						o.threads, (unsigned long long)ks[i],
+						(unsigned long long)due[i],
 						(unsigned long long)want);
 			}
 		}
@@ -256,8 +277,14 @@ int cmd_selftest(int argc, char **argv)
 	opterr = 0;
 	while ((opt = getopt_long(argc, argv, ":vh", opts, NULL)) != -1) {
 		switch (opt) {
-		case 'c': if (cli_count("selftest", "cases", optarg, &cases)) return XR_EXIT_USAGE; break;
-		case 's': if (cli_count("selftest", "seed", optarg, &seed)) return XR_EXIT_USAGE; break;
+		case 'c':
+			if (cli_count("selftest", "cases", optarg, &cases))
+				return XR_EXIT_USAGE;
+			break;
+		case 's':
+			if (cli_count("selftest", "seed", optarg, &seed))
+				return XR_EXIT_USAGE;
+			break;
 		case 'v': xr_verbosity++; break;
 		case 'h': usage(stdout); return XR_EXIT_OK;
 		default: return cli_bad_option("selftest", argv, opt);
@@ -277,7 +304,8 @@ int cmd_selftest(int argc, char **argv)
 	for (uint64_t c = 0; c < cases && !err; c++) {
 		uint8_t proto = rnd() % 2 ? IPPROTO_UDP : IPPROTO_TCP, buf[XR_MAX_FRAME], v6high[8];
 		int ipver = rnd() % 3 ? 4 : 6;
-		uint32_t l4hdr = proto == IPPROTO_UDP ? 8 : 20, min_payload = UINT32_MAX, out_len[MAX_NS];
+		uint32_t l4hdr = proto == IPPROTO_UDP ? 8 : 20, min_payload = UINT32_MAX,
+			 out_len[MAX_NS];
 		uint32_t hdrs = 14 + (ipver == 6 ? 40 : 20) + l4hdr;
 		struct rewrite_spec specs[XR_MAX_OPS];
 		struct engine_opts o = { .threads = 1 };
@@ -290,7 +318,8 @@ int cmd_selftest(int argc, char **argv)
 		/* 2001:db8:: upper half, so that the ip6.* ranges below fit every frame */
 		memcpy(v6high, "\x20\x01\x0d\xb8\0\0\0\0", 8);
 		for (int i = 0; i < nframes; i++) {
-			uint32_t payload = 16 + rnd() % 1400, len = random_frame(buf, ipver, proto, payload, v6high);
+			uint32_t payload = 16 + rnd() % 1400,
+				 len = random_frame(buf, ipver, proto, payload, v6high);
 
 			if (payload < min_payload)
 				min_payload = payload;
@@ -338,7 +367,8 @@ int cmd_selftest(int argc, char **argv)
 			rewrite_apply(o.ops, o.nops, ref, fr->len, ns[i]);
 			frames_checked++;
 			if (out_len[i] != fr->len)
-				snprintf(why, sizeof(why), "BPF gave %u bytes, expected %u", out_len[i], fr->len);
+				snprintf(why, sizeof(why), "BPF gave %u bytes, expected %u",
+					 out_len[i], fr->len);
 			else if (memcmp(out + (size_t)i * XR_MAX_FRAME, ref, fr->len))
 				snprintf(why, sizeof(why), "bytes differ from the reference");
 			else
@@ -346,8 +376,8 @@ int cmd_selftest(int argc, char **argv)
 			if (why[0]) {
 				mismatches++;
 				if (mismatches <= 5) {
-					fprintf(stderr, "selftest: case %llu, n=%llu:", (unsigned long long)c,
-						(unsigned long long)ns[i]);
+					fprintf(stderr, "selftest: case %llu, n=%llu:",
+						(unsigned long long)c, (unsigned long long)ns[i]);
 					for (int s = 0; s < nspecs; s++)
 						fprintf(stderr, " --rewrite %s", text[s]);
 					fprintf(stderr, ": %s\n", why);
@@ -364,10 +394,12 @@ done:
 		return XR_EXIT_ENV;
 	}
 	printf("selftest rewrite: %llu cases, %llu frames, %llu mismatches (seed %llu; %llu plans drawn again)\n",
-	       (unsigned long long)cases, (unsigned long long)frames_checked, (unsigned long long)mismatches,
-	       (unsigned long long)seed, (unsigned long long)redrawn);
+	       (unsigned long long)cases, (unsigned long long)frames_checked,
+	       (unsigned long long)mismatches, (unsigned long long)seed,
+	       (unsigned long long)redrawn);
 	{
-		uint64_t lw_cases = cases / 10 ? cases / 10 : 1, checked = 0, lw_mis = 0, lw_frames = 0;
+		uint64_t lw_cases = cases / 10 ? cases / 10 : 1, checked = 0, lw_mis = 0,
+			 lw_frames = 0;
 
 		err = selftest_lorawan(&lo, lw_cases, rnd, &checked, &lw_mis, &lw_frames);
 		if (err) {
@@ -375,7 +407,8 @@ done:
 			return XR_EXIT_ENV;
 		}
 		printf("selftest lorawan: AES/CMAC and published vectors, %llu random fleets, %llu frames; "
-		       "%llu checks, %llu mismatches\n", (unsigned long long)lw_cases, (unsigned long long)lw_frames,
+		       "%llu checks, %llu mismatches\n",
+		       (unsigned long long)lw_cases, (unsigned long long)lw_frames,
 		       (unsigned long long)checked, (unsigned long long)lw_mis);
 		mismatches += lw_mis;
 	}
@@ -387,8 +420,9 @@ done:
 			fprintf(stderr, "selftest pacer: could not run: %s\n", strerror(-err));
 			return XR_EXIT_ENV;
 		}
-		printf("selftest pacer: %llu cases, %llu departure times, %llu mismatches\n", (unsigned long long)pc,
-		       (unsigned long long)checked, (unsigned long long)p_mis);
+		printf("selftest pacer: %llu cases, %llu departure times, %llu mismatches\n",
+		       (unsigned long long)pc, (unsigned long long)checked,
+		       (unsigned long long)p_mis);
 		mismatches += p_mis;
 	}
 	return mismatches ? XR_EXIT_FAIL : XR_EXIT_OK;

@@ -10,7 +10,7 @@
  * then `cases` random fleets; counts what it checked and what differed.
  * 0 or -errno when a check could not run.
  */
-int selftest_lorawan(const struct iface *lo, uint64_t cases, uint64_t (*rnd)(void), uint64_t *checked,
-		     uint64_t *mismatches, uint64_t *frames);
+int selftest_lorawan(const struct iface *lo, uint64_t cases, uint64_t (*rnd)(void),
+		     uint64_t *checked, uint64_t *mismatches, uint64_t *frames);
 
 #endif

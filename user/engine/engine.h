@@ -56,66 +56,66 @@ struct engine_opts {
 	const struct iface *ifc;
 	struct frameset *fs;
 	unsigned int threads;
-	int cpus[XR_MAX_CPUS];   /* CPU of each thread */
-	uint64_t count;          /* frames to send; XR_FOREVER = until duration or signal */
-	uint64_t duration_ns;    /* 0 = no limit */
+	int cpus[XR_MAX_CPUS]; /* CPU of each thread */
+	uint64_t count; /* frames to send; XR_FOREVER = until duration or signal */
+	uint64_t duration_ns; /* 0 = no limit */
 	enum xr_pace pace;
-	double pps;              /* XR_PACE_RATE: all threads together */
-	double multiplier;       /* XR_PACE_PCAP */
-	unsigned int batch;      /* live-frames batch size */
-	bool progress;           /* live line on stderr */
+	double pps; /* XR_PACE_RATE: all threads together */
+	double multiplier; /* XR_PACE_PCAP */
+	unsigned int batch; /* live-frames batch size */
+	bool progress; /* live line on stderr */
 	struct engine_live *live; /* NULL, or updated while the run runs */
 	/* called once the first departure time is fixed (CLOCK_MONOTONIC), before anything is sent */
 	void (*on_start)(void *ctx, uint64_t start_ns);
 	void *on_start_ctx;
 	struct xr_op ops[XR_MAX_OPS]; /* rewrite plan, the same for every frame */
 	unsigned int nops;
-	uint64_t first_n;        /* the first sequence number (default 0) */
+	uint64_t first_n; /* the first sequence number (default 0) */
 	/* the server's answers: counted by xr_replies on ifc unless XR_REPLY_NONE */
 	enum xr_reply_kind reply_kind;
 	struct xr_reply_match rpl;
-	uint64_t reply_wait_ns;  /* after the last frame, how long answers may take */
-	uint32_t ts_mask;        /* send_ts slot of n: n & ts_mask (0: the whole ring) */
+	uint64_t reply_wait_ns; /* after the last frame, how long answers may take */
+	uint32_t ts_mask; /* send_ts slot of n: n & ts_mask (0: the whole ring) */
 	/* the protocol's share (kernel engine) */
-	enum xr_hook hook;       /* its per-packet rewrite after the plan */
-	bool copy_always;        /* the hook writes into the frame: copy it whole even for one frame */
-	uint64_t frame_div;      /* frame of n: (n / frame_div) mod N (0 or 1: n mod N) */
+	enum xr_hook hook; /* its per-packet rewrite after the plan */
+	bool copy_always; /* the hook writes into the frame: copy it whole even for one frame */
+	uint64_t frame_div; /* frame of n: (n / frame_div) mod N (0 or 1: n mod N) */
 	const struct engine_proto *proto;
-	uint64_t umem_limit;     /* xsk: refuse a UMEM larger than this (0: no limit) */
+	uint64_t umem_limit; /* xsk: refuse a UMEM larger than this (0: no limit) */
 };
 
 /* The server's answers to a run's frames and their round trips (bpf/shared/replies.h). */
 struct engine_replies {
 	struct xr_replies_stats st; /* summed over CPUs */
-	uint64_t *hist;          /* XR_RTT_SECS x XR_RTT_BUCKETS, summed over CPUs */
-	unsigned int seconds;    /* seconds of the run that the histograms cover */
+	uint64_t *hist; /* XR_RTT_SECS x XR_RTT_BUCKETS, summed over CPUs */
+	unsigned int seconds; /* seconds of the run that the histograms cover */
 };
 
 /* Why frames asked for were not sent. */
 struct engine_unsent {
-	uint64_t ring_full;     /* the driver refused them (xmit drops) */
-	uint64_t redirect;      /* refused before the driver (MTU, link down) */
-	uint64_t bad_frame;     /* the program could not build them */
-	uint64_t interrupted;   /* SIGINT/SIGTERM came first */
-	uint64_t duration;      /* --duration came first (top speed, or --count beyond the duration) */
-	uint64_t behind;        /* due before --duration's end, not sent: the sender fell behind */
-	uint64_t device_error;  /* the device failed (link down, device gone) before they were sent */
-	uint64_t unaccounted;   /* handed to the driver, outcome unknown: a bug if ever non-zero */
+	uint64_t ring_full; /* the driver refused them (xmit drops) */
+	uint64_t redirect; /* refused before the driver (MTU, link down) */
+	uint64_t bad_frame; /* the program could not build them */
+	uint64_t interrupted; /* SIGINT/SIGTERM came first */
+	uint64_t duration; /* --duration came first (top speed, or --count beyond the duration) */
+	uint64_t behind; /* due before --duration's end, not sent: the sender fell behind */
+	uint64_t device_error; /* the device failed (link down, device gone) before they were sent */
+	uint64_t unaccounted; /* handed to the driver, outcome unknown: a bug if ever non-zero */
 };
 
 struct engine_result {
-	uint64_t asked;   /* count, or what was attempted when running until stopped */
+	uint64_t asked; /* count, or what was attempted when running until stopped */
 	uint64_t sent;
 	uint64_t sent_bytes;
 	struct engine_unsent unsent;
 	int xmit_err, redirect_errno;
 	uint64_t start_ns, end_ns; /* CLOCK_MONOTONIC */
-	bool interrupted;         /* SIGINT/SIGTERM stopped the run */
-	uint64_t *per_sec;        /* frames sent in each second of the run (malloc'ed), nsec of them */
+	bool interrupted; /* SIGINT/SIGTERM stopped the run */
+	uint64_t *per_sec; /* frames sent in each second of the run (malloc'ed), nsec of them */
 	unsigned int nsec;
 	const char *engine;
 	struct engine_replies replies; /* with a reply kind; hist is malloc'ed */
-	uint64_t hook_ctr[2];     /* the protocol hook's counters, summed over threads */
+	uint64_t hook_ctr[2]; /* the protocol hook's counters, summed over threads */
 };
 
 /* mmaps an mmapable array map whole; *sz is the mapped size. NULL on failure. */
@@ -126,8 +126,8 @@ uint64_t rtt_bucket_floor(unsigned int b);
 
 static inline uint64_t engine_unsent_total(const struct engine_unsent *u)
 {
-	return u->ring_full + u->redirect + u->bad_frame + u->interrupted + u->duration + u->behind +
-	       u->device_error + u->unaccounted;
+	return u->ring_full + u->redirect + u->bad_frame + u->interrupted + u->duration +
+	       u->behind + u->device_error + u->unaccounted;
 }
 
 /* Set from a signal handler: stop sending and report. */
@@ -142,11 +142,11 @@ int xengine_run(const struct engine_opts *o, struct engine_result *res);
  * drops it (nothing leaves) and only whether live frames work is known.
  */
 struct kengine_probe {
-	bool loaded;    /* the program loaded (BTF, live frames flag known) */
-	bool ran;       /* BPF_PROG_RUN with live frames worked */
-	bool xmit_ok;   /* the driver took the frame */
-	int err;        /* errno of the failing step */
-	int xmit_err;   /* the driver's error */
+	bool loaded; /* the program loaded (BTF, live frames flag known) */
+	bool ran; /* BPF_PROG_RUN with live frames worked */
+	bool xmit_ok; /* the driver took the frame */
+	int err; /* errno of the failing step */
+	int xmit_err; /* the driver's error */
 	const char *step;
 };
 int kengine_probe(const struct iface *ifc, bool send_frame, struct kengine_probe *p);
@@ -160,11 +160,10 @@ int kengine_probe(const struct iface *ifc, bool send_frame, struct kengine_probe
  * The program's departure times (due_ns) of ks for thread `thread` of o's
  * run starting at t0, into due: what the selftest holds against pacer_due.
  */
-int kengine_due_test(const struct iface *ifc, const struct engine_opts *o, unsigned int thread, uint64_t t0,
-		     const uint64_t *ks, size_t n, uint64_t *due);
+int kengine_due_test(const struct iface *ifc, const struct engine_opts *o, unsigned int thread,
+		     uint64_t t0, const uint64_t *ks, size_t n, uint64_t *due);
 
-int kengine_run_frames(const struct iface *ifc, struct engine_opts *o, const uint64_t *ns, size_t count,
-		       uint8_t *out, uint32_t *out_len, uint64_t *ring_hits);
-
+int kengine_run_frames(const struct iface *ifc, struct engine_opts *o, const uint64_t *ns,
+		       size_t count, uint8_t *out, uint32_t *out_len, uint64_t *ring_hits);
 
 #endif

@@ -37,7 +37,8 @@ int iface_get(const char *name, struct iface *ifc)
 	ifc->ifindex = if_nametoindex(name);
 	if (!ifc->ifindex) {
 		err = -errno;
-		pr_warn("interface %s: %s\n", name, err == -ENODEV ? "no such interface" : strerror(-err));
+		pr_warn("interface %s: %s\n", name,
+			err == -ENODEV ? "no such interface" : strerror(-err));
 		return err;
 	}
 	fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);

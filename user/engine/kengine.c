@@ -44,10 +44,10 @@
 #include "util/units.h"
 #include "gen.skel.h"
 
-#define SHORT_RUN_MAX 31              /* repeat below 32 avoids the slow set-up */
+#define SHORT_RUN_MAX 31 /* repeat below 32 avoids the slow set-up */
 #define LONG_RUN_MAX (1 << 30)
-#define USER_PACED_MAX_PPS 500000.0   /* per thread; above it the program paces */
-#define POLL_NS 1000000ULL            /* control loop period */
+#define USER_PACED_MAX_PPS 500000.0 /* per thread; above it the program paces */
+#define POLL_NS 1000000ULL /* control loop period */
 /*
  * Low-rate pacing wakes at most this often and then sends all that is due:
  * fewer, fuller calls, at the price of frames leaving up to this much late.
@@ -59,7 +59,7 @@ volatile sig_atomic_t xr_stop;
 struct kengine {
 	struct gen_bpf *skel;
 	struct bpf_link *links[2];
-	struct bpf_link *hold;  /* keeps xr_gen in the XDP dispatcher */
+	struct bpf_link *hold; /* keeps xr_gen in the XDP dispatcher */
 	struct bpf_link *replies; /* xr_replies on the interface */
 	int hold_netns_fd;
 	struct xr_gen_slot *slots;
@@ -136,8 +136,9 @@ static void hold_dispatcher(struct kengine *k)
 	if (pthread_create(&tid, NULL, hold_main, &h) || pthread_join(tid, NULL))
 		h.err = -EAGAIN;
 	if (h.err)
-		pr_debug("cannot hold the XDP dispatcher (%s): each BPF_PROG_RUN call will cost more\n",
-			 strerror(-h.err));
+		pr_debug(
+			"cannot hold the XDP dispatcher (%s): each BPF_PROG_RUN call will cost more\n",
+			strerror(-h.err));
 }
 
 static void kengine_close(struct kengine *k)
@@ -210,7 +211,9 @@ static int kengine_open(struct kengine *k, const struct iface *ifc, const struct
 		.pace = o ? o->pace : XR_PACE_NONE,
 		.nthreads = o ? o->threads : 1,
 		.span_ns = fs ? fs->span_ns : 0,
-		.mult_milli = o && o->pace == XR_PACE_PCAP ? (uint64_t)(o->multiplier * 1000 + 0.5) : 1000,
+		.mult_milli = o && o->pace == XR_PACE_PCAP ?
+				      (uint64_t)(o->multiplier * 1000 + 0.5) :
+				      1000,
 		.nops = o ? o->nops : 0,
 		.stamp = o ? o->reply_kind != XR_REPLY_NONE : 0,
 		.first_n = o ? o->first_n : 0,
@@ -229,8 +232,9 @@ static int kengine_open(struct kengine *k, const struct iface *ifc, const struct
 	if (o) {
 		memcpy(k->skel->rodata->cfg.ops, o->ops, sizeof(o->ops));
 		if (!copy && fs && o->nops)
-			rewrite_nocopy(k->skel->rodata->cfg.ops, o->nops, fs->bytes + fs->frames[0].off,
-				       fs->frames[0].len, &k->skel->rodata->cfg.nc);
+			rewrite_nocopy(k->skel->rodata->cfg.ops, o->nops,
+				       fs->bytes + fs->frames[0].off, fs->frames[0].len,
+				       &k->skel->rodata->cfg.nc);
 	}
 	if (!k->skel->rodata->cfg.mult_milli)
 		k->skel->rodata->cfg.mult_milli = 1;
@@ -263,8 +267,11 @@ static int kengine_open(struct kengine *k, const struct iface *ifc, const struct
 				chunk++;
 				off = 0;
 			}
-			memcpy(k->data + (size_t)chunk * XR_CHUNK_VALUE + off, fs->bytes + f->off, f->len);
-			k->frames[i] = (struct xr_frame){ .chunk = chunk, .off = off, .len = f->len,
+			memcpy(k->data + (size_t)chunk * XR_CHUNK_VALUE + off, fs->bytes + f->off,
+			       f->len);
+			k->frames[i] = (struct xr_frame){ .chunk = chunk,
+							  .off = off,
+							  .len = f->len,
 							  .ts_ns = f->ts_ns };
 			off += f->len;
 		}
@@ -296,7 +303,8 @@ static int kengine_open(struct kengine *k, const struct iface *ifc, const struct
 	if (!k->links[0] || !k->links[1]) {
 		err = -errno;
 		pr_warn("cannot attach the xdp_devmap_xmit/xdp_redirect_err tracepoints that account for "
-			"sent frames: %s\n", strerror(-err));
+			"sent frames: %s\n",
+			strerror(-err));
 		goto err;
 	}
 	if (o)
@@ -310,15 +318,9 @@ err:
 static int run_live(struct kengine *k, int repeat, unsigned int batch)
 {
 	struct xdp_md ctx = { .data_end = k->tmpl_len, .ingress_ifindex = k->ifindex };
-	LIBBPF_OPTS(bpf_test_run_opts, topts,
-		.data_in = k->tmpl,
-		.data_size_in = k->tmpl_len,
-		.ctx_in = &ctx,
-		.ctx_size_in = sizeof(ctx),
-		.repeat = repeat,
-		.flags = BPF_F_TEST_XDP_LIVE_FRAMES,
-		.batch_size = batch,
-	);
+	LIBBPF_OPTS(bpf_test_run_opts, topts, .data_in = k->tmpl, .data_size_in = k->tmpl_len,
+		    .ctx_in = &ctx, .ctx_size_in = sizeof(ctx), .repeat = repeat,
+		    .flags = BPF_F_TEST_XDP_LIVE_FRAMES, .batch_size = batch, );
 
 	return bpf_prog_test_run_opts(bpf_program__fd(k->skel->progs.xr_gen), &topts) ? -errno : 0;
 }
@@ -334,7 +336,8 @@ static void *sender_main(void *arg)
 	err = pin_to_cpu(sd->cpu);
 	if (err) {
 		sd->err = err;
-		pr_warn("cannot pin thread %u to CPU %d: %s\n", sd->thread, sd->cpu, strerror(-err));
+		pr_warn("cannot pin thread %u to CPU %d: %s\n", sd->thread, sd->cpu,
+			strerror(-err));
 		goto out;
 	}
 	while (!xr_stop && s->k_next < s->k_end) {
@@ -344,7 +347,8 @@ static void *sender_main(void *arg)
 		if (o->pace == XR_PACE_NONE) {
 			repeat = left < LONG_RUN_MAX ? (int)left : LONG_RUN_MAX;
 		} else if (sd->user_paced) {
-			repeat = pacer_wait(&sd->pacer, s->k_next, s->k_end, SHORT_RUN_MAX, USER_PACED_TICK_NS);
+			repeat = pacer_wait(&sd->pacer, s->k_next, s->k_end, SHORT_RUN_MAX,
+					    USER_PACED_TICK_NS);
 		} else {
 			repeat = LONG_RUN_MAX;
 		}
@@ -355,7 +359,8 @@ static void *sender_main(void *arg)
 		sd->calls++;
 		if (err && err != -EINTR) {
 			sd->err = err;
-			pr_warn("BPF_PROG_RUN (live frames) on CPU %d failed: %s\n", sd->cpu, strerror(-err));
+			pr_warn("BPF_PROG_RUN (live frames) on CPU %d failed: %s\n", sd->cpu,
+				strerror(-err));
 			break;
 		}
 	}
@@ -373,8 +378,8 @@ static uint64_t op_mulmod(const struct xr_op *op, uint64_t n)
 }
 
 /* The running values of a slot whose next sequence number is n (see struct xr_gen_slot). */
-static void slot_ops_init(struct xr_gen_slot *s, const struct xr_op *ops, unsigned int nops, uint64_t n,
-			  unsigned int nthreads)
+static void slot_ops_init(struct xr_gen_slot *s, const struct xr_op *ops, unsigned int nops,
+			  uint64_t n, unsigned int nthreads)
 {
 	for (unsigned int i = 0; i < nops && i < XR_MAX_OPS; i++) {
 		s->op_val[i] = op_mulmod(&ops[i], n);
@@ -431,8 +436,8 @@ static void on_sigusr1(int sig)
 }
 
 /* The running totals of the started threads, as the tracepoints and the program count them. */
-static void slots_sum(const struct kengine *k, const struct sender *sd, unsigned int n, uint64_t *sent,
-		      uint64_t *failed, uint64_t *bytes)
+static void slots_sum(const struct kengine *k, const struct sender *sd, unsigned int n,
+		      uint64_t *sent, uint64_t *failed, uint64_t *bytes)
 {
 	*sent = *failed = *bytes = 0;
 	for (unsigned int i = 0; i < n; i++) {
@@ -469,8 +474,11 @@ int kengine_run(const struct engine_opts *o, struct engine_result *res)
 		k.replies = bpf_program__attach_xdp(k.skel->progs.xr_replies, o->ifc->ifindex);
 		if (!k.replies) {
 			err = -errno;
-			pr_warn("cannot attach the reply counter to %s: %s%s\n", o->ifc->name, strerror(-err),
-				err == -EBUSY || err == -EEXIST ? " (another XDP program is attached)" : "");
+			pr_warn("cannot attach the reply counter to %s: %s%s\n", o->ifc->name,
+				strerror(-err),
+				err == -EBUSY || err == -EEXIST ?
+					" (another XDP program is attached)" :
+					"");
 			kengine_close(&k);
 			return err;
 		}
@@ -506,9 +514,10 @@ int kengine_run(const struct engine_opts *o, struct engine_result *res)
 		if (o->pace == XR_PACE_RATE)
 			sd[i].user_paced = o->pps / o->threads <= USER_PACED_MAX_PPS;
 		else if (o->pace == XR_PACE_PCAP)
-			sd[i].user_paced = o->fs->span_ns == 0 ||
-					   o->fs->n * o->multiplier * 1e9 / o->fs->span_ns / o->threads <=
-						   USER_PACED_MAX_PPS;
+			sd[i].user_paced = o->fs->span_ns == 0 || o->fs->n * o->multiplier * 1e9 /
+										  o->fs->span_ns /
+										  o->threads <=
+									  USER_PACED_MAX_PPS;
 	}
 	/* the protocol's helpers (a precompute thread, say) are ready before the first departure */
 	if (proto && proto->start) {
@@ -553,7 +562,8 @@ int kengine_run(const struct engine_opts *o, struct engine_result *res)
 
 			if (sd[i].done)
 				done++;
-			else if (s->k_next >= s->k_end && (o->pace != XR_PACE_NONE || s->k_end == 0))
+			else if (s->k_next >= s->k_end &&
+				 (o->pace != XR_PACE_NONE || s->k_end == 0))
 				pthread_kill(sd[i].tid, SIGUSR1);
 		}
 		if (done == started)
@@ -562,7 +572,8 @@ int kengine_run(const struct engine_opts *o, struct engine_result *res)
 			uint64_t sent, failed, bytes;
 
 			slots_sum(&k, sd, started, &sent, &failed, &bytes);
-			meter_tick(&meter, now, sent, failed, sent + failed ? (double)bytes / (sent + failed) : 0);
+			meter_tick(&meter, now, sent, failed,
+				   sent + failed ? (double)bytes / (sent + failed) : 0);
 		}
 		sleep_until(now + POLL_NS);
 	}
@@ -588,8 +599,10 @@ int kengine_run(const struct engine_opts *o, struct engine_result *res)
 
 	for (unsigned int i = 0; i < o->threads; i++) {
 		const struct xr_gen_slot *s = &k.slots[o->cpus[i]];
-		enum thread_stop why = sd[i].err ? STOP_ERROR : xr_stop ? STOP_SIGNAL :
-				       stopped_by_duration ? STOP_DEADLINE : STOP_DONE;
+		enum thread_stop why = sd[i].err	   ? STOP_ERROR :
+				       xr_stop		   ? STOP_SIGNAL :
+				       stopped_by_duration ? STOP_DEADLINE :
+							     STOP_DONE;
 
 		if (i >= started)
 			why = STOP_ERROR;
@@ -609,9 +622,11 @@ int kengine_run(const struct engine_opts *o, struct engine_result *res)
 			res->redirect_errno = s->redirect_errno;
 		if (sd[i].err && !err)
 			err = sd[i].err;
-		pr_debug("thread %u on CPU %d: %llu BPF_PROG_RUN calls, %.1f us each, %llu frames handed to XDP_TX\n",
-			 i, sd[i].cpu, (unsigned long long)sd[i].calls,
-			 sd[i].calls ? sd[i].call_ns / 1e3 / sd[i].calls : 0, (unsigned long long)s->tx);
+		pr_debug(
+			"thread %u on CPU %d: %llu BPF_PROG_RUN calls, %.1f us each, %llu frames handed to XDP_TX\n",
+			i, sd[i].cpu, (unsigned long long)sd[i].calls,
+			sd[i].calls ? sd[i].call_ns / 1e3 / sd[i].calls : 0,
+			(unsigned long long)s->tx);
 	}
 	if (tx > accounted)
 		res->unsent.unaccounted = tx - accounted;
@@ -678,8 +693,8 @@ out:
 	return 0;
 }
 
-int kengine_run_frames(const struct iface *ifc, struct engine_opts *o, const uint64_t *ns, size_t count,
-		       uint8_t *out, uint32_t *out_len, uint64_t *ring_hits)
+int kengine_run_frames(const struct iface *ifc, struct engine_opts *o, const uint64_t *ns,
+		       size_t count, uint8_t *out, uint32_t *out_len, uint64_t *ring_hits)
 {
 	struct xr_gen_slot *slot;
 	struct kengine k;
@@ -695,15 +710,9 @@ int kengine_run_frames(const struct iface *ifc, struct engine_opts *o, const uin
 	slot = &k.slots[cpu];
 	for (size_t i = 0; i < count; i++) {
 		struct xdp_md ctx = { .data_end = k.tmpl_len, .ingress_ifindex = k.ifindex };
-		LIBBPF_OPTS(bpf_test_run_opts, topts,
-			.data_in = k.tmpl,
-			.data_size_in = k.tmpl_len,
-			.data_out = out + i * XR_MAX_FRAME,
-			.data_size_out = XR_MAX_FRAME,
-			.ctx_in = &ctx,
-			.ctx_size_in = sizeof(ctx),
-			.repeat = 1,
-		);
+		LIBBPF_OPTS(bpf_test_run_opts, topts, .data_in = k.tmpl, .data_size_in = k.tmpl_len,
+			    .data_out = out + i * XR_MAX_FRAME, .data_size_out = XR_MAX_FRAME,
+			    .ctx_in = &ctx, .ctx_size_in = sizeof(ctx), .repeat = 1, );
 
 		memset(slot, 0, sizeof(*slot));
 		slot->k_next = ns[i];
@@ -725,11 +734,12 @@ out:
 	return err;
 }
 
-int kengine_due_test(const struct iface *ifc, const struct engine_opts *o, unsigned int thread, uint64_t t0,
-		     const uint64_t *ks, size_t n, uint64_t *due)
+int kengine_due_test(const struct iface *ifc, const struct engine_opts *o, unsigned int thread,
+		     uint64_t t0, const uint64_t *ks, size_t n, uint64_t *due)
 {
 	uint8_t pkt[64] = {};
-	LIBBPF_OPTS(bpf_test_run_opts, topts, .data_in = pkt, .data_size_in = sizeof(pkt), .repeat = 1);
+	LIBBPF_OPTS(bpf_test_run_opts, topts, .data_in = pkt, .data_size_in = sizeof(pkt),
+		    .repeat = 1);
 	struct xr_due_test t = { .n = n };
 	struct pacer p;
 	struct kengine k;
@@ -742,7 +752,9 @@ int kengine_due_test(const struct iface *ifc, const struct engine_opts *o, unsig
 	if (err)
 		return err;
 	pacer_init(&p, o, thread, t0, k.frames);
-	t.slot = (struct xr_gen_slot){ .thread = thread, .t0_ns = p.t0_ns, .k_base = p.k_base,
+	t.slot = (struct xr_gen_slot){ .thread = thread,
+				       .t0_ns = p.t0_ns,
+				       .k_base = p.k_base,
 				       .interval_ps = p.interval_ps };
 	memcpy(t.k, ks, n * sizeof(*ks));
 	if (bpf_map_update_elem(bpf_map__fd(k.skel->maps.due_test), &zero, &t, 0) ||

@@ -8,8 +8,13 @@
 
 void meter_init(struct run_meter *m, const struct engine_opts *o, uint64_t start_ns, uint64_t total)
 {
-	*m = (struct run_meter){ .start_ns = start_ns, .total = total, .duration_ns = o->duration_ns,
-				 .progress = o->progress, .live = o->live, .last_t = start_ns, .next_line = start_ns + SEC,
+	*m = (struct run_meter){ .start_ns = start_ns,
+				 .total = total,
+				 .duration_ns = o->duration_ns,
+				 .progress = o->progress,
+				 .live = o->live,
+				 .last_t = start_ns,
+				 .next_line = start_ns + SEC,
 				 .next_sec = start_ns + SEC };
 	if (m->live) {
 		pthread_mutex_lock(&m->live->lock);
@@ -64,14 +69,16 @@ void meter_tick(struct run_meter *m, uint64_t now, uint64_t sent, uint64_t faile
 
 		if (pps > 0 && done < m->total)
 			left_s = (m->total - done) / pps;
-		fprintf(stderr, "  %.1f%% of %s", 100.0 * done / m->total, fmt_si(m->total, tot, sizeof(tot)));
+		fprintf(stderr, "  %.1f%% of %s", 100.0 * done / m->total,
+			fmt_si(m->total, tot, sizeof(tot)));
 	} else if (m->duration_ns) {
 		uint64_t end = m->start_ns + m->duration_ns;
 
 		left_s = end > now ? (end - now) / 1e9 : 0;
 	}
 	if (left_s >= 0)
-		fprintf(stderr, "  ETA %s", fmt_duration((uint64_t)(left_s * 1e9), eta, sizeof(eta)));
+		fprintf(stderr, "  ETA %s",
+			fmt_duration((uint64_t)(left_s * 1e9), eta, sizeof(eta)));
 	fputs("   ", stderr);
 	m->last_sent = sent;
 	m->last_t = now;

@@ -38,7 +38,8 @@ void pacer_init(struct pacer *p, const struct engine_opts *o, unsigned int threa
 		.thread = thread,
 		.nframes = o->fs->n,
 		.span_ns = o->fs->span_ns,
-		.mult_milli = o->pace == XR_PACE_PCAP ? (uint64_t)(o->multiplier * 1000 + 0.5) : 1000,
+		.mult_milli = o->pace == XR_PACE_PCAP ? (uint64_t)(o->multiplier * 1000 + 0.5) :
+							1000,
 		.frames = frames,
 		.first_n = o->first_n,
 	};
@@ -78,7 +79,8 @@ uint64_t pacer_k_at(const struct pacer *p, uint64_t t0, uint64_t duration_ns)
 	if (p->pace == XR_PACE_RATE) {
 		if (duration_ns <= phase)
 			return 0;
-		return ((unsigned __int128)(duration_ns - phase) * 1000 + p->interval_ps - 1) / p->interval_ps;
+		return ((unsigned __int128)(duration_ns - phase) * 1000 + p->interval_ps - 1) /
+		       p->interval_ps;
 	}
 	/*
 	 * Capture timing: departures never go back (the loader keeps capture
@@ -127,7 +129,8 @@ void thread_plan_init(struct thread_plan *tp, const struct engine_opts *o, const
 {
 	tp->k_count = XR_FOREVER;
 	if (o->count != XR_FOREVER)
-		tp->k_count = o->count > thread ? (o->count - thread + o->threads - 1) / o->threads : 0;
+		tp->k_count =
+			o->count > thread ? (o->count - thread + o->threads - 1) / o->threads : 0;
 	tp->k_due = XR_FOREVER;
 	if ((o->pace == XR_PACE_RATE || o->pace == XR_PACE_PCAP) && o->duration_ns)
 		tp->k_due = pacer_k_at(p, t0, o->duration_ns);

@@ -13,12 +13,12 @@
 
 struct pacer {
 	enum xr_pace pace;
-	uint64_t t0_ns;        /* departure of k_base */
+	uint64_t t0_ns; /* departure of k_base */
 	uint64_t k_base;
-	uint64_t interval_ps;  /* XR_PACE_RATE */
+	uint64_t interval_ps; /* XR_PACE_RATE */
 	unsigned int nthreads, thread;
 	uint64_t nframes, span_ns, mult_milli; /* XR_PACE_PCAP */
-	uint64_t first_n;      /* n = first_n + k * nthreads + thread */
+	uint64_t first_n; /* n = first_n + k * nthreads + thread */
 	const struct xr_frame *frames;
 	uint64_t last_wake;
 };

@@ -55,8 +55,13 @@ static struct check *add(struct probe_report *r, const char *name, bool ok)
 /* The capabilities BPF, XDP and AF_XDP need, and the locked-memory limit AF_XDP's UMEM counts against. */
 static bool caps_ok(char *detail, size_t len)
 {
-	static const struct { int bit; const char *name; } need[] = {
-		{ 39, "CAP_BPF" }, { 12, "CAP_NET_ADMIN" }, { 38, "CAP_PERFMON" },
+	static const struct {
+		int bit;
+		const char *name;
+	} need[] = {
+		{ 39, "CAP_BPF" },
+		{ 12, "CAP_NET_ADMIN" },
+		{ 38, "CAP_PERFMON" },
 	};
 	unsigned long long eff = 0;
 	struct rlimit rl = {};
@@ -79,12 +84,14 @@ static bool caps_ok(char *detail, size_t len)
 		bool has = eff & (1ULL << need[i].bit) || eff & (1ULL << 21 /* CAP_SYS_ADMIN */);
 
 		if (!has) {
-			at += snprintf(detail + at, at < len ? len - at : 0, "%s%s", ok ? "missing " : ", ", need[i].name);
+			at += snprintf(detail + at, at < len ? len - at : 0, "%s%s",
+				       ok ? "missing " : ", ", need[i].name);
 			ok = false;
 		}
 	}
 	if (ok)
-		snprintf(detail, len, "CAP_BPF, CAP_NET_ADMIN, CAP_PERFMON present; memlock limit %s", lim);
+		snprintf(detail, len,
+			 "CAP_BPF, CAP_NET_ADMIN, CAP_PERFMON present; memlock limit %s", lim);
 	return ok;
 }
 
@@ -173,50 +180,67 @@ static void probe_iface(struct probe_report *r, const struct iface *ifc)
 	err = try_native_xdp(ifc, &existing);
 	c = add(r, "native_xdp", !err);
 	if (!err && existing)
-		snprintf(c->detail, sizeof(c->detail), "an XDP program (id %u) is attached in driver mode", existing);
+		snprintf(c->detail, sizeof(c->detail),
+			 "an XDP program (id %u) is attached in driver mode", existing);
 	else if (!err)
-		snprintf(c->detail, sizeof(c->detail), "driver %s runs XDP programs natively", ifc->driver);
+		snprintf(c->detail, sizeof(c->detail), "driver %s runs XDP programs natively",
+			 ifc->driver);
 	else if (existing)
-		snprintf(c->detail, sizeof(c->detail), "only a generic-mode XDP program (id %u) is attached", existing);
+		snprintf(c->detail, sizeof(c->detail),
+			 "only a generic-mode XDP program (id %u) is attached", existing);
 	else
-		snprintf(c->detail, sizeof(c->detail), "driver %s: %s", ifc->driver, strerror(-err));
+		snprintf(c->detail, sizeof(c->detail), "driver %s: %s", ifc->driver,
+			 strerror(-err));
 	if (err)
-		snprintf(c->fix, sizeof(c->fix), "xdpreplay count needs native XDP on the server's NIC; "
+		snprintf(c->fix, sizeof(c->fix),
+			 "xdpreplay count needs native XDP on the server's NIC; "
 			 "generic mode works but is slower");
 
 	kengine_probe(ifc, true, &kp);
 	c = add(r, "live_frames", kp.ran);
 	if (kp.ran) {
-		snprintf(c->detail, sizeof(c->detail), "BPF_PROG_RUN with BPF_F_TEST_XDP_LIVE_FRAMES works");
+		snprintf(c->detail, sizeof(c->detail),
+			 "BPF_PROG_RUN with BPF_F_TEST_XDP_LIVE_FRAMES works");
 	} else {
-		snprintf(c->detail, sizeof(c->detail), "%s step failed: %s", kp.step, strerror(-kp.err));
-		snprintf(c->fix, sizeof(c->fix), "needs kernel >= 5.18 with BTF; run as root; -vv shows libbpf's log");
+		snprintf(c->detail, sizeof(c->detail), "%s step failed: %s", kp.step,
+			 strerror(-kp.err));
+		snprintf(c->fix, sizeof(c->fix),
+			 "needs kernel >= 5.18 with BTF; run as root; -vv shows libbpf's log");
 	}
 	c = add(r, "xdp_xmit", kp.xmit_ok);
 	if (kp.xmit_ok) {
-		snprintf(c->detail, sizeof(c->detail), "a test frame left %s through ndo_xdp_xmit%s", ifc->name,
+		snprintf(c->detail, sizeof(c->detail),
+			 "a test frame left %s through ndo_xdp_xmit%s", ifc->name,
 			 strcmp(ifc->driver, "veth") ? "" : " (the veth peer is ready to receive)");
 	} else if (kp.ran) {
 		snprintf(c->detail, sizeof(c->detail), "the driver refused the test frame: %s",
 			 strerror(-kp.xmit_err));
 		if (veth_peer_not_ready(ifc, kp.xmit_err))
-			snprintf(c->fix, sizeof(c->fix), "the veth peer has no NAPI, frames would vanish: attach an "
-				 "XDP program to the peer (xdpreplay count) or enable GRO there (ethtool -K PEER gro on)");
+			snprintf(
+				c->fix, sizeof(c->fix),
+				"the veth peer has no NAPI, frames would vanish: attach an "
+				"XDP program to the peer (xdpreplay count) or enable GRO there (ethtool -K PEER gro on)");
 		else if (kp.xmit_err == -ENETDOWN || !ifc->up)
-			snprintf(c->fix, sizeof(c->fix), "bring the interface up (ip link set %s up)", ifc->name);
+			snprintf(c->fix, sizeof(c->fix),
+				 "bring the interface up (ip link set %s up)", ifc->name);
 		else
-			snprintf(c->fix, sizeof(c->fix), "many drivers need an XDP program attached to transmit "
+			snprintf(c->fix, sizeof(c->fix),
+				 "many drivers need an XDP program attached to transmit "
 				 "XDP frames; otherwise use --engine xsk");
 	}
 
 	err = try_xsk(ifc->name, XDP_ZEROCOPY);
 	c = add(r, "afxdp_zerocopy", !err);
 	if (err) {
-		snprintf(c->detail, sizeof(c->detail), "bind with XDP_ZEROCOPY failed: %s", strerror(-err));
-		snprintf(c->fix, sizeof(c->fix), "%s", !strcmp(ifc->driver, "veth")
-			 ? "veth has no zero-copy mode; copy mode is used" : "the driver lacks AF_XDP zero-copy");
+		snprintf(c->detail, sizeof(c->detail), "bind with XDP_ZEROCOPY failed: %s",
+			 strerror(-err));
+		snprintf(c->fix, sizeof(c->fix), "%s",
+			 !strcmp(ifc->driver, "veth") ?
+				 "veth has no zero-copy mode; copy mode is used" :
+				 "the driver lacks AF_XDP zero-copy");
 	} else {
-		snprintf(c->detail, sizeof(c->detail), "driver %s supports AF_XDP zero-copy", ifc->driver);
+		snprintf(c->detail, sizeof(c->detail), "driver %s supports AF_XDP zero-copy",
+			 ifc->driver);
 	}
 	/* a socket just closed keeps its queue busy for about a second */
 	if (!err)
@@ -224,7 +248,8 @@ static void probe_iface(struct probe_report *r, const struct iface *ifc)
 	err = try_xsk(ifc->name, XDP_COPY);
 	c = add(r, "afxdp_copy", !err);
 	if (err) {
-		snprintf(c->detail, sizeof(c->detail), "bind in copy mode failed: %s", strerror(-err));
+		snprintf(c->detail, sizeof(c->detail), "bind in copy mode failed: %s",
+			 strerror(-err));
 		snprintf(c->fix, sizeof(c->fix), "needs CONFIG_XDP_SOCKETS and a free queue 0");
 	} else {
 		snprintf(c->detail, sizeof(c->detail), "AF_XDP copy mode works");
@@ -331,16 +356,19 @@ int cmd_probe(int argc, char **argv)
 	uname(&uts);
 
 	struct check *c = add(&r, "btf", !access("/sys/kernel/btf/vmlinux", R_OK));
-	snprintf(c->detail, sizeof(c->detail), c->ok ? "/sys/kernel/btf/vmlinux present" : "no kernel BTF");
+	snprintf(c->detail, sizeof(c->detail),
+		 c->ok ? "/sys/kernel/btf/vmlinux present" : "no kernel BTF");
 	if (!c->ok)
 		snprintf(c->fix, sizeof(c->fix), "a kernel built with CONFIG_DEBUG_INFO_BTF=y");
 	c = add(&r, "privileges", caps_ok(c_detail, sizeof(c_detail)));
 	snprintf(c->detail, sizeof(c->detail), "%s", c_detail);
 	if (!c->ok)
-		snprintf(c->fix, sizeof(c->fix), "run as root, or grant CAP_BPF, CAP_NET_ADMIN, CAP_PERFMON "
+		snprintf(c->fix, sizeof(c->fix),
+			 "run as root, or grant CAP_BPF, CAP_NET_ADMIN, CAP_PERFMON "
 			 "(and CAP_IPC_LOCK for a large AF_XDP UMEM)");
 	c = add(&r, "bpffs", !statfs("/sys/fs/bpf", &sfs) && sfs.f_type == BPF_FS_MAGIC);
-	snprintf(c->detail, sizeof(c->detail), c->ok ? "mounted at /sys/fs/bpf" : "not mounted (not needed to send)");
+	snprintf(c->detail, sizeof(c->detail),
+		 c->ok ? "mounted at /sys/fs/bpf" : "not mounted (not needed to send)");
 	if (!c->ok)
 		snprintf(c->fix, sizeof(c->fix), "mount -t bpf bpf /sys/fs/bpf");
 	if (ifname) {
@@ -349,18 +377,23 @@ int cmd_probe(int argc, char **argv)
 		err = iface_xdp_features(ifc.ifindex, &feat);
 		c = add(&r, "xdp_features", !err && (feat & XR_XDP_ACT_NDO_XMIT));
 		if (err)
-			snprintf(c->detail, sizeof(c->detail), "the kernel does not report XDP features (%s)", strerror(-err));
+			snprintf(c->detail, sizeof(c->detail),
+				 "the kernel does not report XDP features (%s)", strerror(-err));
 		else
-			snprintf(c->detail, sizeof(c->detail), "0x%llx: %s XDP frames (ndo_xdp_xmit)",
-				 (unsigned long long)feat, feat & XR_XDP_ACT_NDO_XMIT ? "transmits" : "does not transmit");
+			snprintf(c->detail, sizeof(c->detail),
+				 "0x%llx: %s XDP frames (ndo_xdp_xmit)", (unsigned long long)feat,
+				 feat & XR_XDP_ACT_NDO_XMIT ? "transmits" : "does not transmit");
 		if (!err && !(feat & XR_XDP_ACT_NDO_XMIT))
-			snprintf(c->fix, sizeof(c->fix), "%s", !strcmp(ifc.driver, "veth") ?
-				 "the veth peer needs NAPI: an XDP program on it (xdpreplay count) or GRO on" :
-				 "many drivers transmit XDP frames only with an XDP program attached");
+			snprintf(
+				c->fix, sizeof(c->fix), "%s",
+				!strcmp(ifc.driver, "veth") ?
+					"the veth peer needs NAPI: an XDP program on it (xdpreplay count) or GRO on" :
+					"many drivers transmit XDP frames only with an XDP program attached");
 	}
 	if (!root) {
 		c = add(&r, "bpf_checks", false);
-		snprintf(c->detail, sizeof(c->detail), "skipped: not root (live frames, XDP attach, AF_XDP need it)");
+		snprintf(c->detail, sizeof(c->detail),
+			 "skipped: not root (live frames, XDP attach, AF_XDP need it)");
 		snprintf(c->fix, sizeof(c->fix), "run xdpreplay probe as root for the rest");
 	} else if (ifname) {
 		probe_iface(&r, &ifc);
@@ -371,15 +404,19 @@ int cmd_probe(int argc, char **argv)
 		err = iface_get("lo", &ifc);
 		kengine_probe(&ifc, false, &kp);
 		c = add(&r, "live_frames", !err && kp.ran);
-		snprintf(c->detail, sizeof(c->detail), c->ok ? "BPF_PROG_RUN with BPF_F_TEST_XDP_LIVE_FRAMES works"
-			 : "live frames failed: %s", strerror(-kp.err));
+		snprintf(c->detail, sizeof(c->detail),
+			 c->ok ? "BPF_PROG_RUN with BPF_F_TEST_XDP_LIVE_FRAMES works" :
+				 "live frames failed: %s",
+			 strerror(-kp.err));
 		if (!c->ok)
-			snprintf(c->fix, sizeof(c->fix), "needs kernel >= 5.18 with BTF; -vv shows libbpf's log");
+			snprintf(c->fix, sizeof(c->fix),
+				 "needs kernel >= 5.18 with BTF; -vv shows libbpf's log");
 	}
 
 	usable = false;
 	for (int i = 0; i < r.n; i++)
-		if ((ifname && (!strcmp(r.c[i].name, "xdp_xmit") || !strcmp(r.c[i].name, "afxdp_copy"))) ||
+		if ((ifname &&
+		     (!strcmp(r.c[i].name, "xdp_xmit") || !strcmp(r.c[i].name, "afxdp_copy"))) ||
 		    (!ifname && !strcmp(r.c[i].name, "live_frames")))
 			usable |= r.c[i].ok;
 
@@ -397,7 +434,9 @@ int cmd_probe(int argc, char **argv)
 			live |= !strcmp(r.c[i].name, "xdp_xmit") && r.c[i].ok;
 			xsk |= !strcmp(r.c[i].name, "afxdp_copy") && r.c[i].ok;
 		}
-		printf("  engine: %s\n", live ? "kernel (live frames)" : xsk ? "xsk (AF_XDP)" : "none usable");
+		printf("  engine: %s\n", live ? "kernel (live frames)" :
+					 xsk  ? "xsk (AF_XDP)" :
+						"none usable");
 	}
 	if (json_path) {
 		FILE *f = json_fopen(json_path);

@@ -46,7 +46,8 @@ static int nl_query(int fd, struct nl_req *r, unsigned short want, void *out, si
 	n = recv(fd, buf, sizeof(buf), 0);
 	if (n < 0)
 		return -errno;
-	for (struct nlmsghdr *h = (struct nlmsghdr *)buf; NLMSG_OK(h, (size_t)n); h = NLMSG_NEXT(h, n)) {
+	for (struct nlmsghdr *h = (struct nlmsghdr *)buf; NLMSG_OK(h, (size_t)n);
+	     h = NLMSG_NEXT(h, n)) {
 		struct nlattr *a;
 		int left;
 
@@ -58,7 +59,8 @@ static int nl_query(int fd, struct nl_req *r, unsigned short want, void *out, si
 		a = (struct nlattr *)((char *)NLMSG_DATA(h) + GENL_HDRLEN);
 		left = h->nlmsg_len - NLMSG_LENGTH(GENL_HDRLEN);
 		while (left >= (int)NLA_HDRLEN && a->nla_len >= NLA_HDRLEN && a->nla_len <= left) {
-			if ((a->nla_type & NLA_TYPE_MASK) == want && (size_t)(a->nla_len - NLA_HDRLEN) >= len) {
+			if ((a->nla_type & NLA_TYPE_MASK) == want &&
+			    (size_t)(a->nla_len - NLA_HDRLEN) >= len) {
 				memcpy(out, (char *)a + NLA_HDRLEN, len);
 				return 0;
 			}
@@ -71,8 +73,10 @@ static int nl_query(int fd, struct nl_req *r, unsigned short want, void *out, si
 
 int iface_xdp_features(int ifindex, uint64_t *features)
 {
-	struct nl_req r = { .nh = { .nlmsg_len = NLMSG_LENGTH(GENL_HDRLEN), .nlmsg_type = GENL_ID_CTRL,
-				    .nlmsg_flags = NLM_F_REQUEST, .nlmsg_seq = 1 },
+	struct nl_req r = { .nh = { .nlmsg_len = NLMSG_LENGTH(GENL_HDRLEN),
+				    .nlmsg_type = GENL_ID_CTRL,
+				    .nlmsg_flags = NLM_F_REQUEST,
+				    .nlmsg_seq = 1 },
 			    .gh = { .cmd = CTRL_CMD_GETFAMILY, .version = 1 } };
 	__u16 family;
 	__u32 idx = ifindex;
@@ -85,8 +89,10 @@ int iface_xdp_features(int ifindex, uint64_t *features)
 	err = nl_query(fd, &r, CTRL_ATTR_FAMILY_ID, &family, sizeof(family));
 	if (err)
 		goto out; /* -ENOENT: a kernel without the family */
-	r = (struct nl_req){ .nh = { .nlmsg_len = NLMSG_LENGTH(GENL_HDRLEN), .nlmsg_type = family,
-				     .nlmsg_flags = NLM_F_REQUEST, .nlmsg_seq = 2 },
+	r = (struct nl_req){ .nh = { .nlmsg_len = NLMSG_LENGTH(GENL_HDRLEN),
+				     .nlmsg_type = family,
+				     .nlmsg_flags = NLM_F_REQUEST,
+				     .nlmsg_seq = 2 },
 			     .gh = { .cmd = NETDEV_CMD_DEV_GET, .version = 1 } };
 	put_attr(&r, NETDEV_A_DEV_IFINDEX, &idx, sizeof(idx));
 	err = nl_query(fd, &r, NETDEV_A_DEV_XDP_FEATURES, features, sizeof(*features));

@@ -32,7 +32,7 @@
 #include "util/units.h"
 
 #define XSK_RING_SIZE 2048
-#define XSK_KICK_EVERY 32        /* copy mode sends at most 32 frames per kick */
+#define XSK_KICK_EVERY 32 /* copy mode sends at most 32 frames per kick */
 #define XSK_BATCH 64
 #define XSK_DRAIN_NS 1000000000ULL
 #define XSK_TICK_NS 100000ULL
@@ -188,16 +188,19 @@ int xengine_run(const struct engine_opts *o, struct engine_result *res)
 	}
 	chunk = o->fs->max_len <= 2048 ? 2048 : 4096;
 	size = (uint64_t)o->fs->n * chunk;
-	area = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_POPULATE, -1, 0);
+	area = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_POPULATE,
+		    -1, 0);
 	frames = calloc(o->fs->n, sizeof(*frames));
 	if (area == MAP_FAILED || !frames) {
-		pr_warn("cannot allocate %llu bytes of UMEM for %zu frames\n", (unsigned long long)size, o->fs->n);
+		pr_warn("cannot allocate %llu bytes of UMEM for %zu frames\n",
+			(unsigned long long)size, o->fs->n);
 		err = -ENOMEM;
 		area = MAP_FAILED;
 		goto out;
 	}
 	for (size_t i = 0; i < o->fs->n; i++) {
-		memcpy((uint8_t *)area + i * chunk, o->fs->bytes + o->fs->frames[i].off, o->fs->frames[i].len);
+		memcpy((uint8_t *)area + i * chunk, o->fs->bytes + o->fs->frames[i].off,
+		       o->fs->frames[i].len);
 		frames[i].len = o->fs->frames[i].len;
 		frames[i].ts_ns = o->fs->frames[i].ts_ns;
 	}
@@ -211,7 +214,8 @@ int xengine_run(const struct engine_opts *o, struct engine_result *res)
 	}
 	err = xsk_umem__create(&umem, area, size, &th[0].fill, &th[0].comp, &ucfg);
 	if (err) {
-		pr_warn("cannot register %llu bytes of UMEM: %s%s\n", (unsigned long long)size, strerror(-err),
+		pr_warn("cannot register %llu bytes of UMEM: %s%s\n", (unsigned long long)size,
+			strerror(-err),
 			err == -ENOMEM || err == -ENOBUFS ? " (locked memory limit?)" : "");
 		goto out;
 	}
@@ -227,18 +231,19 @@ int xengine_run(const struct engine_opts *o, struct engine_result *res)
 		t->cpu = o->cpus[i];
 		/* zero-copy first; copy mode where the driver has none */
 		scfg.bind_flags = XDP_USE_NEED_WAKEUP | XDP_ZEROCOPY;
-		err = xsk_socket__create_shared(&t->xsk, o->ifc->name, i, umem, NULL, &t->tx, &t->fill, &t->comp,
-						&scfg);
+		err = xsk_socket__create_shared(&t->xsk, o->ifc->name, i, umem, NULL, &t->tx,
+						&t->fill, &t->comp, &scfg);
 		if (err) {
 			scfg.bind_flags = XDP_USE_NEED_WAKEUP | XDP_COPY;
-			err = xsk_socket__create_shared(&t->xsk, o->ifc->name, i, umem, NULL, &t->tx, &t->fill,
-							&t->comp, &scfg);
+			err = xsk_socket__create_shared(&t->xsk, o->ifc->name, i, umem, NULL,
+							&t->tx, &t->fill, &t->comp, &scfg);
 			res->engine = "xsk (copy mode)";
 		} else {
 			res->engine = "xsk (zero-copy)";
 		}
 		if (err) {
-			pr_warn("cannot bind an AF_XDP socket to %s queue %u: %s\n", o->ifc->name, i, strerror(-err));
+			pr_warn("cannot bind an AF_XDP socket to %s queue %u: %s\n", o->ifc->name,
+				i, strerror(-err));
 			goto out;
 		}
 	}
@@ -289,8 +294,10 @@ int xengine_run(const struct engine_opts *o, struct engine_result *res)
 	iface_sysfs_stat(o->ifc->name, "tx_dropped", &tx_dropped1);
 	for (unsigned int i = 0; i < started; i++) {
 		struct xthread *t = &th[i];
-		enum thread_stop why = t->err ? STOP_ERROR : xr_stop ? STOP_SIGNAL :
-				       t->hit_deadline ? STOP_DEADLINE : STOP_DONE;
+		enum thread_stop why = t->err	       ? STOP_ERROR :
+				       xr_stop	       ? STOP_SIGNAL :
+				       t->hit_deadline ? STOP_DEADLINE :
+							 STOP_DONE;
 
 		pthread_join(t->tid, NULL);
 		res->sent += t->completed;

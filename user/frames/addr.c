@@ -57,7 +57,8 @@ int addr_parse_range4(const char *s, uint64_t *base, uint64_t *count)
 	unsigned int plen;
 	char end;
 
-	if (sscanf(s, "%31[0-9.]/%u%c", a, &plen, &end) == 2 && plen <= 32 && inet_pton(AF_INET, a, &x) == 1) {
+	if (sscanf(s, "%31[0-9.]/%u%c", a, &plen, &end) == 2 && plen <= 32 &&
+	    inet_pton(AF_INET, a, &x) == 1) {
 		uint32_t mask = plen ? ~0U << (32 - plen) : 0;
 
 		*base = ntohl(x.s_addr) & mask;
@@ -152,9 +153,10 @@ int addr_neigh_mac(const struct xr_dst *d, const char *ifname, uint8_t mac[6])
 	if (!f)
 		return -errno;
 	while (fgets(line, sizeof(line), f)) {
-		if (sscanf(line, "%63s %*s %x %31s %*s %31s", ip, &flags, hw, dev) == 4 && !strcmp(ip, want) &&
-		    !strcmp(dev, ifname) && (flags & 2) &&
-		    sscanf(hw, "%x:%x:%x:%x:%x:%x", &m[0], &m[1], &m[2], &m[3], &m[4], &m[5]) == 6) {
+		if (sscanf(line, "%63s %*s %x %31s %*s %31s", ip, &flags, hw, dev) == 4 &&
+		    !strcmp(ip, want) && !strcmp(dev, ifname) && (flags & 2) &&
+		    sscanf(hw, "%x:%x:%x:%x:%x:%x", &m[0], &m[1], &m[2], &m[3], &m[4], &m[5]) ==
+			    6) {
 			for (int i = 0; i < 6; i++)
 				mac[i] = m[i];
 			fclose(f);

@@ -14,15 +14,15 @@
 
 struct xr_dst {
 	bool ipv6;
-	uint8_t addr[16];  /* network order; IPv4 in the first 4 bytes */
-	uint16_t port;     /* 0: not given */
+	uint8_t addr[16]; /* network order; IPv4 in the first 4 bytes */
+	uint16_t port; /* 0: not given */
 };
 
 /* A range of addresses: IPv4 base..base+count-1 (host order), or IPv6 high:base.. with count 0 = 2^64. */
 struct addr_range {
 	bool ipv6;
 	uint64_t base, count;
-	uint8_t high[8];   /* IPv6: the upper 64 bits, the prefix */
+	uint8_t high[8]; /* IPv6: the upper 64 bits, the prefix */
 };
 
 struct port_range {

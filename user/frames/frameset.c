@@ -43,7 +43,8 @@ static int grow(void **p, size_t *cap, size_t need, size_t elem)
 	return 0;
 }
 
-int frameset_add(struct frameset *fs, const void *data, uint32_t len, uint32_t orig_len, uint64_t ts_ns)
+int frameset_add(struct frameset *fs, const void *data, uint32_t len, uint32_t orig_len,
+		 uint64_t ts_ns)
 {
 	struct fs_frame *f;
 

@@ -12,10 +12,10 @@
 #include <stdint.h>
 
 struct fs_frame {
-	uint64_t off;    /* into frameset.bytes */
-	uint32_t len;    /* bytes to send */
+	uint64_t off; /* into frameset.bytes */
+	uint32_t len; /* bytes to send */
 	uint32_t orig_len; /* length on the wire when captured */
-	uint64_t ts_ns;  /* capture time relative to the first frame of the set */
+	uint64_t ts_ns; /* capture time relative to the first frame of the set */
 };
 
 struct frameset {
@@ -29,12 +29,12 @@ struct frameset {
 
 /* Why a frame was not taken into the set; counted, reported, never silent. */
 struct fs_skips {
-	uint64_t linktype;  /* not Ethernet */
+	uint64_t linktype; /* not Ethernet */
 	uint64_t truncated; /* caplen < len and --allow-truncated not given */
-	uint64_t too_long;  /* longer than the interface (or live frames) allow */
+	uint64_t too_long; /* longer than the interface (or live frames) allow */
 	uint64_t too_short; /* shorter than an Ethernet header */
 	uint64_t ts_backwards; /* taken, with the timestamp clamped */
-	uint64_t gaps_cut;  /* capture gaps longer than --max-gap, shortened to it */
+	uint64_t gaps_cut; /* capture gaps longer than --max-gap, shortened to it */
 	uint64_t max_gap_ns; /* the longest gap between two frames taken (after cutting) */
 	size_t max_gap_frame; /* the frame (1-based) after that gap */
 };
@@ -44,7 +44,7 @@ struct fs_load_opts {
 	bool allow_truncated;
 	uint64_t max_frames; /* 0 = no limit */
 	uint64_t max_memory; /* bytes the frame set may take; 0 = no limit */
-	double max_ratio;    /* a gzip file may expand this many times its size; 0 = no limit */
+	double max_ratio; /* a gzip file may expand this many times its size; 0 = no limit */
 	uint64_t max_gap_ns; /* longer capture gaps are shortened to this; 0 = kept */
 	unsigned int io_buffer; /* zlib's read buffer; 0 = 256 KiB (the fuzz target takes less) */
 };
@@ -52,7 +52,8 @@ struct fs_load_opts {
 void frameset_init(struct frameset *fs);
 void frameset_free(struct frameset *fs);
 /* 0 or -ENOMEM; ts_ns must already be relative */
-int frameset_add(struct frameset *fs, const void *data, uint32_t len, uint32_t orig_len, uint64_t ts_ns);
+int frameset_add(struct frameset *fs, const void *data, uint32_t len, uint32_t orig_len,
+		 uint64_t ts_ns);
 /*
  * Frees the bytes and per-frame records once an engine has laid the frames out
  * in its own memory; n, span_ns, bytes_len, min_len and max_len stay.

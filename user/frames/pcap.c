@@ -19,7 +19,7 @@
 #include "util/log.h"
 
 #define LINKTYPE_ETHERNET 1
-#define PCAP_MAX_CAPLEN (256 * 1024)  /* larger than any sane snaplen */
+#define PCAP_MAX_CAPLEN (256 * 1024) /* larger than any sane snaplen */
 #define PCAPNG_MAX_BLOCK (16 * 1024 * 1024)
 #define PCAPNG_MAX_IFACES 4096
 
@@ -45,7 +45,8 @@ struct reader {
 	uint64_t first_ns, base_ns, last_ns, cut_ns;
 	uint8_t *buf;
 	size_t buf_cap;
-	uint64_t in_bytes, out_bytes; /* the file's size, and what was read from it (decompressed) */
+	uint64_t in_bytes,
+		out_bytes; /* the file's size, and what was read from it (decompressed) */
 };
 
 struct ng_iface {
@@ -150,9 +151,11 @@ static int take_frame(struct reader *r, uint16_t linktype, const uint8_t *data, 
 		return 1;
 	/* what the set would hold with this frame: its bytes and its record */
 	if (r->o->max_memory &&
-	    r->fs->bytes_len + caplen + (r->fs->n + 1) * sizeof(struct fs_frame) > r->o->max_memory) {
+	    r->fs->bytes_len + caplen + (r->fs->n + 1) * sizeof(struct fs_frame) >
+		    r->o->max_memory) {
 		pr_warn("%s: the frames up to record %llu take more than --max-memory %llu MiB (%zu frames loaded); "
-			"give --preload N or a larger --max-memory\n", r->path, (unsigned long long)r->record,
+			"give --preload N or a larger --max-memory\n",
+			r->path, (unsigned long long)r->record,
 			(unsigned long long)(r->o->max_memory >> 20), r->fs->n);
 		return -E2BIG;
 	}
@@ -180,8 +183,8 @@ static int take_frame(struct reader *r, uint16_t linktype, const uint8_t *data, 
 	}
 	r->last_ns = rel;
 	if (frameset_add(r->fs, data, caplen, origlen, rel)) {
-		pr_warn("%s: out of memory at record %llu (%zu frames, %zu bytes loaded)\n", r->path,
-			(unsigned long long)r->record, r->fs->n, r->fs->bytes_len);
+		pr_warn("%s: out of memory at record %llu (%zu frames, %zu bytes loaded)\n",
+			r->path, (unsigned long long)r->record, r->fs->n, r->fs->bytes_len);
 		return -ENOMEM;
 	}
 	return 0;
@@ -200,7 +203,8 @@ static int read_pcap(struct reader *r, uint32_t magic)
 	if (err)
 		return err > 0 ? (pr_warn("%s: truncated file header\n", r->path), -EINVAL) : err;
 	if (rd16(r, hdr) != 2) {
-		pr_warn("%s: unsupported pcap version %u.%u\n", r->path, rd16(r, hdr), rd16(r, hdr + 2));
+		pr_warn("%s: unsupported pcap version %u.%u\n", r->path, rd16(r, hdr),
+			rd16(r, hdr + 2));
 		return -EINVAL;
 	}
 	/* the upper bits carry FCS information; the link type is the low 16 */
@@ -227,8 +231,10 @@ static int read_pcap(struct reader *r, uint32_t magic)
 			return -ENOMEM;
 		err = read_exact(r, r->buf, caplen, "the frame data");
 		if (err)
-			return err > 0 ? (pr_warn("%s: truncated: record %llu has no data\n", r->path,
-						  (unsigned long long)r->record), -EINVAL) : err;
+			return err > 0 ? (pr_warn("%s: truncated: record %llu has no data\n",
+						  r->path, (unsigned long long)r->record),
+					  -EINVAL) :
+					 err;
 		ts_ns = (uint64_t)rd32(r, rec) * 1000000000ULL + (ns ? frac : frac * 1000ULL);
 		err = take_frame(r, linktype, r->buf, caplen, origlen, ts_ns);
 		if (err)
@@ -274,7 +280,8 @@ static uint64_t ng_ts_ns(const struct ng_iface *ifc, uint32_t hi, uint32_t lo)
 
 	/* a hostile if_tsoffset or resolution must not wrap: such a time saturates */
 	if (__builtin_add_overflow((int64_t)s, ifc->ts_offset_s, &secs) || secs < 0 ||
-	    __builtin_mul_overflow((uint64_t)secs, 1000000000ULL, &out) || __builtin_add_overflow(out, (uint64_t)ns, &out))
+	    __builtin_mul_overflow((uint64_t)secs, 1000000000ULL, &out) ||
+	    __builtin_add_overflow(out, (uint64_t)ns, &out))
 		return s > (uint64_t)INT64_MAX || ifc->ts_offset_s > 0 ? UINT64_MAX / 2 : 0;
 	return out;
 }
@@ -316,8 +323,8 @@ static int read_pcapng(struct reader *r)
 			else if (v == __builtin_bswap32(PCAPNG_BOM))
 				r->swap = true;
 			else {
-				pr_warn("%s: block %llu: bad pcapng byte-order magic 0x%08x\n", r->path,
-					(unsigned long long)r->record, v);
+				pr_warn("%s: block %llu: bad pcapng byte-order magic 0x%08x\n",
+					r->path, (unsigned long long)r->record, v);
 				err = -EINVAL;
 				break;
 			}
@@ -343,8 +350,8 @@ static int read_pcapng(struct reader *r)
 		if (err)
 			goto truncated;
 		if (rd32(r, b + body_len - 4) != total) {
-			pr_warn("%s: block %llu: trailing length does not match: corrupt file\n", r->path,
-				(unsigned long long)r->record);
+			pr_warn("%s: block %llu: trailing length does not match: corrupt file\n",
+				r->path, (unsigned long long)r->record);
 			err = -EINVAL;
 			break;
 		}
@@ -378,8 +385,8 @@ static int read_pcapng(struct reader *r)
 			ifc->ts_offset_s = 0;
 			idb_options(r, b + 8, body_len - 8, ifc);
 			if (!ifc->ts_units) {
-				pr_warn("%s: block %llu: unsupported timestamp resolution\n", r->path,
-					(unsigned long long)r->record);
+				pr_warn("%s: block %llu: unsupported timestamp resolution\n",
+					r->path, (unsigned long long)r->record);
 				err = -EINVAL;
 				break;
 			}
@@ -426,8 +433,8 @@ static int read_pcapng(struct reader *r)
 	return err > 0 ? 0 : err;
 
 bad_packet:
-	pr_warn("%s: block %llu: packet block with bad interface or length: corrupt file\n", r->path,
-		(unsigned long long)r->record);
+	pr_warn("%s: block %llu: packet block with bad interface or length: corrupt file\n",
+		r->path, (unsigned long long)r->record);
 	free(ifaces);
 	return -EINVAL;
 truncated:
@@ -444,7 +451,10 @@ int pcap_load(const char *path, struct frameset *fs, const struct fs_load_opts *
 	      struct fs_skips *skips)
 {
 	struct reader r = {
-		.path = path, .fs = fs, .o = o, .skips = skips,
+		.path = path,
+		.fs = fs,
+		.o = o,
+		.skips = skips,
 		.base_ns = fs->n ? fs->frames[fs->n - 1].ts_ns : 0,
 	};
 	size_t before = fs->n;
@@ -472,7 +482,8 @@ int pcap_load(const char *path, struct frameset *fs, const struct fs_load_opts *
 	}
 	if (magic == PCAP_MAGIC_US || magic == PCAP_MAGIC_NS) {
 		err = read_pcap(&r, magic);
-	} else if (magic == __builtin_bswap32(PCAP_MAGIC_US) || magic == __builtin_bswap32(PCAP_MAGIC_NS)) {
+	} else if (magic == __builtin_bswap32(PCAP_MAGIC_US) ||
+		   magic == __builtin_bswap32(PCAP_MAGIC_NS)) {
 		r.swap = true;
 		err = read_pcap(&r, __builtin_bswap32(magic));
 	} else if (magic == PCAPNG_SHB) {

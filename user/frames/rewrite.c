@@ -25,7 +25,7 @@
 struct layout {
 	uint16_t l3, l4, l4_end; /* l4_end: end of the UDP/TCP header */
 	uint8_t proto;
-	uint8_t ipver;           /* 4, 6 or 0 */
+	uint8_t ipver; /* 4, 6 or 0 */
 };
 
 static uint16_t get16(const uint8_t *p)
@@ -75,7 +75,17 @@ static void frame_layout(const uint8_t *f, uint32_t len, struct layout *l)
 		l->l4 = 0;
 }
 
-enum where { W_ABS, W_IP_ID, W_PAYLOAD, W_IP_SRC, W_IP_DST, W_IP6_SRC, W_IP6_DST, W_SPORT, W_DPORT };
+enum where {
+	W_ABS,
+	W_IP_ID,
+	W_PAYLOAD,
+	W_IP_SRC,
+	W_IP_DST,
+	W_IP6_SRC,
+	W_IP6_DST,
+	W_SPORT,
+	W_DPORT
+};
 
 struct field {
 	enum where where;
@@ -91,19 +101,28 @@ static const struct {
 	uint8_t proto;
 } named[] = {
 	{ "ip.id", W_IP_ID, 2, 0 },
-	{ "ip.src", W_IP_SRC, 4, 0 }, { "ip.dst", W_IP_DST, 4, 0 },
-	{ "ip6.src", W_IP6_SRC, 8, 0 }, { "ip6.dst", W_IP6_DST, 8, 0 },
-	{ "udp.sport", W_SPORT, 2, IPPROTO_UDP }, { "udp.dport", W_DPORT, 2, IPPROTO_UDP },
-	{ "tcp.sport", W_SPORT, 2, IPPROTO_TCP }, { "tcp.dport", W_DPORT, 2, IPPROTO_TCP },
+	{ "ip.src", W_IP_SRC, 4, 0 },
+	{ "ip.dst", W_IP_DST, 4, 0 },
+	{ "ip6.src", W_IP6_SRC, 8, 0 },
+	{ "ip6.dst", W_IP6_DST, 8, 0 },
+	{ "udp.sport", W_SPORT, 2, IPPROTO_UDP },
+	{ "udp.dport", W_DPORT, 2, IPPROTO_UDP },
+	{ "tcp.sport", W_SPORT, 2, IPPROTO_TCP },
+	{ "tcp.dport", W_DPORT, 2, IPPROTO_TCP },
 };
 
 static int parse_field(const char *s, size_t len, struct field *f)
 {
 	/* a field lies inside a frame: its offset is below the largest frame */
 	const unsigned int max_off = XR_MAX_FRAME - 1;
-	static const struct { const char *prefix; unsigned int width; bool big_endian; } abs[] = {
-		{ "u8@", 1, true }, { "u16be@", 2, true }, { "u16le@", 2, false }, { "u32be@", 4, true },
-		{ "u32le@", 4, false }, { "u64be@", 8, true }, { "u64le@", 8, false },
+	static const struct {
+		const char *prefix;
+		unsigned int width;
+		bool big_endian;
+	} abs[] = {
+		{ "u8@", 1, true },	{ "u16be@", 2, true },	{ "u16le@", 2, false },
+		{ "u32be@", 4, true },	{ "u32le@", 4, false }, { "u64be@", 8, true },
+		{ "u64le@", 8, false },
 	};
 	const char *end;
 	char buf[64];
@@ -130,7 +149,8 @@ static int parse_field(const char *s, size_t len, struct field *f)
 			return err;
 		if (*end != ':' || parse_uint(end + 1, 8, &f->width, &end) || *end)
 			return -EINVAL;
-		return f->width == 1 || f->width == 2 || f->width == 4 || f->width == 8 ? 0 : -EINVAL;
+		return f->width == 1 || f->width == 2 || f->width == 4 || f->width == 8 ? 0 :
+											  -EINVAL;
 	}
 	for (size_t i = 0; i < sizeof(abs) / sizeof(abs[0]); i++) {
 		size_t pl = strlen(abs[i].prefix);
@@ -212,11 +232,15 @@ int rewrite_parse_opt(const char *spec, const char *opt, struct rewrite_spec *ou
 	relative = eq[-1] == '+';
 	err = parse_field(spec, eq - spec - relative, &f);
 	if (err == -ERANGE)
-		return bad_spec(spec, opt, "the offset is past the largest frame (" XR_STR(XR_MAX_FRAME) " bytes)");
+		return bad_spec(
+			spec, opt,
+			"the offset is past the largest frame (" XR_STR(XR_MAX_FRAME) " bytes)");
 	if (err)
-		return bad_spec(spec, opt, "unknown field (ip.id, ip.src, ip.dst, ip6.src, ip6.dst, udp.sport, "
-				"udp.dport, tcp.sport, tcp.dport, u8@OFF, u16be@OFF, u32le@OFF, u64be@OFF, "
-				"payload@OFF:W)");
+		return bad_spec(
+			spec, opt,
+			"unknown field (ip.id, ip.src, ip.dst, ip6.src, ip6.dst, udp.sport, "
+			"udp.dport, tcp.sport, tcp.dport, u8@OFF, u16be@OFF, u32le@OFF, u64be@OFF, "
+			"payload@OFF:W)");
 	val = eq + 1;
 	out->op.kind = XR_OP_COUNTER;
 	out->op.width = f.width;
@@ -228,7 +252,8 @@ int rewrite_parse_opt(const char *spec, const char *opt, struct rewrite_spec *ou
 		uint64_t base, count;
 
 		if (relative || addr_parse_range4(val, &base, &count))
-			return bad_spec(spec, opt, "not an IPv4 address, A.B.C.D/P or A.B.C.D-E.F.G.H");
+			return bad_spec(spec, opt,
+					"not an IPv4 address, A.B.C.D/P or A.B.C.D-E.F.G.H");
 		out->op.base = base;
 		out->op.modulus = count;
 		out->op.step = 1;
@@ -247,7 +272,8 @@ int rewrite_parse_opt(const char *spec, const char *opt, struct rewrite_spec *ou
 	}
 	if ((f.where == W_SPORT || f.where == W_DPORT) && !relative && strncmp(val, "seq", 3)) {
 		if (parse_port_range(val, &out->op.base, &out->op.modulus))
-			return bad_spec(spec, opt, "not a port or a range LO-HI (0-65535, LO <= HI)");
+			return bad_spec(spec, opt,
+					"not a port or a range LO-HI (0-65535, LO <= HI)");
 		out->op.step = 1;
 		return 0;
 	}
@@ -261,17 +287,22 @@ int rewrite_parse_opt(const char *spec, const char *opt, struct rewrite_spec *ou
 	} else if (!strcmp(num, "seq")) {
 		out->op.step = 1;
 	} else {
-		return bad_spec(spec, opt, "not FIELD=seq[/DIV][%MOD] or FIELD+=STEP[/DIV][%MOD] (e.g. ip.id=seq, "
-				"u32be@42+=1)");
+		return bad_spec(
+			spec, opt,
+			"not FIELD=seq[/DIV][%MOD] or FIELD+=STEP[/DIV][%MOD] (e.g. ip.id=seq, "
+			"u32be@42+=1)");
 	}
 	for (val += len; *val;) {
 		char sep = *val++;
 		__u64 x;
 
 		len = strcspn(val, "/%");
-		snprintf(num, sizeof(num), "%.*s", (int)(len < sizeof(num) ? len : sizeof(num) - 1), val);
+		snprintf(num, sizeof(num), "%.*s", (int)(len < sizeof(num) ? len : sizeof(num) - 1),
+			 val);
 		if (parse_u64(num, &x) || !x)
-			return bad_spec(spec, opt, sep == '/' ? "DIV is not a number above 0" : "MOD is not a number above 0");
+			return bad_spec(spec, opt,
+					sep == '/' ? "DIV is not a number above 0" :
+						     "MOD is not a number above 0");
 		if (sep == '/')
 			out->op.divisor = x;
 		else
@@ -311,7 +342,8 @@ static int plan_fail(const struct rewrite_spec *sp, size_t frame, const char *wh
 	return -EINVAL;
 }
 
-int rewrite_plan(const struct rewrite_spec *specs, int nspecs, const struct frameset *fs, struct xr_op *ops)
+int rewrite_plan(const struct rewrite_spec *specs, int nspecs, const struct frameset *fs,
+		 struct xr_op *ops)
 {
 	struct layout l0 = {}, l;
 	int nops = 0;
@@ -323,9 +355,11 @@ int rewrite_plan(const struct rewrite_spec *specs, int nspecs, const struct fram
 
 		if (sp->csum_only) {
 			for (size_t fi = 0; fi < fs->n; fi++) {
-				frame_layout(fs->bytes + fs->frames[fi].off, fs->frames[fi].len, &l);
+				frame_layout(fs->bytes + fs->frames[fi].off, fs->frames[fi].len,
+					     &l);
 				if (!l.ipver)
-					return plan_fail(sp, fi + 1, "is not IP: it has no checksum to fix");
+					return plan_fail(sp, fi + 1,
+							 "is not IP: it has no checksum to fix");
 			}
 			continue;
 		}
@@ -341,24 +375,32 @@ int rewrite_plan(const struct rewrite_spec *specs, int nspecs, const struct fram
 			frame_layout(b, fr->len, &l);
 			off = field_offset(sp, &l);
 			if (!off)
-				return plan_fail(sp, fi + 1, sp->where == W_SPORT || sp->where == W_DPORT ?
-						 "has no header of that protocol" : sp->where == W_PAYLOAD ?
-						 "has no UDP or TCP header" : "has no such field (not that IP version?)");
+				return plan_fail(
+					sp, fi + 1,
+					sp->where == W_SPORT || sp->where == W_DPORT ?
+						"has no header of that protocol" :
+					sp->where == W_PAYLOAD ?
+						"has no UDP or TCP header" :
+						"has no such field (not that IP version?)");
 			if (off + op->width > fr->len) {
 				char why[96];
 
-				snprintf(why, sizeof(why), "is %u bytes long: the field ends at %u", fr->len,
-					 off + op->width);
+				snprintf(why, sizeof(why), "is %u bytes long: the field ends at %u",
+					 fr->len, off + op->width);
 				return plan_fail(sp, fi + 1, why);
 			}
 			if (sp->ip6_check && memcmp(b + off - 8, sp->ip6_high, 8))
-				return plan_fail(sp, fi + 1, "has an address outside the prefix's upper 64 bits");
+				return plan_fail(
+					sp, fi + 1,
+					"has an address outside the prefix's upper 64 bits");
 			if (fi == 0) {
 				l0 = l;
 				op->off = off;
-			} else if (off != op->off || l.l3 != l0.l3 || l.l4 != l0.l4 || l.proto != l0.proto ||
-				   l.ipver != l0.ipver) {
-				return plan_fail(sp, fi + 1, "is laid out unlike frame 1 (one plan serves all frames)");
+			} else if (off != op->off || l.l3 != l0.l3 || l.l4 != l0.l4 ||
+				   l.proto != l0.proto || l.ipver != l0.ipver) {
+				return plan_fail(
+					sp, fi + 1,
+					"is laid out unlike frame 1 (one plan serves all frames)");
 			}
 		}
 		end = op->off + op->width;
@@ -367,9 +409,11 @@ int rewrite_plan(const struct rewrite_spec *specs, int nspecs, const struct fram
 		/* the checksums that cover the field */
 		if (l0.ipver == 4 && op->off < l0.l3 + 20u && end > l0.l3) {
 			if (op->off < l0.l3 || end > l0.l3 + 20u)
-				return plan_fail(sp, 0, "the field straddles the IPv4 header's boundary");
+				return plan_fail(sp, 0,
+						 "the field straddles the IPv4 header's boundary");
 			if (op->off < l0.l3 + 12u && end > l0.l3 + 10u)
-				return plan_fail(sp, 0, "the field overlaps the IPv4 header checksum");
+				return plan_fail(sp, 0,
+						 "the field overlaps the IPv4 header checksum");
 			op->ip_csum_off = l0.l3 + 10;
 			/* the addresses are in the UDP/TCP pseudo-header too */
 			if (end > l0.l3 + 12u && l0.l4) {
@@ -378,7 +422,9 @@ int rewrite_plan(const struct rewrite_spec *specs, int nspecs, const struct fram
 			}
 		} else if (l0.ipver == 6 && op->off < l0.l3 + 40u && end > l0.l3) {
 			if (op->off < l0.l3 + 8u || end > l0.l3 + 40u)
-				return plan_fail(sp, 0, "only the IPv6 addresses may be rewritten in the IPv6 header");
+				return plan_fail(
+					sp, 0,
+					"only the IPv6 addresses may be rewritten in the IPv6 header");
 			if (l0.l4) {
 				op->l4_csum_off = l0.l4 + (l0.proto == IPPROTO_UDP ? 6 : 16);
 				op->l4_proto = l0.proto;
@@ -407,12 +453,14 @@ int rewrite_plan(const struct rewrite_spec *specs, int nspecs, const struct fram
 	return nops;
 }
 
-void rewrite_nocopy(struct xr_op *ops, int nops, const uint8_t *f, uint32_t len, struct xr_nocopy *nc)
+void rewrite_nocopy(struct xr_op *ops, int nops, const uint8_t *f, uint32_t len,
+		    struct xr_nocopy *nc)
 {
 	memset(nc, 0, sizeof(*nc));
 	for (int i = 0; i < nops; i++) {
 		struct xr_op *op = &ops[i];
-		unsigned int first = op->off & ~1U, span = ((op->off + op->width + 1U) & ~1U) - first;
+		unsigned int first = op->off & ~1U,
+			     span = ((op->off + op->width + 1U) & ~1U) - first;
 		/* rewrite_plan put every field inside the frame; never read past it whatever came in */
 		unsigned int have = first >= len ? 0 : first + span > len ? len - first : span;
 
@@ -460,7 +508,8 @@ void rewrite_apply(const struct xr_op *ops, int nops, uint8_t *f, uint32_t len, 
 {
 	for (int i = 0; i < nops; i++) {
 		const struct xr_op *op = &ops[i];
-		unsigned int w = op->width, first = op->off & ~1U, span = ((op->off + w + 1) & ~1U) - first;
+		unsigned int w = op->width, first = op->off & ~1U,
+			     span = ((op->off + w + 1) & ~1U) - first;
 		bool be = op->flags & XR_OPF_BIG_ENDIAN;
 		uint8_t old[10] = {}, new[10] = {};
 		/* rewrite_plan put every field inside the frame; never read past it whatever came in */
@@ -479,7 +528,8 @@ void rewrite_apply(const struct xr_op *ops, int nops, uint8_t *f, uint32_t len, 
 		}
 		/* exactly ((n / divisor) * step) mod modulus */
 		v = op->divisor > 1 ? n / op->divisor : n;
-		v = op->modulus ? (uint64_t)((unsigned __int128)v * op->step % op->modulus) : v * op->step;
+		v = op->modulus ? (uint64_t)((unsigned __int128)v * op->step % op->modulus) :
+				  v * op->step;
 		v += base;
 		for (unsigned int b = 0; b < w; b++)
 			f[op->off + b] = v >> (be ? 8 * (w - 1 - b) : 8 * b);
@@ -497,7 +547,10 @@ void rewrite_spec_src(struct rewrite_spec *sp, const struct addr_range *r)
 	uint8_t first[16];
 
 	memset(sp, 0, sizeof(*sp));
-	sp->op = (struct xr_op){ .kind = XR_OP_COUNTER, .flags = XR_OPF_BIG_ENDIAN, .base = r->base, .step = 1,
+	sp->op = (struct xr_op){ .kind = XR_OP_COUNTER,
+				 .flags = XR_OPF_BIG_ENDIAN,
+				 .base = r->base,
+				 .step = 1,
 				 .modulus = r->count };
 	addr_range_first(r, first);
 	inet_ntop(r->ipv6 ? AF_INET6 : AF_INET, first, a, sizeof(a));
@@ -515,14 +568,21 @@ void rewrite_spec_src(struct rewrite_spec *sp, const struct addr_range *r)
 		 (unsigned long long)r->count);
 }
 
-void rewrite_spec_sport(struct rewrite_spec *sp, uint8_t proto, const struct port_range *p, uint64_t divisor)
+void rewrite_spec_sport(struct rewrite_spec *sp, uint8_t proto, const struct port_range *p,
+			uint64_t divisor)
 {
 	memset(sp, 0, sizeof(*sp));
-	sp->op = (struct xr_op){ .kind = XR_OP_COUNTER, .width = 2, .flags = XR_OPF_BIG_ENDIAN, .base = p->lo,
-				 .step = 1, .modulus = (uint64_t)p->hi - p->lo + 1, .divisor = divisor };
+	sp->op = (struct xr_op){ .kind = XR_OP_COUNTER,
+				 .width = 2,
+				 .flags = XR_OPF_BIG_ENDIAN,
+				 .base = p->lo,
+				 .step = 1,
+				 .modulus = (uint64_t)p->hi - p->lo + 1,
+				 .divisor = divisor };
 	sp->where = W_SPORT;
 	sp->proto = proto;
-	snprintf(sp->text, sizeof(sp->text), "%s.sport=%u-%u", proto == IPPROTO_TCP ? "tcp" : "udp", p->lo, p->hi);
+	snprintf(sp->text, sizeof(sp->text), "%s.sport=%u-%u", proto == IPPROTO_TCP ? "tcp" : "udp",
+		 p->lo, p->hi);
 	if (divisor > 1)
 		snprintf(sp->text + strlen(sp->text), sizeof(sp->text) - strlen(sp->text), "/%llu",
 			 (unsigned long long)divisor);

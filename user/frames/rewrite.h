@@ -10,12 +10,12 @@
 
 struct rewrite_spec {
 	char text[96];
-	struct xr_op op;       /* kind, width, flags, base, step, modulus */
-	int where;             /* a named field, an absolute offset, or into the L4 payload */
+	struct xr_op op; /* kind, width, flags, base, step, modulus */
+	int where; /* a named field, an absolute offset, or into the L4 payload */
 	unsigned int field_off;
-	uint8_t proto;         /* udp.* / tcp.*: the protocol the frame must carry */
-	bool csum_only;        /* csum=auto: checks that the frames are IP, adds no op */
-	bool ip6_check;        /* ip6.*: the frames' upper 64 address bits must be the prefix's */
+	uint8_t proto; /* udp.* / tcp.*: the protocol the frame must carry */
+	bool csum_only; /* csum=auto: checks that the frames are IP, adds no op */
+	bool ip6_check; /* ip6.*: the frames' upper 64 address bits must be the prefix's */
 	uint8_t ip6_high[8];
 };
 
@@ -32,11 +32,14 @@ int rewrite_parse_opt(const char *spec, const char *opt, struct rewrite_spec *ou
 /* Specs from typed values (gen's --src and --sport): the ops rewrite_parse makes of FIELD=RANGE. */
 void rewrite_spec_src(struct rewrite_spec *sp, const struct addr_range *r);
 /* the port is base + (n / divisor) mod the range's size */
-void rewrite_spec_sport(struct rewrite_spec *sp, uint8_t proto, const struct port_range *p, uint64_t divisor);
+void rewrite_spec_sport(struct rewrite_spec *sp, uint8_t proto, const struct port_range *p,
+			uint64_t divisor);
 /* Resolves specs against every frame of fs into ops; the number of ops, or -EINVAL naming the frame that does not fit. */
-int rewrite_plan(const struct rewrite_spec *specs, int nspecs, const struct frameset *fs, struct xr_op *ops);
+int rewrite_plan(const struct rewrite_spec *specs, int nspecs, const struct frameset *fs,
+		 struct xr_op *ops);
 /* For a single-frame set sent without copying: the template's words and checksums into ops and nc. */
-void rewrite_nocopy(struct xr_op *ops, int nops, const uint8_t *frame, uint32_t len, struct xr_nocopy *nc);
+void rewrite_nocopy(struct xr_op *ops, int nops, const uint8_t *frame, uint32_t len,
+		    struct xr_nocopy *nc);
 /* The reference: applies ops to frame f (the captured bytes) for sequence number n. */
 void rewrite_apply(const struct xr_op *ops, int nops, uint8_t *f, uint32_t len, uint64_t n);
 

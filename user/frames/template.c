@@ -20,11 +20,13 @@ static void put16(uint8_t *p, uint16_t v)
 }
 
 int template_addressing(const struct template_net *net, const struct iface *ifc, uint8_t l4,
-			const struct port_range *default_ports, uint64_t port_divisor, struct rewrite_spec *specs,
-			int *nspecs, struct template_addr *ta)
+			const struct port_range *default_ports, uint64_t port_divisor,
+			struct rewrite_spec *specs, int *nspecs, struct template_addr *ta)
 {
 	static const struct port_range any_port = { 1024, 65535 };
-	const struct port_range *ports = net->have_sport ? &net->sport : default_ports ? default_ports : &any_port;
+	const struct port_range *ports = net->have_sport ? &net->sport :
+					 default_ports	 ? default_ports :
+							   &any_port;
 	bool ipv6 = net->dst.ipv6;
 	char a[INET6_ADDRSTRLEN];
 
@@ -44,7 +46,8 @@ int template_addressing(const struct template_net *net, const struct iface *ifc,
 	ta->pool = 1;
 	if (net->have_src) {
 		if (net->src.ipv6 != ipv6) {
-			pr_warn("--src: an IPv%d range for an IPv%d destination\n", net->src.ipv6 ? 6 : 4, ipv6 ? 6 : 4);
+			pr_warn("--src: an IPv%d range for an IPv%d destination\n",
+				net->src.ipv6 ? 6 : 4, ipv6 ? 6 : 4);
 			return -EINVAL;
 		}
 		rewrite_spec_src(&specs[(*nspecs)++], &net->src);

@@ -14,26 +14,25 @@
 #include "frames/frameset.h"
 #include "frames/rewrite.h"
 
-
 /* The addressing options of gen and lorawan send, typed (struct send_opts.net). */
 struct template_net {
 	struct xr_dst dst;
 	bool have_dst;
-	struct addr_range src;   /* --src; default: the interface's address */
+	struct addr_range src; /* --src; default: the interface's address */
 	bool have_src;
 	struct port_range sport; /* --sport; default 1024-65535 */
 	bool have_sport;
-	unsigned int size;       /* --size: on the wire, with FCS; 0 = 64 */
-	uint8_t dst_mac[6];      /* --dst-mac; default: the neighbour table */
+	unsigned int size; /* --size: on the wire, with FCS; 0 = 64 */
+	uint8_t dst_mac[6]; /* --dst-mac; default: the neighbour table */
 	bool have_mac;
 };
 
 /* What the addressing resolved to, for the frame and the reply counter. */
 struct template_addr {
-	uint8_t src[16];         /* the first source address (network order) */
+	uint8_t src[16]; /* the first source address (network order) */
 	uint8_t dst_mac[6];
-	uint64_t pool, ports;    /* source addresses and ports the plan cycles through */
-	uint64_t tuples;         /* distinct (address, port) pairs before one repeats; 0 = 2^64 or more */
+	uint64_t pool, ports; /* source addresses and ports the plan cycles through */
+	uint64_t tuples; /* distinct (address, port) pairs before one repeats; 0 = 2^64 or more */
 	struct xr_reply_match match; /* IPv4: the server and our sources, for replies */
 };
 
@@ -46,18 +45,19 @@ struct template_addr {
  * -errno after a one-line message.
  */
 int template_addressing(const struct template_net *net, const struct iface *ifc, uint8_t l4,
-			const struct port_range *default_ports, uint64_t port_divisor, struct rewrite_spec *specs,
-			int *nspecs, struct template_addr *ta);
+			const struct port_range *default_ports, uint64_t port_divisor,
+			struct rewrite_spec *specs, int *nspecs, struct template_addr *ta);
 
 struct template_frame {
 	const struct template_net *net;
 	const struct template_addr *ta;
 	const struct iface *ifc;
-	uint8_t l4;              /* IPPROTO_UDP or IPPROTO_TCP */
-	uint8_t tcp_flags;       /* TCP: the flags (a SYN carries an MSS option) */
-	const uint8_t *payload;  /* UDP: the payload's first bytes, as many as fit (the rest is zero) */
+	uint8_t l4; /* IPPROTO_UDP or IPPROTO_TCP */
+	uint8_t tcp_flags; /* TCP: the flags (a SYN carries an MSS option) */
+	const uint8_t
+		*payload; /* UDP: the payload's first bytes, as many as fit (the rest is zero) */
 	uint32_t payload_len;
-	uint32_t len;            /* UDP: the frame's length without FCS; at least the headers */
+	uint32_t len; /* UDP: the frame's length without FCS; at least the headers */
 };
 
 /* One frame into fs. 0 or -errno after a one-line message. */

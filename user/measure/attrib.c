@@ -14,7 +14,8 @@ void attribute(const struct kstats *d, struct attribution *a)
 	a->udp_noport = v[KS_UDP_NO_PORTS];
 	/* the kernel counts a full receive buffer in InErrors too */
 	a->udp_other = v[KS_UDP_IN_ERRORS] > v[KS_UDP_RCVBUF_ERRORS] ?
-			       v[KS_UDP_IN_ERRORS] - v[KS_UDP_RCVBUF_ERRORS] : 0;
+			       v[KS_UDP_IN_ERRORS] - v[KS_UDP_RCVBUF_ERRORS] :
+			       0;
 	a->tcp_listen_drops = v[KS_TCPEXT_LISTEN_DROPS];
 	a->tcp_listen_overflows = v[KS_TCPEXT_LISTEN_OVERFLOWS];
 	a->tcp_syncookies = v[KS_TCPEXT_SYNCOOKIES_SENT];

@@ -109,45 +109,56 @@ static void read_seq(struct count_bpf *skel, struct seq_totals *st, struct json 
 		json_close(j, ']');
 }
 
-
 static double matched_rate(const struct count_totals *t)
 {
-	return t->matched > 1 && t->last_ns > t->first_ns ? (t->matched - 1) / ((t->last_ns - t->first_ns) / 1e9) : 0;
+	return t->matched > 1 && t->last_ns > t->first_ns ?
+		       (t->matched - 1) / ((t->last_ns - t->first_ns) / 1e9) :
+		       0;
 }
 
 static void report_text(const char *ifname, const struct count_totals *t, const struct kstats *d,
-			const struct attribution *a, double dur, bool drop, const struct nft_counters *nft)
+			const struct attribution *a, double dur, bool drop,
+			const struct nft_counters *nft)
 {
 	char x[16], y[16];
 	double span = t->last_ns > t->first_ns ? (t->last_ns - t->first_ns) / 1e9 : 0;
 
 	/* the rate of the stream itself: from its first frame to its last, not the idle time around it */
-	fprintf(stderr, "count: %llu frames matched (%sB) on %s in %.3f s; first to last %.3f s: %s pps; "
-		"%llu frames seen by XDP\n", (unsigned long long)t->matched, fmt_si(t->bytes, x, sizeof(x)), ifname,
-		dur, span, fmt_si(matched_rate(t), y, sizeof(y)), (unsigned long long)t->seen);
+	fprintf(stderr,
+		"count: %llu frames matched (%sB) on %s in %.3f s; first to last %.3f s: %s pps; "
+		"%llu frames seen by XDP\n",
+		(unsigned long long)t->matched, fmt_si(t->bytes, x, sizeof(x)), ifname, dur, span,
+		fmt_si(matched_rate(t), y, sizeof(y)), (unsigned long long)t->seen);
 	fprintf(stderr, "  before XDP: interface rx_dropped %llu, softnet dropped %llu\n",
 		(unsigned long long)a->if_rx_dropped, (unsigned long long)a->softnet_dropped);
 	if (drop) {
-		fprintf(stderr, "  dropped in XDP (--drop): %llu\n", (unsigned long long)t->dropped);
+		fprintf(stderr, "  dropped in XDP (--drop): %llu\n",
+			(unsigned long long)t->dropped);
 		return;
 	}
 	fprintf(stderr, "  passed to the stack: %llu; there (whole namespace, all traffic):\n",
 		(unsigned long long)t->passed);
 	if (nft) {
-		fprintf(stderr, "    firewall (nftables) dropped %llu\n", (unsigned long long)a->firewall_dropped);
+		fprintf(stderr, "    firewall (nftables) dropped %llu\n",
+			(unsigned long long)a->firewall_dropped);
 		for (int i = 0; i < nft->n; i++)
 			if (nft->r[i].packets)
-				fprintf(stderr, "      %llu packets: %s [%s]\n", (unsigned long long)nft->r[i].packets,
-					nft->r[i].text, nft->r[i].id);
+				fprintf(stderr, "      %llu packets: %s [%s]\n",
+					(unsigned long long)nft->r[i].packets, nft->r[i].text,
+					nft->r[i].id);
 	}
-	fprintf(stderr, "    IP received %llu, discarded %llu\n", (unsigned long long)d->v[KS_IP_IN_RECEIVES],
-		(unsigned long long)a->ip_discarded);
-	fprintf(stderr, "    UDP delivered to sockets %llu, socket buffer full %llu, to a port without a socket %llu, "
-		"other errors %llu\n", (unsigned long long)a->udp_delivered, (unsigned long long)a->udp_rcvbuf,
+	fprintf(stderr, "    IP received %llu, discarded %llu\n",
+		(unsigned long long)d->v[KS_IP_IN_RECEIVES], (unsigned long long)a->ip_discarded);
+	fprintf(stderr,
+		"    UDP delivered to sockets %llu, socket buffer full %llu, to a port without a socket %llu, "
+		"other errors %llu\n",
+		(unsigned long long)a->udp_delivered, (unsigned long long)a->udp_rcvbuf,
 		(unsigned long long)a->udp_noport, (unsigned long long)a->udp_other);
-	fprintf(stderr, "    TCP passive opens %llu, listen drops %llu, listen overflows %llu, "
+	fprintf(stderr,
+		"    TCP passive opens %llu, listen drops %llu, listen overflows %llu, "
 		"SYN cookies %llu, request queue full %llu\n",
-		(unsigned long long)d->v[KS_TCP_PASSIVE_OPENS], (unsigned long long)a->tcp_listen_drops,
+		(unsigned long long)d->v[KS_TCP_PASSIVE_OPENS],
+		(unsigned long long)a->tcp_listen_drops,
 		(unsigned long long)a->tcp_listen_overflows, (unsigned long long)a->tcp_syncookies,
 		(unsigned long long)a->tcp_reqq_full);
 }
@@ -175,9 +186,10 @@ static int read_series(struct count_bpf *skel, uint64_t *out, int max)
 	return last + 1;
 }
 
-static void report_json(FILE *f, const char *ifname, const struct count_totals *t, const struct kstats *d,
-			const struct attribution *a, double dur, const uint64_t *series, int nseries,
-			struct count_bpf *seq_skel, const struct nft_counters *nft, struct webhook *wh)
+static void report_json(FILE *f, const char *ifname, const struct count_totals *t,
+			const struct kstats *d, const struct attribution *a, double dur,
+			const uint64_t *series, int nseries, struct count_bpf *seq_skel,
+			const struct nft_counters *nft, struct webhook *wh)
 {
 	struct json j = { .f = f };
 	char key[64];
@@ -192,7 +204,8 @@ static void report_json(FILE *f, const char *ifname, const struct count_totals *
 	json_double(&j, "duration_s", dur);
 	json_double(&j, "pps", matched_rate(t));
 	json_double(&j, "pps_whole_run", dur > 0 ? t->matched / dur : 0);
-	json_double(&j, "first_to_last_s", t->last_ns > t->first_ns ? (t->last_ns - t->first_ns) / 1e9 : 0);
+	json_double(&j, "first_to_last_s",
+		    t->last_ns > t->first_ns ? (t->last_ns - t->first_ns) / 1e9 : 0);
 	json_open(&j, "per_second", '[');
 	for (int i = 0; i < nseries; i++)
 		json_u64(&j, NULL, series[i]);
@@ -258,14 +271,14 @@ struct live {
 	uint64_t start;
 	bool seq;
 	const struct nft_counters *nft_before; /* --nft; NULL otherwise */
-	struct nft_counters *nft_now, *nft_d;  /* scratch */
-	struct webhook *wh;                    /* --webhook; NULL otherwise */
-	uint64_t nft_next;                     /* when to read the rules again */
+	struct nft_counters *nft_now, *nft_d; /* scratch */
+	struct webhook *wh; /* --webhook; NULL otherwise */
+	uint64_t nft_next; /* when to read the rules again */
 };
 
 /* --listen: the figures so far, as JSON (/ or /json) or Prometheus text (/metrics) */
-static const char *serve_live(const char *method, const char *path, const char *body, size_t blen, FILE *f,
-			      void *ctx)
+static const char *serve_live(const char *method, const char *path, const char *body, size_t blen,
+			      FILE *f, void *ctx)
 {
 	struct live *l = ctx;
 	struct kstats now_ks, d;
@@ -273,7 +286,8 @@ static const char *serve_live(const char *method, const char *path, const char *
 	struct attribution a;
 	double dur = (now_ns() - l->start) / 1e9;
 
-	if (strcmp(method, "GET") || (strcmp(path, "/") && strcmp(path, "/json") && strcmp(path, "/metrics")))
+	if (strcmp(method, "GET") ||
+	    (strcmp(path, "/") && strcmp(path, "/json") && strcmp(path, "/metrics")))
 		return NULL;
 	read_totals(l->skel, &t);
 	kstats_read(l->ifname, &now_ks);
@@ -294,64 +308,88 @@ static const char *serve_live(const char *method, const char *path, const char *
 			    l->nft_before ? l->nft_d : NULL, l->wh);
 		return "application/json";
 	}
-	fprintf(f, "# HELP xdpreplay_count_matched_total Frames that matched the filter.\n"
-		   "# TYPE xdpreplay_count_matched_total counter\n"
-		   "xdpreplay_count_matched_total{iface=\"%s\"} %llu\n", l->ifname, (unsigned long long)t.matched);
-	fprintf(f, "# TYPE xdpreplay_count_matched_bytes_total counter\n"
-		   "xdpreplay_count_matched_bytes_total{iface=\"%s\"} %llu\n", l->ifname, (unsigned long long)t.bytes);
-	fprintf(f, "# TYPE xdpreplay_count_seen_total counter\n"
-		   "xdpreplay_count_seen_total{iface=\"%s\"} %llu\n", l->ifname, (unsigned long long)t.seen);
-	fprintf(f, "# TYPE xdpreplay_count_xdp_dropped_total counter\n"
-		   "xdpreplay_count_xdp_dropped_total{iface=\"%s\"} %llu\n", l->ifname, (unsigned long long)t.dropped);
+	fprintf(f,
+		"# HELP xdpreplay_count_matched_total Frames that matched the filter.\n"
+		"# TYPE xdpreplay_count_matched_total counter\n"
+		"xdpreplay_count_matched_total{iface=\"%s\"} %llu\n",
+		l->ifname, (unsigned long long)t.matched);
+	fprintf(f,
+		"# TYPE xdpreplay_count_matched_bytes_total counter\n"
+		"xdpreplay_count_matched_bytes_total{iface=\"%s\"} %llu\n",
+		l->ifname, (unsigned long long)t.bytes);
+	fprintf(f,
+		"# TYPE xdpreplay_count_seen_total counter\n"
+		"xdpreplay_count_seen_total{iface=\"%s\"} %llu\n",
+		l->ifname, (unsigned long long)t.seen);
+	fprintf(f,
+		"# TYPE xdpreplay_count_xdp_dropped_total counter\n"
+		"xdpreplay_count_xdp_dropped_total{iface=\"%s\"} %llu\n",
+		l->ifname, (unsigned long long)t.dropped);
 	/* where what arrived went, the same figures as the JSON's attribution object */
-	const struct { const char *name; uint64_t v; } stage[] = {
-		{ "iface_rx_dropped", a.if_rx_dropped }, { "softnet_dropped", a.softnet_dropped },
-		{ "xdp_dropped", t.dropped }, { "firewall_dropped", a.firewall_dropped },
-		{ "ip_discarded", a.ip_discarded }, { "udp_delivered", a.udp_delivered },
-		{ "udp_rcvbuf_errors", a.udp_rcvbuf }, { "udp_no_ports", a.udp_noport },
-		{ "udp_other_errors", a.udp_other }, { "tcp_listen_drops", a.tcp_listen_drops },
-		{ "tcp_listen_overflows", a.tcp_listen_overflows }, { "tcp_syncookies_sent", a.tcp_syncookies },
+	const struct {
+		const char *name;
+		uint64_t v;
+	} stage[] = {
+		{ "iface_rx_dropped", a.if_rx_dropped },
+		{ "softnet_dropped", a.softnet_dropped },
+		{ "xdp_dropped", t.dropped },
+		{ "firewall_dropped", a.firewall_dropped },
+		{ "ip_discarded", a.ip_discarded },
+		{ "udp_delivered", a.udp_delivered },
+		{ "udp_rcvbuf_errors", a.udp_rcvbuf },
+		{ "udp_no_ports", a.udp_noport },
+		{ "udp_other_errors", a.udp_other },
+		{ "tcp_listen_drops", a.tcp_listen_drops },
+		{ "tcp_listen_overflows", a.tcp_listen_overflows },
+		{ "tcp_syncookies_sent", a.tcp_syncookies },
 		{ "tcp_reqq_full_drops", a.tcp_reqq_full },
 	};
-	fprintf(f, "# HELP xdpreplay_attribution_total Where what arrived went, since the counter started.\n"
-		   "# TYPE xdpreplay_attribution_total counter\n");
+	fprintf(f,
+		"# HELP xdpreplay_attribution_total Where what arrived went, since the counter started.\n"
+		"# TYPE xdpreplay_attribution_total counter\n");
 	for (size_t i = 0; i < sizeof(stage) / sizeof(stage[0]); i++)
-		fprintf(f, "xdpreplay_attribution_total{iface=\"%s\",stage=\"%s\"} %llu\n", l->ifname, stage[i].name,
-			(unsigned long long)stage[i].v);
+		fprintf(f, "xdpreplay_attribution_total{iface=\"%s\",stage=\"%s\"} %llu\n",
+			l->ifname, stage[i].name, (unsigned long long)stage[i].v);
 	if (l->nft_before) {
-		fprintf(f, "# HELP xdpreplay_nft_rule_packets_total Packets per nftables rule since the counter "
-			   "started.\n# TYPE xdpreplay_nft_rule_packets_total counter\n");
+		fprintf(f,
+			"# HELP xdpreplay_nft_rule_packets_total Packets per nftables rule since the counter "
+			"started.\n# TYPE xdpreplay_nft_rule_packets_total counter\n");
 		for (int i = 0; i < l->nft_d->n; i++)
-			fprintf(f, "xdpreplay_nft_rule_packets_total{rule=\"%s\",drops=\"%d\"} %llu\n", l->nft_d->r[i].id,
-				l->nft_d->r[i].drops, (unsigned long long)l->nft_d->r[i].packets);
+			fprintf(f,
+				"xdpreplay_nft_rule_packets_total{rule=\"%s\",drops=\"%d\"} %llu\n",
+				l->nft_d->r[i].id, l->nft_d->r[i].drops,
+				(unsigned long long)l->nft_d->r[i].packets);
 	}
 	if (l->seq) {
 		struct seq_totals st;
 
 		read_seq(l->skel, &st, NULL, 0);
-		fprintf(f, "# HELP xdpreplay_sequence_total Frames by what their sequence numbers say (--seq).\n"
-			   "# TYPE xdpreplay_sequence_total counter\n"
-			   "xdpreplay_sequence_total{iface=\"%s\",state=\"received\"} %llu\n"
-			   "xdpreplay_sequence_total{iface=\"%s\",state=\"lost\"} %llu\n"
-			   "xdpreplay_sequence_total{iface=\"%s\",state=\"duplicated\"} %llu\n"
-			   "xdpreplay_sequence_total{iface=\"%s\",state=\"reordered\"} %llu\n"
-			   "# TYPE xdpreplay_sequence_flows gauge\nxdpreplay_sequence_flows{iface=\"%s\"} %llu\n",
-			l->ifname, (unsigned long long)st.received, l->ifname, (unsigned long long)st.lost, l->ifname,
-			(unsigned long long)st.dup, l->ifname, (unsigned long long)st.reordered, l->ifname,
+		fprintf(f,
+			"# HELP xdpreplay_sequence_total Frames by what their sequence numbers say (--seq).\n"
+			"# TYPE xdpreplay_sequence_total counter\n"
+			"xdpreplay_sequence_total{iface=\"%s\",state=\"received\"} %llu\n"
+			"xdpreplay_sequence_total{iface=\"%s\",state=\"lost\"} %llu\n"
+			"xdpreplay_sequence_total{iface=\"%s\",state=\"duplicated\"} %llu\n"
+			"xdpreplay_sequence_total{iface=\"%s\",state=\"reordered\"} %llu\n"
+			"# TYPE xdpreplay_sequence_flows gauge\nxdpreplay_sequence_flows{iface=\"%s\"} %llu\n",
+			l->ifname, (unsigned long long)st.received, l->ifname,
+			(unsigned long long)st.lost, l->ifname, (unsigned long long)st.dup,
+			l->ifname, (unsigned long long)st.reordered, l->ifname,
 			(unsigned long long)st.flows);
 	}
 	fprintf(f, "# HELP xdpreplay_kernel_delta Kernel counters since the counter started.\n"
 		   "# TYPE xdpreplay_kernel_delta gauge\n");
 	for (int i = 0; i < KS_NUM; i++)
 		if (d.have[i])
-			fprintf(f, "xdpreplay_kernel_delta{iface=\"%s\",counter=\"%s.%s\"} %llu\n", l->ifname,
-				kstat_defs[i].group, kstat_defs[i].name, (unsigned long long)d.v[i]);
+			fprintf(f, "xdpreplay_kernel_delta{iface=\"%s\",counter=\"%s.%s\"} %llu\n",
+				l->ifname, kstat_defs[i].group, kstat_defs[i].name,
+				(unsigned long long)d.v[i]);
 	return "text/plain; version=0.0.4";
 }
 
 /* --webhook: a POST is an event; a GET answers with the webhook's figures so far */
-static const char *serve_hook(const char *method, const char *path, const char *body, size_t blen, FILE *f,
-			      void *ctx)
+static const char *serve_hook(const char *method, const char *path, const char *body, size_t blen,
+			      FILE *f, void *ctx)
 {
 	struct webhook *w = ctx;
 	struct json j = { .f = f };
@@ -408,7 +446,8 @@ static int webhook_only(struct webhook *w, struct httpd **hook, uint64_t duratio
 			last = ev;
 			last_change = now;
 		}
-		if ((duration && now - start >= duration) || (idle && ev && now - last_change >= idle))
+		if ((duration && now - start >= duration) ||
+		    (idle && ev && now - last_change >= idle))
 			break;
 	}
 	/* no more events from here on: the report is the last word */
@@ -426,8 +465,10 @@ static int webhook_only(struct webhook *w, struct httpd **hook, uint64_t duratio
 
 int count_run(const struct count_opts *co)
 {
-	const char *ifname = co->ifname, *json_path = co->json_path, *ready = co->ready, *seq_spec = co->seq_spec;
-	bool listen_addr = co->have_listen, webhook_addr = co->have_webhook, token_file = co->token[0];
+	const char *ifname = co->ifname, *json_path = co->json_path, *ready = co->ready,
+		   *seq_spec = co->seq_spec;
+	bool listen_addr = co->have_listen, webhook_addr = co->have_webhook,
+	     token_file = co->token[0];
 	const char *fleet_dir = co->fleet_dir, *schedule = co->schedule, *token = co->token;
 	const struct sockaddr_in listen_sa = co->listen, webhook_sa = co->webhook;
 	bool use_nft = co->use_nft, quiet = co->quiet;
@@ -451,8 +492,10 @@ int count_run(const struct count_opts *co)
 	FILE *jf = NULL;
 
 	if (webhook_addr) {
-		struct httpd_opts ho = { .option = "--webhook", .token = token_file ? token : NULL,
-					 .max_body = 1 << 20, .lock = &http_lock };
+		struct httpd_opts ho = { .option = "--webhook",
+					 .token = token_file ? token : NULL,
+					 .max_body = 1 << 20,
+					 .lock = &http_lock };
 
 		if (webhook_init(&wh, fleet_dir, schedule))
 			return XR_EXIT_USAGE;
@@ -496,14 +539,16 @@ int count_run(const struct count_opts *co)
 	skel->rodata->cfg = cfg;
 	err = count_bpf__load(skel);
 	if (err) {
-		pr_warn("cannot load the counter's BPF program: %s (-vv shows why)\n", strerror(-err));
+		pr_warn("cannot load the counter's BPF program: %s (-vv shows why)\n",
+			strerror(-err));
 		goto out;
 	}
 	link = bpf_program__attach_xdp(skel->progs.xr_count, ifc.ifindex);
 	if (!link) {
 		err = -errno;
 		pr_warn("cannot attach the counter to %s: %s%s\n", ifname, strerror(-err),
-			err == -EBUSY || err == -EEXIST ? " (another XDP program is attached)" : "");
+			err == -EBUSY || err == -EEXIST ? " (another XDP program is attached)" :
+							  "");
 		goto out;
 	}
 	kstats_read(ifname, &before);
@@ -512,11 +557,19 @@ int count_run(const struct count_opts *co)
 		goto out;
 	}
 	start = last_change = now_ns();
-	live = (struct live){ .skel = skel, .ifname = ifname, .before = &before, .start = start,
-			      .seq = cfg.seq_kind, .nft_before = use_nft ? nft_before : NULL,
-			      .nft_now = nft_after, .nft_d = nft_d, .wh = webhook_addr ? &wh : NULL };
+	live = (struct live){ .skel = skel,
+			      .ifname = ifname,
+			      .before = &before,
+			      .start = start,
+			      .seq = cfg.seq_kind,
+			      .nft_before = use_nft ? nft_before : NULL,
+			      .nft_now = nft_after,
+			      .nft_d = nft_d,
+			      .wh = webhook_addr ? &wh : NULL };
 	if (listen_addr) {
-		struct httpd_opts ho = { .option = "--listen", .token = token_file ? token : NULL, .lock = &http_lock };
+		struct httpd_opts ho = { .option = "--listen",
+					 .token = token_file ? token : NULL,
+					 .lock = &http_lock };
 
 		if (httpd_start(&http, &listen_sa, &ho, serve_live, &live))
 			goto out;
@@ -544,7 +597,8 @@ int count_run(const struct count_opts *co)
 		if (now >= next_check) {
 			next_check = now + 100000000ULL;
 			if (if_nametoindex(ifname) != (unsigned int)ifc.ifindex) {
-				pr_warn("%s went away (deleted or moved): the count stops here\n", ifname);
+				pr_warn("%s went away (deleted or moved): the count stops here\n",
+					ifname);
 				gone = true;
 				break;
 			}
@@ -553,9 +607,11 @@ int count_run(const struct count_opts *co)
 			char x[16];
 
 			if (!t.matched && idle)
-				fprintf(stderr, "\r  matched 0: waiting for the first frame (--idle counts from it)   ");
+				fprintf(stderr,
+					"\r  matched 0: waiting for the first frame (--idle counts from it)   ");
 			else
-				fprintf(stderr, "\r  matched %s   ", fmt_si(t.matched, x, sizeof(x)));
+				fprintf(stderr, "\r  matched %s   ",
+					fmt_si(t.matched, x, sizeof(x)));
 			next_progress += 1000000000ULL;
 		}
 	}
@@ -581,28 +637,33 @@ int count_run(const struct count_opts *co)
 		if (isatty(STDERR_FILENO) && now - start >= 1000000000ULL)
 			fputc('\n', stderr);
 		if (idle && !t.matched)
-			fprintf(stderr, "count: no frame matched, so --idle never started (it counts from the first "
+			fprintf(stderr,
+				"count: no frame matched, so --idle never started (it counts from the first "
 				"frame)\n");
-		report_text(ifname, &t, &d, &a, (now - start) / 1e9, cfg.drop, use_nft ? nft_d : NULL);
+		report_text(ifname, &t, &d, &a, (now - start) / 1e9, cfg.drop,
+			    use_nft ? nft_d : NULL);
 		if (webhook_addr)
 			webhook_text(&wh, stderr);
 		if (cfg.seq_kind) {
 			struct seq_totals st;
 
 			read_seq(skel, &st, NULL, 0);
-			fprintf(stderr, "  sequence (%s): %llu flows, received %llu, lost %llu, duplicated %llu, "
-				"reordered %llu; %llu frames without one\n", seq_spec,
-				(unsigned long long)st.flows, (unsigned long long)st.received,
-				(unsigned long long)st.lost, (unsigned long long)st.dup,
-				(unsigned long long)st.reordered, (unsigned long long)st.untracked);
+			fprintf(stderr,
+				"  sequence (%s): %llu flows, received %llu, lost %llu, duplicated %llu, "
+				"reordered %llu; %llu frames without one\n",
+				seq_spec, (unsigned long long)st.flows,
+				(unsigned long long)st.received, (unsigned long long)st.lost,
+				(unsigned long long)st.dup, (unsigned long long)st.reordered,
+				(unsigned long long)st.untracked);
 		}
 	}
 	if (jf) {
 		uint64_t *series = calloc(XR_SERIES_MAX, sizeof(*series));
 		int nseries = series ? read_series(skel, series, XR_SERIES_MAX) : 0;
 
-		report_json(jf, ifname, &t, &d, &a, (now - start) / 1e9, series, nseries, cfg.seq_kind ? skel : NULL,
-			    use_nft ? nft_d : NULL, webhook_addr ? &wh : NULL);
+		report_json(jf, ifname, &t, &d, &a, (now - start) / 1e9, series, nseries,
+			    cfg.seq_kind ? skel : NULL, use_nft ? nft_d : NULL,
+			    webhook_addr ? &wh : NULL);
 		free(series);
 		err = json_fclose(jf);
 		jf = NULL;

@@ -9,15 +9,15 @@
 #include "xdpreplay.h"
 
 struct count_opts {
-	const char *ifname;       /* NULL: --webhook alone */
-	struct xr_count_cfg cfg;  /* what the XDP program matches, and --seq */
-	const char *seq_spec;     /* --seq as given, for the report */
+	const char *ifname; /* NULL: --webhook alone */
+	struct xr_count_cfg cfg; /* what the XDP program matches, and --seq */
+	const char *seq_spec; /* --seq as given, for the report */
 	uint64_t duration_ns, idle_ns;
 	const char *ready, *json_path;
 	bool use_nft, quiet;
 	bool have_listen, have_webhook;
 	struct sockaddr_in listen, webhook;
-	char token[260];          /* --token-file's token; empty: none */
+	char token[260]; /* --token-file's token; empty: none */
 	const char *fleet_dir, *schedule; /* --webhook's */
 };
 

@@ -109,8 +109,9 @@ static enum MHD_Result reply_text(struct MHD_Connection *c, unsigned int status,
 	return b ? reply(c, status, b, strlen(b), "text/plain") : MHD_NO;
 }
 
-static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const char *url, const char *method,
-				  const char *version, const char *upload, size_t *upload_len, void **con_cls)
+static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const char *url,
+				  const char *method, const char *version, const char *upload,
+				  size_t *upload_len, void **con_cls)
 {
 	struct httpd *s = cls;
 	struct request *rq = *con_cls;
@@ -144,7 +145,8 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
 		return MHD_YES;
 	}
 	if (s->token[0]) {
-		auth = MHD_lookup_connection_value(c, MHD_HEADER_KIND, MHD_HTTP_HEADER_AUTHORIZATION);
+		auth = MHD_lookup_connection_value(c, MHD_HEADER_KIND,
+						   MHD_HTTP_HEADER_AUTHORIZATION);
 		if (!auth || strncmp(auth, "Bearer ", 7) || !same_secret(auth + 7, s->token))
 			return reply_text(c, MHD_HTTP_UNAUTHORIZED, "a bearer token is needed\n");
 	}
@@ -169,7 +171,8 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
 	return reply(c, MHD_HTTP_OK, out, out_len, ctype);
 }
 
-static void on_completed(void *cls, struct MHD_Connection *c, void **con_cls, enum MHD_RequestTerminationCode why)
+static void on_completed(void *cls, struct MHD_Connection *c, void **con_cls,
+			 enum MHD_RequestTerminationCode why)
 {
 	struct request *rq = *con_cls;
 
@@ -186,8 +189,8 @@ static void mhd_log(void *cls, const char *fmt, va_list ap)
 		vfprintf(stderr, fmt, ap);
 }
 
-int httpd_start(struct httpd **out, const struct sockaddr_in *addr, const struct httpd_opts *o, httpd_handler h,
-		void *ctx)
+int httpd_start(struct httpd **out, const struct sockaddr_in *addr, const struct httpd_opts *o,
+		httpd_handler h, void *ctx)
 {
 	struct sockaddr_in sa = *addr;
 	struct httpd *s;
@@ -215,17 +218,16 @@ int httpd_start(struct httpd **out, const struct sockaddr_in *addr, const struct
 		pr_warn("%s %s:%u: %s\n", o->option, a, ntohs(sa.sin_port), strerror(-err));
 		goto err;
 	}
-	s->d = MHD_start_daemon(MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_AUTO | MHD_USE_ERROR_LOG, 0, NULL, NULL,
-				on_request, s, MHD_OPTION_LISTEN_SOCKET, fd,
-				MHD_OPTION_CONNECTION_LIMIT, o->max_conns ? o->max_conns : 256,
-				/* one address cannot take every place (a scraper and a search share one host) */
-				MHD_OPTION_PER_IP_CONNECTION_LIMIT, 64,
-				MHD_OPTION_CONNECTION_TIMEOUT, o->timeout_s ? o->timeout_s : 5,
-				/* bounds the request line and headers too */
-				MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)32768,
-				MHD_OPTION_NOTIFY_COMPLETED, on_completed, s,
-				MHD_OPTION_EXTERNAL_LOGGER, mhd_log, NULL,
-				MHD_OPTION_END);
+	s->d = MHD_start_daemon(
+		MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_AUTO | MHD_USE_ERROR_LOG, 0, NULL, NULL,
+		on_request, s, MHD_OPTION_LISTEN_SOCKET, fd, MHD_OPTION_CONNECTION_LIMIT,
+		o->max_conns ? o->max_conns : 256,
+		/* one address cannot take every place (a scraper and a search share one host) */
+		MHD_OPTION_PER_IP_CONNECTION_LIMIT, 64, MHD_OPTION_CONNECTION_TIMEOUT,
+		o->timeout_s ? o->timeout_s : 5,
+		/* bounds the request line and headers too */
+		MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)32768, MHD_OPTION_NOTIFY_COMPLETED,
+		on_completed, s, MHD_OPTION_EXTERNAL_LOGGER, mhd_log, NULL, MHD_OPTION_END);
 	if (!s->d) {
 		err = -EIO;
 		pr_warn("%s: cannot start the HTTP server\n", o->option);

@@ -21,16 +21,16 @@ struct httpd;
  * query) into f; body/len is a POST's body. Returns the content type, or NULL
  * for 404.
  */
-typedef const char *(*httpd_handler)(const char *method, const char *path, const char *body, size_t len, FILE *f,
-				     void *ctx);
+typedef const char *(*httpd_handler)(const char *method, const char *path, const char *body,
+				     size_t len, FILE *f, void *ctx);
 
 struct httpd_opts {
-	const char *option;      /* the option that asked for it ("--listen"), for messages */
-	const char *token;       /* NULL, or the bearer token every request must carry */
-	size_t max_body;         /* larger POST bodies are refused (413); 0 = 64 KiB */
-	unsigned int max_conns;  /* 0 = 256 (64 from one address) */
-	unsigned int timeout_s;  /* idle connections are closed after this; 0 = 5 s */
-	pthread_mutex_t *lock;   /* a lock shared with other servers of the command; NULL = its own */
+	const char *option; /* the option that asked for it ("--listen"), for messages */
+	const char *token; /* NULL, or the bearer token every request must carry */
+	size_t max_body; /* larger POST bodies are refused (413); 0 = 64 KiB */
+	unsigned int max_conns; /* 0 = 256 (64 from one address) */
+	unsigned int timeout_s; /* idle connections are closed after this; 0 = 5 s */
+	pthread_mutex_t *lock; /* a lock shared with other servers of the command; NULL = its own */
 };
 
 /*
@@ -38,8 +38,8 @@ struct httpd_opts {
  * one-line message naming the option.
  */
 struct sockaddr_in;
-int httpd_start(struct httpd **out, const struct sockaddr_in *addr, const struct httpd_opts *o, httpd_handler h,
-		void *ctx);
+int httpd_start(struct httpd **out, const struct sockaddr_in *addr, const struct httpd_opts *o,
+		httpd_handler h, void *ctx);
 void httpd_stop(struct httpd *s);
 void httpd_lock(struct httpd *s);
 void httpd_unlock(struct httpd *s);

@@ -58,7 +58,8 @@ static void read_table(const char *path, struct kstats *ks)
 		v = strtok_r(strchr(val, ':') ? strchr(val, ':') + 1 : val, " \n", &vs);
 		for (; h && v; h = strtok_r(NULL, " \n", &hs), v = strtok_r(NULL, " \n", &vs)) {
 			for (int i = 0; i < KS_NUM; i++) {
-				if (!strcmp(kstat_defs[i].group, hdr) && !strcmp(kstat_defs[i].name, h)) {
+				if (!strcmp(kstat_defs[i].group, hdr) &&
+				    !strcmp(kstat_defs[i].name, h)) {
 					ks->v[i] = strtoull(v, NULL, 10);
 					ks->have[i] = true;
 				}
@@ -111,8 +112,9 @@ void kstats_read(const char *ifname, struct kstats *ks)
 			/* veth names them rx_queue_N_xdp_packets etc.; other drivers similarly */
 			set(ks, KS_ET_XDP_PACKETS, ethtool_counters_sum(&ec, "_xdp_packets"));
 			set(ks, KS_ET_XDP_DROPS, ethtool_counters_sum(&ec, "_xdp_drops"));
-			set(ks, KS_ET_RX_DROPS, ethtool_counters_sum(&ec, "_drops") -
-						ethtool_counters_sum(&ec, "_xdp_drops"));
+			set(ks, KS_ET_RX_DROPS,
+			    ethtool_counters_sum(&ec, "_drops") -
+				    ethtool_counters_sum(&ec, "_xdp_drops"));
 			ethtool_counters_free(&ec);
 		}
 	}
@@ -147,12 +149,14 @@ int nft_read(struct nft_counters *c)
 		while (*s == ' ' || *s == '\t')
 			s++;
 		s[strcspn(s, "\n")] = 0;
-		if (sscanf(s, "table %15s %31s {", family, table) == 2 || sscanf(s, "chain %31s {", chain) == 1)
+		if (sscanf(s, "table %15s %31s {", family, table) == 2 ||
+		    sscanf(s, "chain %31s {", chain) == 1)
 			continue;
 		cnt = strstr(s, "counter packets ");
 		h = strstr(s, "# handle ");
 		if (!cnt || !h || c->n >= NFT_MAX_RULES ||
-		    sscanf(cnt, "counter packets %llu bytes %llu", &pk, &by) != 2 || sscanf(h, "# handle %u", &handle) != 1)
+		    sscanf(cnt, "counter packets %llu bytes %llu", &pk, &by) != 2 ||
+		    sscanf(h, "# handle %u", &handle) != 1)
 			continue;
 		r = &c->r[c->n++];
 		snprintf(r->id, sizeof(r->id), "%s %s %s #%u", family, table, chain, handle);
@@ -165,7 +169,8 @@ int nft_read(struct nft_counters *c)
 	return pclose(p) == 0 ? 0 : -ENOENT;
 }
 
-void nft_delta(const struct nft_counters *before, const struct nft_counters *after, struct nft_counters *d)
+void nft_delta(const struct nft_counters *before, const struct nft_counters *after,
+	       struct nft_counters *d)
 {
 	d->n = 0;
 	for (int i = 0; i < after->n; i++) {

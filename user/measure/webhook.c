@@ -15,14 +15,14 @@
  */
 struct wh_dev {
 	uint32_t next;
-	uint32_t first;              /* the first FCnt seen */
-	uint64_t window;             /* bit i: FCnt next - 1 - i was received (or came before the start) */
+	uint32_t first; /* the first FCnt seen */
+	uint64_t window; /* bit i: FCnt next - 1 - i was received (or came before the start) */
 	bool seen;
 };
 
 struct wh_arrival {
 	uint64_t n;
-	uint64_t at_ns;              /* CLOCK_REALTIME */
+	uint64_t at_ns; /* CLOCK_REALTIME */
 };
 
 /* arrivals kept while the schedule is not readable yet: 16 MiB */
@@ -77,7 +77,8 @@ static const char *get_str(struct json_object *o, const char *k)
 	struct json_object *v;
 
 	return json_object_object_get_ex(o, k, &v) && json_object_is_type(v, json_type_string) ?
-		       json_object_get_string(v) : NULL;
+		       json_object_get_string(v) :
+		       NULL;
 }
 
 /* Counts FCnt f of device d: in order, a gap (lost), a late one filling a gap, or a duplicate. */
@@ -226,8 +227,8 @@ void webhook_event(struct webhook *w, const char *body, size_t len)
 	if (!w->first_ns)
 		w->first_ns = at;
 	w->last_ns = at;
-	if (!o || !json_object_object_get_ex(o, "deviceInfo", &di) || !(eui_s = get_str(di, "devEui")) ||
-	    !json_object_object_get_ex(o, "fCnt", &fc)) {
+	if (!o || !json_object_object_get_ex(o, "deviceInfo", &di) ||
+	    !(eui_s = get_str(di, "devEui")) || !json_object_object_get_ex(o, "fCnt", &fc)) {
 		w->bad++;
 		goto out;
 	}
@@ -284,7 +285,10 @@ static double lat_pct(const struct webhook *w, double q)
 	for (unsigned int b = 0; b < WH_LAT_BUCKETS; b++) {
 		acc += w->lat_hist[b];
 		if (acc >= want)
-			return (b < 16 ? b : (1ULL << (b / 16 + 3)) + (uint64_t)(b % 16) * (1ULL << (b / 16 - 1))) / 1e6;
+			return (b < 16 ? b :
+					 (1ULL << (b / 16 + 3)) +
+						 (uint64_t)(b % 16) * (1ULL << (b / 16 - 1))) /
+			       1e6;
 	}
 	return w->lat_max / 1e6;
 }
@@ -306,7 +310,8 @@ static uint64_t leading_lost(const struct webhook *w)
 	for (uint64_t d = 0; d < ndev; d++) {
 		const struct wh_dev *st = &w->st[d];
 		uint64_t ud = u0 + (d + ndev - u0 % ndev) % ndev;
-		uint32_t want = w->fleet.dev[d].fcnt_start + (uint32_t)(ud / ndev), ahead = st->first - want;
+		uint32_t want = w->fleet.dev[d].fcnt_start + (uint32_t)(ud / ndev),
+			 ahead = st->first - want;
 
 		if (st->seen && ahead < (1U << 31))
 			lost += ahead;
@@ -320,18 +325,23 @@ void webhook_text(struct webhook *w, FILE *f)
 
 	have_schedule(w, UINT64_MAX);
 
-	fprintf(f, "  webhook: %llu events: %llu uplinks received, %llu lost (gaps), %llu duplicated, %llu reordered, "
-		   "%llu unknown devices, %llu unreadable\n", (unsigned long long)w->events,
-		(unsigned long long)w->uplinks, (unsigned long long)lost, (unsigned long long)w->dup,
-		(unsigned long long)w->reordered, (unsigned long long)w->unknown, (unsigned long long)w->bad);
+	fprintf(f,
+		"  webhook: %llu events: %llu uplinks received, %llu lost (gaps), %llu duplicated, %llu reordered, "
+		"%llu unknown devices, %llu unreadable\n",
+		(unsigned long long)w->events, (unsigned long long)w->uplinks,
+		(unsigned long long)lost, (unsigned long long)w->dup,
+		(unsigned long long)w->reordered, (unsigned long long)w->unknown,
+		(unsigned long long)w->bad);
 	if (w->jumps)
-		fprintf(f, "  webhook: %llu FCnt jumps of more than %d (counted as a restart, not as loss)\n",
+		fprintf(f,
+			"  webhook: %llu FCnt jumps of more than %d (counted as a restart, not as loss)\n",
 			(unsigned long long)w->jumps, WH_MAX_FCNT_GAP);
 	if (w->lat_n)
-		fprintf(f, "  webhook latency from departure: p50 %.1f ms, p90 %.1f ms, p99 %.1f ms, max %.1f ms "
-			"(%llu timed, %llu before their departure: clocks apart?)\n", lat_pct(w, 0.5), lat_pct(w, 0.9),
-			lat_pct(w, 0.99), w->lat_max / 1e6, (unsigned long long)w->lat_n,
-			(unsigned long long)w->lat_early);
+		fprintf(f,
+			"  webhook latency from departure: p50 %.1f ms, p90 %.1f ms, p99 %.1f ms, max %.1f ms "
+			"(%llu timed, %llu before their departure: clocks apart?)\n",
+			lat_pct(w, 0.5), lat_pct(w, 0.9), lat_pct(w, 0.99), w->lat_max / 1e6,
+			(unsigned long long)w->lat_n, (unsigned long long)w->lat_early);
 }
 
 void webhook_json(struct webhook *w, struct json *j)

@@ -19,8 +19,8 @@ struct wh_dev;
 
 /* The sender's schedule, so that a receiver can tell an uplink's departure from n. */
 struct wh_schedule {
-	double t0_unix;              /* departure of first_n, seconds since the epoch */
-	double pps;                  /* 0: not paced (no latency) */
+	double t0_unix; /* departure of first_n, seconds since the epoch */
+	double pps; /* 0: not paced (no latency) */
 	uint64_t first_n;
 };
 
@@ -29,19 +29,20 @@ struct wh_schedule {
 
 struct webhook {
 	struct lw_fleet fleet;
-	struct wh_dev *st;           /* per device */
+	struct wh_dev *st; /* per device */
 	struct lw_eui_index *by_eui; /* devices by DevEUI, sorted */
-	const char *schedule;        /* written by lorawan send --schedule when its run starts */
+	const char *schedule; /* written by lorawan send --schedule when its run starts */
 	uint64_t events, uplinks, dup, lost, reordered, too_late, unknown, bad, jumps;
-	uint64_t first_ns, last_ns;  /* CLOCK_REALTIME of the first and last event */
+	uint64_t first_ns, last_ns; /* CLOCK_REALTIME of the first and last event */
 	/* before the schedule can be read, arrivals wait here (bounded); then they are timed */
 	struct wh_arrival *pending;
 	size_t npending, cap;
-	uint64_t untimed;            /* arrivals neither timed nor kept (the pending list was full) */
+	uint64_t untimed; /* arrivals neither timed nor kept (the pending list was full) */
 	struct wh_schedule sched;
 	bool have_sched;
-	uint64_t next_try_ns;        /* when to look for the schedule file again */
-	uint64_t lat_hist[WH_LAT_BUCKETS], lat_n, lat_early; /* early: before departure (clocks apart) */
+	uint64_t next_try_ns; /* when to look for the schedule file again */
+	uint64_t lat_hist[WH_LAT_BUCKETS], lat_n,
+		lat_early; /* early: before departure (clocks apart) */
 	int64_t lat_max;
 };
 

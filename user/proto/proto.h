@@ -26,14 +26,14 @@ struct send_opts;
 
 /* What the shared send options a protocol takes (struct send_opts, user/send/opts.c). */
 enum send_opt_set {
-	SO_REWRITE = 1 << 0,  /* --rewrite */
-	SO_DST = 1 << 1,      /* --dst ADDR[:PORT] (named dst_name) */
-	SO_SRC = 1 << 2,      /* --src RANGE */
-	SO_SPORT = 1 << 3,    /* --sport LO-HI */
-	SO_SIZE = 1 << 4,     /* --size N */
-	SO_DSTMAC = 1 << 5,   /* --dst-mac MAC */
-	SO_WAIT = 1 << 6,     /* --wait T: replies after the last frame */
-	SO_FILES = 1 << 7,    /* FILE... arguments */
+	SO_REWRITE = 1 << 0, /* --rewrite */
+	SO_DST = 1 << 1, /* --dst ADDR[:PORT] (named dst_name) */
+	SO_SRC = 1 << 2, /* --src RANGE */
+	SO_SPORT = 1 << 3, /* --sport LO-HI */
+	SO_SIZE = 1 << 4, /* --size N */
+	SO_DSTMAC = 1 << 5, /* --dst-mac MAC */
+	SO_WAIT = 1 << 6, /* --wait T: replies after the last frame */
+	SO_FILES = 1 << 7, /* FILE... arguments */
 };
 
 /* The plan specs of a run: the user's --rewrite ops, then those the protocol adds (source, port, ISN). */
@@ -46,16 +46,16 @@ struct send_plan {
 #define PROTO_OPT_BASE 1000
 
 struct xr_proto {
-	const char *name;         /* gen NAME, or the command's own (capture, lorawan) */
-	bool gen;                 /* xdpreplay gen NAME sends it */
-	const char *summary;      /* one line, for gen --help */
-	const char *usage;        /* its own options, for --help; NULL: none */
+	const char *name; /* gen NAME, or the command's own (capture, lorawan) */
+	bool gen; /* xdpreplay gen NAME sends it */
+	const char *summary; /* one line, for gen --help */
+	const char *usage; /* its own options, for --help; NULL: none */
 	const struct option *opts; /* its own long options, val >= PROTO_OPT_BASE; NULL-terminated */
-	unsigned int accepts;     /* enum send_opt_set */
-	const char *dst_name;     /* the destination option's name: "dst" (default) or "server" */
-	uint16_t default_port;    /* the destination port when --dst gives none */
-	bool kernel_only;         /* builds its packets in the kernel engine (no --engine xsk) */
-	size_t state_size;        /* bytes of state, zeroed before parse_opt */
+	unsigned int accepts; /* enum send_opt_set */
+	const char *dst_name; /* the destination option's name: "dst" (default) or "server" */
+	uint16_t default_port; /* the destination port when --dst gives none */
+	bool kernel_only; /* builds its packets in the kernel engine (no --engine xsk) */
+	size_t state_size; /* bytes of state, zeroed before parse_opt */
 	/* one of opts; arg as typed. 0 or XR_EXIT_USAGE (after a one-line message) */
 	int (*parse_opt)(void *st, int id, const char *arg, const struct send_opts *so);
 	/* all options parsed: what they say together. 0 or XR_EXIT_USAGE (after a one-line message) */
@@ -65,12 +65,13 @@ struct xr_proto {
 	 * match, hook, engine_proto). 0 or -errno, printed: -EINVAL is bad input,
 	 * anything else the environment.
 	 */
-	int (*build)(void *st, const struct send_opts *so, const struct iface *ifc, struct frameset *fs,
-		     struct send_plan *plan, struct engine_opts *o);
+	int (*build)(void *st, const struct send_opts *so, const struct iface *ifc,
+		     struct frameset *fs, struct send_plan *plan, struct engine_opts *o);
 	/* frames the run sends when neither --count nor --duration says (0: the frame set once) */
 	uint64_t (*default_count)(void *st, const struct send_opts *so, const struct frameset *fs);
 	/* after the run: its lines (human) and its JSON members (j); either may be NULL */
-	void (*report)(void *st, const struct engine_result *res, uint64_t ready_ns, FILE *human, struct json *j);
+	void (*report)(void *st, const struct engine_result *res, uint64_t ready_ns, FILE *human,
+		       struct json *j);
 	/* after the run: whether something it had to write failed (the run then exits 3) */
 	bool (*failed)(void *st);
 	/* the JSON path of the answers counted in the run's JSON (search --witness replies), or NULL */

@@ -6,12 +6,7 @@
 extern const struct xr_proto proto_capture, proto_udp, proto_syn, proto_lorawan, proto_dns;
 
 const struct xr_proto *const xr_protos[] = {
-	&proto_capture,
-	&proto_udp,
-	&proto_syn,
-	&proto_lorawan,
-	&proto_dns,
-	NULL,
+	&proto_capture, &proto_udp, &proto_syn, &proto_lorawan, &proto_dns, NULL,
 };
 
 const struct xr_proto *proto_find(const char *name)

@@ -79,8 +79,8 @@ static char *fmt_tick_us(double v, char *buf, size_t len)
 }
 
 /* Round ticks: 1-2-5 in each decade on a log axis, a nice step on a linear one. */
-static void axis_ticks_fmt(FILE *f, const struct axis *x, bool vertical, double at, const char *unit,
-			   char *(*fmt)(double, char *, size_t))
+static void axis_ticks_fmt(FILE *f, const struct axis *x, bool vertical, double at,
+			   const char *unit, char *(*fmt)(double, char *, size_t))
 {
 	char a[16];
 
@@ -91,9 +91,12 @@ static void axis_ticks_fmt(FILE *f, const struct axis *x, bool vertical, double 
 
 				if (v < x->lo * 0.9999 || v > x->hi * 1.0001)
 					continue;
-				fprintf(f, vertical ? "<text x='%.0f' y='%.1f' text-anchor='end'>%s%s</text>\n" :
-						      "<text x='%.1f' y='%.0f' text-anchor='middle'>%s%s</text>\n",
-					vertical ? at : px, vertical ? px + 4 : at, fmt(v, a, sizeof(a)), unit);
+				fprintf(f,
+					vertical ?
+						"<text x='%.0f' y='%.1f' text-anchor='end'>%s%s</text>\n" :
+						"<text x='%.1f' y='%.0f' text-anchor='middle'>%s%s</text>\n",
+					vertical ? at : px, vertical ? px + 4 : at,
+					fmt(v, a, sizeof(a)), unit);
 			}
 		return;
 	}
@@ -102,8 +105,9 @@ static void axis_ticks_fmt(FILE *f, const struct axis *x, bool vertical, double 
 	for (double v = ceil(x->lo / st) * st; v <= x->hi * 1.0001; v += st) {
 		double px = axis_px(x, v);
 
-		fprintf(f, vertical ? "<text x='%.0f' y='%.1f' text-anchor='end'>%s%s</text>\n" :
-				      "<text x='%.1f' y='%.0f' text-anchor='middle'>%s%s</text>\n",
+		fprintf(f,
+			vertical ? "<text x='%.0f' y='%.1f' text-anchor='end'>%s%s</text>\n" :
+				   "<text x='%.1f' y='%.0f' text-anchor='middle'>%s%s</text>\n",
 			vertical ? at : px, vertical ? px + 4 : at, fmt(v, a, sizeof(a)), unit);
 	}
 }
@@ -178,34 +182,42 @@ static void write_svg(const struct search *s, FILE *f)
 	if (ymax > y.hi)
 		y.hi = ymax;
 
-	fprintf(f, "<svg xmlns='http://www.w3.org/2000/svg' width='%.0f' height='%.0f' font-family='sans-serif' "
-		   "font-size='12'>\n<rect width='100%%' height='100%%' fill='white'/>\n", W, H);
+	fprintf(f,
+		"<svg xmlns='http://www.w3.org/2000/svg' width='%.0f' height='%.0f' font-family='sans-serif' "
+		"font-size='12'>\n<rect width='100%%' height='100%%' fill='white'/>\n",
+		W, H);
 	for (int i = 0; i < s->ncmd && at < 80; i++)
 		at += snprintf(title + at, sizeof(title) - at, "%s%s", i ? " " : "", s->cmd[i]);
 	if (at >= 80)
 		snprintf(title + 77, sizeof(title) - 77, "...");
 	strftime(when, sizeof(when), "%Y-%m-%d %H:%M UTC", gmtime(&now));
-	fprintf(f, "<text x='%.0f' y='20' text-anchor='middle' font-size='15'>Drop-point search: ", W / 2);
+	fprintf(f, "<text x='%.0f' y='20' text-anchor='middle' font-size='15'>Drop-point search: ",
+		W / 2);
 	xml_text(f, title);
-	fprintf(f, "</text>\n<text x='%.0f' y='40' text-anchor='middle' fill='#444'>witness ", W / 2);
+	fprintf(f, "</text>\n<text x='%.0f' y='40' text-anchor='middle' fill='#444'>witness ",
+		W / 2);
 	snprintf(wit, sizeof(wit), "%.60s%s", s->witness, strlen(s->witness) > 60 ? "..." : "");
 	xml_text(f, wit);
-	fprintf(f, " | %s%s | %s</text>\n", s->interrupted ? "interrupted, " : "", s->stop_why ? s->stop_why : "done",
-		when);
+	fprintf(f, " | %s%s | %s</text>\n", s->interrupted ? "interrupted, " : "",
+		s->stop_why ? s->stop_why : "done", when);
 
 	/* the throughput panel */
-	fprintf(f, "<rect x='%.0f' y='%.0f' width='%.0f' height='%.0f' fill='none' stroke='#000'/>\n", L, T,
-		W - L - R, PH);
+	fprintf(f,
+		"<rect x='%.0f' y='%.0f' width='%.0f' height='%.0f' fill='none' stroke='#000'/>\n",
+		L, T, W - L - R, PH);
 	axis_ticks(f, &x, false, T + PH + 16, "");
 	axis_ticks(f, &y, true, L - 6, "");
-	fprintf(f, "<text x='%.0f' y='%.0f' text-anchor='middle'>offered (frames/s%s)</text>\n", (L + W - R) / 2,
-		T + PH + 36, x.log ? ", log scale" : "");
-	fprintf(f, "<text x='18' y='%.0f' transform='rotate(-90 18 %.0f)' text-anchor='middle'>received "
-		   "(frames/s)</text>\n", T + PH / 2, T + PH / 2);
+	fprintf(f, "<text x='%.0f' y='%.0f' text-anchor='middle'>offered (frames/s%s)</text>\n",
+		(L + W - R) / 2, T + PH + 36, x.log ? ", log scale" : "");
+	fprintf(f,
+		"<text x='18' y='%.0f' transform='rotate(-90 18 %.0f)' text-anchor='middle'>received "
+		"(frames/s)</text>\n",
+		T + PH / 2, T + PH / 2);
 	/* everything offered was received: the diagonal, as a curve on a log axis */
 	fprintf(f, "<polyline fill='none' stroke='#aaa' stroke-dasharray='4' points='");
 	for (int k = 0; k <= 64; k++) {
-		double v = x.log ? x.lo * pow(x.hi / x.lo, k / 64.0) : x.lo + (x.hi - x.lo) * k / 64;
+		double v = x.log ? x.lo * pow(x.hi / x.lo, k / 64.0) :
+				   x.lo + (x.hi - x.lo) * k / 64;
 
 		if (v <= y.hi)
 			fprintf(f, "%.1f,%.1f ", axis_px(&x, v), axis_px(&y, v));
@@ -217,11 +229,14 @@ static void write_svg(const struct search *s, FILE *f)
 
 		if (g->lower <= 0)
 			continue;
-		fprintf(f, "<line x1='%.1f' y1='%.0f' x2='%.1f' y2='%.0f' stroke='%s' stroke-width='2' "
-			   "stroke-dasharray='%s'/>\n", gx, T, gx, T + PH, goal_color[gi], goal_dash[gi]);
+		fprintf(f,
+			"<line x1='%.1f' y1='%.0f' x2='%.1f' y2='%.0f' stroke='%s' stroke-width='2' "
+			"stroke-dasharray='%s'/>\n",
+			gx, T, gx, T + PH, goal_color[gi], goal_dash[gi]);
 		/* a label per goal at its own height, on the side with room: coinciding bounds stay readable */
-		fprintf(f, "<text x='%.1f' y='%.0f' fill='%s' text-anchor='%s'>", gx + (gx > W / 2 ? -4 : 4),
-			T + PH - 10 - 14 * gi, goal_color[gi], gx > W / 2 ? "end" : "start");
+		fprintf(f, "<text x='%.1f' y='%.0f' fill='%s' text-anchor='%s'>",
+			gx + (gx > W / 2 ? -4 : 4), T + PH - 10 - 14 * gi, goal_color[gi],
+			gx > W / 2 ? "end" : "start");
 		xml_text(f, g->name);
 		fprintf(f, " %s</text>\n", fmt_si(g->lower, a, sizeof(a)));
 	}
@@ -230,31 +245,41 @@ static void write_svg(const struct search *s, FILE *f)
 		double px = axis_px(&x, t->load), py = axis_px(&y, t->received / t->duration_s);
 
 		if (t->sender_short)
-			fprintf(f, "<circle cx='%.1f' cy='%.1f' r='4' fill='none' stroke='#777'/>\n", px, py);
+			fprintf(f,
+				"<circle cx='%.1f' cy='%.1f' r='4' fill='none' stroke='#777'/>\n",
+				px, py);
 		else
-			fprintf(f, "<circle cx='%.1f' cy='%.1f' r='4' fill='%s'/>\n", px, py, t->loss > 0 ? "#c33" : "#393");
+			fprintf(f, "<circle cx='%.1f' cy='%.1f' r='4' fill='%s'/>\n", px, py,
+				t->loss > 0 ? "#c33" : "#393");
 	}
 	/* the legend, inside the panel's top-left corner: one line per mark, nothing near an edge */
-	fprintf(f, "<g transform='translate(%.0f,%.0f)'><rect width='300' height='%d' fill='white' "
-		   "fill-opacity='0.85' stroke='#ccc'/>\n", L + 8, T + 8, 20 + 16 * (s->ng + 2));
-	fprintf(f, "<circle cx='12' cy='14' r='4' fill='#393'/><text x='22' y='18'>trial without loss</text>\n"
-		   "<circle cx='150' cy='14' r='4' fill='#c33'/><text x='160' y='18'>trial with loss</text>\n"
-		   "<circle cx='12' cy='30' r='4' fill='none' stroke='#777'/><text x='22' y='34'>sender fell behind "
-		   "(not counted)</text>\n");
+	fprintf(f,
+		"<g transform='translate(%.0f,%.0f)'><rect width='300' height='%d' fill='white' "
+		"fill-opacity='0.85' stroke='#ccc'/>\n",
+		L + 8, T + 8, 20 + 16 * (s->ng + 2));
+	fprintf(f,
+		"<circle cx='12' cy='14' r='4' fill='#393'/><text x='22' y='18'>trial without loss</text>\n"
+		"<circle cx='150' cy='14' r='4' fill='#c33'/><text x='160' y='18'>trial with loss</text>\n"
+		"<circle cx='12' cy='30' r='4' fill='none' stroke='#777'/><text x='22' y='34'>sender fell behind "
+		"(not counted)</text>\n");
 	for (int gi = 0; gi < s->ng; gi++) {
 		const struct goal *g = &s->g[gi];
 		char lim[24];
 
 		if (g->p99_us > 0)
-			snprintf(lim, sizeof(lim), "p99 <= %s", fmt_duration((uint64_t)(g->p99_us * 1e3), a, sizeof(a)));
+			snprintf(lim, sizeof(lim), "p99 <= %s",
+				 fmt_duration((uint64_t)(g->p99_us * 1e3), a, sizeof(a)));
 		else
 			snprintf(lim, sizeof(lim), "loss <= %g%%", g->loss * 100);
-		fprintf(f, "<line x1='4' y1='%d' x2='24' y2='%d' stroke='%s' stroke-width='2' stroke-dasharray='%s'/>"
-			   "<text x='30' y='%d'>", 46 + 16 * gi, 46 + 16 * gi, goal_color[gi], goal_dash[gi], 50 + 16 * gi);
+		fprintf(f,
+			"<line x1='4' y1='%d' x2='24' y2='%d' stroke='%s' stroke-width='2' stroke-dasharray='%s'/>"
+			"<text x='30' y='%d'>",
+			46 + 16 * gi, 46 + 16 * gi, goal_color[gi], goal_dash[gi], 50 + 16 * gi);
 		xml_text(f, g->name);
 		fprintf(f, " (");
 		xml_text(f, lim);
-		fprintf(f, "): lower bound %s, upper %s</text>\n", g->lower ? fmt_si(g->lower, a, sizeof(a)) : "none",
+		fprintf(f, "): lower bound %s, upper %s</text>\n",
+			g->lower ? fmt_si(g->lower, a, sizeof(a)) : "none",
 			g->upper ? fmt_si(g->upper, b, sizeof(b)) : "none");
 	}
 	fprintf(f, "</g>\n");
@@ -265,7 +290,8 @@ static void write_svg(const struct search *s, FILE *f)
 		yl = (struct axis){ .lo = pmin, .hi = pmax, .p0 = top + ph, .p1 = top };
 		for (int gi = 0; gi < s->ng; gi++)
 			if (s->g[gi].p99_us > 0)
-				yl.hi = fmax(yl.hi, s->g[gi].p99_us), yl.lo = fmin(yl.lo, s->g[gi].p99_us);
+				yl.hi = fmax(yl.hi, s->g[gi].p99_us),
+				yl.lo = fmin(yl.lo, s->g[gi].p99_us);
 		yl.log = yl.hi / yl.lo > 10;
 		if (yl.log) {
 			yl.lo = pow(10, floor(log10(yl.lo * 0.9)));
@@ -274,25 +300,31 @@ static void write_svg(const struct search *s, FILE *f)
 			yl.lo = 0;
 			yl.hi = yl.hi * 1.1;
 		}
-		fprintf(f, "<rect x='%.0f' y='%.0f' width='%.0f' height='%.0f' fill='none' stroke='#000'/>\n", L, top,
-			W - L - R, ph);
+		fprintf(f,
+			"<rect x='%.0f' y='%.0f' width='%.0f' height='%.0f' fill='none' stroke='#000'/>\n",
+			L, top, W - L - R, ph);
 		axis_ticks(f, &x, false, top + ph + 16, "");
 		axis_ticks_fmt(f, &yl, true, L - 6, "", fmt_tick_us);
-		fprintf(f, "<text x='18' y='%.0f' transform='rotate(-90 18 %.0f)' text-anchor='middle'>p99 round "
-			   "trip</text>\n", top + ph / 2, top + ph / 2);
+		fprintf(f,
+			"<text x='18' y='%.0f' transform='rotate(-90 18 %.0f)' text-anchor='middle'>p99 round "
+			"trip</text>\n",
+			top + ph / 2, top + ph / 2);
 		for (int gi = 0; gi < s->ng; gi++) {
 			double gy;
 
 			if (s->g[gi].p99_us <= 0)
 				continue;
 			gy = axis_px(&yl, s->g[gi].p99_us);
-			fprintf(f, "<line x1='%.0f' y1='%.1f' x2='%.0f' y2='%.1f' stroke='%s' stroke-width='2' "
-				   "stroke-dasharray='%s'/>\n", L, gy, W - R, gy, goal_color[gi], goal_dash[gi]);
+			fprintf(f,
+				"<line x1='%.0f' y1='%.1f' x2='%.0f' y2='%.1f' stroke='%s' stroke-width='2' "
+				"stroke-dasharray='%s'/>\n",
+				L, gy, W - R, gy, goal_color[gi], goal_dash[gi]);
 		}
 		for (int i = 0; i < s->nt; i++)
 			if (s->t[i].p99_us > 0)
-				fprintf(f, "<circle cx='%.1f' cy='%.1f' r='4' fill='%s'/>\n", axis_px(&x, s->t[i].load),
-					axis_px(&yl, s->t[i].p99_us), s->t[i].sender_short ? "#bbb" : "#1f5fbf");
+				fprintf(f, "<circle cx='%.1f' cy='%.1f' r='4' fill='%s'/>\n",
+					axis_px(&x, s->t[i].load), axis_px(&yl, s->t[i].p99_us),
+					s->t[i].sender_short ? "#bbb" : "#1f5fbf");
 	}
 	fprintf(f, "</svg>\n");
 }
@@ -373,13 +405,15 @@ static void write_csv(const struct search *s, FILE *f)
 {
 	fprintf(f, "trial,offered_pps,asked,sent,received,loss,sender_short,witness_reset\n");
 	for (int i = 0; i < s->nt; i++)
-		fprintf(f, "%d,%.0f,%llu,%llu,%llu,%.6f,%d,%d\n", i + 1, s->t[i].load, (unsigned long long)s->t[i].asked,
-			(unsigned long long)s->t[i].sent, (unsigned long long)s->t[i].received, s->t[i].loss,
-			s->t[i].sender_short, s->t[i].witness_reset);
+		fprintf(f, "%d,%.0f,%llu,%llu,%llu,%.6f,%d,%d\n", i + 1, s->t[i].load,
+			(unsigned long long)s->t[i].asked, (unsigned long long)s->t[i].sent,
+			(unsigned long long)s->t[i].received, s->t[i].loss, s->t[i].sender_short,
+			s->t[i].witness_reset);
 }
 
 /* One result file (- is standard output): 0, or -errno after a message when it could not be written. */
-static int write_one(const struct search *s, const char *path, void (*write)(const struct search *, FILE *))
+static int write_one(const struct search *s, const char *path,
+		     void (*write)(const struct search *, FILE *))
 {
 	FILE *f = json_fopen(path);
 	int err;
@@ -395,7 +429,8 @@ static int write_one(const struct search *s, const char *path, void (*write)(con
 	return err;
 }
 
-int write_results(const struct search *s, const char *json_path, const char *csv_path, const char *svg_path)
+int write_results(const struct search *s, const char *json_path, const char *csv_path,
+		  const char *svg_path)
 {
 	int err = 0;
 

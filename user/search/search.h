@@ -20,13 +20,13 @@
 #define MAX_ATTR 16
 
 struct trial {
-	double load;        /* asked frames per second */
+	double load; /* asked frames per second */
 	uint64_t asked, sent, received;
-	double loss;        /* (asked - received) / asked */
+	double loss; /* (asked - received) / asked */
 	double duration_s;
-	double p99_us;      /* gen syn: 99th percentile round trip; < 0 when unknown */
-	uint64_t behind;    /* frames the sender fell behind on (its own shortfall) */
-	bool sender_short;  /* the sender did not keep the trial's schedule: not the server's result */
+	double p99_us; /* gen syn: 99th percentile round trip; < 0 when unknown */
+	uint64_t behind; /* frames the sender fell behind on (its own shortfall) */
+	bool sender_short; /* the sender did not keep the trial's schedule: not the server's result */
 	bool witness_reset; /* the witness's count went down (it restarted): nothing to read */
 	/* count --listen: the attribution's counters, growth during the trial */
 	int nattr;
@@ -35,21 +35,21 @@ struct trial {
 };
 
 struct goal {
-	double loss;        /* ratio, e.g. 0 for NDR, 0.005 for PDR */
-	double exceed;      /* MLRsearch exceed ratio: share of the duration sum allowed above the loss */
-	double dsum;        /* MLRsearch duration sum in s: trial time a load needs before it is judged */
-	double pending;     /* a load whose trials do not decide yet (needs another trial); 0 = none */
-	double p99_us;      /* > 0: a latency goal, p99 round trip at most this (gen syn) */
+	double loss; /* ratio, e.g. 0 for NDR, 0.005 for PDR */
+	double exceed; /* MLRsearch exceed ratio: share of the duration sum allowed above the loss */
+	double dsum; /* MLRsearch duration sum in s: trial time a load needs before it is judged */
+	double pending; /* a load whose trials do not decide yet (needs another trial); 0 = none */
+	double p99_us; /* > 0: a latency goal, p99 round trip at most this (gen syn) */
 	const char *name;
 	double lower, upper; /* loads; 0 = none found */
 };
 
 struct search {
-	const char *witness;  /* http://ADDR:PORT/, replies, cmd:COMMAND */
-	const char *field;    /* http: the JSON field that counts what was received */
+	const char *witness; /* http://ADDR:PORT/, replies, cmd:COMMAND */
+	const char *field; /* http: the JSON field that counts what was received */
 	double min, max, width;
 	uint64_t trial_ns, settle_ns;
-	char **cmd;           /* replay|gen ARGS..., or lorawan send ARGS..., as typed */
+	char **cmd; /* replay|gen ARGS..., or lorawan send ARGS..., as typed */
 	int ncmd;
 	/* the trial, parsed once: each trial runs a copy with its rate, duration and first n */
 	const struct xr_proto *proto;
@@ -59,14 +59,14 @@ struct search {
 	int nt;
 	struct goal g[MAX_GOALS];
 	int ng;
-	uint64_t next_n;      /* the next trial's first sequence number */
-	bool interrupted;     /* SIGINT/SIGTERM: the bounds so far are reported */
+	uint64_t next_n; /* the next trial's first sequence number */
+	bool interrupted; /* SIGINT/SIGTERM: the bounds so far are reported */
 	const char *stop_why; /* why the search ended before every goal was done, or NULL */
-	double max_asked;     /* --max as given (max may be lowered to what the sender keeps) */
+	double max_asked; /* --max as given (max may be lowered to what the sender keeps) */
 	uint64_t start_unix;
-	char token[260];      /* --witness-token-file: sent as a bearer token */
-	uint64_t pause_ns;    /* between trials */
-	uint64_t warmup_ns;   /* a first trial at --min, not counted */
+	char token[260]; /* --witness-token-file: sent as a bearer token */
+	uint64_t pause_ns; /* between trials */
+	uint64_t warmup_ns; /* a first trial at --min, not counted */
 };
 
 /* mlr.c: whether a trial speaks for the server, meets a goal; the goal's bounds from every trial */
@@ -84,6 +84,7 @@ int run_trial(struct search *s, double load, struct trial *t);
 int do_search(struct search *s);
 
 /* report.c: the results as JSON, CSV and SVG, where asked for: 0, or -errno when one could not be written */
-int write_results(const struct search *s, const char *json_path, const char *csv_path, const char *svg_path);
+int write_results(const struct search *s, const char *json_path, const char *csv_path,
+		  const char *svg_path);
 
 #endif

@@ -78,14 +78,17 @@ int run_trial(struct search *s, double load, struct trial *t)
 	}
 	/* exit 1 means some frames were not sent: that is loss at the sender, still a trial */
 	if (!WIFEXITED(status) || (WEXITSTATUS(status) != 0 && WEXITSTATUS(status) != 1)) {
-		pr_warn("the trial at %.0f pps failed (exit %d)\n", load, WIFEXITED(status) ? WEXITSTATUS(status) : -1);
+		pr_warn("the trial at %.0f pps failed (exit %d)\n", load,
+			WIFEXITED(status) ? WEXITSTATUS(status) : -1);
 		err = -ECHILD;
 		goto out;
 	}
 	/* frames still in flight (queues, the server's backlog) are counted before reading */
 	sleep_until(now_ns() + s->settle_ns);
 	result = json_object_from_file(json);
-	err = !result ? -EPROTO : json_path_u64(result, "sent", &sent) ?: json_path_u64(result, "asked", &asked);
+	err = !result				   ? -EPROTO :
+	      json_path_u64(result, "sent", &sent) ?:
+						     json_path_u64(result, "asked", &asked);
 	if (!err && replies)
 		err = json_path_u64(result, s->proto->witness, &after);
 	else if (!err)
@@ -104,7 +107,8 @@ int run_trial(struct search *s, double load, struct trial *t)
 	t->loss = asked ? (asked > t->received ? (double)(asked - t->received) / asked : 0) : 1;
 	t->duration_s = s->trial_ns / 1e9;
 	t->p99_us = -1;
-	if (json_object_object_get_ex(result, "replies", &rp) && json_object_object_get_ex(rp, "rtt_us", &rp) &&
+	if (json_object_object_get_ex(result, "replies", &rp) &&
+	    json_object_object_get_ex(rp, "rtt_us", &rp) &&
 	    json_object_object_get_ex(rp, "p99", &rp))
 		t->p99_us = json_object_get_double(rp);
 	for (int i = 0; i < t->nattr && i < a0.nattr; i++)
@@ -123,21 +127,27 @@ static void print_trial(const struct trial *t, int i)
 {
 	char a[16], d[16];
 
-	fprintf(stderr, "  trial %2d: offered %9s pps  asked %10llu  sent %10llu  received %10llu  loss %.5f",
-		i + 1, fmt_si(t->load, a, sizeof(a)), (unsigned long long)t->asked, (unsigned long long)t->sent,
-		(unsigned long long)t->received, t->loss);
+	fprintf(stderr,
+		"  trial %2d: offered %9s pps  asked %10llu  sent %10llu  received %10llu  loss %.5f",
+		i + 1, fmt_si(t->load, a, sizeof(a)), (unsigned long long)t->asked,
+		(unsigned long long)t->sent, (unsigned long long)t->received, t->loss);
 	if (t->witness_reset)
 		fprintf(stderr, "  WITNESS RESET (its count went down: not counted)");
 	else if (t->sender_short)
-		fprintf(stderr, "  SENDER SHORT (%llu behind: not counted)", (unsigned long long)t->behind);
+		fprintf(stderr, "  SENDER SHORT (%llu behind: not counted)",
+			(unsigned long long)t->behind);
 	else if (t->sent < t->asked)
-		fprintf(stderr, "  (%llu not sent: driver refused)", (unsigned long long)(t->asked - t->sent));
+		fprintf(stderr, "  (%llu not sent: driver refused)",
+			(unsigned long long)(t->asked - t->sent));
 	if (t->p99_us >= 0)
-		fprintf(stderr, "  p99 %s", fmt_duration((uint64_t)(t->p99_us * 1e3), d, sizeof(d)));
+		fprintf(stderr, "  p99 %s",
+			fmt_duration((uint64_t)(t->p99_us * 1e3), d, sizeof(d)));
 	/* where the server dropped: every drop counter that moved */
 	for (int k = 0; k < t->nattr; k++)
-		if (t->attr[k] && strcmp(t->attr_name[k], "udp_delivered") && strcmp(t->attr_name[k], "udp_no_ports"))
-			fprintf(stderr, "  %s %llu", t->attr_name[k], (unsigned long long)t->attr[k]);
+		if (t->attr[k] && strcmp(t->attr_name[k], "udp_delivered") &&
+		    strcmp(t->attr_name[k], "udp_no_ports"))
+			fprintf(stderr, "  %s %llu", t->attr_name[k],
+				(unsigned long long)t->attr[k]);
 	fputc('\n', stderr);
 }
 
@@ -154,7 +164,8 @@ static void print_progress(const struct search *s)
 		fprintf(stderr, " %s [%s, %s]", s->g[gi].name, fmt_si(s->g[gi].lower, a, sizeof(a)),
 			s->g[gi].upper ? fmt_si(s->g[gi].upper, b, sizeof(b)) : "?");
 	fprintf(stderr, ", ETA %s\n",
-		fmt_duration((uint64_t)left * (s->trial_ns + s->settle_ns + s->pause_ns), c, sizeof(c)));
+		fmt_duration((uint64_t)left * (s->trial_ns + s->settle_ns + s->pause_ns), c,
+			     sizeof(c)));
 }
 
 /*
@@ -175,7 +186,8 @@ static int sender_short(struct search *s, double load)
 		return 0;
 	if (kept <= s->min) {
 		pr_warn("the sender cannot offer even --min %s pps here (it kept %s pps)\n",
-			fmt_si(s->min, a, sizeof(a)), fmt_si(t->sent / t->duration_s, b, sizeof(b)));
+			fmt_si(s->min, a, sizeof(a)),
+			fmt_si(t->sent / t->duration_s, b, sizeof(b)));
 		s->stop_why = "the sender cannot offer --min";
 		return -ERANGE;
 	}
@@ -203,7 +215,8 @@ int do_search(struct search *s)
 			if (g->lower && g->upper && (g->upper - g->lower) <= s->width * g->upper)
 				break;
 			if (s->nt && !trial_counted(&s->t[s->nt - 1]))
-				next = s->t[s->nt - 1].load; /* once more: the host may only have been busy */
+				next = s->t[s->nt - 1]
+					       .load; /* once more: the host may only have been busy */
 			else if (g->pending)
 				next = g->pending; /* this load needs more trial time to be judged */
 			else if (!g->lower && !g->upper)
@@ -216,7 +229,8 @@ int do_search(struct search *s)
 				next = (g->lower + g->upper) / 2;
 			next = fmin(next, s->max);
 			if (s->nt >= MAX_TRIALS) {
-				pr_warn("%d trials and not done; the bounds so far are reported\n", MAX_TRIALS);
+				pr_warn("%d trials and not done; the bounds so far are reported\n",
+					MAX_TRIALS);
 				s->stop_why = "trial limit reached";
 				return 0;
 			}

@@ -74,7 +74,8 @@ static int http_get_json(const struct search *s, struct json_object **out)
 	curl_easy_getinfo(c, CURLINFO_RESPONSE_CODE, &status);
 	if (rc != CURLE_OK) {
 		pr_warn("the witness %s: %s\n", s->witness,
-			rc == CURLE_WRITE_ERROR ? "answer larger than 16 MiB" : curl_easy_strerror(rc));
+			rc == CURLE_WRITE_ERROR ? "answer larger than 16 MiB" :
+						  curl_easy_strerror(rc));
 		err = rc == CURLE_OPERATION_TIMEDOUT ? -ETIMEDOUT : -EPROTO;
 	} else if (status != 200) {
 		pr_warn("the witness %s answered HTTP %ld%s\n", s->witness, status,
@@ -96,13 +97,15 @@ static void json_attribution(struct json_object *root, struct trial *t)
 	struct json_object *a;
 
 	t->nattr = 0;
-	if (!json_object_object_get_ex(root, "attribution", &a) || !json_object_is_type(a, json_type_object))
+	if (!json_object_object_get_ex(root, "attribution", &a) ||
+	    !json_object_is_type(a, json_type_object))
 		return;
 	json_object_object_foreach(a, key, val) {
 		if (t->nattr >= MAX_ATTR || !json_object_is_type(val, json_type_int))
 			continue;
 		snprintf(t->attr_name[t->nattr], sizeof(t->attr_name[0]), "%s", key);
-		t->attr[t->nattr++] = json_object_get_int64(val) < 0 ? 0 : json_object_get_uint64(val);
+		t->attr[t->nattr++] = json_object_get_int64(val) < 0 ? 0 :
+								       json_object_get_uint64(val);
 	}
 }
 

@@ -4,7 +4,8 @@
 #include "engine/pacer.h"
 #include "send/live.h"
 
-const char *send_live_serve(const char *method, const char *path, const char *body, size_t len, FILE *f, void *ctx)
+const char *send_live_serve(const char *method, const char *path, const char *body, size_t len,
+			    FILE *f, void *ctx)
 {
 	struct send_live *sl = ctx;
 	struct engine_live v;
@@ -35,24 +36,26 @@ const char *send_live_serve(const char *method, const char *path, const char *bo
 		json_close(&j, '}');
 		return "application/json";
 	}
-	fprintf(f, "# HELP xdpreplay_sender_sent_total Frames the driver took.\n"
-		   "# TYPE xdpreplay_sender_sent_total counter\n"
-		   "xdpreplay_sender_sent_total{command=\"%s\",iface=\"%s\"} %llu\n"
-		   "# HELP xdpreplay_sender_failed_total Frames asked for and not sent (every reason).\n"
-		   "# TYPE xdpreplay_sender_failed_total counter\n"
-		   "xdpreplay_sender_failed_total{command=\"%s\",iface=\"%s\"} %llu\n"
-		   "# TYPE xdpreplay_sender_bytes_total counter\n"
-		   "xdpreplay_sender_bytes_total{command=\"%s\",iface=\"%s\"} %llu\n"
-		   "# TYPE xdpreplay_sender_target_pps gauge\n"
-		   "xdpreplay_sender_target_pps{command=\"%s\",iface=\"%s\"} %.3f\n"
-		   "# TYPE xdpreplay_sender_running gauge\n"
-		   "xdpreplay_sender_running{command=\"%s\",iface=\"%s\"} %d\n",
-		sl->cmd, sl->ifname, (unsigned long long)v.sent, sl->cmd, sl->ifname, (unsigned long long)v.failed,
-		sl->cmd, sl->ifname, (unsigned long long)v.bytes, sl->cmd, sl->ifname, sl->target_pps, sl->cmd,
-		sl->ifname, v.running);
+	fprintf(f,
+		"# HELP xdpreplay_sender_sent_total Frames the driver took.\n"
+		"# TYPE xdpreplay_sender_sent_total counter\n"
+		"xdpreplay_sender_sent_total{command=\"%s\",iface=\"%s\"} %llu\n"
+		"# HELP xdpreplay_sender_failed_total Frames asked for and not sent (every reason).\n"
+		"# TYPE xdpreplay_sender_failed_total counter\n"
+		"xdpreplay_sender_failed_total{command=\"%s\",iface=\"%s\"} %llu\n"
+		"# TYPE xdpreplay_sender_bytes_total counter\n"
+		"xdpreplay_sender_bytes_total{command=\"%s\",iface=\"%s\"} %llu\n"
+		"# TYPE xdpreplay_sender_target_pps gauge\n"
+		"xdpreplay_sender_target_pps{command=\"%s\",iface=\"%s\"} %.3f\n"
+		"# TYPE xdpreplay_sender_running gauge\n"
+		"xdpreplay_sender_running{command=\"%s\",iface=\"%s\"} %d\n",
+		sl->cmd, sl->ifname, (unsigned long long)v.sent, sl->cmd, sl->ifname,
+		(unsigned long long)v.failed, sl->cmd, sl->ifname, (unsigned long long)v.bytes,
+		sl->cmd, sl->ifname, sl->target_pps, sl->cmd, sl->ifname, v.running);
 	if (v.total != XR_FOREVER)
-		fprintf(f, "# TYPE xdpreplay_sender_planned_frames gauge\n"
-			   "xdpreplay_sender_planned_frames{command=\"%s\",iface=\"%s\"} %llu\n", sl->cmd, sl->ifname,
-			(unsigned long long)v.total);
+		fprintf(f,
+			"# TYPE xdpreplay_sender_planned_frames gauge\n"
+			"xdpreplay_sender_planned_frames{command=\"%s\",iface=\"%s\"} %llu\n",
+			sl->cmd, sl->ifname, (unsigned long long)v.total);
 	return "text/plain; version=0.0.4";
 }

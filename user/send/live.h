@@ -8,12 +8,13 @@
 #include "engine/engine.h"
 
 struct send_live {
-	struct engine_live live;  /* the engine keeps it up to date */
+	struct engine_live live; /* the engine keeps it up to date */
 	const char *cmd, *ifname;
-	double target_pps;        /* 0: top speed or capture timing */
+	double target_pps; /* 0: top speed or capture timing */
 };
 
 /* An httpd_handler; ctx is a struct send_live. */
-const char *send_live_serve(const char *method, const char *path, const char *body, size_t len, FILE *f, void *ctx);
+const char *send_live_serve(const char *method, const char *path, const char *body, size_t len,
+			    FILE *f, void *ctx);
 
 #endif

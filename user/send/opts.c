@@ -12,8 +12,26 @@
 #include "util/units.h"
 
 enum {
-	O_ENGINE = 256, O_TOPSPEED, O_PPS, O_RATE, O_MULT, O_COUNT, O_DURATION, O_THREADS, O_BATCH, O_JSON,
-	O_REWRITE, O_DST, O_SRC, O_SPORT, O_SIZE, O_DSTMAC, O_WAIT, O_FIRST, O_LISTEN, O_TOKEN,
+	O_ENGINE = 256,
+	O_TOPSPEED,
+	O_PPS,
+	O_RATE,
+	O_MULT,
+	O_COUNT,
+	O_DURATION,
+	O_THREADS,
+	O_BATCH,
+	O_JSON,
+	O_REWRITE,
+	O_DST,
+	O_SRC,
+	O_SPORT,
+	O_SIZE,
+	O_DSTMAC,
+	O_WAIT,
+	O_FIRST,
+	O_LISTEN,
+	O_TOKEN,
 };
 
 /* set: the protocol must accept it (enum send_opt_set); 0: every sender command takes it */
@@ -79,7 +97,8 @@ static int bad_addr_option(const char *cmd, const char *opt, const char *arg, co
 	return XR_EXIT_USAGE;
 }
 
-static int parse_one(struct send_opts *so, const struct xr_proto *p, int opt, const char *arg, int *paced)
+static int parse_one(struct send_opts *so, const struct xr_proto *p, int opt, const char *arg,
+		     int *paced)
 {
 	const char *cmd = so->cmd, *dst_name = p->dst_name ? p->dst_name : "dst";
 	uint64_t v;
@@ -94,9 +113,13 @@ static int parse_one(struct send_opts *so, const struct xr_proto *p, int opt, co
 		else if (!strcmp(arg, "xsk"))
 			so->engine = SEND_ENGINE_XSK;
 		else
-			return cli_usage_error(cmd, "--engine: '%s' is not auto, kernel or xsk", arg);
+			return cli_usage_error(cmd, "--engine: '%s' is not auto, kernel or xsk",
+					       arg);
 		break;
-	case O_TOPSPEED: so->pace = XR_PACE_NONE; (*paced)++; break;
+	case O_TOPSPEED:
+		so->pace = XR_PACE_NONE;
+		(*paced)++;
+		break;
 	case O_PPS:
 		if (cli_number(cmd, "pps", arg, &so->pps))
 			return XR_EXIT_USAGE;
@@ -118,7 +141,8 @@ static int parse_one(struct send_opts *so, const struct xr_proto *p, int opt, co
 		if (cli_number(cmd, "multiplier", arg, &so->multiplier))
 			return XR_EXIT_USAGE;
 		if (so->multiplier < 0.001 || so->multiplier > 1e6)
-			return cli_usage_error(cmd, "--multiplier must be between 0.001 and 1000000");
+			return cli_usage_error(cmd,
+					       "--multiplier must be between 0.001 and 1000000");
 		so->pace = XR_PACE_PCAP;
 		(*paced)++;
 		break;
@@ -138,8 +162,9 @@ static int parse_one(struct send_opts *so, const struct xr_proto *p, int opt, co
 		if (cli_count(cmd, "threads", arg, &v))
 			return XR_EXIT_USAGE;
 		if (v < 1 || v > (uint64_t)sysconf(_SC_NPROCESSORS_ONLN) || v > XR_MAX_CPUS)
-			return cli_usage_error(cmd, "--threads must be between 1 and the number of CPUs (%ld)",
-					       sysconf(_SC_NPROCESSORS_ONLN));
+			return cli_usage_error(
+				cmd, "--threads must be between 1 and the number of CPUs (%ld)",
+				sysconf(_SC_NPROCESSORS_ONLN));
 		so->threads = v;
 		break;
 	case O_BATCH:
@@ -156,7 +181,10 @@ static int parse_one(struct send_opts *so, const struct xr_proto *p, int opt, co
 		break;
 	case O_LISTEN:
 		if (httpd_parse_addr(arg, &so->listen))
-			return cli_usage_error(cmd, "--listen: '%s' is not ADDR:PORT or :PORT (IPv4, port 1-65535)", arg);
+			return cli_usage_error(
+				cmd,
+				"--listen: '%s' is not ADDR:PORT or :PORT (IPv4, port 1-65535)",
+				arg);
 		so->have_listen = true;
 		break;
 	case O_TOKEN:
@@ -164,39 +192,48 @@ static int parse_one(struct send_opts *so, const struct xr_proto *p, int opt, co
 			return XR_EXIT_USAGE;
 		so->have_token = true;
 		break;
-	case 'q': so->quiet = true; xr_verbosity = XR_LOG_WARN; break;
+	case 'q':
+		so->quiet = true;
+		xr_verbosity = XR_LOG_WARN;
+		break;
 	case 'v': xr_verbosity++; break;
 	case O_REWRITE:
 		if (so->plan.nspecs >= XR_MAX_OPS + 1)
-			return cli_usage_error(cmd, "at most %d --rewrite ops (and csum=auto)", XR_MAX_OPS);
+			return cli_usage_error(cmd, "at most %d --rewrite ops (and csum=auto)",
+					       XR_MAX_OPS);
 		if (rewrite_parse(arg, &so->plan.specs[so->plan.nspecs++]))
 			return XR_EXIT_USAGE;
 		break;
 	case O_DST:
 		if (addr_parse_dst(arg, &so->net.dst)) {
-			fprintf(stderr, "xdpreplay %s: --%s: '%s' is not ADDR, ADDR:PORT or [ADDR6]:PORT\n", cmd,
-				dst_name, arg);
+			fprintf(stderr,
+				"xdpreplay %s: --%s: '%s' is not ADDR, ADDR:PORT or [ADDR6]:PORT\n",
+				cmd, dst_name, arg);
 			return XR_EXIT_USAGE;
 		}
 		so->net.have_dst = true;
 		break;
 	case O_SRC:
 		if (addr_parse_range(arg, &so->net.src))
-			return bad_addr_option(cmd, "src", arg, so->net.src.ipv6 ?
-					       "not an IPv6 PREFIX/P with P from 64 to 128" :
-					       "not an IPv4 address, A.B.C.D/P or A.B.C.D-E.F.G.H");
+			return bad_addr_option(
+				cmd, "src", arg,
+				so->net.src.ipv6 ?
+					"not an IPv6 PREFIX/P with P from 64 to 128" :
+					"not an IPv4 address, A.B.C.D/P or A.B.C.D-E.F.G.H");
 		so->net.have_src = true;
 		break;
 	case O_SPORT:
 		if (addr_parse_ports(arg, &so->net.sport))
-			return bad_addr_option(cmd, "sport", arg, "not a port or a range LO-HI (0-65535, LO <= HI)");
+			return bad_addr_option(cmd, "sport", arg,
+					       "not a port or a range LO-HI (0-65535, LO <= HI)");
 		so->net.have_sport = true;
 		break;
 	case O_SIZE:
 		if (cli_count(cmd, "size", arg, &v))
 			return XR_EXIT_USAGE;
 		if (v < 64 || v > XR_MAX_FRAME)
-			return cli_usage_error(cmd, "--size must be between 64 and %d", XR_MAX_FRAME);
+			return cli_usage_error(cmd, "--size must be between 64 and %d",
+					       XR_MAX_FRAME);
 		so->net.size = v;
 		break;
 	case O_DSTMAC:
@@ -208,8 +245,7 @@ static int parse_one(struct send_opts *so, const struct xr_proto *p, int opt, co
 		if (cli_duration(cmd, "wait", arg, &so->reply_wait_ns))
 			return XR_EXIT_USAGE;
 		break;
-	default:
-		return XR_EXIT_USAGE;
+	default: return XR_EXIT_USAGE;
 	}
 	return -1;
 }
@@ -222,17 +258,25 @@ int send_opts_parse(struct send_opts *so, const struct xr_proto *p, void *st, in
 	int nopts = 0, opt, ret, paced = 0;
 
 	/* so->cmd is the caller's; everything else starts at its default */
-	*so = (struct send_opts){ .cmd = cmd, .argc = argc, .argv = argv, .threads = 1, .batch = 64,
-				  .multiplier = 1, .reply_wait_ns = 1000000000ULL };
+	*so = (struct send_opts){ .cmd = cmd,
+				  .argc = argc,
+				  .argv = argv,
+				  .threads = 1,
+				  .batch = 64,
+				  .multiplier = 1,
+				  .reply_wait_ns = 1000000000ULL };
 	if (st)
 		memset(st, 0, p->state_size);
 	for (size_t i = 0; i < NROWS; i++) {
 		if (rows[i].set && !(rows[i].set & p->accepts))
 			continue;
-		opts[nopts++] = (struct option){ rows[i].name ? rows[i].name : p->dst_name ? p->dst_name : "dst",
+		opts[nopts++] = (struct option){ rows[i].name ? rows[i].name :
+						 p->dst_name  ? p->dst_name :
+								"dst",
 						 rows[i].has_arg, NULL, rows[i].id };
 	}
-	for (const struct option *o = p->opts; o && o->name && nopts < (int)(NROWS + MAX_PROTO_OPTS); o++)
+	for (const struct option *o = p->opts;
+	     o && o->name && nopts < (int)(NROWS + MAX_PROTO_OPTS); o++)
 		opts[nopts++] = *o;
 	optind = 1;
 	opterr = 0;
@@ -261,7 +305,8 @@ int send_opts_parse(struct send_opts *so, const struct xr_proto *p, void *st, in
 		return cli_usage_error(cmd, "unexpected argument '%s'", argv[optind]);
 	}
 	if ((p->accepts & SO_DST) && !so->net.have_dst)
-		return cli_usage_error(cmd, "missing --%s ADDR[:PORT]", p->dst_name ? p->dst_name : "dst");
+		return cli_usage_error(cmd, "missing --%s ADDR[:PORT]",
+				       p->dst_name ? p->dst_name : "dst");
 	if (so->net.have_dst && !so->net.dst.port)
 		so->net.dst.port = p->default_port;
 	if (paced > 1)
@@ -269,7 +314,9 @@ int send_opts_parse(struct send_opts *so, const struct xr_proto *p, void *st, in
 	if (so->have_token && !so->have_listen)
 		return cli_usage_error(cmd, "--token-file goes with --listen");
 	if (p->kernel_only && so->engine == SEND_ENGINE_XSK)
-		return cli_usage_error(cmd, "these packets are built by the kernel engine; --engine xsk cannot send them");
+		return cli_usage_error(
+			cmd,
+			"these packets are built by the kernel engine; --engine xsk cannot send them");
 	if (p->check) {
 		ret = p->check(st, so);
 		if (ret)

@@ -18,29 +18,29 @@
 enum send_engine { SEND_ENGINE_AUTO, SEND_ENGINE_KERNEL, SEND_ENGINE_XSK };
 
 struct send_opts {
-	const char *cmd;          /* as the user typed it: "replay", "gen syn", "lorawan send" */
-	int argc;                 /* the command line, for the JSON */
+	const char *cmd; /* as the user typed it: "replay", "gen syn", "lorawan send" */
+	int argc; /* the command line, for the JSON */
 	char **argv;
 	const char *ifname;
 	enum send_engine engine;
 	enum xr_pace pace;
-	double pps;               /* XR_PACE_RATE from --pps */
-	double rate_bps;          /* XR_PACE_RATE from --rate: pps follows from the frames' mean size */
-	double multiplier;        /* XR_PACE_PCAP */
-	uint64_t count;           /* --count; 0 = not given */
-	uint64_t duration_ns;     /* --duration; 0 = none */
+	double pps; /* XR_PACE_RATE from --pps */
+	double rate_bps; /* XR_PACE_RATE from --rate: pps follows from the frames' mean size */
+	double multiplier; /* XR_PACE_PCAP */
+	uint64_t count; /* --count; 0 = not given */
+	uint64_t duration_ns; /* --duration; 0 = none */
 	unsigned int threads, batch;
 	uint64_t first_n;
-	uint64_t reply_wait_ns;   /* --wait */
+	uint64_t reply_wait_ns; /* --wait */
 	const char *json_path;
 	bool quiet;
 	bool have_listen;
 	struct sockaddr_in listen;
 	bool have_token;
 	char token[260];
-	struct send_plan plan;    /* --rewrite: the user's specs */
-	struct template_net net;  /* --dst, --src, --sport, --size, --dst-mac */
-	char **files;             /* FILE... (SO_FILES) */
+	struct send_plan plan; /* --rewrite: the user's specs */
+	struct template_net net; /* --dst, --src, --sport, --size, --dst-mac */
+	char **files; /* FILE... (SO_FILES) */
 	int nfiles;
 };
 

@@ -15,28 +15,35 @@ void send_summary(const struct send_report *r, FILE *f)
 	unsigned int threads = r->o->threads;
 	char a[16], b[16];
 
-	fprintf(f, "%s: %s engine, %u thread%s, %zu frame%s in the set\n", r->so->cmd, res->engine, threads,
-		threads > 1 ? "s" : "", r->frames, r->frames > 1 ? "s" : "");
-	fprintf(f, "  asked %llu, sent %llu, not sent %llu in %.3f s: %s pps, %sbit/s on the wire\n",
+	fprintf(f, "%s: %s engine, %u thread%s, %zu frame%s in the set\n", r->so->cmd, res->engine,
+		threads, threads > 1 ? "s" : "", r->frames, r->frames > 1 ? "s" : "");
+	fprintf(f,
+		"  asked %llu, sent %llu, not sent %llu in %.3f s: %s pps, %sbit/s on the wire\n",
 		(unsigned long long)res->asked, (unsigned long long)res->sent,
-		(unsigned long long)engine_unsent_total(u), dur, fmt_si(pps, a, sizeof(a)), fmt_si(bps, b, sizeof(b)));
+		(unsigned long long)engine_unsent_total(u), dur, fmt_si(pps, a, sizeof(a)),
+		fmt_si(bps, b, sizeof(b)));
 	if (u->ring_full)
-		fprintf(f, "  not sent: %llu refused by the driver (%s)\n", (unsigned long long)u->ring_full,
+		fprintf(f, "  not sent: %llu refused by the driver (%s)\n",
+			(unsigned long long)u->ring_full,
 			res->xmit_err == -ENXIO ? "peer not ready: no NAPI" : "transmit ring full");
 	if (u->redirect)
-		fprintf(f, "  not sent: %llu refused before the driver: %s\n", (unsigned long long)u->redirect,
-			strerror(-res->redirect_errno));
+		fprintf(f, "  not sent: %llu refused before the driver: %s\n",
+			(unsigned long long)u->redirect, strerror(-res->redirect_errno));
 	if (u->bad_frame)
-		fprintf(f, "  not sent: %llu could not be built\n", (unsigned long long)u->bad_frame);
+		fprintf(f, "  not sent: %llu could not be built\n",
+			(unsigned long long)u->bad_frame);
 	if (u->interrupted)
 		fprintf(f, "  not sent: %llu, interrupted\n", (unsigned long long)u->interrupted);
 	if (u->duration)
-		fprintf(f, "  not sent: %llu, --duration reached first\n", (unsigned long long)u->duration);
+		fprintf(f, "  not sent: %llu, --duration reached first\n",
+			(unsigned long long)u->duration);
 	if (u->behind)
-		fprintf(f, "  not sent: %llu due before the end, the sender fell behind its schedule\n",
+		fprintf(f,
+			"  not sent: %llu due before the end, the sender fell behind its schedule\n",
 			(unsigned long long)u->behind);
 	if (u->device_error)
-		fprintf(f, "  not sent: %llu, the device failed first\n", (unsigned long long)u->device_error);
+		fprintf(f, "  not sent: %llu, the device failed first\n",
+			(unsigned long long)u->device_error);
 	if (u->unaccounted)
 		fprintf(f, "  not sent: %llu with no outcome reported (a bug: please report it)\n",
 			(unsigned long long)u->unaccounted);
@@ -46,7 +53,8 @@ void send_summary(const struct send_report *r, FILE *f)
 
 void send_json(const struct send_report *r, FILE *f)
 {
-	static const char *const pace[] = { [XR_PACE_NONE] = "topspeed", [XR_PACE_RATE] = "rate",
+	static const char *const pace[] = { [XR_PACE_NONE] = "topspeed",
+					    [XR_PACE_RATE] = "rate",
 					    [XR_PACE_PCAP] = "capture" };
 	const struct engine_result *res = r->res;
 	const struct engine_opts *o = r->o;
@@ -105,7 +113,8 @@ void send_json(const struct send_report *r, FILE *f)
 		json_str(&j, "driver_error", strerror(-res->xmit_err));
 	json_double(&j, "duration_s", dur);
 	json_double(&j, "pps", dur > 0 ? res->sent / dur : 0);
-	json_double(&j, "bps", dur > 0 ? (res->sent_bytes + (double)res->sent * WIRE_OVERHEAD) * 8 / dur : 0);
+	json_double(&j, "bps",
+		    dur > 0 ? (res->sent_bytes + (double)res->sent * WIRE_OVERHEAD) * 8 / dur : 0);
 	json_u64(&j, "bytes", res->sent_bytes);
 	json_open(&j, "sent_per_second", '[');
 	for (unsigned int i = 0; i < res->nsec; i++)

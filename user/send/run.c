@@ -21,8 +21,8 @@
 #include "util/units.h"
 
 /* The kernel engine where live frames reach the wire; AF_XDP otherwise, for frames sent as captured. */
-static int choose_engine(const struct send_opts *so, const struct xr_proto *p, const struct iface *ifc,
-			 const struct engine_opts *o, bool *use_xsk)
+static int choose_engine(const struct send_opts *so, const struct xr_proto *p,
+			 const struct iface *ifc, const struct engine_opts *o, bool *use_xsk)
 {
 	bool builds = p->kernel_only || o->nops;
 	const char *why;
@@ -31,8 +31,9 @@ static int choose_engine(const struct send_opts *so, const struct xr_proto *p, c
 	if (!*use_xsk && probe_best_engine(ifc, &why) != PROBE_ENGINE_KERNEL) {
 		if (so->engine == SEND_ENGINE_KERNEL || builds) {
 			pr_warn("the kernel engine cannot send on %s: %s%s\n", ifc->name, why,
-				so->engine == SEND_ENGINE_KERNEL ? "" : p->kernel_only ?
-				" (this command builds its packets there)" : " (--rewrite needs it)");
+				so->engine == SEND_ENGINE_KERNEL ? "" :
+				p->kernel_only ? " (this command builds its packets there)" :
+						 " (--rewrite needs it)");
 			return -EOPNOTSUPP;
 		}
 		pr_info("engine: xsk (the kernel engine cannot send here: %s)\n", why);
@@ -48,7 +49,8 @@ static int choose_engine(const struct send_opts *so, const struct xr_proto *p, c
 }
 
 /* Frames to send: --count, or until --duration, or what the protocol says a whole run is. */
-static uint64_t run_count(const struct send_opts *so, const struct xr_proto *p, void *st, const struct frameset *fs)
+static uint64_t run_count(const struct send_opts *so, const struct xr_proto *p, void *st,
+			  const struct frameset *fs)
 {
 	uint64_t n;
 
@@ -62,9 +64,14 @@ static uint64_t run_count(const struct send_opts *so, const struct xr_proto *p, 
 
 int send_run(const struct send_opts *so, const struct xr_proto *p, void *st)
 {
-	struct engine_opts o = { .threads = so->threads, .batch = so->batch, .pace = so->pace, .pps = so->pps,
-				 .multiplier = so->multiplier, .duration_ns = so->duration_ns,
-				 .first_n = so->first_n, .reply_wait_ns = so->reply_wait_ns };
+	struct engine_opts o = { .threads = so->threads,
+				 .batch = so->batch,
+				 .pace = so->pace,
+				 .pps = so->pps,
+				 .multiplier = so->multiplier,
+				 .duration_ns = so->duration_ns,
+				 .first_n = so->first_n,
+				 .reply_wait_ns = so->reply_wait_ns };
 	struct send_live sl = { .live.lock = PTHREAD_MUTEX_INITIALIZER };
 	uint64_t t_begin = now_ns();
 	struct httpd *http = NULL;
@@ -112,10 +119,12 @@ int send_run(const struct send_opts *so, const struct xr_proto *p, void *st)
 	if (choose_engine(so, p, &ifc, &o, &use_xsk))
 		goto out;
 	/* AF_XDP lays every frame out in a chunk of its own */
-	if (use_xsk && o.umem_limit && (uint64_t)fs.n * (fs.max_len <= 2048 ? 2048 : 4096) > o.umem_limit) {
+	if (use_xsk && o.umem_limit &&
+	    (uint64_t)fs.n * (fs.max_len <= 2048 ? 2048 : 4096) > o.umem_limit) {
 		pr_warn("the xsk engine would take %llu MiB of UMEM for %zu frames, more than --max-memory %llu MiB\n",
-			(unsigned long long)((uint64_t)fs.n * (fs.max_len <= 2048 ? 2048 : 4096) >> 20), fs.n,
-			(unsigned long long)(o.umem_limit >> 20));
+			(unsigned long long)((uint64_t)fs.n * (fs.max_len <= 2048 ? 2048 : 4096) >>
+					     20),
+			fs.n, (unsigned long long)(o.umem_limit >> 20));
 		ret = XR_EXIT_USAGE;
 		goto out;
 	}
@@ -134,12 +143,14 @@ int send_run(const struct send_opts *so, const struct xr_proto *p, void *st)
 	 * Spread threads from the last CPU down (CPU 0 usually takes most
 	 * interrupts), among the first XR_MAX_CPUS: the engine keeps a slot per CPU.
 	 */
-	ncpu = sysconf(_SC_NPROCESSORS_ONLN) < XR_MAX_CPUS ? sysconf(_SC_NPROCESSORS_ONLN) : XR_MAX_CPUS;
+	ncpu = sysconf(_SC_NPROCESSORS_ONLN) < XR_MAX_CPUS ? sysconf(_SC_NPROCESSORS_ONLN) :
+							     XR_MAX_CPUS;
 	for (unsigned int i = 0; i < o.threads; i++)
 		o.cpus[i] = (int)(ncpu - 1 - i);
 
 	if (so->have_listen) {
-		struct httpd_opts ho = { .option = "--listen", .token = so->have_token ? so->token : NULL };
+		struct httpd_opts ho = { .option = "--listen",
+					 .token = so->have_token ? so->token : NULL };
 
 		/* the command as the JSON names it: "gen", the protocol apart */
 		sl.cmd = strncmp(so->cmd, "gen ", 4) ? so->cmd : "gen";
@@ -156,7 +167,13 @@ int send_run(const struct send_opts *so, const struct xr_proto *p, void *st)
 		goto out;
 	{
 		struct timespec rt;
-		struct send_report r = { .so = so, .p = p, .st = st, .o = &o, .res = &res, .frames = fs.n, .plan = &plan,
+		struct send_report r = { .so = so,
+					 .p = p,
+					 .st = st,
+					 .o = &o,
+					 .res = &res,
+					 .frames = fs.n,
+					 .plan = &plan,
 					 .ready_ns = res.start_ns - t_begin };
 
 		clock_gettime(CLOCK_REALTIME, &rt);
@@ -165,7 +182,8 @@ int send_run(const struct send_opts *so, const struct xr_proto *p, void *st)
 			send_summary(&r, stderr);
 		if (res.unsent.behind)
 			pr_warn("warning: fell behind the schedule: %llu frames due before the end were not sent "
-				"(%s pps is more than this sender keeps here)\n", (unsigned long long)res.unsent.behind,
+				"(%s pps is more than this sender keeps here)\n",
+				(unsigned long long)res.unsent.behind,
 				fmt_si(o.pps, (char[16]){}, 16));
 		if (res.interrupted)
 			pr_warn("interrupted; the figures cover what was done\n");
@@ -183,8 +201,10 @@ int send_run(const struct send_opts *so, const struct xr_proto *p, void *st)
 		write_failed = true;
 	free(res.replies.hist);
 	free(res.per_sec);
-	ret = err || write_failed ? XR_EXIT_ENV : res.interrupted ? XR_EXIT_INTERRUPTED :
-	      engine_unsent_total(&res.unsent) ? XR_EXIT_FAIL : XR_EXIT_OK;
+	ret = err || write_failed	       ? XR_EXIT_ENV :
+	      res.interrupted		       ? XR_EXIT_INTERRUPTED :
+	      engine_unsent_total(&res.unsent) ? XR_EXIT_FAIL :
+						 XR_EXIT_OK;
 out:
 	httpd_stop(http);
 	if (jf)

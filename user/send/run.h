@@ -21,8 +21,8 @@ struct send_report {
 	const struct engine_opts *o;
 	const struct engine_result *res;
 	const struct send_plan *plan;
-	size_t frames;          /* in the set */
-	uint64_t ready_ns;      /* from the command's start to the first departure */
+	size_t frames; /* in the set */
+	uint64_t ready_ns; /* from the command's start to the first departure */
 	double start_unix;
 };
 void send_summary(const struct send_report *r, FILE *f);

@@ -23,7 +23,8 @@ int json_path_u64(struct json_object *o, const char *dotted, uint64_t *v)
 				continue;
 			memcpy(key, p, len);
 			key[len] = 0;
-			if (json_object_is_type(o, json_type_object) && json_object_object_get_ex(o, key, &next))
+			if (json_object_is_type(o, json_type_object) &&
+			    json_object_object_get_ex(o, key, &next))
 				break;
 		}
 		if (!len)

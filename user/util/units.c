@@ -18,7 +18,8 @@ static int split(const char *s, double *v, const char **suffix)
 	errno = 0;
 	*v = strtod(s, &end);
 	/* strtod also reads exponents, hex floats, inf and nan: allow digits and a dot only */
-	if (end == s || errno || !isfinite(*v) || *v < 0 || strspn(s, "0123456789.") != (size_t)(end - s))
+	if (end == s || errno || !isfinite(*v) || *v < 0 ||
+	    strspn(s, "0123456789.") != (size_t)(end - s))
 		return -EINVAL;
 	*suffix = end;
 	return 0;
@@ -27,9 +28,11 @@ static int split(const char *s, double *v, const char **suffix)
 static int si_prefix(const char **p, double *mult)
 {
 	switch (**p) {
-	case 'k': case 'K': *mult = 1e3; break;
+	case 'k':
+	case 'K': *mult = 1e3; break;
 	case 'M': *mult = 1e6; break;
-	case 'G': case 'g': *mult = 1e9; break;
+	case 'G':
+	case 'g': *mult = 1e9; break;
 	case 'T': *mult = 1e12; break;
 	default: *mult = 1; return 0;
 	}
@@ -74,9 +77,12 @@ int parse_bitrate(const char *s, double *bits_per_s)
 
 int parse_duration(const char *s, uint64_t *ns)
 {
-	static const struct { const char *name; double ns; } units[] = {
-		{ "ns", 1 }, { "us", 1e3 }, { "ms", 1e6 }, { "s", 1e9 }, { "", 1e9 },
-		{ "m", 60e9 }, { "min", 60e9 }, { "h", 3600e9 },
+	static const struct {
+		const char *name;
+		double ns;
+	} units[] = {
+		{ "ns", 1 }, { "us", 1e3 }, { "ms", 1e6 },   { "s", 1e9 },
+		{ "", 1e9 }, { "m", 60e9 }, { "min", 60e9 }, { "h", 3600e9 },
 	};
 	const char *suf;
 	double v;
@@ -131,7 +137,9 @@ int parse_mac(const char *s, uint8_t mac[6])
 		unsigned int v = 0, n = 0;
 
 		for (; n < 2 && isxdigit((unsigned char)*s); n++, s++)
-			v = v * 16 + (isdigit((unsigned char)*s) ? *s - '0' : (tolower((unsigned char)*s) - 'a' + 10));
+			v = v * 16 + (isdigit((unsigned char)*s) ?
+					      *s - '0' :
+					      (tolower((unsigned char)*s) - 'a' + 10));
 		if (!n || *s != (i < 5 ? ':' : '\0'))
 			return -EINVAL;
 		mac[i] = v;

@@ -68,8 +68,8 @@ static int capture_opt(void *st, int id, const char *arg, const struct send_opts
 	return -1;
 }
 
-static void warn_skips(const struct capture *c, const struct send_opts *so, const struct frameset *fs,
-		       bool preload_auto)
+static void warn_skips(const struct capture *c, const struct send_opts *so,
+		       const struct frameset *fs, bool preload_auto)
 {
 	const struct fs_skips *sk = &c->sk;
 
@@ -81,10 +81,12 @@ static void warn_skips(const struct capture *c, const struct send_opts *so, cons
 			(unsigned long long)sk->gaps_cut);
 	else if (so->pace == XR_PACE_PCAP && sk->max_gap_ns > 10000000000ULL)
 		pr_warn("warning: a capture gap of %s before frame %zu will be waited out (x%g): --max-gap T "
-			"shortens such gaps\n", fmt_duration(sk->max_gap_ns, (char[16]){}, 16), sk->max_gap_frame,
+			"shortens such gaps\n",
+			fmt_duration(sk->max_gap_ns, (char[16]){}, 16), sk->max_gap_frame,
 			so->multiplier);
 	if (sk->linktype)
-		pr_warn("warning: skipped %llu frames of non-Ethernet link types\n", (unsigned long long)sk->linktype);
+		pr_warn("warning: skipped %llu frames of non-Ethernet link types\n",
+			(unsigned long long)sk->linktype);
 	if (sk->truncated)
 		pr_warn("warning: skipped %llu frames captured shorter than they were (--allow-truncated sends them)\n",
 			(unsigned long long)sk->truncated);
@@ -96,8 +98,8 @@ static void warn_skips(const struct capture *c, const struct send_opts *so, cons
 			(unsigned long long)sk->too_short);
 }
 
-static int capture_build(void *st, const struct send_opts *so, const struct iface *ifc, struct frameset *fs,
-			 struct send_plan *plan, struct engine_opts *o)
+static int capture_build(void *st, const struct send_opts *so, const struct iface *ifc,
+			 struct frameset *fs, struct send_plan *plan, struct engine_opts *o)
 {
 	struct capture *c = st;
 	bool preload_auto = false;
@@ -125,7 +127,8 @@ static int capture_build(void *st, const struct send_opts *so, const struct ifac
 	frameset_finish(fs);
 	warn_skips(c, so, fs, preload_auto);
 	if (!fs->n)
-		pr_warn("no frame to send in %s%s\n", so->files[0], so->nfiles > 1 ? " and the other files" : "");
+		pr_warn("no frame to send in %s%s\n", so->files[0],
+			so->nfiles > 1 ? " and the other files" : "");
 	o->umem_limit = c->lo.max_memory;
 	return 0;
 }
@@ -140,14 +143,16 @@ static uint64_t capture_count(void *st, const struct send_opts *so, const struct
 	return fs->n * loop;
 }
 
-static void capture_report(void *st, const struct engine_result *res, uint64_t ready_ns, FILE *human,
-			   struct json *j)
+static void capture_report(void *st, const struct engine_result *res, uint64_t ready_ns,
+			   FILE *human, struct json *j)
 {
 	const struct fs_skips *sk = &((struct capture *)st)->sk;
 
 	if (human && (sk->linktype || sk->truncated || sk->too_long || sk->too_short))
-		fprintf(human, "  skipped while reading: %llu non-Ethernet, %llu truncated, %llu too long, "
-			"%llu too short\n", (unsigned long long)sk->linktype, (unsigned long long)sk->truncated,
+		fprintf(human,
+			"  skipped while reading: %llu non-Ethernet, %llu truncated, %llu too long, "
+			"%llu too short\n",
+			(unsigned long long)sk->linktype, (unsigned long long)sk->truncated,
 			(unsigned long long)sk->too_long, (unsigned long long)sk->too_short);
 	if (!j)
 		return;
@@ -162,16 +167,17 @@ static void capture_report(void *st, const struct engine_result *res, uint64_t r
 const struct xr_proto proto_capture = {
 	.name = "capture",
 	.summary = "the frames of pcap/pcapng files",
-	.usage = "      --loop N            play the files N times (default 1, or until --duration\n"
-		 "                          ends when that is given; 0 = until stopped)\n"
-		 "      --allow-truncated   send frames captured shorter than they were, as captured\n"
-		 "      --preload N         load at most N frames (the rest of the files is not read);\n"
-		 "                          the frame set lives in memory: frame bytes + 24 bytes a\n"
-		 "                          frame in BPF maps (2 KiB a frame in an AF_XDP UMEM)\n"
-		 "      --max-memory N      refuse captures whose frames take more than N bytes\n"
-		 "                          (default: half of this machine's memory)\n"
-		 "      --max-ratio R       refuse gzip files that expand more than R times (200)\n"
-		 "      --max-gap T         shorten capture gaps longer than T to T (capture timing)\n",
+	.usage =
+		"      --loop N            play the files N times (default 1, or until --duration\n"
+		"                          ends when that is given; 0 = until stopped)\n"
+		"      --allow-truncated   send frames captured shorter than they were, as captured\n"
+		"      --preload N         load at most N frames (the rest of the files is not read);\n"
+		"                          the frame set lives in memory: frame bytes + 24 bytes a\n"
+		"                          frame in BPF maps (2 KiB a frame in an AF_XDP UMEM)\n"
+		"      --max-memory N      refuse captures whose frames take more than N bytes\n"
+		"                          (default: half of this machine's memory)\n"
+		"      --max-ratio R       refuse gzip files that expand more than R times (200)\n"
+		"      --max-gap T         shorten capture gaps longer than T to T (capture timing)\n",
 	.opts = capture_opts,
 	.accepts = SO_REWRITE | SO_FILES,
 	.state_size = sizeof(struct capture),

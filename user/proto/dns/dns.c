@@ -62,14 +62,17 @@ static int dns_opt(void *st, int id, const char *arg, const struct send_opts *so
 	case O_QUERIES: d->capture = arg; break;
 	case O_QUERY:
 		if (d->nquery >= MAX_QUERY_OPTS)
-			return cli_usage_error(so->cmd, "at most %d --query (give a --names file)", MAX_QUERY_OPTS);
+			return cli_usage_error(so->cmd, "at most %d --query (give a --names file)",
+					       MAX_QUERY_OPTS);
 		d->query[d->nquery++] = arg;
 		break;
 	case O_QTYPE:
 		t = dns_qtype(arg);
 		if (t < 0)
-			return cli_usage_error(so->cmd, "--qtype: '%s' is not a query type (A, AAAA, MX, ..., TYPEnnn)",
-					       arg);
+			return cli_usage_error(
+				so->cmd,
+				"--qtype: '%s' is not a query type (A, AAAA, MX, ..., TYPEnnn)",
+				arg);
 		d->qtype = t;
 		break;
 	case O_NORD: d->qo.rd = false; break;
@@ -87,14 +90,19 @@ static int dns_opt(void *st, int id, const char *arg, const struct send_opts *so
 static int dns_check(void *st, const struct send_opts *so)
 {
 	struct dns *d = st;
-	uint64_t ports = so->net.have_sport ? (uint64_t)so->net.sport.hi - so->net.sport.lo + 1 : XR_DNS_MAX_PORTS;
+	uint64_t ports = so->net.have_sport ? (uint64_t)so->net.sport.hi - so->net.sport.lo + 1 :
+					      XR_DNS_MAX_PORTS;
 
 	dns_defaults(d);
 	if (!d->names && !d->capture && !d->nquery)
-		return cli_usage_error(so->cmd, "say what to ask: --names FILE, --queries CAPTURE or --query NAME");
+		return cli_usage_error(
+			so->cmd,
+			"say what to ask: --names FILE, --queries CAPTURE or --query NAME");
 	if (ports > XR_DNS_MAX_PORTS || (ports & (ports - 1)))
-		return cli_usage_error(so->cmd, "--sport: 1, 2, 4, 8 or 16 ports (answers are matched by query id and "
-				       "port: 2^16 ids per port)");
+		return cli_usage_error(
+			so->cmd,
+			"--sport: 1, 2, 4, 8 or 16 ports (answers are matched by query id and "
+			"port: 2^16 ids per port)");
 	d->ports = ports;
 	return 0;
 }
@@ -127,8 +135,10 @@ static const uint8_t *captured_dns(const uint8_t *f, uint32_t len, size_t *dlen)
 
 static int capture_queries(struct dns *d, const struct send_opts *so)
 {
-	struct fs_load_opts lo = { .max_len = XR_MAX_FRAME, .max_ratio = 200,
-				   .max_memory = (uint64_t)sysconf(_SC_PHYS_PAGES) * sysconf(_SC_PAGESIZE) / 2 };
+	struct fs_load_opts lo = { .max_len = XR_MAX_FRAME,
+				   .max_ratio = 200,
+				   .max_memory = (uint64_t)sysconf(_SC_PHYS_PAGES) *
+						 sysconf(_SC_PAGESIZE) / 2 };
 	struct fs_skips sk = {};
 	struct frameset fs;
 	uint64_t other = 0;
@@ -138,7 +148,8 @@ static int capture_queries(struct dns *d, const struct send_opts *so)
 	err = pcap_load(d->capture, &fs, &lo, &sk);
 	for (size_t i = 0; i < fs.n && !err; i++) {
 		size_t dlen;
-		const uint8_t *m = captured_dns(fs.bytes + fs.frames[i].off, fs.frames[i].len, &dlen);
+		const uint8_t *m =
+			captured_dns(fs.bytes + fs.frames[i].off, fs.frames[i].len, &dlen);
 		struct dns_query q;
 
 		if (!m || dns_query_from_wire(m, dlen, &d->qo, &q)) {
@@ -151,13 +162,13 @@ static int capture_queries(struct dns *d, const struct send_opts *so)
 	if (err)
 		return err == -ENOMEM ? -ENOMEM : -EINVAL;
 	if (other)
-		pr_warn("warning: %s: %llu frames are not DNS queries to port 53 (skipped)\n", d->capture,
-			(unsigned long long)other);
+		pr_warn("warning: %s: %llu frames are not DNS queries to port 53 (skipped)\n",
+			d->capture, (unsigned long long)other);
 	return 0;
 }
 
-static int dns_build(void *st, const struct send_opts *so, const struct iface *ifc, struct frameset *fs,
-		     struct send_plan *plan, struct engine_opts *o)
+static int dns_build(void *st, const struct send_opts *so, const struct iface *ifc,
+		     struct frameset *fs, struct send_plan *plan, struct engine_opts *o)
 {
 	static const struct port_range dns_ports = { 40000, 40000 + XR_DNS_MAX_PORTS - 1 };
 	struct dns *d = st;
@@ -170,8 +181,10 @@ static int dns_build(void *st, const struct send_opts *so, const struct iface *i
 		const char *slash = strchr(d->query[i], '/');
 		int t = d->qtype;
 
-		snprintf(name, sizeof(name), "%.*s", slash ? (int)(slash - d->query[i]) : 299, d->query[i]);
-		if ((slash && (t = dns_qtype(slash + 1)) < 0) || dns_build_query(name, t, &d->qo, &q)) {
+		snprintf(name, sizeof(name), "%.*s", slash ? (int)(slash - d->query[i]) : 299,
+			 d->query[i]);
+		if ((slash && (t = dns_qtype(slash + 1)) < 0) ||
+		    dns_build_query(name, t, &d->qo, &q)) {
 			pr_warn("--query: '%s' is not NAME[/TYPE]\n", d->query[i]);
 			return -EINVAL;
 		}
@@ -186,13 +199,18 @@ static int dns_build(void *st, const struct send_opts *so, const struct iface *i
 		pr_warn("no query to send\n");
 		return -EINVAL;
 	}
-	err = template_addressing(&so->net, ifc, IPPROTO_UDP, &dns_ports, 65536, plan->specs, &plan->nspecs, &ta);
+	err = template_addressing(&so->net, ifc, IPPROTO_UDP, &dns_ports, 65536, plan->specs,
+				  &plan->nspecs, &ta);
 	if (err)
 		return err;
 	for (size_t i = 0; i < d->set.n; i++) {
 		const struct dns_query *q = &d->set.q[i];
-		struct template_frame t = { .net = &so->net, .ta = &ta, .ifc = ifc, .l4 = IPPROTO_UDP,
-					    .payload = q->msg, .payload_len = q->len,
+		struct template_frame t = { .net = &so->net,
+					    .ta = &ta,
+					    .ifc = ifc,
+					    .l4 = IPPROTO_UDP,
+					    .payload = q->msg,
+					    .payload_len = q->len,
 					    .len = 14 + (so->net.dst.ipv6 ? 40 : 20) + 8 + q->len };
 
 		err = template_build(&t, fs);
@@ -213,11 +231,12 @@ static int dns_build(void *st, const struct send_opts *so, const struct iface *i
 }
 
 static const char *const rcode_names[16] = {
-	"NOERROR", "FORMERR", "SERVFAIL", "NXDOMAIN", "NOTIMP", "REFUSED", "YXDOMAIN", "YXRRSET",
-	"NXRRSET", "NOTAUTH", "NOTZONE", "RCODE11", "RCODE12", "RCODE13", "RCODE14", "RCODE15",
+	"NOERROR", "FORMERR", "SERVFAIL", "NXDOMAIN", "NOTIMP",	 "REFUSED", "YXDOMAIN", "YXRRSET",
+	"NXRRSET", "NOTAUTH", "NOTZONE",  "RCODE11",  "RCODE12", "RCODE13", "RCODE14",	"RCODE15",
 };
 
-static void dns_report(void *st, const struct engine_result *res, uint64_t ready_ns, FILE *human, struct json *j)
+static void dns_report(void *st, const struct engine_result *res, uint64_t ready_ns, FILE *human,
+		       struct json *j)
 {
 	const struct xr_replies_stats *r = &res->replies.st;
 	uint64_t unanswered = res->sent > r->answered ? res->sent - r->answered : 0;
@@ -226,14 +245,17 @@ static void dns_report(void *st, const struct engine_result *res, uint64_t ready
 	if (!res->replies.hist)
 		return;
 	if (human) {
-		fprintf(human, "  replies: %llu answers (%s/s), %llu queries unanswered, %llu repeated, %llu unmatched\n",
-			(unsigned long long)r->answered, fmt_si(replies_per_s(res, r->answered), x, sizeof(x)),
+		fprintf(human,
+			"  replies: %llu answers (%s/s), %llu queries unanswered, %llu repeated, %llu unmatched\n",
+			(unsigned long long)r->answered,
+			fmt_si(replies_per_s(res, r->answered), x, sizeof(x)),
 			(unsigned long long)unanswered, (unsigned long long)r->repeated,
 			(unsigned long long)r->unmatched);
 		fprintf(human, "  by RCODE:");
 		for (int i = 0; i < 16; i++)
 			if (r->ctr[i])
-				fprintf(human, " %s %llu", rcode_names[i], (unsigned long long)r->ctr[i]);
+				fprintf(human, " %s %llu", rcode_names[i],
+					(unsigned long long)r->ctr[i]);
 		fputc('\n', human);
 		replies_rtt_line(res, human);
 	}
@@ -262,15 +284,17 @@ static void dns_free(void *st)
 const struct xr_proto proto_dns = {
 	.name = "dns",
 	.gen = true,
-	.summary = "DNS queries from a name list or a capture; answers matched by id and port in XDP",
-	.usage = "      --names FILE      one query per line, NAME [TYPE] (dnsperf's data format)\n"
-		 "      --query NAME[/T]  a query (repeatable, up to 64)\n"
-		 "      --queries PCAP    the DNS queries (UDP to port 53) of a capture\n"
-		 "      --qtype T         the type of names without one (default A)\n"
-		 "      --no-rd           clear RD (recursion desired; set by default)\n"
-		 "      --edns SIZE       add an EDNS(0) OPT record offering SIZE bytes\n"
-		 "      --sport LO-HI     1, 2, 4, 8 or 16 source ports (default 40000-40015): the\n"
-		 "                        query id is n mod 65536, the port n / 65536 mod the ports\n",
+	.summary =
+		"DNS queries from a name list or a capture; answers matched by id and port in XDP",
+	.usage =
+		"      --names FILE      one query per line, NAME [TYPE] (dnsperf's data format)\n"
+		"      --query NAME[/T]  a query (repeatable, up to 64)\n"
+		"      --queries PCAP    the DNS queries (UDP to port 53) of a capture\n"
+		"      --qtype T         the type of names without one (default A)\n"
+		"      --no-rd           clear RD (recursion desired; set by default)\n"
+		"      --edns SIZE       add an EDNS(0) OPT record offering SIZE bytes\n"
+		"      --sport LO-HI     1, 2, 4, 8 or 16 source ports (default 40000-40015): the\n"
+		"                        query id is n mod 65536, the port n / 65536 mod the ports\n",
 	.opts = dns_opts,
 	.accepts = SO_REWRITE | SO_DST | SO_SRC | SO_SPORT | SO_DSTMAC | SO_WAIT,
 	.default_port = 53,

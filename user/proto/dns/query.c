@@ -12,9 +12,9 @@ static const struct {
 	const char *name;
 	uint16_t type;
 } qtypes[] = {
-	{ "A", 1 }, { "NS", 2 }, { "CNAME", 5 }, { "SOA", 6 }, { "PTR", 12 }, { "MX", 15 }, { "TXT", 16 },
-	{ "AAAA", 28 }, { "SRV", 33 }, { "NAPTR", 35 }, { "DS", 43 }, { "DNSKEY", 48 }, { "HTTPS", 65 },
-	{ "ANY", 255 },
+	{ "A", 1 },   { "NS", 2 },	{ "CNAME", 5 },	 { "SOA", 6 },	 { "PTR", 12 },
+	{ "MX", 15 }, { "TXT", 16 },	{ "AAAA", 28 },	 { "SRV", 33 },	 { "NAPTR", 35 },
+	{ "DS", 43 }, { "DNSKEY", 48 }, { "HTTPS", 65 }, { "ANY", 255 },
 };
 
 int dns_qtype(const char *s)
@@ -69,20 +69,24 @@ static int finish_query(struct dns_query *q, size_t qlen, const struct dns_query
 
 	memset(m, 0, 12);
 	m[2] = o->rd ? 0x01 : 0x00; /* QR 0, opcode QUERY, RD */
-	m[5] = 1;                   /* QDCOUNT */
+	m[5] = 1; /* QDCOUNT */
 	if (o->edns) {
 		if (at + 11 > sizeof(q->msg))
 			return -EINVAL;
 		m[11] = 1; /* ARCOUNT */
 		/* root name, type OPT (41), class = UDP payload size, TTL 0, RDLEN 0 (RFC 6891 §6.1.2) */
-		memcpy(m + at, (const uint8_t[]){ 0, 0, 41, o->edns >> 8, o->edns & 0xff, 0, 0, 0, 0, 0, 0 }, 11);
+		memcpy(m + at,
+		       (const uint8_t[]){ 0, 0, 41, o->edns >> 8, o->edns & 0xff, 0, 0, 0, 0, 0,
+					  0 },
+		       11);
 		at += 11;
 	}
 	q->len = at;
 	return 0;
 }
 
-int dns_build_query(const char *name, uint16_t qtype, const struct dns_query_opts *o, struct dns_query *q)
+int dns_build_query(const char *name, uint16_t qtype, const struct dns_query_opts *o,
+		    struct dns_query *q)
 {
 	int nl = dns_encode_name(name, q->msg + 12, sizeof(q->msg) - 12 - 4);
 
@@ -95,7 +99,8 @@ int dns_build_query(const char *name, uint16_t qtype, const struct dns_query_opt
 	return finish_query(q, nl + 4, o);
 }
 
-int dns_query_from_wire(const uint8_t *dns, size_t len, const struct dns_query_opts *o, struct dns_query *q)
+int dns_query_from_wire(const uint8_t *dns, size_t len, const struct dns_query_opts *o,
+			struct dns_query *q)
 {
 	size_t at = 12;
 
@@ -138,8 +143,8 @@ void dns_set_free(struct dns_query_set *s)
 	memset(s, 0, sizeof(*s));
 }
 
-int dns_names_parse(const char *text, size_t len, const char *path, uint16_t qtype, const struct dns_query_opts *o,
-		    struct dns_query_set *s)
+int dns_names_parse(const char *text, size_t len, const char *path, uint16_t qtype,
+		    const struct dns_query_opts *o, struct dns_query_set *s)
 {
 	size_t lineno = 0;
 
@@ -152,7 +157,8 @@ int dns_names_parse(const char *text, size_t len, const char *path, uint16_t qty
 
 		lineno++;
 		if (ll >= sizeof(line)) {
-			pr_warn("%s:%zu: line longer than %zu bytes\n", path, lineno, sizeof(line) - 1);
+			pr_warn("%s:%zu: line longer than %zu bytes\n", path, lineno,
+				sizeof(line) - 1);
 			return -EINVAL;
 		}
 		memcpy(line, text + at, ll);
@@ -170,12 +176,13 @@ int dns_names_parse(const char *text, size_t len, const char *path, uint16_t qty
 			return -EINVAL;
 		}
 		if (n == 2 && (t = dns_qtype(type)) < 0) {
-			pr_warn("%s:%zu: '%s' is not a query type (A, AAAA, MX, ..., TYPEnnn)\n", path, lineno, type);
+			pr_warn("%s:%zu: '%s' is not a query type (A, AAAA, MX, ..., TYPEnnn)\n",
+				path, lineno, type);
 			return -EINVAL;
 		}
 		if (dns_build_query(name, t, o, &q)) {
-			pr_warn("%s:%zu: '%s' is not a domain name (labels of 1-63 bytes, 255 in all)\n", path, lineno,
-				name);
+			pr_warn("%s:%zu: '%s' is not a domain name (labels of 1-63 bytes, 255 in all)\n",
+				path, lineno, name);
 			return -EINVAL;
 		}
 		if (dns_set_add(s, &q)) {
@@ -186,7 +193,8 @@ int dns_names_parse(const char *text, size_t len, const char *path, uint16_t qty
 	return 0;
 }
 
-int dns_names_load(const char *path, uint16_t qtype, const struct dns_query_opts *o, struct dns_query_set *s)
+int dns_names_load(const char *path, uint16_t qtype, const struct dns_query_opts *o,
+		   struct dns_query_set *s)
 {
 	FILE *f = fopen(path, "r");
 	char *buf = NULL;

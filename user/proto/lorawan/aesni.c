@@ -38,7 +38,8 @@ void aesni_encrypt(const uint32_t rk[44], const uint8_t in[16], uint8_t out[16])
 }
 
 /* A_i (first 0x01, last i) and B0 (0x49, len(msg)) of an uplink: Dir 0, DevAddr, 32-bit FCnt */
-static void block(uint8_t b[16], uint8_t first, const struct xr_lora_dev *dev, uint32_t fcnt, uint8_t last)
+static void block(uint8_t b[16], uint8_t first, const struct xr_lora_dev *dev, uint32_t fcnt,
+		  uint8_t last)
 {
 	memset(b, 0, 16);
 	b[0] = first;
@@ -78,7 +79,9 @@ int aesni_uplink_b64(const struct xr_lora_dev *dev, uint32_t fcnt, uint8_t *b64)
 	for (unsigned int i = 0; i < nb; i++) {
 		x = _mm_xor_si128(x, _mm_loadu_si128((const __m128i *)(cm + 16 * i)));
 		if (i == nb - 1)
-			x = _mm_xor_si128(x, _mm_loadu_si128((const __m128i *)((16 + msg) % 16 ? dev->k2 : dev->k1)));
+			x = _mm_xor_si128(
+				x, _mm_loadu_si128(
+					   (const __m128i *)((16 + msg) % 16 ? dev->k2 : dev->k1)));
 		x = encrypt(dev->nwk_rk, x);
 	}
 	_mm_storeu_si128((__m128i *)blk, x);

@@ -41,7 +41,8 @@ void lw_aes_tables(struct xr_aes_tables *t)
 	/* T-tables: SubBytes and MixColumns of one byte, as four rotations of one column */
 	for (int x = 0; x < 256; x++) {
 		uint8_t s = t->sbox[x];
-		uint32_t w = (uint32_t)xtime(s) << 24 | (uint32_t)s << 16 | (uint32_t)s << 8 | (xtime(s) ^ s);
+		uint32_t w = (uint32_t)xtime(s) << 24 | (uint32_t)s << 16 | (uint32_t)s << 8 |
+			     (xtime(s) ^ s);
 
 		t->te[0][x] = w;
 		t->te[1][x] = w >> 8 | w << 24;
@@ -55,13 +56,15 @@ void lw_aes_expand(const struct xr_aes_tables *t, const uint8_t key[16], uint32_
 	uint8_t rcon = 1;
 
 	for (int i = 0; i < 4; i++)
-		rk[i] = (uint32_t)key[4 * i] << 24 | key[4 * i + 1] << 16 | key[4 * i + 2] << 8 | key[4 * i + 3];
+		rk[i] = (uint32_t)key[4 * i] << 24 | key[4 * i + 1] << 16 | key[4 * i + 2] << 8 |
+			key[4 * i + 3];
 	for (int i = 4; i < 44; i++) {
 		uint32_t w = rk[i - 1];
 
 		if (i % 4 == 0) {
 			w = w << 8 | w >> 24;
-			w = (uint32_t)t->sbox[w >> 24] << 24 | (uint32_t)t->sbox[(w >> 16) & 0xff] << 16 |
+			w = (uint32_t)t->sbox[w >> 24] << 24 |
+			    (uint32_t)t->sbox[(w >> 16) & 0xff] << 16 |
 			    (uint32_t)t->sbox[(w >> 8) & 0xff] << 8 | t->sbox[w & 0xff];
 			w ^= (uint32_t)rcon << 24;
 			rcon = xtime(rcon);
@@ -107,12 +110,14 @@ int lw_aes128(struct lw_crypto *c, const uint8_t key[16], const uint8_t in[16], 
 	int l;
 
 	if (!EVP_EncryptInit_ex(c->ecb, EVP_aes_128_ecb(), NULL, key, NULL) ||
-	    !EVP_CIPHER_CTX_set_padding(c->ecb, 0) || !EVP_EncryptUpdate(c->ecb, out, &l, in, 16) || l != 16)
+	    !EVP_CIPHER_CTX_set_padding(c->ecb, 0) || !EVP_EncryptUpdate(c->ecb, out, &l, in, 16) ||
+	    l != 16)
 		return -EIO;
 	return 0;
 }
 
-int lw_cmac(struct lw_crypto *c, const uint8_t key[16], const uint8_t *msg, size_t len, uint8_t out[16])
+int lw_cmac(struct lw_crypto *c, const uint8_t key[16], const uint8_t *msg, size_t len,
+	    uint8_t out[16])
 {
 	OSSL_PARAM params[] = {
 		OSSL_PARAM_construct_utf8_string(OSSL_MAC_PARAM_CIPHER, "AES-128-CBC", 0),
@@ -148,8 +153,8 @@ int lw_cmac_subkeys(struct lw_crypto *c, const uint8_t key[16], uint8_t k1[16], 
 	return 0;
 }
 
-int lw_bpf_device(const struct lw_fleet *f, size_t di, const struct xr_aes_tables *t, struct lw_crypto *c,
-		  struct xr_lora_dev *out)
+int lw_bpf_device(const struct lw_fleet *f, size_t di, const struct xr_aes_tables *t,
+		  struct lw_crypto *c, struct xr_lora_dev *out)
 {
 	const struct lw_device *d = &f->dev[di];
 
@@ -173,7 +178,8 @@ int lw_bpf_device(const struct lw_fleet *f, size_t di, const struct xr_aes_table
 }
 
 /* A_i and B0 of an uplink (Dir 0): first | 4 x 00 | 00 | DevAddr (as on air) | FCnt (32 bits LE) | 00 | last */
-static void uplink_block(uint8_t b[16], uint8_t first, const uint8_t *devaddr, uint32_t fcnt, uint8_t last)
+static void uplink_block(uint8_t b[16], uint8_t first, const uint8_t *devaddr, uint32_t fcnt,
+			 uint8_t last)
 {
 	memset(b, 0, 16);
 	b[0] = first;
@@ -210,8 +216,8 @@ int lw_ref_phy(struct lw_crypto *c, const struct lw_device *d, uint32_t fcnt, ui
 	return len;
 }
 
-int lw_ref_frame(struct lw_crypto *c, const struct lw_fleet *f, uint64_t n, uint32_t tmst, uint8_t *frame,
-		 uint32_t len)
+int lw_ref_frame(struct lw_crypto *c, const struct lw_fleet *f, uint64_t n, uint32_t tmst,
+		 uint8_t *frame, uint32_t len)
 {
 	uint8_t phy[XR_LORA_MAX_PHY], *pd = frame + XR_LORA_PUSH_DATA_OFF;
 	char b64[XR_LORA_B64_MAX + 4], digits[16];

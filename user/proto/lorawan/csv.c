@@ -21,7 +21,8 @@ int lw_parse_datr(const char *s, uint8_t *sf, uint16_t *bw_khz)
 	const char *end;
 
 	if (strncmp(s, "SF", 2) || parse_uint(s + 2, 12, &a, &end) || strncmp(end, "BW", 2) ||
-	    parse_uint(end + 2, 500, &b, &end) || *end || a < 5 || (b != 125 && b != 250 && b != 500))
+	    parse_uint(end + 2, 500, &b, &end) || *end || a < 5 ||
+	    (b != 125 && b != 250 && b != 500))
 		return -EINVAL;
 	*sf = a;
 	*bw_khz = b;
@@ -74,8 +75,9 @@ int lw_fleet_save(const struct lw_fleet *f, const char *dir)
 	fp = open_in(dir, "devices.csv", "w", path, sizeof(path));
 	if (!fp)
 		return -errno;
-	fprintf(fp, "dev_eui,dev_addr,nwk_s_key,app_s_key,fcnt_start,fport,confirmed,payload,freq_hz,datr,codr,"
-		    "rssi,lsnr,gateways\n");
+	fprintf(fp,
+		"dev_eui,dev_addr,nwk_s_key,app_s_key,fcnt_start,fport,confirmed,payload,freq_hz,datr,codr,"
+		"rssi,lsnr,gateways\n");
 	for (size_t i = 0; i < f->ndev; i++) {
 		const struct lw_device *d = &f->dev[i];
 
@@ -83,9 +85,9 @@ int lw_fleet_save(const struct lw_fleet *f, const char *dir)
 		hex(a, d->nwk_s_key, 16);
 		hex(b, d->app_s_key, 16);
 		hex(p, d->payload, d->payload_len);
-		fprintf(fp, "%s,%08x,%s,%s,%u,%u,%u,%s,%u,SF%uBW%u,%s,%d,%.1f,", e, d->dev_addr, a, b, d->fcnt_start,
-			d->fport, d->confirmed, p, d->freq_hz, d->sf, d->bw_khz, lw_codr_names[d->codr], d->rssi,
-			d->lsnr10 / 10.0);
+		fprintf(fp, "%s,%08x,%s,%s,%u,%u,%u,%s,%u,SF%uBW%u,%s,%d,%.1f,", e, d->dev_addr, a,
+			b, d->fcnt_start, d->fport, d->confirmed, p, d->freq_hz, d->sf, d->bw_khz,
+			lw_codr_names[d->codr], d->rssi, d->lsnr10 / 10.0);
 		for (unsigned int k = 0; k < f->heard_by; k++) {
 			hex(e, f->gw[d->gw[k]].eui, 8);
 			fprintf(fp, "%s%s", k ? ";" : "", e);
@@ -106,7 +108,8 @@ static int unhex(const char *s, size_t len, uint8_t *out, size_t n)
 	for (size_t i = 0; i < n; i++) {
 		unsigned int v;
 
-		if (sscanf(s + 2 * i, "%2x", &v) != 1 || !strchr("0123456789abcdefABCDEF", s[2 * i]) ||
+		if (sscanf(s + 2 * i, "%2x", &v) != 1 ||
+		    !strchr("0123456789abcdefABCDEF", s[2 * i]) ||
 		    !strchr("0123456789abcdefABCDEF", s[2 * i + 1]))
 			return -1;
 		out[i] = v;
@@ -206,7 +209,8 @@ static int load_gateways(const char *dir, struct lw_fleet *f, struct lw_eui_inde
 			f->gw = ng;
 		}
 		if (unhex(fl[0], strlen(fl[0]), f->gw[f->ngw].eui, 8)) {
-			pr_warn("%s:%zu: gateway_eui '%s' is not 16 hex digits\n", path, lineno, fl[0]);
+			pr_warn("%s:%zu: gateway_eui '%s' is not 16 hex digits\n", path, lineno,
+				fl[0]);
 			goto out;
 		}
 		f->ngw++;
@@ -233,8 +237,8 @@ out:
 }
 
 /* One devices.csv line into d; a one-line message naming the field on error. */
-static int parse_device(struct lw_fleet *f, const struct lw_eui_index *gidx, char *line, struct lw_device *d,
-			const char *where)
+static int parse_device(struct lw_fleet *f, const struct lw_eui_index *gidx, char *line,
+			struct lw_device *d, const char *where)
 {
 	char *fl[15], *gws[XR_LORA_MAX_HEARD + 1], why[160];
 	long v;
@@ -243,7 +247,8 @@ static int parse_device(struct lw_fleet *f, const struct lw_eui_index *gidx, cha
 	memset(d, 0, sizeof(*d));
 	n = split(line, fl, 14, ',');
 	if (n != 14) {
-		pr_warn("%s: %d fields, expected 14 (dev_eui,...,gateways)\n", where, n > 14 ? 15 : n);
+		pr_warn("%s: %d fields, expected 14 (dev_eui,...,gateways)\n", where,
+			n > 14 ? 15 : n);
 		return -EINVAL;
 	}
 	if (unhex(fl[0], strlen(fl[0]), d->dev_eui, 8)) {
@@ -290,7 +295,8 @@ static int parse_device(struct lw_fleet *f, const struct lw_eui_index *gidx, cha
 	}
 	d->payload_len = strlen(fl[7]) / 2;
 	if (parse_long(fl[8], 100000000, 3000000000L, &v)) {
-		pr_warn("%s: freq_hz '%s' is not a frequency in Hz (e.g. 868100000)\n", where, fl[8]);
+		pr_warn("%s: freq_hz '%s' is not a frequency in Hz (e.g. 868100000)\n", where,
+			fl[8]);
 		return -EINVAL;
 	}
 	d->freq_hz = v;
@@ -307,7 +313,8 @@ static int parse_device(struct lw_fleet *f, const struct lw_eui_index *gidx, cha
 		return -EINVAL;
 	}
 	if (parse_long(fl[11], -200, 20, &v)) {
-		pr_warn("%s: rssi '%s' is not a whole number of dBm from -200 to 20\n", where, fl[11]);
+		pr_warn("%s: rssi '%s' is not a whole number of dBm from -200 to 20\n", where,
+			fl[11]);
 		return -EINVAL;
 	}
 	d->rssi = v;
@@ -318,7 +325,8 @@ static int parse_device(struct lw_fleet *f, const struct lw_eui_index *gidx, cha
 		s = strtod(fl[12], &end);
 		/* NaN fails every comparison: only a number inside the range passes */
 		if (!*fl[12] || *end || !(s >= -30 && s <= 30)) {
-			pr_warn("%s: lsnr '%s' is not an SNR in dB from -30 to 30\n", where, fl[12]);
+			pr_warn("%s: lsnr '%s' is not an SNR in dB from -30 to 30\n", where,
+				fl[12]);
 			return -EINVAL;
 		}
 		d->lsnr10 = s * 10 + (s < 0 ? -0.5 : 0.5);
@@ -333,7 +341,8 @@ static int parse_device(struct lw_fleet *f, const struct lw_eui_index *gidx, cha
 		f->heard_by = ng;
 	if ((unsigned int)ng != f->heard_by) {
 		pr_warn("%s: heard by %d gateways, the devices before by %u: xdpreplay needs the same number "
-			"for every device\n", where, ng, f->heard_by);
+			"for every device\n",
+			where, ng, f->heard_by);
 		return -EINVAL;
 	}
 	for (int k = 0; k < ng; k++) {
@@ -448,8 +457,8 @@ int lw_fleet_load(const char *dir, struct lw_fleet *f)
 		if (aidx[i].addr == aidx[i - 1].addr) {
 			size_t a = aidx[i - 1].idx, b = aidx[i].idx;
 
-			pr_warn("%s: dev_addr %08x is used twice (devices %zu and %zu)\n", path, aidx[i].addr,
-				(a < b ? a : b) + 1, (a < b ? b : a) + 1);
+			pr_warn("%s: dev_addr %08x is used twice (devices %zu and %zu)\n", path,
+				aidx[i].addr, (a < b ? a : b) + 1, (a < b ? b : a) + 1);
 			err = -EINVAL;
 			goto err;
 		}

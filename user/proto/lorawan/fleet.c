@@ -35,17 +35,25 @@ struct region {
 	const char *name;
 	uint32_t lo_hz, hi_hz;
 	uint32_t chan_hz[8];
-	uint32_t wide_hz;    /* the 500 kHz uplink channel of the plan, 0 = none */
-	const char *drs;     /* its uplink data rates, for messages */
+	uint32_t wide_hz; /* the 500 kHz uplink channel of the plan, 0 = none */
+	const char *drs; /* its uplink data rates, for messages */
 };
 
 /* Channel plans (LoRaWAN Regional Parameters): EU868's 8 default channels, US915 sub-band 2. */
 static const struct region regions[] = {
-	{ "eu868", 863000000, 870000000,
-	  { 868100000, 868300000, 868500000, 867100000, 867300000, 867500000, 867700000, 867900000 }, 0,
+	{ "eu868",
+	  863000000,
+	  870000000,
+	  { 868100000, 868300000, 868500000, 867100000, 867300000, 867500000, 867700000,
+	    867900000 },
+	  0,
 	  "SF7-SF12 at 125 kHz, SF7BW250" },
-	{ "us915", 902000000, 928000000,
-	  { 903900000, 904100000, 904300000, 904500000, 904700000, 904900000, 905100000, 905300000 }, 904600000,
+	{ "us915",
+	  902000000,
+	  928000000,
+	  { 903900000, 904100000, 904300000, 904500000, 904700000, 904900000, 905100000,
+	    905300000 },
+	  904600000,
 	  "SF7-SF10 at 125 kHz, SF8BW500 on a 500 kHz channel" },
 };
 
@@ -109,16 +117,20 @@ int lw_check_device(const struct lw_fleet *f, const struct lw_device *d, char *w
 	const struct region *r = region_of(d->freq_hz);
 
 	if (d->payload_len < 1 || d->payload_len > XR_LORA_MAX_FRM) {
-		snprintf(why, wl, "payload of %u bytes: xdpreplay sends 1 to %d", d->payload_len, XR_LORA_MAX_FRM);
+		snprintf(why, wl, "payload of %u bytes: xdpreplay sends 1 to %d", d->payload_len,
+			 XR_LORA_MAX_FRM);
 		return -EINVAL;
 	}
 	if (max && d->payload_len > max) {
-		snprintf(why, wl, "payload of %u bytes is too large for SF%uBW%u at %.1f MHz (at most %u)",
+		snprintf(why, wl,
+			 "payload of %u bytes is too large for SF%uBW%u at %.1f MHz (at most %u)",
 			 d->payload_len, d->sf, d->bw_khz, d->freq_hz / 1e6, max);
 		return -EINVAL;
 	}
 	if (d->fport > 223) {
-		snprintf(why, wl, "fport %u is reserved (1..223 for applications, 0 for MAC commands)", d->fport);
+		snprintf(why, wl,
+			 "fport %u is reserved (1..223 for applications, 0 for MAC commands)",
+			 d->fport);
 		return -EINVAL;
 	}
 	if (d->sf < 5 || d->sf > 12 || (d->bw_khz != 125 && d->bw_khz != 250 && d->bw_khz != 500)) {
@@ -127,14 +139,15 @@ int lw_check_device(const struct lw_fleet *f, const struct lw_device *d, char *w
 	}
 	/* Regional Parameters: only the plan's data rates, each on a channel of its bandwidth */
 	if (r && !max) {
-		snprintf(why, wl, "datr SF%uBW%u is not an uplink data rate of %s (%s)", d->sf, d->bw_khz, r->name,
-			 r->drs);
+		snprintf(why, wl, "datr SF%uBW%u is not an uplink data rate of %s (%s)", d->sf,
+			 d->bw_khz, r->name, r->drs);
 		return -EINVAL;
 	}
 	if (r && !strcmp(r->name, "us915") &&
 	    (d->bw_khz == 500 ? (d->freq_hz - 903000000) % 1600000 || d->freq_hz > 914200000 :
 				(d->freq_hz - 902300000) % 200000 || d->freq_hz > 914900000)) {
-		snprintf(why, wl, "%.1f MHz is not a US915 %u kHz uplink channel", d->freq_hz / 1e6, d->bw_khz);
+		snprintf(why, wl, "%.1f MHz is not a US915 %u kHz uplink channel", d->freq_hz / 1e6,
+			 d->bw_khz);
 		return -EINVAL;
 	}
 	for (unsigned int k = 0; k < f->heard_by; k++)
@@ -171,8 +184,8 @@ int lw_fleet_generate(const struct lw_gen_opts *o, struct lw_fleet *f)
 	}
 	if (o->heard_by < 1 || o->heard_by > XR_LORA_MAX_HEARD || o->heard_by > o->gateways) {
 		pr_warn("--heard-by %u is impossible with %llu gateways (1 to %d, "
-			"at most the number of gateways)\n", o->heard_by, (unsigned long long)o->gateways,
-			XR_LORA_MAX_HEARD);
+			"at most the number of gateways)\n",
+			o->heard_by, (unsigned long long)o->gateways, XR_LORA_MAX_HEARD);
 		return -EINVAL;
 	}
 	f->dev = calloc(o->devices, sizeof(*f->dev));

@@ -27,7 +27,8 @@ static int lw_before_load(void *ctx, struct gen_bpf *skel, const struct engine_o
 	struct lw_kernel *lk = ctx;
 	const struct lw_fleet *f = lk->fleet;
 
-	skel->rodata->lora_cfg = (struct xr_lora_cfg){ .ndev = f->ndev, .heard_by = f->heard_by, .ngw = f->ngw };
+	skel->rodata->lora_cfg =
+		(struct xr_lora_cfg){ .ndev = f->ndev, .heard_by = f->heard_by, .ngw = f->ngw };
 	lw_aes_tables((struct xr_aes_tables *)&skel->rodata->aes);
 	bpf_map__set_max_entries(skel->maps.lora_devs, f->ndev);
 	bpf_map__set_max_entries(skel->maps.lora_gws, f->ngw);
@@ -215,9 +216,14 @@ void lw_kernel_init(struct lw_kernel *lk, const struct lw_fleet *f, bool rewrite
 		    struct engine_opts *o)
 {
 	memset(lk, 0, sizeof(*lk));
-	lk->ops = (struct engine_proto){ .ctx = lk, .before_load = lw_before_load, .after_load = lw_after_load,
-					 .start = lw_start, .stop = lw_stop, .frame = lw_frame,
-					 .finish = lw_finish, .close = lw_close };
+	lk->ops = (struct engine_proto){ .ctx = lk,
+					 .before_load = lw_before_load,
+					 .after_load = lw_after_load,
+					 .start = lw_start,
+					 .stop = lw_stop,
+					 .frame = lw_frame,
+					 .finish = lw_finish,
+					 .close = lw_close };
 	lk->fleet = f;
 	lk->rewrite = rewrite;
 	lk->precompute = precompute;
@@ -242,7 +248,8 @@ int lw_kernel_aes_test(struct xr_aes_test *t)
 	uint8_t pkt[64] = {};
 	struct gen_bpf *skel;
 	__u32 zero = 0;
-	LIBBPF_OPTS(bpf_test_run_opts, topts, .data_in = pkt, .data_size_in = sizeof(pkt), .repeat = 1);
+	LIBBPF_OPTS(bpf_test_run_opts, topts, .data_in = pkt, .data_size_in = sizeof(pkt),
+		    .repeat = 1);
 	int err;
 
 	skel = gen_bpf__open();

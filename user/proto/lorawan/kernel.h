@@ -14,18 +14,18 @@
 #include "proto/lorawan/lorawan.h"
 
 struct lw_kernel {
-	struct engine_proto ops;      /* ops.ctx is this */
+	struct engine_proto ops; /* ops.ctx is this */
 	const struct lw_fleet *fleet;
-	bool rewrite;                 /* false: --static, the frames go out as built */
-	bool precompute;              /* AES-NI ahead of the senders into the ring */
-	struct xr_lora_dev *devs;     /* mmapped device records, also read by the producer */
+	bool rewrite; /* false: --static, the frames go out as built */
+	bool precompute; /* AES-NI ahead of the senders into the ring */
+	struct xr_lora_dev *devs; /* mmapped device records, also read by the producer */
 	size_t devs_sz;
 	struct xr_lora_ring_slot *ring;
 	size_t ring_sz;
-	uint64_t *gw_acks_map;        /* mmapped PUSH_ACKs per gateway */
+	uint64_t *gw_acks_map; /* mmapped PUSH_ACKs per gateway */
 	size_t gw_acks_sz;
 	/* results */
-	uint64_t *gw_acks;            /* PUSH_ACKs per gateway (fleet->ngw), malloc'ed by finish */
+	uint64_t *gw_acks; /* PUSH_ACKs per gateway (fleet->ngw), malloc'ed by finish */
 	bool ring_used;
 	/* the producer thread */
 	const struct xr_gen_slot *slots;

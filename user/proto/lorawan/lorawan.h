@@ -22,20 +22,20 @@ struct lw_gateway {
 
 struct lw_device {
 	uint8_t dev_eui[8];
-	uint32_t dev_addr;           /* as written (MSB first); LE on air */
+	uint32_t dev_addr; /* as written (MSB first); LE on air */
 	uint8_t nwk_s_key[16], app_s_key[16];
-	uint32_t fcnt_start;         /* the 32-bit FCnt of round 0 */
+	uint32_t fcnt_start; /* the 32-bit FCnt of round 0 */
 	uint32_t freq_hz;
 	uint8_t fport;
 	uint8_t confirmed;
 	uint8_t payload_len;
-	uint8_t sf;                  /* datr SF<sf>BW<bw_khz> */
+	uint8_t sf; /* datr SF<sf>BW<bw_khz> */
 	uint16_t bw_khz;
-	uint8_t codr;                /* index into lw_codr_names */
-	uint8_t chan;                /* IF channel of freq in its region's plan */
+	uint8_t codr; /* index into lw_codr_names */
+	uint8_t chan; /* IF channel of freq in its region's plan */
 	int16_t rssi;
-	int16_t lsnr10;              /* SNR x 10 */
-	uint16_t b64_off, tmst_off;  /* set when its frame is built */
+	int16_t lsnr10; /* SNR x 10 */
+	uint16_t b64_off, tmst_off; /* set when its frame is built */
 	uint16_t gw[XR_LORA_MAX_HEARD];
 	uint8_t payload[XR_LORA_MAX_FRM];
 };
@@ -45,19 +45,19 @@ struct lw_fleet {
 	size_t ndev;
 	struct lw_gateway *gw;
 	size_t ngw;
-	unsigned int heard_by;       /* every device is heard by this many gateways */
+	unsigned int heard_by; /* every device is heard by this many gateways */
 };
 
 struct lw_gen_opts {
 	uint64_t devices, gateways, seed;
 	unsigned int heard_by;
-	const char *region;          /* eu868 or us915 */
+	const char *region; /* eu868 or us915 */
 	uint8_t sf;
 	uint16_t bw_khz;
 	unsigned int payload_min, payload_max;
 	uint8_t fport;
 	bool confirmed;
-	bool fcnt_random;            /* a random 32-bit start below 2^31 */
+	bool fcnt_random; /* a random 32-bit start below 2^31 */
 	uint32_t fcnt_start;
 };
 
@@ -91,7 +91,8 @@ unsigned int lw_max_payload(uint32_t freq_hz, uint8_t sf, uint16_t bw_khz);
  * Builds device d's PUSH_DATA frame (round 0's FCnt, MIC zero: the program
  * writes both) into out; returns its length, or -E2BIG. Sets d's offsets.
  */
-int lw_build_frame(struct lw_fleet *f, size_t d, const struct lw_net *net, uint8_t *out, size_t cap);
+int lw_build_frame(struct lw_fleet *f, size_t d, const struct lw_net *net, uint8_t *out,
+		   size_t cap);
 
 /* AES T-tables and S-box for the BPF code; the AES-128 key schedule. */
 void lw_aes_tables(struct xr_aes_tables *t);
@@ -102,13 +103,14 @@ struct lw_crypto *lw_crypto_new(void);
 void lw_crypto_free(struct lw_crypto *c);
 /* AES-128 of one block and AES-CMAC, by OpenSSL. */
 int lw_aes128(struct lw_crypto *c, const uint8_t key[16], const uint8_t in[16], uint8_t out[16]);
-int lw_cmac(struct lw_crypto *c, const uint8_t key[16], const uint8_t *msg, size_t len, uint8_t out[16]);
+int lw_cmac(struct lw_crypto *c, const uint8_t key[16], const uint8_t *msg, size_t len,
+	    uint8_t out[16]);
 /* CMAC subkeys K1, K2 of key (RFC 4493 §2.3). */
 int lw_cmac_subkeys(struct lw_crypto *c, const uint8_t key[16], uint8_t k1[16], uint8_t k2[16]);
 
 /* Device d's record for the BPF rewriter (its frame must be built). 0 or -EIO. */
-int lw_bpf_device(const struct lw_fleet *f, size_t d, const struct xr_aes_tables *t, struct lw_crypto *c,
-		  struct xr_lora_dev *out);
+int lw_bpf_device(const struct lw_fleet *f, size_t d, const struct xr_aes_tables *t,
+		  struct lw_crypto *c, struct xr_lora_dev *out);
 
 /* The PHYPayload of device dev's uplink with 32-bit FCnt fcnt, by OpenSSL; its length, or -EIO. */
 int lw_ref_phy(struct lw_crypto *c, const struct lw_device *dev, uint32_t fcnt, uint8_t *phy);
@@ -117,11 +119,12 @@ int lw_ref_phy(struct lw_crypto *c, const struct lw_device *dev, uint32_t fcnt, 
  * The reference rewrite: frame (device d's built frame, len bytes) as
  * sequence number n must leave the program, given the tmst it used.
  */
-int lw_ref_frame(struct lw_crypto *c, const struct lw_fleet *f, uint64_t n, uint32_t tmst, uint8_t *frame,
-		 uint32_t len);
+int lw_ref_frame(struct lw_crypto *c, const struct lw_fleet *f, uint64_t n, uint32_t tmst,
+		 uint8_t *frame, uint32_t len);
 
 /* Which device, gateway copy and FCnt sequence number n carries. */
-static inline void lw_of_n(const struct lw_fleet *f, uint64_t n, size_t *d, unsigned int *k, uint32_t *fcnt)
+static inline void lw_of_n(const struct lw_fleet *f, uint64_t n, size_t *d, unsigned int *k,
+			   uint32_t *fcnt)
 {
 	uint64_t u = n / f->heard_by;
 

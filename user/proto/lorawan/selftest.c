@@ -57,7 +57,8 @@ static int aes_checks(struct lw_crypto *c, const struct xr_aes_tables *tab, uint
 		      uint64_t *mismatches)
 {
 	/* RFC 4493 §4 */
-	static const char *key = "2b7e151628aed2a6abf7158809cf4f3c", *k1 = "fbeed618357133667c85e08f7236a8de",
+	static const char *key = "2b7e151628aed2a6abf7158809cf4f3c",
+			  *k1 = "fbeed618357133667c85e08f7236a8de",
 			  *k2 = "f7ddac306ae266ccf90bc11ee46d513b",
 			  *msg = "6bc1bee22e409f96e93d7e117393172aae2d8a571e03ac9c9eb76fac45af8e51"
 				 "30c81c46a35ce411e5fbc1191a0a52eff69f2445df4f9b17ad2b417be66c3710";
@@ -120,8 +121,8 @@ static int aes_checks(struct lw_crypto *c, const struct xr_aes_tables *tab, uint
 }
 
 /* Random keys, blocks and lengths: BPF AES and CMAC against OpenSSL. */
-static int aes_random(struct lw_crypto *c, const struct xr_aes_tables *tab, uint64_t (*rnd)(void), int cases,
-		      uint64_t *checked, uint64_t *mismatches)
+static int aes_random(struct lw_crypto *c, const struct xr_aes_tables *tab, uint64_t (*rnd)(void),
+		      int cases, uint64_t *checked, uint64_t *mismatches)
 {
 	for (int i = 0; i < cases; i++) {
 		uint8_t key[16], msg[16 + XR_LORA_MAX_PHY], blk[16], want[16];
@@ -152,7 +153,8 @@ static int aes_random(struct lw_crypto *c, const struct xr_aes_tables *tab, uint
 			(*checked)++;
 			aesni_encrypt(t.rk, blk, ni);
 			if (memcmp(ni, want, 16))
-				report(mismatches, "random AES-128 block", "AES-NI and OpenSSL differ");
+				report(mismatches, "random AES-128 block",
+				       "AES-NI and OpenSSL differ");
 		}
 		if (lw_cmac(c, key, msg, len, want) || memcmp(t.mac, want, 16)) {
 			char what[48];
@@ -167,8 +169,11 @@ static int aes_random(struct lw_crypto *c, const struct xr_aes_tables *tab, uint
 /* Every device's frame into fs, addressed within 198.18.0.0/15. */
 static int fleet_frames(struct lw_fleet *f, struct frameset *fs)
 {
-	struct lw_net net = { .src_mac = { 2, 0, 0xc6, 0x12, 0, 1 }, .dst_mac = { 2, 0, 0xc6, 0x12, 0, 2 },
-			      .saddr = htonl(0xc6120001), .daddr = htonl(0xc6120002), .sport = 1700,
+	struct lw_net net = { .src_mac = { 2, 0, 0xc6, 0x12, 0, 1 },
+			      .dst_mac = { 2, 0, 0xc6, 0x12, 0, 2 },
+			      .saddr = htonl(0xc6120001),
+			      .daddr = htonl(0xc6120002),
+			      .sport = 1700,
 			      .dport = LW_DEFAULT_PORT };
 	uint8_t buf[XR_MAX_FRAME];
 
@@ -184,8 +189,9 @@ static int fleet_frames(struct lw_fleet *f, struct frameset *fs)
 }
 
 /* Runs the BPF rewriter for ns and compares each frame with the reference; FCnt and MIC in b64 form too. */
-static int fleet_check(const struct iface *lo, struct lw_crypto *c, struct lw_fleet *f, const uint64_t *ns,
-		       size_t count, bool precompute, const char *label, uint64_t *checked, uint64_t *mismatches)
+static int fleet_check(const struct iface *lo, struct lw_crypto *c, struct lw_fleet *f,
+		       const uint64_t *ns, size_t count, bool precompute, const char *label,
+		       uint64_t *checked, uint64_t *mismatches)
 {
 	struct engine_opts o = { .threads = 1 };
 	struct lw_kernel lk;
@@ -211,7 +217,9 @@ static int fleet_check(const struct iface *lo, struct lw_crypto *c, struct lw_fl
 		uint64_t fit = 0;
 
 		for (size_t i = 0; i < count; i++)
-			fit += (f->dev[(ns[i] / f->heard_by) % f->ndev].payload_len + 13 + 2) / 3 * 4 - 8 <=
+			fit += (f->dev[(ns[i] / f->heard_by) % f->ndev].payload_len + 13 + 2) / 3 *
+					       4 -
+				       8 <=
 			       XR_LORA_RING_CHARS;
 		(*checked)++;
 		if (hits < 1 && fit)
@@ -227,7 +235,8 @@ static int fleet_check(const struct iface *lo, struct lw_crypto *c, struct lw_fl
 		snprintf(what, sizeof(what), "%s, n=%llu", label, (unsigned long long)ns[i]);
 		(*checked)++;
 		if (out_len[i] != fr->len) {
-			report(mismatches, what, out_len[i] ? "BPF gave another length" : "BPF refused the frame");
+			report(mismatches, what,
+			       out_len[i] ? "BPF gave another length" : "BPF refused the frame");
 			continue;
 		}
 		/* the program's tmst is the clock's: take it from its frame, the reference renders it again */
@@ -249,7 +258,8 @@ static int fleet_check(const struct iface *lo, struct lw_crypto *c, struct lw_fl
 
 			while (got[at] == ref[at])
 				at++;
-			snprintf(why, sizeof(why), "bytes differ from the reference from offset %zu (b64 at %u)", at,
+			snprintf(why, sizeof(why),
+				 "bytes differ from the reference from offset %zu (b64 at %u)", at,
 				 d->b64_off);
 			report(mismatches, what, why);
 		}
@@ -260,22 +270,26 @@ static int fleet_check(const struct iface *lo, struct lw_crypto *c, struct lw_fl
 }
 
 /* Published uplinks (PROTOCOLS.md §4.2, U1, U2 and U4) out of the BPF rewriter. */
-static int vectors(const struct iface *lo, struct lw_crypto *c, uint64_t *checked, uint64_t *mismatches)
+static int vectors(const struct iface *lo, struct lw_crypto *c, uint64_t *checked,
+		   uint64_t *mismatches)
 {
 	static const struct {
 		const char *name, *nwk, *app, *payload, *phy;
 		uint32_t addr, fcnt;
 		uint8_t fport;
 	} v[] = {
-		{ "U1 (lora-packet, FCnt 2)", "44024241ed4ce9a68c6a8bc055233fd3", "ec925802ae430ca77fd3dd73cb2cc588",
-		  "74657374", "40f17dbe4900020001954378762b11ff0d", 0x49be7df1, 2, 1 },
+		{ "U1 (lora-packet, FCnt 2)", "44024241ed4ce9a68c6a8bc055233fd3",
+		  "ec925802ae430ca77fd3dd73cb2cc588", "74657374",
+		  "40f17dbe4900020001954378762b11ff0d", 0x49be7df1, 2, 1 },
 		{ "U2 (lora-packet, 3 blocks)", "44024241ed4ce9a68c6a8bc055233fd3",
 		  "ec925802ae430ca77fd3dd73cb2cc588",
 		  "54686520717569636b2062726f776e20666f78206a756d7073206f76657220746865206c617a7920646f672e",
 		  "40f17dbe490004000155332de41a11adc072553544429ce7787707d1c316e027e7e5e334263376affb8aa17ad300752"
-		  "93f28dea8a20af3c5e7", 0x49be7df1, 4, 1 },
-		{ "U4 (lora-packet, FPort 0)", "a1b2c3d4e5f6a1b2c3d4e5f6a1b2c3d4", "00000000000000000000000000000000",
-		  "02", "40d4c3b2a1001000002712a3f9c9", 0xa1b2c3d4, 16, 0 },
+		  "93f28dea8a20af3c5e7",
+		  0x49be7df1, 4, 1 },
+		{ "U4 (lora-packet, FPort 0)", "a1b2c3d4e5f6a1b2c3d4e5f6a1b2c3d4",
+		  "00000000000000000000000000000000", "02", "40d4c3b2a1001000002712a3f9c9",
+		  0xa1b2c3d4, 16, 0 },
 	};
 	const size_t nv = sizeof(v) / sizeof(v[0]);
 	struct lw_device dev[3] = {};
@@ -323,8 +337,10 @@ static int vectors(const struct iface *lo, struct lw_crypto *c, uint64_t *checke
 		    memcmp(out + i * XR_MAX_FRAME + dev[i].b64_off, b64, bl)) {
 			char why[300];
 
-			snprintf(why, sizeof(why), "the BPF rewriter's base64 differs: %.*s, expected %s",
-				 out_len[i] ? (int)bl : 0, out + i * XR_MAX_FRAME + dev[i].b64_off, b64);
+			snprintf(why, sizeof(why),
+				 "the BPF rewriter's base64 differs: %.*s, expected %s",
+				 out_len[i] ? (int)bl : 0, out + i * XR_MAX_FRAME + dev[i].b64_off,
+				 b64);
 			report(mismatches, v[i].name, why);
 		}
 	}
@@ -333,8 +349,8 @@ static int vectors(const struct iface *lo, struct lw_crypto *c, uint64_t *checke
 	return err;
 }
 
-int selftest_lorawan(const struct iface *lo, uint64_t cases, uint64_t (*rnd)(void), uint64_t *checked,
-		     uint64_t *mismatches, uint64_t *frames)
+int selftest_lorawan(const struct iface *lo, uint64_t cases, uint64_t (*rnd)(void),
+		     uint64_t *checked, uint64_t *mismatches, uint64_t *frames)
 {
 	struct lw_crypto *c = lw_crypto_new();
 	struct xr_aes_tables tab;
@@ -350,9 +366,14 @@ int selftest_lorawan(const struct iface *lo, uint64_t cases, uint64_t (*rnd)(voi
 		err = vectors(lo, c, checked, mismatches);
 	for (uint64_t i = 0; i < cases && !err; i++) {
 		static const char *const sizes[] = { "1", "1-16", "15-17", "1-96", "31-33", "96" };
-		struct lw_gen_opts g = { .devices = 1 + rnd() % 40, .gateways = 1 + rnd() % 6, .seed = rnd(),
-					 .region = rnd() % 2 ? "eu868" : "us915", .sf = 7, .bw_khz = 125,
-					 .fport = rnd() % 4 ? 1 + rnd() % 223 : 0, .confirmed = rnd() % 2 };
+		struct lw_gen_opts g = { .devices = 1 + rnd() % 40,
+					 .gateways = 1 + rnd() % 6,
+					 .seed = rnd(),
+					 .region = rnd() % 2 ? "eu868" : "us915",
+					 .sf = 7,
+					 .bw_khz = 125,
+					 .fport = rnd() % 4 ? 1 + rnd() % 223 : 0,
+					 .confirmed = rnd() % 2 };
 		const char *sz = sizes[rnd() % 6];
 		struct lw_fleet f;
 		uint64_t ns[LW_NS];
@@ -379,7 +400,8 @@ int selftest_lorawan(const struct iface *lo, uint64_t cases, uint64_t (*rnd)(voi
 		/* runs of consecutive n (all copies of an uplink, then the next) and scattered ones */
 		ns[0] = rnd() % (f.ndev * f.heard_by * 20);
 		for (int j = 1; j < LW_NS; j++)
-			ns[j] = j % 8 ? ns[j - 1] + 1 : rnd() % (f.ndev * f.heard_by * (uint64_t)70000);
+			ns[j] = j % 8 ? ns[j - 1] + 1 :
+					rnd() % (f.ndev * f.heard_by * (uint64_t)70000);
 		snprintf(label, sizeof(label), "fleet %llu (%zu devices, heard by %u, payload %s)",
 			 (unsigned long long)i, f.ndev, f.heard_by, sz);
 		/* the uplinks computed in BPF, then taken from the AES-NI ring */

@@ -41,7 +41,8 @@ int lw_phy_template(const struct lw_device *d, uint8_t *phy)
 	return 13 + d->payload_len;
 }
 
-int lw_build_frame(struct lw_fleet *f, size_t di, const struct lw_net *net, uint8_t *out, size_t cap)
+int lw_build_frame(struct lw_fleet *f, size_t di, const struct lw_net *net, uint8_t *out,
+		   size_t cap)
 {
 	struct lw_device *d = &f->dev[di];
 	uint8_t phy[XR_LORA_MAX_PHY], *ip = out + 14, *udp = ip + 20, *pd = udp + 8;
@@ -51,11 +52,13 @@ int lw_build_frame(struct lw_fleet *f, size_t di, const struct lw_net *net, uint
 
 	EVP_EncodeBlock((unsigned char *)b64, phy, plen);
 	pre = snprintf(js, sizeof(js), "{\"rxpk\":[{\"tmst\":");
-	n = snprintf(js + pre, sizeof(js) - pre,
-		     "1000000000,\"chan\":%u,\"rfch\":0,\"freq\":%u.%06u,\"stat\":1,\"modu\":\"LORA\","
-		     "\"datr\":\"SF%uBW%u\",\"codr\":\"%s\",\"rssi\":%d,\"lsnr\":%s%d.%d,\"size\":%d,\"data\":\"",
-		     d->chan, d->freq_hz / 1000000, d->freq_hz % 1000000, d->sf, d->bw_khz, lw_codr_names[d->codr],
-		     d->rssi, d->lsnr10 < 0 ? "-" : "", abs(d->lsnr10) / 10, abs(d->lsnr10) % 10, plen);
+	n = snprintf(
+		js + pre, sizeof(js) - pre,
+		"1000000000,\"chan\":%u,\"rfch\":0,\"freq\":%u.%06u,\"stat\":1,\"modu\":\"LORA\","
+		"\"datr\":\"SF%uBW%u\",\"codr\":\"%s\",\"rssi\":%d,\"lsnr\":%s%d.%d,\"size\":%d,\"data\":\"",
+		d->chan, d->freq_hz / 1000000, d->freq_hz % 1000000, d->sf, d->bw_khz,
+		lw_codr_names[d->codr], d->rssi, d->lsnr10 < 0 ? "-" : "", abs(d->lsnr10) / 10,
+		abs(d->lsnr10) % 10, plen);
 	d->tmst_off = XR_LORA_PUSH_DATA_OFF + 12 + pre;
 	d->b64_off = XR_LORA_PUSH_DATA_OFF + 12 + pre + n;
 	n = pre + n;

@@ -67,11 +67,13 @@ static int lw_check(void *st, const struct send_opts *so)
 	struct lw_send *s = st;
 
 	if (!s->fleet_dir)
-		return cli_usage_error(so->cmd, "missing --fleet DIR (made by xdpreplay lorawan fleet)");
+		return cli_usage_error(so->cmd,
+				       "missing --fleet DIR (made by xdpreplay lorawan fleet)");
 	if (so->net.dst.ipv6)
 		return cli_usage_error(so->cmd, "--server: IPv4 only");
 	if (so->net.have_sport && so->net.sport.lo != so->net.sport.hi)
-		return cli_usage_error(so->cmd, "--sport: one port (the gateways' source port), not a range");
+		return cli_usage_error(
+			so->cmd, "--sport: one port (the gateways' source port), not a range");
 	if (!s->have_rounds)
 		s->rounds = 1;
 	return 0;
@@ -97,8 +99,8 @@ static void write_schedule(void *ctx, uint64_t start_ns)
 }
 
 /* One PUSH_DATA per device into fs, from IFACE's addresses to the server. */
-static int lw_frames(struct lw_send *s, const struct send_opts *so, const struct iface *ifc, struct frameset *fs,
-		     struct engine_opts *o)
+static int lw_frames(struct lw_send *s, const struct send_opts *so, const struct iface *ifc,
+		     struct frameset *fs, struct engine_opts *o)
 {
 	struct lw_fleet *f = &s->fleet;
 	struct lw_net net = { .sport = so->net.have_sport ? so->net.sport.lo : LW_DEFAULT_PORT,
@@ -110,7 +112,8 @@ static int lw_frames(struct lw_send *s, const struct send_opts *so, const struct
 	if (so->net.have_mac)
 		memcpy(net.dst_mac, so->net.dst_mac, 6);
 	else if (addr_neigh_mac(&so->net.dst, ifc->name, net.dst_mac)) {
-		pr_warn("no neighbour entry for the server on %s: ping it first or give --dst-mac\n", ifc->name);
+		pr_warn("no neighbour entry for the server on %s: ping it first or give --dst-mac\n",
+			ifc->name);
 		return -ENOENT;
 	}
 	if (addr_iface(ifc->name, false, (uint8_t *)&net.saddr)) {
@@ -121,7 +124,8 @@ static int lw_frames(struct lw_send *s, const struct send_opts *so, const struct
 		int len = lw_build_frame(f, d, &net, buf, sizeof(buf));
 
 		if (len < 0 || len > (int)ifc->mtu + 14) {
-			pr_warn("device %zu's PUSH_DATA (%d bytes) does not fit %s's MTU\n", d, len, ifc->name);
+			pr_warn("device %zu's PUSH_DATA (%d bytes) does not fit %s's MTU\n", d, len,
+				ifc->name);
 			return -EINVAL;
 		}
 		if (frameset_add(fs, buf, len, len, 0)) {
@@ -129,14 +133,17 @@ static int lw_frames(struct lw_send *s, const struct send_opts *so, const struct
 			return -ENOMEM;
 		}
 	}
-	o->rpl = (struct xr_reply_match){ .server_addr = net.daddr, .server_port = htons(net.dport),
-					  .src_base = ntohl(net.saddr), .src_count = 1,
-					  .sport_base = net.sport, .sport_count = 1 };
+	o->rpl = (struct xr_reply_match){ .server_addr = net.daddr,
+					  .server_port = htons(net.dport),
+					  .src_base = ntohl(net.saddr),
+					  .src_count = 1,
+					  .sport_base = net.sport,
+					  .sport_count = 1 };
 	return 0;
 }
 
-static int lw_build(void *st, const struct send_opts *so, const struct iface *ifc, struct frameset *fs,
-		    struct send_plan *plan, struct engine_opts *o)
+static int lw_build(void *st, const struct send_opts *so, const struct iface *ifc,
+		    struct frameset *fs, struct send_plan *plan, struct engine_opts *o)
 {
 	struct lw_send *s = st;
 	int err;
@@ -146,8 +153,11 @@ static int lw_build(void *st, const struct send_opts *so, const struct iface *if
 	if (err)
 		return err == -ENOMEM ? -ENOMEM : -EINVAL;
 	if (s->rounds > (XR_FOREVER - 1) / ((uint64_t)s->fleet.ndev * s->fleet.heard_by)) {
-		cli_usage_error(so->cmd, "--rounds %llu: %llu PUSH_DATA a round is more than a run can count",
-				(unsigned long long)s->rounds, (unsigned long long)s->fleet.ndev * s->fleet.heard_by);
+		cli_usage_error(
+			so->cmd,
+			"--rounds %llu: %llu PUSH_DATA a round is more than a run can count",
+			(unsigned long long)s->rounds,
+			(unsigned long long)s->fleet.ndev * s->fleet.heard_by);
 		return -EINVAL;
 	}
 	err = lw_frames(s, so, ifc, fs, o);
@@ -173,14 +183,16 @@ static uint64_t lw_count(void *st, const struct send_opts *so, const struct fram
 }
 
 /* Uplinks, PUSH_ACKs per gateway, set-up time and memory of a lorawan send run. */
-static void lw_report(void *st, const struct engine_result *res, uint64_t ready_ns, FILE *human, struct json *j)
+static void lw_report(void *st, const struct engine_result *res, uint64_t ready_ns, FILE *human,
+		      struct json *j)
 {
 	const struct lw_send *s = st;
 	const struct lw_fleet *f = &s->fleet;
 	const struct xr_replies_stats *r = &res->replies.st;
 	double dur = (res->end_ns - res->start_ns) / 1e9, up = (double)res->sent / f->heard_by;
 	uint64_t gmin = UINT64_MAX, gmax = 0, acked = 0;
-	uint64_t ring_hits = res->hook_ctr[XR_LORA_RING_HITS], computed = res->hook_ctr[XR_LORA_COMPUTED];
+	uint64_t ring_hits = res->hook_ctr[XR_LORA_RING_HITS],
+		 computed = res->hook_ctr[XR_LORA_COMPUTED];
 	struct rusage ru;
 	char a[16], b[16];
 
@@ -195,21 +207,28 @@ static void lw_report(void *st, const struct engine_result *res, uint64_t ready_
 	if (!f->ngw || !s->lk.gw_acks)
 		gmin = 0;
 	if (human && res->replies.hist) {
-		fprintf(human, "  replies: %llu PUSH_ACKs (%s/s), %llu duplicated, %llu unmatched\n",
-			(unsigned long long)r->answered, fmt_si(replies_per_s(res, r->answered), a, sizeof(a)),
+		fprintf(human,
+			"  replies: %llu PUSH_ACKs (%s/s), %llu duplicated, %llu unmatched\n",
+			(unsigned long long)r->answered,
+			fmt_si(replies_per_s(res, r->answered), a, sizeof(a)),
 			(unsigned long long)r->repeated, (unsigned long long)r->unmatched);
 		replies_rtt_line(res, human);
 	}
 	if (human) {
-		fprintf(human, "  lorawan: %zu devices, %zu gateways, heard by %u; ready in %.2f s, peak RSS %.0f MiB\n",
+		fprintf(human,
+			"  lorawan: %zu devices, %zu gateways, heard by %u; ready in %.2f s, peak RSS %.0f MiB\n",
 			f->ndev, f->ngw, f->heard_by, ready_ns / 1e9, ru.ru_maxrss / 1024.0);
-		fprintf(human, "  uplinks: %.0f offered (%s/s), PUSH_DATA %s/s; PUSH_ACKed %.2f%%; "
-			"gateways answered %llu of %zu (%llu..%llu each)\n", up, fmt_si(dur > 0 ? up / dur : 0, a, 16),
+		fprintf(human,
+			"  uplinks: %.0f offered (%s/s), PUSH_DATA %s/s; PUSH_ACKed %.2f%%; "
+			"gateways answered %llu of %zu (%llu..%llu each)\n",
+			up, fmt_si(dur > 0 ? up / dur : 0, a, 16),
 			fmt_si(dur > 0 ? res->sent / dur : 0, b, 16),
-			res->sent ? 100.0 * r->answered / res->sent : 0, (unsigned long long)acked, f->ngw,
-			(unsigned long long)gmin, (unsigned long long)gmax);
-		fprintf(human, "  crypto: %llu uplinks precomputed (AES-NI%s), %llu computed in BPF\n",
-			(unsigned long long)ring_hits, s->lk.ring_used ? "" : ": off", (unsigned long long)computed);
+			res->sent ? 100.0 * r->answered / res->sent : 0, (unsigned long long)acked,
+			f->ngw, (unsigned long long)gmin, (unsigned long long)gmax);
+		fprintf(human,
+			"  crypto: %llu uplinks precomputed (AES-NI%s), %llu computed in BPF\n",
+			(unsigned long long)ring_hits, s->lk.ring_used ? "" : ": off",
+			(unsigned long long)computed);
 	}
 	if (!j)
 		return;

@@ -51,19 +51,23 @@ static int syn_before_load(void *ctx, struct gen_bpf *skel, const struct engine_
 	return 0;
 }
 
-static int syn_build(void *st, const struct send_opts *so, const struct iface *ifc, struct frameset *fs,
-		     struct send_plan *plan, struct engine_opts *o)
+static int syn_build(void *st, const struct send_opts *so, const struct iface *ifc,
+		     struct frameset *fs, struct send_plan *plan, struct engine_opts *o)
 {
 	struct syn *s = st;
 	uint32_t l3len = so->net.dst.ipv6 ? 40 : 20, key[2], isn_step;
 	struct template_addr ta;
-	struct template_frame t = { .net = &so->net, .ta = &ta, .ifc = ifc, .l4 = IPPROTO_TCP,
+	struct template_frame t = { .net = &so->net,
+				    .ta = &ta,
+				    .ifc = ifc,
+				    .l4 = IPPROTO_TCP,
 				    .tcp_flags = 0x02 /* SYN */ };
 	struct rewrite_spec *isn;
 	double planned;
 	int err;
 
-	err = template_addressing(&so->net, ifc, IPPROTO_TCP, NULL, 0, plan->specs, &plan->nspecs, &ta);
+	err = template_addressing(&so->net, ifc, IPPROTO_TCP, NULL, 0, plan->specs, &plan->nspecs,
+				  &ta);
 	if (err)
 		return err;
 	err = template_build(&t, fs);
@@ -76,13 +80,17 @@ static int syn_build(void *st, const struct send_opts *so, const struct iface *i
 	isn = &plan->specs[plan->nspecs++];
 	memset(isn, 0, sizeof(*isn));
 	snprintf(isn->text, sizeof(isn->text), "tcp.seq (ISN)");
-	isn->op = (struct xr_op){ .kind = XR_OP_COUNTER, .width = 4, .flags = XR_OPF_BIG_ENDIAN, .base = key[0],
+	isn->op = (struct xr_op){ .kind = XR_OP_COUNTER,
+				  .width = 4,
+				  .flags = XR_OPF_BIG_ENDIAN,
+				  .base = key[0],
 				  .step = isn_step };
 	isn->where = 0; /* absolute */
 	isn->field_off = 14 + l3len + 4;
 
-	planned = so->count ? (double)so->count : so->pace == XR_PACE_RATE && so->duration_ns ?
-		  so->pps * so->duration_ns / 1e9 : 0;
+	planned = so->count				      ? (double)so->count :
+		  so->pace == XR_PACE_RATE && so->duration_ns ? so->pps * so->duration_ns / 1e9 :
+								0;
 	if (ta.tuples && planned > ta.tuples)
 		pr_warn("warning: %s: %.0f SYNs from a pool of %llu (source, port) pairs: pairs repeat, "
 			"and a server still holding one in TIME_WAIT may refuse it; widen --src or --sport\n",
@@ -91,7 +99,9 @@ static int syn_build(void *st, const struct send_opts *so, const struct iface *i
 		pr_warn("replies are counted for IPv4 only; the SYNs go out uncounted\n");
 		return 0;
 	}
-	s->cfg = (struct xr_syn_cfg){ .isn_base = key[0], .isn_inv = inverse32(isn_step), .complete = s->complete };
+	s->cfg = (struct xr_syn_cfg){ .isn_base = key[0],
+				      .isn_inv = inverse32(isn_step),
+				      .complete = s->complete };
 	s->ops = (struct engine_proto){ .ctx = s, .before_load = syn_before_load };
 	o->proto = &s->ops;
 	o->reply_kind = XR_REPLY_SYN;
@@ -99,7 +109,8 @@ static int syn_build(void *st, const struct send_opts *so, const struct iface *i
 	return 0;
 }
 
-static void syn_report(void *st, const struct engine_result *res, uint64_t ready_ns, FILE *human, struct json *j)
+static void syn_report(void *st, const struct engine_result *res, uint64_t ready_ns, FILE *human,
+		       struct json *j)
 {
 	const struct xr_replies_stats *r = &res->replies.st;
 	uint64_t unanswered = res->sent > r->answered ? res->sent - r->answered : 0;
@@ -108,13 +119,16 @@ static void syn_report(void *st, const struct engine_result *res, uint64_t ready
 	if (!res->replies.hist)
 		return;
 	if (human) {
-		fprintf(human, "  replies: %llu SYN-ACKs (%s/s), %llu SYNs unanswered, %llu RSTs, %llu retransmitted, "
-			"%llu unmatched", (unsigned long long)r->answered,
-			fmt_si(replies_per_s(res, r->answered), x, sizeof(x)), (unsigned long long)unanswered,
-			(unsigned long long)r->ctr[XR_SYN_RSTS], (unsigned long long)r->repeated,
-			(unsigned long long)r->unmatched);
+		fprintf(human,
+			"  replies: %llu SYN-ACKs (%s/s), %llu SYNs unanswered, %llu RSTs, %llu retransmitted, "
+			"%llu unmatched",
+			(unsigned long long)r->answered,
+			fmt_si(replies_per_s(res, r->answered), x, sizeof(x)),
+			(unsigned long long)unanswered, (unsigned long long)r->ctr[XR_SYN_RSTS],
+			(unsigned long long)r->repeated, (unsigned long long)r->unmatched);
 		if (r->ctr[XR_SYN_COMPLETED])
-			fprintf(human, "; completed %llu (%s/s), closed %llu", (unsigned long long)r->ctr[XR_SYN_COMPLETED],
+			fprintf(human, "; completed %llu (%s/s), closed %llu",
+				(unsigned long long)r->ctr[XR_SYN_COMPLETED],
 				fmt_si(replies_per_s(res, r->ctr[XR_SYN_COMPLETED]), y, sizeof(y)),
 				(unsigned long long)r->ctr[XR_SYN_CLOSED]);
 		fputc('\n', human);
