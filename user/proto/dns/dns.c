@@ -13,7 +13,7 @@
 #include "proto/dns/query.h"
 #include "proto/proto.h"
 #include "send/opts.h"
-#include "send/replies.h"
+#include "engine/replies.h"
 #include "util/log.h"
 #include "util/units.h"
 

@@ -15,7 +15,7 @@
 #include "proto/lorawan/kernel.h"
 #include "proto/proto.h"
 #include "send/opts.h"
-#include "send/replies.h"
+#include "engine/replies.h"
 #include "util/log.h"
 #include "util/units.h"
 

@@ -11,7 +11,7 @@
 #include <netinet/in.h>
 #include "proto/proto.h"
 #include "send/opts.h"
-#include "send/replies.h"
+#include "engine/replies.h"
 #include "util/log.h"
 #include "util/units.h"
 #include "gen.skel.h"

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /* The round trips of a run's replies, for every protocol's report: percentiles, per second. */
-#ifndef __XR_SEND_REPLIES_H
-#define __XR_SEND_REPLIES_H
+#ifndef __XR_ENGINE_REPLIES_H
+#define __XR_ENGINE_REPLIES_H
 
 #include <stdio.h>
 #include "engine/engine.h"

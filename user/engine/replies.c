@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 /* Round-trip percentiles of a run's replies from the program's histograms (bpf/lib/replies.bpf.h). */
-#include "send/replies.h"
+#include "engine/replies.h"
 #include "util/units.h"
 
 static uint64_t percentile(const uint64_t *h, unsigned int nb, uint64_t total, double q)
