@@ -13,4 +13,10 @@
 int selftest_lorawan(const struct iface *lo, uint64_t cases, uint64_t (*rnd)(void),
 		     uint64_t *checked, uint64_t *mismatches, uint64_t *frames);
 
+/*
+ * The checks of bpf/lib/ (user/cmd/selftest_lib.c): the TCP reply builder with
+ * payloads of 0 to 1460 bytes against a segment built from scratch.
+ */
+int selftest_lib(uint64_t cases, uint64_t (*rnd)(void), uint64_t *checked, uint64_t *mismatches);
+
 #endif

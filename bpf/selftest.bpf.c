@@ -1,0 +1,46 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Test programs for bpf/lib/ (xdpreplay selftest, never attached): each runs
+ * one library function on a packet from BPF_PROG_RUN and its inputs from a
+ * map, for userspace to hold the result against its own reference.
+ */
+#include "vmlinux.h"
+#include <bpf/bpf_helpers.h>
+#include <bpf/bpf_endian.h>
+#include "xdpreplay.h"
+#include "lib/csum.bpf.h"
+#include "lib/parse.bpf.h"
+#include "lib/tcp.bpf.h"
+
+/* What tcp_reply_data is asked for: flags, seq, ack, and the payload (plen bytes). */
+struct xr_tcp_reply_test {
+	__u32 seq, ack;
+	__u32 plen;
+	__u8 flags;
+	__u8 pad[3];
+	__u8 tail[64];
+	__u8 payload[XR_TCP_PAYLOAD_MAX];
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct xr_tcp_reply_test);
+} tcp_reply_test SEC(".maps");
+
+SEC("xdp")
+int xr_tcp_reply_test(struct xdp_md *ctx)
+{
+	__u32 zero = 0;
+	struct xr_tcp_reply_test *t = bpf_map_lookup_elem(&tcp_reply_test, &zero);
+
+	if (!t)
+		return XDP_ABORTED;
+	if (t->plen ? tcp_reply_data(ctx, t->flags, t->seq, t->ack, t->payload, t->plen, t->tail) :
+		      tcp_reply(ctx, t->flags, t->seq, t->ack))
+		return XDP_DROP;
+	return XDP_TX;
+}
+
+char LICENSE[] SEC("license") = "GPL";

@@ -1,0 +1,128 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * xdpreplay selftest's checks of bpf/lib/ (bpf/selftest.bpf.c): the TCP reply
+ * builder, with and without a payload, against a segment built here.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+#include <netinet/in.h>
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+#include "cmd/selftest.h"
+#include "frames/csum.h"
+#include "selftest.skel.h"
+
+/* Must match bpf/selftest.bpf.c. */
+struct xr_tcp_reply_test {
+	__u32 seq, ack;
+	__u32 plen;
+	__u8 flags;
+	__u8 pad[3];
+	__u8 tail[64];
+	__u8 payload[1460];
+};
+
+static void put16(uint8_t *p, uint16_t v)
+{
+	p[0] = v >> 8;
+	p[1] = v;
+}
+
+static void put32(uint8_t *p, uint32_t v)
+{
+	put16(p, v >> 16);
+	put16(p + 2, v);
+}
+
+/* A server's segment: 198.18.0.2:80 -> 198.18.0.1:port, with len - 54 bytes of data. */
+static void server_segment(uint8_t *f, uint32_t len, uint16_t port)
+{
+	memset(f, 0, len);
+	memcpy(f, "\x02\x00\xc6\x12\x00\x01\x02\x00\xc6\x12\x00\x02\x08\x00", 14);
+	f[14] = 0x45;
+	put16(f + 16, len - 14);
+	f[22] = 64;
+	f[23] = IPPROTO_TCP;
+	memcpy(f + 26, "\xc6\x12\x00\x02\xc6\x12\x00\x01", 8);
+	put16(f + 24, csum_fold(csum_add(f + 14, 20, 0)));
+	put16(f + 34, 80);
+	put16(f + 36, port);
+	f[46] = 5 << 4;
+	f[47] = 0x12; /* SYN-ACK */
+}
+
+/* What the reply must be: every field and both checksums, from scratch. */
+static void expected_reply(uint8_t *w, const struct xr_tcp_reply_test *t, uint16_t port)
+{
+	uint32_t len = 54 + t->plen, sum;
+
+	memset(w, 0, len);
+	memcpy(w, "\x02\x00\xc6\x12\x00\x02\x02\x00\xc6\x12\x00\x01\x08\x00", 14);
+	w[14] = 0x45;
+	put16(w + 16, len - 14);
+	w[22] = 64;
+	w[23] = IPPROTO_TCP;
+	memcpy(w + 26, "\xc6\x12\x00\x01\xc6\x12\x00\x02", 8);
+	put16(w + 24, csum_fold(csum_add(w + 14, 20, 0)));
+	put16(w + 34, port);
+	put16(w + 36, 80);
+	put32(w + 38, t->seq);
+	put32(w + 42, t->ack);
+	w[46] = 5 << 4;
+	w[47] = t->flags;
+	put16(w + 48, t->flags & 0x04 ? 0 : 64240);
+	memcpy(w + 54, t->payload, t->plen);
+	sum = csum_add(w + 26, 8, 0) + IPPROTO_TCP + 20 + t->plen;
+	put16(w + 50, csum_fold(csum_add(w + 34, 20 + t->plen, sum)));
+}
+
+int selftest_lib(uint64_t cases, uint64_t (*rnd)(void), uint64_t *checked, uint64_t *mismatches)
+{
+	static struct xr_tcp_reply_test t;
+	static uint8_t in[1600], out[1600], want[1600];
+	struct selftest_bpf *skel = selftest_bpf__open_and_load();
+	__u32 zero = 0;
+	int err = 0;
+
+	if (!skel)
+		return -errno;
+	for (uint64_t c = 0; c < cases && !err; c++) {
+		/* the server's segment may be shorter or longer than the reply */
+		uint32_t in_len = 54 + (rnd() % 2 ? 0 : rnd() % 1400);
+		uint16_t port = 1024 + rnd() % 60000;
+		LIBBPF_OPTS(bpf_test_run_opts, topts, .data_in = in, .data_size_in = in_len,
+			    .data_out = out, .data_size_out = sizeof(out), .repeat = 1);
+		char why[80] = "";
+
+		memset(&t, 0, sizeof(t));
+		t.seq = rnd();
+		t.ack = rnd();
+		t.flags = (uint8_t[]){ 0x10, 0x18, 0x04, 0x11 }[rnd() % 4];
+		t.plen = c < 4 ? (uint32_t[]){ 0, 1, 1459, 1460 }[c] : rnd() % 3 ? rnd() % 1461 : 0;
+		for (uint32_t i = 0; i < t.plen; i++)
+			t.payload[i] = rnd();
+		server_segment(in, in_len, port);
+		expected_reply(want, &t, port);
+		if (bpf_map_update_elem(bpf_map__fd(skel->maps.tcp_reply_test), &zero, &t, 0) ||
+		    bpf_prog_test_run_opts(bpf_program__fd(skel->progs.xr_tcp_reply_test),
+					   &topts)) {
+			err = -errno;
+			break;
+		}
+		(*checked)++;
+		if (topts.retval != XDP_TX)
+			snprintf(why, sizeof(why), "the builder refused it (%u)", topts.retval);
+		else if (topts.data_size_out != 54 + t.plen)
+			snprintf(why, sizeof(why), "%u bytes, expected %u", topts.data_size_out,
+				 54 + t.plen);
+		else if (memcmp(out, want, 54 + t.plen))
+			snprintf(why, sizeof(why), "bytes differ from the reference");
+		if (why[0] && ++*mismatches <= 5)
+			fprintf(stderr,
+				"selftest tcp reply: case %llu (payload %u, from a %u-byte segment): %s\n",
+				(unsigned long long)c, t.plen, in_len, why);
+	}
+	selftest_bpf__destroy(skel);
+	return err;
+}
