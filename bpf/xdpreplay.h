@@ -13,5 +13,6 @@
 #include "shared/syn.h"
 #include "shared/lorawan.h"
 #include "shared/dns.h"
+#include "shared/drops.h"
 
 #endif /* __XDPREPLAY_H */

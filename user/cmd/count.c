@@ -42,6 +42,9 @@ static void usage(FILE *f)
 		"      --idle T          stop when nothing matched for T after the first frame\n"
 		"      --ready-file F    create F once the counter is attached (for scripts)\n"
 		"      --json FILE|-     write the result as JSON\n"
+		"      --no-drop-reasons  do not trace the kernel's drops by reason (skb:kfree_skb; by\n"
+		"                        default every skb the server's namespace drops that matches\n"
+		"                        the filter is counted by reason and direction)\n"
 		"      --nft             also read nftables rule counters: drops by rules that drop\n"
 		"                        or reject are attributed to the firewall\n"
 		"      --listen ADDR:PORT  serve the live figures over HTTP: / (JSON), /metrics\n"
@@ -138,6 +141,7 @@ int cmd_count(int argc, char **argv)
 		O_LISTEN,
 		O_SEQ,
 		O_NFT,
+		O_NO_REASONS,
 		O_WEBHOOK,
 		O_FLEET,
 		O_SCHEDULE,
@@ -161,6 +165,7 @@ int cmd_count(int argc, char **argv)
 		{ "listen", required_argument, NULL, O_LISTEN },
 		{ "seq", required_argument, NULL, O_SEQ },
 		{ "nft", no_argument, NULL, O_NFT },
+		{ "no-drop-reasons", no_argument, NULL, O_NO_REASONS },
 		{ "webhook", required_argument, NULL, O_WEBHOOK },
 		{ "fleet", required_argument, NULL, O_FLEET },
 		{ "schedule", required_argument, NULL, O_SCHEDULE },
@@ -219,6 +224,7 @@ int cmd_count(int argc, char **argv)
 		case O_JSON: co.json_path = optarg; break;
 		case O_LISTEN: listen_addr = optarg; break;
 		case O_NFT: co.use_nft = true; break;
+		case O_NO_REASONS: co.no_drop_reasons = true; break;
 		case O_WEBHOOK: webhook_addr = optarg; break;
 		case O_FLEET: co.fleet_dir = optarg; break;
 		case O_SCHEDULE: co.schedule = optarg; break;

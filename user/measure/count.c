@@ -23,7 +23,9 @@
 #include "engine/pacer.h"
 #include "util/units.h"
 #include "measure/attrib.h"
+#include "frames/addr.h"
 #include "measure/count.h"
+#include "measure/drops.h"
 #include "measure/httpd.h"
 #include "measure/webhook.h"
 #include "count.skel.h"
@@ -186,10 +188,20 @@ static int read_series(struct count_bpf *skel, uint64_t *out, int max)
 	return last + 1;
 }
 
+static void drops_part_json(struct drops *drops, const struct count_totals *t, struct json *j)
+{
+	struct drops_totals dt;
+
+	json_flag(j, "drop_reasons", drops != NULL);
+	if (!drops || drops_read(drops, &dt))
+		return;
+	drops_json(drops, &dt, j);
+}
+
 static void report_json(FILE *f, const char *ifname, const struct count_totals *t,
 			const struct kstats *d, const struct attribution *a, double dur,
 			const uint64_t *series, int nseries, struct count_bpf *seq_skel,
-			const struct nft_counters *nft, struct webhook *wh)
+			const struct nft_counters *nft, struct webhook *wh, struct drops *drops)
 {
 	struct json j = { .f = f };
 	char key[64];
@@ -261,6 +273,7 @@ static void report_json(FILE *f, const char *ifname, const struct count_totals *
 	json_close(&j, '}');
 	if (wh)
 		webhook_json(wh, &j);
+	drops_part_json(drops, t, &j);
 	json_close(&j, '}');
 }
 
@@ -271,6 +284,7 @@ struct live {
 	uint64_t start;
 	bool seq;
 	const struct nft_counters *nft_before; /* --nft; NULL otherwise */
+	struct drops *drops; /* kernel drop reasons; NULL when unavailable */
 	struct nft_counters *nft_now, *nft_d; /* scratch */
 	struct webhook *wh; /* --webhook; NULL otherwise */
 	uint64_t nft_next; /* when to read the rules again */
@@ -305,7 +319,7 @@ static const char *serve_live(const char *method, const char *path, const char *
 	}
 	if (strcmp(path, "/metrics")) {
 		report_json(f, l->ifname, &t, &d, &a, dur, NULL, 0, l->seq ? l->skel : NULL,
-			    l->nft_before ? l->nft_d : NULL, l->wh);
+			    l->nft_before ? l->nft_d : NULL, l->wh, l->drops);
 		return "application/json";
 	}
 	fprintf(f,
@@ -376,6 +390,12 @@ static const char *serve_live(const char *method, const char *path, const char *
 			(unsigned long long)st.lost, l->ifname, (unsigned long long)st.dup,
 			l->ifname, (unsigned long long)st.reordered, l->ifname,
 			(unsigned long long)st.flows);
+	}
+	if (l->drops) {
+		struct drops_totals dt;
+
+		if (!drops_read(l->drops, &dt))
+			drops_metrics(l->drops, &dt, l->ifname, f);
 	}
 	fprintf(f, "# HELP xdpreplay_kernel_delta Kernel counters since the counter started.\n"
 		   "# TYPE xdpreplay_kernel_delta gauge\n");
@@ -487,6 +507,7 @@ int count_run(const struct count_opts *co)
 	struct bpf_link *link = NULL;
 	struct count_bpf *skel = NULL;
 	struct attribution a;
+	struct drops *drops = NULL;
 	struct iface ifc;
 	int err, ret = XR_EXIT_ENV;
 	FILE *jf = NULL;
@@ -551,6 +572,14 @@ int count_run(const struct count_opts *co)
 							  "");
 		goto out;
 	}
+	/* with --drop nothing matched reaches the stack: no drops to explain */
+	if (!cfg.drop && !co->no_drop_reasons) {
+		uint32_t local = cfg.daddr;
+
+		if (!local)
+			addr_iface(ifname, false, (uint8_t *)&local);
+		drops = drops_open(ifc.netns_ino, local, &cfg);
+	}
 	kstats_read(ifname, &before);
 	if (use_nft && nft_read(nft_before)) {
 		pr_warn("--nft: cannot read the nftables ruleset (is nft installed?)\n");
@@ -565,7 +594,8 @@ int count_run(const struct count_opts *co)
 			      .nft_before = use_nft ? nft_before : NULL,
 			      .nft_now = nft_after,
 			      .nft_d = nft_d,
-			      .wh = webhook_addr ? &wh : NULL };
+			      .wh = webhook_addr ? &wh : NULL,
+			      .drops = drops };
 	if (listen_addr) {
 		struct httpd_opts ho = { .option = "--listen",
 					 .token = token_file ? token : NULL,
@@ -642,6 +672,14 @@ int count_run(const struct count_opts *co)
 				"frame)\n");
 		report_text(ifname, &t, &d, &a, (now - start) / 1e9, cfg.drop,
 			    use_nft ? nft_d : NULL);
+		if (drops) {
+			struct drops_totals dt;
+
+			if (!drops_read(drops, &dt))
+				drops_report(drops, &dt, stderr);
+		} else if (!cfg.drop && !co->no_drop_reasons) {
+			fprintf(stderr, "  kernel drop reasons: unavailable on this kernel\n");
+		}
 		if (webhook_addr)
 			webhook_text(&wh, stderr);
 		if (cfg.seq_kind) {
@@ -663,7 +701,7 @@ int count_run(const struct count_opts *co)
 
 		report_json(jf, ifname, &t, &d, &a, (now - start) / 1e9, series, nseries,
 			    cfg.seq_kind ? skel : NULL, use_nft ? nft_d : NULL,
-			    webhook_addr ? &wh : NULL);
+			    webhook_addr ? &wh : NULL, drops);
 		free(series);
 		err = json_fclose(jf);
 		jf = NULL;
@@ -678,6 +716,7 @@ out:
 	httpd_stop(http);
 	httpd_stop(hook);
 	webhook_free(&wh);
+	drops_close(drops);
 	bpf_link__destroy(link);
 	count_bpf__destroy(skel);
 	if (jf && json_fclose(jf) && ret == XR_EXIT_OK) {

@@ -15,6 +15,7 @@ struct count_opts {
 	uint64_t duration_ns, idle_ns;
 	const char *ready, *json_path;
 	bool use_nft, quiet;
+	bool no_drop_reasons; /* --no-drop-reasons */
 	bool have_listen, have_webhook;
 	struct sockaddr_in listen, webhook;
 	char token[260]; /* --token-file's token; empty: none */

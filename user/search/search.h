@@ -17,7 +17,7 @@
 #define MAX_TRIALS 64
 #define MAX_GOALS 4
 
-#define MAX_ATTR 16
+#define MAX_ATTR 48
 
 struct trial {
 	double load; /* asked frames per second */

@@ -111,8 +111,11 @@ int run_trial(struct search *s, double load, struct trial *t)
 	    json_object_object_get_ex(rp, "rtt_us", &rp) &&
 	    json_object_object_get_ex(rp, "p99", &rp))
 		t->p99_us = json_object_get_double(rp);
-	for (int i = 0; i < t->nattr && i < a0.nattr; i++)
-		t->attr[i] = t->attr[i] >= a0.attr[i] ? t->attr[i] - a0.attr[i] : 0;
+	/* growth during the trial, by name: a drop reason may first appear after the trial */
+	for (int i = 0; i < t->nattr; i++)
+		for (int k = 0; k < a0.nattr; k++)
+			if (!strcmp(t->attr_name[i], a0.attr_name[k]))
+				t->attr[i] = t->attr[i] >= a0.attr[k] ? t->attr[i] - a0.attr[k] : 0;
 	if (json_path_u64(result, "failed_reasons.fell_behind", &t->behind))
 		t->behind = 0;
 	t->sender_short = t->behind > 0;

@@ -92,21 +92,30 @@ static int http_get_json(const struct search *s, struct json_object **out)
 }
 
 /* The attribution object's counters, in order. */
-static void json_attribution(struct json_object *root, struct trial *t)
+static void attr_object(struct json_object *a, const char *prefix, struct trial *t)
 {
-	struct json_object *a;
-
-	t->nattr = 0;
-	if (!json_object_object_get_ex(root, "attribution", &a) ||
-	    !json_object_is_type(a, json_type_object))
+	if (!a || !json_object_is_type(a, json_type_object))
 		return;
 	json_object_object_foreach(a, key, val) {
 		if (t->nattr >= MAX_ATTR || !json_object_is_type(val, json_type_int))
 			continue;
-		snprintf(t->attr_name[t->nattr], sizeof(t->attr_name[0]), "%s", key);
+		snprintf(t->attr_name[t->nattr], sizeof(t->attr_name[0]), "%s%s", prefix, key);
 		t->attr[t->nattr++] = json_object_get_int64(val) < 0 ? 0 :
 								       json_object_get_uint64(val);
 	}
+}
+
+/* The attribution object's counters, then the kernel's drops by reason that counted (drop:REASON). */
+static void json_attribution(struct json_object *root, struct trial *t)
+{
+	struct json_object *a = NULL, *d = NULL, *in = NULL;
+
+	t->nattr = 0;
+	json_object_object_get_ex(root, "attribution", &a);
+	attr_object(a, "", t);
+	if (json_object_object_get_ex(root, "drops", &d) &&
+	    json_object_object_get_ex(d, "inbound", &in))
+		attr_object(in, "drop:", t);
 }
 
 static int witness_http(const struct search *s, uint64_t *out, struct trial *attr)

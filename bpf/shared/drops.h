@@ -1,0 +1,45 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * Kernel drop reasons on the server (bpf/drops.bpf.c, user/measure/drops.c):
+ * every skb freed in the counter's network namespace whose headers match its
+ * filter is counted by direction and by reason (tracepoint skb:kfree_skb).
+ * Reason numbers are the
+ * kernel's enum skb_drop_reason, named from its BTF.
+ */
+#ifndef __XR_SHARED_DROPS_H
+#define __XR_SHARED_DROPS_H
+
+#ifndef __VMLINUX_H__
+#include <linux/types.h>
+#endif
+
+#define XR_DROP_REASONS 256 /* the core reasons; a subsystem's (reason >> 16 != 0) go last */
+#define XR_DROP_SUBSYS (XR_DROP_REASONS - 1)
+#define XR_DROP_LOCATIONS 1024 /* kernel locations of the unspecific reasons */
+/* SKB_DROP_REASON_NOT_SPECIFIED: the same number in every kernel with drop reasons */
+#define XR_DROP_NOT_SPECIFIED 2
+
+enum xr_drop_dir { XR_DROP_IN = 0, XR_DROP_OUT = 1 };
+
+struct xr_drops_cfg {
+	__u32 netns_ino; /* the counter's namespace */
+	__u32 local_addr; /* IPv4 of the counted interface (network order): in = to it, out = from it; 0 = all in */
+	__u32 peer_addr; /* the filter's --src (network order); 0 = any */
+	__u16 port; /* the filter's --dport: the server's port (network order); 0 = any */
+	__u16 peer_port; /* the filter's --sport (network order); 0 = any */
+	__u8 proto; /* IPPROTO_*; 0 = any IP; 255 = any frame */
+	__u8 pad[7];
+};
+
+/* Per CPU: [dir][reason] dropped. */
+struct xr_drops_stats {
+	__u64 dropped[2][XR_DROP_REASONS];
+};
+
+struct xr_drop_loc {
+	__u64 location;
+	__u32 reason;
+	__u32 dir;
+};
+
+#endif /* __XR_SHARED_DROPS_H */

@@ -1,0 +1,298 @@
+// SPDX-License-Identifier: GPL-2.0
+/* The server's kernel drops by reason: see drops.h. */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <bpf/bpf.h>
+#include <bpf/btf.h>
+#include <bpf/libbpf.h>
+#include "measure/drops.h"
+#include "util/log.h"
+#include "drops.skel.h"
+
+struct drops {
+	struct drops_bpf *skel;
+	struct bpf_link *link;
+	char *names[XR_DROP_REASONS];
+	/* kallsyms, sorted by address, loaded when a report needs a location */
+	struct ksym {
+		uint64_t addr;
+		char *name;
+	} *syms;
+	size_t nsyms;
+	bool syms_tried;
+};
+
+/* enum skb_drop_reason from the running kernel's BTF: a newer kernel's reasons need no code. */
+static void load_names(struct drops *d)
+{
+	struct btf *btf = btf__load_vmlinux_btf();
+	const struct btf_type *t;
+	int id;
+
+	if (!btf)
+		return;
+	id = btf__find_by_name_kind(btf, "skb_drop_reason", BTF_KIND_ENUM);
+	t = id > 0 ? btf__type_by_id(btf, id) : NULL;
+	for (unsigned int i = 0; t && i < btf_vlen(t); i++) {
+		const struct btf_enum *e = btf_enum(t) + i;
+		const char *n = btf__name_by_offset(btf, e->name_off);
+
+		if ((uint32_t)e->val >= XR_DROP_SUBSYS || !n)
+			continue;
+		if (!strncmp(n, "SKB_DROP_REASON_", 16))
+			n += 16;
+		d->names[e->val] = strdup(n);
+	}
+	btf__free(btf);
+}
+
+struct drops *drops_open(uint32_t netns_ino, uint32_t local_addr, const struct xr_count_cfg *cfg)
+{
+	struct drops *d = calloc(1, sizeof(*d));
+	int err;
+
+	if (!d)
+		return NULL;
+	d->skel = drops_bpf__open();
+	if (!d->skel) {
+		err = -errno;
+		goto fail;
+	}
+	d->skel->rodata->dcfg = (struct xr_drops_cfg){ .netns_ino = netns_ino,
+						       .local_addr = local_addr,
+						       .peer_addr = cfg->saddr,
+						       .port = cfg->dport,
+						       .peer_port = cfg->sport,
+						       .proto = cfg->proto };
+	err = drops_bpf__load(d->skel);
+	if (err)
+		goto fail;
+	d->link = bpf_program__attach(d->skel->progs.xr_kfree_skb);
+	if (!d->link) {
+		err = -errno;
+		goto fail;
+	}
+	load_names(d);
+	return d;
+fail:
+	pr_warn("warning: kernel drop reasons unavailable (skb:kfree_skb: %s); "
+		"attribution from the kernel's counters only\n",
+		strerror(-err));
+	drops_close(d);
+	return NULL;
+}
+
+void drops_close(struct drops *d)
+{
+	if (!d)
+		return;
+	bpf_link__destroy(d->link);
+	drops_bpf__destroy(d->skel);
+	for (int i = 0; i < XR_DROP_REASONS; i++)
+		free(d->names[i]);
+	for (size_t i = 0; i < d->nsyms; i++)
+		free(d->syms[i].name);
+	free(d->syms);
+	free(d);
+}
+
+int drops_read(struct drops *d, struct drops_totals *t)
+{
+	int ncpu = libbpf_num_possible_cpus();
+	struct xr_drops_stats *per = calloc(ncpu, sizeof(*per));
+	__u32 zero = 0;
+	int err = 0;
+
+	memset(t, 0, sizeof(*t));
+	if (!per)
+		return -ENOMEM;
+	if (bpf_map_lookup_elem(bpf_map__fd(d->skel->maps.drop_stats), &zero, per)) {
+		err = -errno;
+		goto out;
+	}
+	for (int c = 0; c < ncpu; c++) {
+		for (int dir = 0; dir < 2; dir++) {
+			for (int r = 0; r < XR_DROP_REASONS; r++)
+				t->dropped[dir][r] += per[c].dropped[dir][r];
+		}
+	}
+	for (int r = 0; r < XR_DROP_REASONS; r++) {
+		t->in_total += t->dropped[XR_DROP_IN][r];
+		t->out_total += t->dropped[XR_DROP_OUT][r];
+	}
+out:
+	free(per);
+	return err;
+}
+
+const char *drops_reason_name(const struct drops *d, unsigned int r)
+{
+	static char buf[32];
+
+	if (r == XR_DROP_SUBSYS)
+		return "SUBSYSTEM";
+	if (r < XR_DROP_REASONS && d->names[r])
+		return d->names[r];
+	snprintf(buf, sizeof(buf), "REASON_%u", r);
+	return buf;
+}
+
+static int cmp_sym(const void *a, const void *b)
+{
+	const struct ksym *x = a, *y = b;
+
+	return x->addr < y->addr ? -1 : x->addr > y->addr;
+}
+
+static void load_syms(struct drops *d)
+{
+	FILE *f = fopen("/proc/kallsyms", "r");
+	char line[512], name[256], type;
+	unsigned long long addr;
+	size_t cap = 0;
+
+	d->syms_tried = true;
+	if (!f)
+		return;
+	while (fgets(line, sizeof(line), f)) {
+		if (sscanf(line, "%llx %c %255s", &addr, &type, name) != 3 || !addr ||
+		    (type != 't' && type != 'T'))
+			continue;
+		if (d->nsyms == cap) {
+			struct ksym *n = realloc(d->syms, (cap ? cap * 2 : 65536) * sizeof(*n));
+
+			if (!n)
+				break;
+			d->syms = n;
+			cap = cap ? cap * 2 : 65536;
+		}
+		d->syms[d->nsyms].addr = addr;
+		d->syms[d->nsyms].name = strdup(name);
+		if (d->syms[d->nsyms].name)
+			d->nsyms++;
+	}
+	fclose(f);
+	qsort(d->syms, d->nsyms, sizeof(*d->syms), cmp_sym);
+}
+
+/* "function+0xoff" of a kernel address, or the address when kallsyms cannot say. */
+static const char *symbolize(struct drops *d, uint64_t addr, char *buf, size_t len)
+{
+	size_t lo = 0, hi;
+
+	if (!d->syms_tried)
+		load_syms(d);
+	hi = d->nsyms;
+	while (lo < hi) {
+		size_t mid = (lo + hi) / 2;
+
+		if (d->syms[mid].addr <= addr)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (lo)
+		snprintf(buf, len, "%s+0x%llx", d->syms[lo - 1].name,
+			 (unsigned long long)(addr - d->syms[lo - 1].addr));
+	else
+		snprintf(buf, len, "0x%llx", (unsigned long long)addr);
+	return buf;
+}
+
+/* Calls fn for each location the unspecific reasons were taken at. */
+static void each_location(struct drops *d,
+			  void (*fn)(void *ctx, const char *where, const struct xr_drop_loc *k,
+				     uint64_t n),
+			  void *ctx)
+{
+	int fd = bpf_map__fd(d->skel->maps.drop_locs);
+	struct xr_drop_loc key, next;
+	char where[300];
+	void *prev = NULL;
+	__u64 v;
+
+	while (!bpf_map_get_next_key(fd, prev, &next)) {
+		if (!bpf_map_lookup_elem(fd, &next, &v))
+			fn(ctx, symbolize(d, next.location, where, sizeof(where)), &next, v);
+		key = next;
+		prev = &key;
+	}
+}
+
+static void print_loc(void *ctx, const char *where, const struct xr_drop_loc *k, uint64_t n)
+{
+	fprintf(ctx, "      %llu %s at %s\n", (unsigned long long)n,
+		k->dir ? "outbound" : "inbound", where);
+}
+
+void drops_report(struct drops *d, const struct drops_totals *t, FILE *f)
+{
+	static const char *const dirs[] = { "inbound", "outbound" };
+
+	for (int dir = 0; dir < 2; dir++) {
+		fprintf(f, "    kernel drops %s (by reason): %llu", dirs[dir],
+			(unsigned long long)(dir ? t->out_total : t->in_total));
+		const char *sep = ":";
+
+		for (int r = 0; r < XR_DROP_REASONS; r++) {
+			if (!t->dropped[dir][r])
+				continue;
+			fprintf(f, "%s %s %llu", sep, drops_reason_name(d, r),
+				(unsigned long long)t->dropped[dir][r]);
+			sep = ",";
+		}
+		fputc('\n', f);
+	}
+	if (t->dropped[0][XR_DROP_NOT_SPECIFIED] || t->dropped[1][XR_DROP_NOT_SPECIFIED] ||
+	    t->dropped[0][XR_DROP_SUBSYS] || t->dropped[1][XR_DROP_SUBSYS])
+		each_location(d, print_loc, f);
+}
+
+static void json_loc(void *ctx, const char *where, const struct xr_drop_loc *k, uint64_t n)
+{
+	struct json *j = ctx;
+
+	json_open(j, NULL, '{');
+	json_str(j, "where", where);
+	json_str(j, "direction", k->dir ? "outbound" : "inbound");
+	json_u64(j, "reason", k->reason);
+	json_u64(j, "packets", n);
+	json_close(j, '}');
+}
+
+void drops_json(struct drops *d, const struct drops_totals *t, struct json *j)
+{
+	static const char *const dirs[] = { "inbound", "outbound" };
+
+	json_open(j, "drops", '{');
+	for (int dir = 0; dir < 2; dir++) {
+		json_open(j, dirs[dir], '{');
+		for (int r = 0; r < XR_DROP_REASONS; r++)
+			if (t->dropped[dir][r])
+				json_u64(j, drops_reason_name(d, r), t->dropped[dir][r]);
+		json_close(j, '}');
+	}
+	json_u64(j, "inbound_total", t->in_total);
+	json_u64(j, "outbound_total", t->out_total);
+	json_open(j, "locations", '[');
+	each_location(d, json_loc, j);
+	json_close(j, ']');
+	json_close(j, '}');
+}
+
+void drops_metrics(struct drops *d, const struct drops_totals *t, const char *ifname, FILE *f)
+{
+	static const char *const dirs[] = { "inbound", "outbound" };
+
+	fprintf(f,
+		"# HELP xdpreplay_drops_total The server's kernel drops by reason (skb:kfree_skb).\n"
+		"# TYPE xdpreplay_drops_total counter\n");
+	for (int dir = 0; dir < 2; dir++)
+		for (int r = 0; r < XR_DROP_REASONS; r++)
+			if (t->dropped[dir][r])
+				fprintf(f,
+					"xdpreplay_drops_total{iface=\"%s\",direction=\"%s\",reason=\"%s\"} %llu\n",
+					ifname, dirs[dir], drops_reason_name(d, r),
+					(unsigned long long)t->dropped[dir][r]);
+}

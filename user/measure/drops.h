@@ -1,0 +1,44 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * The server's kernel drops by reason (bpf/drops.bpf.c): attached beside
+ * count's XDP counter for its namespace and filter; reason names from the
+ * running kernel's BTF, unspecific drops by kernel location (kallsyms).
+ * Without the tracepoints count falls back to its counters and says so.
+ */
+#ifndef __XR_MEASURE_DROPS_H
+#define __XR_MEASURE_DROPS_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include "util/json.h"
+#include "xdpreplay.h"
+
+struct drops;
+
+/* The totals of a run (or of a live read): by direction and reason. */
+struct drops_totals {
+	uint64_t dropped[2][XR_DROP_REASONS];
+	uint64_t in_total, out_total; /* dropped, summed */
+};
+
+/*
+ * Loads and attaches the tracer for namespace netns_ino, the counted
+ * interface's IPv4 local_addr (network order; 0: every skb counts as
+ * inbound) and count's filter. NULL, after one line saying why, when this
+ * kernel cannot (the report then says the reasons are unavailable).
+ */
+struct drops *drops_open(uint32_t netns_ino, uint32_t local_addr, const struct xr_count_cfg *cfg);
+void drops_close(struct drops *d);
+int drops_read(struct drops *d, struct drops_totals *t);
+/* The reason's name ("NO_SOCKET"), or "REASON_n" when the kernel's BTF has none. */
+const char *drops_reason_name(const struct drops *d, unsigned int r);
+
+/* "  kernel drops by reason: ...": the reasons that counted, the locations of the unspecific ones. */
+void drops_report(struct drops *d, const struct drops_totals *t, FILE *f);
+/* "drops": {"inbound": {...}, "outbound": {...}, "inbound_total", ..., "locations": [...]} */
+void drops_json(struct drops *d, const struct drops_totals *t, struct json *j);
+/* xdpreplay_drops_total{reason=...,direction=...} */
+void drops_metrics(struct drops *d, const struct drops_totals *t, const char *ifname, FILE *f);
+
+#endif
