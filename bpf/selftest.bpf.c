@@ -12,15 +12,7 @@
 #include "lib/parse.bpf.h"
 #include "lib/tcp.bpf.h"
 
-/* What tcp_reply_data is asked for: flags, seq, ack, and the payload (plen bytes). */
-struct xr_tcp_reply_test {
-	__u32 seq, ack;
-	__u32 plen;
-	__u8 flags;
-	__u8 pad[3];
-	__u8 tail[64];
-	__u8 payload[XR_TCP_PAYLOAD_MAX];
-};
+_Static_assert(XR_TEST_PAYLOAD_MAX == XR_TCP_PAYLOAD_MAX, "the test payload is a reply's largest");
 
 struct {
 	__uint(type, BPF_MAP_TYPE_ARRAY);

@@ -14,5 +14,6 @@
 #include "shared/lorawan.h"
 #include "shared/dns.h"
 #include "shared/drops.h"
+#include "shared/selftest.h"
 
 #endif /* __XDPREPLAY_H */

@@ -1,6 +1,7 @@
 # SPDX-License-Identifier: GPL-2.0
 # nsd for the test bed (sourced by tests/t_dns.sh and scripts/bench-dns.sh): a zone bench.test.
-# with names n0..n(N-1), served on one address, response rate limiting off.
+# with names n0..n(N-1), served on one address, response rate limiting off (nsd 4.6 has no
+# so-rcvbuf: a busy host can overflow its socket, which count's drop reasons then show).
 #   nsd_conf DIR ADDR N    writes DIR/nsd.conf and the zone; start with: nsd -d -c DIR/nsd.conf
 #   nsd_names N FILE       n0..n(N-1) as a names file (NAME TYPE per line, dnsperf's format)
 nsd_conf() {

@@ -55,33 +55,48 @@ static __always_inline void tcp_fill(struct tcphdr *th, __u8 flags, __u32 seq, _
 }
 
 /*
- * Turns the TCP segment in place into a bare reply (20-byte header, no data)
- * with the given flags, seq and ack, addressed back to its sender.
+ * Resizes the server's segment to a reply of 54 + plen bytes and turns it
+ * around: addresses and ports swapped, the IPv4 header and the TCP header's
+ * fields filled in (its checksum is the caller's). The segment's TCP header,
+ * or NULL when the frame cannot be one.
  */
-static __always_inline int tcp_reply(struct xdp_md *ctx, __u8 flags, __u32 seq, __u32 ack)
+static __always_inline struct tcphdr *tcp_reply_header(struct xdp_md *ctx, __u8 flags, __u32 seq,
+						       __u32 ack, __u32 plen)
 {
-	void *data, *data_end;
+	void *data = (void *)(long)ctx->data, *data_end = (void *)(long)ctx->data_end;
+	int len = data_end - data;
 	struct ethhdr *eth;
 	struct iphdr *iph;
 	struct tcphdr *th;
-	__u32 sum;
-	__u16 *w;
-	int len;
 
-	data = (void *)(long)ctx->data;
-	data_end = (void *)(long)ctx->data_end;
-	len = data_end - data;
-	if (len < 54 || bpf_xdp_adjust_tail(ctx, 54 - len))
-		return -1;
+	if (len < 54 || bpf_xdp_adjust_tail(ctx, 54 + (int)plen - len))
+		return NULL;
 	data = (void *)(long)ctx->data;
 	data_end = (void *)(long)ctx->data_end;
 	eth = data;
 	iph = (void *)(eth + 1);
 	th = (void *)(iph + 1);
 	if ((void *)(th + 1) > data_end)
-		return -1;
-	tcp_turn_around(eth, iph, th, 40);
+		return NULL;
+	tcp_turn_around(eth, iph, th, 40 + plen);
 	tcp_fill(th, flags, seq, ack);
+	return th;
+}
+
+/*
+ * Turns the TCP segment in place into a bare reply (20-byte header, no data)
+ * with the given flags, seq and ack, addressed back to its sender.
+ */
+static __always_inline int tcp_reply(struct xdp_md *ctx, __u8 flags, __u32 seq, __u32 ack)
+{
+	struct tcphdr *th = tcp_reply_header(ctx, flags, seq, ack, 0);
+	struct iphdr *iph;
+	__u32 sum;
+	__u16 *w;
+
+	if (!th)
+		return -1;
+	iph = (void *)th - sizeof(*iph);
 	/* pseudo-header, then the 20-byte header */
 	sum = (iph->saddr & 0xffff) + (iph->saddr >> 16) + (iph->daddr & 0xffff) +
 	      (iph->daddr >> 16) + bpf_htons(IPPROTO_TCP) + bpf_htons(20);
@@ -101,28 +116,8 @@ static __always_inline int tcp_reply(struct xdp_md *ctx, __u8 flags, __u32 seq, 
 static __always_inline int tcp_reply_data(struct xdp_md *ctx, __u8 flags, __u32 seq, __u32 ack,
 					  const __u8 *payload, __u32 plen, __u8 *tail)
 {
-	void *data, *data_end;
-	struct ethhdr *eth;
-	struct iphdr *iph;
-	struct tcphdr *th;
-	int len;
-
-	if (plen > XR_TCP_PAYLOAD_MAX)
+	if (plen > XR_TCP_PAYLOAD_MAX || !tcp_reply_header(ctx, flags, seq, ack, plen))
 		return -1;
-	data = (void *)(long)ctx->data;
-	data_end = (void *)(long)ctx->data_end;
-	len = data_end - data;
-	if (len < 54 || bpf_xdp_adjust_tail(ctx, 54 + (int)plen - len))
-		return -1;
-	data = (void *)(long)ctx->data;
-	data_end = (void *)(long)ctx->data_end;
-	eth = data;
-	iph = (void *)(eth + 1);
-	th = (void *)(iph + 1);
-	if ((void *)(th + 1) > data_end)
-		return -1;
-	tcp_turn_around(eth, iph, th, 40 + plen);
-	tcp_fill(th, flags, seq, ack);
 	/* the verifier wants a length it can bound, and a zero-length store is refused */
 	if (plen && bpf_xdp_store_bytes(ctx, 54, (void *)payload, plen & 0x7ff))
 		return -1;

@@ -11,17 +11,8 @@
 #include <bpf/libbpf.h>
 #include "cmd/selftest.h"
 #include "frames/csum.h"
+#include "xdpreplay.h"
 #include "selftest.skel.h"
-
-/* Must match bpf/selftest.bpf.c. */
-struct xr_tcp_reply_test {
-	__u32 seq, ack;
-	__u32 plen;
-	__u8 flags;
-	__u8 pad[3];
-	__u8 tail[64];
-	__u8 payload[1460];
-};
 
 static void put16(uint8_t *p, uint16_t v)
 {

@@ -1,0 +1,22 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/* What xdpreplay selftest hands the test programs of bpf/selftest.bpf.c (user/cmd/selftest_lib.c). */
+#ifndef __XR_SHARED_SELFTEST_H
+#define __XR_SHARED_SELFTEST_H
+
+#ifndef __VMLINUX_H__
+#include <linux/types.h>
+#endif
+
+#define XR_TEST_PAYLOAD_MAX 1460 /* XR_TCP_PAYLOAD_MAX of bpf/lib/tcp.bpf.h */
+
+/* tcp_reply_data's inputs: flags, seq, ack, and plen bytes of payload. */
+struct xr_tcp_reply_test {
+	__u32 seq, ack;
+	__u32 plen;
+	__u8 flags;
+	__u8 pad[3];
+	__u8 tail[64];
+	__u8 payload[XR_TEST_PAYLOAD_MAX];
+};
+
+#endif /* __XR_SHARED_SELFTEST_H */
