@@ -188,7 +188,7 @@ static int read_series(struct count_bpf *skel, uint64_t *out, int max)
 	return last + 1;
 }
 
-static void drops_part_json(struct drops *drops, const struct count_totals *t, struct json *j)
+static void drops_part_json(struct drops *drops, struct json *j)
 {
 	struct drops_totals dt;
 
@@ -273,7 +273,7 @@ static void report_json(FILE *f, const char *ifname, const struct count_totals *
 	json_close(&j, '}');
 	if (wh)
 		webhook_json(wh, &j);
-	drops_part_json(drops, t, &j);
+	drops_part_json(drops, &j);
 	json_close(&j, '}');
 }
 
