@@ -5,6 +5,18 @@
  * network namespace whose IPv4 headers match its filter, inbound (to the
  * counted address) and outbound (the server's answers). Loaded by
  * xdpreplay count beside its XDP counter; see bpf/shared/drops.h.
+ *
+ * The other side of the books, from tracepoints alone (this kernel lets no
+ * program trace a function: fentry fails with EPERM):
+ * - UDP: datagrams the application read (sock:sock_recv_length on a
+ *   matching socket: one datagram per recvmsg, also inside recvmmsg), and at
+ *   the end what its sockets still hold (iter/udp);
+ * - TCP: segments an established socket took (tcp:tcp_probe, less the ones
+ *   freed as a drop after it), the ACKs that completed a handshake
+ *   (sock:inet_sock_set_state SYN_RECV -> ESTABLISHED), and the SYNs a
+ *   listener answered (its SYN-ACKs at net:net_dev_queue, less
+ *   tcp:tcp_retransmit_synack). A SYN a listener refused is freed as
+ *   consumed; the kernel's ListenDrops counter tells those (user side).
  */
 #include "vmlinux.h"
 #include <bpf/bpf_helpers.h>
@@ -12,6 +24,10 @@
 #include <bpf/bpf_core_read.h>
 #include <bpf/bpf_endian.h>
 #include "xdpreplay.h"
+
+/* recvmsg flags (include/linux/socket.h), which vmlinux.h does not carry */
+#define MSG_PEEK 0x2
+#define MSG_ERRQUEUE 0x2000
 
 const volatile struct xr_drops_cfg dcfg = {};
 
@@ -29,6 +45,22 @@ struct {
 	__type(key, struct xr_drop_loc);
 	__type(value, __u64);
 } drop_locs SEC(".maps");
+
+/*
+ * Inbound TCP skbs an established socket took, by address: a drop of one
+ * later is undone from the delivered count. An entry is cleared when its
+ * address arrives again as a new skb (net:netif_receive_skb), or pushed out
+ * by newer ones.
+ */
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, 65536);
+	__type(key, __u64);
+	__type(value, __u32); /* segments */
+} tcp_taken SEC(".maps");
+
+/* iter/udp's answer: datagrams still in the matching sockets' queues */
+__u64 udp_queued;
 
 /* The skb's namespace: its device's, or its socket's once it has left the device. */
 static __always_inline __u32 skb_netns(const struct sk_buff *skb, const struct sock *sk)
@@ -91,35 +123,190 @@ static __always_inline int skb_dir(const struct sk_buff *skb, const struct sock 
 	return dir;
 }
 
+/* How many wire frames the skb holds: GRO merges a flow's TCP segments into one. */
+static __always_inline __u32 skb_segs(const struct sk_buff *skb)
+{
+	const struct skb_shared_info *shi =
+		(const void *)(BPF_CORE_READ(skb, head) + BPF_CORE_READ(skb, end));
+	__u16 segs = BPF_CORE_READ(shi, gso_segs);
+
+	return segs ? segs : 1;
+}
+
+static __always_inline struct xr_drops_stats *stats(void)
+{
+	__u32 zero = 0;
+
+	return bpf_map_lookup_elem(&drop_stats, &zero);
+}
+
+/* A socket of the counter's: its namespace, protocol and local address and port; the peer when it has one. */
+static __always_inline bool sock_matches(const struct sock *sk, __u8 proto)
+{
+	__u32 raddr = BPF_CORE_READ(sk, __sk_common.skc_daddr);
+	__u16 rport = BPF_CORE_READ(sk, __sk_common.skc_dport);
+
+	if (BPF_CORE_READ(sk, __sk_common.skc_net.net, ns.inum) != dcfg.netns_ino ||
+	    BPF_CORE_READ(sk, sk_protocol) != proto || (dcfg.proto && dcfg.proto != proto))
+		return false;
+	if (dcfg.local_addr && BPF_CORE_READ(sk, __sk_common.skc_rcv_saddr) != dcfg.local_addr &&
+	    BPF_CORE_READ(sk, __sk_common.skc_rcv_saddr) != 0)
+		return false;
+	if (dcfg.port && bpf_htons(BPF_CORE_READ(sk, __sk_common.skc_num)) != dcfg.port)
+		return false;
+	/* an unconnected socket takes any peer's: the filter's peer cannot be told there */
+	if (dcfg.peer_addr && raddr && raddr != dcfg.peer_addr)
+		return false;
+	if (dcfg.peer_port && rport && rport != dcfg.peer_port)
+		return false;
+	return true;
+}
+
+SEC("tp_btf/sock_recv_length")
+int BPF_PROG(xr_udp_read, struct sock *sk, int ret, int flags)
+{
+	struct xr_drops_stats *st;
+
+	/* a peek reads the datagram again later; the error queue holds no datagram of the peer's */
+	if (ret < 0 || (flags & (MSG_PEEK | MSG_ERRQUEUE)) || !sock_matches(sk, IPPROTO_UDP))
+		return 0;
+	st = stats();
+	if (st)
+		st->delivered[XR_DELIVERED_UDP]++;
+	return 0;
+}
+
+SEC("iter/udp")
+int xr_udp_queue(struct bpf_iter__udp *ctx)
+{
+	struct udp_sock *up = ctx->udp_sk;
+	struct sock *sk = (struct sock *)up;
+
+	if (!up || !sock_matches(sk, IPPROTO_UDP))
+		return 0;
+	/* udp_recvmsg splices sk_receive_queue into reader_queue: a datagram waits in one of them */
+	__sync_fetch_and_add(&udp_queued, BPF_CORE_READ(sk, sk_receive_queue.qlen) +
+						  BPF_CORE_READ(up, reader_queue.qlen));
+	return 0;
+}
+
+SEC("tp_btf/tcp_probe")
+int BPF_PROG(xr_tcp_taken, struct sock *sk, const struct sk_buff *skb)
+{
+	struct xr_drops_stats *st;
+	__u64 key = (__u64)skb;
+	__u32 segs;
+
+	if (skb_dir(skb, sk) != XR_DROP_IN)
+		return 0;
+	st = stats();
+	if (!st)
+		return 0;
+	segs = skb_segs(skb);
+	st->delivered[XR_DELIVERED_TCP] += segs;
+	bpf_map_update_elem(&tcp_taken, &key, &segs, BPF_ANY);
+	return 0;
+}
+
+SEC("tp_btf/netif_receive_skb")
+int BPF_PROG(xr_skb_arrives, struct sk_buff *skb)
+{
+	__u64 key = (__u64)skb;
+
+	bpf_map_delete_elem(&tcp_taken, &key);
+	return 0;
+}
+
+SEC("tp_btf/inet_sock_set_state")
+int BPF_PROG(xr_tcp_state, const struct sock *sk, const int oldstate, const int newstate)
+{
+	struct xr_drops_stats *st;
+
+	if (oldstate != TCP_SYN_RECV || newstate != TCP_ESTABLISHED ||
+	    !sock_matches(sk, IPPROTO_TCP))
+		return 0;
+	st = stats();
+	if (st)
+		st->delivered[XR_DELIVERED_TCP]++;
+	return 0;
+}
+
+/* The server's SYN-ACKs on their way out: one per SYN a listener answered, and its retransmissions. */
+SEC("tp_btf/net_dev_queue")
+int BPF_PROG(xr_out, struct sk_buff *skb)
+{
+	unsigned char *head = BPF_CORE_READ(skb, head);
+	__u16 nh = BPF_CORE_READ(skb, network_header);
+	struct xr_drops_stats *st;
+	__u8 ip[2], flags;
+
+	/* skb_dir read the IPv4 header: here its first byte (the header length) and the protocol */
+	if (skb_dir(skb, NULL) != XR_DROP_OUT || bpf_probe_read_kernel(&ip[0], 1, head + nh) ||
+	    bpf_probe_read_kernel(&ip[1], 1, head + nh + 9) || ip[1] != IPPROTO_TCP)
+		return 0;
+	/* byte 13 of the TCP header: the flags; SYN and ACK, without RST or FIN */
+	if (bpf_probe_read_kernel(&flags, 1, head + nh + (ip[0] & 15) * 4 + 13) ||
+	    (flags & 0x17) != 0x12)
+		return 0;
+	st = stats();
+	if (st)
+		st->synacks++;
+	return 0;
+}
+
+SEC("tp_btf/tcp_retransmit_synack")
+int BPF_PROG(xr_synack_again, const struct sock *sk, const struct request_sock *req)
+{
+	struct xr_drops_stats *st;
+
+	if (!sock_matches(sk, IPPROTO_TCP))
+		return 0;
+	st = stats();
+	if (st)
+		st->synacks_again++;
+	return 0;
+}
+
 SEC("tp_btf/kfree_skb")
 int BPF_PROG(xr_kfree_skb, struct sk_buff *skb, void *location, enum skb_drop_reason reason,
 	     struct sock *rx_sk)
 {
 	struct xr_drops_stats *st;
-	__u32 zero = 0, r = reason;
+	__u32 r = reason, segs;
 	int dir = skb_dir(skb, rx_sk);
 
 	if (dir < 0)
 		return 0;
-	st = bpf_map_lookup_elem(&drop_stats, &zero);
+	st = stats();
 	if (!st)
 		return 0;
+	if (dir == XR_DROP_IN && dcfg.books_tcp) {
+		__u64 key = (__u64)skb;
+		__u32 *taken = bpf_map_lookup_elem(&tcp_taken, &key);
+
+		/* taken by its socket, then dropped: a drop, not a delivery */
+		if (taken) {
+			st->delivered[XR_DELIVERED_TCP] -= *taken;
+			bpf_map_delete_elem(&tcp_taken, &key);
+		}
+	}
+	segs = skb_segs(skb);
 	if (r >= XR_DROP_REASONS)
 		r = XR_DROP_SUBSYS;
 	/* clang drops the mask as redundant after the clamp; the verifier needs it on the index register */
 	barrier_var(r);
 	r &= XR_DROP_REASONS - 1;
-	st->dropped[dir & 1][r]++;
+	st->dropped[dir & 1][r] += segs;
 	if (r == XR_DROP_NOT_SPECIFIED || r == XR_DROP_SUBSYS) {
 		struct xr_drop_loc key = { .location = (__u64)location,
 					   .reason = reason,
 					   .dir = dir };
-		__u64 one = 1, *v = bpf_map_lookup_elem(&drop_locs, &key);
+		__u64 n = segs, *v = bpf_map_lookup_elem(&drop_locs, &key);
 
 		if (v)
-			__sync_fetch_and_add(v, 1);
+			__sync_fetch_and_add(v, n);
 		else
-			bpf_map_update_elem(&drop_locs, &key, &one, BPF_NOEXIST);
+			bpf_map_update_elem(&drop_locs, &key, &n, BPF_NOEXIST);
 	}
 	return 0;
 }

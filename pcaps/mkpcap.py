@@ -30,8 +30,8 @@ def csum(data):
     return (~s) & 0xFFFF
 
 
-def udp_frame(size, sport=1024, dport=9, payload_tag=b"", ip_id=0, payload=None):
-    """An Ethernet/IPv4/UDP frame of `size` bytes (without FCS), checksums right."""
+def udp_frame(size, sport=1024, dport=9, payload_tag=b"", ip_id=0, payload=None, bad_csum=False):
+    """An Ethernet/IPv4/UDP frame of `size` bytes (without FCS), checksums right (or the UDP one wrong)."""
     if payload is not None:
         size = 14 + 20 + 8 + len(payload)
     plen = size - 14 - 20 - 8
@@ -45,6 +45,8 @@ def udp_frame(size, sport=1024, dport=9, payload_tag=b"", ip_id=0, payload=None)
     pseudo = GEN_IP + SRV_IP + struct.pack("!BBH", 0, 17, ulen)
     udp = struct.pack("!HHHH", sport, dport, ulen, 0) + payload
     c = csum(pseudo + udp) or 0xFFFF
+    if bad_csum:
+        c = c ^ 0x5555 or 0x1234
     udp = udp[:6] + struct.pack("!H", c) + udp[8:]
     return SRV_MAC + GEN_MAC + b"\x08\x00" + ip + udp
 
@@ -147,6 +149,7 @@ def main():
     ap.add_argument("--size", type=int, default=60)
     ap.add_argument("--dport", type=int, default=9)
     ap.add_argument("--gap-us", type=int, default=0)
+    ap.add_argument("--bad-udp-csum", action="store_true", help="udp: a wrong UDP checksum in every frame")
     ap.add_argument("--format", default="pcap", choices=["pcap", "pcap-ns", "pcap-swapped", "pcapng"])
     a = ap.parse_args()
     if a.what == "samples":
@@ -161,7 +164,8 @@ def main():
         frames.append((len(names) * 1000000, udp_frame(60)))
         write(a.out, pcap_bytes(frames))
     else:
-        frames = [(i * a.gap_us * 1000, udp_frame(a.size, dport=a.dport, payload_tag=b"XRSEQ%08d" % i, ip_id=i & 0xFFFF))
+        frames = [(i * a.gap_us * 1000, udp_frame(a.size, dport=a.dport, payload_tag=b"XRSEQ%08d" % i, ip_id=i & 0xFFFF,
+                                                bad_csum=a.bad_udp_csum))
                   for i in range(a.count)]
         if a.format == "pcapng":
             data = pcapng_bytes([(t, f, 0) for t, f in frames], ifaces=((1, 9),))

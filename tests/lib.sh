@@ -82,3 +82,11 @@ sink_start() { helper_start sink udp_sink.py "$@"; SINK_PID=$HELPER_PID; }
 
 # tcp_server_start ARGS...: tests/tcp_server.py, listening; how many it accepted goes to $WORK/tcp.out
 tcp_server_start() { helper_start tcp tcp_server.py "$@"; TCP_PID=$HELPER_PID; }
+
+# books_balanced [DELIVERED]: in count's $WORK/c.json, what passed to the stack was delivered or dropped, nothing unattributed
+books_balanced() {
+	expect_eq "$(jget "$WORK/c.json" books.unattributed)" 0 "unattributed"
+	[ -z "${1:-}" ] || expect_eq "$(jget "$WORK/c.json" delivered)" "$1" "delivered to sockets"
+	expect_eq "$(($(jget "$WORK/c.json" delivered) + $(jget "$WORK/c.json" drops.inbound_total)))" \
+		"$(jget "$WORK/c.json" passed)" "delivered + dropped = passed"
+}

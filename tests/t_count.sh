@@ -64,3 +64,15 @@ test_firewall_drops_attributed() {
 	expect_range "$noport" 900 1200 "frames past the firewall"
 	expect_eq "$((fw + noport))" "$sent" "firewall drops + frames past it == sent"
 }
+
+test_count_json_bare_to_stdout() {
+	bed
+	# a bare --json, last or before another option, writes to standard output as --json - does
+	for args in "--json" "--json -q" "--json - -q"; do
+		# shellcheck disable=SC2086 # the words are the options
+		ip netns exec "$TB_NS_SRV" "$XR" count -i "$TB_SRV_IF" --udp --duration 200ms $args -q \
+			>"$WORK/out.json" 2>"$WORK/err" || fail "count $args exited $?: $(cat "$WORK/err")"
+		expect_eq "$(jget "$WORK/out.json" iface)" "$TB_SRV_IF" "count $args: JSON on stdout"
+	done
+	[ ! -e ./-q ] || fail "--json took -q for a file name"
+}

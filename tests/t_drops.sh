@@ -15,12 +15,14 @@ drops_run() {
 	[ "$(jget "$WORK/c.json" drop_reasons)" = True ] || skip "kernel drop reasons unavailable here"
 }
 
+
 test_drops_no_socket() {
 	bed
 	drops_run -- --count 10000
 	expect_eq "$(jget "$WORK/c.json" passed)" 10000 "passed to the stack"
 	expect_eq "$(jget "$WORK/c.json" drops.inbound.NO_SOCKET)" 10000 "NO_SOCKET drops"
 	expect_eq "$(jget "$WORK/c.json" drops.inbound_total)" 10000 "inbound drops in all"
+	books_balanced 0
 }
 
 test_drops_firewall_without_counter() {
@@ -41,6 +43,7 @@ test_drops_firewall_without_counter() {
 	[ "$fw" -gt 15000 ] || fail "the rule dropped $fw of 20000 at 20k/s over 1000/s"
 	[ "$fw" -eq "$in" ] || expect_eq "$(jget "$WORK/c.json" drops.inbound.SOCKET_RCVBUFF)" "$((in - fw))" \
 		"drops besides the rule's: the socket's"
+	books_balanced "$got"
 }
 
 test_drops_socket_buffer_full() {
@@ -56,6 +59,7 @@ test_drops_socket_buffer_full() {
 	full=$(jget "$WORK/c.json" drops.inbound.SOCKET_RCVBUFF)
 	expect_eq "$((full + got))" 5000 "SOCKET_RCVBUFF + read by the sink"
 	[ "$got" -lt 1000 ] || fail "the sink read $got: the buffer was not the limit"
+	books_balanced "$got"
 }
 
 test_drops_other_host() {
@@ -65,6 +69,7 @@ test_drops_other_host() {
 	expect_eq "$(jget "$WORK/c.json" matched)" 5000 "matched at XDP"
 	expect_eq "$(jget "$WORK/c.json" drops.inbound.OTHERHOST)" 5000 "OTHERHOST drops"
 	expect_eq "$(jget "$WORK/c.json" drops.inbound_total)" 5000 "inbound drops in all"
+	books_balanced 0
 }
 
 test_drops_none_when_read() {
@@ -79,6 +84,7 @@ test_drops_none_when_read() {
 	[ "$in" -eq 0 ] || expect_eq "$(jget "$WORK/c.json" drops.inbound.SOCKET_RCVBUFF)" "$in" \
 		"the drops are the socket's"
 	[ "$got" -ge 6900 ] || fail "the sink read only $got of 7000"
+	books_balanced "$got"
 }
 
 test_drops_reason_in_metrics() {
@@ -92,4 +98,68 @@ test_drops_reason_in_metrics() {
 	grep -q 'xdpreplay_drops_total' "$WORK/metrics" || skip "kernel drop reasons unavailable here"
 	grep -qx 'xdpreplay_drops_total{iface="srv0",direction="inbound",reason="NO_SOCKET"} 3000' "$WORK/metrics" ||
 		fail "NO_SOCKET in /metrics: $(grep drops_total "$WORK/metrics")"
+}
+
+test_drops_listen_overflow() {
+	bed
+	# a backlog of 4 that nobody accepts from, no SYN cookies: the 5th SYN on finds the queue full
+	tb_srv sysctl -qw net.ipv4.tcp_syncookies=0 || fail "sysctl"
+	tcp_server_start --backlog 4 --no-accept --timeout 4
+	count_start --tcp --dport 80 --duration 60s --idle 1s --json "$WORK/c.json"
+	tb_gen "$XR" gen syn -i "$TB_GEN_IF" --dst "$TB_SRV_IP:80" --src 198.18.64.0/23 --pps 10k --count 2000 \
+		--json "$WORK/g.json" || fail "gen syn exited $?"
+	count_wait
+	wait "$TCP_PID"
+	[ "$(jget "$WORK/c.json" drop_reasons)" = True ] || skip "kernel drop reasons unavailable here"
+	expect_eq "$(jget "$WORK/c.json" passed)" 2000 "SYNs passed to the stack"
+	answered=$(jget "$WORK/c.json" books.tcp_taken)
+	refused=$(jget "$WORK/c.json" drops.inbound.TCP_LISTEN_DROPS)
+	[ "$answered" -ge 4 ] && [ "$answered" -le 16 ] || fail "SYNs answered: $answered, not about the backlog of 4"
+	expect_eq "$((answered + refused))" 2000 "answered + refused by the listener"
+	books_balanced
+	# the sender's own view of the same: one SYN-ACK per answered SYN, retransmissions apart
+	expect_eq "$(($(jget "$WORK/g.json" replies.syn_acks)))" "$answered" "SYN-ACKs the sender matched"
+}
+
+test_drops_udp_checksum() {
+	bed
+	python3 "$TOP/pcaps/mkpcap.py" udp "$WORK/bad.pcap" --bad-udp-csum || fail "mkpcap"
+	count_start --udp --dport 9 --idle 1s --duration 30s --json "$WORK/c.json"
+	tb_gen "$XR" replay -i "$TB_GEN_IF" --pps 20k --count 4000 "$WORK/bad.pcap" || fail "replay exited $?"
+	count_wait
+	[ "$(jget "$WORK/c.json" drop_reasons)" = True ] || skip "kernel drop reasons unavailable here"
+	# checked before the socket lookup: a wrong checksum, not a closed port
+	expect_eq "$(jget "$WORK/c.json" drops.inbound.UDP_CSUM)" 4000 "UDP_CSUM drops"
+	expect_eq "$(jget "$WORK/c.json" drops.inbound_total)" 4000 "inbound drops in all"
+	books_balanced 0
+}
+
+test_drops_rp_filter() {
+	bed
+	# strict reverse-path filter, and the pool routed out of another interface: its sources are spoofed
+	tb_srv ip link add xrside0 type veth peer name xrside1 || fail "side link"
+	tb_srv ip link set xrside0 up
+	tb_srv ip route add 198.19.7.0/24 dev xrside0 || fail "route"
+	tb_srv sysctl -qw net.ipv4.conf.all.rp_filter=1 net.ipv4.conf."$TB_SRV_IF".rp_filter=1 || fail "sysctl"
+	drops_run -- --count 3000 --src 198.19.7.0/24
+	expect_eq "$(jget "$WORK/c.json" drops.inbound.IP_RPFILTER)" 3000 "IP_RPFILTER drops"
+	expect_eq "$(jget "$WORK/c.json" drops.inbound_total)" 3000 "inbound drops in all"
+	books_balanced 0
+}
+
+test_drops_no_route_back() {
+	bed
+	# SYNs from a pool the server has no route to: it cannot build the SYN-ACKs, refuses the SYNs
+	tcp_server_start --timeout 3
+	count_start --tcp --dport 80 --duration 60s --idle 1s --json "$WORK/c.json"
+	tb_gen "$XR" gen syn -i "$TB_GEN_IF" --dst "$TB_SRV_IP:80" --src 198.19.9.0/24 --pps 10k --count 2000 \
+		--json "$WORK/g.json" >"$WORK/gen.out" 2>&1
+	count_wait
+	wait "$TCP_PID"
+	[ "$(jget "$WORK/c.json" drop_reasons)" = True ] || skip "kernel drop reasons unavailable here"
+	expect_eq "$(jget "$WORK/g.json" replies.syn_acks)" 0 "SYN-ACKs"
+	expect_eq "$(jget "$WORK/c.json" drops.inbound.TCP_LISTEN_DROPS)" 2000 "SYNs refused"
+	expect_eq "$(jget "$WORK/c.json" kernel.Ip.OutNoRoutes)" 2000 "answers without a route"
+	books_balanced 0
+	grep -q "route back" "$WORK/gen.out" || fail "gen syn said nothing about the route back: $(cat "$WORK/gen.out")"
 }

@@ -24,6 +24,11 @@ test_peer_not_ready() {
 	tb_gen "$XR" replay -i "$TB_GEN_IF" --engine kernel --count 10 "$TOP/pcaps/udp-64.pcap" 2>"$WORK/err"
 	expect_eq $? 3 "replay --engine kernel exit status to a peer that is not ready"
 	grep -q "veth peer has no NAPI" "$WORK/err" || fail "replay error: $(cat "$WORK/err")"
+	# a generator that builds its packets in the kernel says why it cannot, not an option never typed
+	tb_gen "$XR" gen syn -i "$TB_GEN_IF" --dst "$TB_SRV_IP:80" --count 10 2>"$WORK/err"
+	expect_eq $? 3 "gen syn exit status to a peer that is not ready"
+	grep -q "veth peer has no NAPI" "$WORK/err" || fail "gen syn error: $(cat "$WORK/err")"
+	grep -q -- "--rewrite" "$WORK/err" && fail "gen syn named --rewrite: $(cat "$WORK/err")"
 	# ...and auto falls back to AF_XDP, whose copy mode needs nothing on the peer
 	before=$(tb_srv cat /sys/class/net/$TB_SRV_IF/statistics/rx_packets)
 	tb_gen "$XR" replay -i "$TB_GEN_IF" --count 10 --json "$WORK/r.json" "$TOP/pcaps/udp-64.pcap" 2>"$WORK/err" ||

@@ -24,6 +24,7 @@ test_syn_every_one_answered() {
 	expect_eq "$(cat "$WORK/tcp.out")" 0 "connections accepted without --complete"
 	# our kernel never answered a SYN-ACK with a RST
 	expect_eq "$(jget "$WORK/c.json" kernel.Tcp.InSegs)" 100000 "segments the server received"
+	books_balanced 100000
 	python3 - "$WORK/g.json" <<-'PY' || fail "round-trip histograms"
 	import json, sys
 	r = json.load(open(sys.argv[1]))["replies"]
@@ -47,6 +48,7 @@ test_syn_complete_accepted() {
 	expect_eq "$(jget "$WORK/c.json" kernel.Tcp.PassiveOpens)" 5000 "server PassiveOpens"
 	expect_eq "$(jget "$WORK/g.json" replies.closed)" 5000 "server closes answered"
 	expect_eq "$(jget "$WORK/c.json" kernel.Tcp.InCsumErrors)" 0 "TCP checksum errors at the server"
+	books_balanced
 }
 
 test_syn_through_firewall() {

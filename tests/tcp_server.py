@@ -12,6 +12,7 @@ ap.add_argument("--addr", default="198.18.0.2")
 ap.add_argument("--port", type=int, default=80)
 ap.add_argument("--backlog", type=int, default=4096)
 ap.add_argument("--timeout", type=float, default=2.0)
+ap.add_argument("--no-accept", action="store_true", help="listen only, for TIMEOUT seconds")
 ap.add_argument("--ready", required=True)
 ap.add_argument("--out", required=True)
 a = ap.parse_args()
@@ -23,7 +24,9 @@ s.listen(a.backlog)
 s.setblocking(False)
 open(a.ready, "w").close()
 n = 0
-while select.select([s], [], [], a.timeout)[0]:
+if a.no_accept:
+    select.select([], [], [], a.timeout)
+while not a.no_accept and select.select([s], [], [], a.timeout)[0]:
     while True:
         try:
             c, _ = s.accept()

@@ -20,6 +20,7 @@
 #define XR_DROP_NOT_SPECIFIED 2
 
 enum xr_drop_dir { XR_DROP_IN = 0, XR_DROP_OUT = 1 };
+enum xr_delivered { XR_DELIVERED_UDP = 0, XR_DELIVERED_TCP = 1 };
 
 struct xr_drops_cfg {
 	__u32 netns_ino; /* the counter's namespace */
@@ -28,12 +29,16 @@ struct xr_drops_cfg {
 	__u16 port; /* the filter's --dport: the server's port (network order); 0 = any */
 	__u16 peer_port; /* the filter's --sport (network order); 0 = any */
 	__u8 proto; /* IPPROTO_*; 0 = any IP; 255 = any frame */
-	__u8 pad[7];
+	__u8 books_tcp; /* the TCP side of the books is traced */
+	__u8 pad[6];
 };
 
-/* Per CPU: [dir][reason] dropped. */
+/* Per CPU, in wire frames (a GRO skb counts its segments): the books of what the stack got. */
 struct xr_drops_stats {
-	__u64 dropped[2][XR_DROP_REASONS];
+	__u64 dropped[2][XR_DROP_REASONS]; /* [dir][reason] */
+	__u64 delivered[2]; /* [enum xr_delivered]: UDP read by the application; TCP taken by a socket */
+	__u64 synacks; /* the server's SYN-ACKs queued to a device, and */
+	__u64 synacks_again; /* how many of them were retransmissions */
 };
 
 struct xr_drop_loc {

@@ -97,3 +97,12 @@ int cli_bad_option(const char *cmd, char **argv, int opt)
 		return cli_usage_error(cmd, "unknown option '-%c'", optopt);
 	return cli_usage_error(cmd, "unknown option '%s'", arg);
 }
+
+const char *cli_json_path(int argc, char **argv, const char *optarg_)
+{
+	if (optarg_)
+		return optarg_;
+	if (optind < argc && (argv[optind][0] != '-' || !strcmp(argv[optind], "-")))
+		return argv[optind++];
+	return "-";
+}

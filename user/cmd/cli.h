@@ -39,6 +39,12 @@ int cli_duration(const char *cmd, const char *opt, const char *arg, uint64_t *ns
 int cli_bitrate(const char *cmd, const char *opt, const char *arg, double *bps);
 
 /* One-line error for an unknown option or a missing argument; returns XR_EXIT_USAGE. */
+/*
+ * --json's file for a command without operands (getopt's optional_argument):
+ * "--json=F" or "--json F" is F, a bare "--json" (last, or before another
+ * option) standard output, as "--json -" is.
+ */
+const char *cli_json_path(int argc, char **argv, const char *optarg_);
 int cli_usage_error(const char *cmd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
 /* For getopt_long with a leading ':' in optstring and opterr = 0: names the bad option. */

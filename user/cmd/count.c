@@ -41,7 +41,7 @@ static void usage(FILE *f)
 		"      --duration T      stop after T (e.g. 10s)\n"
 		"      --idle T          stop when nothing matched for T after the first frame\n"
 		"      --ready-file F    create F once the counter is attached (for scripts)\n"
-		"      --json FILE|-     write the result as JSON\n"
+		"      --json [FILE]     write the result as JSON (no FILE, or -: standard output)\n"
 		"      --no-drop-reasons  do not trace the kernel's drops by reason (skb:kfree_skb; by\n"
 		"                        default every skb the server's namespace drops that matches\n"
 		"                        the filter is counted by reason and direction)\n"
@@ -161,7 +161,7 @@ int cmd_count(int argc, char **argv)
 		{ "duration", required_argument, NULL, O_DURATION },
 		{ "idle", required_argument, NULL, O_IDLE },
 		{ "ready-file", required_argument, NULL, O_READY },
-		{ "json", required_argument, NULL, O_JSON },
+		{ "json", optional_argument, NULL, O_JSON },
 		{ "listen", required_argument, NULL, O_LISTEN },
 		{ "seq", required_argument, NULL, O_SEQ },
 		{ "nft", no_argument, NULL, O_NFT },
@@ -221,7 +221,7 @@ int cmd_count(int argc, char **argv)
 				return XR_EXIT_USAGE;
 			break;
 		case O_READY: co.ready = optarg; break;
-		case O_JSON: co.json_path = optarg; break;
+		case O_JSON: co.json_path = cli_json_path(argc, argv, optarg); break;
 		case O_LISTEN: listen_addr = optarg; break;
 		case O_NFT: co.use_nft = true; break;
 		case O_NO_REASONS: co.no_drop_reasons = true; break;

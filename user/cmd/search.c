@@ -70,7 +70,7 @@ static void usage(FILE *f)
 		"      --witness-token-file F  an http witness's bearer token (count --token-file)\n"
 		"      --warmup T       first a trial of T at --min, not counted (warms caches, ARP,\n"
 		"                       connection tracking)\n"
-		"      --json FILE|-, --csv FILE, --svg FILE   results, every trial, a plot\n"
+		"      --json [FILE], --csv FILE, --svg FILE   results (no FILE: standard output), every trial, a plot\n"
 		"\n"
 		"A trial whose sender fell behind its schedule is marked SENDER SHORT, tried once\n"
 		"more, and never classified; a second one at the same load lowers the searched\n"
@@ -122,7 +122,7 @@ int cmd_search(int argc, char **argv)
 		{ "pause", required_argument, NULL, O_PAUSE },
 		{ "warmup", required_argument, NULL, O_WARMUP },
 		{ "witness-token-file", required_argument, NULL, O_TOKEN },
-		{ "json", required_argument, NULL, O_JSON },
+		{ "json", optional_argument, NULL, O_JSON },
 		{ "csv", required_argument, NULL, O_CSV },
 		{ "svg", required_argument, NULL, O_SVG },
 		{ "verbose", no_argument, NULL, 'v' },
@@ -259,7 +259,7 @@ int cmd_search(int argc, char **argv)
 			if (httpd_read_token(optarg, s->token, sizeof(s->token)))
 				goto out;
 			break;
-		case O_JSON: json_path = optarg; break;
+		case O_JSON: json_path = cli_json_path(argc, argv, optarg); break;
 		case O_CSV: csv_path = optarg; break;
 		case O_SVG: svg_path = optarg; break;
 		case 'v': xr_verbosity++; break;

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 /* Round-trip percentiles of a run's replies from the program's histograms (bpf/lib/replies.bpf.h). */
+#include <stdbool.h>
 #include "engine/replies.h"
 #include "util/units.h"
 
@@ -47,6 +48,15 @@ double replies_per_s(const struct engine_result *res, uint64_t v)
 	return dur > 0 ? v / dur : 0;
 }
 
+/* Whether any of the n counters is non-zero. */
+static bool any_nonzero(const __u64 *v, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		if (v[i])
+			return true;
+	return false;
+}
+
 void replies_rtt_line(const struct engine_result *res, FILE *human)
 {
 	uint64_t total[XR_RTT_BUCKETS], n;
@@ -54,6 +64,15 @@ void replies_rtt_line(const struct engine_result *res, FILE *human)
 
 	if (!res->replies.hist)
 		return;
+	/* silence (not even a RST or a stray answer) has two usual causes; the server's count tells which */
+	if (res->sent && !res->replies.st.answered && !res->replies.st.unmatched &&
+	    !any_nonzero(res->replies.st.ctr,
+			 sizeof(res->replies.st.ctr) / sizeof(res->replies.st.ctr[0]))) {
+		fprintf(human,
+			"  no answer came back: does the server have a route back to the sources "
+			"(--src)? 'xdpreplay count' on the server says where the requests died\n");
+		return;
+	}
 	hist_total(&res->replies, total, &n);
 	fprintf(human, "  round trip: p50 %s, p90 %s, p99 %s, max %s\n",
 		fmt_duration(percentile(total, XR_RTT_BUCKETS, n, 0.5), a, sizeof(a)),

@@ -163,6 +163,12 @@ static void report_text(const char *ifname, const struct count_totals *t, const 
 		(unsigned long long)a->tcp_listen_drops,
 		(unsigned long long)a->tcp_listen_overflows, (unsigned long long)a->tcp_syncookies,
 		(unsigned long long)a->tcp_reqq_full);
+	/* the answers' side: a SYN-ACK without a route is never built, so no drop reason tells */
+	if (d->v[KS_IP_OUT_NO_ROUTES])
+		fprintf(stderr,
+			"    IP answers without a route %llu (OutNoRoutes): the server has no route back "
+			"to some of the sources\n",
+			(unsigned long long)d->v[KS_IP_OUT_NO_ROUTES]);
 }
 
 /* Frames per second since the first one, summed over CPUs; returns how many seconds have data. */
@@ -188,14 +194,16 @@ static int read_series(struct count_bpf *skel, uint64_t *out, int max)
 	return last + 1;
 }
 
-static void drops_part_json(struct drops *drops, struct json *j)
+static void drops_part_json(struct drops *drops, uint64_t passed, uint64_t listen_drops,
+			    struct json *j)
 {
 	struct drops_totals dt;
 
 	json_flag(j, "drop_reasons", drops != NULL);
-	if (!drops || drops_read(drops, &dt))
+	if (!drops || drops_read(drops, listen_drops, &dt))
 		return;
 	drops_json(drops, &dt, j);
+	drops_books_json(&dt, passed, j);
 }
 
 static void report_json(FILE *f, const char *ifname, const struct count_totals *t,
@@ -273,7 +281,7 @@ static void report_json(FILE *f, const char *ifname, const struct count_totals *
 	json_close(&j, '}');
 	if (wh)
 		webhook_json(wh, &j);
-	drops_part_json(drops, &j);
+	drops_part_json(drops, t->passed, a->tcp_listen_drops, &j);
 	json_close(&j, '}');
 }
 
@@ -394,8 +402,8 @@ static const char *serve_live(const char *method, const char *path, const char *
 	if (l->drops) {
 		struct drops_totals dt;
 
-		if (!drops_read(l->drops, &dt))
-			drops_metrics(l->drops, &dt, l->ifname, f);
+		if (!drops_read(l->drops, a.tcp_listen_drops, &dt))
+			drops_metrics(l->drops, &dt, t.passed, l->ifname, f);
 	}
 	fprintf(f, "# HELP xdpreplay_kernel_delta Kernel counters since the counter started.\n"
 		   "# TYPE xdpreplay_kernel_delta gauge\n");
@@ -675,8 +683,10 @@ int count_run(const struct count_opts *co)
 		if (drops) {
 			struct drops_totals dt;
 
-			if (!drops_read(drops, &dt))
+			if (!drops_read(drops, a.tcp_listen_drops, &dt)) {
 				drops_report(drops, &dt, stderr);
+				drops_books(&dt, t.passed, stderr);
+			}
 		} else if (!cfg.drop && !co->no_drop_reasons) {
 			fprintf(stderr, "  kernel drop reasons: unavailable on this kernel\n");
 		}

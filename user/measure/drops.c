@@ -3,6 +3,8 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
+#include <netinet/in.h>
 #include <bpf/bpf.h>
 #include <bpf/btf.h>
 #include <bpf/libbpf.h>
@@ -10,9 +12,13 @@
 #include "util/log.h"
 #include "drops.skel.h"
 
+/* not a kernel reason: a refused SYN is freed as consumed; the kernel's ListenDrops counts it */
+#define LISTEN_DROP "TCP_LISTEN_DROPS"
+
 struct drops {
 	struct drops_bpf *skel;
-	struct bpf_link *link;
+	bool books_udp, books_tcp; /* the sockets' side of the books is traced */
+	struct bpf_link *udp_iter; /* iter/udp: what the sockets still hold */
 	char *names[XR_DROP_REASONS];
 	/* kallsyms, sorted by address, loaded when a report needs a location */
 	struct ksym {
@@ -47,32 +53,66 @@ static void load_names(struct drops *d)
 	btf__free(btf);
 }
 
+/* Opens, loads and attaches: with the sockets' side of the books for UDP and TCP, or without. */
+static int drops_load(struct drops *d, const struct xr_drops_cfg *dcfg, bool udp, bool tcp)
+{
+	struct drops_bpf *sk;
+	struct bpf_program *p;
+
+	d->skel = sk = drops_bpf__open();
+	if (!sk)
+		return -errno;
+	sk->rodata->dcfg = *dcfg;
+	sk->rodata->dcfg.books_tcp = tcp;
+	bpf_object__for_each_program(p, sk->obj)
+	{
+		bool is_udp = p == sk->progs.xr_udp_read || p == sk->progs.xr_udp_queue;
+
+		if (p != sk->progs.xr_kfree_skb)
+			bpf_program__set_autoload(p, is_udp ? udp : tcp);
+	}
+	d->books_udp = udp;
+	d->books_tcp = tcp;
+	if (drops_bpf__load(sk))
+		goto fail;
+	/* an iterator is run on each read, not attached to an event */
+	bpf_program__set_autoattach(sk->progs.xr_udp_queue, false);
+	if (drops_bpf__attach(sk))
+		goto fail;
+	if (udp && !(d->udp_iter = bpf_program__attach_iter(sk->progs.xr_udp_queue, NULL)))
+		goto fail;
+	return 0;
+fail:
+	drops_bpf__destroy(sk);
+	d->skel = NULL;
+	return -errno ? -errno : -EINVAL;
+}
+
 struct drops *drops_open(uint32_t netns_ino, uint32_t local_addr, const struct xr_count_cfg *cfg)
 {
+	const struct xr_drops_cfg dcfg = { .netns_ino = netns_ino,
+					   .local_addr = local_addr,
+					   .peer_addr = cfg->saddr,
+					   .port = cfg->dport,
+					   .peer_port = cfg->sport,
+					   .proto = cfg->proto };
+	/* the books are kept for UDP and TCP; a filter for any frame has no books */
+	bool udp = cfg->proto == IPPROTO_UDP || !cfg->proto;
+	bool tcp = cfg->proto == IPPROTO_TCP || !cfg->proto;
 	struct drops *d = calloc(1, sizeof(*d));
 	int err;
 
 	if (!d)
 		return NULL;
-	d->skel = drops_bpf__open();
-	if (!d->skel) {
-		err = -errno;
-		goto fail;
+	err = drops_load(d, &dcfg, udp, tcp);
+	if (err && (udp || tcp)) {
+		pr_info("note: deliveries to sockets cannot be traced (%s): drops by reason only, "
+			"and no unattributed figure\n",
+			strerror(-err));
+		err = drops_load(d, &dcfg, false, false);
 	}
-	d->skel->rodata->dcfg = (struct xr_drops_cfg){ .netns_ino = netns_ino,
-						       .local_addr = local_addr,
-						       .peer_addr = cfg->saddr,
-						       .port = cfg->dport,
-						       .peer_port = cfg->sport,
-						       .proto = cfg->proto };
-	err = drops_bpf__load(d->skel);
 	if (err)
 		goto fail;
-	d->link = bpf_program__attach(d->skel->progs.xr_kfree_skb);
-	if (!d->link) {
-		err = -errno;
-		goto fail;
-	}
 	load_names(d);
 	return d;
 fail:
@@ -83,11 +123,30 @@ fail:
 	return NULL;
 }
 
+/* Runs iter/udp: the datagrams the matching sockets hold unread. */
+static int udp_queued(struct drops *d, uint64_t *out)
+{
+	char buf[64];
+	int fd, n;
+
+	d->skel->bss->udp_queued = 0;
+	fd = bpf_iter_create(bpf_link__fd(d->udp_iter));
+	if (fd < 0)
+		return -errno;
+	while ((n = read(fd, buf, sizeof(buf))) > 0)
+		;
+	close(fd);
+	if (n < 0)
+		return -errno;
+	*out = d->skel->bss->udp_queued;
+	return 0;
+}
+
 void drops_close(struct drops *d)
 {
 	if (!d)
 		return;
-	bpf_link__destroy(d->link);
+	bpf_link__destroy(d->udp_iter);
 	drops_bpf__destroy(d->skel);
 	for (int i = 0; i < XR_DROP_REASONS; i++)
 		free(d->names[i]);
@@ -97,7 +156,7 @@ void drops_close(struct drops *d)
 	free(d);
 }
 
-int drops_read(struct drops *d, struct drops_totals *t)
+int drops_read(struct drops *d, uint64_t listen_drops, struct drops_totals *t)
 {
 	int ncpu = libbpf_num_possible_cpus();
 	struct xr_drops_stats *per = calloc(ncpu, sizeof(*per));
@@ -111,16 +170,29 @@ int drops_read(struct drops *d, struct drops_totals *t)
 		err = -errno;
 		goto out;
 	}
+	t->books = d->books_udp || d->books_tcp;
 	for (int c = 0; c < ncpu; c++) {
 		for (int dir = 0; dir < 2; dir++) {
 			for (int r = 0; r < XR_DROP_REASONS; r++)
 				t->dropped[dir][r] += per[c].dropped[dir][r];
 		}
+		/* unsigned sums: a CPU may undo what another counted */
+		t->delivered_udp += per[c].delivered[XR_DELIVERED_UDP];
+		t->delivered_tcp +=
+			per[c].delivered[XR_DELIVERED_TCP] + per[c].synacks - per[c].synacks_again;
 	}
+	if (d->books_udp) {
+		err = udp_queued(d, &t->queued_udp);
+		if (err)
+			goto out;
+	}
+	if (d->books_tcp)
+		t->listen_dropped = listen_drops;
 	for (int r = 0; r < XR_DROP_REASONS; r++) {
 		t->in_total += t->dropped[XR_DROP_IN][r];
 		t->out_total += t->dropped[XR_DROP_OUT][r];
 	}
+	t->in_total += t->listen_dropped;
 out:
 	free(per);
 	return err;
@@ -242,6 +314,11 @@ void drops_report(struct drops *d, const struct drops_totals *t, FILE *f)
 				(unsigned long long)t->dropped[dir][r]);
 			sep = ",";
 		}
+		if (dir == XR_DROP_IN && t->listen_dropped)
+			fprintf(f,
+				"%s " LISTEN_DROP
+				" %llu (SYNs a listener refused: queue full or no route back)",
+				sep, (unsigned long long)t->listen_dropped);
 		fputc('\n', f);
 	}
 	if (t->dropped[0][XR_DROP_NOT_SPECIFIED] || t->dropped[1][XR_DROP_NOT_SPECIFIED] ||
@@ -271,6 +348,8 @@ void drops_json(struct drops *d, const struct drops_totals *t, struct json *j)
 		for (int r = 0; r < XR_DROP_REASONS; r++)
 			if (t->dropped[dir][r])
 				json_u64(j, drops_reason_name(d, r), t->dropped[dir][r]);
+		if (dir == XR_DROP_IN && t->listen_dropped)
+			json_u64(j, LISTEN_DROP, t->listen_dropped);
 		json_close(j, '}');
 	}
 	json_u64(j, "inbound_total", t->in_total);
@@ -281,7 +360,8 @@ void drops_json(struct drops *d, const struct drops_totals *t, struct json *j)
 	json_close(j, '}');
 }
 
-void drops_metrics(struct drops *d, const struct drops_totals *t, const char *ifname, FILE *f)
+void drops_metrics(struct drops *d, const struct drops_totals *t, uint64_t passed,
+		   const char *ifname, FILE *f)
 {
 	static const char *const dirs[] = { "inbound", "outbound" };
 
@@ -295,4 +375,63 @@ void drops_metrics(struct drops *d, const struct drops_totals *t, const char *if
 					"xdpreplay_drops_total{iface=\"%s\",direction=\"%s\",reason=\"%s\"} %llu\n",
 					ifname, dirs[dir], drops_reason_name(d, r),
 					(unsigned long long)t->dropped[dir][r]);
+	if (t->listen_dropped)
+		fprintf(f,
+			"xdpreplay_drops_total{iface=\"%s\",direction=\"inbound\",reason=\"" LISTEN_DROP
+			"\"} %llu\n",
+			ifname, (unsigned long long)t->listen_dropped);
+	if (!t->books)
+		return;
+	fprintf(f,
+		"# HELP xdpreplay_delivered_total What the server's sockets took, since the counter started.\n"
+		"# TYPE xdpreplay_delivered_total counter\n"
+		"xdpreplay_delivered_total{iface=\"%s\",proto=\"udp\"} %llu\n"
+		"xdpreplay_delivered_total{iface=\"%s\",proto=\"tcp\"} %llu\n",
+		ifname, (unsigned long long)(t->delivered_udp + t->queued_udp), ifname,
+		(unsigned long long)t->delivered_tcp);
+	/* a gauge: frames still on their way up count here until they land */
+	fprintf(f,
+		"# HELP xdpreplay_unattributed Passed to the stack, neither delivered nor dropped (yet).\n"
+		"# TYPE xdpreplay_unattributed gauge\n"
+		"xdpreplay_unattributed{iface=\"%s\"} %lld\n",
+		ifname, (long long)drops_unattributed(t, passed));
+}
+
+int64_t drops_unattributed(const struct drops_totals *t, uint64_t passed)
+{
+	return (int64_t)(passed - t->delivered_udp - t->queued_udp - t->delivered_tcp -
+			 t->in_total);
+}
+
+void drops_books(const struct drops_totals *t, uint64_t passed, FILE *f)
+{
+	if (!t->books) {
+		fprintf(f, "    books: deliveries to sockets not traced on this kernel: no "
+			   "unattributed figure\n");
+		return;
+	}
+	fprintf(f,
+		"    books: passed to the stack %llu = delivered %llu (UDP read by the application %llu, "
+		"still queued %llu; TCP taken by sockets %llu) + dropped inbound %llu + unattributed "
+		"%lld\n",
+		(unsigned long long)passed,
+		(unsigned long long)(t->delivered_udp + t->queued_udp + t->delivered_tcp),
+		(unsigned long long)t->delivered_udp, (unsigned long long)t->queued_udp,
+		(unsigned long long)t->delivered_tcp, (unsigned long long)t->in_total,
+		(long long)drops_unattributed(t, passed));
+}
+
+void drops_books_json(const struct drops_totals *t, uint64_t passed, struct json *j)
+{
+	if (!t->books)
+		return;
+	json_u64(j, "delivered", t->delivered_udp + t->queued_udp + t->delivered_tcp);
+	json_open(j, "books", '{');
+	json_u64(j, "passed", passed);
+	json_u64(j, "udp_read", t->delivered_udp);
+	json_u64(j, "udp_queued", t->queued_udp);
+	json_u64(j, "tcp_taken", t->delivered_tcp);
+	json_u64(j, "dropped", t->in_total);
+	json_i64(j, "unattributed", drops_unattributed(t, passed));
+	json_close(j, '}');
 }

@@ -19,7 +19,12 @@ struct drops;
 /* The totals of a run (or of a live read): by direction and reason. */
 struct drops_totals {
 	uint64_t dropped[2][XR_DROP_REASONS];
-	uint64_t in_total, out_total; /* dropped, summed */
+	uint64_t in_total, out_total; /* dropped, summed; in_total has the listen drops too */
+	bool books; /* the sockets' side was traced: the figures below are there */
+	uint64_t delivered_udp; /* datagrams the application read */
+	uint64_t queued_udp; /* and the ones still in its sockets */
+	uint64_t delivered_tcp; /* segments TCP sockets took */
+	uint64_t listen_dropped; /* SYNs a listener refused: freed as consumed, in ListenDrops */
 };
 
 /*
@@ -30,7 +35,8 @@ struct drops_totals {
  */
 struct drops *drops_open(uint32_t netns_ino, uint32_t local_addr, const struct xr_count_cfg *cfg);
 void drops_close(struct drops *d);
-int drops_read(struct drops *d, struct drops_totals *t);
+/* listen_drops: the kernel's TcpExt ListenDrops over the same time (the refused SYNs have no reason) */
+int drops_read(struct drops *d, uint64_t listen_drops, struct drops_totals *t);
 /* The reason's name ("NO_SOCKET"), or "REASON_n" when the kernel's BTF has none. */
 const char *drops_reason_name(const struct drops *d, unsigned int r);
 
@@ -38,7 +44,15 @@ const char *drops_reason_name(const struct drops *d, unsigned int r);
 void drops_report(struct drops *d, const struct drops_totals *t, FILE *f);
 /* "drops": {"inbound": {...}, "outbound": {...}, "inbound_total", ..., "locations": [...]} */
 void drops_json(struct drops *d, const struct drops_totals *t, struct json *j);
-/* xdpreplay_drops_total{reason=...,direction=...} */
-void drops_metrics(struct drops *d, const struct drops_totals *t, const char *ifname, FILE *f);
+/* xdpreplay_drops_total{reason=...,direction=...}, xdpreplay_delivered_total, xdpreplay_unattributed */
+void drops_metrics(struct drops *d, const struct drops_totals *t, uint64_t passed,
+		   const char *ifname, FILE *f);
+
+/* passed (what count's XDP program let up) - delivered - dropped inbound: 0 when the books balance */
+int64_t drops_unattributed(const struct drops_totals *t, uint64_t passed);
+/* "    books: passed ... = delivered ... + dropped ... + unattributed N" */
+void drops_books(const struct drops_totals *t, uint64_t passed, FILE *f);
+/* "delivered": N, "books": {...}; nothing when the sockets' side is not traced */
+void drops_books_json(const struct drops_totals *t, uint64_t passed, struct json *j);
 
 #endif

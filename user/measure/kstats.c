@@ -23,6 +23,7 @@ const struct kstat_def kstat_defs[KS_NUM] = {
 	[KS_IP_IN_HDR_ERRORS] = { "Ip", "InHdrErrors" },
 	[KS_IP_IN_ADDR_ERRORS] = { "Ip", "InAddrErrors" },
 	[KS_IP_IN_DELIVERS] = { "Ip", "InDelivers" },
+	[KS_IP_OUT_NO_ROUTES] = { "Ip", "OutNoRoutes" },
 	[KS_UDP_IN_DATAGRAMS] = { "Udp", "InDatagrams" },
 	[KS_UDP_NO_PORTS] = { "Udp", "NoPorts" },
 	[KS_UDP_IN_ERRORS] = { "Udp", "InErrors" },
