@@ -11,12 +11,12 @@
  * - UDP: datagrams the application read (sock:sock_recv_length on a
  *   matching socket: one datagram per recvmsg, also inside recvmmsg), and at
  *   the end what its sockets still hold (iter/udp);
- * - TCP: segments an established socket took (tcp:tcp_probe, less the ones
- *   freed as a drop after it), the ACKs that completed a handshake
- *   (sock:inet_sock_set_state SYN_RECV -> ESTABLISHED), and the SYNs a
- *   listener answered (its SYN-ACKs at net:net_dev_queue, less
- *   tcp:tcp_retransmit_synack). A SYN a listener refused is freed as
- *   consumed; the kernel's ListenDrops counter tells those (user side).
+ * - TCP: segments an established socket took (tcp:tcp_probe); outside
+ *   ESTABLISHED, the segment being worked on when its socket changes state
+ *   (the handshake's ACK, a closing socket's ACK or FIN), is reset by it, or
+ *   answers it with a SYN-ACK (a listener); less the ones freed as a drop
+ *   after that. A SYN a listener refused is freed as consumed; the kernel's
+ *   ListenDrops counter tells those (user side).
  */
 #include "vmlinux.h"
 #include <bpf/bpf_helpers.h>
@@ -47,8 +47,8 @@ struct {
 } drop_locs SEC(".maps");
 
 /*
- * Inbound TCP skbs an established socket took, by address: a drop of one
- * later is undone from the delivered count. An entry is cleared when its
+ * Inbound TCP skbs counted as taken, by address: a drop of one later is
+ * undone from the delivered count. An entry is cleared when its
  * address arrives again as a new skb (net:netif_receive_skb), or pushed out
  * by newer ones.
  */
@@ -58,6 +58,33 @@ struct {
 	__type(key, __u64);
 	__type(value, __u32); /* segments */
 } tcp_taken SEC(".maps");
+
+/* The peer's end of a matching skb: its address, port (network order) and the IP protocol. */
+struct peer {
+	__u32 addr;
+	__u16 port;
+	__u8 proto;
+	__u8 pad;
+};
+
+/*
+ * The inbound TCP segments on their way up, by peer (address and port), until
+ * an event takes them. Not one slot per CPU: the stack works on skbs in lists
+ * (netif_receive_skb_list), every skb of a list passing the device layer
+ * before the first one reaches TCP. A peer's newer segment replaces its older.
+ */
+struct tcp_pending {
+	__u64 skb;
+	__u32 segs;
+	__u32 pad;
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, 65536);
+	__type(key, struct peer);
+	__type(value, struct tcp_pending);
+} tcp_pending SEC(".maps");
 
 /* iter/udp's answer: datagrams still in the matching sockets' queues */
 __u64 udp_queued;
@@ -76,8 +103,13 @@ static __always_inline __u32 skb_netns(const struct sk_buff *skb, const struct s
 	return 0;
 }
 
-/* The direction of a matching skb (XR_DROP_IN or XR_DROP_OUT), or -1 when it is not one of the counter's. */
-static __always_inline int skb_dir(const struct sk_buff *skb, const struct sock *sk)
+/*
+ * The direction of a matching skb (XR_DROP_IN or XR_DROP_OUT), or -1 when it
+ * is not one of the counter's; with peer, the peer's end (ports only for UDP
+ * and TCP).
+ */
+static __always_inline int skb_flow(const struct sk_buff *skb, const struct sock *sk,
+				    struct peer *peer)
 {
 	unsigned char *head = BPF_CORE_READ(skb, head);
 	__u16 nh = BPF_CORE_READ(skb, network_header);
@@ -110,17 +142,27 @@ static __always_inline int skb_dir(const struct sk_buff *skb, const struct sock 
 		return -1;
 	if (dcfg.peer_addr && (dir == XR_DROP_IN ? iph.saddr : iph.daddr) != dcfg.peer_addr)
 		return -1;
-	if (!dcfg.port && !dcfg.peer_port)
+	if (!dcfg.port && !dcfg.peer_port && !peer)
 		return dir;
 	if ((iph.protocol != IPPROTO_UDP && iph.protocol != IPPROTO_TCP) ||
 	    bpf_probe_read_kernel(ports, sizeof(ports), head + nh + iph.ihl * 4))
 		return -1;
+	if (peer) {
+		peer->addr = dir == XR_DROP_IN ? iph.saddr : iph.daddr;
+		peer->port = ports[dir == XR_DROP_IN ? 0 : 1];
+		peer->proto = iph.protocol;
+	}
 	/* inbound: to the server's port from the peer's; outbound: the other way */
 	if (dcfg.port && ports[dir == XR_DROP_IN ? 1 : 0] != dcfg.port)
 		return -1;
 	if (dcfg.peer_port && ports[dir == XR_DROP_IN ? 0 : 1] != dcfg.peer_port)
 		return -1;
 	return dir;
+}
+
+static __always_inline int skb_dir(const struct sk_buff *skb, const struct sock *sk)
+{
+	return skb_flow(skb, sk, NULL);
 }
 
 /* How many wire frames the skb holds: GRO merges a flow's TCP segments into one. */
@@ -152,7 +194,9 @@ static __always_inline bool sock_matches(const struct sock *sk, __u8 proto)
 	if (dcfg.local_addr && BPF_CORE_READ(sk, __sk_common.skc_rcv_saddr) != dcfg.local_addr &&
 	    BPF_CORE_READ(sk, __sk_common.skc_rcv_saddr) != 0)
 		return false;
-	if (dcfg.port && bpf_htons(BPF_CORE_READ(sk, __sk_common.skc_num)) != dcfg.port)
+	/* a socket on its way to CLOSE has given its port back (inet_num 0); inet_sport keeps it */
+	if (dcfg.port && bpf_htons(BPF_CORE_READ(sk, __sk_common.skc_num)) != dcfg.port &&
+	    BPF_CORE_READ((const struct inet_sock *)sk, inet_sport) != dcfg.port)
 		return false;
 	/* an unconnected socket takes any peer's: the filter's peer cannot be told there */
 	if (dcfg.peer_addr && raddr && raddr != dcfg.peer_addr)
@@ -190,80 +234,124 @@ int xr_udp_queue(struct bpf_iter__udp *ctx)
 	return 0;
 }
 
-SEC("tp_btf/tcp_probe")
-int BPF_PROG(xr_tcp_taken, struct sock *sk, const struct sk_buff *skb)
+/* Counts a TCP skb as taken, and remembers it: a drop of it later undoes the count. */
+static __always_inline void tcp_take(__u64 skb, __u32 segs)
 {
-	struct xr_drops_stats *st;
-	__u64 key = (__u64)skb;
-	__u32 segs;
+	struct xr_drops_stats *st = stats();
 
-	if (skb_dir(skb, sk) != XR_DROP_IN)
-		return 0;
-	st = stats();
 	if (!st)
-		return 0;
-	segs = skb_segs(skb);
+		return;
 	st->delivered[XR_DELIVERED_TCP] += segs;
-	bpf_map_update_elem(&tcp_taken, &key, &segs, BPF_ANY);
-	return 0;
+	bpf_map_update_elem(&tcp_taken, &skb, &segs, BPF_ANY);
 }
 
+/*
+ * The event came from the socket's peer's segment on its way up: that segment
+ * is taken, once. A second state change for the same segment, or a timer's,
+ * finds nothing pending.
+ */
+static __always_inline void tcp_take_pending(__u32 peer, __u16 peer_port)
+{
+	struct peer key = { .addr = peer, .port = peer_port, .proto = IPPROTO_TCP };
+	struct tcp_pending *c = bpf_map_lookup_elem(&tcp_pending, &key);
+
+	if (!c)
+		return;
+	tcp_take(c->skb, c->segs);
+	bpf_map_delete_elem(&tcp_pending, &key);
+}
+
+static __always_inline void tcp_take_current(const struct sock *sk)
+{
+	tcp_take_pending(BPF_CORE_READ(sk, __sk_common.skc_daddr),
+			 BPF_CORE_READ(sk, __sk_common.skc_dport));
+}
+
+/* The skb is accounted for (taken by its socket, or dropped): no event is its any more. */
+static __always_inline void tcp_settled(const struct sk_buff *skb, const struct sock *sk)
+{
+	struct peer key = {};
+	struct tcp_pending *c;
+
+	if (skb_flow(skb, sk, &key) != XR_DROP_IN || key.proto != IPPROTO_TCP)
+		return;
+	c = bpf_map_lookup_elem(&tcp_pending, &key);
+	if (c && c->skb == (__u64)skb)
+		bpf_map_delete_elem(&tcp_pending, &key);
+}
+
+/* Each inbound skb at the device layer, after GRO. */
 SEC("tp_btf/netif_receive_skb")
 int BPF_PROG(xr_skb_arrives, struct sk_buff *skb)
 {
-	__u64 key = (__u64)skb;
+	struct tcp_pending v = { .skb = (__u64)skb };
+	struct peer p = {};
 
-	bpf_map_delete_elem(&tcp_taken, &key);
+	if (skb_flow(skb, NULL, &p) != XR_DROP_IN || p.proto != IPPROTO_TCP)
+		return 0;
+	/* a new skb at an address a freed one had: what was remembered of that one is stale */
+	bpf_map_delete_elem(&tcp_taken, &v.skb);
+	v.segs = skb_segs(skb);
+	bpf_map_update_elem(&tcp_pending, &p, &v, BPF_ANY);
 	return 0;
 }
 
+/* Every segment an established socket takes, also from its backlog: by the skb itself. */
+SEC("tp_btf/tcp_probe")
+int BPF_PROG(xr_tcp_taken, struct sock *sk, const struct sk_buff *skb)
+{
+	if (skb_dir(skb, sk) != XR_DROP_IN)
+		return 0;
+	tcp_settled(skb, sk);
+	tcp_take((__u64)skb, skb_segs(skb));
+	return 0;
+}
+
+/*
+ * Outside ESTABLISHED a segment is seen by what it does: the handshake's ACK
+ * (SYN_RECV -> ESTABLISHED), an ACK or FIN of a closing socket (FIN_WAIT1,
+ * FIN_WAIT2, CLOSING, LAST_ACK onwards), a RST (tcp_receive_reset).
+ * ESTABLISHED's own changes (a FIN, a RST) were counted by tcp_probe, which
+ * settled the segment.
+ */
 SEC("tp_btf/inet_sock_set_state")
 int BPF_PROG(xr_tcp_state, const struct sock *sk, const int oldstate, const int newstate)
 {
-	struct xr_drops_stats *st;
-
-	if (oldstate != TCP_SYN_RECV || newstate != TCP_ESTABLISHED ||
+	if (oldstate == TCP_ESTABLISHED || oldstate == TCP_LISTEN || oldstate == TCP_CLOSE ||
 	    !sock_matches(sk, IPPROTO_TCP))
 		return 0;
-	st = stats();
-	if (st)
-		st->delivered[XR_DELIVERED_TCP]++;
+	tcp_take_current(sk);
 	return 0;
 }
 
-/* The server's SYN-ACKs on their way out: one per SYN a listener answered, and its retransmissions. */
+SEC("tp_btf/tcp_receive_reset")
+int BPF_PROG(xr_tcp_reset, struct sock *sk)
+{
+	if (sock_matches(sk, IPPROTO_TCP))
+		tcp_take_current(sk);
+	return 0;
+}
+
+/*
+ * A SYN a listener answered: its SYN-ACK leaves while the SYN is pending. A
+ * retransmission (a timer's) finds nothing pending.
+ */
 SEC("tp_btf/net_dev_queue")
 int BPF_PROG(xr_out, struct sk_buff *skb)
 {
 	unsigned char *head = BPF_CORE_READ(skb, head);
 	__u16 nh = BPF_CORE_READ(skb, network_header);
-	struct xr_drops_stats *st;
-	__u8 ip[2], flags;
+	struct peer p = {};
+	__u8 ihl, flags;
 
-	/* skb_dir read the IPv4 header: here its first byte (the header length) and the protocol */
-	if (skb_dir(skb, NULL) != XR_DROP_OUT || bpf_probe_read_kernel(&ip[0], 1, head + nh) ||
-	    bpf_probe_read_kernel(&ip[1], 1, head + nh + 9) || ip[1] != IPPROTO_TCP)
+	if (skb_flow(skb, NULL, &p) != XR_DROP_OUT || p.proto != IPPROTO_TCP)
 		return 0;
 	/* byte 13 of the TCP header: the flags; SYN and ACK, without RST or FIN */
-	if (bpf_probe_read_kernel(&flags, 1, head + nh + (ip[0] & 15) * 4 + 13) ||
+	if (bpf_probe_read_kernel(&ihl, 1, head + nh) ||
+	    bpf_probe_read_kernel(&flags, 1, head + nh + (ihl & 15) * 4 + 13) ||
 	    (flags & 0x17) != 0x12)
 		return 0;
-	st = stats();
-	if (st)
-		st->synacks++;
-	return 0;
-}
-
-SEC("tp_btf/tcp_retransmit_synack")
-int BPF_PROG(xr_synack_again, const struct sock *sk, const struct request_sock *req)
-{
-	struct xr_drops_stats *st;
-
-	if (!sock_matches(sk, IPPROTO_TCP))
-		return 0;
-	st = stats();
-	if (st)
-		st->synacks_again++;
+	tcp_take_pending(p.addr, p.port);
 	return 0;
 }
 
@@ -289,6 +377,8 @@ int BPF_PROG(xr_kfree_skb, struct sk_buff *skb, void *location, enum skb_drop_re
 			st->delivered[XR_DELIVERED_TCP] -= *taken;
 			bpf_map_delete_elem(&tcp_taken, &key);
 		}
+		/* and a dropped segment is not the one a later state change is about */
+		tcp_settled(skb, rx_sk);
 	}
 	segs = skb_segs(skb);
 	if (r >= XR_DROP_REASONS)

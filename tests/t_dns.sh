@@ -25,6 +25,8 @@ answered_or_dropped() {
 	out=$(jget "$WORK/c.json" drops.outbound_total)
 	expect_eq "$((ans + in + out))" "$1" "answers + queries dropped at the server + answers dropped there"
 	[ $((ans * 100)) -ge $(($1 * 99)) ] || fail "only $ans of $1 answered: $(jget "$WORK/c.json" drops)"
+	# and the server's own books: what nsd read (recvmmsg) + what died on the way in = what arrived
+	books_balanced
 }
 
 test_dns_every_query_answered() {

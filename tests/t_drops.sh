@@ -163,3 +163,33 @@ test_drops_no_route_back() {
 	books_balanced 0
 	grep -q "route back" "$WORK/gen.out" || fail "gen syn said nothing about the route back: $(cat "$WORK/gen.out")"
 }
+
+# tcp_books SERVER_ARGS -- CLIENT_ARGS: connections from the generator's namespace through the
+# kernel's TCP, the books of the server's count: every segment taken by a socket or dropped
+tcp_books() {
+	local sargs=()
+	while [ "$1" != -- ]; do sargs+=("$1"); shift; done
+	shift
+	bed
+	tcp_server_start --echo --timeout 3 "${sargs[@]}"
+	count_start --tcp --dport 80 --duration 60s --idle 1s --json "$WORK/c.json"
+	tb_gen python3 "$TOP/tests/tcp_client.py" --addr "$TB_SRV_IP" "$@" >"$WORK/client.out" ||
+		fail "the client failed"
+	count_wait
+	wait "$TCP_PID"
+	[ "$(jget "$WORK/c.json" drop_reasons)" = True ] || skip "kernel drop reasons unavailable here"
+	[ "$(jget "$WORK/c.json" passed)" -ge 1000 ] || fail "only $(jget "$WORK/c.json" passed) segments"
+	books_balanced
+}
+
+test_drops_tcp_books_client_closes() {
+	# data both ways on established sockets; the client's FIN, then the last ACK in LAST_ACK
+	tcp_books -- --count 200 --lines 3
+	expect_eq "$(cat "$WORK/client.out")" 600 "answers"
+}
+
+test_drops_tcp_books_server_closes() {
+	# the server closes first: the client's ACK and FIN reach it in FIN_WAIT1/FIN_WAIT2
+	tcp_books --close-first -- --count 200 --wait-close
+	expect_eq "$(cat "$WORK/client.out")" 200 "answers"
+}

@@ -71,4 +71,8 @@ test_syn_through_firewall() {
 	expect_range "$answered" 3800 4400 "SYN-ACKs through a 2000/s firewall"
 	expect_eq "$((answered + fw))" 20000 "answered + firewall drops == SYNs sent"
 	expect_eq "$(cat "$WORK/tcp.out")" "$(jget "$WORK/g.json" replies.completed)" "accepted == completed"
+	# the server's books: each SYN, handshake ACK and RST taken, or dropped by the rule
+	[ "$(jget "$WORK/c.json" drop_reasons)" = True ] || return 0
+	expect_eq "$(jget "$WORK/c.json" drops.inbound.NETFILTER_DROP)" "$fw" "NETFILTER_DROP = the rule's counter"
+	books_balanced
 }

@@ -37,8 +37,6 @@ struct xr_drops_cfg {
 struct xr_drops_stats {
 	__u64 dropped[2][XR_DROP_REASONS]; /* [dir][reason] */
 	__u64 delivered[2]; /* [enum xr_delivered]: UDP read by the application; TCP taken by a socket */
-	__u64 synacks; /* the server's SYN-ACKs queued to a device, and */
-	__u64 synacks_again; /* how many of them were retransmissions */
 };
 
 struct xr_drop_loc {

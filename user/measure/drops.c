@@ -178,8 +178,7 @@ int drops_read(struct drops *d, uint64_t listen_drops, struct drops_totals *t)
 		}
 		/* unsigned sums: a CPU may undo what another counted */
 		t->delivered_udp += per[c].delivered[XR_DELIVERED_UDP];
-		t->delivered_tcp +=
-			per[c].delivered[XR_DELIVERED_TCP] + per[c].synacks - per[c].synacks_again;
+		t->delivered_tcp += per[c].delivered[XR_DELIVERED_TCP];
 	}
 	if (d->books_udp) {
 		err = udp_queued(d, &t->queued_udp);
