@@ -395,6 +395,13 @@ static void test_mlr_classify(void)
 	classify(&s, &half);
 	CHECK(half.upper == 3000 && !half.lower, "two bad seconds of a 2 s sum: upper %g lower %g",
 	      half.upper, half.lower);
+	/* a load above a max lowered to what the sender keeps waits for no more trials */
+	s.nt = 0;
+	s.max = 2500;
+	s.t[s.nt++] = (struct trial){ .load = 3000, .loss = 0.1, .duration_s = 1 };
+	classify(&s, &half);
+	CHECK(!half.pending, "pending %g above the lowered max", half.pending);
+	s.max = 8000;
 	/* a lower bound above an upper bound is noise, not a bound */
 	s.nt = 0;
 	s.t[s.nt++] = (struct trial){ .load = 5000, .loss = 0, .duration_s = 1 };
@@ -402,6 +409,17 @@ static void test_mlr_classify(void)
 	classify(&s, &ndr);
 	CHECK(ndr.upper == 4000 && ndr.lower == 0, "inverted bounds: [%g, %g]", ndr.lower,
 	      ndr.upper);
+	/* ...but one below it still is (RFC 9971's relevant lower bound): the search goes on from it */
+	s.t[s.nt++] = (struct trial){ .load = 2000, .loss = 0, .duration_s = 1 };
+	classify(&s, &ndr);
+	CHECK(ndr.upper == 4000 && ndr.lower == 2000, "relevant bounds: [%g, %g]", ndr.lower,
+	      ndr.upper);
+	/* an undecided load below the lower bound needs no more trials (4000 is one for half) */
+	s.t[s.nt++] = (struct trial){ .load = 6000, .loss = 0.5, .duration_s = 1 };
+	classify(&s, &half);
+	CHECK(half.lower == 5000 && !half.upper && half.pending == 6000,
+	      "half [%g, %g], pending %g: expected [5000, none], pending 6000", half.lower,
+	      half.upper, half.pending);
 }
 
 /* Drop attribution (measure/attrib.c): each counter lands where it belongs. */

@@ -22,6 +22,7 @@
 #include <string.h>
 #include <time.h>
 #include "cmd/cli.h"
+#include "engine/pacer.h"
 #include "measure/httpd.h"
 #include "search/search.h"
 #include "util/log.h"
@@ -50,13 +51,17 @@ static void usage(FILE *f)
 		"                       send), or cmd:COMMAND (prints a\n"
 		"                       running count of frames received)\n"
 		"      --witness-field F  with an http witness: the JSON field that counts what was\n"
-		"                       received (default matched; e.g. kernel.Udp.NoPorts,\n"
-		"                       attribution.udp_delivered); every attribution counter that\n"
-		"                       grows during a trial is shown with it\n"
+		"                       received (default delivered: what the server's sockets\n"
+		"                       took, past every drop; matched, what reached its XDP hook,\n"
+		"                       where the counter has no deliveries; e.g. kernel.Udp.NoPorts);\n"
+		"                       every attribution counter and drop reason that grows during\n"
+		"                       a trial is shown with it\n"
 		"      --goal NAME=LOSS[,exceed=X][,dsum=T]  a loss ratio goal (repeatable; default\n"
-		"                       NDR=0 and PDR=0.005); with RFC 9971's exceed ratio X and\n"
-		"                       duration sum T a load gets trials until T is judged, and\n"
-		"                       passes while at most X of it is above the loss ratio\n"
+		"                       NDR=0 and PDR=0.005, both exceed=0.5 and dsum 3 trials, as\n"
+		"                       FD.io CSIT: one trial on a busy host decides nothing); with\n"
+		"                       RFC 9971's exceed ratio X (default 0) and duration sum T a\n"
+		"                       load gets trials until T is judged, and passes while at\n"
+		"                       most X of it is above the loss ratio\n"
 		"      --latency-goal NAME=T  highest load whose p99 round trip stays within T\n"
 		"                       (gen syn with --witness replies; e.g. p99=10ms)\n"
 		"      --preset P       default, quick (0.5 s trials, 2%% width) or rfc2544 (60 s\n"
@@ -70,6 +75,9 @@ static void usage(FILE *f)
 		"      --witness-token-file F  an http witness's bearer token (count --token-file)\n"
 		"      --warmup T       first a trial of T at --min, not counted (warms caches, ARP,\n"
 		"                       connection tracking)\n"
+		"      --max-trials N   at most N trials (default 128, at most 256), --max-time T\n"
+		"                       no trial starts after T (default 30m); either reports the\n"
+		"                       bounds so far and why it stopped\n"
 		"      --json [FILE], --csv FILE, --svg FILE   results (no FILE: standard output), every trial, a plot\n"
 		"\n"
 		"A trial whose sender fell behind its schedule is marked SENDER SHORT, tried once\n"
@@ -106,6 +114,8 @@ int cmd_search(int argc, char **argv)
 		O_LATENCY,
 		O_PAUSE,
 		O_WARMUP,
+		O_MAX_TRIALS,
+		O_MAX_TIME,
 		O_TOKEN
 	};
 	static const struct option opts[] = {
@@ -121,6 +131,8 @@ int cmd_search(int argc, char **argv)
 		{ "settle", required_argument, NULL, O_SETTLE },
 		{ "pause", required_argument, NULL, O_PAUSE },
 		{ "warmup", required_argument, NULL, O_WARMUP },
+		{ "max-trials", required_argument, NULL, O_MAX_TRIALS },
+		{ "max-time", required_argument, NULL, O_MAX_TIME },
 		{ "witness-token-file", required_argument, NULL, O_TOKEN },
 		{ "json", optional_argument, NULL, O_JSON },
 		{ "csv", required_argument, NULL, O_CSV },
@@ -142,6 +154,8 @@ int cmd_search(int argc, char **argv)
 	s->width = 0.005;
 	s->trial_ns = 1000000000ULL;
 	s->settle_ns = 300000000ULL;
+	s->max_trials = 128;
+	s->max_time_ns = 30 * 60 * 1000000000ULL;
 	opterr = 0;
 	while ((opt = getopt_long(argc, argv, "+:vh", opts, NULL)) != -1) {
 		switch (opt) {
@@ -255,6 +269,24 @@ int cmd_search(int argc, char **argv)
 			if (cli_duration("search", "warmup", optarg, &s->warmup_ns))
 				goto out;
 			break;
+		case O_MAX_TRIALS: {
+			uint64_t n;
+
+			if (cli_count("search", "max-trials", optarg, &n))
+				goto out;
+			if (n < 1 || n > MAX_TRIALS) {
+				ret = cli_usage_error("search",
+						      "--max-trials must be between 1 and %d",
+						      MAX_TRIALS);
+				goto out;
+			}
+			s->max_trials = n;
+			break;
+		}
+		case O_MAX_TIME:
+			if (cli_duration("search", "max-time", optarg, &s->max_time_ns))
+				goto out;
+			break;
 		case O_TOKEN:
 			if (httpd_read_token(optarg, s->token, sizeof(s->token)))
 				goto out;
@@ -337,17 +369,30 @@ int cmd_search(int argc, char **argv)
 			goto out;
 		}
 		memmove(&s->g[2], &s->g[0], s->ng * sizeof(s->g[0]));
-		s->g[0] = (struct goal){ .loss = 0, .name = "NDR" };
-		s->g[1] = (struct goal){ .loss = 0.005, .name = "PDR" };
+		/*
+		 * RFC 9971's exceed ratio and duration sum, as FD.io CSIT's defaults:
+		 * a load is judged on three trials' time, and passes while at most half
+		 * of it is above the loss, so that one trial on a busy host decides
+		 * nothing
+		 */
+		s->g[0] =
+			(struct goal){ .loss = 0, .exceed = 0.5, .dsum_trials = 3, .name = "NDR" };
+		s->g[1] = (struct goal){ .loss = 0.005,
+					 .exceed = 0.5,
+					 .dsum_trials = 3,
+					 .name = "PDR" };
 		s->ng += 2;
 		if (s->ng > 2)
 			fprintf(stderr,
 				"search: with the default goals NDR (loss 0) and PDR (loss 0.5%%)\n");
 	}
 	/* without a duration sum, one trial judges a load */
-	for (int gi = 0; gi < s->ng; gi++)
+	for (int gi = 0; gi < s->ng; gi++) {
+		if (s->g[gi].dsum_trials)
+			s->g[gi].dsum = s->g[gi].dsum_trials * (s->trial_ns / 1e9);
 		if (s->g[gi].dsum < s->trial_ns / 1e9)
 			s->g[gi].dsum = s->trial_ns / 1e9;
+	}
 	if (cli_need_root("search")) {
 		ret = XR_EXIT_ENV;
 		goto out;
@@ -378,6 +423,7 @@ int cmd_search(int argc, char **argv)
 	}
 	s->max_asked = s->max;
 	s->start_unix = time(NULL);
+	s->start_ns = now_ns();
 	cli_catch_signals();
 	fprintf(stderr, "search: %s to %s frames/s, %.1f s trials, width %.3f, witness %s\n",
 		fmt_si(s->min, a, sizeof(a)), fmt_si(s->max, b, sizeof(b)), s->trial_ns / 1e9,
@@ -424,6 +470,29 @@ int cmd_search(int argc, char **argv)
 			g->lower >= s->max ?
 				" (the server was never saturated: the lower bound is the most offered)" :
 				"");
+		for (int b = 0; b < 2; b++) {
+			struct load_trials lt = trials_at(s, g, b ? g->upper : g->lower);
+
+			if (!lt.counted && !lt.short_)
+				continue;
+			fprintf(stderr, "  %s: %d trial%s at %s frames/s, %d over the goal",
+				b ? "upper" : "lower", lt.counted, lt.counted == 1 ? "" : "s",
+				fmt_si(b ? g->upper : g->lower, a, sizeof(a)), lt.over);
+			if (lt.short_)
+				fprintf(stderr,
+					", and %d where the sender fell short (not counted)",
+					lt.short_);
+			fputc('\n', stderr);
+		}
+	}
+	{
+		int shorts = 0;
+
+		for (int i = 0; i < s->nt; i++)
+			shorts += s->t[i].sender_short;
+		fprintf(stderr, "search: %d trials in %.0f s, %d where the sender fell short%s%s\n",
+			s->nt, (now_ns() - s->start_ns) / 1e9, shorts,
+			s->stop_why ? "; stopped: " : "", s->stop_why ? s->stop_why : "");
 	}
 	if (write_results(s, json_path, csv_path, svg_path)) {
 		ret = XR_EXIT_ENV;

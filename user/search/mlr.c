@@ -27,10 +27,17 @@ bool trial_ok(const struct goal *g, const struct trial *t)
  * (meeting the goal or not) out of the duration sum, the load is an upper
  * bound once bad exceeds exceed * dsum even if all missing time were good,
  * a lower bound once it cannot exceed it even if all missing time were bad,
- * and undecided otherwise (another trial at that load is needed).
+ * and undecided otherwise (another trial at that load is needed). The
+ * relevant upper bound is the smallest upper bound, the relevant lower bound
+ * the largest lower bound below it (a lower bound above it is noise), and
+ * only an undecided load between the two needs more trials.
  */
 void classify(struct search *s, struct goal *g)
 {
+	enum { UNDECIDED, LOWER, UPPER } cls[MAX_TRIALS];
+	double loads[MAX_TRIALS];
+	int n = 0;
+
 	g->lower = g->upper = g->pending = 0;
 	for (int i = 0; i < s->nt; i++) {
 		double load = s->t[i].load, good = 0, bad = 0, missing;
@@ -51,19 +58,22 @@ void classify(struct search *s, struct goal *g)
 				bad += s->t[j].duration_s;
 		}
 		missing = fmax(0, g->dsum - good - bad);
-		if (bad > g->exceed * g->dsum + 1e-9) {
-			if (!g->upper || load < g->upper)
-				g->upper = load;
-		} else if (bad + missing <= g->exceed * g->dsum + 1e-9) {
-			if (load > g->lower)
-				g->lower = load;
-		} else if (!g->pending) {
-			g->pending = load;
-		}
+		loads[n] = load;
+		cls[n] = bad > g->exceed * g->dsum + 1e-9	     ? UPPER :
+			 bad + missing <= g->exceed * g->dsum + 1e-9 ? LOWER :
+								       UNDECIDED;
+		if (cls[n] == UPPER && (!g->upper || load < g->upper))
+			g->upper = load;
+		n++;
 	}
-	/* a lower bound above an upper bound (noise) is not one */
-	if (g->upper && g->lower > g->upper)
-		g->lower = 0;
+	for (int k = 0; k < n; k++)
+		if (cls[k] == LOWER && loads[k] > g->lower && (!g->upper || loads[k] < g->upper))
+			g->lower = loads[k];
+	for (int k = 0; k < n && !g->pending; k++)
+		/* above a max lowered to what the sender keeps, a load cannot be tried again */
+		if (cls[k] == UNDECIDED && loads[k] > g->lower &&
+		    (!g->upper || loads[k] < g->upper) && loads[k] <= s->max)
+			g->pending = loads[k];
 }
 
 /* The received rate of the trials at a goal's lower bound (RFC 9971's conditional throughput). */
@@ -78,6 +88,23 @@ double conditional_throughput(const struct search *s, const struct goal *g)
 		}
 	}
 	return dur > 0 ? rx / dur : 0;
+}
+
+struct load_trials trials_at(const struct search *s, const struct goal *g, double load)
+{
+	struct load_trials lt = {};
+
+	for (int i = 0; load > 0 && i < s->nt; i++) {
+		if (s->t[i].load != load)
+			continue;
+		if (!trial_counted(&s->t[i])) {
+			lt.short_ += s->t[i].sender_short;
+			continue;
+		}
+		lt.counted++;
+		lt.over += !trial_ok(g, &s->t[i]);
+	}
+	return lt;
 }
 
 /* About how many trials the search takes: a bisection per goal to its width, and a few to start. */

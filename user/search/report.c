@@ -373,6 +373,16 @@ static void write_json(const struct search *s, FILE *f)
 		json_double(&j, "upper", g->upper);
 		json_flag(&j, "never_saturated", g->lower >= s->max);
 		json_double(&j, "conditional_throughput", conditional_throughput(s, g));
+		/* what each bound stands on: RFC 9971 says a bound without its trials is not a result */
+		for (int b = 0; b < 2; b++) {
+			struct load_trials lt = trials_at(s, g, b ? g->upper : g->lower);
+
+			json_open(&j, b ? "upper_trials" : "lower_trials", '{');
+			json_u64(&j, "counted", lt.counted);
+			json_u64(&j, "over_goal", lt.over);
+			json_u64(&j, "sender_short", lt.short_);
+			json_close(&j, '}');
+		}
 		json_close(&j, '}');
 	}
 	json_close(&j, ']');

@@ -14,7 +14,7 @@
 #include "proto/proto.h"
 #include "send/opts.h"
 
-#define MAX_TRIALS 64
+#define MAX_TRIALS 256 /* the most --max-trials allows */
 #define MAX_GOALS 4
 
 #define MAX_ATTR 48
@@ -38,6 +38,7 @@ struct goal {
 	double loss; /* ratio, e.g. 0 for NDR, 0.005 for PDR */
 	double exceed; /* MLRsearch exceed ratio: share of the duration sum allowed above the loss */
 	double dsum; /* MLRsearch duration sum in s: trial time a load needs before it is judged */
+	int dsum_trials; /* > 0: dsum is this many --trial durations (the default goals) */
 	double pending; /* a load whose trials do not decide yet (needs another trial); 0 = none */
 	double p99_us; /* > 0: a latency goal, p99 round trip at most this (gen syn) */
 	const char *name;
@@ -67,6 +68,9 @@ struct search {
 	char token[260]; /* --witness-token-file: sent as a bearer token */
 	uint64_t pause_ns; /* between trials */
 	uint64_t warmup_ns; /* a first trial at --min, not counted */
+	int max_trials; /* --max-trials */
+	uint64_t max_time_ns; /* --max-time: no trial starts after this much time; 0 = none */
+	uint64_t start_ns;
 };
 
 /* mlr.c: whether a trial speaks for the server, meets a goal; the goal's bounds from every trial */
@@ -74,6 +78,13 @@ bool trial_counted(const struct trial *t);
 bool trial_ok(const struct goal *g, const struct trial *t);
 void classify(struct search *s, struct goal *g);
 double conditional_throughput(const struct search *s, const struct goal *g);
+
+/* What a bound stands on: the trials at a load, counted ones and the ones over the goal, and the
+ * sender-short ones (tried, not counted). */
+struct load_trials {
+	int counted, over, short_;
+};
+struct load_trials trials_at(const struct search *s, const struct goal *g, double load);
 int trials_expected(const struct search *s);
 
 /* witness.c: the witness's running total (and attribution); "replies" has none (the trial's JSON says) */

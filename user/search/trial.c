@@ -231,10 +231,18 @@ int do_search(struct search *s)
 			else
 				next = (g->lower + g->upper) / 2;
 			next = fmin(next, s->max);
-			if (s->nt >= MAX_TRIALS) {
-				pr_warn("%d trials and not done; the bounds so far are reported\n",
-					MAX_TRIALS);
+			if (s->nt >= s->max_trials) {
+				pr_warn("%d trials (--max-trials) and not done; the bounds so far are "
+					"reported\n",
+					s->max_trials);
 				s->stop_why = "trial limit reached";
+				return 0;
+			}
+			if (s->max_time_ns && now_ns() - s->start_ns >= s->max_time_ns) {
+				pr_warn("%.0f s (--max-time) and not done after %d trials; the bounds so "
+					"far are reported\n",
+					s->max_time_ns / 1e9, s->nt);
+				s->stop_why = "time limit reached";
 				return 0;
 			}
 			if (s->nt && s->pause_ns)

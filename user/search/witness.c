@@ -105,10 +105,13 @@ static void attr_object(struct json_object *a, const char *prefix, struct trial 
 	}
 }
 
-/* The attribution object's counters, then the kernel's drops by reason that counted (drop:REASON). */
+/*
+ * The attribution object's counters, the kernel's drops by reason that
+ * counted (drop:REASON), and what the books could not place (unattributed).
+ */
 static void json_attribution(struct json_object *root, struct trial *t)
 {
-	struct json_object *a = NULL, *d = NULL, *in = NULL;
+	struct json_object *a = NULL, *d = NULL, *in = NULL, *b = NULL, *u = NULL;
 
 	t->nattr = 0;
 	json_object_object_get_ex(root, "attribution", &a);
@@ -116,6 +119,12 @@ static void json_attribution(struct json_object *root, struct trial *t)
 	if (json_object_object_get_ex(root, "drops", &d) &&
 	    json_object_object_get_ex(d, "inbound", &in))
 		attr_object(in, "drop:", t);
+	if (t->nattr < MAX_ATTR && json_object_object_get_ex(root, "books", &b) &&
+	    json_object_object_get_ex(b, "unattributed", &u) &&
+	    json_object_is_type(u, json_type_int)) {
+		snprintf(t->attr_name[t->nattr], sizeof(t->attr_name[0]), "unattributed");
+		t->attr[t->nattr++] = json_object_get_int64(u) < 0 ? 0 : json_object_get_uint64(u);
+	}
 }
 
 static int witness_http(const struct search *s, uint64_t *out, struct trial *attr)
@@ -127,9 +136,27 @@ static int witness_http(const struct search *s, uint64_t *out, struct trial *att
 		return err;
 	if (attr)
 		json_attribution(root, attr);
-	err = json_path_u64(root, s->field ? s->field : "matched", out);
-	if (err == -ENOENT)
-		pr_warn("the witness has no field %s\n", s->field ? s->field : "matched");
+	if (s->field) {
+		err = json_path_u64(root, s->field, out);
+		if (err == -ENOENT)
+			pr_warn("the witness has no field %s\n", s->field);
+		goto out;
+	}
+	/* what the server took, past every drop; a counter without the books (--drop, an older kernel) has matched */
+	err = json_path_u64(root, "delivered", out);
+	if (err == -ENOENT) {
+		static bool said;
+
+		if (!said)
+			pr_info("note: the witness has no deliveries (count --drop, or a kernel that "
+				"cannot trace them): what reached its XDP hook counts (matched)\n");
+		said = true;
+		err = json_path_u64(root, "matched", out);
+		if (err == -ENOENT)
+			pr_warn("the witness has neither delivered nor matched: is it xdpreplay count "
+				"--listen?\n");
+	}
+out:
 	json_object_put(root);
 	return err;
 }
