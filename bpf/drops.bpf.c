@@ -86,6 +86,17 @@ struct {
 	__type(value, struct tcp_pending);
 } tcp_pending SEC(".maps");
 
+/* count --seq: the sequence numbers of dropped frames, in buckets, by peer and reason */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, XR_SEQ_DROP_BUCKETS);
+	__type(key, struct xr_seq_drop_key);
+	__type(value, __u64);
+} seq_drops SEC(".maps");
+
+/* count --seq's buckets that found the map full */
+__u64 seq_drops_lost;
+
 /* iter/udp's answer: datagrams still in the matching sockets' queues */
 __u64 udp_queued;
 
@@ -355,6 +366,64 @@ int BPF_PROG(xr_out, struct sk_buff *skb)
 	return 0;
 }
 
+/*
+ * The sequence field count's --seq names, read from the dropped skb's linear
+ * part (what lies in pages past it is not read: such a frame has no number).
+ */
+static __always_inline bool skb_seq(const struct sk_buff *skb, __u64 *seq)
+{
+	unsigned char *head = BPF_CORE_READ(skb, head);
+	__u32 at = BPF_CORE_READ(skb, network_header), tail = BPF_CORE_READ(skb, tail);
+	__u8 b[8] = {}, doff;
+	struct iphdr iph;
+
+	if (bpf_probe_read_kernel(&iph, sizeof(iph), head + at))
+		return false;
+	if (dcfg.seq_kind == XR_SEQ_IP_ID) {
+		*seq = bpf_ntohs(iph.id);
+		return true;
+	}
+	at += iph.ihl * 4;
+	if (iph.protocol == IPPROTO_UDP) {
+		at += 8;
+	} else if (iph.protocol == IPPROTO_TCP) {
+		if (bpf_probe_read_kernel(&doff, 1, head + at + 12))
+			return false;
+		at += (doff >> 4) * 4;
+	} else {
+		return false;
+	}
+	at += dcfg.seq_off;
+	if (at + dcfg.seq_width > tail || bpf_probe_read_kernel(b, dcfg.seq_width & 15, head + at))
+		return false;
+	*seq = 0;
+	/* big-endian, 2, 4 or 8 bytes: a bounded loop the verifier unrolls */
+	for (int i = 0; i < 8; i++)
+		if (i < dcfg.seq_width)
+			*seq = *seq << 8 | b[i];
+	return true;
+}
+
+static __always_inline void seq_drop(const struct sk_buff *skb, const struct sock *sk, __u32 reason,
+				     __u32 segs)
+{
+	struct xr_seq_drop_key key = { .reason = reason };
+	struct peer p = {};
+	__u64 seq, n = segs, *v;
+
+	if (skb_flow(skb, sk, &p) != XR_DROP_IN || !skb_seq(skb, &seq))
+		return;
+	key.peer = p.addr;
+	key.peer_port = p.port;
+	key.proto = p.proto;
+	key.bucket = seq / (dcfg.seq_bucket ? dcfg.seq_bucket : 1);
+	v = bpf_map_lookup_elem(&seq_drops, &key);
+	if (v)
+		__sync_fetch_and_add(v, n);
+	else if (bpf_map_update_elem(&seq_drops, &key, &n, BPF_NOEXIST))
+		__sync_fetch_and_add(&seq_drops_lost, n);
+}
+
 SEC("tp_btf/kfree_skb")
 int BPF_PROG(xr_kfree_skb, struct sk_buff *skb, void *location, enum skb_drop_reason reason,
 	     struct sock *rx_sk)
@@ -387,6 +456,8 @@ int BPF_PROG(xr_kfree_skb, struct sk_buff *skb, void *location, enum skb_drop_re
 	barrier_var(r);
 	r &= XR_DROP_REASONS - 1;
 	st->dropped[dir & 1][r] += segs;
+	if (dcfg.seq_kind && dir == XR_DROP_IN)
+		seq_drop(skb, rx_sk, reason, segs);
 	if (r == XR_DROP_NOT_SPECIFIED || r == XR_DROP_SUBSYS) {
 		struct xr_drop_loc key = { .location = (__u64)location,
 					   .reason = reason,

@@ -129,9 +129,10 @@ test_dns_search_on_a_busy_host() {
 	nsd_start 100
 	nsd_names 100 "$WORK/names"
 	# a busy neighbour, as on the issue's host: one CPU-bound process through the whole test
+	# (bounded by timeout; a global, not a local, so that the EXIT trap still sees it)
 	timeout 600 sh -c 'while :; do :; done' &
-	local hog=$!
-	trap 'kill $hog 2>/dev/null; kill $NSD_PID 2>/dev/null; wait $NSD_PID 2>/dev/null; tb_down' EXIT
+	HOG_PID=$!
+	trap 'kill $HOG_PID 2>/dev/null; kill $NSD_PID 2>/dev/null; wait $NSD_PID 2>/dev/null; tb_down' EXIT
 	tb_gen "$XR" search --witness replies --min 5k --max 400k --trial 1s --settle 200ms --max-trials 100 \
 		--json "$WORK/s.json" -- gen dns -i "$TB_GEN_IF" --dst "$TB_SRV_IP" --names "$WORK/names" \
 		--wait 300ms >"$WORK/out" 2>&1 || fail "search exited $?: $(tail -n 8 "$WORK/out")"

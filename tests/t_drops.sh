@@ -193,3 +193,23 @@ test_drops_tcp_books_server_closes() {
 	tcp_books --close-first -- --count 200 --wait-close
 	expect_eq "$(cat "$WORK/client.out")" 200 "answers"
 }
+
+test_drops_by_sequence() {
+	command -v nft >/dev/null || skip "nft not installed"
+	bed
+	# the frames numbered 3000-3999 (their IP id) die in a rule, the rest at the closed port
+	tb_srv nft add table inet xr || fail "nft"
+	tb_srv nft 'add chain inet xr in { type filter hook input priority 0; }'
+	tb_srv nft add rule inet xr in ip id 3000-3999 drop
+	# one flow: one source port
+	drops_run --seq ip.id --seq-bucket 1000 -- --count 10000 --sport 5000-5000 --rewrite ip.id=seq
+	python3 - "$WORK/c.json" <<-'PY' || fail "the drops by sequence number: $(jget "$WORK/c.json" sequence.drops | head -c 600)"
+	import json, sys
+	s = json.load(open(sys.argv[1]))["sequence"]
+	assert s["drops_bucket"] == 1000 and s["drops_not_placed"] == 0, s
+	got = {(d["reason"], d["first"], d["last"]): d["dropped"] for d in s["drops"]}
+	assert got == {("NO_SOCKET", 0, 2999): 3000, ("NETFILTER_DROP", 3000, 3999): 1000,
+	               ("NO_SOCKET", 4000, 9999): 6000}, got
+	assert {(d["peer"], d["port"]) for d in s["drops"]} == {("198.18.0.1", 5000)}, s["drops"][:5]
+	PY
+}

@@ -30,13 +30,29 @@ struct xr_drops_cfg {
 	__u16 peer_port; /* the filter's --sport (network order); 0 = any */
 	__u8 proto; /* IPPROTO_*; 0 = any IP; 255 = any frame */
 	__u8 books_tcp; /* the TCP side of the books is traced */
-	__u8 pad[6];
+	__u8 seq_kind; /* count --seq: enum xr_seq_kind (bpf/shared/count.h); 0 = none */
+	__u8 seq_width; /* bytes: 2, 4 or 8 */
+	__u16 seq_off; /* in the UDP/TCP payload */
+	__u16 pad;
+	__u32 seq_bucket; /* sequence numbers per histogram bucket */
 };
 
 /* Per CPU, in wire frames (a GRO skb counts its segments): the books of what the stack got. */
 struct xr_drops_stats {
 	__u64 dropped[2][XR_DROP_REASONS]; /* [dir][reason] */
 	__u64 delivered[2]; /* [enum xr_delivered]: UDP read by the application; TCP taken by a socket */
+};
+
+/* count --seq: how many of a peer's sequence numbers [bucket * width, +width) died, by reason. */
+#define XR_SEQ_DROP_BUCKETS 16384
+
+struct xr_seq_drop_key {
+	__u32 peer; /* the sender's address and port (network order) */
+	__u16 peer_port;
+	__u8 proto;
+	__u8 pad;
+	__u32 reason;
+	__u32 bucket; /* sequence number / seq_bucket */
 };
 
 struct xr_drop_loc {

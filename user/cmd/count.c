@@ -35,6 +35,8 @@ static void usage(FILE *f)
 		"      --seq ip.id                 the IPv4 identification (16 bits, wrapping)\n"
 		"      --seq payload@OFF:W         W bytes (2, 4, 8) big-endian at OFF in the UDP/TCP payload\n"
 		"                                  reports received, lost (gaps), duplicated, reordered\n"
+		"      --seq-bucket N              and which numbers the kernel dropped, by reason, in\n"
+		"                                  buckets of N (default 1000; ip.id wraps at 65536)\n"
 		"Options:\n"
 		"  -i, --iface IFACE     interface to count on (required)\n"
 		"      --drop            drop matched frames in XDP (a sink that counts)\n"
@@ -140,6 +142,7 @@ int cmd_count(int argc, char **argv)
 		O_JSON,
 		O_LISTEN,
 		O_SEQ,
+		O_SEQ_BUCKET,
 		O_NFT,
 		O_NO_REASONS,
 		O_WEBHOOK,
@@ -164,6 +167,7 @@ int cmd_count(int argc, char **argv)
 		{ "json", optional_argument, NULL, O_JSON },
 		{ "listen", required_argument, NULL, O_LISTEN },
 		{ "seq", required_argument, NULL, O_SEQ },
+		{ "seq-bucket", required_argument, NULL, O_SEQ_BUCKET },
 		{ "nft", no_argument, NULL, O_NFT },
 		{ "no-drop-reasons", no_argument, NULL, O_NO_REASONS },
 		{ "webhook", required_argument, NULL, O_WEBHOOK },
@@ -176,7 +180,7 @@ int cmd_count(int argc, char **argv)
 		{},
 	};
 	const char *listen_addr = NULL, *webhook_addr = NULL, *token_file = NULL;
-	struct count_opts co = {};
+	struct count_opts co = { .seq_bucket = 1000 };
 	uint64_t proto;
 	int opt;
 
@@ -229,6 +233,18 @@ int cmd_count(int argc, char **argv)
 		case O_FLEET: co.fleet_dir = optarg; break;
 		case O_SCHEDULE: co.schedule = optarg; break;
 		case O_TOKEN: token_file = optarg; break;
+		case O_SEQ_BUCKET: {
+			uint64_t n;
+
+			if (cli_count("count", "seq-bucket", optarg, &n))
+				return XR_EXIT_USAGE;
+			if (n < 1 || n > UINT32_MAX)
+				return cli_usage_error("count",
+						       "--seq-bucket must be between 1 and %u",
+						       UINT32_MAX);
+			co.seq_bucket = n;
+			break;
+		}
 		case O_SEQ:
 			co.seq_spec = optarg;
 			if (parse_seq(optarg, &co.cfg))

@@ -241,6 +241,8 @@ static void report_json(FILE *f, const char *ifname, const struct count_totals *
 		json_u64(&j, "duplicated", st.dup);
 		json_u64(&j, "reordered", st.reordered);
 		json_u64(&j, "untracked", st.untracked);
+		if (drops)
+			drops_seq_json(drops, &j);
 		json_close(&j, '}');
 	}
 	json_open(&j, "attribution", '{');
@@ -586,7 +588,7 @@ int count_run(const struct count_opts *co)
 
 		if (!local)
 			addr_iface(ifname, false, (uint8_t *)&local);
-		drops = drops_open(ifc.netns_ino, local, &cfg);
+		drops = drops_open(ifc.netns_ino, local, &cfg, co->seq_bucket);
 	}
 	kstats_read(ifname, &before);
 	if (use_nft && nft_read(nft_before)) {
@@ -703,6 +705,8 @@ int count_run(const struct count_opts *co)
 				(unsigned long long)st.received, (unsigned long long)st.lost,
 				(unsigned long long)st.dup, (unsigned long long)st.reordered,
 				(unsigned long long)st.untracked);
+			if (drops)
+				drops_seq_report(drops, stderr);
 		}
 	}
 	if (jf) {

@@ -12,6 +12,7 @@ struct count_opts {
 	const char *ifname; /* NULL: --webhook alone */
 	struct xr_count_cfg cfg; /* what the XDP program matches, and --seq */
 	const char *seq_spec; /* --seq as given, for the report */
+	uint32_t seq_bucket; /* --seq-bucket: sequence numbers per bucket of the drops' histogram */
 	uint64_t duration_ns, idle_ns;
 	const char *ready, *json_path;
 	bool use_nft, quiet;

@@ -5,6 +5,7 @@
 #include <string.h>
 #include <unistd.h>
 #include <netinet/in.h>
+#include <arpa/inet.h>
 #include <bpf/bpf.h>
 #include <bpf/btf.h>
 #include <bpf/libbpf.h>
@@ -19,6 +20,7 @@ struct drops {
 	struct drops_bpf *skel;
 	bool books_udp, books_tcp; /* the sockets' side of the books is traced */
 	struct bpf_link *udp_iter; /* iter/udp: what the sockets still hold */
+	uint32_t seq_bucket; /* count --seq: sequence numbers per bucket; 0 without --seq */
 	char *names[XR_DROP_REASONS];
 	/* kallsyms, sorted by address, loaded when a report needs a location */
 	struct ksym {
@@ -71,6 +73,7 @@ static int drops_load(struct drops *d, const struct xr_drops_cfg *dcfg, bool udp
 		if (p != sk->progs.xr_kfree_skb)
 			bpf_program__set_autoload(p, is_udp ? udp : tcp);
 	}
+	d->seq_bucket = dcfg->seq_kind ? dcfg->seq_bucket : 0;
 	d->books_udp = udp;
 	d->books_tcp = tcp;
 	if (drops_bpf__load(sk))
@@ -88,14 +91,19 @@ fail:
 	return -errno ? -errno : -EINVAL;
 }
 
-struct drops *drops_open(uint32_t netns_ino, uint32_t local_addr, const struct xr_count_cfg *cfg)
+struct drops *drops_open(uint32_t netns_ino, uint32_t local_addr, const struct xr_count_cfg *cfg,
+			 uint32_t seq_bucket)
 {
 	const struct xr_drops_cfg dcfg = { .netns_ino = netns_ino,
 					   .local_addr = local_addr,
 					   .peer_addr = cfg->saddr,
 					   .port = cfg->dport,
 					   .peer_port = cfg->sport,
-					   .proto = cfg->proto };
+					   .proto = cfg->proto,
+					   .seq_kind = cfg->seq_kind,
+					   .seq_width = cfg->seq_width,
+					   .seq_off = cfg->seq_off,
+					   .seq_bucket = seq_bucket };
 	/* the books are kept for UDP and TCP; a filter for any frame has no books */
 	bool udp = cfg->proto == IPPROTO_UDP || !cfg->proto;
 	bool tcp = cfg->proto == IPPROTO_TCP || !cfg->proto;
@@ -433,4 +441,149 @@ void drops_books_json(const struct drops_totals *t, uint64_t passed, struct json
 	json_u64(j, "dropped", t->in_total);
 	json_i64(j, "unattributed", drops_unattributed(t, passed));
 	json_close(j, '}');
+}
+
+/* count --seq: a peer's dropped sequence numbers by reason, adjacent buckets merged */
+struct seq_range {
+	struct xr_seq_drop_key k; /* bucket: the first one */
+	uint32_t last_bucket;
+	uint64_t n;
+};
+
+static int cmp_seq_key(const void *a, const void *b)
+{
+	const struct xr_seq_drop_key *x = a, *y = b;
+
+	if (x->peer != y->peer)
+		return ntohl(x->peer) < ntohl(y->peer) ? -1 : 1;
+	if (x->peer_port != y->peer_port)
+		return ntohs(x->peer_port) < ntohs(y->peer_port) ? -1 : 1;
+	if (x->proto != y->proto)
+		return x->proto < y->proto ? -1 : 1;
+	if (x->reason != y->reason)
+		return x->reason < y->reason ? -1 : 1;
+	return x->bucket < y->bucket ? -1 : x->bucket > y->bucket;
+}
+
+/* The map's buckets as ranges, sorted by peer, reason and sequence; *n of them (free the array). */
+static struct seq_range *seq_ranges(struct drops *d, size_t *n)
+{
+	struct {
+		struct xr_seq_drop_key k;
+		uint64_t v;
+	} *e = NULL;
+	int fd = bpf_map__fd(d->skel->maps.seq_drops);
+	struct xr_seq_drop_key key, next;
+	struct seq_range *r = NULL;
+	size_t ne = 0, cap = 0, nr = 0;
+	void *prev = NULL;
+	__u64 v;
+
+	*n = 0;
+	while (!bpf_map_get_next_key(fd, prev, &next)) {
+		if (!bpf_map_lookup_elem(fd, &next, &v)) {
+			if (ne == cap) {
+				void *m = realloc(e, (cap = cap ? cap * 2 : 256) * sizeof(*e));
+
+				if (!m)
+					goto out;
+				e = m;
+			}
+			e[ne].k = next;
+			e[ne++].v = v;
+		}
+		key = next;
+		prev = &key;
+	}
+	if (!ne)
+		goto out;
+	qsort(e, ne, sizeof(*e), cmp_seq_key);
+	r = calloc(ne, sizeof(*r));
+	if (!r)
+		goto out;
+	for (size_t i = 0; i < ne; i++) {
+		struct seq_range *l = nr ? &r[nr - 1] : NULL;
+
+		if (l && l->k.peer == e[i].k.peer && l->k.peer_port == e[i].k.peer_port &&
+		    l->k.proto == e[i].k.proto && l->k.reason == e[i].k.reason &&
+		    l->last_bucket + 1 == e[i].k.bucket) {
+			l->last_bucket = e[i].k.bucket;
+			l->n += e[i].v;
+			continue;
+		}
+		r[nr].k = e[i].k;
+		r[nr].last_bucket = e[i].k.bucket;
+		r[nr++].n = e[i].v;
+	}
+	*n = nr;
+out:
+	free(e);
+	return r;
+}
+
+static const char *proto_name(uint8_t p)
+{
+	return p == IPPROTO_UDP ? "udp" : p == IPPROTO_TCP ? "tcp" : "ip";
+}
+
+void drops_seq_report(struct drops *d, FILE *f)
+{
+	size_t n;
+	struct seq_range *r;
+
+	if (!d->seq_bucket)
+		return;
+	r = seq_ranges(d, &n);
+	fprintf(f, "  sequence numbers of the drops (in buckets of %u)%s\n", d->seq_bucket,
+		n ? ":" : ": none dropped");
+	for (size_t i = 0; i < n; i++) {
+		char a[INET_ADDRSTRLEN];
+		bool same = i && r[i].k.peer == r[i - 1].k.peer &&
+			    r[i].k.peer_port == r[i - 1].k.peer_port &&
+			    r[i].k.proto == r[i - 1].k.proto && r[i].k.reason == r[i - 1].k.reason;
+
+		if (!same)
+			fprintf(f, "%s    %s:%u %s %s:", i ? "\n" : "",
+				inet_ntop(AF_INET, &r[i].k.peer, a, sizeof(a)),
+				ntohs(r[i].k.peer_port), proto_name(r[i].k.proto),
+				drops_reason_name(d, r[i].k.reason));
+		fprintf(f, "%s n %llu-%llu: %llu", same ? "," : "",
+			(unsigned long long)r[i].k.bucket * d->seq_bucket,
+			((unsigned long long)r[i].last_bucket + 1) * d->seq_bucket - 1,
+			(unsigned long long)r[i].n);
+	}
+	if (n)
+		fputc('\n', f);
+	if (d->skel->bss->seq_drops_lost)
+		fprintf(f, "    (%llu drops beyond the %d buckets kept: not placed)\n",
+			(unsigned long long)d->skel->bss->seq_drops_lost, XR_SEQ_DROP_BUCKETS);
+	free(r);
+}
+
+void drops_seq_json(struct drops *d, struct json *j)
+{
+	size_t n;
+	struct seq_range *r;
+
+	if (!d->seq_bucket)
+		return;
+	r = seq_ranges(d, &n);
+	json_u64(j, "drops_bucket", d->seq_bucket);
+	json_u64(j, "drops_not_placed", d->skel->bss->seq_drops_lost);
+	json_open(j, "drops", '[');
+	for (size_t i = 0; i < n; i++) {
+		char a[INET_ADDRSTRLEN];
+
+		json_open(j, NULL, '{');
+		json_str(j, "peer", inet_ntop(AF_INET, &r[i].k.peer, a, sizeof(a)));
+		json_u64(j, "port", ntohs(r[i].k.peer_port));
+		json_str(j, "proto", proto_name(r[i].k.proto));
+		json_str(j, "reason", drops_reason_name(d, r[i].k.reason));
+		json_u64(j, "first", (uint64_t)r[i].k.bucket * d->seq_bucket);
+		json_u64(j, "last", ((uint64_t)r[i].last_bucket + 1) * d->seq_bucket - 1);
+		json_u64(j, "dropped", r[i].n);
+		json_close(j, '}');
+	}
+	json_close(j, ']');
+	free(r);
 }

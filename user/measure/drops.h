@@ -30,10 +30,12 @@ struct drops_totals {
 /*
  * Loads and attaches the tracer for namespace netns_ino, the counted
  * interface's IPv4 local_addr (network order; 0: every skb counts as
- * inbound) and count's filter. NULL, after one line saying why, when this
+ * inbound) and count's filter; with its --seq, the sequence numbers of the
+ * drops in buckets of seq_bucket. NULL, after one line saying why, when this
  * kernel cannot (the report then says the reasons are unavailable).
  */
-struct drops *drops_open(uint32_t netns_ino, uint32_t local_addr, const struct xr_count_cfg *cfg);
+struct drops *drops_open(uint32_t netns_ino, uint32_t local_addr, const struct xr_count_cfg *cfg,
+			 uint32_t seq_bucket);
 void drops_close(struct drops *d);
 /* listen_drops: the kernel's TcpExt ListenDrops over the same time (the refused SYNs have no reason) */
 int drops_read(struct drops *d, uint64_t listen_drops, struct drops_totals *t);
@@ -47,6 +49,11 @@ void drops_json(struct drops *d, const struct drops_totals *t, struct json *j);
 /* xdpreplay_drops_total{reason=...,direction=...}, xdpreplay_delivered_total, xdpreplay_unattributed */
 void drops_metrics(struct drops *d, const struct drops_totals *t, uint64_t passed,
 		   const char *ifname, FILE *f);
+
+/* With count --seq: which sequence numbers died, per peer and reason, in ranges of buckets. */
+void drops_seq_report(struct drops *d, FILE *f);
+/* "drops_bucket": N, "drops": [{"peer", "port", "proto", "reason", "first", "last", "dropped"}] */
+void drops_seq_json(struct drops *d, struct json *j);
 
 /* passed (what count's XDP program let up) - delivered - dropped inbound: 0 when the books balance */
 int64_t drops_unattributed(const struct drops_totals *t, uint64_t passed);
