@@ -101,16 +101,22 @@ __u64 seq_drops_lost;
 __u64 udp_queued;
 
 /* The skb's namespace: its device's, or its socket's once it has left the device. */
+/*
+ * Struct fields are read directly, not with BPF_CORE_READ: the tracepoints'
+ * arguments are BTF pointers, whose loads the verifier turns into fault-safe
+ * ones (PROBE_MEM) at the cost of a load, where each bpf_probe_read_kernel is
+ * a helper call. Only packet bytes, behind an unsigned char *, take the helper.
+ */
 static __always_inline __u32 skb_netns(const struct sk_buff *skb, const struct sock *sk)
 {
-	const struct net_device *dev = BPF_CORE_READ(skb, dev);
+	const struct net_device *dev = skb->dev;
 
 	if (dev)
-		return BPF_CORE_READ(dev, nd_net.net, ns.inum);
+		return dev->nd_net.net->ns.inum;
 	if (!sk)
-		sk = BPF_CORE_READ(skb, sk);
+		sk = skb->sk;
 	if (sk)
-		return BPF_CORE_READ(sk, __sk_common.skc_net.net, ns.inum);
+		return sk->__sk_common.skc_net.net->ns.inum;
 	return 0;
 }
 
@@ -119,28 +125,22 @@ static __always_inline __u32 skb_netns(const struct sk_buff *skb, const struct s
  * is not one of the counter's; with peer, the peer's end (ports only for UDP
  * and TCP).
  */
-static __always_inline int skb_flow(const struct sk_buff *skb, const struct sock *sk,
-				    struct peer *peer)
+static __always_inline int skb_flow_at(const struct sk_buff *skb, const struct sock *sk,
+				       struct peer *peer, __u16 nh)
 {
-	unsigned char *head = BPF_CORE_READ(skb, head);
-	__u16 nh = BPF_CORE_READ(skb, network_header);
+	unsigned char *head = skb->head;
 	struct iphdr iph;
 	__u16 ports[2];
+	__u32 ns;
 	int dir;
 
-	__u32 ns = skb_netns(skb, sk);
-
-	/*
-	 * A UDP datagram read by its socket has neither device nor socket left
-	 * (UDP accounts its memory without skb->sk): such an skb counts when its
-	 * addresses are the counted interface's, the filter below.
-	 */
-	if (ns != dcfg.netns_ino && (ns || !dcfg.local_addr))
-		return -1;
-	if (dcfg.proto == 255)
-		return XR_DROP_IN;
+	if (dcfg.proto == 255) {
+		ns = skb_netns(skb, sk);
+		return ns == dcfg.netns_ino ? XR_DROP_IN : -1;
+	}
+	/* the cheap tests first: most skbs a tracepoint sees are not the counter's */
 	/* an skb dropped before its network header was set is not one we can tell */
-	if (BPF_CORE_READ(skb, protocol) != bpf_htons(0x0800) || nh == (__u16)~0U ||
+	if (skb->protocol != bpf_htons(0x0800) || nh == (__u16)~0U ||
 	    bpf_probe_read_kernel(&iph, sizeof(iph), head + nh) || iph.version != 4)
 		return -1;
 	if (!dcfg.local_addr || iph.daddr == dcfg.local_addr)
@@ -153,16 +153,27 @@ static __always_inline int skb_flow(const struct sk_buff *skb, const struct sock
 		return -1;
 	if (dcfg.peer_addr && (dir == XR_DROP_IN ? iph.saddr : iph.daddr) != dcfg.peer_addr)
 		return -1;
-	if (!dcfg.port && !dcfg.peer_port && !peer)
+	ns = skb_netns(skb, sk);
+	/*
+	 * A UDP datagram read by its socket has neither device nor socket left
+	 * (UDP accounts its memory without skb->sk): such an skb counts when its
+	 * addresses are the counted interface's, as tested above.
+	 */
+	if (ns != dcfg.netns_ino && (ns || !dcfg.local_addr))
+		return -1;
+	if (peer) {
+		peer->addr = dir == XR_DROP_IN ? iph.saddr : iph.daddr;
+		peer->proto = iph.protocol;
+	}
+	/* without port filters, a protocol without ports still counts (its peer port 0) */
+	if (!dcfg.port && !dcfg.peer_port &&
+	    (!peer || (iph.protocol != IPPROTO_UDP && iph.protocol != IPPROTO_TCP)))
 		return dir;
 	if ((iph.protocol != IPPROTO_UDP && iph.protocol != IPPROTO_TCP) ||
 	    bpf_probe_read_kernel(ports, sizeof(ports), head + nh + iph.ihl * 4))
 		return -1;
-	if (peer) {
-		peer->addr = dir == XR_DROP_IN ? iph.saddr : iph.daddr;
+	if (peer)
 		peer->port = ports[dir == XR_DROP_IN ? 0 : 1];
-		peer->proto = iph.protocol;
-	}
 	/* inbound: to the server's port from the peer's; outbound: the other way */
 	if (dcfg.port && ports[dir == XR_DROP_IN ? 1 : 0] != dcfg.port)
 		return -1;
@@ -171,18 +182,19 @@ static __always_inline int skb_flow(const struct sk_buff *skb, const struct sock
 	return dir;
 }
 
-static __always_inline int skb_dir(const struct sk_buff *skb, const struct sock *sk)
+static __always_inline int skb_flow(const struct sk_buff *skb, const struct sock *sk,
+				    struct peer *peer)
 {
-	return skb_flow(skb, sk, NULL);
+	return skb_flow_at(skb, sk, peer, skb->network_header);
 }
 
 /* How many wire frames the skb holds: GRO merges a flow's TCP segments into one. */
 static __always_inline __u32 skb_segs(const struct sk_buff *skb)
 {
-	const struct skb_shared_info *shi =
-		(const void *)(BPF_CORE_READ(skb, head) + BPF_CORE_READ(skb, end));
-	__u16 segs = BPF_CORE_READ(shi, gso_segs);
+	const struct skb_shared_info *shi = (const void *)(skb->head + skb->end);
+	__u16 segs = 0;
 
+	bpf_probe_read_kernel(&segs, sizeof(segs), &shi->gso_segs);
 	return segs ? segs : 1;
 }
 
@@ -196,17 +208,19 @@ static __always_inline struct xr_drops_stats *stats(void)
 /* A socket of the counter's: its namespace, protocol and local address and port; the peer when it has one. */
 static __always_inline bool sock_matches(const struct sock *sk, __u8 proto)
 {
-	__u32 raddr = BPF_CORE_READ(sk, __sk_common.skc_daddr);
-	__u16 rport = BPF_CORE_READ(sk, __sk_common.skc_dport);
+	__u32 raddr = sk->__sk_common.skc_daddr, laddr = sk->__sk_common.skc_rcv_saddr;
+	__u16 rport = sk->__sk_common.skc_dport;
 
-	if (BPF_CORE_READ(sk, __sk_common.skc_net.net, ns.inum) != dcfg.netns_ino ||
-	    BPF_CORE_READ(sk, sk_protocol) != proto || (dcfg.proto && dcfg.proto != proto))
+	if (sk->sk_protocol != proto || (dcfg.proto && dcfg.proto != proto) ||
+	    sk->__sk_common.skc_net.net->ns.inum != dcfg.netns_ino)
 		return false;
-	if (dcfg.local_addr && BPF_CORE_READ(sk, __sk_common.skc_rcv_saddr) != dcfg.local_addr &&
-	    BPF_CORE_READ(sk, __sk_common.skc_rcv_saddr) != 0)
+	if (dcfg.local_addr && laddr != dcfg.local_addr && laddr != 0)
 		return false;
-	/* a socket on its way to CLOSE has given its port back (inet_num 0); inet_sport keeps it */
-	if (dcfg.port && bpf_htons(BPF_CORE_READ(sk, __sk_common.skc_num)) != dcfg.port &&
+	/*
+	 * A socket on its way to CLOSE has given its port back (inet_num 0);
+	 * inet_sport keeps it (past struct sock: the verifier lets a helper read it)
+	 */
+	if (dcfg.port && bpf_htons(sk->__sk_common.skc_num) != dcfg.port &&
 	    BPF_CORE_READ((const struct inet_sock *)sk, inet_sport) != dcfg.port)
 		return false;
 	/* an unconnected socket takes any peer's: the filter's peer cannot be told there */
@@ -240,8 +254,7 @@ int xr_udp_queue(struct bpf_iter__udp *ctx)
 	if (!up || !sock_matches(sk, IPPROTO_UDP))
 		return 0;
 	/* udp_recvmsg splices sk_receive_queue into reader_queue: a datagram waits in one of them */
-	__sync_fetch_and_add(&udp_queued, BPF_CORE_READ(sk, sk_receive_queue.qlen) +
-						  BPF_CORE_READ(up, reader_queue.qlen));
+	__sync_fetch_and_add(&udp_queued, sk->sk_receive_queue.qlen + up->reader_queue.qlen);
 	return 0;
 }
 
@@ -274,21 +287,16 @@ static __always_inline void tcp_take_pending(__u32 peer, __u16 peer_port)
 
 static __always_inline void tcp_take_current(const struct sock *sk)
 {
-	tcp_take_pending(BPF_CORE_READ(sk, __sk_common.skc_daddr),
-			 BPF_CORE_READ(sk, __sk_common.skc_dport));
+	tcp_take_pending(sk->__sk_common.skc_daddr, sk->__sk_common.skc_dport);
 }
 
-/* The skb is accounted for (taken by its socket, or dropped): no event is its any more. */
-static __always_inline void tcp_settled(const struct sk_buff *skb, const struct sock *sk)
+/* The skb (from peer p) is accounted for (taken by its socket, or dropped): no event is its any more. */
+static __always_inline void tcp_settled(const struct sk_buff *skb, struct peer *p)
 {
-	struct peer key = {};
-	struct tcp_pending *c;
+	struct tcp_pending *c = bpf_map_lookup_elem(&tcp_pending, p);
 
-	if (skb_flow(skb, sk, &key) != XR_DROP_IN || key.proto != IPPROTO_TCP)
-		return;
-	c = bpf_map_lookup_elem(&tcp_pending, &key);
 	if (c && c->skb == (__u64)skb)
-		bpf_map_delete_elem(&tcp_pending, &key);
+		bpf_map_delete_elem(&tcp_pending, p);
 }
 
 /* Each inbound skb at the device layer, after GRO. */
@@ -298,7 +306,9 @@ int BPF_PROG(xr_skb_arrives, struct sk_buff *skb)
 	struct tcp_pending v = { .skb = (__u64)skb };
 	struct peer p = {};
 
-	if (skb_flow(skb, NULL, &p) != XR_DROP_IN || p.proto != IPPROTO_TCP)
+	/* the tracepoint comes before __netif_receive_skb_core sets the network header: data is there */
+	if (skb_flow_at(skb, NULL, &p, skb->data - skb->head) != XR_DROP_IN ||
+	    p.proto != IPPROTO_TCP)
 		return 0;
 	/* a new skb at an address a freed one had: what was remembered of that one is stale */
 	bpf_map_delete_elem(&tcp_taken, &v.skb);
@@ -311,9 +321,11 @@ int BPF_PROG(xr_skb_arrives, struct sk_buff *skb)
 SEC("tp_btf/tcp_probe")
 int BPF_PROG(xr_tcp_taken, struct sock *sk, const struct sk_buff *skb)
 {
-	if (skb_dir(skb, sk) != XR_DROP_IN)
+	struct peer p = {};
+
+	if (skb_flow(skb, sk, &p) != XR_DROP_IN)
 		return 0;
-	tcp_settled(skb, sk);
+	tcp_settled(skb, &p);
 	tcp_take((__u64)skb, skb_segs(skb));
 	return 0;
 }
@@ -350,8 +362,8 @@ int BPF_PROG(xr_tcp_reset, struct sock *sk)
 SEC("tp_btf/net_dev_queue")
 int BPF_PROG(xr_out, struct sk_buff *skb)
 {
-	unsigned char *head = BPF_CORE_READ(skb, head);
-	__u16 nh = BPF_CORE_READ(skb, network_header);
+	unsigned char *head = skb->head;
+	__u16 nh = skb->network_header;
 	struct peer p = {};
 	__u8 ihl, flags;
 
@@ -372,8 +384,8 @@ int BPF_PROG(xr_out, struct sk_buff *skb)
  */
 static __always_inline bool skb_seq(const struct sk_buff *skb, __u64 *seq)
 {
-	unsigned char *head = BPF_CORE_READ(skb, head);
-	__u32 at = BPF_CORE_READ(skb, network_header), tail = BPF_CORE_READ(skb, tail);
+	unsigned char *head = skb->head;
+	__u32 at = skb->network_header, tail = skb->tail;
 	__u8 b[8] = {}, doff;
 	struct iphdr iph;
 
@@ -404,18 +416,17 @@ static __always_inline bool skb_seq(const struct sk_buff *skb, __u64 *seq)
 	return true;
 }
 
-static __always_inline void seq_drop(const struct sk_buff *skb, const struct sock *sk, __u32 reason,
+static __always_inline void seq_drop(const struct sk_buff *skb, const struct peer *p, __u32 reason,
 				     __u32 segs)
 {
 	struct xr_seq_drop_key key = { .reason = reason };
-	struct peer p = {};
 	__u64 seq, n = segs, *v;
 
-	if (skb_flow(skb, sk, &p) != XR_DROP_IN || !skb_seq(skb, &seq))
+	if (!skb_seq(skb, &seq))
 		return;
-	key.peer = p.addr;
-	key.peer_port = p.port;
-	key.proto = p.proto;
+	key.peer = p->addr;
+	key.peer_port = p->port;
+	key.proto = p->proto;
 	key.bucket = seq / (dcfg.seq_bucket ? dcfg.seq_bucket : 1);
 	v = bpf_map_lookup_elem(&seq_drops, &key);
 	if (v)
@@ -429,15 +440,17 @@ int BPF_PROG(xr_kfree_skb, struct sk_buff *skb, void *location, enum skb_drop_re
 	     struct sock *rx_sk)
 {
 	struct xr_drops_stats *st;
+	struct peer p = {};
 	__u32 r = reason, segs;
-	int dir = skb_dir(skb, rx_sk);
+	/* the peer only when something needs it: reading the ports is a helper call */
+	int dir = skb_flow(skb, rx_sk, dcfg.books_tcp || dcfg.seq_kind ? &p : NULL);
 
 	if (dir < 0)
 		return 0;
 	st = stats();
 	if (!st)
 		return 0;
-	if (dir == XR_DROP_IN && dcfg.books_tcp) {
+	if (dir == XR_DROP_IN && dcfg.books_tcp && p.proto == IPPROTO_TCP) {
 		__u64 key = (__u64)skb;
 		__u32 *taken = bpf_map_lookup_elem(&tcp_taken, &key);
 
@@ -447,7 +460,7 @@ int BPF_PROG(xr_kfree_skb, struct sk_buff *skb, void *location, enum skb_drop_re
 			bpf_map_delete_elem(&tcp_taken, &key);
 		}
 		/* and a dropped segment is not the one a later state change is about */
-		tcp_settled(skb, rx_sk);
+		tcp_settled(skb, &p);
 	}
 	segs = skb_segs(skb);
 	if (r >= XR_DROP_REASONS)
@@ -457,7 +470,7 @@ int BPF_PROG(xr_kfree_skb, struct sk_buff *skb, void *location, enum skb_drop_re
 	r &= XR_DROP_REASONS - 1;
 	st->dropped[dir & 1][r] += segs;
 	if (dcfg.seq_kind && dir == XR_DROP_IN)
-		seq_drop(skb, rx_sk, reason, segs);
+		seq_drop(skb, &p, reason, segs);
 	if (r == XR_DROP_NOT_SPECIFIED || r == XR_DROP_SUBSYS) {
 		struct xr_drop_loc key = { .location = (__u64)location,
 					   .reason = reason,
