@@ -54,7 +54,7 @@ for size in 64 300; do
 		have trafgen && [ "$ncpu" -ge 2 ] && measure "trafgen-2p" $size timeout -s INT $SECS trafgen \
 			-o "$TB_GEN_IF" -i "$WORK/trafgen-$size.cfg" -P 2 --no-sock-mem -Q -C
 		have tcpreplay && measure "tcpreplay" $size timeout -s INT $SECS tcpreplay -q -i "$TB_GEN_IF" \
-			--topspeed --loop 0 "$WORK/k-$size.pcap"
+			-K --topspeed --loop 0 "$WORK/k-$size.pcap"
 		have hping3 && measure "hping3" $size timeout -s INT $SECS hping3 -q --flood --udp -p 9 -s 1024 \
 			-d $payload "$TB_SRV_IP"
 		[ "$rep" -le 2 ] && have nc && measure "nc-loop" $size bash -c "nc_loop $payload"
