@@ -5,11 +5,12 @@
 
 . "$TOP/scripts/nsd.sh"
 
-# nsd_start N: nsd serving bench.test. (names n0..n(N-1)) on the bed's address, stopped with the bed
+# nsd_start N [CPU]: nsd serving bench.test. (names n0..n(N-1)) on the bed's address, stopped with
+# the bed; with CPU, nsd and the server processes it forks run on that CPU only
 nsd_start() {
 	command -v nsd >/dev/null || skip "nsd not installed (scripts/deps.sh installs it)"
 	nsd_conf "$WORK/nsd.$$" "$TB_SRV_IP" "$1"
-	tb_srv nsd -d -c "$WORK/nsd.$$/nsd.conf" &
+	tb_srv ${2:+taskset -c "$2"} nsd -d -c "$WORK/nsd.$$/nsd.conf" &
 	NSD_PID=$!
 	trap 'kill $NSD_PID 2>/dev/null; wait $NSD_PID 2>/dev/null; tb_down' EXIT
 	nsd_wait "$TB_NS_SRV" "$TB_SRV_IP" "$NSD_PID" || fail "nsd did not start: $(cat "$WORK/nsd.$$/nsd.log" 2>/dev/null)"
@@ -126,14 +127,20 @@ test_dns_search_replies() {
 
 test_dns_search_on_a_busy_host() {
 	bed
-	nsd_start 100
-	nsd_names 100 "$WORK/names"
 	# a busy neighbour, as on the issue's host: one CPU-bound process through the whole test
-	# (bounded by timeout; a global, not a local, so that the EXIT trap still sees it)
-	timeout 600 sh -c 'while :; do :; done' &
+	# (bounded by timeout; a global, not a local, so that the EXIT trap still sees it). It shares
+	# the server's CPU and the sender has the other: unpinned, the scheduler moves the hog between
+	# the two CPUs and the capacity it leaves nsd jumps between two levels from run to run
+	# (measured: 0% to 39% loss in five 1 s runs at 100k/s), a server no search can bound;
+	# pinned, it is a steady busy host whose trials are still noisy (0 to 0.4% loss at 85k/s)
+	local srv_cpu=$(($(nproc) - 1))
+	[ "$srv_cpu" -ge 1 ] || skip "a busy host needs two CPUs"
+	nsd_start 100 "$srv_cpu"
+	nsd_names 100 "$WORK/names"
+	taskset -c "$srv_cpu" timeout 600 sh -c 'while :; do :; done' &
 	HOG_PID=$!
 	trap 'kill $HOG_PID 2>/dev/null; kill $NSD_PID 2>/dev/null; wait $NSD_PID 2>/dev/null; tb_down' EXIT
-	tb_gen "$XR" search --witness replies --min 5k --max 400k --trial 1s --settle 200ms --max-trials 100 \
+	tb_gen taskset -c 0 "$XR" search --witness replies --min 5k --max 400k --trial 1s --settle 200ms --max-trials 100 \
 		--json "$WORK/s.json" -- gen dns -i "$TB_GEN_IF" --dst "$TB_SRV_IP" --names "$WORK/names" \
 		--wait 300ms >"$WORK/out" 2>&1 || fail "search exited $?: $(tail -n 8 "$WORK/out")"
 	pdr=$(python3 - "$WORK/s.json" <<-'PY'
@@ -149,18 +156,21 @@ test_dns_search_on_a_busy_host() {
 	) || fail "the search's answer: $(tail -n 8 "$WORK/out")"
 	# runs at fixed rates confirm the bound, judged as the goal is (exceed ratio 0.5: what most of
 	# the time does): at 0.85 of it at most one run of three loses over 0.5%, at 1.5 times it two
-	local f i over
+	local f i over loss losses
 	for f in 85 150; do
-		over=0
+		over=0 losses=
 		for i in 1 2 3; do
-			tb_gen "$XR" gen dns -i "$TB_GEN_IF" --dst "$TB_SRV_IP" --names "$WORK/names" \
+			tb_gen taskset -c 0 "$XR" gen dns -i "$TB_GEN_IF" --dst "$TB_SRV_IP" --names "$WORK/names" \
 				--pps $((pdr * f / 100)) --duration 1s --wait 300ms --json "$WORK/g.json" >/dev/null 2>&1
-			over=$((over + $(python3 -c 'import json,sys; g=json.load(open(sys.argv[1])); print(int(1 - g["replies"]["answers"] / g["sent"] > 0.005))' "$WORK/g.json")))
+			loss=$(python3 -c 'import json,sys; g=json.load(open(sys.argv[1])); print("%.3f" % (100 * (1 - g["replies"]["answers"] / g["sent"])))' "$WORK/g.json")
+			losses="$losses $loss%"
+			over=$((over + $(python3 -c "print(int($loss > 0.5))")))
 		done
+		echo "at ${f}% of PDR $pdr: lost$losses"
 		if [ $f = 85 ]; then
-			[ $over -le 1 ] || fail "PDR $pdr: $over of 3 runs at 0.85x lost over 0.5%; $(tail -n 8 "$WORK/out")"
+			[ $over -le 1 ] || fail "PDR $pdr: $over of 3 runs at 0.85x lost over 0.5% ($losses); $(tail -n 8 "$WORK/out")"
 		else
-			[ $over -ge 2 ] || fail "PDR $pdr: only $over of 3 runs at 1.5x lost over 0.5%"
+			[ $over -ge 2 ] || fail "PDR $pdr: only $over of 3 runs at 1.5x lost over 0.5% ($losses)"
 		fi
 	done
 }
