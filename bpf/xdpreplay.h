@@ -13,6 +13,7 @@
 #include "shared/syn.h"
 #include "shared/lorawan.h"
 #include "shared/dns.h"
+#include "shared/tcp.h"
 #include "shared/drops.h"
 #include "shared/selftest.h"
 

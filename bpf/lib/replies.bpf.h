@@ -69,18 +69,24 @@ static __always_inline __u32 rtt_bucket(__u64 v)
 	return e < XR_RTT_BUCKETS ? e : XR_RTT_BUCKETS - 1;
 }
 
-/* Counts a round trip that ended now in the current second's histogram. */
-static __always_inline void record_rtt(__u64 sent_ns)
+/* Counts a time that ended now in the current second's histogram of hist (laid out as rtt_hist). */
+static __always_inline void record_hist(void *hist, __u64 since_ns)
 {
 	__u64 now = bpf_ktime_get_ns(), sec;
 	__u64 *bin;
 	__u32 hk;
 
 	sec = now > replies_origin_ns ? (now - replies_origin_ns) / 1000000000ULL : 0;
-	hk = (sec % XR_RTT_SECS) * XR_RTT_BUCKETS + rtt_bucket(now - sent_ns);
-	bin = bpf_map_lookup_elem(&rtt_hist, &hk);
+	hk = (sec % XR_RTT_SECS) * XR_RTT_BUCKETS + rtt_bucket(now - since_ns);
+	bin = bpf_map_lookup_elem(hist, &hk);
 	if (bin)
 		(*bin)++;
+}
+
+/* Counts a round trip that ended now. */
+static __always_inline void record_rtt(__u64 sent_ns)
+{
+	record_hist(&rtt_hist, sent_ns);
 }
 
 static __always_inline struct xr_replies_stats *reply_stats(void)

@@ -69,8 +69,22 @@ static __always_inline struct tcphdr *tcp_reply_header(struct xdp_md *ctx, __u8 
 	struct iphdr *iph;
 	struct tcphdr *th;
 
-	if (len < 54 || bpf_xdp_adjust_tail(ctx, 54 + (int)plen - len))
+	if (len < 54)
 		return NULL;
+	if (bpf_xdp_adjust_tail(ctx, 54 + (int)plen - len)) {
+		/*
+		 * No tailroom: a frame the driver built in place (veth takes an
+		 * uncloned skb as it is, and a SYN-ACK's has little room after it).
+		 * Grow at the front instead, into the headroom XDP always has, and
+		 * move the headers there; the payload overwrites what follows.
+		 */
+		__u8 hdr[54];
+
+		if (bpf_xdp_load_bytes(ctx, 0, hdr, sizeof(hdr)) ||
+		    bpf_xdp_adjust_head(ctx, len - 54 - (int)plen) ||
+		    bpf_xdp_store_bytes(ctx, 0, hdr, sizeof(hdr)))
+			return NULL;
+	}
 	data = (void *)(long)ctx->data;
 	data_end = (void *)(long)ctx->data_end;
 	eth = data;

@@ -12,6 +12,7 @@
 #include "proto/syn.bpf.h"
 #include "proto/lorawan.bpf.h"
 #include "proto/dns.bpf.h"
+#include "proto/tcp.bpf.h"
 
 /* tag: a value the reply handler gets back with n's answer (struct xr_send_ts) */
 static __always_inline int proto_hook(struct xdp_md *ctx, struct xr_gen_slot *s, __u64 n,
@@ -29,6 +30,7 @@ static __always_inline int proto_reply(struct xdp_md *ctx)
 	case XR_REPLY_SYN: return syn_reply(ctx);
 	case XR_REPLY_LORA_ACK: return lora_reply(ctx);
 	case XR_REPLY_DNS: return dns_reply(ctx);
+	case XR_REPLY_TCP: return tcp_session_reply(ctx);
 	default: return XDP_PASS;
 	}
 }

@@ -20,6 +20,8 @@ enum xr_reply_kind {
 	XR_REPLY_SYN = 1, /* SYN-ACKs, RSTs, FINs to gen syn's SYNs (bpf/proto/syn.bpf.h) */
 	XR_REPLY_LORA_ACK = 2, /* Semtech PUSH_ACKs to PUSH_DATA (bpf/proto/lorawan.bpf.h) */
 	XR_REPLY_DNS = 3, /* DNS responses to gen dns's queries (bpf/proto/dns.bpf.h) */
+	XR_REPLY_TCP =
+		4, /* gen tcp's sessions: the whole conversation after the SYN (bpf/proto/tcp.bpf.h) */
 };
 
 #endif /* __XR_SHARED_PROTO_H */

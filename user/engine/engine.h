@@ -35,6 +35,8 @@ struct engine_proto {
 	void (*stop)(void *ctx);
 	/* kengine_run_frames: get ready to build the frame of sequence number n */
 	void (*frame)(void *ctx, uint64_t n);
+	/* after the last frame: whether nothing more is to come (ends --wait early); sent: frames sent */
+	bool (*settled)(void *ctx, uint64_t sent);
 	/* the run is over (replies read): take what the maps hold */
 	void (*finish)(void *ctx, struct gen_bpf *skel);
 	/* the program is about to be unloaded: unmap what after_load mapped */
@@ -120,6 +122,9 @@ struct engine_result {
 
 /* mmaps an mmapable array map whole; *sz is the mapped size. NULL on failure. */
 void *engine_map_mmap(struct bpf_map *map, size_t *sz);
+
+/* A per-CPU histogram map laid out as rtt_hist, summed into r (hist allocated when NULL). 0 or -errno. */
+int engine_hist_read(int fd, struct engine_replies *r);
 
 /* Lower bound in ns of round-trip bucket b (the inverse of rtt_bucket() in gen.bpf.c). */
 uint64_t rtt_bucket_floor(unsigned int b);

@@ -387,16 +387,42 @@ static void slot_ops_init(struct xr_gen_slot *s, const struct xr_op *ops, unsign
 	}
 }
 
+int engine_hist_read(int fd, struct engine_replies *r)
+{
+	int ncpu = libbpf_num_possible_cpus();
+	uint64_t *vals = calloc(ncpu, sizeof(uint64_t));
+	int err = 0;
+
+	r->seconds = 0;
+	if (!r->hist)
+		r->hist = calloc((size_t)XR_RTT_SECS * XR_RTT_BUCKETS, sizeof(uint64_t));
+	if (!vals || !r->hist) {
+		err = -ENOMEM;
+		goto out;
+	}
+	for (__u32 key = 0; key < XR_RTT_SECS * XR_RTT_BUCKETS; key++) {
+		if (bpf_map_lookup_elem(fd, &key, vals)) {
+			err = -errno;
+			break;
+		}
+		for (int c = 0; c < ncpu; c++)
+			r->hist[key] += vals[c];
+		if (r->hist[key] && key / XR_RTT_BUCKETS + 1 > r->seconds)
+			r->seconds = key / XR_RTT_BUCKETS + 1;
+	}
+out:
+	free(vals);
+	return err;
+}
+
 static void read_replies(struct kengine *k, struct engine_result *res)
 {
 	int ncpu = libbpf_num_possible_cpus(), hfd = bpf_map__fd(k->skel->maps.rtt_hist);
 	struct xr_replies_stats *per = calloc(ncpu, sizeof(*per));
-	uint64_t *vals = calloc(ncpu, sizeof(uint64_t));
 	struct engine_replies *r = &res->replies;
 	__u32 key = 0;
 
-	r->hist = calloc((size_t)XR_RTT_SECS * XR_RTT_BUCKETS, sizeof(uint64_t));
-	if (!per || !vals || !r->hist)
+	if (!per)
 		goto out;
 	if (!bpf_map_lookup_elem(bpf_map__fd(k->skel->maps.replies_stats), &key, per)) {
 		for (int c = 0; c < ncpu; c++) {
@@ -407,17 +433,9 @@ static void read_replies(struct kengine *k, struct engine_result *res)
 				r->st.ctr[i] += per[c].ctr[i];
 		}
 	}
-	for (key = 0; key < XR_RTT_SECS * XR_RTT_BUCKETS; key++) {
-		if (bpf_map_lookup_elem(hfd, &key, vals))
-			break;
-		for (int c = 0; c < ncpu; c++)
-			r->hist[key] += vals[c];
-		if (r->hist[key] && key / XR_RTT_BUCKETS + 1 > r->seconds)
-			r->seconds = key / XR_RTT_BUCKETS + 1;
-	}
+	engine_hist_read(hfd, r);
 out:
 	free(per);
-	free(vals);
 }
 
 uint64_t rtt_bucket_floor(unsigned int b)
@@ -590,9 +608,15 @@ int kengine_run(const struct engine_opts *o, struct engine_result *res)
 	if (proto_started && proto->stop)
 		proto->stop(proto->ctx);
 	if (o->reply_kind != XR_REPLY_NONE) {
-		/* answers to the last frames are still on their way */
-		if (!xr_stop)
-			sleep_until(now_ns() + o->reply_wait_ns);
+		/* answers to the last frames are still on their way (or, for sessions, until all ended) */
+		uint64_t until = now_ns() + o->reply_wait_ns, sent = 0, failed, bytes;
+
+		slots_sum(&k, sd, started, &sent, &failed, &bytes);
+		while (!xr_stop && now_ns() < until) {
+			if (proto && proto->settled && proto->settled(proto->ctx, sent))
+				break;
+			sleep_until(now_ns() + 10000000ULL);
+		}
 		read_replies(&k, res);
 	}
 	sigaction(SIGUSR1, &old_sa, NULL);

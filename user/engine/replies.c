@@ -59,9 +59,6 @@ static bool any_nonzero(const __u64 *v, size_t n)
 
 void replies_rtt_line(const struct engine_result *res, FILE *human)
 {
-	uint64_t total[XR_RTT_BUCKETS], n;
-	char a[16], b[16], c[16], d[16];
-
 	if (!res->replies.hist)
 		return;
 	/* silence (not even a RST or a stray answer) has two usual causes; the server's count tells which */
@@ -73,28 +70,42 @@ void replies_rtt_line(const struct engine_result *res, FILE *human)
 			"(--src)? 'xdpreplay count' on the server says where the requests died\n");
 		return;
 	}
-	hist_total(&res->replies, total, &n);
-	fprintf(human, "  round trip: p50 %s, p90 %s, p99 %s, max %s\n",
+	replies_hist_line(human, "round trip", &res->replies);
+}
+
+void replies_hist_line(FILE *human, const char *label, const struct engine_replies *r)
+{
+	uint64_t total[XR_RTT_BUCKETS], n;
+	char a[16], b[16], c[16], d[16];
+
+	hist_total(r, total, &n);
+	fprintf(human, "  %s: p50 %s, p90 %s, p99 %s, max %s\n", label,
 		fmt_duration(percentile(total, XR_RTT_BUCKETS, n, 0.5), a, sizeof(a)),
 		fmt_duration(percentile(total, XR_RTT_BUCKETS, n, 0.9), b, sizeof(b)),
 		fmt_duration(percentile(total, XR_RTT_BUCKETS, n, 0.99), c, sizeof(c)),
 		fmt_duration(hist_max(total, XR_RTT_BUCKETS), d, sizeof(d)));
 }
 
-void replies_rtt_json(const struct engine_result *res, struct json *j)
+void replies_hist_json(struct json *j, const char *name, const struct engine_replies *r)
 {
-	const struct engine_replies *r = &res->replies;
 	uint64_t total[XR_RTT_BUCKETS], n;
 
-	if (!r->hist)
-		return;
 	hist_total(r, total, &n);
-	json_open(j, "rtt_us", '{');
+	json_open(j, name, '{');
 	json_double(j, "p50", percentile(total, XR_RTT_BUCKETS, n, 0.5) / 1e3);
 	json_double(j, "p90", percentile(total, XR_RTT_BUCKETS, n, 0.9) / 1e3);
 	json_double(j, "p99", percentile(total, XR_RTT_BUCKETS, n, 0.99) / 1e3);
 	json_double(j, "max", hist_max(total, XR_RTT_BUCKETS) / 1e3);
 	json_close(j, '}');
+}
+
+void replies_rtt_json(const struct engine_result *res, struct json *j)
+{
+	const struct engine_replies *r = &res->replies;
+
+	if (!r->hist)
+		return;
+	replies_hist_json(j, "rtt_us", r);
 	json_open(j, "per_second", '[');
 	for (unsigned int s = 0; s < r->seconds && s < XR_RTT_SECS; s++) {
 		const uint64_t *h = r->hist + (size_t)s * XR_RTT_BUCKETS;

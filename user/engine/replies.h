@@ -11,6 +11,10 @@
 void replies_rtt_line(const struct engine_result *res, FILE *human);
 /* "rtt_us": {p50, p90, p99, max} and "per_second": [...], inside the protocol's "replies" object */
 void replies_rtt_json(const struct engine_result *res, struct json *j);
+/* "  LABEL: p50 .., p90 .., p99 .., max ..\n" of any histogram laid out as the round trips' */
+void replies_hist_line(FILE *human, const char *label, const struct engine_replies *r);
+/* "NAME": {p50, p90, p99, max} in microseconds */
+void replies_hist_json(struct json *j, const char *name, const struct engine_replies *r);
 /* v per second of the run */
 double replies_per_s(const struct engine_result *res, uint64_t v);
 

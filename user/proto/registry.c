@@ -3,10 +3,11 @@
 #include <string.h>
 #include "proto/proto.h"
 
-extern const struct xr_proto proto_capture, proto_udp, proto_syn, proto_lorawan, proto_dns;
+extern const struct xr_proto proto_capture, proto_udp, proto_syn, proto_lorawan, proto_dns,
+	proto_tcp;
 
 const struct xr_proto *const xr_protos[] = {
-	&proto_capture, &proto_udp, &proto_syn, &proto_lorawan, &proto_dns, NULL,
+	&proto_capture, &proto_udp, &proto_syn, &proto_lorawan, &proto_dns, &proto_tcp, NULL,
 };
 
 const struct xr_proto *proto_find(const char *name)

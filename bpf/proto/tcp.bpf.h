@@ -1,0 +1,459 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * gen tcp's sessions on the sender's interface. The kernel engine sent
+ * session c's SYN; from the SYN-ACK on, this handler is the client: it
+ * acknowledges with request 0's first segment riding on the handshake's ACK,
+ * sends the rest of a request one segment per acknowledgement (never past
+ * the server's window or MSS), acknowledges every server segment in order
+ * (anything else gets a duplicate ACK, so the server retransmits), reads
+ * each response far enough to know where it ends (HTTP/1.x status line and
+ * Content-Length, or the server's FIN; or a fixed size), sends the next
+ * request or closes (FIN, or RST with the exact sequence number), and drops
+ * every server segment after handling it. State: one struct xr_tcp_session
+ * per session, in the slot its (source, port) pair names. Layout and
+ * counters: bpf/shared/tcp.h.
+ */
+#ifndef __XR_PROTO_TCP_BPF_H
+#define __XR_PROTO_TCP_BPF_H
+
+const volatile struct xr_tcp_cfg tcp_cfg = {};
+
+/* XDP_PACKET_HEADROOM (256) less the frame's own growth: a segment that fits whatever the driver gave */
+#define XR_TCP_SMALL_SEGMENT 192
+
+/* Sessions by (source, port) slot; sized by userspace before load, read by it at the end. */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(map_flags, BPF_F_MMAPABLE);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct xr_tcp_session);
+} tcp_sessions SEC(".maps");
+
+/* The request's bytes (the same for every request of every session). */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 1);
+	__uint(key_size, sizeof(__u32));
+	__uint(value_size, XR_TCP_REQUEST_VALUE);
+} tcp_request SEC(".maps");
+
+/* Request to last response byte, per second, as rtt_hist. */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, XR_RTT_CELLS);
+	__type(key, __u32);
+	__type(value, __u64);
+} tcp_resp_hist SEC(".maps");
+
+struct tcp_scratch {
+	__u8 head[XR_HTTP_SCAN]; /* a response's first bytes */
+	__u8 tail[64]; /* the checksum's last partial block */
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct tcp_scratch);
+} tcp_scratch SEC(".maps");
+
+/* The end of a response's header, its Content-Length and whether it is chunked. */
+struct http_scan {
+	const __u8 *buf;
+	__u64 last8; /* the last 8 bytes, lower case */
+	__u32 last4; /* the last 4 bytes */
+	__u32 hdr_end; /* 0 until "\r\n\r\n" */
+	__u32 clen;
+	__u8 in_clen; /* 1: reading Content-Length's digits, 2: read */
+	__u8 have_clen;
+	__u8 chunked;
+};
+
+/* "-length:" and " chunked" as the last 8 bytes read, first byte in the high bits */
+#define HTTP_LENGTH_TAIL 0x2d6c656e6774683aULL
+#define HTTP_CHUNKED_TAIL 0x206368756e6b6564ULL
+
+/* bpf_loop's body: one byte of the header (a callback is verified once, not per iteration) */
+static long http_scan_byte(__u32 i, void *data)
+{
+	struct http_scan *sc = data;
+	__u8 b = sc->buf[i & (XR_HTTP_SCAN - 1)];
+	__u8 lc = b >= 'A' && b <= 'Z' ? b + 32 : b;
+
+	sc->last4 = sc->last4 << 8 | b;
+	sc->last8 = sc->last8 << 8 | lc;
+	if (sc->in_clen == 1) {
+		if (b >= '0' && b <= '9') {
+			if (sc->clen < 100000000)
+				sc->clen = sc->clen * 10 + (b - '0');
+			sc->have_clen = 1;
+		} else if (b != ' ' || sc->have_clen) {
+			sc->in_clen = 2;
+		}
+	}
+	if (sc->last8 == HTTP_LENGTH_TAIL)
+		sc->in_clen = 1;
+	if (sc->last8 == HTTP_CHUNKED_TAIL)
+		sc->chunked = 1;
+	if (sc->last4 == 0x0d0a0d0a) {
+		sc->hdr_end = i + 1;
+		return 1;
+	}
+	return 0;
+}
+
+/*
+ * Response k's first segment: its status into *status and its whole length
+ * (0: until the server's FIN). -1: not a response we can read (no status
+ * line, a header longer than its first segment or XR_HTTP_SCAN, chunked).
+ */
+static __always_inline int http_response_start(struct xdp_md *ctx, __u32 off, __u32 plen,
+					       struct tcp_scratch *sc, __u32 *len, __u32 *status)
+{
+	struct http_scan hs = { .buf = sc->head };
+	__u32 n = plen, st;
+
+	if (n > XR_HTTP_SCAN)
+		n = XR_HTTP_SCAN;
+	if (n < 13 || bpf_xdp_load_bytes(ctx, off, sc->head, n))
+		return -1;
+	if (sc->head[0] != 'H' || sc->head[1] != 'T' || sc->head[2] != 'T' || sc->head[3] != 'P' ||
+	    sc->head[4] != '/' || sc->head[8] != ' ')
+		return -1;
+	st = 0;
+	for (int i = 9; i < 12; i++) {
+		if (sc->head[i] < '0' || sc->head[i] > '9')
+			return -1;
+		st = st * 10 + (sc->head[i] - '0');
+	}
+	*status = st;
+	bpf_loop(n, http_scan_byte, &hs, 0);
+	if (!hs.hdr_end || hs.chunked)
+		return -1;
+	if (st < 200 || st == 204 || st == 304)
+		*len = hs.hdr_end;
+	else
+		*len = hs.have_clen ? hs.hdr_end + hs.clen : 0;
+	return 0;
+}
+
+/* Our next sequence number at offset off of request k (k == requests: the FIN's). */
+static __always_inline __u32 tcp_our_seq(const struct xr_tcp_session *s, __u32 off)
+{
+	return s->isn + 1 + (__u32)s->k * tcp_cfg.req_len + off;
+}
+
+/* What we have sent up to: where a bare ACK's sequence number is. */
+static __always_inline __u32 tcp_snd_nxt(const struct xr_tcp_session *s)
+{
+	switch (s->state) {
+	case XR_TCP_REQUEST: return tcp_our_seq(s, s->acked + s->in_flight);
+	case XR_TCP_FIN_SENT: return tcp_our_seq(s, 1);
+	default: return tcp_our_seq(s, tcp_cfg.req_len);
+	}
+}
+
+/*
+ * The segment of request k at the session's acknowledged offset: as much as
+ * the server's MSS and window take, counted in counter. 0 and the frame ready
+ * for XDP_TX, 1 when the window is closed (nothing to send), -1 on failure.
+ */
+static __always_inline int tcp_send_request(struct xdp_md *ctx, struct xr_tcp_session *s,
+					    struct xr_replies_stats *st, struct tcp_scratch *sc,
+					    int counter)
+{
+	int err;
+
+	__u32 zero = 0, off = s->acked, len = tcp_cfg.req_len - s->acked;
+	__u8 *req = bpf_map_lookup_elem(&tcp_request, &zero);
+	__u8 flags = TCP_ACK;
+
+	if (!req || off >= XR_TCP_REQUEST_MAX)
+		return -1;
+	if (len > s->mss)
+		len = s->mss;
+	if (len > XR_TCP_PAYLOAD_MAX)
+		len = XR_TCP_PAYLOAD_MAX;
+	if (len > s->wnd) {
+		st->ctr[XR_TCP_WINDOW_WAITS]++;
+		if (!s->wnd)
+			return 1;
+		len = s->wnd;
+	}
+	if (off + len == tcp_cfg.req_len)
+		flags |= TCP_PSH;
+	err = tcp_reply_data(ctx, flags, tcp_our_seq(s, off), s->rcv_nxt, req + off, len, sc->tail);
+	if (err && len > XR_TCP_SMALL_SEGMENT) {
+		/* neither tailroom nor headroom for all of it: what XDP's headroom surely holds */
+		len = XR_TCP_SMALL_SEGMENT;
+		flags &= ~TCP_PSH;
+		err = tcp_reply_data(ctx, flags, tcp_our_seq(s, off), s->rcv_nxt, req + off, len,
+				     sc->tail);
+	}
+	if (err)
+		return err;
+	s->in_flight = len;
+	st->ctr[counter]++;
+	return 0;
+}
+
+/* Ends session s: completed, or failed with counter why. */
+static __always_inline void tcp_done(struct xr_tcp_session *s, struct xr_replies_stats *st, int why)
+{
+	st->ctr[why]++;
+	s->state = XR_TCP_DONE;
+	if (why != XR_TCP_COMPLETED)
+		s->flags |= XR_TCPF_FAILED;
+}
+
+/* The server's MSS from a SYN-ACK (Linux puts it first), or TCP's default of 536. */
+static __always_inline __u16 tcp_synack_mss(const struct tcphdr *th, void *data_end)
+{
+	const __u8 *o = (const __u8 *)(th + 1);
+
+	if (th->doff < 6 || (void *)(o + 4) > data_end || o[0] != 2 || o[1] != 4)
+		return 536;
+	return (__u16)o[2] << 8 | o[3];
+}
+
+static __always_inline int tcp_on_synack(struct xdp_md *ctx, struct xr_tcp_session *s, __u32 tkey,
+					 __u32 seq, __u32 ack, __u16 wnd, __u16 mss,
+					 struct xr_replies_stats *st, struct tcp_scratch *sc)
+{
+	__u32 c32 = (ack - 1 - tcp_cfg.isn_base) * tcp_cfg.isn_inv;
+	struct xr_send_ts *t = sent_frame(c32 & (XR_TS_RING - 1), c32, 0xffffffff);
+
+	if (!t) {
+		/* an earlier run's, or nobody's: reset, so that the server lets go of it */
+		st->unmatched++;
+		return tcp_reply(ctx, TCP_RST, ack, 0) ? XDP_DROP : XDP_TX;
+	}
+	if (s->tkey == tkey && s->c32 == c32 && s->state != XR_TCP_FREE) {
+		/* the server asks again: our handshake ACK (and the data on it) never came */
+		count_answer(st, t);
+		if (s->state == XR_TCP_REQUEST && s->k == 0) {
+			s->in_flight = 0;
+			return tcp_send_request(ctx, s, st, sc, XR_TCP_RESENT) ? XDP_DROP : XDP_TX;
+		}
+		return tcp_reply(ctx, TCP_ACK, tcp_snd_nxt(s), s->rcv_nxt) ? XDP_DROP : XDP_TX;
+	}
+	if (s->state != XR_TCP_FREE && s->state != XR_TCP_DONE) {
+		/* another session still holds the slot: this one fails, once however often it is asked */
+		if (count_answer(st, t))
+			st->ctr[XR_TCP_TABLE_FULL]++;
+		return tcp_reply(ctx, TCP_RST, ack, 0) ? XDP_DROP : XDP_TX;
+	}
+	count_answer(st, t);
+	*s = (struct xr_tcp_session){ .tkey = tkey,
+				      .c32 = c32,
+				      .isn = ack - 1,
+				      .rcv_nxt = seq + 1,
+				      .wnd = wnd,
+				      .mss = mss,
+				      .state = XR_TCP_REQUEST,
+				      .t_req = bpf_ktime_get_ns() };
+	return tcp_send_request(ctx, s, st, sc, XR_TCP_SEGMENTS) ? XDP_DROP : XDP_TX;
+}
+
+/* Response k is complete: the next request, or the close. */
+static __always_inline int tcp_next(struct xdp_md *ctx, struct xr_tcp_session *s,
+				    struct xr_replies_stats *st, struct tcp_scratch *sc)
+{
+	s->k++;
+	s->acked = 0;
+	s->resp_got = 0;
+	s->resp_len = 0;
+	if (s->k < tcp_cfg.requests) {
+		if (s->flags & XR_TCPF_FIN_RCVD) {
+			tcp_done(s, st, XR_TCP_CLOSED_EARLY);
+			return tcp_reply(ctx, TCP_RST | TCP_ACK, tcp_our_seq(s, 0), s->rcv_nxt) ?
+				       XDP_DROP :
+				       XDP_TX;
+		}
+		s->state = XR_TCP_REQUEST;
+		s->t_req = bpf_ktime_get_ns();
+		return tcp_send_request(ctx, s, st, sc, XR_TCP_SEGMENTS) ? XDP_DROP : XDP_TX;
+	}
+	if (tcp_cfg.close == XR_TCP_CLOSE_RST) {
+		tcp_done(s, st, XR_TCP_COMPLETED);
+		return tcp_reply(ctx, TCP_RST | TCP_ACK, tcp_our_seq(s, 0), s->rcv_nxt) ? XDP_DROP :
+											  XDP_TX;
+	}
+	s->state = XR_TCP_FIN_SENT;
+	return tcp_reply(ctx, TCP_FIN | TCP_ACK, tcp_our_seq(s, 0), s->rcv_nxt) ? XDP_DROP : XDP_TX;
+}
+
+static __always_inline int tcp_session_reply(struct xdp_md *ctx)
+{
+	__u32 seq, ack, slot, tkey, plen, doff, zero = 0, status, rlen;
+	struct xr_replies_stats *st;
+	struct xr_tcp_session *s;
+	struct tcp_scratch *sc;
+	bool in_order, fin;
+	struct tcphdr *th;
+	struct pkt4 p;
+	__u8 flags;
+	__u16 wnd;
+
+	if (parse_ip4(ctx, IPPROTO_TCP, sizeof(struct tcphdr), &p))
+		return XDP_PASS;
+	th = p.l4;
+	if (!from_server_to_us(&cfg.rpl, p.iph, th->source, th->dest))
+		return XDP_PASS;
+	st = reply_stats();
+	sc = bpf_map_lookup_elem(&tcp_scratch, &zero);
+	if (!st || !sc)
+		return XDP_DROP;
+	flags = ((__u8 *)th)[13];
+	seq = bpf_ntohl(th->seq);
+	ack = bpf_ntohl(th->ack_seq);
+	wnd = bpf_ntohs(th->window);
+	doff = th->doff * 4;
+	plen = bpf_ntohs(p.iph->tot_len);
+	if (doff < 20 || plen < 20 + doff)
+		return XDP_DROP;
+	plen -= 20 + doff;
+	/* the slot of our (address, port) pair: the engine gave session c the pair c mod pairs */
+	tkey = (bpf_ntohl(p.iph->daddr) - cfg.rpl.src_base) +
+	       (bpf_ntohs(th->dest) - cfg.rpl.sport_base) * cfg.rpl.src_count + 1;
+	slot = tkey & tcp_cfg.table_mask;
+	s = bpf_map_lookup_elem(&tcp_sessions, &slot);
+	if (!s)
+		return XDP_DROP;
+	if ((flags & (TCP_SYN | TCP_ACK)) == (TCP_SYN | TCP_ACK))
+		return tcp_on_synack(ctx, s, tkey, seq, ack, wnd, tcp_synack_mss(th, p.data_end),
+				     st, sc);
+	if (flags & TCP_SYN)
+		return XDP_DROP;
+	if (flags & TCP_RST) {
+		if (s->tkey != tkey || s->state == XR_TCP_FREE) {
+			/* a RST to a SYN: the server refused the session (its ACK names our ISN + 1) */
+			__u32 c32 = (ack - 1 - tcp_cfg.isn_base) * tcp_cfg.isn_inv;
+			struct xr_send_ts *t = sent_frame(c32 & (XR_TS_RING - 1), c32, 0xffffffff);
+
+			if (t && !(t->answered & XR_ANSWERED_FIRST)) {
+				t->answered |= XR_ANSWERED_FIRST;
+				st->ctr[XR_TCP_REFUSED]++;
+			} else {
+				st->ctr[XR_TCP_STRAY]++;
+			}
+		} else if (s->state != XR_TCP_DONE) {
+			tcp_done(s, st, XR_TCP_RESET);
+		}
+		return XDP_DROP;
+	}
+	fin = flags & TCP_FIN;
+	if (s->tkey != tkey || s->state == XR_TCP_FREE) {
+		st->ctr[XR_TCP_STRAY]++;
+		return tcp_reply(ctx, TCP_RST, ack, 0) ? XDP_DROP : XDP_TX;
+	}
+	if (s->state == XR_TCP_DONE) {
+		/* a late FIN (our last ACK was lost): acknowledged again, statelessly */
+		if (fin)
+			return tcp_reply(ctx, TCP_ACK, ack, seq + plen + 1) ? XDP_DROP : XDP_TX;
+		return XDP_DROP;
+	}
+
+	/* what the server acknowledged of ours, and its window for what comes next */
+	if (flags & TCP_ACK) {
+		bool opened = !s->wnd && wnd;
+
+		s->wnd = wnd;
+		if (s->state == XR_TCP_REQUEST) {
+			__u32 got = ack - tcp_our_seq(s, 0);
+			bool more = opened && !s->in_flight;
+
+			if (got > s->acked && got <= s->acked + s->in_flight) {
+				s->in_flight -= got - s->acked;
+				s->acked = got;
+				more = !s->in_flight;
+				if (got == tcp_cfg.req_len) {
+					st->ctr[XR_TCP_REQUESTS]++;
+					s->state = XR_TCP_RESPONSE;
+					more = false;
+				}
+			}
+			/* more of the request to send, and nothing of the server's to answer first */
+			if (more && !plen && !fin) {
+				return tcp_send_request(ctx, s, st, sc, XR_TCP_SEGMENTS) ?
+					       XDP_DROP :
+					       XDP_TX;
+			}
+		} else if (s->state == XR_TCP_FIN_SENT && ack == tcp_our_seq(s, 1)) {
+			s->flags |= XR_TCPF_FIN_ACKED;
+		}
+	}
+
+	if (!plen && !fin) {
+		if (s->state == XR_TCP_FIN_SENT && (s->flags & XR_TCPF_FIN_ACKED) &&
+		    (s->flags & XR_TCPF_FIN_RCVD))
+			tcp_done(s, st, XR_TCP_COMPLETED);
+		return XDP_DROP;
+	}
+	in_order = seq == s->rcv_nxt;
+	if (!in_order) {
+		/* a repeat or a gap: say again what we have, so that the server resends from there */
+		st->ctr[XR_TCP_OUT_OF_ORDER]++;
+		return tcp_reply(ctx, TCP_ACK, tcp_snd_nxt(s), s->rcv_nxt) ? XDP_DROP : XDP_TX;
+	}
+	s->rcv_nxt += plen + fin;
+	if (fin)
+		s->flags |= XR_TCPF_FIN_RCVD;
+
+	if (s->state == XR_TCP_FIN_SENT) {
+		if (s->flags & XR_TCPF_FIN_ACKED)
+			tcp_done(s, st, XR_TCP_COMPLETED);
+		return tcp_reply(ctx, TCP_ACK, tcp_our_seq(s, 1), s->rcv_nxt) ? XDP_DROP : XDP_TX;
+	}
+	if (plen && s->state == XR_TCP_REQUEST) {
+		/* an answer before the whole request: not a server this client can read */
+		tcp_done(s, st, XR_TCP_MALFORMED);
+		return tcp_reply(ctx, TCP_RST | TCP_ACK, tcp_snd_nxt(s), s->rcv_nxt) ? XDP_DROP :
+										       XDP_TX;
+	}
+	if (plen) {
+		if (!s->resp_got) {
+			if (tcp_cfg.response == XR_TCP_RESP_SIZE) {
+				s->resp_len = tcp_cfg.resp_size;
+				status = 200;
+			} else if (http_response_start(ctx, 14 + 20 + doff, plen, sc, &rlen,
+						       &status)) {
+				tcp_done(s, st, XR_TCP_MALFORMED);
+				return tcp_reply(ctx, TCP_RST | TCP_ACK,
+						 tcp_our_seq(s, tcp_cfg.req_len), s->rcv_nxt) ?
+					       XDP_DROP :
+					       XDP_TX;
+			} else {
+				s->resp_len = rlen;
+			}
+			s->status = status;
+		}
+		s->resp_got += plen;
+	}
+	if ((s->resp_len && s->resp_got >= s->resp_len) || (!s->resp_len && s->resp_got && fin)) {
+		st->ctr[XR_TCP_RESPONSES]++;
+		/* constant indices: clang turns a computed one into a division the verifier cannot bound */
+		switch (s->status / 100) {
+		case 2: st->ctr[XR_TCP_2XX]++; break;
+		case 3: st->ctr[XR_TCP_2XX + 1]++; break;
+		case 4: st->ctr[XR_TCP_2XX + 2]++; break;
+		case 5: st->ctr[XR_TCP_2XX + 3]++; break;
+		default: st->ctr[XR_TCP_OTHER_STATUS]++;
+		}
+		record_hist(&tcp_resp_hist, s->t_req);
+		return tcp_next(ctx, s, st, sc);
+	}
+	if (fin) {
+		/* the server closed mid-response */
+		tcp_done(s, st, XR_TCP_CLOSED_EARLY);
+		return tcp_reply(ctx, TCP_RST | TCP_ACK, tcp_our_seq(s, tcp_cfg.req_len),
+				 s->rcv_nxt) ?
+			       XDP_DROP :
+			       XDP_TX;
+	}
+	return tcp_reply(ctx, TCP_ACK, tcp_our_seq(s, tcp_cfg.req_len), s->rcv_nxt) ? XDP_DROP :
+										      XDP_TX;
+}
+
+#endif /* __XR_PROTO_TCP_BPF_H */

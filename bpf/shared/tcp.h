@@ -1,0 +1,102 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * gen tcp's sessions without sockets (bpf/proto/tcp.bpf.h): the kernel
+ * engine sends session c's SYN (ISN = isn_base + c * isn_step, as gen syn);
+ * the reply handler on the sender's interface carries the rest of the
+ * conversation from a few bytes of state per session, and answers every
+ * server segment itself so that this host's stack never sees one.
+ *
+ * The client's byte stream is K copies of one request of req_len bytes:
+ * byte r of request k has sequence number ISN + 1 + k * req_len + r, so any
+ * segment can be rebuilt from (c, k, r) and nothing is buffered.
+ */
+#ifndef __XR_SHARED_TCP_H
+#define __XR_SHARED_TCP_H
+
+#ifndef __VMLINUX_H__
+#include <linux/types.h>
+#endif
+
+/* The largest request (one value of the tcp_request map, plus a segment's slack for the verifier). */
+#define XR_TCP_REQUEST_MAX 16384
+#define XR_TCP_REQUEST_VALUE (XR_TCP_REQUEST_MAX + 2048)
+/* The most sessions the table holds at once (48 MiB). */
+#define XR_TCP_TABLE_MAX (1U << 20)
+/* How much of a response's first segment is searched for the end of its header. */
+#define XR_HTTP_SCAN 1024
+
+enum xr_tcp_response {
+	XR_TCP_RESP_HTTP = 0, /* HTTP/1.x: status line, Content-Length, or the server's FIN */
+	XR_TCP_RESP_SIZE = 1, /* a fixed number of bytes (resp_size) */
+};
+
+enum xr_tcp_close {
+	XR_TCP_CLOSE_FIN = 0, /* FIN, and the server's FIN acknowledged */
+	XR_TCP_CLOSE_RST = 1, /* RST with the exact sequence number */
+};
+
+struct xr_tcp_cfg {
+	__u32 isn_base, isn_inv;
+	__u32 req_len; /* bytes of one request */
+	__u32 requests; /* requests per session (keep-alive) */
+	__u32 table_mask; /* session table slots - 1 (a power of two) */
+	__u32 resp_size; /* XR_TCP_RESP_SIZE: bytes of each response */
+	__u8 response; /* enum xr_tcp_response */
+	__u8 close; /* enum xr_tcp_close */
+	__u8 pad[6];
+};
+
+enum xr_tcp_state {
+	XR_TCP_FREE = 0,
+	XR_TCP_REQUEST = 1, /* request k on its way: waiting for its bytes to be acknowledged */
+	XR_TCP_RESPONSE = 2, /* request k acknowledged whole: reading response k */
+	XR_TCP_FIN_SENT =
+		3, /* our FIN sent: waiting for its acknowledgement and the server's FIN */
+	XR_TCP_DONE = 4, /* completed or failed: late segments are answered, not counted */
+};
+
+/* One session's state: 48 bytes, the slot of (source, port) in the session table. */
+struct xr_tcp_session {
+	__u32 tkey; /* (address - base) + (port - base) * addresses + 1: whose slot this is (0: nobody's) */
+	__u32 c32; /* low 32 bits of the session number */
+	__u32 isn; /* ours */
+	__u32 rcv_nxt; /* the server's next byte */
+	__u32 acked; /* bytes of request k the server acknowledged */
+	__u32 resp_got; /* bytes of response k so far */
+	__u32 resp_len; /* its whole length (header + body) once known; 0: until the server's FIN */
+	__u16 wnd; /* the server's receive window */
+	__u16 mss; /* the server's MSS */
+	__u16 k; /* responses complete */
+	__u8 state; /* enum xr_tcp_state */
+	__u8 flags; /* XR_TCPF_* */
+	__u16 status; /* response k's HTTP status */
+	__u16 in_flight; /* bytes of request k sent past acked (one segment at a time) */
+	__u64 t_req; /* when request k's first byte went out */
+};
+
+#define XR_TCPF_FIN_RCVD 1 /* the server's FIN came (rcv_nxt counts it) */
+#define XR_TCPF_FIN_ACKED 2 /* the server acknowledged ours */
+#define XR_TCPF_FAILED 4 /* DONE by failure */
+
+/* xr_replies_stats.ctr[]: answered = SYN-ACKs, repeated = SYN-ACKs repeated */
+enum xr_tcp_ctr {
+	XR_TCP_REFUSED = 0, /* a RST to the SYN */
+	XR_TCP_COMPLETED = 1, /* sessions: every response complete, closed */
+	XR_TCP_RESET = 2, /* sessions the server reset after the handshake */
+	XR_TCP_TABLE_FULL = 3, /* SYN-ACKs whose table slot another session held: reset */
+	XR_TCP_MALFORMED = 4, /* sessions whose response could not be read: reset */
+	XR_TCP_REQUESTS = 5, /* requests sent whole */
+	XR_TCP_RESPONSES = 6, /* responses complete */
+	XR_TCP_2XX = 7, /* responses by HTTP status class: 2xx, 3xx (8), 4xx (9), 5xx (10) */
+	XR_TCP_OTHER_STATUS = 11, /* responses with any other status */
+	XR_TCP_SEGMENTS = 12, /* data segments we sent (first transmissions) */
+	XR_TCP_RESENT =
+		13, /* segments sent again: the server asked again (a repeated SYN-ACK, a duplicate ACK) */
+	XR_TCP_OUT_OF_ORDER =
+		14, /* server segments not at rcv_nxt: answered with a duplicate ACK */
+	XR_TCP_STRAY = 15, /* segments of no session of this run (answered with a RST) */
+	XR_TCP_CLOSED_EARLY = 16, /* sessions the server closed before their last response */
+	XR_TCP_WINDOW_WAITS = 17, /* segments held back by a closed window */
+};
+
+#endif /* __XR_SHARED_TCP_H */

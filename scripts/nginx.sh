@@ -1,0 +1,57 @@
+# SPDX-License-Identifier: GPL-2.0
+# nginx for the test bed (sourced by tests/t_tcp.sh): one worker serving a 600-byte index.html and
+# /post (reads any body up to 1 MiB whole, answers "ok"), every request in DIR/access.log as
+# "ADDR STATUS REQUEST_LENGTH BODY_BYTES_SENT CONNECTION_REQUESTS" (request_length counts the request
+# line, header and body: a request that arrived whole).
+#   nginx_conf DIR ADDR [BACKLOG]   writes DIR/nginx.conf; start with: nginx -c DIR/nginx.conf -p DIR
+#   nginx_wait NS ADDR PID          until nginx listens on ADDR:80 in namespace NS (5 s at most)
+nginx_conf() {
+	local d=$1 addr=$2 backlog=${3:-4096}
+	mkdir -p "$d/www" "$d/tmp"
+	head -c 600 /dev/zero | tr '\0' 'a' >"$d/www/index.html"
+	cat >"$d/nginx.conf" <<-CONF
+	worker_processes 1;
+	daemon off;
+	master_process on;
+	user root root;
+	pid $d/nginx.pid;
+	error_log $d/error.log warn;
+	worker_rlimit_nofile 20000;
+	events { worker_connections 16384; }
+	http {
+		log_format bench '\$remote_addr \$status \$request_length \$body_bytes_sent \$connection_requests';
+		access_log $d/access.log bench;
+		client_body_temp_path $d/tmp;
+		proxy_temp_path $d/tmp;
+		fastcgi_temp_path $d/tmp;
+		uwsgi_temp_path $d/tmp;
+		scgi_temp_path $d/tmp;
+		keepalive_requests 100000;
+		server {
+			listen $addr:80 backlog=$backlog;
+			location / { root $d/www; }
+			# proxied, so that nginx reads each body whole before it answers (a bare return
+			# answers at once and drops the body unread)
+			location /post {
+				client_max_body_size 1m;
+				client_body_buffer_size 1m;
+				proxy_pass http://127.0.0.1:8081;
+			}
+		}
+		server {
+			listen 127.0.0.1:8081;
+			access_log off;
+			location / { return 200 "ok\n"; }
+		}
+	}
+	CONF
+}
+
+nginx_wait() {
+	for _ in $(seq 100); do
+		ip netns exec "$1" ss -tln 2>/dev/null | grep -q "$2:80 " && return 0
+		kill -0 "$3" 2>/dev/null || return 1
+		sleep 0.05
+	done
+	return 1
+}

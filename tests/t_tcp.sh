@@ -1,0 +1,165 @@
+# SPDX-License-Identifier: GPL-2.0
+# gen tcp: whole client sessions without sockets against nginx (Debian's, one worker), every
+# session asked completed or failed with its reason, checked against nginx's access log and the
+# server's TCP counters. The server runs xdpreplay count: besides its books, its XDP program is
+# what makes veth deliver our XDP_TX'd segments at once (PLATFORM: a veth peer without an XDP
+# program is not woken for XDP_TX frames; they wait for the next frame sent otherwise).
+
+. "$TOP/scripts/nginx.sh"
+
+# nginx_start [BACKLOG]: nginx on the bed's server address, stopped with the bed
+nginx_start() {
+	command -v nginx >/dev/null || skip "nginx not installed (scripts/deps.sh installs it)"
+	# its own directory: $$ is the same in every test of a run
+	NGINX_DIR=$(mktemp -d "$WORK/nginx.XXXXXX")
+	nginx_conf "$NGINX_DIR" "$TB_SRV_IP" "${1:-4096}"
+	tb_srv nginx -c "$NGINX_DIR/nginx.conf" -p "$NGINX_DIR" 2>"$NGINX_DIR/stderr" &
+	NGINX_PID=$!
+	trap 'kill $NGINX_PID 2>/dev/null; wait $NGINX_PID 2>/dev/null; tb_down' EXIT
+	nginx_wait "$TB_NS_SRV" "$TB_SRV_IP" "$NGINX_PID" ||
+		fail "nginx did not start: $(cat "$NGINX_DIR/error.log" "$NGINX_DIR/stderr" 2>/dev/null)"
+	tb_srv nstat -n
+}
+
+# log_lines STATUS: lines of nginx's access log with that status
+log_lines() { awk -v s="$1" '$2 == s' "$NGINX_DIR/access.log" | wc -l; }
+
+# server_clean: the server's TCP counters since nginx_start show nothing we caused
+server_clean() {
+	tb_srv nstat -a >"$WORK/nstat" 2>/dev/null
+	local k v
+	for k in TcpRetransSegs TcpInErrs TcpInCsumErrors TcpExtTCPChallengeACK TcpExtTCPAbortOnData \
+		TcpExtTCPAbortOnClose TcpExtTCPAbortOnTimeout TcpExtTCPSynRetrans TcpExtListenDrops; do
+		v=$(awk -v k="$k" '$1 == k { print $2 }' "$WORK/nstat")
+		expect_eq "${v:-0}" 0 "server $k"
+	done
+}
+
+# sessions_add_up: every session asked is completed or failed with a reason, none unaccounted
+sessions_add_up() {
+	python3 - "$WORK/g.json" <<-'PY' || fail "sessions do not add up: $(head -c 600 "$WORK/g.json")"
+	import json, sys
+	s = json.load(open(sys.argv[1]))["sessions"]
+	assert s["unaccounted"] == 0, s
+	assert s["completed"] + s["failed"] == s["asked"], s
+	assert sum(s["failed_by"].values()) == s["failed"], s
+	PY
+}
+
+test_tcp_every_session_completed() {
+	bed
+	nginx_start
+	count_start --tcp --dport 80 --duration 60s --idle 3s --json "$WORK/c.json"
+	# 100,000 sessions of one GET each, 10k/s, from 512 sources
+	tb_gen "$XR" gen tcp -i "$TB_GEN_IF" --dst "$TB_SRV_IP" --src 198.18.64.0/23 --http 'GET /' \
+		--pps 10k --count 100k --json "$WORK/g.json" >"$WORK/out" 2>&1 || fail "gen tcp exited $?: $(cat "$WORK/out")"
+	count_wait
+	sessions_add_up
+	expect_eq "$(jget "$WORK/g.json" sessions.completed)" 100000 "sessions completed: $(grep -A2 sessions: "$WORK/out")"
+	expect_eq "$(jget "$WORK/g.json" requests.status.2xx)" 100000 "responses 2xx"
+	expect_eq "$(jget "$WORK/g.json" segments.again)" 0 "segments sent again"
+	expect_eq "$(jget "$WORK/g.json" segments.stray)" 0 "stray segments"
+	expect_eq "$(wc -l <"$NGINX_DIR/access.log")" 100000 "nginx's access log lines"
+	# each with the whole index.html, and from 512 distinct sources
+	expect_eq "$(awk '$2 == 200 && $4 == 600' "$NGINX_DIR/access.log" | wc -l)" 100000 "200s with 600 bytes"
+	expect_eq "$(awk '{ print $1 }' "$NGINX_DIR/access.log" | sort -u | wc -l)" 512 "distinct sources"
+	server_clean
+	# SYN, the ACK with the request, the ACK of the response with our FIN, the last ACK
+	expect_eq "$(jget "$WORK/c.json" kernel.Tcp.InSegs)" 400000 "segments the server received"
+	books_balanced 400000
+	grep -q "response (request to last byte): p50" "$WORK/out" || fail "no response times: $(cat "$WORK/out")"
+}
+
+test_tcp_keepalive_and_rst() {
+	bed
+	nginx_start
+	count_start --tcp --dport 80 --duration 60s --idle 3s --json "$WORK/c.json"
+	# 1,000 sessions of 100 requests each, closed with a RST
+	tb_gen "$XR" gen tcp -i "$TB_GEN_IF" --dst "$TB_SRV_IP" --src 198.18.64.0/23 --http 'GET /' \
+		--requests-per-session 100 --close rst --pps 500 --count 1000 --wait 5s \
+		--json "$WORK/g.json" >"$WORK/out" 2>&1 || fail "gen tcp exited $?: $(cat "$WORK/out")"
+	count_wait
+	sessions_add_up
+	expect_eq "$(jget "$WORK/g.json" sessions.completed)" 1000 "sessions completed: $(grep -A2 sessions: "$WORK/out")"
+	expect_eq "$(jget "$WORK/g.json" requests.responses)" 100000 "responses"
+	expect_eq "$(log_lines 200)" 100000 "200s in nginx's access log"
+	# the 100th request of each session came on the same connection as its first
+	expect_eq "$(awk '$5 == 100' "$NGINX_DIR/access.log" | wc -l)" 1000 "100th requests of a connection"
+	# a RST with the exact sequence number is taken (not a challenge ACK), and aborts nothing
+	# nginx had to say
+	server_clean
+	expect_eq "$(tb_srv nstat -az TcpExtTCPAbortOnData | awk 'NR > 1 { print $2 }')" 0 "aborts on data"
+	books_balanced
+}
+
+test_tcp_large_post() {
+	bed
+	nginx_start
+	count_start --tcp --dport 80 --duration 60s --idle 3s --json "$WORK/c.json"
+	head -c 10240 /dev/urandom >"$WORK/body"
+	# 10 KB bodies: several segments each, never more than the server's MSS and window
+	tb_gen "$XR" gen tcp -i "$TB_GEN_IF" --dst "$TB_SRV_IP" --src 198.18.64.0/23 --http 'POST /post' \
+		--body "$WORK/body" --pps 200 --count 200 --wait 5s --json "$WORK/g.json" >"$WORK/out" 2>&1 ||
+		fail "gen tcp exited $?: $(cat "$WORK/out")"
+	count_wait
+	sessions_add_up
+	expect_eq "$(jget "$WORK/g.json" sessions.completed)" 200 "sessions completed: $(grep -A2 sessions: "$WORK/out")"
+	local len
+	len=$(jget "$WORK/g.json" requests.bytes)
+	[ "$len" -gt 10240 ] || fail "request of $len bytes"
+	# every request arrived whole: nginx counted all its bytes
+	expect_eq "$(awk -v l="$len" '$2 == 200 && $3 == l' "$NGINX_DIR/access.log" | wc -l)" 200 \
+		"POSTs of $len bytes answered 200"
+	# at most an MSS each; on veth, segments built on a server's bare ACK grow into its headroom
+	# only (192 bytes: veth hands XDP such an skb in place, with no tailroom)
+	expect_range "$(jget "$WORK/g.json" segments.sent)" $((200 * ((len + 1459) / 1460))) \
+		$((200 * ((len + 191) / 192))) "segments for 200 requests of $len bytes"
+	server_clean
+	books_balanced
+}
+
+test_tcp_failures_attributed() {
+	bed
+	nginx_start
+	# a closed port: every SYN refused with a RST
+	tb_gen "$XR" gen tcp -i "$TB_GEN_IF" --dst "$TB_SRV_IP:81" --src 198.18.64.0/23 --http 'GET /' \
+		--pps 1k --count 1000 --json "$WORK/g.json" >"$WORK/out" 2>&1 || fail "gen tcp exited $?"
+	sessions_add_up
+	expect_eq "$(jget "$WORK/g.json" sessions.failed_by.refused)" 1000 "sessions refused"
+	grep -q "refused (RST to the SYN) 1000" "$WORK/out" || fail "no reason given: $(cat "$WORK/out")"
+	# a response that never ends where we were told it would: counted, not waited for forever
+	count_start --tcp --dport 80 --duration 60s --idle 3s
+	tb_gen "$XR" gen tcp -i "$TB_GEN_IF" --dst "$TB_SRV_IP" --src 198.18.64.0/23 --http 'GET /' \
+		--response 100k --pps 1k --count 1000 --wait 1s --json "$WORK/g.json" >"$WORK/out" 2>&1 ||
+		fail "gen tcp exited $?"
+	kill -INT "$COUNT_PID"
+	count_wait
+	sessions_add_up
+	expect_eq "$(jget "$WORK/g.json" sessions.failed_by.stalled_response)" 1000 "responses never complete"
+	grep -q "response never complete 1000" "$WORK/out" || fail "no reason given: $(cat "$WORK/out")"
+	# no route back to the sources: no SYN-ACK, and the report says where to look
+	tb_srv ip route del "$TB_POOL" || fail "route"
+	tb_gen "$XR" gen tcp -i "$TB_GEN_IF" --dst "$TB_SRV_IP" --src 198.18.64.0/23 --http 'GET /' \
+		--pps 1k --count 500 --wait 300ms --json "$WORK/g.json" >"$WORK/out" 2>&1 || fail "gen tcp exited $?"
+	sessions_add_up
+	expect_eq "$(jget "$WORK/g.json" sessions.failed_by.no_syn_ack)" 500 "sessions without a SYN-ACK"
+	grep -q "route back to the sources" "$WORK/out" || fail "no hint at the route: $(cat "$WORK/out")"
+}
+
+test_tcp_bad_input() {
+	bed
+	local g=(ip netns exec "$TB_NS_GEN" "$XR" gen tcp -i "$TB_GEN_IF" --dst "$TB_SRV_IP" --count 1)
+	: >"$WORK/empty"
+	head -c 20000 /dev/zero >"$WORK/big"
+	run_bad 2 "say what to send" "${g[@]}"
+	run_bad 2 "empty" "${g[@]}" --request "$WORK/empty"
+	run_bad 2 "more than the 16384 bytes" "${g[@]}" --request "$WORK/big"
+	run_bad 2 "more than the 16384 bytes" "${g[@]}" --http 'POST /' --body "$WORK/big"
+	run_bad 2 "no-such-file" "${g[@]}" --request "$WORK/no-such-file"
+	run_bad 2 "METHOD /path" "${g[@]}" --http 'GET'
+	run_bad 2 "METHOD /path" "${g[@]}" --http 'GET index.html'
+	run_bad 2 "fin or rst" "${g[@]}" --http 'GET /' --close later
+	run_bad 2 "between 1 and 65535" "${g[@]}" --http 'GET /' --requests-per-session 0
+	run_bad 2 "http, or a size" "${g[@]}" --http 'GET /' --response 0
+	run_bad 2 "goes with --http" "${g[@]}" --request "$WORK/big" --body "$WORK/big"
+}

@@ -1,0 +1,577 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * gen tcp: whole TCP client sessions with no socket. The kernel engine sends
+ * session c's SYN (the source pair c mod pairs, ISN a keyed function of c, as
+ * gen syn); bpf/proto/tcp.bpf.h on the sender's interface carries the rest of
+ * the conversation (requests, acknowledgements, the close) from 48 bytes per
+ * session, and this file sets it up and accounts for every session asked:
+ * completed, or failed with its reason.
+ */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/random.h>
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+#include "cmd/cli.h"
+#include "proto/proto.h"
+#include "send/opts.h"
+#include "engine/replies.h"
+#include "util/log.h"
+#include "util/units.h"
+#include "gen.skel.h"
+
+enum { O_HTTP = PROTO_OPT_BASE, O_REQUEST, O_BODY, O_RPS, O_CLOSE, O_RESPONSE };
+
+/* sessions still open at the end, by what they waited for */
+struct tcp_stalled {
+	uint64_t request, response, close;
+};
+
+struct tcp {
+	const char *http, *request_file, *body_file;
+	uint64_t requests;
+	uint8_t close, response;
+	uint64_t resp_size;
+	uint8_t *req;
+	size_t req_len;
+	uint32_t table; /* session table slots */
+	struct xr_tcp_cfg cfg;
+	struct engine_proto ops;
+	struct gen_bpf *skel;
+	struct xr_tcp_session *sessions;
+	size_t sessions_sz;
+	struct tcp_stalled stalled;
+	struct engine_replies resp; /* request to last byte */
+};
+
+static const struct option tcp_opts[] = {
+	{ "http", required_argument, NULL, O_HTTP },
+	{ "request", required_argument, NULL, O_REQUEST },
+	{ "body", required_argument, NULL, O_BODY },
+	{ "requests-per-session", required_argument, NULL, O_RPS },
+	{ "close", required_argument, NULL, O_CLOSE },
+	{ "response", required_argument, NULL, O_RESPONSE },
+	{},
+};
+
+static int tcp_opt(void *st, int id, const char *arg, const struct send_opts *so)
+{
+	struct tcp *t = st;
+
+	switch (id) {
+	case O_HTTP: t->http = arg; break;
+	case O_REQUEST: t->request_file = arg; break;
+	case O_BODY: t->body_file = arg; break;
+	case O_RPS:
+		if (cli_count(so->cmd, "requests-per-session", arg, &t->requests))
+			return XR_EXIT_USAGE;
+		if (t->requests < 1 || t->requests > 65535)
+			return cli_usage_error(
+				so->cmd, "--requests-per-session must be between 1 and 65535");
+		break;
+	case O_CLOSE:
+		if (!strcmp(arg, "fin"))
+			t->close = XR_TCP_CLOSE_FIN;
+		else if (!strcmp(arg, "rst"))
+			t->close = XR_TCP_CLOSE_RST;
+		else
+			return cli_usage_error(so->cmd, "--close: fin or rst, not '%s'", arg);
+		break;
+	case O_RESPONSE:
+		if (!strcmp(arg, "http")) {
+			t->response = XR_TCP_RESP_HTTP;
+			break;
+		}
+		if (cli_count(so->cmd, "response", arg, &t->resp_size))
+			return XR_EXIT_USAGE;
+		if (!t->resp_size || t->resp_size > UINT32_MAX)
+			return cli_usage_error(so->cmd, "--response: http, or a size in bytes");
+		t->response = XR_TCP_RESP_SIZE;
+		break;
+	}
+	return -1;
+}
+
+static int tcp_check(void *st, const struct send_opts *so)
+{
+	struct tcp *t = st;
+
+	if (!t->http == !t->request_file)
+		return cli_usage_error(so->cmd,
+				       "say what to send: --http 'GET /path' or --request FILE");
+	if (t->body_file && !t->http)
+		return cli_usage_error(
+			so->cmd, "--body goes with --http (a --request file is sent as it is)");
+	if (so->net.dst.ipv6)
+		return cli_usage_error(so->cmd, "sessions are IPv4 only for now");
+	if (!t->requests)
+		t->requests = 1;
+	return 0;
+}
+
+/* At most max bytes of path into *buf (malloc'ed). 0, or -errno after a one-line message. */
+static int read_whole(const char *what, const char *path, size_t max, uint8_t **buf, size_t *len)
+{
+	FILE *f = fopen(path, "rb");
+	int err = 0;
+
+	*buf = NULL;
+	*len = 0;
+	if (!f) {
+		/* the user's file: bad input, whatever the reason */
+		pr_warn("%s %s: %s\n", what, path, strerror(errno));
+		return -EINVAL;
+	}
+	*buf = malloc(max + 1);
+	if (!*buf) {
+		err = -ENOMEM;
+		goto out;
+	}
+	*len = fread(*buf, 1, max + 1, f);
+	if (ferror(f)) {
+		err = -EIO;
+		pr_warn("%s %s: read error\n", what, path);
+	} else if (*len > max) {
+		err = -EINVAL;
+		pr_warn("%s %s: more than the %zu bytes a session carries\n", what, path, max);
+	}
+out:
+	fclose(f);
+	if (err) {
+		free(*buf);
+		*buf = NULL;
+	}
+	return err;
+}
+
+/* The request: a --request file as it is, or an HTTP/1.1 request line, Host and the --body. */
+static int tcp_make_request(struct tcp *t, const struct send_opts *so)
+{
+	char host[INET_ADDRSTRLEN + 8], method[16], path[2048];
+	uint8_t *body = NULL;
+	size_t blen = 0;
+	int n, err;
+
+	if (t->request_file) {
+		err = read_whole("--request", t->request_file, XR_TCP_REQUEST_MAX, &t->req,
+				 &t->req_len);
+		if (!err && !t->req_len) {
+			pr_warn("--request %s: empty: a session needs something to send\n",
+				t->request_file);
+			err = -EINVAL;
+		}
+		return err;
+	}
+	if (sscanf(t->http, "%15s %2047s%n", method, path, &n) != 2 || t->http[n] ||
+	    path[0] != '/') {
+		pr_warn("--http: 'METHOD /path' (e.g. 'GET /index.html'), not '%s'\n", t->http);
+		return -EINVAL;
+	}
+	if (t->body_file) {
+		err = read_whole("--body", t->body_file, XR_TCP_REQUEST_MAX, &body, &blen);
+		if (err)
+			return err;
+	}
+	inet_ntop(AF_INET, so->net.dst.addr, host, sizeof(host));
+	if (so->net.dst.port != 80)
+		snprintf(host + strlen(host), sizeof(host) - strlen(host), ":%u", so->net.dst.port);
+	t->req = malloc(XR_TCP_REQUEST_MAX + 1);
+	if (!t->req) {
+		free(body);
+		return -ENOMEM;
+	}
+	n = snprintf((char *)t->req, XR_TCP_REQUEST_MAX + 1,
+		     "%s %s HTTP/1.1\r\nHost: %s\r\nUser-Agent: xdpreplay\r\nAccept: */*\r\n",
+		     method, path, host);
+	if (body)
+		n += snprintf((char *)t->req + n, XR_TCP_REQUEST_MAX + 1 - n,
+			      "Content-Type: application/octet-stream\r\nContent-Length: %zu\r\n",
+			      blen);
+	n += snprintf((char *)t->req + n, XR_TCP_REQUEST_MAX + 1 - n, "\r\n");
+	if ((size_t)n + blen > XR_TCP_REQUEST_MAX) {
+		pr_warn("--body %s: the request would be %zu bytes, more than the %u a session carries\n",
+			t->body_file, n + blen, XR_TCP_REQUEST_MAX);
+		free(body);
+		return -EINVAL;
+	}
+	if (blen)
+		memcpy(t->req + n, body, blen);
+	t->req_len = n + blen;
+	free(body);
+	return 0;
+}
+
+static int tcp_before_load(void *ctx, struct gen_bpf *skel, const struct engine_opts *o)
+{
+	struct tcp *t = ctx;
+
+	skel->rodata->tcp_cfg = t->cfg;
+	return bpf_map__set_max_entries(skel->maps.tcp_sessions, t->table);
+}
+
+static int tcp_after_load(void *ctx, struct gen_bpf *skel, const struct engine_opts *o)
+{
+	struct tcp *t = ctx;
+	uint8_t *v = calloc(1, XR_TCP_REQUEST_VALUE);
+	__u32 zero = 0;
+	int err = 0;
+
+	if (!v)
+		return -ENOMEM;
+	memcpy(v, t->req, t->req_len);
+	if (bpf_map_update_elem(bpf_map__fd(skel->maps.tcp_request), &zero, v, 0)) {
+		err = -errno;
+		pr_warn("cannot load the request into its map: %s\n", strerror(errno));
+	}
+	free(v);
+	t->skel = skel;
+	t->sessions = engine_map_mmap(skel->maps.tcp_sessions, &t->sessions_sz);
+	if (!err && !t->sessions)
+		err = -ENOMEM;
+	return err;
+}
+
+/* The program's counters summed over CPUs. */
+static int tcp_stats(struct tcp *t, struct xr_replies_stats *sum)
+{
+	int ncpu = libbpf_num_possible_cpus();
+	struct xr_replies_stats *per = calloc(ncpu, sizeof(*per));
+	__u32 zero = 0;
+	int err = 0;
+
+	memset(sum, 0, sizeof(*sum));
+	if (!per)
+		return -ENOMEM;
+	if (bpf_map_lookup_elem(bpf_map__fd(t->skel->maps.replies_stats), &zero, per))
+		err = -errno;
+	for (int c = 0; !err && c < ncpu; c++) {
+		sum->answered += per[c].answered;
+		for (int i = 0; i < XR_REPLY_CTRS; i++)
+			sum->ctr[i] += per[c].ctr[i];
+	}
+	free(per);
+	return err;
+}
+
+/* Sessions that ended, one way or the other, among those that got an answer. */
+static uint64_t tcp_ended(const struct xr_replies_stats *r)
+{
+	return r->ctr[XR_TCP_REFUSED] + r->ctr[XR_TCP_COMPLETED] + r->ctr[XR_TCP_RESET] +
+	       r->ctr[XR_TCP_TABLE_FULL] + r->ctr[XR_TCP_MALFORMED] + r->ctr[XR_TCP_CLOSED_EARLY];
+}
+
+static bool tcp_settled(void *ctx, uint64_t sent)
+{
+	struct xr_replies_stats r;
+
+	return !tcp_stats(ctx, &r) && tcp_ended(&r) >= sent;
+}
+
+static void tcp_finish(void *ctx, struct gen_bpf *skel)
+{
+	struct tcp *t = ctx;
+
+	memset(&t->stalled, 0, sizeof(t->stalled));
+	for (uint32_t i = 0; t->sessions && i < t->table; i++) {
+		switch (t->sessions[i].state) {
+		case XR_TCP_REQUEST: t->stalled.request++; break;
+		case XR_TCP_RESPONSE: t->stalled.response++; break;
+		case XR_TCP_FIN_SENT: t->stalled.close++; break;
+		}
+	}
+	engine_hist_read(bpf_map__fd(skel->maps.tcp_resp_hist), &t->resp);
+}
+
+static void tcp_close(void *ctx)
+{
+	struct tcp *t = ctx;
+
+	if (t->sessions)
+		munmap(t->sessions, t->sessions_sz);
+	t->sessions = NULL;
+	t->skel = NULL;
+}
+
+static uint32_t next_pow2(uint64_t v)
+{
+	uint32_t p = 1;
+
+	while (p < v && p < XR_TCP_TABLE_MAX)
+		p <<= 1;
+	return p;
+}
+
+/* x with x * a == 1 mod 2^32, for odd a (Newton's iteration doubles the good bits). */
+static uint32_t inverse32(uint32_t a)
+{
+	uint32_t x = a;
+
+	for (int i = 0; i < 5; i++)
+		x *= 2 - a * x;
+	return x;
+}
+
+static int tcp_build(void *st, const struct send_opts *so, const struct iface *ifc,
+		     struct frameset *fs, struct send_plan *plan, struct engine_opts *o)
+{
+	struct tcp *t = st;
+	struct template_addr ta;
+	struct template_frame tf = { .net = &so->net,
+				     .ta = &ta,
+				     .ifc = ifc,
+				     .l4 = IPPROTO_TCP,
+				     .tcp_flags = 0x02 };
+	uint32_t key[2], isn_step;
+	struct rewrite_spec *isn;
+	double planned;
+	int err;
+
+	err = tcp_make_request(t, so);
+	if (err)
+		return err;
+	err = template_addressing(&so->net, ifc, IPPROTO_TCP, NULL, 0, plan->specs, &plan->nspecs,
+				  &ta);
+	if (err)
+		return err;
+	err = template_build(&tf, fs);
+	if (err)
+		return err;
+	/* ISN = base + c * step (step odd): distinct per session, and c comes back with the SYN-ACK */
+	if (getrandom(key, sizeof(key), 0) != sizeof(key))
+		key[0] = 0x9e3779b9, key[1] = 0x7f4a7c15;
+	isn_step = key[1] | 1;
+	isn = &plan->specs[plan->nspecs++];
+	memset(isn, 0, sizeof(*isn));
+	snprintf(isn->text, sizeof(isn->text), "tcp.seq (ISN)");
+	isn->op = (struct xr_op){ .kind = XR_OP_COUNTER,
+				  .width = 4,
+				  .flags = XR_OPF_BIG_ENDIAN,
+				  .base = key[0],
+				  .step = isn_step };
+	isn->field_off = 14 + 20 + 4;
+
+	planned = so->count				      ? (double)so->count :
+		  so->pace == XR_PACE_RATE && so->duration_ns ? so->pps * so->duration_ns / 1e9 :
+								XR_TCP_TABLE_MAX;
+	if (ta.tuples && planned > ta.tuples) {
+		pr_warn("warning: %s: %.0f sessions from a pool of %llu (source, port) pairs: pairs "
+			"repeat, and a server still holding one in TIME_WAIT may refuse it; widen --src "
+			"or --sport\n",
+			so->cmd, planned, (unsigned long long)ta.tuples);
+		planned = ta.tuples;
+	}
+	t->table = next_pow2(planned < 1024 ? 1024 : planned);
+	t->cfg = (struct xr_tcp_cfg){ .isn_base = key[0],
+				      .isn_inv = inverse32(isn_step),
+				      .req_len = t->req_len,
+				      .requests = t->requests,
+				      .table_mask = t->table - 1,
+				      .resp_size = t->resp_size,
+				      .response = t->response,
+				      .close = t->close };
+	t->ops = (struct engine_proto){ .ctx = t,
+					.before_load = tcp_before_load,
+					.after_load = tcp_after_load,
+					.settled = tcp_settled,
+					.finish = tcp_finish,
+					.close = tcp_close };
+	o->proto = &t->ops;
+	o->reply_kind = XR_REPLY_TCP;
+	o->rpl = ta.match;
+	return 0;
+}
+
+/* Every session asked, by how it ended. */
+struct tcp_books {
+	uint64_t asked, completed, not_sent, no_answer, refused, reset, table_full, malformed,
+		closed_early;
+	struct tcp_stalled stalled;
+	uint64_t failed, unaccounted;
+};
+
+static void tcp_books(const struct tcp *t, const struct engine_result *res, struct tcp_books *b)
+{
+	const __u64 *c = res->replies.st.ctr;
+	uint64_t answered = res->replies.st.answered, ended;
+
+	*b = (struct tcp_books){ .asked = res->asked,
+				 .completed = c[XR_TCP_COMPLETED],
+				 .not_sent = engine_unsent_total(&res->unsent),
+				 .refused = c[XR_TCP_REFUSED],
+				 .reset = c[XR_TCP_RESET],
+				 .table_full = c[XR_TCP_TABLE_FULL],
+				 .malformed = c[XR_TCP_MALFORMED],
+				 .closed_early = c[XR_TCP_CLOSED_EARLY],
+				 .stalled = t->stalled };
+	b->no_answer = res->sent > answered + b->refused ? res->sent - answered - b->refused : 0;
+	b->failed = b->not_sent + b->no_answer + b->refused + b->reset + b->table_full +
+		    b->malformed + b->closed_early + b->stalled.request + b->stalled.response +
+		    b->stalled.close;
+	ended = b->completed + b->failed;
+	b->unaccounted = b->asked > ended ? b->asked - ended : ended - b->asked;
+}
+
+static void tcp_report(void *st, const struct engine_result *res, uint64_t ready_ns, FILE *human,
+		       struct json *j)
+{
+	const struct tcp *t = st;
+	const __u64 *c = res->replies.st.ctr;
+	static const char *const cls[] = { "2xx", "3xx", "4xx", "5xx" };
+	struct tcp_books b;
+	char x[16], y[16];
+
+	if (!res->replies.hist)
+		return;
+	tcp_books(t, res, &b);
+	if (human) {
+		fprintf(human, "  sessions: %llu asked, %llu completed (%s/s), %llu failed",
+			(unsigned long long)b.asked, (unsigned long long)b.completed,
+			fmt_si(replies_per_s(res, b.completed), x, sizeof(x)),
+			(unsigned long long)b.failed);
+		if (b.unaccounted)
+			fprintf(human, ", %llu UNACCOUNTED", (unsigned long long)b.unaccounted);
+		fputc('\n', human);
+		if (b.failed) {
+			const struct {
+				const char *what;
+				uint64_t v;
+			} why[] = {
+				{ "not sent", b.not_sent },
+				{ "no SYN-ACK", b.no_answer },
+				{ "refused (RST to the SYN)", b.refused },
+				{ "reset by the server", b.reset },
+				{ "session table full", b.table_full },
+				{ "response not readable", b.malformed },
+				{ "closed by the server early", b.closed_early },
+				{ "request never acknowledged", b.stalled.request },
+				{ "response never complete", b.stalled.response },
+				{ "close never acknowledged", b.stalled.close },
+			};
+			const char *sep = "";
+
+			fprintf(human, "  failed:");
+			for (size_t i = 0; i < sizeof(why) / sizeof(why[0]); i++)
+				if (why[i].v) {
+					fprintf(human, "%s %s %llu", sep, why[i].what,
+						(unsigned long long)why[i].v);
+					sep = ",";
+				}
+			fputc('\n', human);
+		}
+		fprintf(human, "  requests: %llu sent whole, %llu responses (%s/s):",
+			(unsigned long long)c[XR_TCP_REQUESTS],
+			(unsigned long long)c[XR_TCP_RESPONSES],
+			fmt_si(replies_per_s(res, c[XR_TCP_RESPONSES]), y, sizeof(y)));
+		for (int i = 0; i < 4; i++)
+			if (c[XR_TCP_2XX + i])
+				fprintf(human, " %s %llu", cls[i],
+					(unsigned long long)c[XR_TCP_2XX + i]);
+		if (c[XR_TCP_OTHER_STATUS])
+			fprintf(human, " other %llu", (unsigned long long)c[XR_TCP_OTHER_STATUS]);
+		fputc('\n', human);
+		fprintf(human,
+			"  segments: %llu sent, %llu again, %llu out of order answered, %llu stray; "
+			"%llu SYN-ACKs repeated; session table %u slots (%.1f MiB)\n",
+			(unsigned long long)c[XR_TCP_SEGMENTS],
+			(unsigned long long)c[XR_TCP_RESENT],
+			(unsigned long long)c[XR_TCP_OUT_OF_ORDER],
+			(unsigned long long)c[XR_TCP_STRAY],
+			(unsigned long long)res->replies.st.repeated, t->table,
+			t->table * sizeof(struct xr_tcp_session) / 1048576.0);
+		if (!res->replies.st.answered && !b.refused)
+			replies_rtt_line(res, human);
+		else
+			replies_hist_line(human, "connect (SYN to SYN-ACK)", &res->replies);
+		if (t->resp.hist && c[XR_TCP_RESPONSES])
+			replies_hist_line(human, "response (request to last byte)", &t->resp);
+	}
+	if (!j)
+		return;
+	json_open(j, "sessions", '{');
+	json_u64(j, "asked", b.asked);
+	json_u64(j, "completed", b.completed);
+	json_u64(j, "failed", b.failed);
+	json_u64(j, "unaccounted", b.unaccounted);
+	json_double(j, "completed_per_s", replies_per_s(res, b.completed));
+	json_open(j, "failed_by", '{');
+	json_u64(j, "not_sent", b.not_sent);
+	json_u64(j, "no_syn_ack", b.no_answer);
+	json_u64(j, "refused", b.refused);
+	json_u64(j, "reset", b.reset);
+	json_u64(j, "table_full", b.table_full);
+	json_u64(j, "malformed", b.malformed);
+	json_u64(j, "closed_early", b.closed_early);
+	json_u64(j, "stalled_request", b.stalled.request);
+	json_u64(j, "stalled_response", b.stalled.response);
+	json_u64(j, "stalled_close", b.stalled.close);
+	json_close(j, '}');
+	json_u64(j, "table_slots", t->table);
+	json_u64(j, "table_bytes", (uint64_t)t->table * sizeof(struct xr_tcp_session));
+	json_close(j, '}');
+	json_open(j, "requests", '{');
+	json_u64(j, "sent", c[XR_TCP_REQUESTS]);
+	json_u64(j, "responses", c[XR_TCP_RESPONSES]);
+	json_double(j, "responses_per_s", replies_per_s(res, c[XR_TCP_RESPONSES]));
+	json_open(j, "status", '{');
+	for (int i = 0; i < 4; i++)
+		json_u64(j, cls[i], c[XR_TCP_2XX + i]);
+	json_u64(j, "other", c[XR_TCP_OTHER_STATUS]);
+	json_close(j, '}');
+	if (t->resp.hist)
+		replies_hist_json(j, "response_us", &t->resp);
+	json_u64(j, "bytes", t->req_len);
+	json_close(j, '}');
+	json_open(j, "segments", '{');
+	json_u64(j, "sent", c[XR_TCP_SEGMENTS]);
+	json_u64(j, "again", c[XR_TCP_RESENT]);
+	json_u64(j, "out_of_order", c[XR_TCP_OUT_OF_ORDER]);
+	json_u64(j, "stray", c[XR_TCP_STRAY]);
+	json_u64(j, "window_waits", c[XR_TCP_WINDOW_WAITS]);
+	json_close(j, '}');
+	json_open(j, "replies", '{');
+	json_u64(j, "syn_acks", res->replies.st.answered);
+	json_u64(j, "repeated", res->replies.st.repeated);
+	json_u64(j, "unmatched", res->replies.st.unmatched);
+	replies_rtt_json(res, j);
+	json_close(j, '}');
+}
+
+static void tcp_free(void *st)
+{
+	struct tcp *t = st;
+
+	free(t->req);
+	free(t->resp.hist);
+}
+
+const struct xr_proto proto_tcp = {
+	.name = "tcp",
+	.gen = true,
+	.summary = "whole TCP client sessions (HTTP requests) without sockets, carried in XDP",
+	.usage =
+		"      --http 'METHOD /path'  an HTTP/1.1 request (Host: the --dst), or\n"
+		"      --request FILE    the bytes of one request, sent as they are (at most 16 KiB)\n"
+		"      --body FILE       with --http: the request's body (Content-Length set)\n"
+		"      --requests-per-session K  K requests one after the other on each session\n"
+		"                        (keep-alive; default 1)\n"
+		"      --close fin|rst   how a session ends after its last response (default fin)\n"
+		"      --response http|N  where a response ends: HTTP/1.x status line and\n"
+		"                        Content-Length or the server's FIN (default), or N bytes\n"
+		"  --count is sessions, --pps new sessions per second; every session asked is\n"
+		"  completed or failed with its reason (no SYN-ACK, refused, reset, table full,\n"
+		"  response not readable, closed early, stalled).\n",
+	.opts = tcp_opts,
+	.accepts = SO_DST | SO_SRC | SO_SPORT | SO_DSTMAC | SO_WAIT,
+	.default_port = 80,
+	.kernel_only = true,
+	.state_size = sizeof(struct tcp),
+	.parse_opt = tcp_opt,
+	.check = tcp_check,
+	.build = tcp_build,
+	.report = tcp_report,
+	.witness = "sessions.completed",
+	.free = tcp_free,
+};
