@@ -37,9 +37,11 @@ server_clean() {
 
 # sessions_add_up: every session asked is completed or failed with a reason, none unaccounted
 sessions_add_up() {
-	python3 - "$WORK/g.json" <<-'PY' || fail "sessions do not add up: $(head -c 600 "$WORK/g.json")"
+	python3 - "$WORK/g.json" <<-'PY' || fail "sessions do not add up"
 	import json, sys
-	s = json.load(open(sys.argv[1]))["sessions"]
+	g = json.load(open(sys.argv[1]))
+	s = g["sessions"]
+	print("sessions:", s, "segments:", g["segments"], "syn_acks:", g["replies"]["syn_acks"])
 	assert s["unaccounted"] == 0, s
 	assert s["completed"] + s["failed"] == s["asked"], s
 	assert sum(s["failed_by"].values()) == s["failed"], s
@@ -52,8 +54,11 @@ test_tcp_every_session_completed() {
 	count_start --tcp --dport 80 --duration 60s --idle 3s --json "$WORK/c.json"
 	# 100,000 sessions of one GET each, 10k/s, from 512 sources
 	tb_gen "$XR" gen tcp -i "$TB_GEN_IF" --dst "$TB_SRV_IP" --src 198.18.64.0/23 --http 'GET /' \
-		--pps 10k --count 100k --json "$WORK/g.json" >"$WORK/out" 2>&1 || fail "gen tcp exited $?: $(cat "$WORK/out")"
+		--pps 10k --count 100k --wait 3s --json "$WORK/g.json" >"$WORK/out" 2>&1 || fail "gen tcp exited $?: $(cat "$WORK/out")"
 	count_wait
+	tb_gen ethtool -S "$TB_GEN_IF" | grep -v ": 0$"
+	tb_srv ethtool -S "$TB_SRV_IF" | grep -v ": 0$"
+	tb_srv ip -s link show "$TB_SRV_IF"
 	sessions_add_up
 	expect_eq "$(jget "$WORK/g.json" sessions.completed)" 100000 "sessions completed: $(grep -A2 sessions: "$WORK/out")"
 	expect_eq "$(jget "$WORK/g.json" requests.status.2xx)" 100000 "responses 2xx"
@@ -144,6 +149,41 @@ test_tcp_failures_attributed() {
 	sessions_add_up
 	expect_eq "$(jget "$WORK/g.json" sessions.failed_by.no_syn_ack)" 500 "sessions without a SYN-ACK"
 	grep -q "route back to the sources" "$WORK/out" || fail "no hint at the route: $(cat "$WORK/out")"
+}
+
+test_tcp_lossy_server() {
+	bed
+	nginx_start
+	# one in 100 of our segments dropped at the server's firewall, SYNs included
+	tb_srv nft -f - <<-NFT || fail "nft"
+	table inet loss {
+		chain in {
+			type filter hook input priority 0;
+			tcp dport 80 numgen random mod 100 == 0 counter drop
+		}
+	}
+	NFT
+	count_start --tcp --dport 80 --duration 60s --idle 3s --json "$WORK/c.json"
+	tb_gen "$XR" gen tcp -i "$TB_GEN_IF" --dst "$TB_SRV_IP" --src 198.18.64.0/23 --http 'GET /' \
+		--requests-per-session 3 --pps 2k --count 5000 --wait 10s --json "$WORK/g.json" >"$WORK/out" 2>&1 ||
+		fail "gen tcp exited $?: $(cat "$WORK/out")"
+	count_wait
+	sessions_add_up
+	local asked completed nosyn dropped
+	completed=$(jget "$WORK/g.json" sessions.completed)
+	nosyn=$(jget "$WORK/g.json" sessions.failed_by.no_syn_ack)
+	# a lost SYN is not sent again (the engine sends each once): that session fails, named;
+	# every other loss is repaired, by the server's retransmission or by ours after a timeout
+	expect_eq "$((completed + nosyn))" 5000 "sessions completed or without a SYN-ACK: $(grep -A1 sessions: "$WORK/out")"
+	expect_range "$nosyn" 10 120 "sessions whose SYN the firewall dropped"
+	[ "$(jget "$WORK/g.json" segments.after_timeout)" -gt 0 ] || fail "nothing retransmitted after a timeout"
+	# every request of a completed session is in nginx's log once: no request was doubled
+	expect_eq "$(log_lines 200)" $((completed * 3)) "200s in nginx's access log"
+	dropped=$(tb_srv nft list table inet loss | grep -oE 'packets [0-9]+' | awk '{ print $2 }')
+	expect_eq "$(jget "$WORK/c.json" drops.inbound.NETFILTER_DROP)" "$dropped" "drops attributed to the firewall"
+	# (count's books are not held here: under loss about 1 segment in 30,000 is consumed where
+	# its tracer does not look yet, e.g. by a closing socket; issue notes)
+	cat "$WORK/out"
 }
 
 test_tcp_bad_input() {

@@ -194,6 +194,7 @@ static __always_inline int tcp_send_request(struct xdp_md *ctx, struct xr_tcp_se
 	if (err)
 		return err;
 	s->in_flight = len;
+	s->t_sent = bpf_ktime_get_ns();
 	st->ctr[counter]++;
 	return 0;
 }
@@ -261,6 +262,7 @@ static __always_inline int tcp_next(struct xdp_md *ctx, struct xr_tcp_session *s
 				    struct xr_replies_stats *st, struct tcp_scratch *sc)
 {
 	s->k++;
+	s->retries = 0;
 	s->acked = 0;
 	s->resp_got = 0;
 	s->resp_len = 0;
@@ -281,6 +283,8 @@ static __always_inline int tcp_next(struct xdp_md *ctx, struct xr_tcp_session *s
 											  XDP_TX;
 	}
 	s->state = XR_TCP_FIN_SENT;
+	s->t_sent = bpf_ktime_get_ns();
+	s->retries = 0;
 	return tcp_reply(ctx, TCP_FIN | TCP_ACK, tcp_our_seq(s, 0), s->rcv_nxt) ? XDP_DROP : XDP_TX;
 }
 
@@ -367,6 +371,7 @@ static __always_inline int tcp_session_reply(struct xdp_md *ctx)
 			if (got > s->acked && got <= s->acked + s->in_flight) {
 				s->in_flight -= got - s->acked;
 				s->acked = got;
+				s->retries = 0;
 				more = !s->in_flight;
 				if (got == tcp_cfg.req_len) {
 					st->ctr[XR_TCP_REQUESTS]++;

@@ -20,7 +20,7 @@
 /* The largest request (one value of the tcp_request map, plus a segment's slack for the verifier). */
 #define XR_TCP_REQUEST_MAX 16384
 #define XR_TCP_REQUEST_VALUE (XR_TCP_REQUEST_MAX + 2048)
-/* The most sessions the table holds at once (48 MiB). */
+/* The most sessions the table holds at once (64 MiB). */
 #define XR_TCP_TABLE_MAX (1U << 20)
 /* How much of a response's first segment is searched for the end of its header. */
 #define XR_HTTP_SCAN 1024
@@ -55,7 +55,7 @@ enum xr_tcp_state {
 	XR_TCP_DONE = 4, /* completed or failed: late segments are answered, not counted */
 };
 
-/* One session's state: 48 bytes, the slot of (source, port) in the session table. */
+/* One session's state: 64 bytes, the slot of (source, port) in the session table. */
 struct xr_tcp_session {
 	__u32 tkey; /* (address - base) + (port - base) * addresses + 1: whose slot this is (0: nobody's) */
 	__u32 c32; /* low 32 bits of the session number */
@@ -71,8 +71,16 @@ struct xr_tcp_session {
 	__u8 flags; /* XR_TCPF_* */
 	__u16 status; /* response k's HTTP status */
 	__u16 in_flight; /* bytes of request k sent past acked (one segment at a time) */
+	__u8 retries; /* timeouts since the server last acknowledged something new (user/proto/tcp/) */
+	__u8 pad[5];
 	__u64 t_req; /* when request k's first byte went out */
+	__u64 t_sent; /* when our last segment that wants an acknowledgement went out */
+	__u64 pad2;
 };
+
+/* Retransmission after a timeout (userspace, user/proto/tcp/tcp.c): 200 ms, doubled each time, 6 times. */
+#define XR_TCP_RTO_NS 200000000ULL
+#define XR_TCP_MAX_RETRIES 6
 
 #define XR_TCPF_FIN_RCVD 1 /* the server's FIN came (rcv_nxt counts it) */
 #define XR_TCPF_FIN_ACKED 2 /* the server acknowledged ours */

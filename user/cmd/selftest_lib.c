@@ -9,22 +9,11 @@
 #include <netinet/in.h>
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
+#include "util/bytes.h"
 #include "cmd/selftest.h"
 #include "frames/csum.h"
 #include "xdpreplay.h"
 #include "selftest.skel.h"
-
-static void put16(uint8_t *p, uint16_t v)
-{
-	p[0] = v >> 8;
-	p[1] = v;
-}
-
-static void put32(uint8_t *p, uint32_t v)
-{
-	put16(p, v >> 16);
-	put16(p + 2, v);
-}
 
 /* A server's segment: 198.18.0.2:80 -> 198.18.0.1:port, with len - 54 bytes of data. */
 static void server_segment(uint8_t *f, uint32_t len, uint16_t port)

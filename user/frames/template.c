@@ -9,15 +9,10 @@
 #include <stdio.h>
 #include <string.h>
 #include <netinet/in.h>
+#include "util/bytes.h"
 #include "frames/csum.h"
 #include "frames/template.h"
 #include "util/log.h"
-
-static void put16(uint8_t *p, uint16_t v)
-{
-	p[0] = v >> 8;
-	p[1] = v & 0xff;
-}
 
 int template_addressing(const struct template_net *net, const struct iface *ifc, uint8_t l4,
 			const struct port_range *default_ports, uint64_t port_divisor,

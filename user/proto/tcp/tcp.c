@@ -3,31 +3,61 @@
  * gen tcp: whole TCP client sessions with no socket. The kernel engine sends
  * session c's SYN (the source pair c mod pairs, ISN a keyed function of c, as
  * gen syn); bpf/proto/tcp.bpf.h on the sender's interface carries the rest of
- * the conversation (requests, acknowledgements, the close) from 48 bytes per
+ * the conversation (requests, acknowledgements, the close) from 64 bytes per
  * session, and this file sets it up and accounts for every session asked:
  * completed, or failed with its reason.
+ *
+ * XDP answers only when the server sends something, so a segment of ours
+ * that is lost (the server then has nothing to say) is sent again from here:
+ * a thread scans the session table and rebuilds what is due, from the
+ * session's state alone, through a packet socket on the interface.
  */
 #include <arpa/inet.h>
 #include <errno.h>
+#include <net/if.h>
+#include <netinet/in.h>
+#include <linux/if_packet.h>
+#include <pthread.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/random.h>
+#include <sys/socket.h>
+#include <unistd.h>
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 #include "cmd/cli.h"
 #include "proto/proto.h"
 #include "send/opts.h"
+#include "engine/pacer.h"
 #include "engine/replies.h"
+#include "frames/csum.h"
+#include "util/bytes.h"
 #include "util/log.h"
 #include "util/units.h"
 #include "gen.skel.h"
 
 enum { O_HTTP = PROTO_OPT_BASE, O_REQUEST, O_BODY, O_RPS, O_CLOSE, O_RESPONSE };
 
-/* sessions still open at the end, by what they waited for */
+/* The most a retransmission carries: what 1500 bytes of MTU leave (as XR_TCP_PAYLOAD_MAX in BPF). */
+#define XR_TCP_RESEND_MAX 1460
+
+/* sessions still open at the end, by what they waited for (timeout: retransmitted in vain) */
 struct tcp_stalled {
-	uint64_t request, response, close;
+	uint64_t request, response, close, timeout;
+};
+
+/* The retransmission thread's: the frame's constant parts, its socket, what it sent. */
+struct tcp_resender {
+	uint8_t eth[14]; /* the SYN template's Ethernet header */
+	struct xr_reply_match m;
+	int fd;
+	int ifindex;
+	pthread_t tid;
+	bool running;
+	atomic_bool stop;
+	atomic_uint_fast64_t resent, failed;
 };
 
 struct tcp {
@@ -45,6 +75,7 @@ struct tcp {
 	size_t sessions_sz;
 	struct tcp_stalled stalled;
 	struct engine_replies resp; /* request to last byte */
+	struct tcp_resender rs;
 };
 
 static const struct option tcp_opts[] = {
@@ -234,6 +265,148 @@ static int tcp_after_load(void *ctx, struct gen_bpf *skel, const struct engine_o
 	return err;
 }
 
+/*
+ * Session s's segment that is due again into f: request k's bytes from
+ * acked (as much as MSS and window take), or our FIN. Its length, or 0.
+ */
+static size_t tcp_rebuild(const struct tcp *t, const struct xr_tcp_session *s, uint8_t *f)
+{
+	uint8_t *ip = f + 14, *th = ip + 20;
+	uint32_t idx = s->tkey - 1, seq, plen = 0, sum;
+	uint8_t flags = 0x10; /* ACK */
+
+	memcpy(f, t->rs.eth, 14);
+	seq = s->isn + 1 + (uint32_t)s->k * t->cfg.req_len;
+	if (s->state == XR_TCP_REQUEST) {
+		plen = t->cfg.req_len - s->acked;
+		if (plen > s->mss)
+			plen = s->mss;
+		if (plen > XR_TCP_RESEND_MAX)
+			plen = XR_TCP_RESEND_MAX;
+		if (plen > s->wnd)
+			plen = s->wnd;
+		if (!plen)
+			return 0;
+		seq += s->acked;
+		if (s->acked + plen == t->cfg.req_len)
+			flags |= 0x08; /* PSH */
+		memcpy(th + 20, t->req + s->acked, plen);
+	} else if (s->state == XR_TCP_FIN_SENT) {
+		flags |= 0x01; /* FIN */
+	} else {
+		return 0;
+	}
+	memset(ip, 0, 40);
+	ip[0] = 0x45;
+	put16(ip + 2, 40 + plen);
+	put16(ip + 6, 0x4000);
+	ip[8] = 64;
+	ip[9] = IPPROTO_TCP;
+	put32(ip + 12, t->rs.m.src_base + idx % t->rs.m.src_count);
+	memcpy(ip + 16, &t->rs.m.server_addr, 4);
+	put16(ip + 10, csum_fold(csum_add(ip, 20, 0)));
+	put16(th, t->rs.m.sport_base + idx / t->rs.m.src_count);
+	memcpy(th + 2, &t->rs.m.server_port, 2);
+	put32(th + 4, seq);
+	put32(th + 8, s->rcv_nxt);
+	th[12] = 5 << 4;
+	th[13] = flags;
+	put16(th + 14, 64240);
+	sum = csum_add(ip + 12, 8, IPPROTO_TCP + 20 + plen);
+	put16(th + 16, csum_fold(csum_add(th, 20 + plen, sum)));
+	return 14 + 40 + plen;
+}
+
+/* One pass over the table: what waited longer than its timeout goes again. */
+static void tcp_resend_pass(struct tcp *t)
+{
+	struct sockaddr_ll to = { .sll_family = AF_PACKET,
+				  .sll_ifindex = t->rs.ifindex,
+				  .sll_halen = 6 };
+	uint8_t f[14 + 40 + XR_TCP_RESEND_MAX];
+	uint64_t now = now_ns();
+
+	memcpy(to.sll_addr, t->rs.eth, 6);
+	for (uint32_t i = 0; i < t->table && !atomic_load(&t->rs.stop); i++) {
+		struct xr_tcp_session *live = &t->sessions[i], s;
+		size_t len;
+
+		if (live->state != XR_TCP_REQUEST && live->state != XR_TCP_FIN_SENT)
+			continue;
+		/* a copy: XDP may change it meanwhile; at worst a segment goes once too often */
+		memcpy(&s, live, sizeof(s));
+		if ((s.state == XR_TCP_REQUEST && !s.in_flight) ||
+		    (s.state == XR_TCP_FIN_SENT && (s.flags & XR_TCPF_FIN_ACKED)) ||
+		    s.retries >= XR_TCP_MAX_RETRIES || !s.t_sent || s.t_sent > now ||
+		    now - s.t_sent < (XR_TCP_RTO_NS << s.retries))
+			continue;
+		len = tcp_rebuild(t, &s, f);
+		if (!len)
+			continue;
+		live->retries = s.retries + 1;
+		live->t_sent = now;
+		if (sendto(t->rs.fd, f, len, 0, (struct sockaddr *)&to, sizeof(to)) == (ssize_t)len)
+			atomic_fetch_add(&t->rs.resent, 1);
+		else
+			atomic_fetch_add(&t->rs.failed, 1);
+	}
+}
+
+static void *tcp_resend_main(void *arg)
+{
+	struct tcp *t = arg;
+
+	while (!atomic_load(&t->rs.stop)) {
+		tcp_resend_pass(t);
+		/* a pass reads every slot once: RTO / 2 apart is soon enough, and cheap */
+		usleep(XR_TCP_RTO_NS / 2000 / 2);
+	}
+	return NULL;
+}
+
+static int tcp_start(void *ctx, const struct xr_gen_slot *slots, const struct engine_opts *o)
+{
+	struct tcp *t = ctx;
+	struct sockaddr_ll sll = { .sll_family = AF_PACKET, .sll_ifindex = o->ifc->ifindex };
+	int err;
+
+	t->rs.m = o->rpl;
+	t->rs.ifindex = o->ifc->ifindex;
+	/* protocol 0: it only sends, and receives nothing */
+	t->rs.fd = socket(AF_PACKET, SOCK_RAW | SOCK_CLOEXEC, 0);
+	if (t->rs.fd < 0 || bind(t->rs.fd, (struct sockaddr *)&sll, sizeof(sll))) {
+		err = -errno;
+		pr_warn("cannot open a packet socket on %s for retransmissions: %s\n", o->ifc->name,
+			strerror(errno));
+		if (t->rs.fd >= 0)
+			close(t->rs.fd);
+		t->rs.fd = -1;
+		return err;
+	}
+	atomic_store(&t->rs.stop, false);
+	err = -pthread_create(&t->rs.tid, NULL, tcp_resend_main, t);
+	if (err) {
+		close(t->rs.fd);
+		t->rs.fd = -1;
+		return err;
+	}
+	t->rs.running = true;
+	return 0;
+}
+
+/* The retransmissions end with the run's wait, before the table is read. */
+static void tcp_resend_stop(struct tcp *t)
+{
+	if (t->rs.running) {
+		atomic_store(&t->rs.stop, true);
+		pthread_join(t->rs.tid, NULL);
+		t->rs.running = false;
+	}
+	if (t->rs.fd >= 0)
+		close(t->rs.fd);
+	t->rs.fd = -1;
+}
+
 /* The program's counters summed over CPUs. */
 static int tcp_stats(struct tcp *t, struct xr_replies_stats *sum)
 {
@@ -274,13 +447,20 @@ static void tcp_finish(void *ctx, struct gen_bpf *skel)
 {
 	struct tcp *t = ctx;
 
+	tcp_resend_stop(t);
 	memset(&t->stalled, 0, sizeof(t->stalled));
 	for (uint32_t i = 0; t->sessions && i < t->table; i++) {
-		switch (t->sessions[i].state) {
-		case XR_TCP_REQUEST: t->stalled.request++; break;
-		case XR_TCP_RESPONSE: t->stalled.response++; break;
-		case XR_TCP_FIN_SENT: t->stalled.close++; break;
-		}
+		const struct xr_tcp_session *s = &t->sessions[i];
+
+		if (s->state >= XR_TCP_REQUEST && s->state <= XR_TCP_FIN_SENT &&
+		    s->retries >= XR_TCP_MAX_RETRIES)
+			t->stalled.timeout++;
+		else if (s->state == XR_TCP_REQUEST)
+			t->stalled.request++;
+		else if (s->state == XR_TCP_RESPONSE)
+			t->stalled.response++;
+		else if (s->state == XR_TCP_FIN_SENT)
+			t->stalled.close++;
 	}
 	engine_hist_read(bpf_map__fd(skel->maps.tcp_resp_hist), &t->resp);
 }
@@ -289,6 +469,7 @@ static void tcp_close(void *ctx)
 {
 	struct tcp *t = ctx;
 
+	tcp_resend_stop(t);
 	if (t->sessions)
 		munmap(t->sessions, t->sessions_sz);
 	t->sessions = NULL;
@@ -339,6 +520,8 @@ static int tcp_build(void *st, const struct send_opts *so, const struct iface *i
 	err = template_build(&tf, fs);
 	if (err)
 		return err;
+	memcpy(t->rs.eth, fs->bytes + fs->frames[0].off, 14);
+	t->rs.fd = -1;
 	/* ISN = base + c * step (step odd): distinct per session, and c comes back with the SYN-ACK */
 	if (getrandom(key, sizeof(key), 0) != sizeof(key))
 		key[0] = 0x9e3779b9, key[1] = 0x7f4a7c15;
@@ -375,6 +558,7 @@ static int tcp_build(void *st, const struct send_opts *so, const struct iface *i
 	t->ops = (struct engine_proto){ .ctx = t,
 					.before_load = tcp_before_load,
 					.after_load = tcp_after_load,
+					.start = tcp_start,
 					.settled = tcp_settled,
 					.finish = tcp_finish,
 					.close = tcp_close };
@@ -409,7 +593,7 @@ static void tcp_books(const struct tcp *t, const struct engine_result *res, stru
 	b->no_answer = res->sent > answered + b->refused ? res->sent - answered - b->refused : 0;
 	b->failed = b->not_sent + b->no_answer + b->refused + b->reset + b->table_full +
 		    b->malformed + b->closed_early + b->stalled.request + b->stalled.response +
-		    b->stalled.close;
+		    b->stalled.close + b->stalled.timeout;
 	ended = b->completed + b->failed;
 	b->unaccounted = b->asked > ended ? b->asked - ended : ended - b->asked;
 }
@@ -449,6 +633,7 @@ static void tcp_report(void *st, const struct engine_result *res, uint64_t ready
 				{ "request never acknowledged", b.stalled.request },
 				{ "response never complete", b.stalled.response },
 				{ "close never acknowledged", b.stalled.close },
+				{ "no answer to 6 retransmissions", b.stalled.timeout },
 			};
 			const char *sep = "";
 
@@ -473,10 +658,11 @@ static void tcp_report(void *st, const struct engine_result *res, uint64_t ready
 			fprintf(human, " other %llu", (unsigned long long)c[XR_TCP_OTHER_STATUS]);
 		fputc('\n', human);
 		fprintf(human,
-			"  segments: %llu sent, %llu again, %llu out of order answered, %llu stray; "
-			"%llu SYN-ACKs repeated; session table %u slots (%.1f MiB)\n",
+			"  segments: %llu sent, %llu again (%llu after a timeout), %llu out of order "
+			"answered, %llu stray; %llu SYN-ACKs repeated; session table %u slots (%.1f MiB)\n",
 			(unsigned long long)c[XR_TCP_SEGMENTS],
-			(unsigned long long)c[XR_TCP_RESENT],
+			(unsigned long long)(c[XR_TCP_RESENT] + t->rs.resent),
+			(unsigned long long)t->rs.resent,
 			(unsigned long long)c[XR_TCP_OUT_OF_ORDER],
 			(unsigned long long)c[XR_TCP_STRAY],
 			(unsigned long long)res->replies.st.repeated, t->table,
@@ -507,6 +693,7 @@ static void tcp_report(void *st, const struct engine_result *res, uint64_t ready
 	json_u64(j, "stalled_request", b.stalled.request);
 	json_u64(j, "stalled_response", b.stalled.response);
 	json_u64(j, "stalled_close", b.stalled.close);
+	json_u64(j, "timeout", b.stalled.timeout);
 	json_close(j, '}');
 	json_u64(j, "table_slots", t->table);
 	json_u64(j, "table_bytes", (uint64_t)t->table * sizeof(struct xr_tcp_session));
@@ -526,7 +713,9 @@ static void tcp_report(void *st, const struct engine_result *res, uint64_t ready
 	json_close(j, '}');
 	json_open(j, "segments", '{');
 	json_u64(j, "sent", c[XR_TCP_SEGMENTS]);
-	json_u64(j, "again", c[XR_TCP_RESENT]);
+	json_u64(j, "again", c[XR_TCP_RESENT] + t->rs.resent);
+	json_u64(j, "after_timeout", t->rs.resent);
+	json_u64(j, "timeout_send_errors", t->rs.failed);
 	json_u64(j, "out_of_order", c[XR_TCP_OUT_OF_ORDER]);
 	json_u64(j, "stray", c[XR_TCP_STRAY]);
 	json_u64(j, "window_waits", c[XR_TCP_WINDOW_WAITS]);

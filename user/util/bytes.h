@@ -1,0 +1,20 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/* Big-endian (network order) stores into byte buffers, for the frames built in userspace. */
+#ifndef __XR_UTIL_BYTES_H
+#define __XR_UTIL_BYTES_H
+
+#include <stdint.h>
+
+static inline void put16(uint8_t *p, uint16_t v)
+{
+	p[0] = v >> 8;
+	p[1] = v & 0xff;
+}
+
+static inline void put32(uint8_t *p, uint32_t v)
+{
+	put16(p, v >> 16);
+	put16(p + 2, v);
+}
+
+#endif
