@@ -186,6 +186,30 @@ test_tcp_lossy_server() {
 	cat "$WORK/out"
 }
 
+test_tcp_search() {
+	bed
+	nginx_start
+	count_start --tcp --dport 80 --duration 120s --idle 30s
+	# below what nginx takes here (about 18k sessions/s): never saturated, every session completed
+	tb_gen "$XR" search --witness replies --preset quick --min 1k --max 8k --max-trials 8 \
+		--json "$WORK/s.json" -- gen tcp -i "$TB_GEN_IF" --dst "$TB_SRV_IP" --src 198.18.64.0/23 \
+		--http 'GET /' --wait 3s >"$WORK/out" 2>&1 || fail "search exited $?: $(tail -n 5 "$WORK/out")"
+	kill -INT "$COUNT_PID"
+	count_wait
+	python3 - "$WORK/s.json" <<-'PY' || fail "the search's answer: $(tail -n 8 "$WORK/out")"
+	import json, sys
+	s = json.load(open(sys.argv[1]))
+	for g in s["goals"]:
+	    assert g["lower"] == 8000, g
+	for t in s["trials"]:
+	    # the witness is the sessions completed: each trial's sessions, all of them
+	    assert t["received"] == t["asked"] > 0, t
+	    assert t["p99_us"] > 0, t
+	PY
+	expect_eq "$(wc -l <"$NGINX_DIR/access.log")" "$(python3 -c 'import json,sys; print(sum(t["asked"] for t in json.load(open(sys.argv[1]))["trials"]))' "$WORK/s.json")" \
+		"nginx's access log lines: one per session of every trial"
+}
+
 test_tcp_bad_input() {
 	bed
 	local g=(ip netns exec "$TB_NS_GEN" "$XR" gen tcp -i "$TB_GEN_IF" --dst "$TB_SRV_IP" --count 1)

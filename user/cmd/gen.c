@@ -49,7 +49,11 @@ static void usage(FILE *f, const struct xr_proto *p)
 		"  xdpreplay gen udp -i eth1 --dst 198.18.0.2:9 --pps 1M --duration 10s\n"
 		"  xdpreplay gen syn -i eth1 --dst 198.18.0.2:80 --src 198.18.64.0/23 --pps 50k --count 100k\n"
 		"  xdpreplay gen syn -i eth1 --dst 198.18.0.2:80 --complete --pps 10k --duration 5s --json -\n"
-		"  xdpreplay gen dns -i eth1 --dst 198.18.0.2 --names names.txt --pps 100k --duration 10s\n");
+		"  xdpreplay gen dns -i eth1 --dst 198.18.0.2 --names names.txt --pps 100k --duration 10s\n"
+		"  xdpreplay gen tcp -i eth1 --dst 198.18.0.2 --src 198.18.64.0/23 --http 'GET /' --pps 10k\n"
+		"      --count 100k\n"
+		"  xdpreplay gen tcp -i eth1 --dst 198.18.0.2 --http 'POST /api' --body req.json\n"
+		"      --requests-per-session 100 --close rst --json -\n");
 }
 
 /* the command as typed, for messages: "gen udp" */

@@ -62,8 +62,9 @@ static void usage(FILE *f)
 		"                       RFC 9971's exceed ratio X (default 0) and duration sum T a\n"
 		"                       load gets trials until T is judged, and passes while at\n"
 		"                       most X of it is above the loss ratio\n"
-		"      --latency-goal NAME=T  highest load whose p99 round trip stays within T\n"
-		"                       (gen syn with --witness replies; e.g. p99=10ms)\n"
+		"      --latency-goal NAME=T  highest load whose p99 stays within T, with\n"
+		"                       --witness replies: gen syn's round trip, gen tcp's response\n"
+		"                       time (request to last byte); e.g. p99=10ms\n"
 		"      --preset P       default, quick (0.5 s trials, 2%% width) or rfc2544 (60 s\n"
 		"                       trials, zero loss)\n"
 		"      --min R, --max R loads to search between (default 1k and 1M frames/s)\n"
@@ -93,6 +94,8 @@ static void usage(FILE *f)
 		"  xdpreplay search --witness http://198.18.0.2:9100/ --max 2M -- replay -i eth1 frame.pcap\n"
 		"  xdpreplay search --witness replies --goal p=0.001 -- gen syn -i eth1 --dst 198.18.0.2:80\n"
 		"  xdpreplay search --witness replies --latency-goal p99=10ms -- gen syn -i eth1 --dst 198.18.0.2:80\n"
+		"  xdpreplay search --witness replies --latency-goal p99=10ms --max 100k -- gen tcp -i eth1 \\\n"
+		"      --dst 198.18.0.2 --src 198.18.64.0/23 --http 'GET /'\n"
 		"  xdpreplay search --witness replies --max 100k -- lorawan send -i eth1 --fleet f/ --server 198.18.0.2\n");
 }
 
@@ -355,7 +358,7 @@ int cmd_search(int argc, char **argv)
 			ret = cli_usage_error(
 				"search",
 				"--latency-goal needs --witness replies (the round trips of gen "
-				"syn or lorawan send)");
+				"syn or lorawan send, the response times of gen tcp)");
 			goto out;
 		}
 		loss_goals += s->g[gi].p99_us <= 0;

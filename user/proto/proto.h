@@ -76,6 +76,8 @@ struct xr_proto {
 	bool (*failed)(void *st);
 	/* the JSON path of the answers counted in the run's JSON (search --witness replies), or NULL */
 	const char *witness;
+	/* the JSON path of the p99 in microseconds that search --latency-goal judges (NULL: the round trip's) */
+	const char *latency;
 	void (*free)(void *st);
 };
 

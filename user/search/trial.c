@@ -34,7 +34,6 @@ int run_trial(struct search *s, double load, struct trial *t)
 	struct json_object *result = NULL;
 	uint64_t before, after, sent, asked;
 	bool replies = !strcmp(s->witness, "replies");
-	struct json_object *rp;
 	struct trial a0 = {};
 	int fd, status, err;
 	pid_t pid;
@@ -106,11 +105,8 @@ int run_trial(struct search *s, double load, struct trial *t)
 	t->received = replies ? after : t->witness_reset ? 0 : after - before;
 	t->loss = asked ? (asked > t->received ? (double)(asked - t->received) / asked : 0) : 1;
 	t->duration_s = s->trial_ns / 1e9;
-	t->p99_us = -1;
-	if (json_object_object_get_ex(result, "replies", &rp) &&
-	    json_object_object_get_ex(rp, "rtt_us", &rp) &&
-	    json_object_object_get_ex(rp, "p99", &rp))
-		t->p99_us = json_object_get_double(rp);
+	if (json_path_double(result, s->proto->latency ?: "replies.rtt_us.p99", &t->p99_us))
+		t->p99_us = -1;
 	/* growth during the trial, by name: a drop reason may first appear after the trial */
 	for (int i = 0; i < t->nattr; i++)
 		for (int k = 0; k < a0.nattr; k++)

@@ -7,7 +7,8 @@
  * A number at a dotted path; a key may itself hold dots ("kernel" then
  * "Udp.NoPorts"), so the longest key that exists is taken at each level.
  */
-int json_path_u64(struct json_object *o, const char *dotted, uint64_t *v)
+/* The value at a dotted path, or NULL. */
+static struct json_object *json_path_get(struct json_object *o, const char *dotted)
 {
 	char key[128];
 	const char *p = dotted;
@@ -28,10 +29,29 @@ int json_path_u64(struct json_object *o, const char *dotted, uint64_t *v)
 				break;
 		}
 		if (!len)
-			return -ENOENT;
+			return NULL;
 		o = next;
 		p += len + (p[len] == '.');
 	}
+	return o;
+}
+
+int json_path_double(struct json_object *o, const char *dotted, double *v)
+{
+	o = json_path_get(o, dotted);
+	if (!o)
+		return -ENOENT;
+	if (!json_object_is_type(o, json_type_int) && !json_object_is_type(o, json_type_double))
+		return -EPROTO;
+	*v = json_object_get_double(o);
+	return 0;
+}
+
+int json_path_u64(struct json_object *o, const char *dotted, uint64_t *v)
+{
+	o = json_path_get(o, dotted);
+	if (!o)
+		return -ENOENT;
 	if (json_object_is_type(o, json_type_int)) {
 		if (json_object_get_int64(o) < 0)
 			return -EPROTO;

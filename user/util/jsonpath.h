@@ -13,5 +13,7 @@
  * path) or -EPROTO (not a number of that kind).
  */
 int json_path_u64(struct json_object *o, const char *dotted, uint64_t *v);
+/* Any number at a dotted path: 0, -ENOENT or -EPROTO. */
+int json_path_double(struct json_object *o, const char *dotted, double *v);
 
 #endif

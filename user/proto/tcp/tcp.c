@@ -749,9 +749,12 @@ const struct xr_proto proto_tcp = {
 		"      --close fin|rst   how a session ends after its last response (default fin)\n"
 		"      --response http|N  where a response ends: HTTP/1.x status line and\n"
 		"                        Content-Length or the server's FIN (default), or N bytes\n"
-		"  --count is sessions, --pps new sessions per second; every session asked is\n"
-		"  completed or failed with its reason (no SYN-ACK, refused, reset, table full,\n"
-		"  response not readable, closed early, stalled).\n",
+		"  --count is sessions, --pps new sessions per second, --wait how long sessions\n"
+		"  may go on after the last SYN (it ends as soon as all have ended); every session\n"
+		"  asked is completed or failed with its reason (no SYN-ACK, refused, reset, table\n"
+		"  full, response not readable, closed early, stalled, no answer to 6\n"
+		"  retransmissions). On veth, the server's side needs an XDP program (xdpreplay\n"
+		"  count) for our segments to reach it at once.\n",
 	.opts = tcp_opts,
 	.accepts = SO_DST | SO_SRC | SO_SPORT | SO_DSTMAC | SO_WAIT,
 	.default_port = 80,
@@ -762,5 +765,7 @@ const struct xr_proto proto_tcp = {
 	.build = tcp_build,
 	.report = tcp_report,
 	.witness = "sessions.completed",
+	/* what a user waits for: the response, not the handshake */
+	.latency = "requests.response_us.p99",
 	.free = tcp_free,
 };
