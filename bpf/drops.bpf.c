@@ -450,6 +450,12 @@ int BPF_PROG(xr_kfree_skb, struct sk_buff *skb, void *location, enum skb_drop_re
 	st = stats();
 	if (!st)
 		return 0;
+	if (dir == XR_DROP_IN && (__u64)location >= dcfg.pre_xdp_lo &&
+	    (__u64)location < dcfg.pre_xdp_hi) {
+		/* never passed to the stack: the interface's own drop counters have it */
+		st->pre_xdp += skb_segs(skb);
+		return 0;
+	}
 	if (dir == XR_DROP_IN && dcfg.books_tcp && p.proto == IPPROTO_TCP) {
 		__u64 key = (__u64)skb;
 		__u32 *taken = bpf_map_lookup_elem(&tcp_taken, &key);

@@ -35,12 +35,19 @@ struct xr_drops_cfg {
 	__u16 seq_off; /* in the UDP/TCP payload */
 	__u16 pad;
 	__u32 seq_bucket; /* sequence numbers per histogram bucket */
+	/*
+	 * Kernel text where skbs die before any XDP program saw them (veth_xmit:
+	 * the peer's receive ring is full); counted apart, not as inbound drops.
+	 * 0, 0: none known.
+	 */
+	__u64 pre_xdp_lo, pre_xdp_hi;
 };
 
 /* Per CPU, in wire frames (a GRO skb counts its segments): the books of what the stack got. */
 struct xr_drops_stats {
 	__u64 dropped[2][XR_DROP_REASONS]; /* [dir][reason] */
 	__u64 delivered[2]; /* [enum xr_delivered]: UDP read by the application; TCP taken by a socket */
+	__u64 pre_xdp; /* inbound, freed before the counter's XDP program (see pre_xdp_lo) */
 };
 
 /* count --seq: how many of a peer's sequence numbers [bucket * width, +width) died, by reason. */

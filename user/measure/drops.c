@@ -55,6 +55,25 @@ static void load_names(struct drops *d)
 	btf__free(btf);
 }
 
+static void load_syms(struct drops *d);
+
+/*
+ * Where skbs die before XDP: veth_xmit, when the peer's receive ring is full
+ * (the skb already belongs to the receiving device, in the counter's
+ * namespace). [*lo, *hi) of its text, or 0, 0.
+ */
+static void pre_xdp_range(struct drops *d, __u64 *lo, __u64 *hi)
+{
+	*lo = *hi = 0;
+	load_syms(d);
+	for (size_t i = 0; i + 1 < d->nsyms; i++)
+		if (!strcmp(d->syms[i].name, "veth_xmit")) {
+			*lo = d->syms[i].addr;
+			*hi = d->syms[i + 1].addr;
+			return;
+		}
+}
+
 /* Opens, loads and attaches: with the sockets' side of the books for UDP and TCP, or without. */
 static int drops_load(struct drops *d, const struct xr_drops_cfg *dcfg, bool udp, bool tcp)
 {
@@ -94,16 +113,16 @@ fail:
 struct drops *drops_open(uint32_t netns_ino, uint32_t local_addr, const struct xr_count_cfg *cfg,
 			 uint32_t seq_bucket)
 {
-	const struct xr_drops_cfg dcfg = { .netns_ino = netns_ino,
-					   .local_addr = local_addr,
-					   .peer_addr = cfg->saddr,
-					   .port = cfg->dport,
-					   .peer_port = cfg->sport,
-					   .proto = cfg->proto,
-					   .seq_kind = cfg->seq_kind,
-					   .seq_width = cfg->seq_width,
-					   .seq_off = cfg->seq_off,
-					   .seq_bucket = seq_bucket };
+	struct xr_drops_cfg dcfg = { .netns_ino = netns_ino,
+				     .local_addr = local_addr,
+				     .peer_addr = cfg->saddr,
+				     .port = cfg->dport,
+				     .peer_port = cfg->sport,
+				     .proto = cfg->proto,
+				     .seq_kind = cfg->seq_kind,
+				     .seq_width = cfg->seq_width,
+				     .seq_off = cfg->seq_off,
+				     .seq_bucket = seq_bucket };
 	/* the books are kept for UDP and TCP; a filter for any frame has no books */
 	bool udp = cfg->proto == IPPROTO_UDP || !cfg->proto;
 	bool tcp = cfg->proto == IPPROTO_TCP || !cfg->proto;
@@ -112,6 +131,7 @@ struct drops *drops_open(uint32_t netns_ino, uint32_t local_addr, const struct x
 
 	if (!d)
 		return NULL;
+	pre_xdp_range(d, &dcfg.pre_xdp_lo, &dcfg.pre_xdp_hi);
 	err = drops_load(d, &dcfg, udp, tcp);
 	if (err && (udp || tcp)) {
 		pr_info("note: deliveries to sockets cannot be traced (%s): drops by reason only, "
@@ -187,14 +207,26 @@ int drops_read(struct drops *d, uint64_t listen_drops, struct drops_totals *t)
 		/* unsigned sums: a CPU may undo what another counted */
 		t->delivered_udp += per[c].delivered[XR_DELIVERED_UDP];
 		t->delivered_tcp += per[c].delivered[XR_DELIVERED_TCP];
+		t->pre_xdp += per[c].pre_xdp;
 	}
 	if (d->books_udp) {
 		err = udp_queued(d, &t->queued_udp);
 		if (err)
 			goto out;
 	}
-	if (d->books_tcp)
-		t->listen_dropped = listen_drops;
+	if (d->books_tcp) {
+		/*
+		 * ListenDrops also counts the handshake ACKs an overflowing accept
+		 * queue drops, which are freed with TCP_LISTEN_OVERFLOW and counted
+		 * there: the SYNs refused (freed as consumed) are the rest
+		 */
+		uint64_t overflow = 0;
+
+		for (int r = 0; r < XR_DROP_REASONS; r++)
+			if (d->names[r] && !strcmp(d->names[r], "TCP_LISTEN_OVERFLOW"))
+				overflow = t->dropped[XR_DROP_IN][r];
+		t->listen_dropped = listen_drops > overflow ? listen_drops - overflow : 0;
+	}
 	for (int r = 0; r < XR_DROP_REASONS; r++) {
 		t->in_total += t->dropped[XR_DROP_IN][r];
 		t->out_total += t->dropped[XR_DROP_OUT][r];
@@ -328,6 +360,11 @@ void drops_report(struct drops *d, const struct drops_totals *t, FILE *f)
 				sep, (unsigned long long)t->listen_dropped);
 		fputc('\n', f);
 	}
+	if (t->pre_xdp)
+		fprintf(f,
+			"    freed before XDP: %llu (veth_xmit: the veth's receive ring was full; not "
+			"passed to the stack, so not in the books)\n",
+			(unsigned long long)t->pre_xdp);
 	if (t->dropped[0][XR_DROP_NOT_SPECIFIED] || t->dropped[1][XR_DROP_NOT_SPECIFIED] ||
 	    t->dropped[0][XR_DROP_SUBSYS] || t->dropped[1][XR_DROP_SUBSYS])
 		each_location(d, print_loc, f);
@@ -360,6 +397,7 @@ void drops_json(struct drops *d, const struct drops_totals *t, struct json *j)
 		json_close(j, '}');
 	}
 	json_u64(j, "inbound_total", t->in_total);
+	json_u64(j, "before_xdp", t->pre_xdp);
 	json_u64(j, "outbound_total", t->out_total);
 	json_open(j, "locations", '[');
 	each_location(d, json_loc, j);

@@ -25,6 +25,7 @@ struct drops_totals {
 	uint64_t queued_udp; /* and the ones still in its sockets */
 	uint64_t delivered_tcp; /* segments TCP sockets took */
 	uint64_t listen_dropped; /* SYNs a listener refused: freed as consumed, in ListenDrops */
+	uint64_t pre_xdp; /* inbound, freed before the counter's XDP program saw them (veth_xmit) */
 };
 
 /*
