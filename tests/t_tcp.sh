@@ -50,7 +50,11 @@ sessions_add_up() {
 
 test_tcp_every_session_completed() {
 	bed
-	nginx_start
+	# an accept queue that absorbs a stall of nginx's one worker on a busy 2-core host (4096 at
+	# 10k/s overflowed now and then: the server's loss, repaired by retransmissions, but not the
+	# clean run this test is about)
+	tb_srv sysctl -qw net.core.somaxconn=65535 net.ipv4.tcp_max_syn_backlog=65535 || fail "sysctl"
+	nginx_start 65535
 	count_start --tcp --dport 80 --duration 60s --idle 3s --json "$WORK/c.json"
 	# 100,000 sessions of one GET each, 10k/s, from 512 sources
 	tb_gen "$XR" gen tcp -i "$TB_GEN_IF" --dst "$TB_SRV_IP" --src 198.18.64.0/23 --http 'GET /' \
@@ -169,14 +173,13 @@ test_tcp_lossy_server() {
 		fail "gen tcp exited $?: $(cat "$WORK/out")"
 	count_wait
 	sessions_add_up
-	local asked completed nosyn dropped
+	local completed dropped
 	completed=$(jget "$WORK/g.json" sessions.completed)
-	nosyn=$(jget "$WORK/g.json" sessions.failed_by.no_syn_ack)
-	# a lost SYN is not sent again (the engine sends each once): that session fails, named;
-	# every other loss is repaired, by the server's retransmission or by ours after a timeout
-	expect_eq "$((completed + nosyn))" 5000 "sessions completed or without a SYN-ACK: $(grep -A1 sessions: "$WORK/out")"
-	expect_range "$nosyn" 10 120 "sessions whose SYN the firewall dropped"
+	# every loss is repaired, by the server's retransmission or by ours after a timeout (a SYN
+	# after 1 s and 3 s; a session whose SYN dies three times, one in a million, fails named)
+	expect_range "$completed" 4998 5000 "sessions completed: $(grep -A1 sessions: "$WORK/out")"
 	[ "$(jget "$WORK/g.json" segments.after_timeout)" -gt 0 ] || fail "nothing retransmitted after a timeout"
+	expect_range "$(jget "$WORK/g.json" segments.syns_again)" 10 150 "SYNs sent again (about 1 in 100)"
 	# every request of a completed session is in nginx's log once: no request was doubled
 	expect_eq "$(log_lines 200)" $((completed * 3)) "200s in nginx's access log"
 	dropped=$(tb_srv nft list table inet loss | grep -oE 'packets [0-9]+' | awk '{ print $2 }')

@@ -7,9 +7,10 @@
 #ifndef __XR_LIB_REPLIES_BPF_H
 #define __XR_LIB_REPLIES_BPF_H
 
-/* Send times of recent sequence numbers (written by senders, read by xr_replies). */
+/* Send times of recent sequence numbers (written by senders, read by xr_replies; gen tcp's SYN timer reads them mapped). */
 struct {
 	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(map_flags, BPF_F_MMAPABLE);
 	__uint(max_entries, XR_TS_RING);
 	__type(key, __u32);
 	__type(value, struct xr_send_ts);

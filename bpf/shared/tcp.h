@@ -81,6 +81,9 @@ struct xr_tcp_session {
 /* Retransmission after a timeout (userspace, user/proto/tcp/tcp.c): 200 ms, doubled each time, 6 times. */
 #define XR_TCP_RTO_NS 200000000ULL
 #define XR_TCP_MAX_RETRIES 6
+/* A SYN without an answer goes again after 1 s, then 2 s (as Linux's), counted in xr_send_ts.tag. */
+#define XR_TCP_SYN_RTO_NS 1000000000ULL
+#define XR_TCP_SYN_RETRIES 2
 
 #define XR_TCPF_FIN_RCVD 1 /* the server's FIN came (rcv_nxt counts it) */
 #define XR_TCPF_FIN_ACKED 2 /* the server acknowledged ours */

@@ -7,9 +7,9 @@
  */
 #include <errno.h>
 #include <string.h>
-#include <sys/random.h>
 #include <netinet/in.h>
 #include "proto/proto.h"
+#include "proto/syn/handshake.h"
 #include "send/opts.h"
 #include "engine/replies.h"
 #include "util/log.h"
@@ -35,16 +35,6 @@ static int syn_opt(void *st, int id, const char *arg, const struct send_opts *so
 	return -1;
 }
 
-/* x with x * a == 1 mod 2^32, for odd a (Newton's iteration doubles the good bits). */
-static uint32_t inverse32(uint32_t a)
-{
-	uint32_t x = a;
-
-	for (int i = 0; i < 5; i++)
-		x *= 2 - a * x;
-	return x;
-}
-
 static int syn_before_load(void *ctx, struct gen_bpf *skel, const struct engine_opts *o)
 {
 	skel->rodata->syn_cfg = ((struct syn *)ctx)->cfg;
@@ -55,52 +45,20 @@ static int syn_build(void *st, const struct send_opts *so, const struct iface *i
 		     struct frameset *fs, struct send_plan *plan, struct engine_opts *o)
 {
 	struct syn *s = st;
-	uint32_t l3len = so->net.dst.ipv6 ? 40 : 20, key[2], isn_step;
 	struct template_addr ta;
-	struct template_frame t = { .net = &so->net,
-				    .ta = &ta,
-				    .ifc = ifc,
-				    .l4 = IPPROTO_TCP,
-				    .tcp_flags = 0x02 /* SYN */ };
-	struct rewrite_spec *isn;
+	struct syn_isn isn;
 	double planned;
 	int err;
 
-	err = template_addressing(&so->net, ifc, IPPROTO_TCP, NULL, 0, plan->specs, &plan->nspecs,
-				  &ta);
+	err = syn_template(so, ifc, fs, plan, &ta, &isn, "SYNs", &planned);
 	if (err)
 		return err;
-	err = template_build(&t, fs);
-	if (err)
-		return err;
-	/* ISN = base + n * step (step odd): distinct per n, and n comes back with the SYN-ACK */
-	if (getrandom(key, sizeof(key), 0) != sizeof(key))
-		key[0] = 0x9e3779b9, key[1] = 0x7f4a7c15;
-	isn_step = key[1] | 1;
-	isn = &plan->specs[plan->nspecs++];
-	memset(isn, 0, sizeof(*isn));
-	snprintf(isn->text, sizeof(isn->text), "tcp.seq (ISN)");
-	isn->op = (struct xr_op){ .kind = XR_OP_COUNTER,
-				  .width = 4,
-				  .flags = XR_OPF_BIG_ENDIAN,
-				  .base = key[0],
-				  .step = isn_step };
-	isn->where = 0; /* absolute */
-	isn->field_off = 14 + l3len + 4;
-
-	planned = so->count				      ? (double)so->count :
-		  so->pace == XR_PACE_RATE && so->duration_ns ? so->pps * so->duration_ns / 1e9 :
-								0;
-	if (ta.tuples && planned > ta.tuples)
-		pr_warn("warning: %s: %.0f SYNs from a pool of %llu (source, port) pairs: pairs repeat, "
-			"and a server still holding one in TIME_WAIT may refuse it; widen --src or --sport\n",
-			so->cmd, planned, (unsigned long long)ta.tuples);
 	if (so->net.dst.ipv6) {
 		pr_warn("replies are counted for IPv4 only; the SYNs go out uncounted\n");
 		return 0;
 	}
-	s->cfg = (struct xr_syn_cfg){ .isn_base = key[0],
-				      .isn_inv = inverse32(isn_step),
+	s->cfg = (struct xr_syn_cfg){ .isn_base = isn.base,
+				      .isn_inv = isn.inv,
 				      .complete = s->complete };
 	s->ops = (struct engine_proto){ .ctx = s, .before_load = syn_before_load };
 	o->proto = &s->ops;

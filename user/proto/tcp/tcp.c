@@ -22,13 +22,13 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
-#include <sys/random.h>
 #include <sys/socket.h>
 #include <unistd.h>
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 #include "cmd/cli.h"
 #include "proto/proto.h"
+#include "proto/syn/handshake.h"
 #include "send/opts.h"
 #include "engine/pacer.h"
 #include "engine/replies.h"
@@ -51,7 +51,17 @@ struct tcp_stalled {
 /* The retransmission thread's: the frame's constant parts, its socket, what it sent. */
 struct tcp_resender {
 	uint8_t eth[14]; /* the SYN template's Ethernet header */
+	uint8_t syn[64]; /* the SYN template */
+	uint32_t syn_len, isn_step;
 	struct xr_reply_match m;
+	/* the SYNs: sent so far (from the engine's slots), the oldest that may still want one again */
+	const struct xr_gen_slot *slots;
+	int cpus[XR_MAX_CPUS];
+	unsigned int threads;
+	uint64_t first_n, syn_lo;
+	struct xr_send_ts *ts; /* send_ts, mapped */
+	size_t ts_sz;
+	atomic_uint_fast64_t syns_resent;
 	int fd;
 	int ifindex;
 	pthread_t tid;
@@ -260,6 +270,7 @@ static int tcp_after_load(void *ctx, struct gen_bpf *skel, const struct engine_o
 	free(v);
 	t->skel = skel;
 	t->sessions = engine_map_mmap(skel->maps.tcp_sessions, &t->sessions_sz);
+	t->rs.ts = engine_map_mmap(skel->maps.send_ts, &t->rs.ts_sz);
 	if (!err && !t->sessions)
 		err = -ENOMEM;
 	return err;
@@ -352,11 +363,83 @@ static void tcp_resend_pass(struct tcp *t)
 	}
 }
 
+/* Sessions sent so far: one past the highest sequence number any thread has used. */
+static uint64_t tcp_syns_sent(const struct tcp *t)
+{
+	uint64_t hi = t->rs.first_n;
+
+	for (unsigned int i = 0; i < t->rs.threads; i++) {
+		uint64_t k = t->rs.slots[t->rs.cpus[i]].k_next;
+
+		if (k && t->rs.first_n + (k - 1) * t->rs.threads + i + 1 > hi)
+			hi = t->rs.first_n + (k - 1) * t->rs.threads + i + 1;
+	}
+	return hi;
+}
+
+/* Session c's SYN again: the template with c's source, port and ISN, checksums anew. */
+static size_t tcp_rebuild_syn(const struct tcp *t, uint64_t c, uint8_t *f)
+{
+	uint32_t pairs = t->rs.m.src_count, sum;
+	uint8_t *ip = f + 14, *th = ip + 20;
+	size_t l4 = t->rs.syn_len - 34;
+
+	memcpy(f, t->rs.syn, t->rs.syn_len);
+	put32(ip + 12, t->rs.m.src_base + c % pairs);
+	put16(th, t->rs.m.sport_base + (c / pairs) % t->rs.m.sport_count);
+	put32(th + 4, t->cfg.isn_base + (uint32_t)c * t->rs.isn_step);
+	put16(ip + 10, 0);
+	put16(ip + 10, csum_fold(csum_add(ip, 20, 0)));
+	put16(th + 16, 0);
+	sum = csum_add(ip + 12, 8, IPPROTO_TCP + l4);
+	put16(th + 16, csum_fold(csum_add(th, l4, sum)));
+	return t->rs.syn_len;
+}
+
+/* The SYNs of the last XR_TS_RING sessions that got no answer in time go again. */
+static void tcp_resend_syns(struct tcp *t, const struct sockaddr_ll *to)
+{
+	uint64_t hi = tcp_syns_sent(t), now = now_ns();
+	uint8_t f[64];
+
+	if (!t->rs.ts)
+		return;
+	if (hi > XR_TS_RING && t->rs.syn_lo < hi - XR_TS_RING)
+		t->rs.syn_lo = hi - XR_TS_RING;
+	for (uint64_t c = t->rs.syn_lo; c < hi && !atomic_load(&t->rs.stop); c++) {
+		struct xr_send_ts *e = &t->rs.ts[c & (XR_TS_RING - 1)];
+		uint64_t ts = e->ts_ns;
+
+		/* answered, given up, or another's: the oldest still waiting moves on */
+		if (e->n32 != (uint32_t)c || (e->answered & XR_ANSWERED_FIRST) ||
+		    e->tag >= XR_TCP_SYN_RETRIES) {
+			if (c == t->rs.syn_lo)
+				t->rs.syn_lo++;
+			continue;
+		}
+		/* tag counts the SYN's timeouts (gen tcp's frames have no tag of their own): 1 s, 3 s */
+		if (!ts || ts > now ||
+		    now - ts < (XR_TCP_SYN_RTO_NS << (e->tag + 1)) - XR_TCP_SYN_RTO_NS)
+			continue;
+		e->tag++;
+		if (sendto(t->rs.fd, f, tcp_rebuild_syn(t, c, f), 0, (const struct sockaddr *)to,
+			   sizeof(*to)) > 0)
+			atomic_fetch_add(&t->rs.syns_resent, 1);
+		else
+			atomic_fetch_add(&t->rs.failed, 1);
+	}
+}
+
 static void *tcp_resend_main(void *arg)
 {
 	struct tcp *t = arg;
+	struct sockaddr_ll to = { .sll_family = AF_PACKET,
+				  .sll_ifindex = t->rs.ifindex,
+				  .sll_halen = 6 };
 
+	memcpy(to.sll_addr, t->rs.eth, 6);
 	while (!atomic_load(&t->rs.stop)) {
+		tcp_resend_syns(t, &to);
 		tcp_resend_pass(t);
 		/* a pass reads every slot once: RTO / 2 apart is soon enough, and cheap */
 		usleep(XR_TCP_RTO_NS / 2000 / 2);
@@ -372,6 +455,11 @@ static int tcp_start(void *ctx, const struct xr_gen_slot *slots, const struct en
 
 	t->rs.m = o->rpl;
 	t->rs.ifindex = o->ifc->ifindex;
+	t->rs.slots = slots;
+	t->rs.threads = o->threads;
+	memcpy(t->rs.cpus, o->cpus, sizeof(t->rs.cpus));
+	t->rs.first_n = o->first_n;
+	t->rs.syn_lo = o->first_n;
 	/* protocol 0: it only sends, and receives nothing */
 	t->rs.fd = socket(AF_PACKET, SOCK_RAW | SOCK_CLOEXEC, 0);
 	if (t->rs.fd < 0 || bind(t->rs.fd, (struct sockaddr *)&sll, sizeof(sll))) {
@@ -472,6 +560,9 @@ static void tcp_close(void *ctx)
 	tcp_resend_stop(t);
 	if (t->sessions)
 		munmap(t->sessions, t->sessions_sz);
+	if (t->rs.ts)
+		munmap(t->rs.ts, t->rs.ts_sz);
+	t->rs.ts = NULL;
 	t->sessions = NULL;
 	t->skel = NULL;
 }
@@ -485,70 +576,34 @@ static uint32_t next_pow2(uint64_t v)
 	return p;
 }
 
-/* x with x * a == 1 mod 2^32, for odd a (Newton's iteration doubles the good bits). */
-static uint32_t inverse32(uint32_t a)
-{
-	uint32_t x = a;
-
-	for (int i = 0; i < 5; i++)
-		x *= 2 - a * x;
-	return x;
-}
-
 static int tcp_build(void *st, const struct send_opts *so, const struct iface *ifc,
 		     struct frameset *fs, struct send_plan *plan, struct engine_opts *o)
 {
 	struct tcp *t = st;
 	struct template_addr ta;
-	struct template_frame tf = { .net = &so->net,
-				     .ta = &ta,
-				     .ifc = ifc,
-				     .l4 = IPPROTO_TCP,
-				     .tcp_flags = 0x02 };
-	uint32_t key[2], isn_step;
-	struct rewrite_spec *isn;
+	struct syn_isn isn;
 	double planned;
 	int err;
 
 	err = tcp_make_request(t, so);
 	if (err)
 		return err;
-	err = template_addressing(&so->net, ifc, IPPROTO_TCP, NULL, 0, plan->specs, &plan->nspecs,
-				  &ta);
-	if (err)
-		return err;
-	err = template_build(&tf, fs);
+	err = syn_template(so, ifc, fs, plan, &ta, &isn, "sessions", &planned);
 	if (err)
 		return err;
 	memcpy(t->rs.eth, fs->bytes + fs->frames[0].off, 14);
+	t->rs.syn_len = fs->frames[0].len < sizeof(t->rs.syn) ? fs->frames[0].len :
+								sizeof(t->rs.syn);
+	memcpy(t->rs.syn, fs->bytes + fs->frames[0].off, t->rs.syn_len);
+	t->rs.isn_step = isn.step;
 	t->rs.fd = -1;
-	/* ISN = base + c * step (step odd): distinct per session, and c comes back with the SYN-ACK */
-	if (getrandom(key, sizeof(key), 0) != sizeof(key))
-		key[0] = 0x9e3779b9, key[1] = 0x7f4a7c15;
-	isn_step = key[1] | 1;
-	isn = &plan->specs[plan->nspecs++];
-	memset(isn, 0, sizeof(*isn));
-	snprintf(isn->text, sizeof(isn->text), "tcp.seq (ISN)");
-	isn->op = (struct xr_op){ .kind = XR_OP_COUNTER,
-				  .width = 4,
-				  .flags = XR_OPF_BIG_ENDIAN,
-				  .base = key[0],
-				  .step = isn_step };
-	isn->field_off = 14 + 20 + 4;
-
-	planned = so->count				      ? (double)so->count :
-		  so->pace == XR_PACE_RATE && so->duration_ns ? so->pps * so->duration_ns / 1e9 :
-								XR_TCP_TABLE_MAX;
-	if (ta.tuples && planned > ta.tuples) {
-		pr_warn("warning: %s: %.0f sessions from a pool of %llu (source, port) pairs: pairs "
-			"repeat, and a server still holding one in TIME_WAIT may refuse it; widen --src "
-			"or --sport\n",
-			so->cmd, planned, (unsigned long long)ta.tuples);
+	if (!planned)
+		planned = XR_TCP_TABLE_MAX;
+	if (ta.tuples && planned > ta.tuples)
 		planned = ta.tuples;
-	}
 	t->table = next_pow2(planned < 1024 ? 1024 : planned);
-	t->cfg = (struct xr_tcp_cfg){ .isn_base = key[0],
-				      .isn_inv = inverse32(isn_step),
+	t->cfg = (struct xr_tcp_cfg){ .isn_base = isn.base,
+				      .isn_inv = isn.inv,
 				      .req_len = t->req_len,
 				      .requests = t->requests,
 				      .table_mask = t->table - 1,
@@ -659,12 +714,13 @@ static void tcp_report(void *st, const struct engine_result *res, uint64_t ready
 		fputc('\n', human);
 		fprintf(human,
 			"  segments: %llu sent, %llu again (%llu after a timeout), %llu out of order "
-			"answered, %llu stray; %llu SYN-ACKs repeated; session table %u slots (%.1f MiB)\n",
+			"answered, %llu stray; %llu SYNs again, %llu SYN-ACKs repeated; session table %u "
+			"slots (%.1f MiB)\n",
 			(unsigned long long)c[XR_TCP_SEGMENTS],
 			(unsigned long long)(c[XR_TCP_RESENT] + t->rs.resent),
 			(unsigned long long)t->rs.resent,
 			(unsigned long long)c[XR_TCP_OUT_OF_ORDER],
-			(unsigned long long)c[XR_TCP_STRAY],
+			(unsigned long long)c[XR_TCP_STRAY], (unsigned long long)t->rs.syns_resent,
 			(unsigned long long)res->replies.st.repeated, t->table,
 			t->table * sizeof(struct xr_tcp_session) / 1048576.0);
 		if (!res->replies.st.answered && !b.refused)
@@ -715,6 +771,7 @@ static void tcp_report(void *st, const struct engine_result *res, uint64_t ready
 	json_u64(j, "sent", c[XR_TCP_SEGMENTS]);
 	json_u64(j, "again", c[XR_TCP_RESENT] + t->rs.resent);
 	json_u64(j, "after_timeout", t->rs.resent);
+	json_u64(j, "syns_again", t->rs.syns_resent);
 	json_u64(j, "timeout_send_errors", t->rs.failed);
 	json_u64(j, "out_of_order", c[XR_TCP_OUT_OF_ORDER]);
 	json_u64(j, "stray", c[XR_TCP_STRAY]);
