@@ -13,7 +13,7 @@ testbed=(iproute2 ethtool nftables tcpdump procps python3 python3-cryptography g
          nginx-light)
 # libFuzzer and the sanitizers for clang-16 (the fuzz targets); gcc brings its own ASan and UBSan
 fuzz=(libclang-rt-16-dev)
-bench=(tcpreplay netsniff-ng hping3 netcat-openbsd time dnsperf)
+bench=(tcpreplay netsniff-ng hping3 netcat-openbsd time dnsperf apache2-utils wrk nghttp2-client)
 
 want=("${build[@]}" "${testbed[@]}" "${fuzz[@]}")
 [[ "${1:-}" == "--bench" ]] && want+=("${bench[@]}")

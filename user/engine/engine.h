@@ -117,6 +117,8 @@ struct engine_result {
 	unsigned int nsec;
 	const char *engine;
 	struct engine_replies replies; /* with a reply kind; hist is malloc'ed */
+	/* CPU time the replies' XDP program ran (kernel.bpf_stats_enabled=1; else 0) */
+	uint64_t replies_run_ns, replies_run_cnt;
 	uint64_t hook_ctr[2]; /* the protocol hook's counters, summed over threads */
 };
 

@@ -434,6 +434,17 @@ static void read_replies(struct kengine *k, struct engine_result *res)
 		}
 	}
 	engine_hist_read(hfd, r);
+	{
+		/* what answering cost, when the kernel keeps program statistics (benchmarks) */
+		struct bpf_prog_info info = {};
+		__u32 len = sizeof(info);
+
+		if (!bpf_obj_get_info_by_fd(bpf_program__fd(k->skel->progs.xr_replies), &info,
+					    &len)) {
+			res->replies_run_ns = info.run_time_ns;
+			res->replies_run_cnt = info.run_cnt;
+		}
+	}
 out:
 	free(per);
 }

@@ -116,6 +116,10 @@ void send_json(const struct send_report *r, FILE *f)
 	json_double(&j, "bps",
 		    dur > 0 ? (res->sent_bytes + (double)res->sent * WIRE_OVERHEAD) * 8 / dur : 0);
 	json_u64(&j, "bytes", res->sent_bytes);
+	if (res->replies_run_cnt) {
+		json_u64(&j, "replies_xdp_ns", res->replies_run_ns);
+		json_u64(&j, "replies_xdp_runs", res->replies_run_cnt);
+	}
 	json_open(&j, "sent_per_second", '[');
 	for (unsigned int i = 0; i < res->nsec; i++)
 		json_u64(&j, NULL, res->per_sec[i]);

@@ -1,0 +1,92 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0
+# Benchmark (not a test): new HTTP sessions per second against nginx on the test bed (one worker
+# on one CPU, the sender on the other), xdpreplay gen tcp beside ab, wrk and h2load (Debian's),
+# interleaved round by round. Each session is one GET / of 600 bytes on its own connection
+# (ab's default; wrk and h2load with "Connection: close").
+#  - sessions/s: completed sessions over the run (xdpreplay: open loop at BENCH_TCP_RATE for
+#    BENCH_SECS; the others: as fast as they go with BENCH_TCP_CONC connections).
+#  - sender CPU per session: user + system time of the sender, and for xdpreplay also the run
+#    time of its XDP program (kernel.bpf_stats_enabled), over the sessions completed; and for
+#    xdpreplay the XDP program alone (xdpreplay-xdp): its sending thread spins between
+#    departures, a core whatever the rate.
+# Results: a table on stdout and results/bench-tcp.{txt,raw.tsv}; per-round ratios against wrk.
+#   BENCH_REPS=3 BENCH_SECS=3 scripts/bench-tcp.sh
+. "$(dirname "$0")/bench-lib.sh"
+. "$(dirname "$0")/nginx.sh"
+REPS=${BENCH_REPS:-3}
+SECS=${BENCH_SECS:-3}
+RATE=${BENCH_TCP_RATE:-15000}
+CONC=${BENCH_TCP_CONC:-64}
+have nginx && have ab && have wrk && have h2load ||
+	{ echo "bench-tcp: needs nginx, ab, wrk and h2load (scripts/deps.sh --bench)" >&2; exit 1; }
+bench_setup
+nginx_conf "$WORK/nginx" "$TB_SRV_IP" 65535
+ip netns exec "$NS_S" sysctl -qw net.core.somaxconn=65535 net.ipv4.tcp_max_syn_backlog=65535
+ip netns exec "$NS_S" taskset -c 1 nginx -c "$WORK/nginx/nginx.conf" -p "$WORK/nginx" &
+NGINX_PID=$!
+BPF_STATS=$(sysctl -n kernel.bpf_stats_enabled)
+trap 'kill $NGINX_PID 2>/dev/null; wait $NGINX_PID 2>/dev/null; sysctl -qw kernel.bpf_stats_enabled=$BPF_STATS; tb_down; rm -rf "$WORK"' EXIT
+nginx_wait "$NS_S" "$TB_SRV_IP" "$NGINX_PID" || { echo "bench-tcp: nginx did not start" >&2; exit 1; }
+sysctl -qw kernel.bpf_stats_enabled=1
+# xdpreplay's segments reach nginx's side of the veth at once only when it has an XDP program
+COUNT_ARGS=(--tcp --dport 80)
+COUNT_DROP=
+count_start
+TCP_RAW=$WORK/tcp.tsv
+: >"$TCP_RAW"
+URL="http://$TB_SRV_IP/"
+
+# run NAME CMD...: CMD on CPU 0 of the generator namespace under /usr/bin/time, output in $WORK/out
+run() {
+	local name=$1
+	shift
+	/usr/bin/time -f "%U %S" -o "$WORK/time" ip netns exec "$NS_G" taskset -c 0 "$@" >"$WORK/out" 2>&1 || true
+	CPU=$(awk '{print $1 + $2}' "$WORK/time" | tail -n 1)
+}
+
+# record NAME ROUND SESSIONS SECONDS CPU_S
+record() {
+	python3 -c 'import sys; n, s, c = float(sys.argv[3]), float(sys.argv[4]), float(sys.argv[5])
+print("%s\t%s\t%.0f\t%.2f" % (sys.argv[1], sys.argv[2], n / s if s > 0 else 0, c * 1e6 / n if n else 0))' "$@" >>"$TCP_RAW"
+	echo "  round $2 $1: $(tail -n 1 "$TCP_RAW" | cut -f3) sessions/s, $(tail -n 1 "$TCP_RAW" | cut -f4) us CPU each" >&2
+}
+
+for round in $(seq "$REPS"); do
+	run xdpreplay "$XR" gen tcp -i "$TB_GEN_IF" --dst "$TB_SRV_IP" --src 198.18.64.0/23 --http 'GET /' \
+		--pps "$RATE" --duration "${SECS}s" --wait 3s --json "$WORK/g.json"
+	n=$(jget "$WORK/g.json" sessions.completed)
+	xdp=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1])).get("replies_xdp_ns", 0) / 1e9)' "$WORK/g.json")
+	record xdpreplay "$round" "$n" "$(jget "$WORK/g.json" duration_s)" "$(python3 -c "print($CPU + $xdp)")"
+	# what the sessions themselves cost: the XDP program alone (the sender's thread spins between
+	# departures, so its CPU is a core whatever the rate)
+	record xdpreplay-xdp "$round" "$n" "$(jget "$WORK/g.json" duration_s)" "$xdp"
+	run ab ab -q -n $((RATE * SECS)) -c "$CONC" "$URL"
+	n=$(awk '/^Complete requests:/ { c = $3 } /^Failed requests:/ { f = $3 } END { print c - f }' "$WORK/out")
+	record ab "$round" "$n" "$(awk '/^Time taken for tests:/ { print $5 }' "$WORK/out")" "$CPU"
+	run wrk wrk -t1 -c "$CONC" -d "${SECS}s" -H 'Connection: close' "$URL"
+	n=$(awk '/requests in/ { print $1 }' "$WORK/out")
+	record wrk "$round" "$n" "$(awk '/requests in/ { sub(/s,$/, "", $4); print $4 }' "$WORK/out")" "$CPU"
+	run h2load h2load --h1 -n $((RATE * SECS)) -c "$CONC" -H 'Connection: close' "$URL"
+	n=$(awk '/^requests:/ { print $8 }' "$WORK/out")
+	record h2load "$round" "$n" "$(awk '/^finished in/ { sub(/s,$/, "", $3); print $3 }' "$WORK/out")" "$CPU"
+done
+count_stop
+
+python3 - "$TCP_RAW" <<'PY' | tee results/bench-tcp.txt
+import statistics, sys
+rows = [l.rstrip("\n").split("\t") for l in open(sys.argv[1]) if l.strip()]
+tools = ["xdpreplay", "xdpreplay-xdp", "ab", "wrk", "h2load"]
+by = {t: [r for r in rows if r[0] == t] for t in tools}
+print("new HTTP sessions against nginx (one worker), median of %d rounds" % len(by["wrk"]))
+print("%-14s %14s %22s" % ("sender", "sessions/s", "sender CPU/session us"))
+for t in tools:
+    if by[t]:
+        print("%-14s %14.0f %22.2f" % (t, statistics.median(float(r[2]) for r in by[t]),
+                                       statistics.median(float(r[3]) for r in by[t])))
+print("per round, xdpreplay / wrk: sessions/s, CPU per session (with the spinning thread; XDP alone)")
+for x, xx, w in zip(by["xdpreplay"], by["xdpreplay-xdp"], by["wrk"]):
+    print("  round %s: %.2f, %.3f; %.3f" % (x[1], float(x[2]) / max(float(w[2]), 1),
+          float(x[3]) / max(float(w[3]), 1e-9), float(xx[3]) / max(float(w[3]), 1e-9)))
+PY
+cp "$TCP_RAW" results/bench-tcp.raw.tsv
