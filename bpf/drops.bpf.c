@@ -469,6 +469,9 @@ int BPF_PROG(xr_kfree_skb, struct sk_buff *skb, void *location, enum skb_drop_re
 		tcp_settled(skb, &p);
 	}
 	segs = skb_segs(skb);
+	if (dir == XR_DROP_IN && (__u64)location >= dcfg.cookie_lo &&
+	    (__u64)location < dcfg.cookie_hi)
+		st->cookie_drops += segs;
 	if (r >= XR_DROP_REASONS)
 		r = XR_DROP_SUBSYS;
 	/* clang drops the mask as redundant after the clamp; the verifier needs it on the index register */

@@ -41,6 +41,11 @@ struct xr_drops_cfg {
 	 * 0, 0: none known.
 	 */
 	__u64 pre_xdp_lo, pre_xdp_hi;
+	/*
+	 * cookie_v4_check's text: a SYN cookie's ACK that finds no room for its
+	 * socket is freed there (NO_SOCKET) and counted in ListenDrops as well.
+	 */
+	__u64 cookie_lo, cookie_hi;
 };
 
 /* Per CPU, in wire frames (a GRO skb counts its segments): the books of what the stack got. */
@@ -48,6 +53,7 @@ struct xr_drops_stats {
 	__u64 dropped[2][XR_DROP_REASONS]; /* [dir][reason] */
 	__u64 delivered[2]; /* [enum xr_delivered]: UDP read by the application; TCP taken by a socket */
 	__u64 pre_xdp; /* inbound, freed before the counter's XDP program (see pre_xdp_lo) */
+	__u64 cookie_drops; /* inbound, freed in cookie_v4_check (see cookie_lo) */
 };
 
 /* count --seq: how many of a peer's sequence numbers [bucket * width, +width) died, by reason. */

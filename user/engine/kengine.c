@@ -628,6 +628,12 @@ int kengine_run(const struct engine_opts *o, struct engine_result *res)
 				break;
 			sleep_until(now_ns() + 10000000ULL);
 		}
+		/*
+		 * answers end here: the counters and the protocol's own tables
+		 * (finish) are then read from one state, not from two moments
+		 */
+		bpf_link__destroy(k.replies);
+		k.replies = NULL;
 		read_replies(&k, res);
 	}
 	sigaction(SIGUSR1, &old_sa, NULL);

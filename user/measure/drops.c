@@ -57,17 +57,14 @@ static void load_names(struct drops *d)
 
 static void load_syms(struct drops *d);
 
-/*
- * Where skbs die before XDP: veth_xmit, when the peer's receive ring is full
- * (the skb already belongs to the receiving device, in the counter's
- * namespace). [*lo, *hi) of its text, or 0, 0.
- */
-static void pre_xdp_range(struct drops *d, __u64 *lo, __u64 *hi)
+/* [*lo, *hi) of kernel function name's text, or 0, 0 when kallsyms does not say. */
+static void text_range(struct drops *d, const char *name, __u64 *lo, __u64 *hi)
 {
 	*lo = *hi = 0;
-	load_syms(d);
+	if (!d->syms_tried)
+		load_syms(d);
 	for (size_t i = 0; i + 1 < d->nsyms; i++)
-		if (!strcmp(d->syms[i].name, "veth_xmit")) {
+		if (!strcmp(d->syms[i].name, name)) {
 			*lo = d->syms[i].addr;
 			*hi = d->syms[i + 1].addr;
 			return;
@@ -131,7 +128,14 @@ struct drops *drops_open(uint32_t netns_ino, uint32_t local_addr, const struct x
 
 	if (!d)
 		return NULL;
-	pre_xdp_range(d, &dcfg.pre_xdp_lo, &dcfg.pre_xdp_hi);
+	/*
+	 * Where skbs die before XDP: veth_xmit, when the peer's receive ring is
+	 * full (the skb already belongs to the receiving device, in the
+	 * counter's namespace); and where a SYN cookie's ACK dies that
+	 * ListenDrops counts too
+	 */
+	text_range(d, "veth_xmit", &dcfg.pre_xdp_lo, &dcfg.pre_xdp_hi);
+	text_range(d, "cookie_v4_check", &dcfg.cookie_lo, &dcfg.cookie_hi);
 	err = drops_load(d, &dcfg, udp, tcp);
 	if (err && (udp || tcp)) {
 		pr_info("note: deliveries to sockets cannot be traced (%s): drops by reason only, "
@@ -186,6 +190,7 @@ void drops_close(struct drops *d)
 
 int drops_read(struct drops *d, uint64_t listen_drops, struct drops_totals *t)
 {
+	uint64_t cookie_drops = 0;
 	int ncpu = libbpf_num_possible_cpus();
 	struct xr_drops_stats *per = calloc(ncpu, sizeof(*per));
 	__u32 zero = 0;
@@ -208,6 +213,7 @@ int drops_read(struct drops *d, uint64_t listen_drops, struct drops_totals *t)
 		t->delivered_udp += per[c].delivered[XR_DELIVERED_UDP];
 		t->delivered_tcp += per[c].delivered[XR_DELIVERED_TCP];
 		t->pre_xdp += per[c].pre_xdp;
+		cookie_drops += per[c].cookie_drops;
 	}
 	if (d->books_udp) {
 		err = udp_queued(d, &t->queued_udp);
@@ -217,14 +223,15 @@ int drops_read(struct drops *d, uint64_t listen_drops, struct drops_totals *t)
 	if (d->books_tcp) {
 		/*
 		 * ListenDrops also counts the handshake ACKs an overflowing accept
-		 * queue drops, which are freed with TCP_LISTEN_OVERFLOW and counted
-		 * there: the SYNs refused (freed as consumed) are the rest
+		 * queue drops, which are freed with TCP_LISTEN_OVERFLOW (or, a SYN
+		 * cookie's, NO_SOCKET in cookie_v4_check) and counted there: the
+		 * SYNs refused (freed as consumed) are the rest
 		 */
-		uint64_t overflow = 0;
+		uint64_t overflow = cookie_drops;
 
 		for (int r = 0; r < XR_DROP_REASONS; r++)
 			if (d->names[r] && !strcmp(d->names[r], "TCP_LISTEN_OVERFLOW"))
-				overflow = t->dropped[XR_DROP_IN][r];
+				overflow += t->dropped[XR_DROP_IN][r];
 		t->listen_dropped = listen_drops > overflow ? listen_drops - overflow : 0;
 	}
 	for (int r = 0; r < XR_DROP_REASONS; r++) {
