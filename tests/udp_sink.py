@@ -23,7 +23,11 @@ a = ap.parse_args()
 
 s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
 if a.rcvbuf:
-    s.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, a.rcvbuf)
+    # SO_RCVBUFFORCE (as root) is not capped by net.core.rmem_max; SO_RCVBUF otherwise
+    try:
+        s.setsockopt(socket.SOL_SOCKET, getattr(socket, "SO_RCVBUFFORCE", 33), a.rcvbuf)
+    except PermissionError:
+        s.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, a.rcvbuf)
 s.bind((a.addr, a.port))
 open(a.ready, "w").close()
 if a.hold:
