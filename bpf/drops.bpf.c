@@ -356,6 +356,34 @@ int BPF_PROG(xr_tcp_reset, struct sock *sk)
 }
 
 /*
+ * A segment freed as consumed while still pending was taken by the stack
+ * without any of the events above: a TIME_WAIT socket's (a repeated FIN,
+ * answered with an ACK) and the like. A SYN is not: one consumed unanswered
+ * is a listener's refusal, counted from ListenDrops.
+ */
+SEC("tp_btf/consume_skb")
+int BPF_PROG(xr_tcp_consumed, struct sk_buff *skb, void *location)
+{
+	unsigned char *head = skb->head;
+	__u16 nh = skb->network_header;
+	struct tcp_pending *c;
+	struct peer p = {};
+	__u8 ihl, flags;
+
+	if (skb_flow(skb, NULL, &p) != XR_DROP_IN || p.proto != IPPROTO_TCP)
+		return 0;
+	c = bpf_map_lookup_elem(&tcp_pending, &p);
+	if (!c || c->skb != (__u64)skb)
+		return 0;
+	if (bpf_probe_read_kernel(&ihl, 1, head + nh) ||
+	    bpf_probe_read_kernel(&flags, 1, head + nh + (ihl & 15) * 4 + 13) || (flags & 0x02))
+		return 0;
+	tcp_take(c->skb, c->segs);
+	bpf_map_delete_elem(&tcp_pending, &p);
+	return 0;
+}
+
+/*
  * A SYN a listener answered: its SYN-ACK leaves while the SYN is pending. A
  * retransmission (a timer's) finds nothing pending.
  */
