@@ -218,12 +218,19 @@ static __always_inline __u16 tcp_synack_mss(const struct tcphdr *th, void *data_
 	return (__u16)o[2] << 8 | o[3];
 }
 
+/* The send record of the session whose ISN + 1 an ACK field names (a SYN-ACK's, a RST's to our SYN), or NULL. */
+static __always_inline struct xr_send_ts *tcp_syn_sent(__u32 ack, __u32 *c32)
+{
+	*c32 = (ack - 1 - tcp_cfg.isn_base) * tcp_cfg.isn_inv;
+	return sent_frame(*c32 & (XR_TS_RING - 1), *c32, 0xffffffff);
+}
+
 static __always_inline int tcp_on_synack(struct xdp_md *ctx, struct xr_tcp_session *s, __u32 tkey,
 					 __u32 seq, __u32 ack, __u16 wnd, __u16 mss,
 					 struct xr_replies_stats *st, struct tcp_scratch *sc)
 {
-	__u32 c32 = (ack - 1 - tcp_cfg.isn_base) * tcp_cfg.isn_inv;
-	struct xr_send_ts *t = sent_frame(c32 & (XR_TS_RING - 1), c32, 0xffffffff);
+	__u32 c32;
+	struct xr_send_ts *t = tcp_syn_sent(ack, &c32);
 
 	if (!t) {
 		/* an earlier run's, or nobody's: reset, so that the server lets go of it */
@@ -333,8 +340,8 @@ static __always_inline int tcp_session_reply(struct xdp_md *ctx)
 	if (flags & TCP_RST) {
 		if (s->tkey != tkey || s->state == XR_TCP_FREE) {
 			/* a RST to a SYN: the server refused the session (its ACK names our ISN + 1) */
-			__u32 c32 = (ack - 1 - tcp_cfg.isn_base) * tcp_cfg.isn_inv;
-			struct xr_send_ts *t = sent_frame(c32 & (XR_TS_RING - 1), c32, 0xffffffff);
+			__u32 c32;
+			struct xr_send_ts *t = tcp_syn_sent(ack, &c32);
 
 			if (t && !(t->answered & XR_ANSWERED_FIRST)) {
 				t->answered |= XR_ANSWERED_FIRST;

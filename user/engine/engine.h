@@ -125,6 +125,9 @@ struct engine_result {
 /* mmaps an mmapable array map whole; *sz is the mapped size. NULL on failure. */
 void *engine_map_mmap(struct bpf_map *map, size_t *sz);
 
+/* The replies_stats map's per-CPU counters summed into sum. 0 or -errno. */
+int engine_replies_sum(int fd, struct xr_replies_stats *sum);
+
 /* A per-CPU histogram map laid out as rtt_hist, summed into r (hist allocated when NULL). 0 or -errno. */
 int engine_hist_read(int fd, struct engine_replies *r);
 

@@ -415,24 +415,36 @@ out:
 	return err;
 }
 
+int engine_replies_sum(int fd, struct xr_replies_stats *sum)
+{
+	int ncpu = libbpf_num_possible_cpus();
+	struct xr_replies_stats *per = calloc(ncpu, sizeof(*per));
+	__u32 zero = 0;
+	int err = 0;
+
+	memset(sum, 0, sizeof(*sum));
+	if (!per)
+		return -ENOMEM;
+	if (bpf_map_lookup_elem(fd, &zero, per))
+		err = -errno;
+	for (int c = 0; !err && c < ncpu; c++) {
+		sum->answered += per[c].answered;
+		sum->repeated += per[c].repeated;
+		sum->unmatched += per[c].unmatched;
+		for (int i = 0; i < XR_REPLY_CTRS; i++)
+			sum->ctr[i] += per[c].ctr[i];
+	}
+	free(per);
+	return err;
+}
+
 static void read_replies(struct kengine *k, struct engine_result *res)
 {
-	int ncpu = libbpf_num_possible_cpus(), hfd = bpf_map__fd(k->skel->maps.rtt_hist);
-	struct xr_replies_stats *per = calloc(ncpu, sizeof(*per));
+	int hfd = bpf_map__fd(k->skel->maps.rtt_hist);
 	struct engine_replies *r = &res->replies;
-	__u32 key = 0;
 
-	if (!per)
-		goto out;
-	if (!bpf_map_lookup_elem(bpf_map__fd(k->skel->maps.replies_stats), &key, per)) {
-		for (int c = 0; c < ncpu; c++) {
-			r->st.answered += per[c].answered;
-			r->st.repeated += per[c].repeated;
-			r->st.unmatched += per[c].unmatched;
-			for (int i = 0; i < XR_REPLY_CTRS; i++)
-				r->st.ctr[i] += per[c].ctr[i];
-		}
-	}
+	if (engine_replies_sum(bpf_map__fd(k->skel->maps.replies_stats), &r->st) == -ENOMEM)
+		return;
 	engine_hist_read(hfd, r);
 	{
 		/* what answering cost, when the kernel keeps program statistics (benchmarks) */
@@ -445,8 +457,6 @@ static void read_replies(struct kengine *k, struct engine_result *res)
 			res->replies_run_cnt = info.run_cnt;
 		}
 	}
-out:
-	free(per);
 }
 
 uint64_t rtt_bucket_floor(unsigned int b)

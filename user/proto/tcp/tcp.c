@@ -495,28 +495,6 @@ static void tcp_resend_stop(struct tcp *t)
 	t->rs.fd = -1;
 }
 
-/* The program's counters summed over CPUs. */
-static int tcp_stats(struct tcp *t, struct xr_replies_stats *sum)
-{
-	int ncpu = libbpf_num_possible_cpus();
-	struct xr_replies_stats *per = calloc(ncpu, sizeof(*per));
-	__u32 zero = 0;
-	int err = 0;
-
-	memset(sum, 0, sizeof(*sum));
-	if (!per)
-		return -ENOMEM;
-	if (bpf_map_lookup_elem(bpf_map__fd(t->skel->maps.replies_stats), &zero, per))
-		err = -errno;
-	for (int c = 0; !err && c < ncpu; c++) {
-		sum->answered += per[c].answered;
-		for (int i = 0; i < XR_REPLY_CTRS; i++)
-			sum->ctr[i] += per[c].ctr[i];
-	}
-	free(per);
-	return err;
-}
-
 /* Sessions that ended, one way or the other, among those that got an answer. */
 static uint64_t tcp_ended(const struct xr_replies_stats *r)
 {
@@ -528,7 +506,9 @@ static bool tcp_settled(void *ctx, uint64_t sent)
 {
 	struct xr_replies_stats r;
 
-	return !tcp_stats(ctx, &r) && tcp_ended(&r) >= sent;
+	return !engine_replies_sum(bpf_map__fd(((struct tcp *)ctx)->skel->maps.replies_stats),
+				   &r) &&
+	       tcp_ended(&r) >= sent;
 }
 
 static void tcp_finish(void *ctx, struct gen_bpf *skel)
