@@ -11,6 +11,7 @@
 #include "lib/csum.bpf.h"
 #include "lib/parse.bpf.h"
 #include "lib/tcp.bpf.h"
+#include "proto/mqtt.bpf.h"
 
 _Static_assert(XR_TEST_PAYLOAD_MAX == XR_TCP_PAYLOAD_MAX, "the test payload is a reply's largest");
 
@@ -33,6 +34,26 @@ int xr_tcp_reply_test(struct xdp_md *ctx)
 		      tcp_reply(ctx, t->flags, t->seq, t->ack))
 		return XDP_DROP;
 	return XDP_TX;
+}
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct xr_mqtt_patch_test);
+} mqtt_patch_test SEC(".maps");
+
+/* gen mqtt's per-session bytes (mqtt_cfg set before load), in place in the map */
+SEC("xdp")
+int xr_mqtt_patch_test(struct xdp_md *ctx)
+{
+	__u32 zero = 0;
+	struct xr_mqtt_patch_test *t = bpf_map_lookup_elem(&mqtt_patch_test, &zero);
+
+	if (!t || t->len > sizeof(t->seg))
+		return XDP_ABORTED;
+	mqtt_patch(&t->s, t->seg, t->off, t->len);
+	return XDP_PASS;
 }
 
 char LICENSE[] SEC("license") = "GPL";

@@ -14,6 +14,7 @@
 #include "shared/lorawan.h"
 #include "shared/dns.h"
 #include "shared/tcp.h"
+#include "shared/mqtt.h"
 #include "shared/drops.h"
 #include "shared/selftest.h"
 

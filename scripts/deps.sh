@@ -10,7 +10,7 @@ set -euo pipefail
 build=(make gcc pkg-config clang-16 llvm-16 libbpf-dev libxdp-dev libelf-dev zlib1g-dev
        libpcap-dev libssl-dev libjson-c-dev libmicrohttpd-dev libcurl4-openssl-dev bpftool clang-format-16)
 testbed=(iproute2 ethtool nftables tcpdump procps python3 python3-cryptography gzip util-linux librsvg2-bin nsd
-         nginx-light)
+         nginx-light mosquitto mosquitto-clients)
 # libFuzzer and the sanitizers for clang-16 (the fuzz targets); gcc brings its own ASan and UBSan
 fuzz=(libclang-rt-16-dev)
 bench=(tcpreplay netsniff-ng hping3 netcat-openbsd time dnsperf apache2-utils wrk nghttp2-client)

@@ -30,10 +30,10 @@ struct {
 	__type(value, struct xr_tcp_session);
 } tcp_sessions SEC(".maps");
 
-/* The request's bytes (the same for every request of every session). */
+/* The requests' bytes, the same for every session: [0] requests 1.., [1] request 0. */
 struct {
 	__uint(type, BPF_MAP_TYPE_ARRAY);
-	__uint(max_entries, 1);
+	__uint(max_entries, 2);
 	__uint(key_size, sizeof(__u32));
 	__uint(value_size, XR_TCP_REQUEST_VALUE);
 } tcp_request SEC(".maps");
@@ -49,6 +49,7 @@ struct {
 struct tcp_scratch {
 	__u8 head[XR_HTTP_SCAN]; /* a response's first bytes */
 	__u8 tail[64]; /* the checksum's last partial block */
+	__u8 seg[2048]; /* a segment of ours whose bytes are the session's own (gen mqtt) */
 };
 
 struct {
@@ -69,6 +70,10 @@ struct http_scan {
 	__u8 have_clen;
 	__u8 chunked;
 };
+
+#include "proto/mqtt.bpf.h"
+
+#define TCP_MQTT (tcp_cfg.response == XR_TCP_RESP_MQTT)
 
 /* "-length:" and " chunked" as the last 8 bytes read, first byte in the high bits */
 #define HTTP_LENGTH_TAIL 0x2d6c656e6774683aULL
@@ -138,10 +143,18 @@ static __always_inline int http_response_start(struct xdp_md *ctx, __u32 off, __
 	return 0;
 }
 
-/* Our next sequence number at offset off of request k (k == requests: the FIN's). */
+/* Our next sequence number at offset off of request k (k == requests: the bye's and FIN's). */
 static __always_inline __u32 tcp_our_seq(const struct xr_tcp_session *s, __u32 off)
 {
-	return s->isn + 1 + (__u32)s->k * tcp_cfg.req_len + off;
+	if (!s->k)
+		return s->isn + 1 + off;
+	return s->isn + 1 + tcp_cfg.first_len + (__u32)(s->k - 1) * tcp_cfg.req_len + off;
+}
+
+/* The length of request k. */
+static __always_inline __u32 tcp_req_len(const struct xr_tcp_session *s)
+{
+	return s->k ? tcp_cfg.req_len : tcp_cfg.first_len;
 }
 
 /* What we have sent up to: where a bare ACK's sequence number is. */
@@ -149,8 +162,8 @@ static __always_inline __u32 tcp_snd_nxt(const struct xr_tcp_session *s)
 {
 	switch (s->state) {
 	case XR_TCP_REQUEST: return tcp_our_seq(s, s->acked + s->in_flight);
-	case XR_TCP_FIN_SENT: return tcp_our_seq(s, 1);
-	default: return tcp_our_seq(s, tcp_cfg.req_len);
+	case XR_TCP_FIN_SENT: return tcp_our_seq(s, tcp_cfg.bye_len + 1);
+	default: return tcp_our_seq(s, tcp_req_len(s));
 	}
 }
 
@@ -165,8 +178,9 @@ static __always_inline int tcp_send_request(struct xdp_md *ctx, struct xr_tcp_se
 {
 	int err;
 
-	__u32 zero = 0, off = s->acked, len = tcp_cfg.req_len - s->acked;
-	__u8 *req = bpf_map_lookup_elem(&tcp_request, &zero);
+	__u32 key = !s->k, off = s->acked, rlen = tcp_req_len(s), len = rlen - s->acked;
+	__u8 *req = bpf_map_lookup_elem(&tcp_request, &key);
+	const __u8 *payload;
 	__u8 flags = TCP_ACK;
 
 	if (!req || off >= XR_TCP_REQUEST_MAX)
@@ -181,14 +195,22 @@ static __always_inline int tcp_send_request(struct xdp_md *ctx, struct xr_tcp_se
 			return 1;
 		len = s->wnd;
 	}
-	if (off + len == tcp_cfg.req_len)
+	if (off + len == rlen)
 		flags |= TCP_PSH;
-	err = tcp_reply_data(ctx, flags, tcp_our_seq(s, off), s->rcv_nxt, req + off, len, sc->tail);
+	payload = req + off;
+	if (TCP_MQTT) {
+		/* the session's own bytes: the template's, its {c} and stamps written in */
+		if (bpf_probe_read_kernel(sc->seg, len & 0x7ff, payload))
+			return -1;
+		mqtt_patch(s, sc->seg, off, len);
+		payload = sc->seg;
+	}
+	err = tcp_reply_data(ctx, flags, tcp_our_seq(s, off), s->rcv_nxt, payload, len, sc->tail);
 	if (err && len > XR_TCP_SMALL_SEGMENT) {
 		/* neither tailroom nor headroom for all of it: what XDP's headroom surely holds */
 		len = XR_TCP_SMALL_SEGMENT;
 		flags &= ~TCP_PSH;
-		err = tcp_reply_data(ctx, flags, tcp_our_seq(s, off), s->rcv_nxt, req + off, len,
+		err = tcp_reply_data(ctx, flags, tcp_our_seq(s, off), s->rcv_nxt, payload, len,
 				     sc->tail);
 	}
 	if (err)
@@ -273,6 +295,7 @@ static __always_inline int tcp_next(struct xdp_md *ctx, struct xr_tcp_session *s
 	s->acked = 0;
 	s->resp_got = 0;
 	s->resp_len = 0;
+	s->mq_acked = 0;
 	if (s->k < tcp_cfg.requests) {
 		if (s->flags & XR_TCPF_FIN_RCVD) {
 			tcp_done(s, st, XR_TCP_CLOSED_EARLY);
@@ -292,7 +315,32 @@ static __always_inline int tcp_next(struct xdp_md *ctx, struct xr_tcp_session *s
 	s->state = XR_TCP_FIN_SENT;
 	s->t_sent = bpf_ktime_get_ns();
 	s->retries = 0;
+	if (tcp_cfg.bye_len) {
+		/* the protocol's goodbye (MQTT's DISCONNECT) on the FIN */
+		__u8 bye[4];
+
+		__builtin_memcpy(bye, (const void *)tcp_cfg.bye, sizeof(bye));
+		return tcp_reply_data(ctx, TCP_FIN | TCP_PSH | TCP_ACK, tcp_our_seq(s, 0),
+				      s->rcv_nxt, bye, tcp_cfg.bye_len & 3, sc->tail) ?
+			       XDP_DROP :
+			       XDP_TX;
+	}
 	return tcp_reply(ctx, TCP_FIN | TCP_ACK, tcp_our_seq(s, 0), s->rcv_nxt) ? XDP_DROP : XDP_TX;
+}
+
+/* Response k is complete: timed, counted, and the session goes on. */
+static __always_inline int tcp_answered(struct xdp_md *ctx, struct xr_tcp_session *s,
+					struct xr_replies_stats *st, struct tcp_scratch *sc)
+{
+	st->ctr[XR_TCP_RESPONSES]++;
+	record_hist(&tcp_resp_hist, s->t_req);
+	return tcp_next(ctx, s, st, sc);
+}
+
+/* Request k sent whole and the broker's answer to it read whole. */
+static __always_inline bool tcp_mqtt_answered(const struct xr_tcp_session *s)
+{
+	return s->state == XR_TCP_RESPONSE && !s->mq_state && s->resp_got >= mqtt_wanted(s);
 }
 
 static __always_inline int tcp_session_reply(struct xdp_md *ctx)
@@ -380,8 +428,10 @@ static __always_inline int tcp_session_reply(struct xdp_md *ctx)
 				s->acked = got;
 				s->retries = 0;
 				more = !s->in_flight;
-				if (got == tcp_cfg.req_len) {
+				if (got == tcp_req_len(s)) {
 					st->ctr[XR_TCP_REQUESTS]++;
+					if (TCP_MQTT && !s->k)
+						st->ctr[XR_MQTT_CONNECTS]++;
 					s->state = XR_TCP_RESPONSE;
 					more = false;
 				}
@@ -392,7 +442,7 @@ static __always_inline int tcp_session_reply(struct xdp_md *ctx)
 					       XDP_DROP :
 					       XDP_TX;
 			}
-		} else if (s->state == XR_TCP_FIN_SENT && ack == tcp_our_seq(s, 1)) {
+		} else if (s->state == XR_TCP_FIN_SENT && ack == tcp_snd_nxt(s)) {
 			s->flags |= XR_TCPF_FIN_ACKED;
 		}
 	}
@@ -401,6 +451,9 @@ static __always_inline int tcp_session_reply(struct xdp_md *ctx)
 		if (s->state == XR_TCP_FIN_SENT && (s->flags & XR_TCPF_FIN_ACKED) &&
 		    (s->flags & XR_TCPF_FIN_RCVD))
 			tcp_done(s, st, XR_TCP_COMPLETED);
+		/* the broker's packets came before the ACK of the request's last byte */
+		if (TCP_MQTT && tcp_mqtt_answered(s))
+			return tcp_answered(ctx, s, st, sc);
 		return XDP_DROP;
 	}
 	in_order = seq == s->rcv_nxt;
@@ -416,7 +469,30 @@ static __always_inline int tcp_session_reply(struct xdp_md *ctx)
 	if (s->state == XR_TCP_FIN_SENT) {
 		if (s->flags & XR_TCPF_FIN_ACKED)
 			tcp_done(s, st, XR_TCP_COMPLETED);
-		return tcp_reply(ctx, TCP_ACK, tcp_our_seq(s, 1), s->rcv_nxt) ? XDP_DROP : XDP_TX;
+		return tcp_reply(ctx, TCP_ACK, tcp_snd_nxt(s), s->rcv_nxt) ? XDP_DROP : XDP_TX;
+	}
+	if (TCP_MQTT) {
+		int why = 0;
+
+		if (plen && mqtt_read(ctx, s, st, sc->head, 14 + 20 + doff, plen, &why) < 0) {
+			tcp_done(s, st, why);
+			return tcp_reply(ctx, TCP_RST | TCP_ACK, tcp_snd_nxt(s), s->rcv_nxt) ?
+				       XDP_DROP :
+				       XDP_TX;
+		}
+		if (tcp_mqtt_answered(s))
+			return tcp_answered(ctx, s, st, sc);
+		if (fin) {
+			tcp_done(s, st, XR_TCP_CLOSED_EARLY);
+			return tcp_reply(ctx, TCP_RST | TCP_ACK, tcp_snd_nxt(s), s->rcv_nxt) ?
+				       XDP_DROP :
+				       XDP_TX;
+		}
+		/* a burst longer than a segment: a PUBACK may come before its end */
+		if (s->state == XR_TCP_REQUEST && !s->in_flight)
+			return tcp_send_request(ctx, s, st, sc, XR_TCP_SEGMENTS) ? XDP_DROP :
+										  XDP_TX;
+		return tcp_reply(ctx, TCP_ACK, tcp_snd_nxt(s), s->rcv_nxt) ? XDP_DROP : XDP_TX;
 	}
 	if (plen && s->state == XR_TCP_REQUEST) {
 		/* an answer before the whole request: not a server this client can read */
@@ -433,7 +509,7 @@ static __always_inline int tcp_session_reply(struct xdp_md *ctx)
 						       &status)) {
 				tcp_done(s, st, XR_TCP_MALFORMED);
 				return tcp_reply(ctx, TCP_RST | TCP_ACK,
-						 tcp_our_seq(s, tcp_cfg.req_len), s->rcv_nxt) ?
+						 tcp_our_seq(s, tcp_req_len(s)), s->rcv_nxt) ?
 					       XDP_DROP :
 					       XDP_TX;
 			} else {
@@ -444,7 +520,6 @@ static __always_inline int tcp_session_reply(struct xdp_md *ctx)
 		s->resp_got += plen;
 	}
 	if ((s->resp_len && s->resp_got >= s->resp_len) || (!s->resp_len && s->resp_got && fin)) {
-		st->ctr[XR_TCP_RESPONSES]++;
 		/* constant indices: clang turns a computed one into a division the verifier cannot bound */
 		switch (s->status / 100) {
 		case 2: st->ctr[XR_TCP_2XX]++; break;
@@ -453,18 +528,17 @@ static __always_inline int tcp_session_reply(struct xdp_md *ctx)
 		case 5: st->ctr[XR_TCP_2XX + 3]++; break;
 		default: st->ctr[XR_TCP_OTHER_STATUS]++;
 		}
-		record_hist(&tcp_resp_hist, s->t_req);
-		return tcp_next(ctx, s, st, sc);
+		return tcp_answered(ctx, s, st, sc);
 	}
 	if (fin) {
 		/* the server closed mid-response */
 		tcp_done(s, st, XR_TCP_CLOSED_EARLY);
-		return tcp_reply(ctx, TCP_RST | TCP_ACK, tcp_our_seq(s, tcp_cfg.req_len),
+		return tcp_reply(ctx, TCP_RST | TCP_ACK, tcp_our_seq(s, tcp_req_len(s)),
 				 s->rcv_nxt) ?
 			       XDP_DROP :
 			       XDP_TX;
 	}
-	return tcp_reply(ctx, TCP_ACK, tcp_our_seq(s, tcp_cfg.req_len), s->rcv_nxt) ? XDP_DROP :
+	return tcp_reply(ctx, TCP_ACK, tcp_our_seq(s, tcp_req_len(s)), s->rcv_nxt) ? XDP_DROP :
 										      XDP_TX;
 }
 

@@ -19,4 +19,11 @@ struct xr_tcp_reply_test {
 	__u8 payload[XR_TEST_PAYLOAD_MAX];
 };
 
+/* mqtt_patch's inputs and output: session s's request s->k, bytes [off, off + len), in seg. */
+struct xr_mqtt_patch_test {
+	struct xr_tcp_session s;
+	__u32 off, len;
+	__u8 seg[2048];
+};
+
 #endif /* __XR_SHARED_SELFTEST_H */

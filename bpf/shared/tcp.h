@@ -6,9 +6,11 @@
  * conversation from a few bytes of state per session, and answers every
  * server segment itself so that this host's stack never sees one.
  *
- * The client's byte stream is K copies of one request of req_len bytes:
- * byte r of request k has sequence number ISN + 1 + k * req_len + r, so any
- * segment can be rebuilt from (c, k, r) and nothing is buffered.
+ * The client's byte stream is a first request of first_len bytes, then
+ * K - 1 copies of one request of req_len bytes (gen tcp: the same request
+ * K times): byte r of request k > 0 has sequence number ISN + 1 + first_len
+ * + (k - 1) * req_len + r, so any segment can be rebuilt from (c, k, r) and
+ * nothing is buffered. A few bytes (bye) may ride on our FIN.
  */
 #ifndef __XR_SHARED_TCP_H
 #define __XR_SHARED_TCP_H
@@ -28,6 +30,7 @@
 enum xr_tcp_response {
 	XR_TCP_RESP_HTTP = 0, /* HTTP/1.x: status line, Content-Length, or the server's FIN */
 	XR_TCP_RESP_SIZE = 1, /* a fixed number of bytes (resp_size) */
+	XR_TCP_RESP_MQTT = 2, /* MQTT packets (bpf/shared/mqtt.h) */
 };
 
 enum xr_tcp_close {
@@ -38,12 +41,15 @@ enum xr_tcp_close {
 struct xr_tcp_cfg {
 	__u32 isn_base, isn_inv;
 	__u32 req_len; /* bytes of one request */
+	__u32 first_len; /* bytes of request 0 */
 	__u32 requests; /* requests per session (keep-alive) */
 	__u32 table_mask; /* session table slots - 1 (a power of two) */
 	__u32 resp_size; /* XR_TCP_RESP_SIZE: bytes of each response */
 	__u8 response; /* enum xr_tcp_response */
 	__u8 close; /* enum xr_tcp_close */
-	__u8 pad[6];
+	__u8 bye_len; /* bytes on our FIN */
+	__u8 bye[4];
+	__u8 pad[5];
 };
 
 enum xr_tcp_state {
@@ -55,7 +61,7 @@ enum xr_tcp_state {
 	XR_TCP_DONE = 4, /* completed or failed: late segments are answered, not counted */
 };
 
-/* One session's state: 64 bytes, the slot of (source, port) in the session table. */
+/* One session's state: 80 bytes, the slot of (source, port) in the session table. */
 struct xr_tcp_session {
 	__u32 tkey; /* (address - base) + (port - base) * addresses + 1: whose slot this is (0: nobody's) */
 	__u32 c32; /* low 32 bits of the session number */
@@ -72,10 +78,16 @@ struct xr_tcp_session {
 	__u16 status; /* response k's HTTP status */
 	__u16 in_flight; /* bytes of request k sent past acked (one segment at a time) */
 	__u8 retries; /* timeouts since the server last acknowledged something new (user/proto/tcp/) */
-	__u8 pad[5];
+	/* XR_TCP_RESP_MQTT: where the reading of the broker's packets is (bpf/proto/mqtt.bpf.h) */
+	__u8 mq_state; /* 0: a packet's first byte next, 1-4: its length's, 5: its body's */
+	__u8 mq_type;
+	__u8 mq_pos; /* body bytes read (up to 255) */
+	__u8 mq_body[4]; /* the first of them */
+	__u32 mq_left; /* body bytes still to come */
+	__u32 pad;
 	__u64 t_req; /* when request k's first byte went out */
 	__u64 t_sent; /* when our last segment that wants an acknowledgement went out */
-	__u64 pad2;
+	__u64 mq_acked; /* the packet ids (1 << (id - 1)) of burst k's PUBACKs so far */
 };
 
 /* Retransmission after a timeout (userspace, user/proto/tcp/tcp.c): 200 ms, doubled each time, 6 times. */

@@ -437,5 +437,18 @@ done:
 		       (unsigned long long)checked, (unsigned long long)l_mis);
 		mismatches += l_mis;
 	}
+	{
+		uint64_t checked = 0, m_mis = 0;
+
+		err = selftest_mqtt(cases, rnd, &checked, &m_mis);
+		if (err) {
+			fprintf(stderr, "selftest mqtt: could not run: %s\n", strerror(-err));
+			return XR_EXIT_ENV;
+		}
+		printf("selftest mqtt: %llu segments of CONNECTs and bursts in 5 stream shapes, "
+		       "%llu mismatches\n",
+		       (unsigned long long)checked, (unsigned long long)m_mis);
+		mismatches += m_mis;
+	}
 	return mismatches ? XR_EXIT_FAIL : XR_EXIT_OK;
 }

@@ -19,4 +19,7 @@ int selftest_lorawan(const struct iface *lo, uint64_t cases, uint64_t (*rnd)(voi
  */
 int selftest_lib(uint64_t cases, uint64_t (*rnd)(void), uint64_t *checked, uint64_t *mismatches);
 
+/* gen mqtt's per-session bytes in BPF against user/proto/mqtt/stream.c's, in five stream shapes. */
+int selftest_mqtt(uint64_t cases, uint64_t (*rnd)(void), uint64_t *checked, uint64_t *mismatches);
+
 #endif

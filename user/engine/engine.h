@@ -131,6 +131,9 @@ int engine_replies_sum(int fd, struct xr_replies_stats *sum);
 /* A per-CPU histogram map laid out as rtt_hist, summed into r (hist allocated when NULL). 0 or -errno. */
 int engine_hist_read(int fd, struct engine_replies *r);
 
+/* Cells 0..cells-1 of a per-CPU array of u64, each summed over CPUs, into sum. 0 or -errno. */
+int engine_percpu_sum(int fd, uint32_t cells, uint64_t *sum);
+
 /* Lower bound in ns of round-trip bucket b (the inverse of rtt_bucket() in gen.bpf.c). */
 uint64_t rtt_bucket_floor(unsigned int b);
 

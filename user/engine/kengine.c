@@ -387,31 +387,40 @@ static void slot_ops_init(struct xr_gen_slot *s, const struct xr_op *ops, unsign
 	}
 }
 
-int engine_hist_read(int fd, struct engine_replies *r)
+int engine_percpu_sum(int fd, uint32_t cells, uint64_t *sum)
 {
 	int ncpu = libbpf_num_possible_cpus();
 	uint64_t *vals = calloc(ncpu, sizeof(uint64_t));
 	int err = 0;
 
-	r->seconds = 0;
-	if (!r->hist)
-		r->hist = calloc((size_t)XR_RTT_SECS * XR_RTT_BUCKETS, sizeof(uint64_t));
-	if (!vals || !r->hist) {
-		err = -ENOMEM;
-		goto out;
-	}
-	for (__u32 key = 0; key < XR_RTT_SECS * XR_RTT_BUCKETS; key++) {
+	if (!vals)
+		return -ENOMEM;
+	for (__u32 key = 0; key < cells; key++) {
+		sum[key] = 0;
 		if (bpf_map_lookup_elem(fd, &key, vals)) {
 			err = -errno;
 			break;
 		}
 		for (int c = 0; c < ncpu; c++)
-			r->hist[key] += vals[c];
+			sum[key] += vals[c];
+	}
+	free(vals);
+	return err;
+}
+
+int engine_hist_read(int fd, struct engine_replies *r)
+{
+	int err;
+
+	r->seconds = 0;
+	if (!r->hist)
+		r->hist = calloc((size_t)XR_RTT_SECS * XR_RTT_BUCKETS, sizeof(uint64_t));
+	if (!r->hist)
+		return -ENOMEM;
+	err = engine_percpu_sum(fd, XR_RTT_SECS * XR_RTT_BUCKETS, r->hist);
+	for (__u32 key = 0; !err && key < XR_RTT_SECS * XR_RTT_BUCKETS; key++)
 		if (r->hist[key] && key / XR_RTT_BUCKETS + 1 > r->seconds)
 			r->seconds = key / XR_RTT_BUCKETS + 1;
-	}
-out:
-	free(vals);
 	return err;
 }
 

@@ -74,6 +74,9 @@ struct xr_proto {
 		       struct json *j);
 	/* after the run: whether something it had to write failed (the run then exits 3) */
 	bool (*failed)(void *st);
+	/* after report: XR_EXIT_FAIL when the run's figures say the set-up is wrong (every
+	 * CONNECT refused), after a one-line message; 0 otherwise */
+	int (*verdict)(void *st);
 	/* the JSON path of the answers counted in the run's JSON (search --witness replies), or NULL */
 	const char *witness;
 	/* the JSON path of the p99 in microseconds that search --latency-goal judges (NULL: the round trip's) */

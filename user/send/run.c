@@ -77,6 +77,7 @@ int send_run(const struct send_opts *so, const struct xr_proto *p, void *st)
 	struct httpd *http = NULL;
 	int ret = XR_EXIT_ENV, err;
 	bool use_xsk, write_failed = false;
+	int verdict = 0;
 	struct engine_result res = {};
 	struct send_plan plan;
 	struct frameset fs;
@@ -199,12 +200,13 @@ int send_run(const struct send_opts *so, const struct xr_proto *p, void *st)
 	}
 	if (p->failed && p->failed(st))
 		write_failed = true;
+	verdict = p->verdict ? p->verdict(st) : 0;
 	free(res.replies.hist);
 	free(res.per_sec);
 	ret = err || write_failed	       ? XR_EXIT_ENV :
 	      res.interrupted		       ? XR_EXIT_INTERRUPTED :
-	      engine_unsent_total(&res.unsent) ? XR_EXIT_FAIL :
-						 XR_EXIT_OK;
+	      engine_unsent_total(&res.unsent) || verdict ? XR_EXIT_FAIL :
+							   XR_EXIT_OK;
 out:
 	httpd_stop(http);
 	if (jf)

@@ -29,6 +29,7 @@
 #include "cmd/cli.h"
 #include "proto/proto.h"
 #include "proto/syn/handshake.h"
+#include "proto/tcp/session.h"
 #include "send/opts.h"
 #include "engine/pacer.h"
 #include "engine/replies.h"
@@ -42,51 +43,6 @@ enum { O_HTTP = PROTO_OPT_BASE, O_REQUEST, O_BODY, O_RPS, O_CLOSE, O_RESPONSE };
 
 /* The most a retransmission carries: what 1500 bytes of MTU leave (as XR_TCP_PAYLOAD_MAX in BPF). */
 #define XR_TCP_RESEND_MAX 1460
-
-/* sessions still open at the end, by what they waited for (timeout: retransmitted in vain) */
-struct tcp_stalled {
-	uint64_t request, response, close, timeout;
-};
-
-/* The retransmission thread's: the frame's constant parts, its socket, what it sent. */
-struct tcp_resender {
-	uint8_t eth[14]; /* the SYN template's Ethernet header */
-	uint8_t syn[64]; /* the SYN template */
-	uint32_t syn_len, isn_step;
-	struct xr_reply_match m;
-	/* the SYNs: sent so far (from the engine's slots), the oldest that may still want one again */
-	const struct xr_gen_slot *slots;
-	int cpus[XR_MAX_CPUS];
-	unsigned int threads;
-	uint64_t first_n, syn_lo;
-	struct xr_send_ts *ts; /* send_ts, mapped */
-	size_t ts_sz;
-	atomic_uint_fast64_t syns_resent;
-	int fd;
-	int ifindex;
-	pthread_t tid;
-	bool running;
-	atomic_bool stop;
-	atomic_uint_fast64_t resent, failed;
-};
-
-struct tcp {
-	const char *http, *request_file, *body_file;
-	uint64_t requests;
-	uint8_t close, response;
-	uint64_t resp_size;
-	uint8_t *req;
-	size_t req_len;
-	uint32_t table; /* session table slots */
-	struct xr_tcp_cfg cfg;
-	struct engine_proto ops;
-	struct gen_bpf *skel;
-	struct xr_tcp_session *sessions;
-	size_t sessions_sz;
-	struct tcp_stalled stalled;
-	struct engine_replies resp; /* request to last byte */
-	struct tcp_resender rs;
-};
 
 static const struct option tcp_opts[] = {
 	{ "http", required_argument, NULL, O_HTTP },
@@ -250,6 +206,7 @@ static int tcp_before_load(void *ctx, struct gen_bpf *skel, const struct engine_
 	struct tcp *t = ctx;
 
 	skel->rodata->tcp_cfg = t->cfg;
+	skel->rodata->mqtt_cfg = t->mqtt;
 	return bpf_map__set_max_entries(skel->maps.tcp_sessions, t->table);
 }
 
@@ -257,15 +214,17 @@ static int tcp_after_load(void *ctx, struct gen_bpf *skel, const struct engine_o
 {
 	struct tcp *t = ctx;
 	uint8_t *v = calloc(1, XR_TCP_REQUEST_VALUE);
-	__u32 zero = 0;
 	int err = 0;
 
 	if (!v)
 		return -ENOMEM;
-	memcpy(v, t->req, t->req_len);
-	if (bpf_map_update_elem(bpf_map__fd(skel->maps.tcp_request), &zero, v, 0)) {
-		err = -errno;
-		pr_warn("cannot load the request into its map: %s\n", strerror(errno));
+	/* [0] requests 1.., [1] request 0 */
+	for (__u32 key = 0; key < 2 && !err; key++) {
+		memcpy(v, key ? t->first : t->req, key ? t->first_len : t->req_len);
+		if (bpf_map_update_elem(bpf_map__fd(skel->maps.tcp_request), &key, v, 0)) {
+			err = -errno;
+			pr_warn("cannot load the requests into their map: %s\n", strerror(errno));
+		}
 	}
 	free(v);
 	t->skel = skel;
@@ -278,18 +237,22 @@ static int tcp_after_load(void *ctx, struct gen_bpf *skel, const struct engine_o
 
 /*
  * Session s's segment that is due again into f: request k's bytes from
- * acked (as much as MSS and window take), or our FIN. Its length, or 0.
+ * acked (as much as MSS and window take), or our goodbye and FIN. Its
+ * length, or 0.
  */
 static size_t tcp_rebuild(const struct tcp *t, const struct xr_tcp_session *s, uint8_t *f)
 {
 	uint8_t *ip = f + 14, *th = ip + 20;
-	uint32_t idx = s->tkey - 1, seq, plen = 0, sum;
+	uint32_t idx = s->tkey - 1, seq, plen = 0, sum, rlen = s->k ? t->req_len : t->first_len;
+	const uint8_t *req = s->k ? t->req : t->first;
 	uint8_t flags = 0x10; /* ACK */
 
 	memcpy(f, t->rs.eth, 14);
-	seq = s->isn + 1 + (uint32_t)s->k * t->cfg.req_len;
+	seq = s->isn + 1;
+	if (s->k)
+		seq += t->first_len + (uint32_t)(s->k - 1) * t->req_len;
 	if (s->state == XR_TCP_REQUEST) {
-		plen = t->cfg.req_len - s->acked;
+		plen = rlen - s->acked;
 		if (plen > s->mss)
 			plen = s->mss;
 		if (plen > XR_TCP_RESEND_MAX)
@@ -299,11 +262,17 @@ static size_t tcp_rebuild(const struct tcp *t, const struct xr_tcp_session *s, u
 		if (!plen)
 			return 0;
 		seq += s->acked;
-		if (s->acked + plen == t->cfg.req_len)
+		if (s->acked + plen == rlen)
 			flags |= 0x08; /* PSH */
-		memcpy(th + 20, t->req + s->acked, plen);
+		memcpy(th + 20, req + s->acked, plen);
+		if (t->patch)
+			t->patch(t->patch_ctx, s, th + 20, s->acked, plen);
 	} else if (s->state == XR_TCP_FIN_SENT) {
 		flags |= 0x01; /* FIN */
+		plen = t->bye_len;
+		memcpy(th + 20, t->bye, plen);
+		if (plen)
+			flags |= 0x08;
 	} else {
 		return 0;
 	}
@@ -499,7 +468,8 @@ static void tcp_resend_stop(struct tcp *t)
 static uint64_t tcp_ended(const struct xr_replies_stats *r)
 {
 	return r->ctr[XR_TCP_REFUSED] + r->ctr[XR_TCP_COMPLETED] + r->ctr[XR_TCP_RESET] +
-	       r->ctr[XR_TCP_TABLE_FULL] + r->ctr[XR_TCP_MALFORMED] + r->ctr[XR_TCP_CLOSED_EARLY];
+	       r->ctr[XR_TCP_TABLE_FULL] + r->ctr[XR_TCP_MALFORMED] + r->ctr[XR_TCP_CLOSED_EARLY] +
+	       r->ctr[XR_MQTT_REFUSED] + r->ctr[XR_MQTT_PROTOCOL];
 }
 
 static bool tcp_settled(void *ctx, uint64_t sent)
@@ -531,6 +501,8 @@ static void tcp_finish(void *ctx, struct gen_bpf *skel)
 			t->stalled.close++;
 	}
 	engine_hist_read(bpf_map__fd(skel->maps.tcp_resp_hist), &t->resp);
+	if (t->response == XR_TCP_RESP_MQTT)
+		engine_percpu_sum(bpf_map__fd(skel->maps.mqtt_reasons), XR_MQTT_WHY_CELLS, t->why);
 }
 
 static void tcp_close(void *ctx)
@@ -556,18 +528,18 @@ static uint32_t next_pow2(uint64_t v)
 	return p;
 }
 
-static int tcp_build(void *st, const struct send_opts *so, const struct iface *ifc,
-		     struct frameset *fs, struct send_plan *plan, struct engine_opts *o)
+int tcp_sessions_build(struct tcp *t, const struct send_opts *so, const struct iface *ifc,
+		       struct frameset *fs, struct send_plan *plan, struct engine_opts *o)
 {
-	struct tcp *t = st;
 	struct template_addr ta;
 	struct syn_isn isn;
 	double planned;
 	int err;
 
-	err = tcp_make_request(t, so);
-	if (err)
-		return err;
+	if (!t->first) {
+		t->first = t->req;
+		t->first_len = t->req_len;
+	}
 	err = syn_template(so, ifc, fs, plan, &ta, &isn, "sessions", &planned);
 	if (err)
 		return err;
@@ -585,11 +557,14 @@ static int tcp_build(void *st, const struct send_opts *so, const struct iface *i
 	t->cfg = (struct xr_tcp_cfg){ .isn_base = isn.base,
 				      .isn_inv = isn.inv,
 				      .req_len = t->req_len,
+				      .first_len = t->first_len,
 				      .requests = t->requests,
 				      .table_mask = t->table - 1,
 				      .resp_size = t->resp_size,
 				      .response = t->response,
-				      .close = t->close };
+				      .close = t->close,
+				      .bye_len = t->bye_len };
+	memcpy(t->cfg.bye, t->bye, sizeof(t->cfg.bye));
 	t->ops = (struct engine_proto){ .ctx = t,
 					.before_load = tcp_before_load,
 					.after_load = tcp_after_load,
@@ -603,10 +578,19 @@ static int tcp_build(void *st, const struct send_opts *so, const struct iface *i
 	return 0;
 }
 
+static int tcp_build(void *st, const struct send_opts *so, const struct iface *ifc,
+		     struct frameset *fs, struct send_plan *plan, struct engine_opts *o)
+{
+	struct tcp *t = st;
+	int err = tcp_make_request(t, so);
+
+	return err ? err : tcp_sessions_build(t, so, ifc, fs, plan, o);
+}
+
 /* Every session asked, by how it ended. */
 struct tcp_books {
 	uint64_t asked, completed, not_sent, no_answer, refused, reset, table_full, malformed,
-		closed_early;
+		closed_early, app_refused, app_protocol;
 	struct tcp_stalled stalled;
 	uint64_t failed, unaccounted;
 };
@@ -624,23 +608,23 @@ static void tcp_books(const struct tcp *t, const struct engine_result *res, stru
 				 .table_full = c[XR_TCP_TABLE_FULL],
 				 .malformed = c[XR_TCP_MALFORMED],
 				 .closed_early = c[XR_TCP_CLOSED_EARLY],
+				 .app_refused = c[XR_MQTT_REFUSED],
+				 .app_protocol = c[XR_MQTT_PROTOCOL],
 				 .stalled = t->stalled };
 	b->no_answer = res->sent > answered + b->refused ? res->sent - answered - b->refused : 0;
 	b->failed = b->not_sent + b->no_answer + b->refused + b->reset + b->table_full +
-		    b->malformed + b->closed_early + b->stalled.request + b->stalled.response +
+		    b->malformed + b->closed_early + b->app_refused + b->app_protocol + b->stalled.request + b->stalled.response +
 		    b->stalled.close + b->stalled.timeout;
 	ended = b->completed + b->failed;
 	b->unaccounted = b->asked > ended ? b->asked - ended : ended - b->asked;
 }
 
-static void tcp_report(void *st, const struct engine_result *res, uint64_t ready_ns, FILE *human,
-		       struct json *j)
+void tcp_sessions_report(const struct tcp *t, const struct engine_result *res, FILE *human,
+			 struct json *j)
 {
-	const struct tcp *t = st;
 	const __u64 *c = res->replies.st.ctr;
-	static const char *const cls[] = { "2xx", "3xx", "4xx", "5xx" };
 	struct tcp_books b;
-	char x[16], y[16];
+	char x[16];
 
 	if (!res->replies.hist)
 		return;
@@ -665,6 +649,8 @@ static void tcp_report(void *st, const struct engine_result *res, uint64_t ready
 				{ "session table full", b.table_full },
 				{ "response not readable", b.malformed },
 				{ "closed by the server early", b.closed_early },
+				{ "refused by the server after the handshake", b.app_refused },
+				{ "a packet the session did not ask for", b.app_protocol },
 				{ "request never acknowledged", b.stalled.request },
 				{ "response never complete", b.stalled.response },
 				{ "close never acknowledged", b.stalled.close },
@@ -681,17 +667,6 @@ static void tcp_report(void *st, const struct engine_result *res, uint64_t ready
 				}
 			fputc('\n', human);
 		}
-		fprintf(human, "  requests: %llu sent whole, %llu responses (%s/s):",
-			(unsigned long long)c[XR_TCP_REQUESTS],
-			(unsigned long long)c[XR_TCP_RESPONSES],
-			fmt_si(replies_per_s(res, c[XR_TCP_RESPONSES]), y, sizeof(y)));
-		for (int i = 0; i < 4; i++)
-			if (c[XR_TCP_2XX + i])
-				fprintf(human, " %s %llu", cls[i],
-					(unsigned long long)c[XR_TCP_2XX + i]);
-		if (c[XR_TCP_OTHER_STATUS])
-			fprintf(human, " other %llu", (unsigned long long)c[XR_TCP_OTHER_STATUS]);
-		fputc('\n', human);
 		fprintf(human,
 			"  segments: %llu sent, %llu again (%llu after a timeout), %llu out of order "
 			"answered, %llu stray; %llu SYNs again, %llu SYN-ACKs repeated; session table %u "
@@ -707,8 +682,6 @@ static void tcp_report(void *st, const struct engine_result *res, uint64_t ready
 			replies_rtt_line(res, human);
 		else
 			replies_hist_line(human, "connect (SYN to SYN-ACK)", &res->replies);
-		if (t->resp.hist && c[XR_TCP_RESPONSES])
-			replies_hist_line(human, "response (request to last byte)", &t->resp);
 	}
 	if (!j)
 		return;
@@ -726,6 +699,8 @@ static void tcp_report(void *st, const struct engine_result *res, uint64_t ready
 	json_u64(j, "table_full", b.table_full);
 	json_u64(j, "malformed", b.malformed);
 	json_u64(j, "closed_early", b.closed_early);
+	json_u64(j, "refused_after_handshake", b.app_refused);
+	json_u64(j, "unexpected_packet", b.app_protocol);
 	json_u64(j, "stalled_request", b.stalled.request);
 	json_u64(j, "stalled_response", b.stalled.response);
 	json_u64(j, "stalled_close", b.stalled.close);
@@ -733,19 +708,6 @@ static void tcp_report(void *st, const struct engine_result *res, uint64_t ready
 	json_close(j, '}');
 	json_u64(j, "table_slots", t->table);
 	json_u64(j, "table_bytes", (uint64_t)t->table * sizeof(struct xr_tcp_session));
-	json_close(j, '}');
-	json_open(j, "requests", '{');
-	json_u64(j, "sent", c[XR_TCP_REQUESTS]);
-	json_u64(j, "responses", c[XR_TCP_RESPONSES]);
-	json_double(j, "responses_per_s", replies_per_s(res, c[XR_TCP_RESPONSES]));
-	json_open(j, "status", '{');
-	for (int i = 0; i < 4; i++)
-		json_u64(j, cls[i], c[XR_TCP_2XX + i]);
-	json_u64(j, "other", c[XR_TCP_OTHER_STATUS]);
-	json_close(j, '}');
-	if (t->resp.hist)
-		replies_hist_json(j, "response_us", &t->resp);
-	json_u64(j, "bytes", t->req_len);
 	json_close(j, '}');
 	json_open(j, "segments", '{');
 	json_u64(j, "sent", c[XR_TCP_SEGMENTS]);
@@ -765,12 +727,70 @@ static void tcp_report(void *st, const struct engine_result *res, uint64_t ready
 	json_close(j, '}');
 }
 
-static void tcp_free(void *st)
+void tcp_answers_report(const struct tcp *t, const char *line, FILE *human, struct json *j,
+			const char *what)
 {
-	struct tcp *t = st;
+	if (!t->resp.hist)
+		return;
+	if (human)
+		replies_hist_line(human, line, &t->resp);
+	if (j)
+		replies_hist_json(j, what, &t->resp);
+}
 
+static void tcp_report(void *st, const struct engine_result *res, uint64_t ready_ns, FILE *human,
+		       struct json *j)
+{
+	const struct tcp *t = st;
+	const __u64 *c = res->replies.st.ctr;
+	static const char *const cls[] = { "2xx", "3xx", "4xx", "5xx" };
+	char y[16];
+
+	if (!res->replies.hist)
+		return;
+	tcp_sessions_report(t, res, human, j);
+	if (human) {
+		fprintf(human, "  requests: %llu sent whole, %llu responses (%s/s):",
+			(unsigned long long)c[XR_TCP_REQUESTS],
+			(unsigned long long)c[XR_TCP_RESPONSES],
+			fmt_si(replies_per_s(res, c[XR_TCP_RESPONSES]), y, sizeof(y)));
+		for (int i = 0; i < 4; i++)
+			if (c[XR_TCP_2XX + i])
+				fprintf(human, " %s %llu", cls[i],
+					(unsigned long long)c[XR_TCP_2XX + i]);
+		if (c[XR_TCP_OTHER_STATUS])
+			fprintf(human, " other %llu", (unsigned long long)c[XR_TCP_OTHER_STATUS]);
+		fputc('\n', human);
+		if (c[XR_TCP_RESPONSES])
+			tcp_answers_report(t, "response (request to last byte)", human, NULL, NULL);
+	}
+	if (!j)
+		return;
+	json_open(j, "requests", '{');
+	json_u64(j, "sent", c[XR_TCP_REQUESTS]);
+	json_u64(j, "responses", c[XR_TCP_RESPONSES]);
+	json_double(j, "responses_per_s", replies_per_s(res, c[XR_TCP_RESPONSES]));
+	json_open(j, "status", '{');
+	for (int i = 0; i < 4; i++)
+		json_u64(j, cls[i], c[XR_TCP_2XX + i]);
+	json_u64(j, "other", c[XR_TCP_OTHER_STATUS]);
+	json_close(j, '}');
+	tcp_answers_report(t, NULL, NULL, j, "response_us");
+	json_u64(j, "bytes", t->req_len);
+	json_close(j, '}');
+}
+
+void tcp_sessions_free(struct tcp *t)
+{
+	if (t->first != t->req)
+		free(t->first);
 	free(t->req);
 	free(t->resp.hist);
+}
+
+static void tcp_free(void *st)
+{
+	tcp_sessions_free(st);
 }
 
 const struct xr_proto proto_tcp = {

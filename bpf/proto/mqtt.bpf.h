@@ -1,0 +1,252 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * gen mqtt's part of gen tcp's sessions (bpf/proto/tcp.bpf.h calls it when
+ * tcp_cfg.response is XR_TCP_RESP_MQTT): what changes per session and per
+ * burst in the client's bytes (the client id's and topic's {c}, the stamps),
+ * and the reading of the broker's packets (CONNACK, PUBACK, PINGRESP, a
+ * DISCONNECT) across segments, from a few bytes of state in the session.
+ * Layout: bpf/shared/mqtt.h; userspace's own copy of the patching, for
+ * retransmissions: user/proto/mqtt/stream.c.
+ */
+#ifndef __XR_PROTO_MQTT_BPF_H
+#define __XR_PROTO_MQTT_BPF_H
+
+const volatile struct xr_mqtt_cfg mqtt_cfg = {};
+
+/* What the broker said, by packet and reason (XR_MQTT_WHY_*). */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, XR_MQTT_WHY_CELLS);
+	__type(key, __u32);
+	__type(value, __u64);
+} mqtt_reasons SEC(".maps");
+
+/* The bytes of one field of a message: {c}'s digits or a stamp. */
+struct mqtt_field {
+	__u8 b[XR_MQTT_STAMP];
+};
+
+struct mqtt_patch {
+	__u8 *seg; /* request bytes [off, off + len) */
+	__u32 off, len;
+	__u32 first; /* the first message the segment touches */
+	__u32 seq0; /* the publisher's sequence number of the burst's first message */
+	struct mqtt_field digits, stamp;
+};
+
+/* Copies the part of field f (n bytes at request offset at) that falls in the segment. */
+static __always_inline void mqtt_put(struct mqtt_patch *p, __u32 at, const struct mqtt_field *f,
+				     int n)
+{
+	for (int j = 0; j < n; j++) {
+		__u32 ro = at + j;
+
+		if (ro >= p->off && ro - p->off < p->len)
+			p->seg[(ro - p->off) & 2047] = f->b[j];
+	}
+}
+
+/* bpf_loop's body: message p->first + i of the burst (verified once, not per message) */
+static long mqtt_patch_msg(__u32 i, void *data)
+{
+	struct mqtt_patch *p = data;
+	__u32 m = p->first + i, base = m * mqtt_cfg.msg_len, seq = p->seq0 + m;
+
+	if (m >= mqtt_cfg.batch || base >= p->off + p->len)
+		return 1;
+	if (mqtt_cfg.topic_off != XR_MQTT_NONE)
+		mqtt_put(p, base + mqtt_cfg.topic_off, &p->digits, XR_MQTT_DIGITS);
+	if (mqtt_cfg.stamp_off != XR_MQTT_NONE) {
+		p->stamp.b[4] = seq >> 24;
+		p->stamp.b[5] = seq >> 16;
+		p->stamp.b[6] = seq >> 8;
+		p->stamp.b[7] = seq;
+		mqtt_put(p, base + mqtt_cfg.stamp_off, &p->stamp, XR_MQTT_STAMP);
+	}
+	return 0;
+}
+
+/* Request k's bytes [off, off + len) in seg, as session s sends them. */
+static __always_inline void mqtt_patch(const struct xr_tcp_session *s, __u8 *seg, __u32 off,
+				       __u32 len)
+{
+	struct mqtt_patch p = { .seg = seg, .off = off, .len = len };
+	__u32 c = s->c32;
+	__u64 t = s->t_req;
+
+	for (int j = XR_MQTT_DIGITS - 1; j >= 0; j--) {
+		p.digits.b[j] = '0' + c % 10;
+		c /= 10;
+	}
+	if (!s->k) {
+		if (mqtt_cfg.cid_off != XR_MQTT_NONE)
+			mqtt_put(&p, mqtt_cfg.cid_off, &p.digits, XR_MQTT_DIGITS);
+		return;
+	}
+	if (!mqtt_cfg.msg_len)
+		return;
+	for (int j = 0; j < 4; j++)
+		p.stamp.b[j] = s->c32 >> (24 - 8 * j);
+	for (int j = 0; j < 8; j++)
+		p.stamp.b[8 + j] = t >> (56 - 8 * j);
+	p.first = off / mqtt_cfg.msg_len;
+	p.seq0 = (__u32)(s->k - 1) * mqtt_cfg.batch;
+	bpf_loop(XR_MQTT_BATCH_MAX, mqtt_patch_msg, &p, 0);
+}
+
+/* The broker's packets that answer request k. */
+static __always_inline __u32 mqtt_wanted(const struct xr_tcp_session *s)
+{
+	if (!s->k)
+		return 1; /* CONNACK */
+	return mqtt_cfg.qos ? mqtt_cfg.batch : 1; /* PUBACKs, or the PINGRESP */
+}
+
+static __always_inline void mqtt_why(__u32 cell)
+{
+	__u64 *v = bpf_map_lookup_elem(&mqtt_reasons, &cell);
+
+	if (v)
+		(*v)++;
+}
+
+struct mqtt_read {
+	struct xr_tcp_session *s;
+	struct xr_replies_stats *st;
+	const __u8 *buf;
+	int fail; /* the counter the session fails with, or 0 */
+};
+
+/* A whole packet of the broker's: 0 to read on, 1 to stop (r->fail says why). */
+static __always_inline long mqtt_packet(struct mqtt_read *r)
+{
+	struct xr_tcp_session *s = r->s;
+	__u8 type = s->mq_type & 15, rc;
+	__u16 pid;
+	__u64 bit;
+
+	if (type == 14) {
+		/* the broker's DISCONNECT (5.0): it closes next */
+		mqtt_why(XR_MQTT_WHY_DISCONNECT + (s->mq_pos ? s->mq_body[0] : 0));
+		r->fail = XR_TCP_CLOSED_EARLY;
+		return 1;
+	}
+	if (s->resp_got >= mqtt_wanted(s))
+		goto unexpected;
+	switch (type) {
+	case 2: /* CONNACK: flags, return or reason code */
+		if (s->k || s->mq_pos < 2)
+			goto unexpected;
+		rc = s->mq_body[1];
+		if (rc) {
+			mqtt_why(XR_MQTT_WHY_CONNACK + rc);
+			r->fail = XR_MQTT_REFUSED;
+			return 1;
+		}
+		r->st->ctr[XR_MQTT_CONNACKED]++;
+		break;
+	case 4: /* PUBACK: packet id, 5.0's reason code when not 0 */
+		if (!s->k || mqtt_cfg.qos != 1 || s->mq_pos < 2)
+			goto unexpected;
+		pid = (__u16)s->mq_body[0] << 8 | s->mq_body[1];
+		bit = 1ULL << ((pid - 1) & 63);
+		if (!pid || pid > mqtt_cfg.batch || (s->mq_acked & bit))
+			goto unexpected;
+		s->mq_acked |= bit;
+		rc = s->mq_pos >= 3 ? s->mq_body[2] : 0;
+		if (rc >= 0x80) {
+			mqtt_why(XR_MQTT_WHY_PUBACK + rc);
+			r->st->ctr[XR_MQTT_NACKED]++;
+		} else {
+			r->st->ctr[XR_MQTT_ACKED]++;
+		}
+		break;
+	case 13: /* PINGRESP: the broker read the burst before it */
+		if (!s->k || mqtt_cfg.qos)
+			goto unexpected;
+		r->st->ctr[XR_MQTT_ACKED] += mqtt_cfg.batch;
+		break;
+	default:
+		goto unexpected;
+	}
+	s->resp_got++;
+	return 0;
+unexpected:
+	mqtt_why(XR_MQTT_WHY_TYPE + type);
+	r->fail = XR_MQTT_PROTOCOL;
+	return 1;
+}
+
+/* bpf_loop's body: one byte of the broker's stream */
+static long mqtt_byte(__u32 i, void *data)
+{
+	struct mqtt_read *r = data;
+	struct xr_tcp_session *s = r->s;
+	__u8 b = r->buf[i & (XR_HTTP_SCAN - 1)];
+
+	switch (s->mq_state) {
+	case 0:
+		s->mq_type = b >> 4;
+		s->mq_left = 0;
+		s->mq_pos = 0;
+		s->mq_state = 1;
+		return 0;
+	case 1:
+	case 2:
+	case 3:
+	case 4:
+		/* Remaining Length: 7 bits a byte, least significant first, at most 4 bytes */
+		s->mq_left |= (__u32)(b & 0x7f) << (7 * ((s->mq_state - 1) & 3));
+		if (b & 0x80) {
+			if (s->mq_state == 4) {
+				mqtt_why(XR_MQTT_WHY_TYPE + (s->mq_type & 15));
+				r->fail = XR_MQTT_PROTOCOL;
+				return 1;
+			}
+			s->mq_state++;
+			return 0;
+		}
+		s->mq_state = 5;
+		if (s->mq_left)
+			return 0;
+		break;
+	default:
+		if (s->mq_pos < 4)
+			s->mq_body[s->mq_pos & 3] = b;
+		if (s->mq_pos < 255)
+			s->mq_pos++;
+		if (--s->mq_left)
+			return 0;
+	}
+	s->mq_state = 0;
+	return mqtt_packet(r);
+}
+
+/*
+ * plen bytes of the broker's at off: 1 when request k's answer is complete, 0
+ * when more is to come, -1 when the session fails (*why: its counter).
+ */
+static __always_inline int mqtt_read(struct xdp_md *ctx, struct xr_tcp_session *s,
+				     struct xr_replies_stats *st, __u8 *buf, __u32 off, __u32 plen,
+				     int *why)
+{
+	struct mqtt_read r = { .s = s, .st = st, .buf = buf };
+
+	__u32 n = plen;
+
+	if (n > XR_HTTP_SCAN)
+		n = XR_HTTP_SCAN;
+	if (n != plen || !n || bpf_xdp_load_bytes(ctx, off, buf, n)) {
+		/* more than a lock-step client can be owed at once */
+		*why = XR_TCP_MALFORMED;
+		return -1;
+	}
+	bpf_loop(n, mqtt_byte, &r, 0);
+	if (r.fail) {
+		*why = r.fail;
+		return -1;
+	}
+	return !s->mq_state && s->resp_got >= mqtt_wanted(s);
+}
+
+#endif /* __XR_PROTO_MQTT_BPF_H */

@@ -1,0 +1,56 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * gen mqtt: MQTT publishers carried on gen tcp's sessions (bpf/shared/tcp.h).
+ * Session c's byte stream is CONNECT (request 0, its client id holding c in
+ * ten digits), then K bursts (requests 1..K) of B PUBLISH packets each, and
+ * DISCONNECT riding on our FIN. A QoS-1 burst is answered by B PUBACKs (packet
+ * ids 1..B, so a burst's bytes are the same for every k but its stamps); a
+ * QoS-0 burst ends with a PINGREQ whose PINGRESP says the broker read it all,
+ * since a broker answers QoS 0 with nothing and a socket-less client must be
+ * told its bytes were taken without waiting for a delayed ACK.
+ *
+ * Each message of at least XR_MQTT_STAMP bytes of payload starts with a stamp:
+ * publisher (c, 4 bytes), its sequence number among c's messages (4 bytes),
+ * when its burst went out (CLOCK_MONOTONIC ns, 8 bytes), all big-endian.
+ */
+#ifndef __XR_SHARED_MQTT_H
+#define __XR_SHARED_MQTT_H
+
+#ifndef __VMLINUX_H__
+#include <linux/types.h>
+#endif
+
+#define XR_MQTT_STAMP 16
+#define XR_MQTT_DIGITS 10 /* {c} in a client id or topic: the session number, zero-padded */
+#define XR_MQTT_BATCH_MAX 64 /* messages in one burst (the PUBACK bitmap's bits) */
+#define XR_MQTT_NONE 0xffff /* no such field */
+
+struct xr_mqtt_cfg {
+	__u32 msg_len; /* bytes of one PUBLISH packet */
+	__u16 batch; /* messages per burst */
+	__u16 cid_off; /* where {c}'s digits are in the CONNECT, or XR_MQTT_NONE */
+	__u16 topic_off; /* where {c}'s digits are in each PUBLISH, or XR_MQTT_NONE */
+	__u16 stamp_off; /* where the stamp is in each PUBLISH, or XR_MQTT_NONE */
+	__u8 qos;
+	__u8 version; /* 4: 3.1.1, 5: 5.0 */
+	__u8 pad[2];
+};
+
+/* xr_replies_stats.ctr[] past gen tcp's (bpf/shared/tcp.h) */
+enum xr_mqtt_ctr {
+	XR_MQTT_CONNECTS = 18, /* CONNECTs acknowledged whole by the broker's TCP */
+	XR_MQTT_CONNACKED = 19, /* CONNACKs that accepted */
+	XR_MQTT_REFUSED = 20, /* CONNACKs that refused (by reason: xr_mqtt_reasons) */
+	XR_MQTT_ACKED = 21, /* messages the broker took: PUBACKs that accept (QoS 1), bursts * B (QoS 0) */
+	XR_MQTT_NACKED = 22, /* PUBACKs that refuse, 5.0 (by reason) */
+	XR_MQTT_PROTOCOL = 23, /* sessions ended on a packet we did not ask for (by type) */
+};
+
+/* mqtt_reasons[]: what the broker said, by packet and reason code */
+#define XR_MQTT_WHY_CONNACK 0 /* + the CONNACK's return (3.1.1) or reason code (5.0) */
+#define XR_MQTT_WHY_PUBACK 256 /* + the PUBACK's reason code */
+#define XR_MQTT_WHY_DISCONNECT 512 /* + a DISCONNECT's from the broker (5.0) */
+#define XR_MQTT_WHY_TYPE 768 /* + the type of a packet we did not expect */
+#define XR_MQTT_WHY_CELLS 784
+
+#endif /* __XR_SHARED_MQTT_H */

@@ -1,0 +1,438 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * gen mqtt: MQTT publishers on gen tcp's socket-less sessions. Session c
+ * connects (its client id holds c), publishes --messages messages in bursts of
+ * --burst, each burst answered before the next (PUBACKs at QoS 1, a PINGRESP
+ * at QoS 0), and says DISCONNECT on its FIN; all of it in XDP
+ * (bpf/proto/mqtt.bpf.h on bpf/proto/tcp.bpf.h). Here: the options, the
+ * stream (stream.c) and the books of every message asked.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include "cmd/cli.h"
+#include "proto/proto.h"
+#include "proto/tcp/session.h"
+#include "proto/mqtt/stream.h"
+#include "send/opts.h"
+#include "engine/replies.h"
+#include "util/log.h"
+#include "util/units.h"
+
+enum {
+	O_CLIENT_ID = PROTO_OPT_BASE,
+	O_USERNAME,
+	O_PASSWORD,
+	O_TOPIC,
+	O_VERSION,
+	O_QOS,
+	O_RETAIN,
+	O_KEEPALIVE,
+	O_PAYLOAD,
+	O_MESSAGES,
+	O_BURST,
+};
+
+struct mqtt {
+	struct tcp t; /* the sessions */
+	struct mqtt_stream_opts so;
+	uint64_t messages; /* per session */
+	bool burst_set;
+	uint8_t refused_all; /* every CONNECT answered was refused: the first code, + 1 */
+};
+
+static const struct option mqtt_opts[] = {
+	{ "client-id", required_argument, NULL, O_CLIENT_ID },
+	{ "username", required_argument, NULL, O_USERNAME },
+	{ "password", required_argument, NULL, O_PASSWORD },
+	{ "topic", required_argument, NULL, O_TOPIC },
+	{ "mqtt-version", required_argument, NULL, O_VERSION },
+	{ "qos", required_argument, NULL, O_QOS },
+	{ "retain", no_argument, NULL, O_RETAIN },
+	{ "keepalive", required_argument, NULL, O_KEEPALIVE },
+	{ "payload", required_argument, NULL, O_PAYLOAD },
+	{ "messages", required_argument, NULL, O_MESSAGES },
+	{ "burst", required_argument, NULL, O_BURST },
+	{},
+};
+
+static int mqtt_opt(void *st, int id, const char *arg, const struct send_opts *so)
+{
+	struct mqtt *m = st;
+	uint64_t v;
+
+	switch (id) {
+	case O_CLIENT_ID: m->so.client_id = arg; break;
+	case O_USERNAME: m->so.username = arg; break;
+	case O_PASSWORD: m->so.password = arg; break;
+	case O_TOPIC: m->so.topic = arg; break;
+	case O_VERSION:
+		if (!strcmp(arg, "3.1.1") || !strcmp(arg, "4"))
+			m->so.version = 4;
+		else if (!strcmp(arg, "5") || !strcmp(arg, "5.0"))
+			m->so.version = 5;
+		else
+			return cli_usage_error(so->cmd, "--mqtt-version: 3.1.1 or 5, not '%s'", arg);
+		break;
+	case O_QOS:
+		if (strcmp(arg, "0") && strcmp(arg, "1"))
+			return cli_usage_error(so->cmd, "--qos: 0 or 1, not '%s'", arg);
+		m->so.qos = arg[0] - '0';
+		break;
+	case O_RETAIN: m->so.retain = true; break;
+	case O_KEEPALIVE:
+		if (cli_duration(so->cmd, "keepalive", arg, &v))
+			return XR_EXIT_USAGE;
+		if (v / 1000000000ULL > 65535)
+			return cli_usage_error(so->cmd, "--keepalive: at most 65535 s");
+		m->so.keepalive_s = v / 1000000000ULL;
+		break;
+	case O_PAYLOAD:
+		if (cli_count(so->cmd, "payload", arg, &v))
+			return XR_EXIT_USAGE;
+		if (v > XR_MQTT_REQUEST_MAX - 64)
+			return cli_usage_error(so->cmd, "--payload: at most %u bytes for now",
+					       XR_MQTT_REQUEST_MAX - 64);
+		m->so.payload = v;
+		break;
+	case O_MESSAGES:
+		if (cli_count(so->cmd, "messages", arg, &m->messages))
+			return XR_EXIT_USAGE;
+		if (!m->messages)
+			return cli_usage_error(so->cmd, "--messages: at least 1");
+		break;
+	case O_BURST:
+		if (cli_count(so->cmd, "burst", arg, &v))
+			return XR_EXIT_USAGE;
+		if (!v || v > XR_MQTT_BATCH_MAX)
+			return cli_usage_error(so->cmd, "--burst: 1 to %u messages",
+					       XR_MQTT_BATCH_MAX);
+		m->so.burst = v;
+		m->burst_set = true;
+		break;
+	}
+	return -1;
+}
+
+/* Bytes of one PUBLISH as stream.c writes it (for the default burst). */
+static uint64_t mqtt_msg_bytes(const struct mqtt_stream_opts *o)
+{
+	size_t t = strlen(o->topic) + (strstr(o->topic, "{c}") ? XR_MQTT_DIGITS - 3 : 0);
+
+	return 1 + 3 + 2 + t + (o->qos ? 2 : 0) + (o->version == 5) + o->payload;
+}
+
+static int mqtt_check(void *st, const struct send_opts *so)
+{
+	struct mqtt *m = st;
+	const char *c;
+
+	if (so->net.dst.ipv6)
+		return cli_usage_error(so->cmd, "sessions are IPv4 only for now");
+	if (!m->so.client_id)
+		m->so.client_id = "xr-{c}";
+	if (!m->so.topic)
+		m->so.topic = "msg/{c}";
+	if (!m->so.version)
+		m->so.version = 4;
+	if (!m->so.keepalive_s)
+		m->so.keepalive_s = 60;
+	if (!m->messages)
+		m->messages = 100;
+	c = strstr(m->so.client_id, "{c}");
+	if (!c || strstr(c + 1, "{c}"))
+		return cli_usage_error(so->cmd,
+				       "--client-id needs {c} once: a broker keeps one session per "
+				       "client id and drops the older one");
+	c = strstr(m->so.topic, "{c}");
+	if (c && strstr(c + 1, "{c}"))
+		return cli_usage_error(so->cmd, "--topic holds {c} at most once");
+	if (!m->so.topic[0] || strpbrk(m->so.topic, "#+"))
+		return cli_usage_error(so->cmd,
+				       "--topic: a topic name to publish to (no wildcards, not empty)");
+	if (m->so.password && !m->so.username && m->so.version == 4)
+		return cli_usage_error(so->cmd, "--password goes with --username in MQTT 3.1.1");
+	if (!m->burst_set) {
+		/* QoS 1: one message, one PUBACK (sync); QoS 0: what one segment holds */
+		uint64_t fit = 1400 / mqtt_msg_bytes(&m->so);
+
+		m->so.burst = m->so.qos || !fit ? 1 : fit > XR_MQTT_BATCH_MAX ? XR_MQTT_BATCH_MAX :
+										   fit;
+		while (m->messages % m->so.burst)
+			m->so.burst--;
+	}
+	if (m->messages % m->so.burst)
+		return cli_usage_error(so->cmd,
+				       "--messages (%llu) must be a multiple of --burst (%u)",
+				       (unsigned long long)m->messages, m->so.burst);
+	if (m->messages / m->so.burst > 65534)
+		return cli_usage_error(so->cmd,
+				       "--messages: at most 65534 bursts per session (%llu asked)",
+				       (unsigned long long)(m->messages / m->so.burst));
+	return 0;
+}
+
+static int mqtt_build(void *st, const struct send_opts *so, const struct iface *ifc,
+		      struct frameset *fs, struct send_plan *plan, struct engine_opts *o)
+{
+	struct mqtt *m = st;
+	struct tcp *t = &m->t;
+	int err;
+
+	err = mqtt_stream_build(&m->so, &t->first, &t->first_len, &t->req, &t->req_len, &t->mqtt);
+	if (err)
+		return err;
+	t->requests = 1 + m->messages / m->so.burst;
+	t->response = XR_TCP_RESP_MQTT;
+	t->close = XR_TCP_CLOSE_FIN;
+	memcpy(t->bye, "\xe0\0", 2); /* DISCONNECT, normal (3.1.1 and 5.0) */
+	t->bye_len = 2;
+	t->patch = mqtt_stream_patch;
+	t->patch_ctx = &t->mqtt;
+	return tcp_sessions_build(t, so, ifc, fs, plan, o);
+}
+
+/* Every message asked, by what became of it. */
+struct mqtt_books {
+	uint64_t asked, sent, acked, nacked, unanswered, not_sent;
+};
+
+static void mqtt_books(const struct mqtt *m, const struct engine_result *res,
+		       struct mqtt_books *b)
+{
+	const __u64 *c = res->replies.st.ctr;
+	uint64_t bursts = c[XR_TCP_REQUESTS] - c[XR_MQTT_CONNECTS];
+
+	*b = (struct mqtt_books){ .asked = res->asked * m->messages,
+				  .sent = bursts * m->so.burst,
+				  .acked = c[XR_MQTT_ACKED],
+				  .nacked = c[XR_MQTT_NACKED] };
+	b->unanswered = b->sent - b->acked - b->nacked;
+	b->not_sent = b->asked - b->sent;
+}
+
+/* A reason code's name (MQTT 5.0 2.4, and 3.1.1's CONNACK return codes), or NULL. */
+static const char *mqtt_reason_name(uint32_t cell)
+{
+	static const struct {
+		uint16_t cell;
+		const char *name;
+	} names[] = {
+		{ XR_MQTT_WHY_CONNACK + 1, "unacceptable protocol version" },
+		{ XR_MQTT_WHY_CONNACK + 2, "identifier rejected" },
+		{ XR_MQTT_WHY_CONNACK + 3, "server unavailable" },
+		{ XR_MQTT_WHY_CONNACK + 4, "bad user name or password" },
+		{ XR_MQTT_WHY_CONNACK + 5, "not authorised" },
+		{ XR_MQTT_WHY_CONNACK + 0x84, "unsupported protocol version" },
+		{ XR_MQTT_WHY_CONNACK + 0x85, "client identifier not valid" },
+		{ XR_MQTT_WHY_CONNACK + 0x86, "bad user name or password" },
+		{ XR_MQTT_WHY_CONNACK + 0x87, "not authorized" },
+		{ XR_MQTT_WHY_CONNACK + 0x88, "server unavailable" },
+		{ XR_MQTT_WHY_CONNACK + 0x89, "server busy" },
+		{ XR_MQTT_WHY_CONNACK + 0x8a, "banned" },
+		{ XR_MQTT_WHY_CONNACK + 0x95, "packet too large" },
+		{ XR_MQTT_WHY_CONNACK + 0x97, "quota exceeded" },
+		{ XR_MQTT_WHY_CONNACK + 0x9f, "connection rate exceeded" },
+		{ XR_MQTT_WHY_PUBACK + 0x10, "no matching subscribers" },
+		{ XR_MQTT_WHY_PUBACK + 0x80, "unspecified error" },
+		{ XR_MQTT_WHY_PUBACK + 0x87, "not authorized" },
+		{ XR_MQTT_WHY_PUBACK + 0x90, "topic name invalid" },
+		{ XR_MQTT_WHY_PUBACK + 0x91, "packet identifier in use" },
+		{ XR_MQTT_WHY_PUBACK + 0x97, "quota exceeded" },
+		{ XR_MQTT_WHY_PUBACK + 0x99, "payload format invalid" },
+		{ XR_MQTT_WHY_DISCONNECT + 0x81, "malformed packet" },
+		{ XR_MQTT_WHY_DISCONNECT + 0x82, "protocol error" },
+		{ XR_MQTT_WHY_DISCONNECT + 0x87, "not authorized" },
+		{ XR_MQTT_WHY_DISCONNECT + 0x89, "server busy" },
+		{ XR_MQTT_WHY_DISCONNECT + 0x8b, "server shutting down" },
+		{ XR_MQTT_WHY_DISCONNECT + 0x8d, "keep alive timeout" },
+		{ XR_MQTT_WHY_DISCONNECT + 0x8e, "session taken over" },
+		{ XR_MQTT_WHY_DISCONNECT + 0x90, "topic name invalid" },
+		{ XR_MQTT_WHY_DISCONNECT + 0x93, "receive maximum exceeded" },
+		{ XR_MQTT_WHY_DISCONNECT + 0x95, "packet too large" },
+		{ XR_MQTT_WHY_DISCONNECT + 0x97, "quota exceeded" },
+	};
+
+	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
+		if (names[i].cell == cell)
+			return names[i].name;
+	return NULL;
+}
+
+/* What the broker said, by reason, from cell base: "code (name) count, ..." or JSON */
+static void mqtt_reasons(const struct tcp *t, uint32_t base, FILE *human, struct json *j,
+			 const char *key)
+{
+	const char *sep = "";
+
+	if (j)
+		json_open(j, key, '{');
+	for (uint32_t rc = 0; rc < 256 && base + rc < XR_MQTT_WHY_CELLS; rc++) {
+		char k[8];
+
+		if (!t->why[base + rc])
+			continue;
+		snprintf(k, sizeof(k), "0x%02x", rc);
+		if (human) {
+			const char *name = mqtt_reason_name(base + rc);
+
+			fprintf(human, "%s%s%s%s%s %llu", sep, k, name ? " (" : "", name ? name : "",
+				name ? ")" : "", (unsigned long long)t->why[base + rc]);
+		}
+		if (j)
+			json_u64(j, k, t->why[base + rc]);
+		sep = ", ";
+	}
+	if (j)
+		json_close(j, '}');
+}
+
+static void mqtt_report(void *st, const struct engine_result *res, uint64_t ready_ns,
+			FILE *human, struct json *j)
+{
+	const struct mqtt *m = st;
+	const struct tcp *t = &m->t;
+	const __u64 *c = res->replies.st.ctr;
+	struct mqtt_books b;
+	char x[16];
+
+	if (!res->replies.hist)
+		return;
+	tcp_sessions_report(t, res, human, j);
+	mqtt_books(m, res, &b);
+	((struct mqtt *)m)->refused_all = 0;
+	for (uint32_t rc = 1; rc < 256 && c[XR_MQTT_REFUSED] && !c[XR_MQTT_CONNACKED]; rc++)
+		if (t->why[XR_MQTT_WHY_CONNACK + rc]) {
+			((struct mqtt *)m)->refused_all = rc + 1;
+			break;
+		}
+	if (human) {
+		fprintf(human, "  connects: %llu CONNACK accepted, %llu refused",
+			(unsigned long long)c[XR_MQTT_CONNACKED],
+			(unsigned long long)c[XR_MQTT_REFUSED]);
+		if (c[XR_MQTT_REFUSED]) {
+			fprintf(human, " (return codes: ");
+			mqtt_reasons(t, XR_MQTT_WHY_CONNACK, human, NULL, NULL);
+			fputc(')', human);
+		}
+		fputc('\n', human);
+		fprintf(human,
+			"  messages: %llu asked (%llu per session, bursts of %u, QoS %u, %u B "
+			"payload), %llu sent, %llu taken by the broker (%s/s)",
+			(unsigned long long)b.asked, (unsigned long long)m->messages, m->so.burst,
+			m->so.qos, m->so.payload, (unsigned long long)b.sent,
+			(unsigned long long)b.acked,
+			fmt_si(replies_per_s(res, b.acked), x, sizeof(x)));
+		if (b.nacked) {
+			fprintf(human, ", %llu refused (reason codes: ", (unsigned long long)b.nacked);
+			mqtt_reasons(t, XR_MQTT_WHY_PUBACK, human, NULL, NULL);
+			fputc(')', human);
+		}
+		if (b.unanswered)
+			fprintf(human, ", %llu sent but not answered",
+				(unsigned long long)b.unanswered);
+		if (b.not_sent)
+			fprintf(human, ", %llu not sent (their session failed or ended first)",
+				(unsigned long long)b.not_sent);
+		fputc('\n', human);
+		if (c[XR_MQTT_PROTOCOL] || c[XR_TCP_CLOSED_EARLY]) {
+			fprintf(human, "  the broker's DISCONNECTs (reason codes): ");
+			mqtt_reasons(t, XR_MQTT_WHY_DISCONNECT, human, NULL, NULL);
+			fprintf(human, "; packets not asked for (by type): ");
+			mqtt_reasons(t, XR_MQTT_WHY_TYPE, human, NULL, NULL);
+			fputc('\n', human);
+		}
+		if (c[XR_TCP_RESPONSES])
+			tcp_answers_report(t,
+					   m->so.qos ? "burst to its last PUBACK" :
+						       "burst to its PINGRESP",
+					   human, NULL, NULL);
+	}
+	if (!j)
+		return;
+	json_open(j, "connects", '{');
+	json_u64(j, "sent", c[XR_MQTT_CONNECTS]);
+	json_u64(j, "accepted", c[XR_MQTT_CONNACKED]);
+	json_u64(j, "refused", c[XR_MQTT_REFUSED]);
+	mqtt_reasons(t, XR_MQTT_WHY_CONNACK, NULL, j, "refused_by_code");
+	json_close(j, '}');
+	json_open(j, "messages", '{');
+	json_u64(j, "asked", b.asked);
+	json_u64(j, "sent", b.sent);
+	json_u64(j, "acked", b.acked);
+	json_double(j, "acked_per_s", replies_per_s(res, b.acked));
+	json_u64(j, "refused", b.nacked);
+	mqtt_reasons(t, XR_MQTT_WHY_PUBACK, NULL, j, "refused_by_code");
+	json_u64(j, "unanswered", b.unanswered);
+	json_u64(j, "not_sent", b.not_sent);
+	json_u64(j, "per_session", m->messages);
+	json_u64(j, "burst", m->so.burst);
+	json_u64(j, "qos", m->so.qos);
+	json_u64(j, "payload_bytes", m->so.payload);
+	json_u64(j, "message_bytes", t->mqtt.msg_len);
+	tcp_answers_report(t, NULL, NULL, j, "burst_us");
+	json_close(j, '}');
+	json_open(j, "broker", '{');
+	mqtt_reasons(t, XR_MQTT_WHY_DISCONNECT, NULL, j, "disconnect_by_code");
+	mqtt_reasons(t, XR_MQTT_WHY_TYPE, NULL, j, "unexpected_by_type");
+	json_close(j, '}');
+}
+
+static int mqtt_verdict(void *st)
+{
+	const struct mqtt *m = st;
+	const char *name;
+
+	if (!m->refused_all)
+		return 0;
+	name = mqtt_reason_name(XR_MQTT_WHY_CONNACK + m->refused_all - 1);
+	pr_warn("the broker refused every CONNECT (return code 0x%02x%s%s): check "
+		"--username, --password, --client-id and --mqtt-version\n",
+		m->refused_all - 1, name ? ", " : "", name ? name : "");
+	return XR_EXIT_FAIL;
+}
+
+static void mqtt_free(void *st)
+{
+	tcp_sessions_free(&((struct mqtt *)st)->t);
+}
+
+const struct xr_proto proto_mqtt = {
+	.name = "mqtt",
+	.gen = true,
+	.summary = "MQTT publishers (CONNECT, PUBLISH QoS 0/1, DISCONNECT) on socket-less TCP "
+		   "sessions, carried in XDP",
+	.usage =
+		"      --client-id T     client ids, {c} the session's number in 10 digits\n"
+		"                        (default xr-{c})\n"
+		"      --username U, --password P  credentials in the CONNECT\n"
+		"      --mqtt-version 3.1.1|5  (default 3.1.1)\n"
+		"      --topic T         where to publish, {c} as in --client-id (default msg/{c})\n"
+		"      --qos 0|1         (default 0)\n"
+		"      --retain          the retain flag on every message\n"
+		"      --payload N       bytes of each message (default 0; from 16 on, each starts\n"
+		"                        with a stamp: session, sequence number, send time)\n"
+		"      --messages N      messages per session (default 100)\n"
+		"      --burst B         messages sent together and answered before the next\n"
+		"                        burst: QoS 1 by B PUBACKs (default 1), QoS 0 by the\n"
+		"                        PINGRESP to a PINGREQ after them (default: a segment's worth)\n"
+		"      --keepalive T     the CONNECT's keep-alive (default 60s)\n"
+		"  --count is sessions (connections), --pps new sessions per second; each one\n"
+		"  publishes as fast as the broker answers. Every message asked is taken by the\n"
+		"  broker (PUBACK, or read before the PINGRESP), refused with its reason code (5.0),\n"
+		"  sent but not answered, or not sent because its session failed (with its reason:\n"
+		"  CONNECT refused with its return code, reset, stalled, ...).\n",
+	.opts = mqtt_opts,
+	.accepts = SO_DST | SO_SRC | SO_SPORT | SO_DSTMAC | SO_WAIT,
+	.default_port = 1883,
+	.kernel_only = true,
+	.state_size = sizeof(struct mqtt),
+	.parse_opt = mqtt_opt,
+	.check = mqtt_check,
+	.build = mqtt_build,
+	.report = mqtt_report,
+	.verdict = mqtt_verdict,
+	.witness = "messages.acked",
+	.latency = "messages.burst_us.p99",
+	.free = mqtt_free,
+};

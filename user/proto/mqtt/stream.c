@@ -1,0 +1,229 @@
+// SPDX-License-Identifier: GPL-2.0
+/* gen mqtt's byte stream: see stream.h. MQTT 3.1.1 and 5.0 (OASIS mqtt-v3.1.1-os, mqtt-v5.0-os). */
+#include <errno.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "proto/mqtt/stream.h"
+#include "util/log.h"
+
+/* A packet being written: its bytes so far, or the overflow noticed */
+struct mq_buf {
+	uint8_t *p;
+	size_t len, cap;
+	bool over;
+};
+
+static void put_bytes(struct mq_buf *b, const void *v, size_t n)
+{
+	if (b->len + n > b->cap) {
+		b->over = true;
+		return;
+	}
+	memcpy(b->p + b->len, v, n);
+	b->len += n;
+}
+
+static void put_u8(struct mq_buf *b, uint8_t v)
+{
+	put_bytes(b, &v, 1);
+}
+
+static void put_u16(struct mq_buf *b, uint16_t v)
+{
+	uint8_t x[2] = { v >> 8, v };
+
+	put_bytes(b, x, 2);
+}
+
+/* Remaining Length: 7 bits a byte, least significant first */
+static void put_varint(struct mq_buf *b, uint32_t v)
+{
+	do {
+		uint8_t d = v & 0x7f;
+
+		v >>= 7;
+		put_u8(b, d | (v ? 0x80 : 0));
+	} while (v);
+}
+
+/*
+ * A string with {c} (at most once) as XR_MQTT_DIGITS zeros: the offset of its
+ * digits from the string's first byte into *digits (XR_MQTT_NONE without {c}).
+ */
+static void put_template(struct mq_buf *b, const char *s, uint16_t *digits)
+{
+	const char *c = strstr(s, "{c}");
+	size_t n = strlen(s) + (c ? XR_MQTT_DIGITS - 3 : 0);
+
+	put_u16(b, n);
+	*digits = XR_MQTT_NONE;
+	if (!c) {
+		put_bytes(b, s, strlen(s));
+		return;
+	}
+	put_bytes(b, s, c - s);
+	*digits = b->len;
+	for (int i = 0; i < XR_MQTT_DIGITS; i++)
+		put_u8(b, '0');
+	put_bytes(b, c + 3, strlen(c + 3));
+}
+
+static size_t varint_len(uint32_t v)
+{
+	size_t n = 1;
+
+	while (v >= 128) {
+		v >>= 7;
+		n++;
+	}
+	return n;
+}
+
+static int mqtt_connect(const struct mqtt_stream_opts *o, struct mq_buf *b,
+			struct xr_mqtt_cfg *cfg)
+{
+	size_t rl = 10 + (o->version == 5) + 2 + strlen(o->client_id) + XR_MQTT_DIGITS - 3;
+	uint8_t flags = 0x02; /* clean session */
+	uint16_t cid;
+
+	if (o->username) {
+		rl += 2 + strlen(o->username);
+		flags |= 0x80;
+	}
+	if (o->password) {
+		rl += 2 + strlen(o->password);
+		flags |= 0x40;
+	}
+	put_u8(b, 0x10);
+	put_varint(b, rl);
+	put_bytes(b, "\0\4MQTT", 6);
+	put_u8(b, o->version);
+	put_u8(b, flags);
+	put_u16(b, o->keepalive_s);
+	if (o->version == 5)
+		put_u8(b, 0); /* no properties */
+	put_template(b, o->client_id, &cid);
+	cfg->cid_off = cid;
+	if (o->username) {
+		put_u16(b, strlen(o->username));
+		put_bytes(b, o->username, strlen(o->username));
+	}
+	if (o->password) {
+		put_u16(b, strlen(o->password));
+		put_bytes(b, o->password, strlen(o->password));
+	}
+	if (b->over) {
+		pr_warn("the CONNECT would be more than the %u bytes a session's request holds\n",
+			XR_MQTT_REQUEST_MAX);
+		return -EINVAL;
+	}
+	return 0;
+}
+
+/* Message i of the burst; its length into *len. */
+static void mqtt_publish(const struct mqtt_stream_opts *o, uint32_t i, struct mq_buf *b,
+			 struct xr_mqtt_cfg *cfg)
+{
+	const char *c = strstr(o->topic, "{c}");
+	size_t tlen = strlen(o->topic) + (c ? XR_MQTT_DIGITS - 3 : 0), start = b->len;
+	size_t rl = 2 + tlen + (o->qos ? 2 : 0) + (o->version == 5) + o->payload;
+	uint16_t topic;
+
+	put_u8(b, 0x30 | o->qos << 1 | o->retain);
+	put_varint(b, rl);
+	put_template(b, o->topic, &topic);
+	if (topic != XR_MQTT_NONE)
+		cfg->topic_off = topic - start;
+	if (o->qos)
+		put_u16(b, i + 1); /* packet ids 1..B: the burst before is acknowledged whole */
+	if (o->version == 5)
+		put_u8(b, 0);
+	cfg->stamp_off = o->payload >= XR_MQTT_STAMP ? b->len - start : XR_MQTT_NONE;
+	for (uint32_t j = 0; j < o->payload && !b->over; j++)
+		put_u8(b, j < XR_MQTT_STAMP ? 0 : 'a' + j % 26);
+}
+
+int mqtt_stream_build(const struct mqtt_stream_opts *o, uint8_t **connect, size_t *connect_len,
+		      uint8_t **burst, size_t *burst_len, struct xr_mqtt_cfg *cfg)
+{
+	struct mq_buf c = { .cap = XR_MQTT_REQUEST_MAX }, p = { .cap = XR_MQTT_REQUEST_MAX };
+	size_t tlen = strlen(o->topic) + (strstr(o->topic, "{c}") ? XR_MQTT_DIGITS - 3 : 0);
+	size_t rl = 2 + tlen + (o->qos ? 2 : 0) + (o->version == 5) + (size_t)o->payload;
+	int err;
+
+	*connect = *burst = NULL;
+	*cfg = (struct xr_mqtt_cfg){ .batch = o->burst,
+				     .qos = o->qos,
+				     .version = o->version,
+				     .topic_off = XR_MQTT_NONE,
+				     .stamp_off = XR_MQTT_NONE };
+	c.p = malloc(c.cap);
+	p.p = malloc(p.cap);
+	err = -ENOMEM;
+	if (!c.p || !p.p)
+		goto fail;
+	err = mqtt_connect(o, &c, cfg);
+	if (err)
+		goto fail;
+	cfg->msg_len = 1 + varint_len(rl) + rl;
+	if ((uint64_t)cfg->msg_len * o->burst + (o->qos ? 0 : 2) > XR_MQTT_REQUEST_MAX) {
+		pr_warn("a burst of %u messages of %u bytes would be more than the %u bytes a "
+			"session's request holds\n",
+			o->burst, cfg->msg_len, XR_MQTT_REQUEST_MAX);
+		err = -EINVAL;
+		goto fail;
+	}
+	for (uint32_t i = 0; i < o->burst; i++)
+		mqtt_publish(o, i, &p, cfg);
+	if (!o->qos)
+		put_bytes(&p, "\xc0\0", 2); /* PINGREQ: its PINGRESP says the broker read the burst */
+	*connect = c.p;
+	*connect_len = c.len;
+	*burst = p.p;
+	*burst_len = p.len;
+	return 0;
+fail:
+	free(c.p);
+	free(p.p);
+	return err;
+}
+
+/* The part of field f (n bytes at request offset at) that falls in [off, off + len). */
+static void put_field(uint8_t *buf, uint32_t off, uint32_t len, uint32_t at, const uint8_t *f,
+		      uint32_t n)
+{
+	for (uint32_t j = 0; j < n; j++)
+		if (at + j >= off && at + j < off + len)
+			buf[at + j - off] = f[j];
+}
+
+void mqtt_stream_patch(const void *ctx, const struct xr_tcp_session *s, uint8_t *buf,
+		       uint32_t off, uint32_t len)
+{
+	const struct xr_mqtt_cfg *cfg = ctx;
+	uint8_t digits[XR_MQTT_DIGITS + 1], stamp[XR_MQTT_STAMP];
+
+	snprintf((char *)digits, sizeof(digits), "%0*u", XR_MQTT_DIGITS, s->c32);
+	if (!s->k) {
+		if (cfg->cid_off != XR_MQTT_NONE)
+			put_field(buf, off, len, cfg->cid_off, digits, XR_MQTT_DIGITS);
+		return;
+	}
+	for (int j = 0; j < 4; j++)
+		stamp[j] = s->c32 >> (24 - 8 * j);
+	for (int j = 0; j < 8; j++)
+		stamp[8 + j] = s->t_req >> (56 - 8 * j);
+	for (uint32_t i = 0; i < cfg->batch; i++) {
+		uint32_t base = i * cfg->msg_len, seq = (uint32_t)(s->k - 1) * cfg->batch + i;
+
+		if (cfg->topic_off != XR_MQTT_NONE)
+			put_field(buf, off, len, base + cfg->topic_off, digits, XR_MQTT_DIGITS);
+		if (cfg->stamp_off != XR_MQTT_NONE) {
+			for (int j = 0; j < 4; j++)
+				stamp[4 + j] = seq >> (24 - 8 * j);
+			put_field(buf, off, len, base + cfg->stamp_off, stamp, XR_MQTT_STAMP);
+		}
+	}
+}

@@ -1,0 +1,42 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * gen mqtt's client byte stream (bpf/shared/mqtt.h): the CONNECT, one burst of
+ * PUBLISH packets (the template of every burst) and what changes per session
+ * and burst, written by userspace for retransmissions as bpf/proto/mqtt.bpf.h
+ * writes it in XDP.
+ */
+#ifndef __XR_PROTO_MQTT_STREAM_H
+#define __XR_PROTO_MQTT_STREAM_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include "xdpreplay.h"
+
+struct mqtt_stream_opts {
+	const char *client_id; /* holds {c} */
+	const char *username, *password; /* NULL: none */
+	const char *topic; /* may hold {c} */
+	uint8_t version; /* 4 or 5 */
+	uint8_t qos; /* 0 or 1 */
+	bool retain;
+	uint16_t keepalive_s;
+	uint32_t payload; /* bytes of each message's payload */
+	uint32_t burst; /* messages per burst */
+};
+
+/* The most bytes of a CONNECT or a burst (what one request of gen tcp holds). */
+#define XR_MQTT_REQUEST_MAX XR_TCP_REQUEST_MAX
+
+/*
+ * The CONNECT into *connect and a burst into *burst (malloc'ed), the offsets
+ * of what changes into cfg. 0, or -EINVAL after a one-line message naming
+ * what is too long, -ENOMEM.
+ */
+int mqtt_stream_build(const struct mqtt_stream_opts *o, uint8_t **connect, size_t *connect_len,
+		      uint8_t **burst, size_t *burst_len, struct xr_mqtt_cfg *cfg);
+
+/* Bytes [off, off + len) of request s->k of session s, the template's in buf, made s's own. */
+void mqtt_stream_patch(const void *cfg, const struct xr_tcp_session *s, uint8_t *buf,
+		       uint32_t off, uint32_t len);
+
+#endif /* __XR_PROTO_MQTT_STREAM_H */

@@ -1,0 +1,94 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * gen tcp's sessions as other protocols build on them (gen mqtt): a client
+ * byte stream of a first request, K - 1 equal ones and a goodbye on the FIN
+ * (bpf/shared/tcp.h), carried in XDP; the retransmission thread; the books of
+ * every session asked. The protocol fills the stream, then calls
+ * tcp_sessions_build from its build and tcp_sessions_report from its report.
+ */
+#ifndef __XR_PROTO_TCP_SESSION_H
+#define __XR_PROTO_TCP_SESSION_H
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include "proto/proto.h"
+#include "gen.skel.h"
+
+/* sessions still open at the end, by what they waited for (timeout: retransmitted in vain) */
+struct tcp_stalled {
+	uint64_t request, response, close, timeout;
+};
+
+/* The retransmission thread's: the frame's constant parts, its socket, what it sent. */
+struct tcp_resender {
+	uint8_t eth[14]; /* the SYN template's Ethernet header */
+	uint8_t syn[64]; /* the SYN template */
+	uint32_t syn_len, isn_step;
+	struct xr_reply_match m;
+	/* the SYNs: sent so far (from the engine's slots), the oldest that may still want one again */
+	const struct xr_gen_slot *slots;
+	int cpus[XR_MAX_CPUS];
+	unsigned int threads;
+	uint64_t first_n, syn_lo;
+	struct xr_send_ts *ts; /* send_ts, mapped */
+	size_t ts_sz;
+	atomic_uint_fast64_t syns_resent;
+	int fd;
+	int ifindex;
+	pthread_t tid;
+	bool running;
+	atomic_bool stop;
+	atomic_uint_fast64_t resent, failed;
+};
+
+/*
+ * What changes per session in its bytes: bytes [off, off + len) of request
+ * s->k as session s sends them, written over the template's in buf (the
+ * kernel's own copy of the same: bpf/proto/X.bpf.h).
+ */
+typedef void (*tcp_patch_fn)(const void *ctx, const struct xr_tcp_session *s, uint8_t *buf,
+			     uint32_t off, uint32_t len);
+
+struct tcp {
+	/* the stream: requests 1.. (req), request 0 (first; NULL: req too), the goodbye */
+	uint8_t *req, *first;
+	size_t req_len, first_len;
+	uint8_t bye[4];
+	uint8_t bye_len;
+	tcp_patch_fn patch;
+	const void *patch_ctx;
+	uint64_t requests; /* requests per session, request 0 included */
+	uint8_t close, response;
+	uint64_t resp_size;
+	struct xr_mqtt_cfg mqtt; /* response XR_TCP_RESP_MQTT */
+
+	/* gen tcp's own options */
+	const char *http, *request_file, *body_file;
+
+	uint32_t table; /* session table slots */
+	struct xr_tcp_cfg cfg;
+	struct engine_proto ops;
+	struct gen_bpf *skel;
+	struct xr_tcp_session *sessions;
+	size_t sessions_sz;
+	struct tcp_stalled stalled;
+	struct engine_replies resp; /* request to last byte */
+	uint64_t why[XR_MQTT_WHY_CELLS]; /* XR_TCP_RESP_MQTT: what the broker said (mqtt_reasons) */
+	struct tcp_resender rs;
+};
+
+/* The sessions of a run whose stream t holds: SYN template, table, engine hooks. 0 or -errno. */
+int tcp_sessions_build(struct tcp *t, const struct send_opts *so, const struct iface *ifc,
+		       struct frameset *fs, struct send_plan *plan, struct engine_opts *o);
+
+/* The sessions' books, segments and handshake times (lines and JSON members). */
+void tcp_sessions_report(const struct tcp *t, const struct engine_result *res, FILE *human,
+			 struct json *j);
+
+/* The request-to-answer times' line and JSON (what) */
+void tcp_answers_report(const struct tcp *t, const char *line, FILE *human, struct json *j,
+			const char *what);
+
+void tcp_sessions_free(struct tcp *t);
+
+#endif /* __XR_PROTO_TCP_SESSION_H */
