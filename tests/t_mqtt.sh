@@ -114,3 +114,76 @@ test_mqtt_wrong_password_refused() {
 	expect_eq "$(jget "$WORK/g.json" messages.not_sent)" 500 "messages not sent"
 	grep -q "refused (return codes: 0x05 (not authorised) 50)" "$WORK/out" || fail "no refusal line: $(cat "$WORK/out")"
 }
+
+test_mqtt_selftest() {
+	# the per-session bytes (client id, topic, stamps) in BPF against user/proto/mqtt/stream.c's
+	"$XR" selftest --cases 100 --seed "$RANDOM" >"$WORK/out" 2>&1 || fail "$(cat "$WORK/out")"
+	grep -q "^selftest mqtt: [1-9][0-9]* segments .* 0 mismatches" "$WORK/out" || fail "$(cat "$WORK/out")"
+}
+
+test_mqtt_qos0_large_to_three_subscribers() {
+	bed
+	mosquitto_start
+	count_start --tcp --dport 1883 --duration 120s --idle 5s --json "$WORK/c.json"
+	for i in 1 2 3; do
+		sub_start 400 'msg/#'
+		mv "$WORK/sub" "$WORK/sub.$i" 2>/dev/null
+		eval "SUB$i=\$SUB_PID"
+	done
+	# 10 KB messages: many segments each (on veth, a bare ACK's frame leaves room for ~200 bytes,
+	# each waiting for the broker's delayed ACK), every burst read by the broker before the next
+	mqtt_gen --username "$MQ_USER" --password "$MQ_PASS" --qos 0 --payload 10k --messages 4 \
+		--pps 1000 --count 100 --wait 60s || fail "gen mqtt exited $?: $(cat "$WORK/out")"
+	cat "$WORK/out"
+	for i in 1 2 3; do
+		eval "wait \$SUB$i" || fail "subscriber $i exited $?: $(cat "$WORK/sub.err")"
+	done
+	count_wait
+	messages_add_up
+	expect_eq "$(jget "$WORK/g.json" sessions.completed)" 100 "sessions completed"
+	expect_eq "$(jget "$WORK/g.json" messages.acked)" 400 "messages the broker read"
+	for i in 1 2 3; do
+		cp "$WORK/sub.$i" "$WORK/sub" 2>/dev/null
+		expect_eq "$(wc -l <"$WORK/sub")" 400 "messages subscriber $i read"
+		sub_check 100 4
+	done
+	books_balanced
+}
+
+test_mqtt_acl_denied() {
+	bed
+	mosquitto_start
+	# 5.0: the broker says so in each PUBACK (0x87, not authorized)
+	mqtt_gen --username "$MQ_USER" --password "$MQ_PASS" --mqtt-version 5 --qos 1 --topic 'deny/{c}' \
+		--payload 16 --messages 10 --pps 100 --count 20 --wait 5s || fail "gen mqtt exited $?: $(cat "$WORK/out")"
+	cat "$WORK/out"
+	messages_add_up
+	expect_eq "$(jget "$WORK/g.json" messages.refused)" 200 "PUBACKs that refuse"
+	expect_eq "$(jget "$WORK/g.json" messages.refused_by_code.0x87)" 200 "reason 0x87"
+	grep -q "refused (reason codes: 0x87 (not authorized) 200)" "$WORK/out" || fail "no reason line"
+	# 3.1.1: PUBACKs that accept, and nothing reaches a subscriber: its count is the only witness
+	sub_start 1 'deny/#' -W 4
+	mqtt_gen --username "$MQ_USER" --password "$MQ_PASS" --qos 1 --topic 'deny/{c}' \
+		--payload 16 --messages 10 --pps 100 --count 20 --wait 5s || fail "gen mqtt exited $?: $(cat "$WORK/out")"
+	expect_eq "$(jget "$WORK/g.json" messages.acked)" 200 "3.1.1 PUBACKs"
+	wait "$SUB_PID" && fail "the subscriber read a message the ACL denies"
+	expect_eq "$(wc -l <"$WORK/sub")" 0 "messages the subscriber read"
+}
+
+test_mqtt_bad_input() {
+	for args in "--qos 2" "--client-id fixed" "--client-id {c}{c}" "--burst 0" "--burst 65" \
+		"--messages 10 --burst 3" "--payload 20000" "--mqtt-version 4.0" "--topic msg/#" \
+		"--keepalive 1d" "--messages 0"; do
+		# shellcheck disable=SC2086
+		"$XR" gen mqtt -i lo --dst 198.18.0.2 --count 1 $args >"$WORK/out" 2>&1
+		rc=$?
+		expect_eq "$rc" 2 "exit for '$args' ($(cat "$WORK/out"))"
+		expect_eq "$(wc -l <"$WORK/out")" 1 "lines for '$args' ($(cat "$WORK/out"))"
+	done
+	# a broker that is down: every SYN answered by a RST, counted as refused, messages not sent
+	bed
+	mqtt_gen --qos 1 --messages 5 --pps 100 --count 10 --wait 2s
+	messages_add_up
+	expect_eq "$(jget "$WORK/g.json" sessions.failed_by.refused)" 10 "sessions refused (RST to the SYN)"
+	expect_eq "$(jget "$WORK/g.json" messages.not_sent)" 50 "messages not sent"
+}

@@ -328,10 +328,17 @@ static __always_inline int tcp_next(struct xdp_md *ctx, struct xr_tcp_session *s
 	return tcp_reply(ctx, TCP_FIN | TCP_ACK, tcp_our_seq(s, 0), s->rcv_nxt) ? XDP_DROP : XDP_TX;
 }
 
+/* When the run's last response completed (CPUs race to write it: at worst a few ns early). */
+__u64 tcp_last_answer_ns = 0;
+
 /* Response k is complete: timed, counted, and the session goes on. */
 static __always_inline int tcp_answered(struct xdp_md *ctx, struct xr_tcp_session *s,
 					struct xr_replies_stats *st, struct tcp_scratch *sc)
 {
+	__u64 now = bpf_ktime_get_ns();
+
+	if (now > tcp_last_answer_ns)
+		tcp_last_answer_ns = now;
 	st->ctr[XR_TCP_RESPONSES]++;
 	record_hist(&tcp_resp_hist, s->t_req);
 	return tcp_next(ctx, s, st, sc);

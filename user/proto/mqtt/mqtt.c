@@ -322,7 +322,7 @@ static void mqtt_report(void *st, const struct engine_result *res, uint64_t read
 			(unsigned long long)b.asked, (unsigned long long)m->messages, m->so.burst,
 			m->so.qos, m->so.payload, (unsigned long long)b.sent,
 			(unsigned long long)b.acked,
-			fmt_si(replies_per_s(res, b.acked), x, sizeof(x)));
+			fmt_si(tcp_answers_per_s(t, res, b.acked), x, sizeof(x)));
 		if (b.nacked) {
 			fprintf(human, ", %llu refused (reason codes: ", (unsigned long long)b.nacked);
 			mqtt_reasons(t, XR_MQTT_WHY_PUBACK, human, NULL, NULL);
@@ -360,7 +360,10 @@ static void mqtt_report(void *st, const struct engine_result *res, uint64_t read
 	json_u64(j, "asked", b.asked);
 	json_u64(j, "sent", b.sent);
 	json_u64(j, "acked", b.acked);
-	json_double(j, "acked_per_s", replies_per_s(res, b.acked));
+	/* from the first SYN to the last answer */
+	json_double(j, "acked_per_s", tcp_answers_per_s(t, res, b.acked));
+	json_double(j, "seconds",
+		    t->last_answer_ns > res->start_ns ? (t->last_answer_ns - res->start_ns) / 1e9 : 0);
 	json_u64(j, "refused", b.nacked);
 	mqtt_reasons(t, XR_MQTT_WHY_PUBACK, NULL, j, "refused_by_code");
 	json_u64(j, "unanswered", b.unanswered);
@@ -432,7 +435,8 @@ const struct xr_proto proto_mqtt = {
 	.build = mqtt_build,
 	.report = mqtt_report,
 	.verdict = mqtt_verdict,
-	.witness = "messages.acked",
+	/* search offers sessions: a session completes when all its messages were answered */
+	.witness = "sessions.completed",
 	.latency = "messages.burst_us.p99",
 	.free = mqtt_free,
 };

@@ -73,6 +73,7 @@ struct tcp {
 	size_t sessions_sz;
 	struct tcp_stalled stalled;
 	struct engine_replies resp; /* request to last byte */
+	uint64_t last_answer_ns; /* when the last response completed (CLOCK_MONOTONIC) */
 	uint64_t why[XR_MQTT_WHY_CELLS]; /* XR_TCP_RESP_MQTT: what the broker said (mqtt_reasons) */
 	struct tcp_resender rs;
 };
@@ -88,6 +89,9 @@ void tcp_sessions_report(const struct tcp *t, const struct engine_result *res, F
 /* The request-to-answer times' line and JSON (what) */
 void tcp_answers_report(const struct tcp *t, const char *line, FILE *human, struct json *j,
 			const char *what);
+
+/* v a second from the run's start to its last response (what open-ended sessions achieved). */
+double tcp_answers_per_s(const struct tcp *t, const struct engine_result *res, uint64_t v);
 
 void tcp_sessions_free(struct tcp *t);
 

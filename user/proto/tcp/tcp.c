@@ -501,6 +501,7 @@ static void tcp_finish(void *ctx, struct gen_bpf *skel)
 			t->stalled.close++;
 	}
 	engine_hist_read(bpf_map__fd(skel->maps.tcp_resp_hist), &t->resp);
+	t->last_answer_ns = skel->bss->tcp_last_answer_ns;
 	if (t->response == XR_TCP_RESP_MQTT)
 		engine_percpu_sum(bpf_map__fd(skel->maps.mqtt_reasons), XR_MQTT_WHY_CELLS, t->why);
 }
@@ -778,6 +779,13 @@ static void tcp_report(void *st, const struct engine_result *res, uint64_t ready
 	tcp_answers_report(t, NULL, NULL, j, "response_us");
 	json_u64(j, "bytes", t->req_len);
 	json_close(j, '}');
+}
+
+double tcp_answers_per_s(const struct tcp *t, const struct engine_result *res, uint64_t v)
+{
+	if (t->last_answer_ns <= res->start_ns)
+		return 0;
+	return v / ((t->last_answer_ns - res->start_ns) / 1e9);
 }
 
 void tcp_sessions_free(struct tcp *t)

@@ -1,0 +1,115 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0
+# Benchmark (not a test): MQTT messages per second into Mosquitto (Debian's, on one CPU, configured
+# as the published flood benchmark's broker: scripts/mosquitto.sh), xdpreplay gen mqtt beside
+# mosquitto_pub (one client, -l: a message per line of stdin), interleaved round by round, each
+# pattern at 16 B and 1 KB payloads:
+#   fire & forget  QoS 0 (xdpreplay: bursts answered by a PINGRESP)
+#   sync           QoS 1, each message PUBACKed before the next (xdpreplay --burst 1 on each of
+#                  its connections; mosquitto_pub -M 1)
+#   async          QoS 1, 20 in flight (xdpreplay --burst 20 per connection; mosquitto_pub -M 20)
+# messages/s: messages the broker took (PUBACKs, or read before the PINGRESP; mosquitto_pub: all
+# of them, it exits once every PUBACK came) over the sender's time (xdpreplay: first SYN to last
+# answer; mosquitto_pub: its whole run). Sender CPU per message: user + system time, and for
+# xdpreplay the run time of its XDP program (kernel.bpf_stats_enabled).
+# Results: a table on stdout and results/bench-mqtt.{txt,raw.tsv}; per-round ratios against
+# mosquitto_pub.
+#   BENCH_REPS=3 BENCH_MQTT_MSGS=100000 scripts/bench-mqtt.sh
+. "$(dirname "$0")/bench-lib.sh"
+. "$(dirname "$0")/mosquitto.sh"
+REPS=${BENCH_REPS:-3}
+MSGS=${BENCH_MQTT_MSGS:-100000}
+CONNS=${BENCH_MQTT_CONNS:-100}
+have mosquitto && have mosquitto_pub ||
+	{ echo "bench-mqtt: needs mosquitto and mosquitto_pub (scripts/deps.sh)" >&2; exit 1; }
+bench_setup
+mosquitto_conf "$WORK/mq" "$TB_SRV_IP" bench flood-0 >/dev/null
+ip netns exec "$NS_S" taskset -c 1 mosquitto -c "$WORK/mq/mosquitto.conf" &
+MQ_PID=$!
+BPF_STATS=$(sysctl -n kernel.bpf_stats_enabled)
+trap 'kill $MQ_PID 2>/dev/null; wait $MQ_PID 2>/dev/null; sysctl -qw kernel.bpf_stats_enabled=$BPF_STATS; tb_down; rm -rf "$WORK"' EXIT
+mosquitto_wait "$NS_S" "$TB_SRV_IP" "$MQ_PID" || { echo "bench-mqtt: mosquitto did not start" >&2; exit 1; }
+sysctl -qw kernel.bpf_stats_enabled=1
+# xdpreplay's segments reach the broker's side of the veth at once only when it has an XDP program
+COUNT_ARGS=(--tcp --dport 1883)
+COUNT_DROP=
+count_start
+MQ_RAW=$WORK/mqtt.tsv
+: >"$MQ_RAW"
+
+# run CMD...: CMD on CPU 0 of the generator namespace under /usr/bin/time; $CPU, $WALL
+run() {
+	local t0
+	t0=$(date +%s.%N)
+	/usr/bin/time -f "%U %S" -o "$WORK/time" ip netns exec "$NS_G" taskset -c 0 "$@" >"$WORK/out" 2>&1 || true
+	WALL=$(python3 -c "import sys; print($(date +%s.%N) - $t0)")
+	CPU=$(awk '{print $1 + $2}' "$WORK/time" | tail -n 1)
+}
+
+# record TOOL PATTERN SIZE ROUND MESSAGES SECONDS CPU_S
+record() {
+	python3 -c 'import sys; n, s, c = float(sys.argv[5]), float(sys.argv[6]), float(sys.argv[7])
+print("%s\t%s\t%s\t%s\t%.0f\t%.2f" % (sys.argv[1], sys.argv[2], sys.argv[3], sys.argv[4], n / s if s > 0 else 0, c * 1e6 / n if n else 0))' "$@" >>"$MQ_RAW"
+	echo "  round $4 $1 $2 $3 B: $(tail -n 1 "$MQ_RAW" | cut -f5) messages/s, $(tail -n 1 "$MQ_RAW" | cut -f6) us CPU each" >&2
+}
+
+# xr PATTERN SIZE ROUND ARGS...: gen mqtt, CONNS connections sharing MSGS messages
+xr() {
+	local pattern=$1 size=$2 round=$3
+	shift 3
+	run "$XR" gen mqtt -i "$TB_GEN_IF" --dst "$TB_SRV_IP" --src 198.18.64.0/23 --username bench \
+		--password flood-0 --payload "$size" --messages $((MSGS / CONNS)) --count "$CONNS" \
+		--pps 10k --wait 60s --json "$WORK/g.json" "$@"
+	local n xdp
+	n=$(jget "$WORK/g.json" messages.acked)
+	xdp=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1])).get("replies_xdp_ns", 0) / 1e9)' "$WORK/g.json")
+	record xdpreplay "$pattern" "$size" "$round" "$n" "$(jget "$WORK/g.json" messages.seconds)" \
+		"$(python3 -c "print($CPU + $xdp)")"
+}
+
+# pub PATTERN SIZE ROUND ARGS...: mosquitto_pub -l, MSGS lines of SIZE - 1 characters and a newline
+pub() {
+	local pattern=$1 size=$2 round=$3
+	shift 3
+	python3 -c 'import sys; sys.stdout.write(("x" * (int(sys.argv[1]) - 1) + "\n") * int(sys.argv[2]))' \
+		"$size" "$MSGS" >"$WORK/lines"
+	run sh -c "mosquitto_pub -h $TB_SRV_IP -u bench -P flood-0 -t msg/pub -l $* <'$WORK/lines'"
+	record mosquitto_pub "$pattern" "$size" "$round" "$MSGS" "$WALL" "$CPU"
+}
+
+for round in $(seq "$REPS"); do
+	for size in 16 1024; do
+		xr fire-forget "$size" "$round" --qos 0
+		pub fire-forget "$size" "$round" -q 0
+		xr sync "$size" "$round" --qos 1 --burst 1
+		pub sync "$size" "$round" -q 1 -M 1
+		xr async "$size" "$round" --qos 1 --burst 20
+		pub async "$size" "$round" -q 1 -M 20
+	done
+done
+count_stop
+
+python3 - "$MQ_RAW" "$CONNS" <<'PY' | tee results/bench-mqtt.txt
+import statistics, sys
+rows = [l.rstrip("\n").split("\t") for l in open(sys.argv[1]) if l.strip()]
+keys = []
+for r in rows:
+    if (r[1], r[2]) not in keys:
+        keys.append((r[1], r[2]))
+print("MQTT messages into Mosquitto 2.0.11 (one CPU), median of %d rounds; xdpreplay on %s connections"
+      % (len({r[3] for r in rows}), sys.argv[2]))
+print("%-12s %6s %-14s %14s %22s" % ("pattern", "bytes", "sender", "messages/s", "sender CPU/msg us"))
+for p, s in keys:
+    for t in ("xdpreplay", "mosquitto_pub"):
+        sel = [r for r in rows if r[0] == t and r[1] == p and r[2] == s]
+        if sel:
+            print("%-12s %6s %-14s %14.0f %22.2f" % (p, s, t, statistics.median(float(r[4]) for r in sel),
+                                                     statistics.median(float(r[5]) for r in sel)))
+print("per round, xdpreplay / mosquitto_pub: messages/s, CPU per message")
+for p, s in keys:
+    xs = [r for r in rows if r[0] == "xdpreplay" and r[1] == p and r[2] == s]
+    ms = [r for r in rows if r[0] == "mosquitto_pub" and r[1] == p and r[2] == s]
+    print("  %-12s %6s: %s" % (p, s, ", ".join("%.2f/%.3f" % (float(x[4]) / max(float(m[4]), 1),
+          float(x[5]) / max(float(m[5]), 1e-9)) for x, m in zip(xs, ms))))
+PY
+cp "$MQ_RAW" results/bench-mqtt.raw.tsv
