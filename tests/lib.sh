@@ -83,6 +83,20 @@ sink_start() { helper_start sink udp_sink.py "$@"; SINK_PID=$HELPER_PID; }
 # tcp_server_start ARGS...: tests/tcp_server.py, listening; how many it accepted goes to $WORK/tcp.out
 tcp_server_start() { helper_start tcp tcp_server.py "$@"; TCP_PID=$HELPER_PID; }
 
+# search_all_completed LOWER: in $WORK/s.json, every goal's lower bound is LOWER (the search's
+# maximum: never saturated) and every trial's witness (sessions completed) is all it asked
+search_all_completed() {
+	python3 - "$WORK/s.json" "$1" <<-'PY' || fail "the search's answer: $(tail -n 8 "$WORK/out")"
+	import json, sys
+	s = json.load(open(sys.argv[1]))
+	for g in s["goals"]:
+	    assert g["lower"] == float(sys.argv[2]), g
+	for t in s["trials"]:
+	    assert t["received"] == t["asked"] > 0, t
+	    assert t["p99_us"] > 0, t
+	PY
+}
+
 # books_balanced [DELIVERED]: in count's $WORK/c.json, what passed to the stack was delivered or dropped, nothing unattributed
 books_balanced() {
 	expect_eq "$(jget "$WORK/c.json" books.unattributed)" 0 "unattributed"

@@ -187,3 +187,18 @@ test_mqtt_bad_input() {
 	expect_eq "$(jget "$WORK/g.json" sessions.failed_by.refused)" 10 "sessions refused (RST to the SYN)"
 	expect_eq "$(jget "$WORK/g.json" messages.not_sent)" 50 "messages not sent"
 }
+
+test_mqtt_search() {
+	bed
+	mosquitto_start
+	count_start --tcp --dport 1883 --duration 120s --idle 30s
+	# below what Mosquitto takes here: never saturated, every session (10 QoS-1 messages) completed
+	tb_gen "$XR" search --witness replies --preset quick --min 100 --max 1000 --max-trials 6 \
+		--json "$WORK/s.json" -- gen mqtt -i "$TB_GEN_IF" --dst "$TB_SRV_IP" --src 198.18.64.0/23 \
+		--username "$MQ_USER" --password "$MQ_PASS" --qos 1 --messages 10 --wait 5s \
+		>"$WORK/out" 2>&1 || fail "search exited $?: $(tail -n 5 "$WORK/out")"
+	kill -INT "$COUNT_PID"
+	count_wait
+	# the witness is the sessions completed: each trial's sessions, all of them
+	search_all_completed 1000
+}

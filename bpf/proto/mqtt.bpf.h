@@ -166,8 +166,7 @@ static __always_inline long mqtt_packet(struct mqtt_read *r)
 			goto unexpected;
 		r->st->ctr[XR_MQTT_ACKED] += mqtt_cfg.batch;
 		break;
-	default:
-		goto unexpected;
+	default: goto unexpected;
 	}
 	s->resp_got++;
 	return 0;

@@ -18,9 +18,6 @@
 
 const volatile struct xr_tcp_cfg tcp_cfg = {};
 
-/* XDP_PACKET_HEADROOM (256) less the frame's own growth: a segment that fits whatever the driver gave */
-#define XR_TCP_SMALL_SEGMENT 192
-
 /* Sessions by (source, port) slot; sized by userspace before load, read by it at the end. */
 struct {
 	__uint(type, BPF_MAP_TYPE_ARRAY);
@@ -498,7 +495,7 @@ static __always_inline int tcp_session_reply(struct xdp_md *ctx)
 		/* a burst longer than a segment: a PUBACK may come before its end */
 		if (s->state == XR_TCP_REQUEST && !s->in_flight)
 			return tcp_send_request(ctx, s, st, sc, XR_TCP_SEGMENTS) ? XDP_DROP :
-										  XDP_TX;
+										   XDP_TX;
 		return tcp_reply(ctx, TCP_ACK, tcp_snd_nxt(s), s->rcv_nxt) ? XDP_DROP : XDP_TX;
 	}
 	if (plen && s->state == XR_TCP_REQUEST) {
@@ -546,7 +543,7 @@ static __always_inline int tcp_session_reply(struct xdp_md *ctx)
 			       XDP_TX;
 	}
 	return tcp_reply(ctx, TCP_ACK, tcp_our_seq(s, tcp_req_len(s)), s->rcv_nxt) ? XDP_DROP :
-										      XDP_TX;
+										     XDP_TX;
 }
 
 #endif /* __XR_PROTO_TCP_BPF_H */

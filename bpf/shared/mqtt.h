@@ -41,7 +41,8 @@ enum xr_mqtt_ctr {
 	XR_MQTT_CONNECTS = 18, /* CONNECTs acknowledged whole by the broker's TCP */
 	XR_MQTT_CONNACKED = 19, /* CONNACKs that accepted */
 	XR_MQTT_REFUSED = 20, /* CONNACKs that refused (by reason: xr_mqtt_reasons) */
-	XR_MQTT_ACKED = 21, /* messages the broker took: PUBACKs that accept (QoS 1), bursts * B (QoS 0) */
+	XR_MQTT_ACKED =
+		21, /* messages the broker took: PUBACKs that accept (QoS 1), bursts * B (QoS 0) */
 	XR_MQTT_NACKED = 22, /* PUBACKs that refuse, 5.0 (by reason) */
 	XR_MQTT_PROTOCOL = 23, /* sessions ended on a packet we did not ask for (by type) */
 };

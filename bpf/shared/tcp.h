@@ -22,7 +22,12 @@
 /* The largest request (one value of the tcp_request map, plus a segment's slack for the verifier). */
 #define XR_TCP_REQUEST_MAX 16384
 #define XR_TCP_REQUEST_VALUE (XR_TCP_REQUEST_MAX + 2048)
-/* The most sessions the table holds at once (64 MiB). */
+/*
+ * XDP_PACKET_HEADROOM (256) less the frame's own growth: a segment that fits
+ * whatever the driver gave (on veth, the server's frames have no tailroom).
+ */
+#define XR_TCP_SMALL_SEGMENT 192
+/* The most sessions the table holds at once (80 MiB). */
 #define XR_TCP_TABLE_MAX (1U << 20)
 /* How much of a response's first segment is searched for the end of its header. */
 #define XR_HTTP_SCAN 1024

@@ -7,8 +7,8 @@ extern const struct xr_proto proto_capture, proto_udp, proto_syn, proto_lorawan,
 	proto_tcp, proto_mqtt;
 
 const struct xr_proto *const xr_protos[] = {
-	&proto_capture, &proto_udp, &proto_syn, &proto_lorawan, &proto_dns, &proto_tcp, &proto_mqtt,
-	NULL,
+	&proto_capture, &proto_udp, &proto_syn,	 &proto_lorawan,
+	&proto_dns,	&proto_tcp, &proto_mqtt, NULL,
 };
 
 const struct xr_proto *proto_find(const char *name)

@@ -203,10 +203,10 @@ int send_run(const struct send_opts *so, const struct xr_proto *p, void *st)
 	verdict = p->verdict ? p->verdict(st) : 0;
 	free(res.replies.hist);
 	free(res.per_sec);
-	ret = err || write_failed	       ? XR_EXIT_ENV :
-	      res.interrupted		       ? XR_EXIT_INTERRUPTED :
+	ret = err || write_failed			  ? XR_EXIT_ENV :
+	      res.interrupted				  ? XR_EXIT_INTERRUPTED :
 	      engine_unsent_total(&res.unsent) || verdict ? XR_EXIT_FAIL :
-							   XR_EXIT_OK;
+							    XR_EXIT_OK;
 out:
 	httpd_stop(http);
 	if (jf)

@@ -81,8 +81,7 @@ static size_t varint_len(uint32_t v)
 	return n;
 }
 
-static int mqtt_connect(const struct mqtt_stream_opts *o, struct mq_buf *b,
-			struct xr_mqtt_cfg *cfg)
+static int mqtt_connect(const struct mqtt_stream_opts *o, struct mq_buf *b, struct xr_mqtt_cfg *cfg)
 {
 	size_t rl = 10 + (o->version == 5) + 2 + strlen(o->client_id) + XR_MQTT_DIGITS - 3;
 	uint8_t flags = 0x02; /* clean session */
@@ -178,7 +177,8 @@ int mqtt_stream_build(const struct mqtt_stream_opts *o, uint8_t **connect, size_
 	for (uint32_t i = 0; i < o->burst; i++)
 		mqtt_publish(o, i, &p, cfg);
 	if (!o->qos)
-		put_bytes(&p, "\xc0\0", 2); /* PINGREQ: its PINGRESP says the broker read the burst */
+		put_bytes(&p, "\xc0\0",
+			  2); /* PINGREQ: its PINGRESP says the broker read the burst */
 	*connect = c.p;
 	*connect_len = c.len;
 	*burst = p.p;
@@ -199,8 +199,8 @@ static void put_field(uint8_t *buf, uint32_t off, uint32_t len, uint32_t at, con
 			buf[at + j - off] = f[j];
 }
 
-void mqtt_stream_patch(const void *ctx, const struct xr_tcp_session *s, uint8_t *buf,
-		       uint32_t off, uint32_t len)
+void mqtt_stream_patch(const void *ctx, const struct xr_tcp_session *s, uint8_t *buf, uint32_t off,
+		       uint32_t len)
 {
 	const struct xr_mqtt_cfg *cfg = ctx;
 	uint8_t digits[XR_MQTT_DIGITS + 1], stamp[XR_MQTT_STAMP];

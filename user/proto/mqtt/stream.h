@@ -36,7 +36,7 @@ int mqtt_stream_build(const struct mqtt_stream_opts *o, uint8_t **connect, size_
 		      uint8_t **burst, size_t *burst_len, struct xr_mqtt_cfg *cfg);
 
 /* Bytes [off, off + len) of request s->k of session s, the template's in buf, made s's own. */
-void mqtt_stream_patch(const void *cfg, const struct xr_tcp_session *s, uint8_t *buf,
-		       uint32_t off, uint32_t len);
+void mqtt_stream_patch(const void *cfg, const struct xr_tcp_session *s, uint8_t *buf, uint32_t off,
+		       uint32_t len);
 
 #endif /* __XR_PROTO_MQTT_STREAM_H */

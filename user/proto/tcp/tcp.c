@@ -614,8 +614,9 @@ static void tcp_books(const struct tcp *t, const struct engine_result *res, stru
 				 .stalled = t->stalled };
 	b->no_answer = res->sent > answered + b->refused ? res->sent - answered - b->refused : 0;
 	b->failed = b->not_sent + b->no_answer + b->refused + b->reset + b->table_full +
-		    b->malformed + b->closed_early + b->app_refused + b->app_protocol + b->stalled.request + b->stalled.response +
-		    b->stalled.close + b->stalled.timeout;
+		    b->malformed + b->closed_early + b->app_refused + b->app_protocol +
+		    b->stalled.request + b->stalled.response + b->stalled.close +
+		    b->stalled.timeout;
 	ended = b->completed + b->failed;
 	b->unaccounted = b->asked > ended ? b->asked - ended : ended - b->asked;
 }
