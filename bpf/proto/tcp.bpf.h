@@ -318,7 +318,9 @@ static __always_inline int tcp_next(struct xdp_md *ctx, struct xr_tcp_session *s
 
 		__builtin_memcpy(bye, (const void *)tcp_cfg.bye, sizeof(bye));
 		return tcp_reply_data(ctx, TCP_FIN | TCP_PSH | TCP_ACK, tcp_our_seq(s, 0),
-				      s->rcv_nxt, bye, tcp_cfg.bye_len & 3, sc->tail) ?
+				      s->rcv_nxt, bye,
+				      tcp_cfg.bye_len > sizeof(bye) ? sizeof(bye) : tcp_cfg.bye_len,
+				      sc->tail) ?
 			       XDP_DROP :
 			       XDP_TX;
 	}
