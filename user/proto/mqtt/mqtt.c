@@ -38,7 +38,7 @@ struct mqtt {
 	struct mqtt_stream_opts so;
 	uint64_t messages; /* per session */
 	bool burst_set;
-	uint8_t refused_all; /* every CONNECT answered was refused: the first code, + 1 */
+	uint16_t refused_all; /* every CONNECT answered was refused: the first code, + 1 */
 };
 
 static const struct option mqtt_opts[] = {
@@ -297,7 +297,7 @@ static void mqtt_reasons(const struct tcp *t, uint32_t base, FILE *human, struct
 static void mqtt_report(void *st, const struct engine_result *res, uint64_t ready_ns, FILE *human,
 			struct json *j)
 {
-	const struct mqtt *m = st;
+	struct mqtt *m = st;
 	const struct tcp *t = &m->t;
 	const __u64 *c = res->replies.st.ctr;
 	struct mqtt_books b;
@@ -307,10 +307,10 @@ static void mqtt_report(void *st, const struct engine_result *res, uint64_t read
 		return;
 	tcp_sessions_report(t, res, human, j);
 	mqtt_books(m, res, &b);
-	((struct mqtt *)m)->refused_all = 0;
+	m->refused_all = 0;
 	for (uint32_t rc = 1; rc < 256 && c[XR_MQTT_REFUSED] && !c[XR_MQTT_CONNACKED]; rc++)
 		if (t->why[XR_MQTT_WHY_CONNACK + rc]) {
-			((struct mqtt *)m)->refused_all = rc + 1;
+			m->refused_all = rc + 1;
 			break;
 		}
 	if (human) {
