@@ -2,7 +2,7 @@
 /*
  * Unit tests of the pure-C modules: units, JSON, the pcap/pcapng reader, the
  * pacer, MLR load classification, drop attribution, rewrite specs, typed
- * addresses, DNS queries.
+ * addresses, DNS queries, MQTT packets.
  * Prints "PASS name" or "FAIL name: why" per test for tests/run.sh.
  * XR_PCAPS names pcaps/ (samples written by pcaps/mkpcap.py), XR_HOSTILE the
  * malformed files mkpcap.py writes for the tests.
@@ -23,6 +23,7 @@
 #include "frames/rewrite.h"
 #include "measure/attrib.h"
 #include "proto/dns/query.h"
+#include "proto/mqtt/stream.h"
 #include "search/search.h"
 
 static int failed_checks;
@@ -511,6 +512,66 @@ static void test_addr_dst(void)
 }
 
 /* DNS queries (proto/dns/query.c): wire form, types, names files, captured questions. */
+/* gen mqtt's packets byte for byte against the OASIS layouts (3.1.1 3.1, 3.3; 5.0 3.1, 3.3) */
+static void test_mqtt_stream(void)
+{
+	/* CONNECT: 3.1.1, clean session + username + password, keep-alive 60, id xr-{c} */
+	static const uint8_t connect4[] = {
+		0x10, 31,  0,	4,   'M', 'Q', 'T', 'T', 4,   0xc2, 0, 60, 0,	13, 'x', 'r', '-',
+		'0',  '0', '0', '0', '0', '0', '0', '0', '0', '0',  0, 1,  'u', 0,  1,	 'p'
+	};
+	/* two QoS-1 PUBLISHes to "a{c}" (ids 1, 2), 5.0 (no properties), 1 byte of payload (0) */
+	static const uint8_t burst5[] = { 0x32, 17,  0,	  11,  'a', '0', '0', '0', '0', '0',
+					  '0',	'0', '0', '0', '0', 0,	 1,   0,   0,	0x32,
+					  17,	0,   11,  'a', '0', '0', '0', '0', '0', '0',
+					  '0',	'0', '0', '0', 0,   2,	 0,   0 };
+	struct mqtt_stream_opts o = { .client_id = "xr-{c}",
+				      .username = "u",
+				      .password = "p",
+				      .topic = "t",
+				      .version = 4,
+				      .qos = 0,
+				      .payload = 0,
+				      .burst = 1,
+				      .keepalive_s = 60 };
+	struct xr_tcp_session sess = { .c32 = 4294967295u, .k = 0 };
+	uint8_t *c = NULL, *b = NULL, buf[64];
+	struct xr_mqtt_cfg cfg;
+	size_t cl = 0, bl = 0;
+
+	xr_verbosity = -1;
+	CHECK(!mqtt_stream_build(&o, &c, &cl, &b, &bl, &cfg) && cl == sizeof(connect4) &&
+		      !memcmp(c, connect4, cl),
+	      "3.1.1 CONNECT: %zu bytes", cl);
+	/* QoS 0: PUBLISH 30 03 00 01 't', then the PINGREQ */
+	CHECK(b && bl == 7 && !memcmp(b, "\x30\x03\x00\x01t\xc0\x00", 7) && cfg.msg_len == 5,
+	      "QoS-0 burst: %zu bytes", bl);
+	/* the client id's digits, also when the segment starts inside them */
+	memcpy(buf, c + 20, 7);
+	mqtt_stream_patch(&cfg, &sess, buf, 20, 7);
+	CHECK(cfg.cid_off == 17 && !memcmp(buf, "4967295", 7), "client id digits at %u",
+	      cfg.cid_off);
+	free(c);
+	free(b);
+	o = (struct mqtt_stream_opts){ .client_id = "{c}",
+				       .topic = "a{c}",
+				       .version = 5,
+				       .qos = 1,
+				       .payload = 1,
+				       .burst = 2,
+				       .keepalive_s = 1 };
+	CHECK(!mqtt_stream_build(&o, &c, &cl, &b, &bl, &cfg) && bl == sizeof(burst5) &&
+		      cfg.topic_off == 5 && cfg.stamp_off == XR_MQTT_NONE,
+	      "5.0 QoS-1 burst: %zu bytes, topic at %u", bl, cfg.topic_off);
+	CHECK(b && bl == sizeof(burst5) && !memcmp(b, burst5, bl), "5.0 QoS-1 burst bytes");
+	free(c);
+	free(b);
+	/* too long for a request: refused with a message, not truncated */
+	o.payload = XR_MQTT_REQUEST_MAX;
+	CHECK(mqtt_stream_build(&o, &c, &cl, &b, &bl, &cfg) == -EINVAL && !c && !b,
+	      "an oversized burst was built");
+}
+
 static void test_dns_queries(void)
 {
 	static const uint8_t want[] = { 0,   0,	  1,   0,   0, 1,   0,	 0,   0,   0,	0,
@@ -670,5 +731,6 @@ int main(void)
 	run("rewrite_specs", test_rewrite_specs);
 	run("addr_dst", test_addr_dst);
 	run("dns_queries", test_dns_queries);
+	run("mqtt_stream", test_mqtt_stream);
 	return nfail ? 1 : 0;
 }
