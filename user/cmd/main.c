@@ -16,7 +16,7 @@ static const struct {
 	{ "replay", cmd_replay,
 	  "send pcap/pcapng frames at top speed or a precise rate, with exact accounting" },
 	{ "gen", cmd_gen,
-	  "send built-in UDP or SYN traffic from address/port ranges; count the SYN-ACKs" },
+	  "built-in UDP, SYN, DNS, TCP-session and MQTT traffic; answers counted in XDP" },
 	{ "count", cmd_count,
 	  "server side: count what arrives (XDP) and attribute drops to kernel layers" },
 	{ "lorawan", cmd_lorawan,
