@@ -30,11 +30,4 @@ mosquitto_conf() {
 	CONF
 }
 
-mosquitto_wait() {
-	for _ in $(seq 100); do
-		ip netns exec "$1" ss -tln 2>/dev/null | grep -q "$2:1883 " && return 0
-		kill -0 "$3" 2>/dev/null || return 1
-		sleep 0.05
-	done
-	return 1
-}
+mosquitto_wait() { tb_wait_listen "$1" tcp "$2:1883" "$3"; }

@@ -47,11 +47,4 @@ nginx_conf() {
 	CONF
 }
 
-nginx_wait() {
-	for _ in $(seq 100); do
-		ip netns exec "$1" ss -tln 2>/dev/null | grep -q "$2:80 " && return 0
-		kill -0 "$3" 2>/dev/null || return 1
-		sleep 0.05
-	done
-	return 1
-}
+nginx_wait() { tb_wait_listen "$1" tcp "$2:80" "$3"; }

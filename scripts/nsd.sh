@@ -45,11 +45,4 @@ nsd_names() {
 }
 
 # nsd_wait NS ADDR PID: until nsd answers on ADDR:53 in namespace NS (5 s at most); 1 if it never does
-nsd_wait() {
-	for _ in $(seq 100); do
-		ip netns exec "$1" ss -uln 2>/dev/null | grep -q "$2:53 " && return 0
-		kill -0 "$3" 2>/dev/null || return 1
-		sleep 0.05
-	done
-	return 1
-}
+nsd_wait() { tb_wait_listen "$1" udp "$2:53" "$3"; }

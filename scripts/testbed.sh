@@ -173,3 +173,14 @@ tb_main() {
 if [ "${BASH_SOURCE[0]}" = "$0" ]; then
 	tb_main "$@"
 fi
+
+# tb_wait_listen NS tcp|udp ADDR:PORT PID: until a socket listens on ADDR:PORT in namespace NS
+# (5 s at most); 1 if it never does or PID (the server) exits first
+tb_wait_listen() {
+	for _ in $(seq 100); do
+		ip netns exec "$1" ss -"${2:0:1}"ln 2>/dev/null | grep -q "$3 " && return 0
+		kill -0 "$4" 2>/dev/null || return 1
+		sleep 0.05
+	done
+	return 1
+}

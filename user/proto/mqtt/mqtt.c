@@ -115,14 +115,6 @@ static int mqtt_opt(void *st, int id, const char *arg, const struct send_opts *s
 	return -1;
 }
 
-/* Bytes of one PUBLISH as stream.c writes it (for the default burst). */
-static uint64_t mqtt_msg_bytes(const struct mqtt_stream_opts *o)
-{
-	size_t t = strlen(o->topic) + (strstr(o->topic, "{c}") ? XR_MQTT_DIGITS - 3 : 0);
-
-	return 1 + 3 + 2 + t + (o->qos ? 2 : 0) + (o->version == 5) + o->payload;
-}
-
 static int mqtt_check(void *st, const struct send_opts *so)
 {
 	struct mqtt *m = st;
@@ -160,7 +152,7 @@ static int mqtt_check(void *st, const struct send_opts *so)
 		 * tailroom). A burst over more segments waits for the broker's delayed
 		 * ACK (40 ms) after each but the last: 14.9k msg/s at 25 x 34 B, 121k at 5.
 		 */
-		uint64_t fit = (XR_TCP_SMALL_SEGMENT - 2) / mqtt_msg_bytes(&m->so);
+		uint64_t fit = (XR_TCP_SMALL_SEGMENT - 2) / mqtt_message_len(&m->so);
 
 		m->so.burst = m->so.qos || !fit	      ? 1 :
 			      fit > XR_MQTT_BATCH_MAX ? XR_MQTT_BATCH_MAX :

@@ -81,6 +81,21 @@ static size_t varint_len(uint32_t v)
 	return n;
 }
 
+/* Remaining Length of each PUBLISH: topic, packet id (QoS 1), 5.0's properties, payload. */
+static size_t publish_rl(const struct mqtt_stream_opts *o)
+{
+	size_t tlen = strlen(o->topic) + (strstr(o->topic, "{c}") ? XR_MQTT_DIGITS - 3 : 0);
+
+	return 2 + tlen + (o->qos ? 2 : 0) + (o->version == 5) + (size_t)o->payload;
+}
+
+size_t mqtt_message_len(const struct mqtt_stream_opts *o)
+{
+	size_t rl = publish_rl(o);
+
+	return 1 + varint_len(rl) + rl;
+}
+
 static int mqtt_connect(const struct mqtt_stream_opts *o, struct mq_buf *b, struct xr_mqtt_cfg *cfg)
 {
 	size_t rl = 10 + (o->version == 5) + 2 + strlen(o->client_id) + XR_MQTT_DIGITS - 3;
@@ -125,13 +140,11 @@ static int mqtt_connect(const struct mqtt_stream_opts *o, struct mq_buf *b, stru
 static void mqtt_publish(const struct mqtt_stream_opts *o, uint32_t i, struct mq_buf *b,
 			 struct xr_mqtt_cfg *cfg)
 {
-	const char *c = strstr(o->topic, "{c}");
-	size_t tlen = strlen(o->topic) + (c ? XR_MQTT_DIGITS - 3 : 0), start = b->len;
-	size_t rl = 2 + tlen + (o->qos ? 2 : 0) + (o->version == 5) + o->payload;
+	size_t start = b->len;
 	uint16_t topic;
 
 	put_u8(b, 0x30 | o->qos << 1 | o->retain);
-	put_varint(b, rl);
+	put_varint(b, publish_rl(o));
 	put_template(b, o->topic, &topic);
 	if (topic != XR_MQTT_NONE)
 		cfg->topic_off = topic - start;
@@ -148,8 +161,6 @@ int mqtt_stream_build(const struct mqtt_stream_opts *o, uint8_t **connect, size_
 		      uint8_t **burst, size_t *burst_len, struct xr_mqtt_cfg *cfg)
 {
 	struct mq_buf c = { .cap = XR_MQTT_REQUEST_MAX }, p = { .cap = XR_MQTT_REQUEST_MAX };
-	size_t tlen = strlen(o->topic) + (strstr(o->topic, "{c}") ? XR_MQTT_DIGITS - 3 : 0);
-	size_t rl = 2 + tlen + (o->qos ? 2 : 0) + (o->version == 5) + (size_t)o->payload;
 	int err;
 
 	*connect = *burst = NULL;
@@ -166,7 +177,7 @@ int mqtt_stream_build(const struct mqtt_stream_opts *o, uint8_t **connect, size_
 	err = mqtt_connect(o, &c, cfg);
 	if (err)
 		goto fail;
-	cfg->msg_len = 1 + varint_len(rl) + rl;
+	cfg->msg_len = mqtt_message_len(o);
 	if ((uint64_t)cfg->msg_len * o->burst + (o->qos ? 0 : 2) > XR_MQTT_REQUEST_MAX) {
 		pr_warn("a burst of %u messages of %u bytes would be more than the %u bytes a "
 			"session's request holds\n",

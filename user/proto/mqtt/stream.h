@@ -35,6 +35,9 @@ struct mqtt_stream_opts {
 int mqtt_stream_build(const struct mqtt_stream_opts *o, uint8_t **connect, size_t *connect_len,
 		      uint8_t **burst, size_t *burst_len, struct xr_mqtt_cfg *cfg);
 
+/* Bytes of each PUBLISH of the burst. */
+size_t mqtt_message_len(const struct mqtt_stream_opts *o);
+
 /* Bytes [off, off + len) of request s->k of session s, the template's in buf, made s's own. */
 void mqtt_stream_patch(const void *cfg, const struct xr_tcp_session *s, uint8_t *buf, uint32_t off,
 		       uint32_t len);
