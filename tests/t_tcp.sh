@@ -119,12 +119,48 @@ test_tcp_large_post() {
 	# every request arrived whole: nginx counted all its bytes
 	expect_eq "$(awk -v l="$len" '$2 == 200 && $3 == l' "$NGINX_DIR/access.log" | wc -l)" 200 \
 		"POSTs of $len bytes answered 200"
-	# at most an MSS each; on veth, segments built on a server's bare ACK grow into its headroom
-	# only (192 bytes: veth hands XDP such an skb in place, with no tailroom)
-	expect_range "$(jget "$WORK/g.json" segments.sent)" $((200 * ((len + 1459) / 1460))) \
-		$((200 * ((len + 191) / 192))) "segments for 200 requests of $len bytes"
+	# full segments of the server's MSS (1460 on the bed), built by the pump: on veth the server's
+	# frame leaves XDP_TX room for ~192 bytes only (no tailroom), so nothing goes in place
+	expect_eq "$(jget "$WORK/g.json" segments.sent)" $((200 * ((len + 1459) / 1460))) \
+		"segments for 200 requests of $len bytes"
+	expect_eq "$(jget "$WORK/g.json" segments.pump.asked)" $((200 * ((len + 1459) / 1460))) "segments asked of the pump"
+	expect_eq "$(jget "$WORK/g.json" segments.pump.sent)" $((200 * ((len + 1459) / 1460))) "segments the pump sent"
+	expect_eq "$(jget "$WORK/g.json" segments.again)" 0 "segments sent again"
+	# several in flight: the server acknowledges at once, no 40 ms delayed ACK per segment
+	expect_range "$(jget "$WORK/g.json" requests.response_us.p99)" 0 40000 "response time p99 (us)"
 	server_clean
 	books_balanced
+}
+
+test_tcp_large_post_lossy() {
+	bed
+	nginx_start
+	# one in 50 of our segments dropped at the server's firewall: lost segments inside a window of
+	# the pump's are sent again on the third duplicate ACK, or after a timeout
+	tb_srv nft -f - <<-NFT || fail "nft"
+	table inet loss {
+		chain in {
+			type filter hook input priority 0;
+			tcp dport 80 numgen random mod 50 == 0 counter drop
+		}
+	}
+	NFT
+	head -c 10240 /dev/urandom >"$WORK/body"
+	tb_gen "$XR" gen tcp -i "$TB_GEN_IF" --dst "$TB_SRV_IP" --src 198.18.64.0/23 --http 'POST /post' \
+		--body "$WORK/body" --pps 500 --count 1000 --wait 15s --json "$WORK/g.json" >"$WORK/out" 2>&1 ||
+		fail "gen tcp exited $?: $(cat "$WORK/out")"
+	cat "$WORK/out"
+	sessions_add_up
+	local completed len
+	completed=$(jget "$WORK/g.json" sessions.completed)
+	len=$(jget "$WORK/g.json" requests.bytes)
+	# a session whose SYN dies three times (1 in 125,000) fails, named
+	expect_range "$completed" 999 1000 "sessions completed"
+	[ "$(jget "$WORK/g.json" segments.after_duplicate_acks)" -gt 0 ] || fail "nothing sent again on duplicate ACKs"
+	# every POST of a completed session arrived whole, once
+	expect_eq "$(awk -v l="$len" '$2 == 200 && $3 == l' "$NGINX_DIR/access.log" | wc -l)" "$completed" \
+		"POSTs of $len bytes answered 200"
+	expect_eq "$(wc -l <"$NGINX_DIR/access.log")" "$completed" "lines in nginx's access log"
 }
 
 test_tcp_failures_attributed() {

@@ -13,9 +13,6 @@
 #define TCP_PSH 0x08
 #define TCP_ACK 0x10
 
-/* The most payload a reply carries: what a 1500-byte MTU leaves after IPv4 and TCP headers. */
-#define XR_TCP_PAYLOAD_MAX 1460
-
 /* Swaps the addresses and ports and fills in the IPv4 header of a reply of len bytes of IP. */
 static __always_inline void tcp_turn_around(struct ethhdr *eth, struct iphdr *iph,
 					    struct tcphdr *th, __u16 ip_len)
@@ -132,8 +129,11 @@ static __always_inline int tcp_reply_data(struct xdp_md *ctx, __u8 flags, __u32 
 {
 	if (plen > XR_TCP_PAYLOAD_MAX || !tcp_reply_header(ctx, flags, seq, ack, plen))
 		return -1;
-	/* the verifier wants a length it can bound, and a zero-length store is refused */
-	if (plen && bpf_xdp_store_bytes(ctx, 54, (void *)payload, plen & 0x7ff))
+	/*
+	 * the verifier wants a length it can bound, and refuses a zero-length
+	 * store: ((plen - 1) & 0x7ff) + 1 is plen, in [1, 2048] for it
+	 */
+	if (plen && bpf_xdp_store_bytes(ctx, 54, (void *)payload, ((plen - 1) & 0x7ff) + 1))
 		return -1;
 	return ip4_l4_csum(ctx, IPPROTO_TCP, tail);
 }

@@ -35,6 +35,12 @@ struct {
 	__uint(value_size, XR_TCP_REQUEST_VALUE);
 } tcp_request SEC(".maps");
 
+/* Segments asked of userspace's pump (bpf/shared/tcp.h); sized by userspace for gen tcp. */
+struct {
+	__uint(type, BPF_MAP_TYPE_RINGBUF);
+	__uint(max_entries, 4096);
+} tcp_pump SEC(".maps");
+
 /* Request to last response byte, per second, as rtt_hist. */
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
@@ -164,36 +170,126 @@ static __always_inline __u32 tcp_snd_nxt(const struct xr_tcp_session *s)
 	}
 }
 
+/* Asks the pump for request k's bytes [off, off + len) of session s. 0, or -1 when its ring is full. */
+static __always_inline int tcp_pump_ask(const struct xr_tcp_session *s, __u32 off, __u32 len)
+{
+	struct xr_tcp_pump_seg *g = bpf_ringbuf_reserve(&tcp_pump, sizeof(*g), 0);
+
+	if (!g)
+		return -1;
+	g->tkey = s->tkey;
+	g->c32 = s->c32;
+	g->isn = s->isn;
+	g->ack = s->rcv_nxt;
+	g->off = off;
+	g->len = len;
+	g->k = s->k;
+	g->t_req = s->t_req;
+	bpf_ringbuf_submit(g, 0);
+	return 0;
+}
+
+/* The server's MSS, as much as a segment of ours carries. */
+static __always_inline __u32 tcp_seg_max(const struct xr_tcp_session *s)
+{
+	return s->mss > XR_TCP_PAYLOAD_MAX ? XR_TCP_PAYLOAD_MAX : s->mss;
+}
+
 /*
- * The segment of request k at the session's acknowledged offset: as much as
- * the server's MSS and window take, counted in counter. 0 and the frame ready
- * for XDP_TX, 1 when the window is closed (nothing to send), -1 on failure.
+ * Request k's bytes from acked + in_flight, as much as the window and
+ * XR_TCP_FLIGHT_SEGS full segments take, asked of the pump (userspace builds
+ * and sends them). A segment the ring has no room for is left to the timeout:
+ * it counts as in flight, so the retransmission thread sends it.
+ */
+static __always_inline void tcp_pump_fill(struct xr_tcp_session *s, struct xr_replies_stats *st,
+					  int counter)
+{
+	__u32 rlen = tcp_req_len(s), mss = tcp_seg_max(s), waits = 0, asked = 0;
+
+	if (!mss)
+		return;
+	for (int i = 0; i < XR_TCP_FLIGHT_SEGS; i++) {
+		__u32 pos = s->acked + s->in_flight, len = rlen - pos;
+
+		if (pos >= rlen || s->in_flight >= XR_TCP_FLIGHT_SEGS * mss)
+			break;
+		if (len > mss)
+			len = mss;
+		if (s->in_flight + len > s->wnd) {
+			waits = 1;
+			/* the rest when the server's ACK opens its window: no small segments meanwhile */
+			if (s->wnd <= s->in_flight || s->in_flight)
+				break;
+			len = s->wnd;
+		}
+		if (tcp_pump_ask(s, pos, len)) {
+			st->ctr[XR_TCP_PUMP_FULL]++;
+			if (!s->in_flight)
+				s->in_flight = len;
+			break;
+		}
+		s->in_flight += len;
+		asked++;
+	}
+	st->ctr[counter] += asked;
+	st->ctr[XR_TCP_PUMPED] += asked;
+	st->ctr[XR_TCP_WINDOW_WAITS] += waits;
+	if (asked)
+		s->t_sent = bpf_ktime_get_ns();
+}
+
+/*
+ * The third duplicate ACK: the server holds what came after a lost segment
+ * of ours (it says so once per segment that came out of order), so the one
+ * at acked goes again now instead of after the timeout (fast retransmit).
+ */
+static __always_inline void tcp_pump_dupack(struct xr_tcp_session *s, struct xr_replies_stats *st)
+{
+	__u32 len = tcp_req_len(s) - s->acked, mss = tcp_seg_max(s);
+
+	if (++s->dupacks != 3)
+		return;
+	if (len > mss)
+		len = mss;
+	if (len > s->wnd)
+		len = s->wnd;
+	if (!len)
+		return;
+	if (tcp_pump_ask(s, s->acked, len)) {
+		st->ctr[XR_TCP_PUMP_FULL]++;
+		return;
+	}
+	st->ctr[XR_TCP_RESENT]++;
+	st->ctr[XR_TCP_PUMPED]++;
+	st->ctr[XR_TCP_FAST_RESENT]++;
+	s->t_sent = bpf_ktime_get_ns();
+}
+
+/*
+ * Request k's next segment at the session's acknowledged offset, counted in
+ * counter: in place when the rest of the request fits one segment (0 and the
+ * frame ready for XDP_TX), else through the pump (1: nothing to XDP_TX, as
+ * when the window is closed); -1 on failure.
  */
 static __always_inline int tcp_send_request(struct xdp_md *ctx, struct xr_tcp_session *s,
 					    struct xr_replies_stats *st, struct tcp_scratch *sc,
 					    int counter)
 {
-	int err;
-
 	__u32 key = !s->k, off = s->acked, rlen = tcp_req_len(s), len = rlen - s->acked;
 	__u8 *req = bpf_map_lookup_elem(&tcp_request, &key);
 	const __u8 *payload;
-	__u8 flags = TCP_ACK;
 
 	if (!req || off >= XR_TCP_REQUEST_MAX)
 		return -1;
-	if (len > s->mss)
-		len = s->mss;
-	if (len > XR_TCP_PAYLOAD_MAX)
-		len = XR_TCP_PAYLOAD_MAX;
+	if (s->flags & XR_TCPF_PUMPED)
+		goto pump;
 	if (len > s->wnd) {
 		st->ctr[XR_TCP_WINDOW_WAITS]++;
 		if (!s->wnd)
 			return 1;
-		len = s->wnd;
 	}
-	if (off + len == rlen)
-		flags |= TCP_PSH;
+	if (len > s->mss || len > s->wnd || len > XR_TCP_PAYLOAD_MAX)
+		goto pump;
 	payload = req + off;
 	if (TCP_MQTT) {
 		/* the session's own bytes: the template's, its {c} and stamps written in */
@@ -202,20 +298,18 @@ static __always_inline int tcp_send_request(struct xdp_md *ctx, struct xr_tcp_se
 		mqtt_patch(s, sc->seg, off, len);
 		payload = sc->seg;
 	}
-	err = tcp_reply_data(ctx, flags, tcp_our_seq(s, off), s->rcv_nxt, payload, len, sc->tail);
-	if (err && len > XR_TCP_SMALL_SEGMENT) {
-		/* neither tailroom nor headroom for all of it: what XDP's headroom surely holds */
-		len = XR_TCP_SMALL_SEGMENT;
-		flags &= ~TCP_PSH;
-		err = tcp_reply_data(ctx, flags, tcp_our_seq(s, off), s->rcv_nxt, payload, len,
-				     sc->tail);
-	}
-	if (err)
-		return err;
+	/* no room to grow the server's frame to it (veth): the pump's, from here on */
+	if (tcp_reply_data(ctx, TCP_ACK | TCP_PSH, tcp_our_seq(s, off), s->rcv_nxt, payload, len,
+			   sc->tail))
+		goto pump;
 	s->in_flight = len;
 	s->t_sent = bpf_ktime_get_ns();
 	st->ctr[counter]++;
 	return 0;
+pump:
+	s->flags |= XR_TCPF_PUMPED;
+	tcp_pump_fill(s, st, counter);
+	return 1;
 }
 
 /* Ends session s: completed, or failed with counter why. */
@@ -289,6 +383,8 @@ static __always_inline int tcp_next(struct xdp_md *ctx, struct xr_tcp_session *s
 {
 	s->k++;
 	s->retries = 0;
+	s->flags &= ~XR_TCPF_PUMPED;
+	s->dupacks = 0;
 	s->acked = 0;
 	s->resp_got = 0;
 	s->resp_len = 0;
@@ -422,7 +518,7 @@ static __always_inline int tcp_session_reply(struct xdp_md *ctx)
 
 	/* what the server acknowledged of ours, and its window for what comes next */
 	if (flags & TCP_ACK) {
-		bool opened = !s->wnd && wnd;
+		bool opened = !s->wnd && wnd, same_wnd = s->wnd == wnd;
 
 		s->wnd = wnd;
 		if (s->state == XR_TCP_REQUEST) {
@@ -433,7 +529,9 @@ static __always_inline int tcp_session_reply(struct xdp_md *ctx)
 				s->in_flight -= got - s->acked;
 				s->acked = got;
 				s->retries = 0;
-				more = !s->in_flight;
+				s->dupacks = 0;
+				/* one segment in place at a time; the pump's fill the window */
+				more = !s->in_flight || (s->flags & XR_TCPF_PUMPED);
 				if (got == tcp_req_len(s)) {
 					st->ctr[XR_TCP_REQUESTS]++;
 					if (TCP_MQTT && !s->k)
@@ -441,6 +539,10 @@ static __always_inline int tcp_session_reply(struct xdp_md *ctx)
 					s->state = XR_TCP_RESPONSE;
 					more = false;
 				}
+			} else if (got == s->acked && s->in_flight && (s->flags & XR_TCPF_PUMPED) &&
+				   !plen && !fin && same_wnd) {
+				/* a duplicate ACK (RFC 5681: no data, the same window) */
+				tcp_pump_dupack(s, st);
 			}
 			/* more of the request to send, and nothing of the server's to answer first */
 			if (more && !plen && !fin) {
@@ -495,9 +597,11 @@ static __always_inline int tcp_session_reply(struct xdp_md *ctx)
 				       XDP_TX;
 		}
 		/* a burst longer than a segment: a PUBACK may come before its end */
-		if (s->state == XR_TCP_REQUEST && !s->in_flight)
-			return tcp_send_request(ctx, s, st, sc, XR_TCP_SEGMENTS) ? XDP_DROP :
-										   XDP_TX;
+		if (s->state == XR_TCP_REQUEST && (s->flags & XR_TCPF_PUMPED))
+			tcp_pump_fill(s, st, XR_TCP_SEGMENTS);
+		else if (s->state == XR_TCP_REQUEST && !s->in_flight &&
+			 !tcp_send_request(ctx, s, st, sc, XR_TCP_SEGMENTS))
+			return XDP_TX;
 		return tcp_reply(ctx, TCP_ACK, tcp_snd_nxt(s), s->rcv_nxt) ? XDP_DROP : XDP_TX;
 	}
 	if (plen && s->state == XR_TCP_REQUEST) {

@@ -7,7 +7,7 @@
 #include <linux/types.h>
 #endif
 
-#define XR_TEST_PAYLOAD_MAX 1460 /* XR_TCP_PAYLOAD_MAX of bpf/lib/tcp.bpf.h */
+#define XR_TEST_PAYLOAD_MAX 1460 /* XR_TCP_PAYLOAD_MAX of bpf/shared/tcp.h */
 
 /* tcp_reply_data's inputs: flags, seq, ack, and plen bytes of payload. */
 struct xr_tcp_reply_test {

@@ -19,6 +19,8 @@
 #include <linux/types.h>
 #endif
 
+/* The most payload a segment of ours carries: what a 1500-byte MTU leaves after IPv4 and TCP. */
+#define XR_TCP_PAYLOAD_MAX 1460
 /* The largest request (one value of the tcp_request map, plus a segment's slack for the verifier). */
 #define XR_TCP_REQUEST_MAX 16384
 #define XR_TCP_REQUEST_VALUE (XR_TCP_REQUEST_MAX + 2048)
@@ -27,6 +29,26 @@
  * whatever the driver gave (on veth, the server's frames have no tailroom).
  */
 #define XR_TCP_SMALL_SEGMENT 192
+/*
+ * What does not fit there goes through the pump: XDP asks for the segment in
+ * a ring buffer, and userspace (user/proto/tcp/pump.c) builds it from the
+ * request and these fields and sends it through a packet socket. Up to
+ * XR_TCP_FLIGHT_SEGS full segments are in flight, so that the server's
+ * receiver acknowledges every second one at once instead of waiting for its
+ * delayed ACK.
+ */
+struct xr_tcp_pump_seg {
+	__u32 tkey; /* the session's slot key: its source address and port */
+	__u32 c32;
+	__u32 isn;
+	__u32 ack; /* rcv_nxt when the segment was asked for */
+	__u32 off; /* request k's bytes [off, off + len) */
+	__u16 len;
+	__u16 k;
+	__u64 t_req; /* request k's first send time (gen mqtt's stamps) */
+};
+#define XR_TCP_PUMP_RING (4U << 20) /* bytes of ring: ~87,000 segments asked for */
+#define XR_TCP_FLIGHT_SEGS 10 /* as Linux's initial congestion window */
 /* The most sessions the table holds at once (80 MiB). */
 #define XR_TCP_TABLE_MAX (1U << 20)
 /* How much of a response's first segment is searched for the end of its header. */
@@ -81,7 +103,7 @@ struct xr_tcp_session {
 	__u8 state; /* enum xr_tcp_state */
 	__u8 flags; /* XR_TCPF_* */
 	__u16 status; /* response k's HTTP status */
-	__u16 in_flight; /* bytes of request k sent past acked (one segment at a time) */
+	__u16 in_flight; /* bytes of request k sent past acked */
 	__u8 retries; /* timeouts since the server last acknowledged something new (user/proto/tcp/) */
 	/* XR_TCP_RESP_MQTT: where the reading of the broker's packets is (bpf/proto/mqtt.bpf.h) */
 	__u8 mq_state; /* 0: a packet's first byte next, 1-4: its length's, 5: its body's */
@@ -89,7 +111,8 @@ struct xr_tcp_session {
 	__u8 mq_pos; /* body bytes read (up to 255) */
 	__u8 mq_body[4]; /* the first of them */
 	__u32 mq_left; /* body bytes still to come */
-	__u32 pad;
+	__u8 dupacks; /* ACKs in a row that acknowledged nothing new while something was in flight */
+	__u8 pad[3];
 	__u64 t_req; /* when request k's first byte went out */
 	__u64 t_sent; /* when our last segment that wants an acknowledgement went out */
 	__u64 mq_acked; /* the packet ids (1 << (id - 1)) of burst k's PUBACKs so far */
@@ -105,6 +128,7 @@ struct xr_tcp_session {
 #define XR_TCPF_FIN_RCVD 1 /* the server's FIN came (rcv_nxt counts it) */
 #define XR_TCPF_FIN_ACKED 2 /* the server acknowledged ours */
 #define XR_TCPF_FAILED 4 /* DONE by failure */
+#define XR_TCPF_PUMPED 8 /* request k's segments go through the pump */
 
 /* xr_replies_stats.ctr[]: answered = SYN-ACKs, repeated = SYN-ACKs repeated */
 enum xr_tcp_ctr {
@@ -125,6 +149,12 @@ enum xr_tcp_ctr {
 	XR_TCP_STRAY = 15, /* segments of no session of this run (answered with a RST) */
 	XR_TCP_CLOSED_EARLY = 16, /* sessions the server closed before their last response */
 	XR_TCP_WINDOW_WAITS = 17, /* segments held back by a closed window */
+	/* 18-23: gen mqtt's (bpf/shared/mqtt.h) */
+	XR_TCP_PUMPED =
+		24, /* segments asked of the pump (counted in XR_TCP_SEGMENTS or RESENT too) */
+	XR_TCP_PUMP_FULL = 25, /* segments the pump's ring had no room for: left to the timeout */
+	XR_TCP_FAST_RESENT =
+		26, /* segments sent again on the third duplicate ACK (also in RESENT) */
 };
 
 #endif /* __XR_SHARED_TCP_H */

@@ -9,7 +9,10 @@
 #ifndef __XR_PROTO_TCP_SESSION_H
 #define __XR_PROTO_TCP_SESSION_H
 
+#include <linux/if_packet.h>
 #include <pthread.h>
+#include <sys/socket.h>
+#include <sys/uio.h>
 #include <stdatomic.h>
 #include "proto/proto.h"
 #include "gen.skel.h"
@@ -46,6 +49,28 @@ struct tcp_resender {
  * s->k as session s sends them, written over the template's in buf (the
  * kernel's own copy of the same: bpf/proto/X.bpf.h).
  */
+/* Frames the pump sends with one sendmmsg. */
+#define TCP_PUMP_BATCH 64
+
+/*
+ * The pump: segments too large for XDP_TX in place (bpf/shared/tcp.h), asked
+ * for by XDP in a ring buffer, built here from the request and sent through the
+ * retransmission thread's packet socket.
+ */
+struct tcp_pump {
+	struct ring_buffer *rb;
+	pthread_t tid;
+	bool running;
+	atomic_bool stop;
+	/* the pump thread's alone until it is joined */
+	uint64_t sent, send_errors, stale;
+	struct sockaddr_ll to;
+	unsigned int n; /* frames in the batch */
+	struct mmsghdr *msg;
+	struct iovec *iov;
+	uint8_t *frames;
+};
+
 typedef void (*tcp_patch_fn)(const void *ctx, const struct xr_tcp_session *s, uint8_t *buf,
 			     uint32_t off, uint32_t len);
 
@@ -76,7 +101,26 @@ struct tcp {
 	uint64_t last_answer_ns; /* when the last response completed (CLOCK_MONOTONIC) */
 	uint64_t why[XR_MQTT_WHY_CELLS]; /* XR_TCP_RESP_MQTT: what the broker said (mqtt_reasons) */
 	struct tcp_resender rs;
+	struct tcp_pump pump;
 };
+
+/*
+ * Session s's segment with request k's bytes [off, off + len) into f (room
+ * for 14 + 40 + XR_TCP_PAYLOAD_MAX bytes), as XDP would send it: the
+ * template's bytes made s's own, acknowledging s->rcv_nxt. Its length.
+ */
+size_t tcp_request_segment(const struct tcp *t, const struct xr_tcp_session *s, uint32_t off,
+			   uint32_t len, uint8_t *f);
+
+/* Our address and port of slot key tkey, seq, ack, flags and plen bytes already at f + 54: the headers around them. */
+size_t tcp_segment_headers(const struct tcp *t, uint32_t tkey, uint32_t seq, uint32_t ack,
+			   uint8_t flags, uint32_t plen, uint8_t *f);
+
+/* The pump's thread on the ring buffer of skel (after load, with t->rs.fd open). 0 or -errno. */
+int tcp_pump_start(struct tcp *t, struct gen_bpf *skel);
+
+/* Ends the pump's thread; what it counted stays. */
+void tcp_pump_stop(struct tcp *t);
 
 /* The sessions of a run whose stream t holds: SYN template, table, engine hooks. 0 or -errno. */
 int tcp_sessions_build(struct tcp *t, const struct send_opts *so, const struct iface *ifc,

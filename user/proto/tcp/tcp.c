@@ -41,9 +41,6 @@
 
 enum { O_HTTP = PROTO_OPT_BASE, O_REQUEST, O_BODY, O_RPS, O_CLOSE, O_RESPONSE };
 
-/* The most a retransmission carries: what 1500 bytes of MTU leave (as XR_TCP_PAYLOAD_MAX in BPF). */
-#define XR_TCP_RESEND_MAX 1460
-
 static const struct option tcp_opts[] = {
 	{ "http", required_argument, NULL, O_HTTP },
 	{ "request", required_argument, NULL, O_REQUEST },
@@ -207,7 +204,8 @@ static int tcp_before_load(void *ctx, struct gen_bpf *skel, const struct engine_
 
 	skel->rodata->tcp_cfg = t->cfg;
 	skel->rodata->mqtt_cfg = t->mqtt;
-	return bpf_map__set_max_entries(skel->maps.tcp_sessions, t->table);
+	return bpf_map__set_max_entries(skel->maps.tcp_sessions, t->table) ?:
+		       bpf_map__set_max_entries(skel->maps.tcp_pump, XR_TCP_PUMP_RING);
 }
 
 static int tcp_after_load(void *ctx, struct gen_bpf *skel, const struct engine_opts *o)
@@ -235,47 +233,13 @@ static int tcp_after_load(void *ctx, struct gen_bpf *skel, const struct engine_o
 	return err;
 }
 
-/*
- * Session s's segment that is due again into f: request k's bytes from
- * acked (as much as MSS and window take), or our goodbye and FIN. Its
- * length, or 0.
- */
-static size_t tcp_rebuild(const struct tcp *t, const struct xr_tcp_session *s, uint8_t *f)
+size_t tcp_segment_headers(const struct tcp *t, uint32_t tkey, uint32_t seq, uint32_t ack,
+			   uint8_t flags, uint32_t plen, uint8_t *f)
 {
 	uint8_t *ip = f + 14, *th = ip + 20;
-	uint32_t idx = s->tkey - 1, seq, plen = 0, sum, rlen = s->k ? t->req_len : t->first_len;
-	const uint8_t *req = s->k ? t->req : t->first;
-	uint8_t flags = 0x10; /* ACK */
+	uint32_t idx = tkey - 1, sum;
 
 	memcpy(f, t->rs.eth, 14);
-	seq = s->isn + 1;
-	if (s->k)
-		seq += t->first_len + (uint32_t)(s->k - 1) * t->req_len;
-	if (s->state == XR_TCP_REQUEST) {
-		plen = rlen - s->acked;
-		if (plen > s->mss)
-			plen = s->mss;
-		if (plen > XR_TCP_RESEND_MAX)
-			plen = XR_TCP_RESEND_MAX;
-		if (plen > s->wnd)
-			plen = s->wnd;
-		if (!plen)
-			return 0;
-		seq += s->acked;
-		if (s->acked + plen == rlen)
-			flags |= 0x08; /* PSH */
-		memcpy(th + 20, req + s->acked, plen);
-		if (t->patch)
-			t->patch(t->patch_ctx, s, th + 20, s->acked, plen);
-	} else if (s->state == XR_TCP_FIN_SENT) {
-		flags |= 0x01; /* FIN */
-		plen = t->bye_len;
-		memcpy(th + 20, t->bye, plen);
-		if (plen)
-			flags |= 0x08;
-	} else {
-		return 0;
-	}
 	memset(ip, 0, 40);
 	ip[0] = 0x45;
 	put16(ip + 2, 40 + plen);
@@ -288,7 +252,7 @@ static size_t tcp_rebuild(const struct tcp *t, const struct xr_tcp_session *s, u
 	put16(th, t->rs.m.sport_base + idx / t->rs.m.src_count);
 	memcpy(th + 2, &t->rs.m.server_port, 2);
 	put32(th + 4, seq);
-	put32(th + 8, s->rcv_nxt);
+	put32(th + 8, ack);
 	th[12] = 5 << 4;
 	th[13] = flags;
 	put16(th + 14, 64240);
@@ -297,13 +261,68 @@ static size_t tcp_rebuild(const struct tcp *t, const struct xr_tcp_session *s, u
 	return 14 + 40 + plen;
 }
 
+/* Our sequence number at offset off of request k of session s */
+static uint32_t tcp_request_seq(const struct tcp *t, const struct xr_tcp_session *s, uint32_t off)
+{
+	uint32_t seq = s->isn + 1 + off;
+
+	if (s->k)
+		seq += t->first_len + (uint32_t)(s->k - 1) * t->req_len;
+	return seq;
+}
+
+size_t tcp_request_segment(const struct tcp *t, const struct xr_tcp_session *s, uint32_t off,
+			   uint32_t len, uint8_t *f)
+{
+	uint32_t rlen = s->k ? t->req_len : t->first_len;
+	const uint8_t *req = s->k ? t->req : t->first;
+	uint8_t flags = 0x10; /* ACK */
+
+	if (!len || len > XR_TCP_PAYLOAD_MAX || off > rlen || len > rlen - off)
+		return 0;
+	if (off + len == rlen)
+		flags |= 0x08; /* PSH */
+	memcpy(f + 54, req + off, len);
+	if (t->patch)
+		t->patch(t->patch_ctx, s, f + 54, off, len);
+	return tcp_segment_headers(t, s->tkey, tcp_request_seq(t, s, off), s->rcv_nxt, flags, len,
+				   f);
+}
+
+/*
+ * Session s's segment that is due again into f: request k's bytes from
+ * acked (as much as MSS and window take), or our goodbye and FIN. Its
+ * length, or 0.
+ */
+static size_t tcp_rebuild(const struct tcp *t, const struct xr_tcp_session *s, uint8_t *f)
+{
+	uint32_t plen, rlen = s->k ? t->req_len : t->first_len;
+
+	if (s->state == XR_TCP_REQUEST) {
+		plen = rlen - s->acked;
+		if (plen > s->mss)
+			plen = s->mss;
+		if (plen > s->wnd)
+			plen = s->wnd;
+		if (plen > XR_TCP_PAYLOAD_MAX)
+			plen = XR_TCP_PAYLOAD_MAX;
+		return tcp_request_segment(t, s, s->acked, plen, f);
+	}
+	if (s->state != XR_TCP_FIN_SENT)
+		return 0;
+	memcpy(f + 54, t->bye, t->bye_len);
+	/* FIN, with PSH when the goodbye rides on it */
+	return tcp_segment_headers(t, s->tkey, tcp_request_seq(t, s, 0), s->rcv_nxt,
+				   0x10 | 0x01 | (t->bye_len ? 0x08 : 0), t->bye_len, f);
+}
+
 /* One pass over the table: what waited longer than its timeout goes again. */
 static void tcp_resend_pass(struct tcp *t)
 {
 	struct sockaddr_ll to = { .sll_family = AF_PACKET,
 				  .sll_ifindex = t->rs.ifindex,
 				  .sll_halen = 6 };
-	uint8_t f[14 + 40 + XR_TCP_RESEND_MAX];
+	uint8_t f[14 + 40 + XR_TCP_PAYLOAD_MAX];
 	uint64_t now = now_ns();
 
 	memcpy(to.sll_addr, t->rs.eth, 6);
@@ -416,6 +435,20 @@ static void *tcp_resend_main(void *arg)
 	return NULL;
 }
 
+/* The retransmissions end with the run's wait, before the table is read. */
+static void tcp_resend_stop(struct tcp *t)
+{
+	tcp_pump_stop(t);
+	if (t->rs.running) {
+		atomic_store(&t->rs.stop, true);
+		pthread_join(t->rs.tid, NULL);
+		t->rs.running = false;
+	}
+	if (t->rs.fd >= 0)
+		close(t->rs.fd);
+	t->rs.fd = -1;
+}
+
 static int tcp_start(void *ctx, const struct xr_gen_slot *slots, const struct engine_opts *o)
 {
 	struct tcp *t = ctx;
@@ -448,20 +481,10 @@ static int tcp_start(void *ctx, const struct xr_gen_slot *slots, const struct en
 		return err;
 	}
 	t->rs.running = true;
-	return 0;
-}
-
-/* The retransmissions end with the run's wait, before the table is read. */
-static void tcp_resend_stop(struct tcp *t)
-{
-	if (t->rs.running) {
-		atomic_store(&t->rs.stop, true);
-		pthread_join(t->rs.tid, NULL);
-		t->rs.running = false;
-	}
-	if (t->rs.fd >= 0)
-		close(t->rs.fd);
-	t->rs.fd = -1;
+	err = tcp_pump_start(t, t->skel);
+	if (err)
+		tcp_resend_stop(t);
+	return err;
 }
 
 /* Sessions that ended, one way or the other, among those that got an answer. */
@@ -670,16 +693,27 @@ void tcp_sessions_report(const struct tcp *t, const struct engine_result *res, F
 			fputc('\n', human);
 		}
 		fprintf(human,
-			"  segments: %llu sent, %llu again (%llu after a timeout), %llu out of order "
+			"  segments: %llu sent, %llu again (%llu after a timeout, %llu on the third "
+			"duplicate ACK), %llu out of order "
 			"answered, %llu stray; %llu SYNs again, %llu SYN-ACKs repeated; session table %u "
 			"slots (%.1f MiB)\n",
 			(unsigned long long)c[XR_TCP_SEGMENTS],
 			(unsigned long long)(c[XR_TCP_RESENT] + t->rs.resent),
-			(unsigned long long)t->rs.resent,
+			(unsigned long long)t->rs.resent, (unsigned long long)c[XR_TCP_FAST_RESENT],
 			(unsigned long long)c[XR_TCP_OUT_OF_ORDER],
 			(unsigned long long)c[XR_TCP_STRAY], (unsigned long long)t->rs.syns_resent,
 			(unsigned long long)res->replies.st.repeated, t->table,
 			t->table * sizeof(struct xr_tcp_session) / 1048576.0);
+		if (c[XR_TCP_PUMPED])
+			fprintf(human,
+				"  segments larger than XDP_TX builds in place: %llu asked of the pump, "
+				"%llu sent, %llu no longer wanted, %llu not sent (%llu no room in its "
+				"ring, %llu refused by the socket: sent again after a timeout)\n",
+				(unsigned long long)c[XR_TCP_PUMPED],
+				(unsigned long long)t->pump.sent, (unsigned long long)t->pump.stale,
+				(unsigned long long)(c[XR_TCP_PUMP_FULL] + t->pump.send_errors),
+				(unsigned long long)c[XR_TCP_PUMP_FULL],
+				(unsigned long long)t->pump.send_errors);
 		if (!res->replies.st.answered && !b.refused)
 			replies_rtt_line(res, human);
 		else
@@ -715,11 +749,19 @@ void tcp_sessions_report(const struct tcp *t, const struct engine_result *res, F
 	json_u64(j, "sent", c[XR_TCP_SEGMENTS]);
 	json_u64(j, "again", c[XR_TCP_RESENT] + t->rs.resent);
 	json_u64(j, "after_timeout", t->rs.resent);
+	json_u64(j, "after_duplicate_acks", c[XR_TCP_FAST_RESENT]);
 	json_u64(j, "syns_again", t->rs.syns_resent);
 	json_u64(j, "timeout_send_errors", t->rs.failed);
 	json_u64(j, "out_of_order", c[XR_TCP_OUT_OF_ORDER]);
 	json_u64(j, "stray", c[XR_TCP_STRAY]);
 	json_u64(j, "window_waits", c[XR_TCP_WINDOW_WAITS]);
+	json_open(j, "pump", '{');
+	json_u64(j, "asked", c[XR_TCP_PUMPED]);
+	json_u64(j, "sent", t->pump.sent);
+	json_u64(j, "stale", t->pump.stale);
+	json_u64(j, "send_errors", t->pump.send_errors);
+	json_u64(j, "ring_full", c[XR_TCP_PUMP_FULL]);
+	json_close(j, '}');
 	json_close(j, '}');
 	json_open(j, "replies", '{');
 	json_u64(j, "syn_acks", res->replies.st.answered);
