@@ -1,6 +1,7 @@
 # SPDX-License-Identifier: GPL-2.0
-# nginx for the test bed (sourced by tests/t_tcp.sh): one worker serving a 600-byte index.html and
-# /post (reads any body up to 1 MiB whole, answers "ok"), every request in DIR/access.log as
+# nginx for the test bed (sourced by tests/t_tcp.sh): one worker serving a 600-byte index.html, a
+# 100 KB big.html, the same chunked under /chunked/, /long-header (a 3 KB header field) and /post
+# (reads any body up to 1 MiB whole, answers "ok"), every request in DIR/access.log as
 # "ADDR STATUS REQUEST_LENGTH BODY_BYTES_SENT CONNECTION_REQUESTS" (request_length counts the request
 # line, header and body: a request that arrived whole).
 #   nginx_conf DIR ADDR [BACKLOG]   writes DIR/nginx.conf; start with: nginx -c DIR/nginx.conf -p DIR
@@ -9,6 +10,8 @@ nginx_conf() {
 	local d=$1 addr=$2 backlog=${3:-4096}
 	mkdir -p "$d/www" "$d/tmp"
 	head -c 600 /dev/zero | tr '\0' 'a' >"$d/www/index.html"
+	# 100 KB of text lines, for responses of many segments
+	seq -f 'line %06g of big.html' 1 4762 >"$d/www/big.html"
 	cat >"$d/nginx.conf" <<-CONF
 	worker_processes 1;
 	daemon off;
@@ -30,6 +33,17 @@ nginx_conf() {
 		server {
 			listen $addr:80 backlog=$backlog;
 			location / { root $d/www; }
+			# the same files with their length unknown (a filter rewrites them): chunked
+			location /chunked/ {
+				alias $d/www/;
+				sub_filter 'line' 'LINE';
+				sub_filter_once off;
+			}
+			# a response header longer than a segment
+			location = /long-header {
+				add_header X-Long "$(head -c 3000 /dev/zero | tr '\0' 'x')";
+				return 200 "ok\n";
+			}
 			# proxied, so that nginx reads each body whole before it answers (a bare return
 			# answers at once and drops the body unread)
 			location /post {

@@ -163,6 +163,55 @@ test_tcp_large_post_lossy() {
 	expect_eq "$(wc -l <"$NGINX_DIR/access.log")" "$completed" "lines in nginx's access log"
 }
 
+# raw_response PATH: the response nginx gives to one GET of PATH, headers lower-cased, in $WORK/raw
+raw_response() {
+	tb_gen python3 -c '
+import socket, sys
+s = socket.create_connection((sys.argv[1], 80), timeout=5)
+s.sendall(b"GET %s HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n" % sys.argv[2].encode())
+data = b""
+while True:
+    b = s.recv(65536)
+    if not b:
+        break
+    data += b
+head, _, body = data.partition(b"\r\n\r\n")
+sys.stdout.write(head.decode().lower() + "\n\nbody %d\n" % len(body))' "$TB_SRV_IP" "$1" >"$WORK/raw" ||
+		fail "GET $1 from nginx"
+}
+
+test_tcp_chunked_and_long_header() {
+	bed
+	nginx_start
+	count_start --tcp --dport 80 --duration 60s --idle 3s --json "$WORK/c.json"
+	# what nginx sends: a 100 KB body in chunks, and a header of more than two segments
+	raw_response /chunked/big.html
+	grep -q "^transfer-encoding: chunked" "$WORK/raw" || fail "not chunked: $(head -c 300 "$WORK/raw")"
+	raw_response /long-header
+	[ "$(head -c 4000 "$WORK/raw" | wc -c)" -gt 3000 ] || fail "the header is short: $(head -c 300 "$WORK/raw")"
+	: >"$NGINX_DIR/access.log"
+	# three requests a session: each response must end exactly where it does for the next to be read
+	tb_gen "$XR" gen tcp -i "$TB_GEN_IF" --dst "$TB_SRV_IP" --src 198.18.64.0/23 --http 'GET /chunked/big.html' \
+		--requests-per-session 3 --pps 200 --count 300 --wait 10s --json "$WORK/g.json" >"$WORK/out" 2>&1 ||
+		fail "gen tcp (chunked) exited $?: $(cat "$WORK/out")"
+	cat "$WORK/out"
+	sessions_add_up
+	expect_eq "$(jget "$WORK/g.json" sessions.completed)" 300 "sessions with chunked responses completed"
+	expect_eq "$(jget "$WORK/g.json" requests.status.2xx)" 900 "chunked responses read"
+	expect_eq "$(log_lines 200)" 900 "chunked 200s in nginx's access log"
+	[ "$(jget "$WORK/g.json" requests.first_byte_us.p50)" != 0 ] || fail "no first-byte times"
+	tb_gen "$XR" gen tcp -i "$TB_GEN_IF" --dst "$TB_SRV_IP" --src 198.18.64.0/23 --http 'GET /long-header' \
+		--requests-per-session 3 --pps 200 --count 300 --wait 10s --json "$WORK/g.json" >"$WORK/out" 2>&1 ||
+		fail "gen tcp (long header) exited $?: $(cat "$WORK/out")"
+	cat "$WORK/out"
+	sessions_add_up
+	expect_eq "$(jget "$WORK/g.json" sessions.completed)" 300 "sessions with 3 KB headers completed"
+	expect_eq "$(jget "$WORK/g.json" requests.status.2xx)" 900 "responses with 3 KB headers read"
+	expect_eq "$(log_lines 200)" 1800 "200s in nginx's access log"
+	count_wait
+	server_clean
+}
+
 test_tcp_failures_attributed() {
 	bed
 	nginx_start

@@ -181,7 +181,7 @@ static long mqtt_byte(__u32 i, void *data)
 {
 	struct mqtt_read *r = data;
 	struct xr_tcp_session *s = r->s;
-	__u8 b = r->buf[i & (XR_HTTP_SCAN - 1)];
+	__u8 b = r->buf[i & (XR_TCP_READ_MAX - 1)];
 
 	switch (s->mq_state) {
 	case 0:
@@ -233,8 +233,8 @@ static __always_inline int mqtt_read(struct xdp_md *ctx, struct xr_tcp_session *
 
 	__u32 n = plen;
 
-	if (n > XR_HTTP_SCAN)
-		n = XR_HTTP_SCAN;
+	if (n > XR_TCP_READ_MAX)
+		n = XR_TCP_READ_MAX;
 	if (n != plen || !n || bpf_xdp_load_bytes(ctx, off, buf, n)) {
 		/* more than a lock-step client can be owed at once */
 		*why = XR_TCP_MALFORMED;

@@ -49,8 +49,16 @@ struct {
 	__type(value, __u64);
 } tcp_resp_hist SEC(".maps");
 
+/* Request to first response byte, per second, as rtt_hist. */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, XR_RTT_CELLS);
+	__type(key, __u32);
+	__type(value, __u64);
+} tcp_first_hist SEC(".maps");
+
 struct tcp_scratch {
-	__u8 head[XR_HTTP_SCAN]; /* a response's first bytes */
+	__u8 head[XR_TCP_READ_MAX]; /* the bytes of a server's segment, to read */
 	__u8 tail[64]; /* the checksum's last partial block */
 	__u8 seg[2048]; /* a segment of ours whose bytes are the session's own (gen mqtt) */
 };
@@ -62,18 +70,6 @@ struct {
 	__type(value, struct tcp_scratch);
 } tcp_scratch SEC(".maps");
 
-/* The end of a response's header, its Content-Length and whether it is chunked. */
-struct http_scan {
-	const __u8 *buf;
-	__u64 last8; /* the last 8 bytes, lower case */
-	__u32 last4; /* the last 4 bytes */
-	__u32 hdr_end; /* 0 until "\r\n\r\n" */
-	__u32 clen;
-	__u8 in_clen; /* 1: reading Content-Length's digits, 2: read */
-	__u8 have_clen;
-	__u8 chunked;
-};
-
 #include "proto/mqtt.bpf.h"
 
 #define TCP_MQTT (tcp_cfg.response == XR_TCP_RESP_MQTT)
@@ -82,68 +78,187 @@ struct http_scan {
 #define HTTP_LENGTH_TAIL 0x2d6c656e6774683aULL
 #define HTTP_CHUNKED_TAIL 0x206368756e6b6564ULL
 
-/* bpf_loop's body: one byte of the header (a callback is verified once, not per iteration) */
-static long http_scan_byte(__u32 i, void *data)
+/* One byte of response k's header, at index idx of the response. */
+static __always_inline void http_header_byte(struct xr_tcp_session *s, __u8 b, __u32 idx)
 {
-	struct http_scan *sc = data;
-	__u8 b = sc->buf[i & (XR_HTTP_SCAN - 1)];
 	__u8 lc = b >= 'A' && b <= 'Z' ? b + 32 : b;
 
-	sc->last4 = sc->last4 << 8 | b;
-	sc->last8 = sc->last8 << 8 | lc;
-	if (sc->in_clen == 1) {
+	s->http_last8 = s->http_last8 << 8 | lc;
+	/* "HTTP/x.y NNN" */
+	if (idx < 12) {
+		static const char proto[] = "HTTP/";
+
+		if ((idx < 5 && b != proto[idx]) || (idx == 8 && b != ' ') ||
+		    (idx > 8 && (b < '0' || b > '9')))
+			s->http_phase = XR_HTTP_BAD;
+		else if (idx > 8)
+			s->status = s->status * 10 + (b - '0');
+		return;
+	}
+	if (idx >= XR_HTTP_HEADER_MAX) {
+		s->http_phase = XR_HTTP_BAD;
+		return;
+	}
+	if (s->http_flags & XR_HTTPF_CLEN) {
 		if (b >= '0' && b <= '9') {
-			if (sc->clen < 100000000)
-				sc->clen = sc->clen * 10 + (b - '0');
-			sc->have_clen = 1;
-		} else if (b != ' ' || sc->have_clen) {
-			sc->in_clen = 2;
+			if (s->http_num < 100000000)
+				s->http_num = s->http_num * 10 + (b - '0');
+			s->http_flags |= XR_HTTPF_CLEN_READ;
+		} else if (b != ' ' || (s->http_flags & XR_HTTPF_CLEN_READ)) {
+			s->http_flags &= ~XR_HTTPF_CLEN;
 		}
 	}
-	if (sc->last8 == HTTP_LENGTH_TAIL)
-		sc->in_clen = 1;
-	if (sc->last8 == HTTP_CHUNKED_TAIL)
-		sc->chunked = 1;
-	if (sc->last4 == 0x0d0a0d0a) {
-		sc->hdr_end = i + 1;
+	if (s->http_last8 == HTTP_LENGTH_TAIL) {
+		s->http_flags = (s->http_flags & ~XR_HTTPF_CLEN_READ) | XR_HTTPF_CLEN;
+		s->http_num = 0;
+	}
+	if (s->http_last8 == HTTP_CHUNKED_TAIL)
+		s->http_flags |= XR_HTTPF_CHUNKED;
+	if ((__u32)s->http_last8 != 0x0d0a0d0a)
+		return;
+	/* the header's end: what the body is */
+	if (s->status < 200 || s->status == 204 || s->status == 304)
+		s->http_phase = XR_HTTP_DONE;
+	else if (s->http_flags & XR_HTTPF_CHUNKED)
+		s->http_phase = XR_HTTP_CHUNK_SIZE;
+	else if (s->http_flags & XR_HTTPF_CLEN_READ)
+		s->http_phase = s->http_num ? XR_HTTP_BODY : XR_HTTP_DONE;
+	else
+		s->http_phase = XR_HTTP_TO_FIN;
+	if (s->http_phase == XR_HTTP_CHUNK_SIZE)
+		s->http_num = 0;
+}
+
+/* The end of a chunk-size line: the chunk's data, or the trailer after the last chunk. */
+static __always_inline void http_chunk_line(struct xr_tcp_session *s)
+{
+	s->http_phase = s->http_num ? XR_HTTP_CHUNK_DATA : XR_HTTP_TRAILER;
+	s->http_line = 0;
+}
+
+/* One byte of a chunked body's framing (not of a chunk's data). */
+static __always_inline void http_chunk_byte(struct xr_tcp_session *s, __u8 b)
+{
+	switch (s->http_phase) {
+	case XR_HTTP_CHUNK_SIZE:
+		if ((b >= '0' && b <= '9') || ((b | 0x20) >= 'a' && (b | 0x20) <= 'f')) {
+			/* more than 2^28 bytes in one chunk: not a response a benchmark reads */
+			if (s->http_num >> 28) {
+				s->http_phase = XR_HTTP_BAD;
+				return;
+			}
+			s->http_num = s->http_num << 4 |
+				      (b <= '9' ? b - '0' : (b | 0x20) - 'a' + 10);
+		} else if (b == '\n') {
+			http_chunk_line(s);
+		} else {
+			/* an extension (";name=value"), white space or the CR */
+			s->http_phase = XR_HTTP_CHUNK_EXT;
+		}
+		return;
+	case XR_HTTP_CHUNK_EXT:
+		if (b == '\n')
+			http_chunk_line(s);
+		return;
+	case XR_HTTP_CHUNK_CR:
+		if (b == '\r')
+			s->http_phase = XR_HTTP_CHUNK_LF;
+		else if (b == '\n')
+			s->http_phase = XR_HTTP_CHUNK_SIZE;
+		else
+			s->http_phase = XR_HTTP_BAD;
+		return;
+	case XR_HTTP_CHUNK_LF: s->http_phase = b == '\n' ? XR_HTTP_CHUNK_SIZE : XR_HTTP_BAD; return;
+	case XR_HTTP_TRAILER:
+		if (b == '\n') {
+			if (!s->http_line)
+				s->http_phase = XR_HTTP_DONE;
+			s->http_line = 0;
+		} else if (b != '\r') {
+			s->http_line = 1;
+		}
+		return;
+	}
+}
+
+struct http_read {
+	struct xr_tcp_session *s;
+	const __u8 *buf; /* the segment's bytes */
+	__u32 pos, n;
+	__u32 base; /* index in the response of buf[0] */
+};
+
+/*
+ * bpf_loop's body: from r->pos, a run of body or chunk data at once (it is
+ * not read), or one byte of the header or of the chunks' framing. 1 when the
+ * segment is done or the response has ended. (A callback is verified once,
+ * not per iteration; the loop runs at most once per byte.)
+ */
+static long http_step(__u32 i, void *data)
+{
+	struct http_read *r = data;
+	struct xr_tcp_session *s = r->s;
+	__u32 take;
+	__u8 b;
+
+	if (r->pos >= r->n)
+		return 1;
+	switch (s->http_phase) {
+	case XR_HTTP_BODY:
+	case XR_HTTP_CHUNK_DATA:
+		take = r->n - r->pos;
+		if (take > s->http_num)
+			take = s->http_num;
+		r->pos += take;
+		s->http_num -= take;
+		if (!s->http_num)
+			s->http_phase = s->http_phase == XR_HTTP_BODY ? XR_HTTP_DONE :
+									XR_HTTP_CHUNK_CR;
+		return 0;
+	case XR_HTTP_HEADER:
+	case XR_HTTP_CHUNK_SIZE:
+	case XR_HTTP_CHUNK_EXT:
+	case XR_HTTP_CHUNK_CR:
+	case XR_HTTP_CHUNK_LF:
+	case XR_HTTP_TRAILER: break;
+	default:
+		/* the FIN ends it, it ended, or it cannot be read: the rest is not looked at */
 		return 1;
 	}
+	b = r->buf[r->pos & (XR_TCP_READ_MAX - 1)];
+	if (s->http_phase == XR_HTTP_HEADER)
+		http_header_byte(s, b, r->base + r->pos);
+	else
+		http_chunk_byte(s, b);
+	r->pos++;
 	return 0;
 }
 
 /*
- * Response k's first segment: its status into *status and its whole length
- * (0: until the server's FIN). -1: not a response we can read (no status
- * line, a header longer than its first segment or XR_HTTP_SCAN, chunked).
+ * plen bytes of response k at off of the server's segment, read on from where
+ * the last segment left it: s->http_phase says where it is now (XR_HTTP_BAD:
+ * a response this client cannot read). A body counted by Content-Length is
+ * not loaded at all.
  */
-static __always_inline int http_response_start(struct xdp_md *ctx, __u32 off, __u32 plen,
-					       struct tcp_scratch *sc, __u32 *len, __u32 *status)
+static __always_inline void http_read(struct xdp_md *ctx, struct xr_tcp_session *s, __u32 off,
+				      __u32 plen, __u8 *buf)
 {
-	struct http_scan hs = { .buf = sc->head };
-	__u32 n = plen, st;
+	struct http_read r = { .s = s, .buf = buf, .n = plen, .base = s->resp_got };
 
-	if (n > XR_HTTP_SCAN)
-		n = XR_HTTP_SCAN;
-	if (n < 13 || bpf_xdp_load_bytes(ctx, off, sc->head, n))
-		return -1;
-	if (sc->head[0] != 'H' || sc->head[1] != 'T' || sc->head[2] != 'T' || sc->head[3] != 'P' ||
-	    sc->head[4] != '/' || sc->head[8] != ' ')
-		return -1;
-	st = 0;
-	for (int i = 9; i < 12; i++) {
-		if (sc->head[i] < '0' || sc->head[i] > '9')
-			return -1;
-		st = st * 10 + (sc->head[i] - '0');
+	if (s->http_phase == XR_HTTP_TO_FIN ||
+	    (s->http_phase == XR_HTTP_BODY && plen <= s->http_num)) {
+		if (s->http_phase == XR_HTTP_BODY && !(s->http_num -= plen))
+			s->http_phase = XR_HTTP_DONE;
+		return;
 	}
-	*status = st;
-	bpf_loop(n, http_scan_byte, &hs, 0);
-	if (!hs.hdr_end || hs.chunked)
-		return -1;
-	if (st < 200 || st == 204 || st == 304)
-		*len = hs.hdr_end;
-	else
-		*len = hs.have_clen ? hs.hdr_end + hs.clen : 0;
-	return 0;
+	if (s->http_phase >= XR_HTTP_DONE)
+		return;
+	if (!plen || plen > XR_TCP_READ_MAX ||
+	    bpf_xdp_load_bytes(ctx, off, buf, ((plen - 1) & (XR_TCP_READ_MAX - 1)) + 1)) {
+		s->http_phase = XR_HTTP_BAD;
+		return;
+	}
+	bpf_loop(plen + 1, http_step, &r, 0);
 }
 
 /* Our next sequence number at offset off of request k (k == requests: the bye's and FIN's). */
@@ -387,7 +502,11 @@ static __always_inline int tcp_next(struct xdp_md *ctx, struct xr_tcp_session *s
 	s->dupacks = 0;
 	s->acked = 0;
 	s->resp_got = 0;
-	s->resp_len = 0;
+	s->status = 0;
+	/* the reader's state, MQTT's or HTTP's */
+	s->http_phase = 0;
+	s->http_flags = 0;
+	s->http_num = 0;
 	s->mq_acked = 0;
 	if (s->k < tcp_cfg.requests) {
 		if (s->flags & XR_TCPF_FIN_RCVD) {
@@ -447,7 +566,7 @@ static __always_inline bool tcp_mqtt_answered(const struct xr_tcp_session *s)
 
 static __always_inline int tcp_session_reply(struct xdp_md *ctx)
 {
-	__u32 seq, ack, slot, tkey, plen, doff, zero = 0, status, rlen;
+	__u32 seq, ack, slot, tkey, plen, doff, zero = 0;
 	struct xr_replies_stats *st;
 	struct xr_tcp_session *s;
 	struct tcp_scratch *sc;
@@ -611,25 +730,25 @@ static __always_inline int tcp_session_reply(struct xdp_md *ctx)
 										       XDP_TX;
 	}
 	if (plen) {
-		if (!s->resp_got) {
-			if (tcp_cfg.response == XR_TCP_RESP_SIZE) {
-				s->resp_len = tcp_cfg.resp_size;
-				status = 200;
-			} else if (http_response_start(ctx, 14 + 20 + doff, plen, sc, &rlen,
-						       &status)) {
+		if (!s->resp_got)
+			record_hist(&tcp_first_hist, s->t_req);
+		if (tcp_cfg.response == XR_TCP_RESP_HTTP) {
+			http_read(ctx, s, 14 + 20 + doff, plen, sc->head);
+			if (s->http_phase == XR_HTTP_BAD) {
 				tcp_done(s, st, XR_TCP_MALFORMED);
 				return tcp_reply(ctx, TCP_RST | TCP_ACK,
 						 tcp_our_seq(s, tcp_req_len(s)), s->rcv_nxt) ?
 					       XDP_DROP :
 					       XDP_TX;
-			} else {
-				s->resp_len = rlen;
 			}
-			s->status = status;
 		}
 		s->resp_got += plen;
 	}
-	if ((s->resp_len && s->resp_got >= s->resp_len) || (!s->resp_len && s->resp_got && fin)) {
+	if (tcp_cfg.response == XR_TCP_RESP_SIZE ?
+		    s->resp_got >= tcp_cfg.resp_size :
+		    s->http_phase == XR_HTTP_DONE || (s->http_phase == XR_HTTP_TO_FIN && fin)) {
+		if (tcp_cfg.response == XR_TCP_RESP_SIZE)
+			s->status = 200;
 		/* constant indices: clang turns a computed one into a division the verifier cannot bound */
 		switch (s->status / 100) {
 		case 2: st->ctr[XR_TCP_2XX]++; break;

@@ -51,14 +51,36 @@ struct xr_tcp_pump_seg {
 #define XR_TCP_FLIGHT_SEGS 10 /* as Linux's initial congestion window */
 /* The most sessions the table holds at once (80 MiB). */
 #define XR_TCP_TABLE_MAX (1U << 20)
-/* How much of a response's first segment is searched for the end of its header. */
-#define XR_HTTP_SCAN 1024
+/* The most bytes of the server's one segment that are read (a 1500-byte MTU's fit). */
+#define XR_TCP_READ_MAX 2048
+/* A response header longer than this is not one this client reads. */
+#define XR_HTTP_HEADER_MAX 65536
 
 enum xr_tcp_response {
 	XR_TCP_RESP_HTTP = 0, /* HTTP/1.x: status line, Content-Length, or the server's FIN */
 	XR_TCP_RESP_SIZE = 1, /* a fixed number of bytes (resp_size) */
 	XR_TCP_RESP_MQTT = 2, /* MQTT packets (bpf/shared/mqtt.h) */
 };
+
+/* Where the reading of an HTTP/1.x response is (bpf/proto/tcp.bpf.h: http_step). */
+enum xr_http_phase {
+	XR_HTTP_HEADER = 0, /* status line and header fields, up to the empty line */
+	XR_HTTP_BODY = 1, /* http_num bytes of body left (Content-Length) */
+	XR_HTTP_TO_FIN = 2, /* a body without a length: it ends with the server's FIN */
+	XR_HTTP_CHUNK_SIZE = 3, /* a chunk's size, in hex, into http_num */
+	XR_HTTP_CHUNK_EXT = 4, /* the rest of the chunk-size line */
+	XR_HTTP_CHUNK_DATA = 5, /* http_num bytes of the chunk left */
+	XR_HTTP_CHUNK_CR = 6, /* the CRLF after a chunk's data */
+	XR_HTTP_CHUNK_LF = 7,
+	XR_HTTP_TRAILER = 8, /* after the last chunk: trailer fields up to an empty line */
+	XR_HTTP_DONE = 9,
+	XR_HTTP_BAD = 10, /* not a response this client can read */
+};
+
+/* http_flags */
+#define XR_HTTPF_CLEN 1 /* reading Content-Length's digits */
+#define XR_HTTPF_CLEN_READ 2 /* read: http_num holds it */
+#define XR_HTTPF_CHUNKED 4 /* Transfer-Encoding: chunked */
 
 enum xr_tcp_close {
 	XR_TCP_CLOSE_FIN = 0, /* FIN, and the server's FIN acknowledged */
@@ -96,7 +118,7 @@ struct xr_tcp_session {
 	__u32 rcv_nxt; /* the server's next byte */
 	__u32 acked; /* bytes of request k the server acknowledged */
 	__u32 resp_got; /* bytes of response k so far */
-	__u32 resp_len; /* its whole length (header + body) once known; 0: until the server's FIN */
+	__u32 pad0;
 	__u16 wnd; /* the server's receive window */
 	__u16 mss; /* the server's MSS */
 	__u16 k; /* responses complete */
@@ -105,17 +127,34 @@ struct xr_tcp_session {
 	__u16 status; /* response k's HTTP status */
 	__u16 in_flight; /* bytes of request k sent past acked */
 	__u8 retries; /* timeouts since the server last acknowledged something new (user/proto/tcp/) */
-	/* XR_TCP_RESP_MQTT: where the reading of the broker's packets is (bpf/proto/mqtt.bpf.h) */
-	__u8 mq_state; /* 0: a packet's first byte next, 1-4: its length's, 5: its body's */
-	__u8 mq_type;
-	__u8 mq_pos; /* body bytes read (up to 255) */
-	__u8 mq_body[4]; /* the first of them */
-	__u32 mq_left; /* body bytes still to come */
+	/* where the reading of the server's answer is: the protocol's own */
+	union {
+		/* XR_TCP_RESP_MQTT: the broker's packets (bpf/proto/mqtt.bpf.h) */
+		struct {
+			__u8 mq_state; /* 0: a packet's first byte next, 1-4: its length's, 5: its body's */
+			__u8 mq_type;
+			__u8 mq_pos; /* body bytes read (up to 255) */
+			__u8 mq_body[4]; /* the first of them */
+		};
+		/* XR_TCP_RESP_HTTP: response k */
+		struct {
+			__u8 http_phase; /* enum xr_http_phase */
+			__u8 http_flags; /* XR_HTTPF_* */
+			__u8 http_line; /* XR_HTTP_TRAILER: the line so far is not empty */
+		};
+	};
+	union {
+		__u32 mq_left; /* body bytes still to come */
+		__u32 http_num; /* Content-Length, a chunk's size, or what is left of either */
+	};
 	__u8 dupacks; /* ACKs in a row that acknowledged nothing new while something was in flight */
 	__u8 pad[3];
 	__u64 t_req; /* when request k's first byte went out */
 	__u64 t_sent; /* when our last segment that wants an acknowledgement went out */
-	__u64 mq_acked; /* the packet ids (1 << (id - 1)) of burst k's PUBACKs so far */
+	union {
+		__u64 mq_acked; /* the packet ids (1 << (id - 1)) of burst k's PUBACKs so far */
+		__u64 http_last8; /* the header's last 8 bytes, lower case, the last in the low bits */
+	};
 };
 
 /* Retransmission after a timeout (userspace, user/proto/tcp/tcp.c): 200 ms, doubled each time, 6 times. */

@@ -147,12 +147,11 @@ static int mqtt_check(void *st, const struct send_opts *so)
 		return cli_usage_error(so->cmd, "--password goes with --username in MQTT 3.1.1");
 	if (!m->burst_set) {
 		/*
-		 * QoS 1: one message, one PUBACK (sync); QoS 0: what one segment holds
-		 * on any driver (on veth, 192 bytes: the broker's frames have no
-		 * tailroom). A burst over more segments waits for the broker's delayed
-		 * ACK (40 ms) after each but the last: 14.9k msg/s at 25 x 34 B, 121k at 5.
+		 * QoS 1: one message, one PUBACK (sync); QoS 0: what one full segment
+		 * holds (the pump sends it: bpf/shared/tcp.h). Measured here, 100 x 1,000
+		 * messages of 16 B: 175k msg/s in bursts of 5, 369k in bursts of 50.
 		 */
-		uint64_t fit = (XR_TCP_SMALL_SEGMENT - 2) / mqtt_message_len(&m->so);
+		uint64_t fit = (XR_TCP_PAYLOAD_MAX - 2) / mqtt_message_len(&m->so);
 
 		m->so.burst = m->so.qos || !fit	      ? 1 :
 			      fit > XR_MQTT_BATCH_MAX ? XR_MQTT_BATCH_MAX :
@@ -418,8 +417,8 @@ const struct xr_proto proto_mqtt = {
 		"      --messages N      messages per session (default 100)\n"
 		"      --burst B         messages sent together and answered before the next\n"
 		"                        burst: QoS 1 by B PUBACKs (default 1), QoS 0 by the\n"
-		"                        PINGRESP to a PINGREQ after them (default: what fits in\n"
-		"                        192 bytes, one segment on any driver)\n"
+		"                        PINGRESP to a PINGREQ after them (default: what one\n"
+		"                        1460-byte segment holds, at most 64)\n"
 		"      --keepalive T     the CONNECT's keep-alive (default 60s)\n"
 		"  --count is sessions (connections), --pps new sessions per second; each one\n"
 		"  publishes as fast as the broker answers. Every message asked is taken by the\n"

@@ -98,6 +98,7 @@ struct tcp {
 	size_t sessions_sz;
 	struct tcp_stalled stalled;
 	struct engine_replies resp; /* request to last byte */
+	struct engine_replies first_byte; /* request to first byte */
 	uint64_t last_answer_ns; /* when the last response completed (CLOCK_MONOTONIC) */
 	uint64_t why[XR_MQTT_WHY_CELLS]; /* XR_TCP_RESP_MQTT: what the broker said (mqtt_reasons) */
 	struct tcp_resender rs;

@@ -524,6 +524,7 @@ static void tcp_finish(void *ctx, struct gen_bpf *skel)
 			t->stalled.close++;
 	}
 	engine_hist_read(bpf_map__fd(skel->maps.tcp_resp_hist), &t->resp);
+	engine_hist_read(bpf_map__fd(skel->maps.tcp_first_hist), &t->first_byte);
 	t->last_answer_ns = skel->bss->tcp_last_answer_ns;
 	if (t->response == XR_TCP_RESP_MQTT)
 		engine_percpu_sum(bpf_map__fd(skel->maps.mqtt_reasons), XR_MQTT_WHY_CELLS, t->why);
@@ -805,8 +806,11 @@ static void tcp_report(void *st, const struct engine_result *res, uint64_t ready
 		if (c[XR_TCP_OTHER_STATUS])
 			fprintf(human, " other %llu", (unsigned long long)c[XR_TCP_OTHER_STATUS]);
 		fputc('\n', human);
-		if (c[XR_TCP_RESPONSES])
+		if (c[XR_TCP_RESPONSES] && t->first_byte.hist) {
+			replies_hist_line(human, "first byte (request to first response byte)",
+					  &t->first_byte);
 			tcp_answers_report(t, "response (request to last byte)", human, NULL, NULL);
+		}
 	}
 	if (!j)
 		return;
@@ -820,6 +824,8 @@ static void tcp_report(void *st, const struct engine_result *res, uint64_t ready
 	json_u64(j, "other", c[XR_TCP_OTHER_STATUS]);
 	json_close(j, '}');
 	tcp_answers_report(t, NULL, NULL, j, "response_us");
+	if (t->first_byte.hist)
+		replies_hist_json(j, "first_byte_us", &t->first_byte);
 	json_u64(j, "bytes", t->req_len);
 	json_close(j, '}');
 }
@@ -837,6 +843,7 @@ void tcp_sessions_free(struct tcp *t)
 		free(t->first);
 	free(t->req);
 	free(t->resp.hist);
+	free(t->first_byte.hist);
 }
 
 static void tcp_free(void *st)
