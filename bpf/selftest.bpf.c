@@ -12,6 +12,7 @@
 #include "lib/parse.bpf.h"
 #include "lib/tcp.bpf.h"
 #include "proto/mqtt.bpf.h"
+#include "proto/http.bpf.h"
 
 _Static_assert(XR_TEST_PAYLOAD_MAX == XR_TCP_PAYLOAD_MAX, "the test payload is a reply's largest");
 
@@ -53,6 +54,27 @@ int xr_mqtt_patch_test(struct xdp_md *ctx)
 	if (!t || t->len > sizeof(t->seg))
 		return XDP_ABORTED;
 	mqtt_patch(&t->s, t->seg, t->off, t->len);
+	return XDP_PASS;
+}
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct xr_http_read_test);
+} http_read_test SEC(".maps");
+
+/* gen tcp's HTTP reader on the frame's bytes past 14, counted into the session as the handler does */
+SEC("xdp")
+int xr_http_read_test(struct xdp_md *ctx)
+{
+	__u32 zero = 0, plen = ctx->data_end - ctx->data - 14;
+	struct xr_http_read_test *t = bpf_map_lookup_elem(&http_read_test, &zero);
+
+	if (!t)
+		return XDP_ABORTED;
+	http_read(ctx, &t->s, 14, plen, t->buf);
+	t->s.resp_got += plen;
 	return XDP_PASS;
 }
 

@@ -212,6 +212,15 @@ test_tcp_chunked_and_long_header() {
 	server_clean
 }
 
+test_tcp_http_selftest() {
+	# the HTTP reader in XDP against user/proto/tcp/http.c: random responses, random segments
+	"$XR" selftest --only http --cases 2000 --seed "$RANDOM" >"$WORK/out" 2>&1 || fail "$(cat "$WORK/out")"
+	cat "$WORK/out"
+	grep -qE "^selftest http: 2000 responses .* in [0-9]{4,} segments, 0 mismatches" "$WORK/out" || fail "$(cat "$WORK/out")"
+	[ "$(grep -c "^selftest" "$WORK/out")" = 1 ] || fail "--only ran other parts: $(cat "$WORK/out")"
+	run_bad 2 "selftest: --only: .*not 'nope'" "$XR" selftest --only nope
+}
+
 test_tcp_failures_attributed() {
 	bed
 	nginx_start

@@ -26,4 +26,10 @@ struct xr_mqtt_patch_test {
 	__u8 seg[2048];
 };
 
+/* http_read's session, read on from one segment (the test frame's bytes past 14) to the next. */
+struct xr_http_read_test {
+	struct xr_tcp_session s;
+	__u8 buf[XR_TCP_READ_MAX];
+};
+
 #endif /* __XR_SHARED_SELFTEST_H */

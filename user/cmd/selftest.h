@@ -22,4 +22,10 @@ int selftest_lib(uint64_t cases, uint64_t (*rnd)(void), uint64_t *checked, uint6
 /* gen mqtt's per-session bytes in BPF against user/proto/mqtt/stream.c's, in five stream shapes. */
 int selftest_mqtt(uint64_t cases, uint64_t (*rnd)(void), uint64_t *checked, uint64_t *mismatches);
 
+/*
+ * gen tcp's HTTP reader in XDP against user/proto/tcp/http.c over random
+ * responses cut into random segments.
+ */
+int selftest_http(uint64_t cases, uint64_t (*rnd)(void), uint64_t *checked, uint64_t *mismatches);
+
 #endif
