@@ -13,6 +13,7 @@
 #include "lib/tcp.bpf.h"
 #include "proto/mqtt.bpf.h"
 #include "proto/http.bpf.h"
+#include "proto/fields.bpf.h"
 
 _Static_assert(XR_TEST_PAYLOAD_MAX == XR_TCP_PAYLOAD_MAX, "the test payload is a reply's largest");
 
@@ -75,6 +76,26 @@ int xr_http_read_test(struct xdp_md *ctx)
 		return XDP_ABORTED;
 	http_read(ctx, &t->s, 14, plen, t->buf);
 	t->s.resp_got += plen;
+	return XDP_PASS;
+}
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct xr_tcp_fields_test);
+} tcp_fields_test SEC(".maps");
+
+/* gen tcp's {c} and {k}, in place in the map */
+SEC("xdp")
+int xr_tcp_fields_test(struct xdp_md *ctx)
+{
+	__u32 zero = 0;
+	struct xr_tcp_fields_test *t = bpf_map_lookup_elem(&tcp_fields_test, &zero);
+
+	if (!t)
+		return XDP_ABORTED;
+	tcp_fields_patch(&t->f, &t->s, t->seg, t->off, t->len);
 	return XDP_PASS;
 }
 

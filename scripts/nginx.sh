@@ -2,7 +2,7 @@
 # nginx for the test bed (sourced by tests/t_tcp.sh): one worker serving a 600-byte index.html, a
 # 100 KB big.html, the same chunked under /chunked/, /long-header (a 3 KB header field) and /post
 # (reads any body up to 1 MiB whole, answers "ok"), every request in DIR/access.log as
-# "ADDR STATUS REQUEST_LENGTH BODY_BYTES_SENT CONNECTION_REQUESTS" (request_length counts the request
+# "ADDR STATUS REQUEST_LENGTH BODY_BYTES_SENT CONNECTION_REQUESTS URI" (request_length counts the request
 # line, header and body: a request that arrived whole).
 #   nginx_conf DIR ADDR [BACKLOG]   writes DIR/nginx.conf; start with: nginx -c DIR/nginx.conf -p DIR
 #   nginx_wait NS ADDR PID          until nginx listens on ADDR:80 in namespace NS (5 s at most)
@@ -22,7 +22,7 @@ nginx_conf() {
 	worker_rlimit_nofile 20000;
 	events { worker_connections 16384; }
 	http {
-		log_format bench '\$remote_addr \$status \$request_length \$body_bytes_sent \$connection_requests';
+		log_format bench '\$remote_addr \$status \$request_length \$body_bytes_sent \$connection_requests \$request_uri';
 		access_log $d/access.log bench;
 		client_body_temp_path $d/tmp;
 		proxy_temp_path $d/tmp;

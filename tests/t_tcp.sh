@@ -212,6 +212,44 @@ test_tcp_chunked_and_long_header() {
 	server_clean
 }
 
+test_tcp_fields() {
+	bed
+	nginx_start
+	count_start --tcp --dport 80 --duration 60s --idle 3s --json "$WORK/c.json"
+	# every request its own: the session's number and the request's in the URI
+	tb_gen "$XR" gen tcp -i "$TB_GEN_IF" --dst "$TB_SRV_IP" --src 198.18.64.0/23 \
+		--http 'GET /index.html?c={c}&k={k}' --requests-per-session 3 --pps 2k --count 1000 \
+		--wait 5s --json "$WORK/g.json" >"$WORK/out" 2>&1 || fail "gen tcp exited $?: $(cat "$WORK/out")"
+	sessions_add_up
+	expect_eq "$(jget "$WORK/g.json" sessions.completed)" 1000 "sessions completed"
+	expect_eq "$(awk '$2 == 200 { print $6 }' "$NGINX_DIR/access.log" | sort -u | wc -l)" 3000 "distinct URIs"
+	# session c's requests k = 0, 1, 2 in order on one connection, c in 10 digits
+	awk '$2 == 200 { print $5, $6 }' "$NGINX_DIR/access.log" | python3 -c '
+import re, sys
+seen = set()
+for line in sys.stdin:
+    n, uri = line.split()
+    m = re.fullmatch(r"/index.html\?c=(\d{10})&k=(\d{10})", uri)
+    assert m, uri
+    c, k = int(m.group(1)), int(m.group(2))
+    assert c < 1000 and k == int(n) - 1, line
+    seen.add((c, k))
+assert len(seen) == 3000, len(seen)' || fail "URIs not each session's and request's own"
+	# the same through the pump (a 10 KB body: no segment fits in place) and its retransmissions
+	head -c 10240 /dev/urandom >"$WORK/body"
+	: >"$NGINX_DIR/access.log"
+	tb_gen "$XR" gen tcp -i "$TB_GEN_IF" --dst "$TB_SRV_IP" --src 198.18.64.0/23 --http 'POST /post?c={c}' \
+		--body "$WORK/body" --pps 500 --count 500 --wait 5s --json "$WORK/g.json" >"$WORK/out" 2>&1 ||
+		fail "gen tcp exited $?: $(cat "$WORK/out")"
+	expect_eq "$(jget "$WORK/g.json" sessions.completed)" 500 "POST sessions completed"
+	expect_eq "$(awk '$2 == 200 { print $6 }' "$NGINX_DIR/access.log" | sort -u | grep -cE '^/post\?c=0000000[0-9]{3}$')" \
+		500 "distinct POST URIs"
+	count_wait
+	server_clean
+	run_bad 2 "at most 4 \\{c\\} and \\{k\\} fields" "$XR" gen tcp -i lo --dst 198.18.0.2 \
+		--http 'GET /{c}{c}{k}{k}{c}'
+}
+
 test_tcp_http_selftest() {
 	# the HTTP reader in XDP against user/proto/tcp/http.c: random responses, random segments
 	"$XR" selftest --only http --cases 2000 --seed "$RANDOM" >"$WORK/out" 2>&1 || fail "$(cat "$WORK/out")"

@@ -75,6 +75,7 @@ struct {
 #define TCP_MQTT (tcp_cfg.response == XR_TCP_RESP_MQTT)
 
 #include "proto/http.bpf.h"
+#include "proto/fields.bpf.h"
 
 /* Our next sequence number at offset off of request k (k == requests: the bye's and FIN's). */
 static __always_inline __u32 tcp_our_seq(const struct xr_tcp_session *s, __u32 off)
@@ -221,11 +222,25 @@ static __always_inline int tcp_send_request(struct xdp_md *ctx, struct xr_tcp_se
 	if (len > s->mss || len > s->wnd || len > XR_TCP_PAYLOAD_MAX)
 		goto pump;
 	payload = req + off;
-	if (TCP_MQTT) {
-		/* the session's own bytes: the template's, its {c} and stamps written in */
+	if (TCP_MQTT || tcp_cfg.fields.kind[0]) {
+		/* the session's own bytes: the template's, its {c} (and stamps) written in */
 		if (bpf_probe_read_kernel(sc->seg, len & 0x7ff, payload))
 			return -1;
-		mqtt_patch(s, sc->seg, off, len);
+		if (TCP_MQTT) {
+			mqtt_patch(s, sc->seg, off, len);
+		} else {
+			/*
+			 * member by member from the volatile rodata: through a plain
+			 * pointer, clang would take the initializer's zeros for them
+			 */
+			struct xr_tcp_fields f;
+
+			for (int i = 0; i < XR_TCP_FIELDS; i++) {
+				f.off[i] = tcp_cfg.fields.off[i];
+				f.kind[i] = tcp_cfg.fields.kind[i];
+			}
+			tcp_fields_patch(&f, s, sc->seg, off, len);
+		}
 		payload = sc->seg;
 	}
 	/* no room to grow the server's frame to it (veth): the pump's, from here on */
@@ -346,7 +361,13 @@ static __always_inline int tcp_next(struct xdp_md *ctx, struct xr_tcp_session *s
 		/* the protocol's goodbye (MQTT's DISCONNECT) on the FIN */
 		__u8 bye[4];
 
-		__builtin_memcpy(bye, (const void *)tcp_cfg.bye, sizeof(bye));
+		/*
+		 * byte by byte from the volatile rodata: a memcpy through a plain
+		 * pointer let clang copy the initializer's zeros (Mosquitto logged
+		 * every session's end as a protocol error)
+		 */
+		for (int i = 0; i < sizeof(bye); i++)
+			bye[i] = tcp_cfg.bye[i];
 		return tcp_reply_data(ctx, TCP_FIN | TCP_PSH | TCP_ACK, tcp_our_seq(s, 0),
 				      s->rcv_nxt, bye,
 				      tcp_cfg.bye_len > sizeof(bye) ? sizeof(bye) : tcp_cfg.bye_len,

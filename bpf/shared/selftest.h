@@ -26,6 +26,15 @@ struct xr_mqtt_patch_test {
 	__u8 seg[2048];
 };
 
+/* tcp_fields_patch's inputs and output: request s->k's bytes [off, off + len) in seg. */
+struct xr_tcp_fields_test {
+	struct xr_tcp_fields f;
+	__u8 pad[4];
+	struct xr_tcp_session s;
+	__u32 off, len;
+	__u8 seg[2048];
+};
+
 /* http_read's session, read on from one segment (the test frame's bytes past 14) to the next. */
 struct xr_http_read_test {
 	struct xr_tcp_session s;

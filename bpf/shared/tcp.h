@@ -87,6 +87,24 @@ enum xr_tcp_close {
 	XR_TCP_CLOSE_RST = 1, /* RST with the exact sequence number */
 };
 
+/*
+ * gen tcp's per-session fields: {c} (the session number) and {k} (the
+ * request's, from 0) in a request become XR_TCP_DIGITS zero-padded decimal
+ * digits, written in per segment (bpf/proto/fields.bpf.h; in userspace for the
+ * pump and retransmissions: user/proto/tcp/tcp.c).
+ */
+#define XR_TCP_FIELDS 4
+#define XR_TCP_DIGITS 10
+enum xr_tcp_field_kind {
+	XR_TCP_FIELD_NONE = 0,
+	XR_TCP_FIELD_C = 1,
+	XR_TCP_FIELD_K = 2,
+};
+struct xr_tcp_fields {
+	__u16 off[XR_TCP_FIELDS]; /* where each field's digits start in the request */
+	__u8 kind[XR_TCP_FIELDS]; /* enum xr_tcp_field_kind; the first NONE ends them */
+};
+
 struct xr_tcp_cfg {
 	__u32 isn_base, isn_inv;
 	__u32 req_len; /* bytes of one request */
@@ -99,6 +117,8 @@ struct xr_tcp_cfg {
 	__u8 bye_len; /* bytes on our FIN */
 	__u8 bye[4];
 	__u8 pad[5];
+	struct xr_tcp_fields fields; /* gen tcp's {c} and {k} */
+	__u8 pad2[4];
 };
 
 enum xr_tcp_state {

@@ -187,7 +187,7 @@ static void usage(FILE *f)
 		"  rewrite  the per-packet rewrites (above)\n"
 		"  lorawan  AES, CMAC and uplinks (published vectors, random fleets)\n"
 		"  pacer    departure times against the userspace pacer\n"
-		"  tcp      the TCP reply builder, payloads of 0 to 1460 bytes\n"
+		"  tcp      the TCP reply builder, payloads of 0 to 1460 bytes; gen tcp's {c}, {k}\n"
 		"  mqtt     gen mqtt's per-session bytes\n"
 		"  http     gen tcp's HTTP reader, random responses cut into random segments\n"
 		"  --only PART  runs that part alone.\n"
@@ -464,7 +464,8 @@ done:
 			fprintf(stderr, "selftest tcp reply: could not run: %s\n", strerror(-err));
 			return XR_EXIT_ENV;
 		}
-		printf("selftest tcp reply: %llu segments (payloads 0 to 1460 bytes), %llu mismatches\n",
+		printf("selftest tcp reply: %llu segments (payloads 0 to 1460 bytes) and segments of "
+		       "requests with {c} and {k}, %llu mismatches\n",
 		       (unsigned long long)checked, (unsigned long long)l_mis);
 		mismatches += l_mis;
 	}

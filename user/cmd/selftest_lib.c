@@ -17,6 +17,7 @@
 #include "frames/csum.h"
 #include "proto/mqtt/stream.h"
 #include "proto/tcp/http.h"
+#include "proto/tcp/session.h"
 #include "xdpreplay.h"
 #include "selftest.skel.h"
 
@@ -107,6 +108,40 @@ int selftest_lib(uint64_t cases, uint64_t (*rnd)(void), uint64_t *checked, uint6
 			fprintf(stderr,
 				"selftest tcp reply: case %llu (payload %u, from a %u-byte segment): %s\n",
 				(unsigned long long)c, t.plen, in_len, why);
+	}
+	for (uint64_t c = 0; c < cases && !err; c++) {
+		/* gen tcp's {c} and {k}: random places, sessions, requests and segments */
+		static struct xr_tcp_fields_test ft;
+		static uint8_t fwant[sizeof(ft.seg)];
+		LIBBPF_OPTS(bpf_test_run_opts, fopts, .data_in = fwant, .data_size_in = 64,
+			    .repeat = 1);
+		uint32_t rlen = 20 + rnd() % 16000, nf = rnd() % (XR_TCP_FIELDS + 1);
+
+		memset(&ft, 0, sizeof(ft));
+		for (uint32_t i = 0; i < nf; i++) {
+			ft.f.kind[i] = 1 + rnd() % 2;
+			ft.f.off[i] = rnd() % (rlen - XR_TCP_DIGITS);
+		}
+		ft.s.c32 = rnd();
+		ft.s.k = rnd();
+		ft.off = rnd() % rlen;
+		ft.len = 1 + rnd() % (rlen - ft.off < sizeof(ft.seg) ? rlen - ft.off : sizeof(ft.seg));
+		for (uint32_t i = 0; i < ft.len; i++)
+			ft.seg[i] = rnd();
+		memcpy(fwant, ft.seg, ft.len);
+		tcp_fields_write(&ft.f, &ft.s, fwant, ft.off, ft.len);
+		if (bpf_map_update_elem(bpf_map__fd(skel->maps.tcp_fields_test), &zero, &ft, 0) ||
+		    bpf_prog_test_run_opts(bpf_program__fd(skel->progs.xr_tcp_fields_test), &fopts) ||
+		    bpf_map_lookup_elem(bpf_map__fd(skel->maps.tcp_fields_test), &zero, &ft)) {
+			err = -errno;
+			break;
+		}
+		(*checked)++;
+		if (memcmp(ft.seg, fwant, ft.len) && ++*mismatches <= 5)
+			fprintf(stderr,
+				"selftest tcp fields: case %llu (%u fields, bytes %u..%u): differ from "
+				"user/proto/tcp/tcp.c's\n",
+				(unsigned long long)c, nf, ft.off, ft.off + ft.len);
 	}
 	selftest_bpf__destroy(skel);
 	return err;

@@ -82,6 +82,7 @@ struct tcp {
 	uint8_t bye_len;
 	tcp_patch_fn patch;
 	const void *patch_ctx;
+	struct xr_tcp_fields fields; /* gen tcp's {c} and {k} in its request */
 	uint64_t requests; /* requests per session, request 0 included */
 	uint8_t close, response;
 	uint64_t resp_size;
@@ -122,6 +123,10 @@ int tcp_pump_start(struct tcp *t, struct gen_bpf *skel);
 
 /* Ends the pump's thread; what it counted stays. */
 void tcp_pump_stop(struct tcp *t);
+
+/* tcp_patch_fn of gen tcp's fields (ctx: the struct xr_tcp_fields), as bpf/proto/fields.bpf.h writes them. */
+void tcp_fields_write(const void *ctx, const struct xr_tcp_session *s, uint8_t *buf, uint32_t off,
+		      uint32_t len);
 
 /* The sessions of a run whose stream t holds: SYN template, table, engine hooks. 0 or -errno. */
 int tcp_sessions_build(struct tcp *t, const struct send_opts *so, const struct iface *ifc,

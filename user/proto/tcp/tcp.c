@@ -141,7 +141,60 @@ out:
 	return err;
 }
 
-/* The request: a --request file as it is, or an HTTP/1.1 request line, Host and the --body. */
+/*
+ * {c} and {k} in buf[0..*len) become XR_TCP_DIGITS zeros whose places go to
+ * f (the bytes move up; cap is the buffer's size). 0, or -EINVAL after a
+ * one-line message (more than XR_TCP_FIELDS of them, or no room).
+ */
+static int tcp_fields_expand(const char *what, uint8_t *buf, size_t *len, size_t cap,
+			     struct xr_tcp_fields *f)
+{
+	unsigned int n = 0;
+
+	memset(f, 0, sizeof(*f));
+	for (size_t i = 0; i + 3 <= *len; i++) {
+		if (buf[i] != '{' || buf[i + 2] != '}' || (buf[i + 1] != 'c' && buf[i + 1] != 'k'))
+			continue;
+		if (n == XR_TCP_FIELDS) {
+			pr_warn("%s: at most %u {c} and {k} fields\n", what, XR_TCP_FIELDS);
+			return -EINVAL;
+		}
+		if (*len + XR_TCP_DIGITS - 3 > cap) {
+			pr_warn("%s: with its fields of %u digits, more than the %zu bytes a session "
+				"carries\n",
+				what, XR_TCP_DIGITS, cap);
+			return -EINVAL;
+		}
+		f->kind[n] = buf[i + 1] == 'c' ? XR_TCP_FIELD_C : XR_TCP_FIELD_K;
+		f->off[n++] = i;
+		memmove(buf + i + XR_TCP_DIGITS, buf + i + 3, *len - i - 3);
+		memset(buf + i, '0', XR_TCP_DIGITS);
+		*len += XR_TCP_DIGITS - 3;
+		i += XR_TCP_DIGITS - 1;
+	}
+	return 0;
+}
+
+void tcp_fields_write(const void *ctx, const struct xr_tcp_session *s, uint8_t *buf, uint32_t off,
+		      uint32_t len)
+{
+	const struct xr_tcp_fields *f = ctx;
+
+	for (int i = 0; i < XR_TCP_FIELDS && f->kind[i]; i++) {
+		char digits[XR_TCP_DIGITS + 1];
+
+		snprintf(digits, sizeof(digits), "%0*u", XR_TCP_DIGITS,
+			 f->kind[i] == XR_TCP_FIELD_C ? s->c32 : (uint32_t)s->k);
+		for (uint32_t j = 0; j < XR_TCP_DIGITS; j++)
+			if (f->off[i] + j >= off && f->off[i] + j < off + len)
+				buf[f->off[i] + j - off] = digits[j];
+	}
+}
+
+/*
+ * The request: a --request file as it is, or an HTTP/1.1 request line, Host
+ * and the --body; {c} and {k} in the file or the request line become fields.
+ */
 static int tcp_make_request(struct tcp *t, const struct send_opts *so)
 {
 	char host[INET_ADDRSTRLEN + 8], method[16], path[2048];
@@ -156,6 +209,16 @@ static int tcp_make_request(struct tcp *t, const struct send_opts *so)
 			pr_warn("--request %s: empty: a session needs something to send\n",
 				t->request_file);
 			err = -EINVAL;
+		}
+		if (!err) {
+			/* room for the fields' digits */
+			uint8_t *r = realloc(t->req, XR_TCP_REQUEST_MAX + 1);
+
+			if (!r)
+				return -ENOMEM;
+			t->req = r;
+			err = tcp_fields_expand("--request", t->req, &t->req_len,
+						XR_TCP_REQUEST_MAX, &t->fields);
 		}
 		return err;
 	}
@@ -185,6 +248,17 @@ static int tcp_make_request(struct tcp *t, const struct send_opts *so)
 			      "Content-Type: application/octet-stream\r\nContent-Length: %zu\r\n",
 			      blen);
 	n += snprintf((char *)t->req + n, XR_TCP_REQUEST_MAX + 1 - n, "\r\n");
+	{
+		size_t hlen = n;
+
+		/* the request line's fields (the body is sent as it is) */
+		err = tcp_fields_expand("--http", t->req, &hlen, XR_TCP_REQUEST_MAX, &t->fields);
+		if (err) {
+			free(body);
+			return err;
+		}
+		n = hlen;
+	}
 	if ((size_t)n + blen > XR_TCP_REQUEST_MAX) {
 		pr_warn("--body %s: the request would be %zu bytes, more than the %u a session carries\n",
 			t->body_file, n + blen, XR_TCP_REQUEST_MAX);
@@ -588,8 +662,13 @@ int tcp_sessions_build(struct tcp *t, const struct send_opts *so, const struct i
 				      .resp_size = t->resp_size,
 				      .response = t->response,
 				      .close = t->close,
-				      .bye_len = t->bye_len };
+				      .bye_len = t->bye_len,
+				      .fields = t->fields };
 	memcpy(t->cfg.bye, t->bye, sizeof(t->cfg.bye));
+	if (t->fields.kind[0] && !t->patch) {
+		t->patch = tcp_fields_write;
+		t->patch_ctx = &t->cfg.fields;
+	}
 	t->ops = (struct engine_proto){ .ctx = t,
 					.before_load = tcp_before_load,
 					.after_load = tcp_after_load,
@@ -858,6 +937,9 @@ const struct xr_proto proto_tcp = {
 	.usage =
 		"      --http 'METHOD /path'  an HTTP/1.1 request (Host: the --dst), or\n"
 		"      --request FILE    the bytes of one request, sent as they are (at most 16 KiB)\n"
+		"                        In either, {c} becomes the session's number and {k} the\n"
+		"                        request's (from 0), 10 digits each, at most 4 of them:\n"
+		"                        --http 'GET /item/{c}?r={k}' (not in a --body)\n"
 		"      --body FILE       with --http: the request's body (Content-Length set)\n"
 		"      --requests-per-session K  K requests one after the other on each session\n"
 		"                        (keep-alive; default 1)\n"
