@@ -52,8 +52,8 @@ static void usage(FILE *f, const struct xr_proto *p)
 		"  xdpreplay gen dns -i eth1 --dst 198.18.0.2 --names names.txt --pps 100k --duration 10s\n"
 		"  xdpreplay gen tcp -i eth1 --dst 198.18.0.2 --src 198.18.64.0/23 --http 'GET /' --pps 10k\n"
 		"      --count 100k\n"
-		"  xdpreplay gen tcp -i eth1 --dst 198.18.0.2 --http 'POST /api' --body req.json\n"
-		"      --requests-per-session 100 --close rst --json -\n"
+		"  xdpreplay gen tcp -i eth1 --dst 198.18.0.2 --http 'POST /api?user={c}&n={k}'\n"
+		"      --body req.json --requests-per-session 100 --close rst --json -\n"
 		"  xdpreplay gen mqtt -i eth1 --dst 198.18.0.2 --src 198.18.64.0/23 --username bench\n"
 		"      --password secret --qos 1 --payload 64 --messages 100 --count 1000 --wait 30s\n");
 }

@@ -125,13 +125,15 @@ int selftest_lib(uint64_t cases, uint64_t (*rnd)(void), uint64_t *checked, uint6
 		ft.s.c32 = rnd();
 		ft.s.k = rnd();
 		ft.off = rnd() % rlen;
-		ft.len = 1 + rnd() % (rlen - ft.off < sizeof(ft.seg) ? rlen - ft.off : sizeof(ft.seg));
+		ft.len = 1 +
+			 rnd() % (rlen - ft.off < sizeof(ft.seg) ? rlen - ft.off : sizeof(ft.seg));
 		for (uint32_t i = 0; i < ft.len; i++)
 			ft.seg[i] = rnd();
 		memcpy(fwant, ft.seg, ft.len);
 		tcp_fields_write(&ft.f, &ft.s, fwant, ft.off, ft.len);
 		if (bpf_map_update_elem(bpf_map__fd(skel->maps.tcp_fields_test), &zero, &ft, 0) ||
-		    bpf_prog_test_run_opts(bpf_program__fd(skel->progs.xr_tcp_fields_test), &fopts) ||
+		    bpf_prog_test_run_opts(bpf_program__fd(skel->progs.xr_tcp_fields_test),
+					   &fopts) ||
 		    bpf_map_lookup_elem(bpf_map__fd(skel->maps.tcp_fields_test), &zero, &ft)) {
 			err = -errno;
 			break;
