@@ -11,7 +11,8 @@
 # messages/s: messages the broker took (PUBACKs, or read before the PINGRESP; mosquitto_pub: all
 # of them, it exits once every PUBACK came) over the sender's time (xdpreplay: first SYN to last
 # answer; mosquitto_pub: its whole run). Sender CPU per message: user + system time, and for
-# xdpreplay the run time of its XDP program (kernel.bpf_stats_enabled), also alone (xdpreplay-xdp).
+# xdpreplay the run time of its XDP program (kernel.bpf_stats_enabled) and of its pump thread, also
+# alone (xdpreplay-xdp).
 # Bursts longer than what XDP_TX builds in place on veth (~192 B) go in full segments through gen
 # tcp's pump (a thread and a packet socket; its CPU is in the sender's time).
 # Results: a table on stdout and results/bench-mqtt.{txt,raw.tsv}; per-round ratios against
@@ -66,10 +67,12 @@ xr() {
 		--pps 10k --wait 60s --json "$WORK/g.json" "$@"
 	local n xdp
 	n=$(jget "$WORK/g.json" messages.acked)
-	xdp=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1])).get("replies_xdp_ns", 0) / 1e9)' "$WORK/g.json")
+	# the XDP program's run time, and its pump's (the thread that sends what XDP_TX cannot)
+	xdp=$(python3 -c 'import json,sys; g = json.load(open(sys.argv[1]))
+print((g.get("replies_xdp_ns", 0) + g["segments"]["pump"]["cpu_ns"]) / 1e9)' "$WORK/g.json")
 	record xdpreplay "$pattern" "$size" "$round" "$n" "$(jget "$WORK/g.json" messages.seconds)" \
 		"$(python3 -c "print($CPU + $xdp)")"
-	# the XDP program alone: the sender's thread spins to the end of the run, and the softirq work
+	# the XDP program and the pump alone: the sender's thread spins to the end of the run, and the softirq work
 	# on its CPU (the test bed's veth, the server's stack) is charged to it as system time
 	record xdpreplay-xdp "$pattern" "$size" "$round" "$n" "$(jget "$WORK/g.json" messages.seconds)" "$xdp"
 }

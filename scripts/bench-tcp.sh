@@ -8,10 +8,13 @@
 #    BENCH_SECS; the others: as fast as they go with BENCH_TCP_CONC connections).
 #  - sender CPU per session: user + system time of the sender, and for xdpreplay also the run
 #    time of its XDP program (kernel.bpf_stats_enabled), over the sessions completed; and for
-#    xdpreplay the XDP program alone (xdpreplay-xdp): its sending thread spins between
-#    departures, a core whatever the rate.
+#    xdpreplay the XDP program and its pump alone (xdpreplay-xdp): its sending thread spins
+#    between departures, a core whatever the rate.
+# BENCH_TCP_BODY=N: each session is one POST /post of an N-byte body instead (nginx reads it whole;
+# xdpreplay's segments then go through its pump, several full ones in flight).
 # Results: a table on stdout and results/bench-tcp.{txt,raw.tsv}; per-round ratios against wrk.
 #   BENCH_REPS=3 BENCH_SECS=3 scripts/bench-tcp.sh
+#   BENCH_TCP_BODY=10240 BENCH_TCP_RATE=5000 scripts/bench-tcp.sh
 . "$(dirname "$0")/bench-lib.sh"
 . "$(dirname "$0")/nginx.sh"
 REPS=${BENCH_REPS:-3}
@@ -36,6 +39,22 @@ count_start
 TCP_RAW=$WORK/tcp.tsv
 : >"$TCP_RAW"
 URL="http://$TB_SRV_IP/"
+BODY=${BENCH_TCP_BODY:-0}
+# the request each tool sends: GET /, or POST /post with a body of BODY bytes
+XR_REQ=(--http 'GET /')
+AB_REQ=()
+WRK_REQ=()
+H2_REQ=()
+if [ "$BODY" -gt 0 ]; then
+	URL="http://$TB_SRV_IP/post"
+	head -c "$BODY" /dev/urandom >"$WORK/body"
+	XR_REQ=(--http 'POST /post' --body "$WORK/body")
+	AB_REQ=(-p "$WORK/body" -T application/octet-stream)
+	printf 'local f = io.open("%s", "rb")\nwrk.method = "POST"\nwrk.body = f:read("*a")\nf:close()\n' \
+		"$WORK/body" >"$WORK/post.lua"
+	WRK_REQ=(-s "$WORK/post.lua")
+	H2_REQ=(-d "$WORK/body")
+fi
 
 # run NAME CMD...: CMD on CPU 0 of the generator namespace under /usr/bin/time, output in $WORK/out
 run() {
@@ -53,32 +72,37 @@ print("%s\t%s\t%.0f\t%.2f" % (sys.argv[1], sys.argv[2], n / s if s > 0 else 0, c
 }
 
 for round in $(seq "$REPS"); do
-	run xdpreplay "$XR" gen tcp -i "$TB_GEN_IF" --dst "$TB_SRV_IP" --src 198.18.64.0/23 --http 'GET /' \
+	run xdpreplay "$XR" gen tcp -i "$TB_GEN_IF" --dst "$TB_SRV_IP" --src 198.18.64.0/23 "${XR_REQ[@]}" \
 		--pps "$RATE" --duration "${SECS}s" --wait 3s --json "$WORK/g.json"
 	n=$(jget "$WORK/g.json" sessions.completed)
-	xdp=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1])).get("replies_xdp_ns", 0) / 1e9)' "$WORK/g.json")
+	# the XDP program's run time, and the pump's (the thread that sends the segments XDP_TX cannot)
+	xdp=$(python3 -c 'import json,sys; g = json.load(open(sys.argv[1]))
+print((g.get("replies_xdp_ns", 0) + g["segments"]["pump"]["cpu_ns"]) / 1e9)' "$WORK/g.json")
 	record xdpreplay "$round" "$n" "$(jget "$WORK/g.json" duration_s)" "$(python3 -c "print($CPU + $xdp)")"
 	# what the sessions themselves cost: the XDP program alone (the sender's thread spins between
 	# departures, so its CPU is a core whatever the rate)
 	record xdpreplay-xdp "$round" "$n" "$(jget "$WORK/g.json" duration_s)" "$xdp"
-	run ab ab -q -n $((RATE * SECS)) -c "$CONC" "$URL"
+	run ab ab -q -n $((RATE * SECS)) -c "$CONC" "${AB_REQ[@]}" "$URL"
 	n=$(awk '/^Complete requests:/ { c = $3 } /^Failed requests:/ { f = $3 } END { print c - f }' "$WORK/out")
 	record ab "$round" "$n" "$(awk '/^Time taken for tests:/ { print $5 }' "$WORK/out")" "$CPU"
-	run wrk wrk -t1 -c "$CONC" -d "${SECS}s" -H 'Connection: close' "$URL"
+	run wrk wrk -t1 -c "$CONC" -d "${SECS}s" -H 'Connection: close' "${WRK_REQ[@]}" "$URL"
 	n=$(awk '/requests in/ { print $1 }' "$WORK/out")
 	record wrk "$round" "$n" "$(awk '/requests in/ { sub(/s,$/, "", $4); print $4 }' "$WORK/out")" "$CPU"
-	run h2load h2load --h1 -n $((RATE * SECS)) -c "$CONC" -H 'Connection: close' "$URL"
+	run h2load h2load --h1 -n $((RATE * SECS)) -c "$CONC" -H 'Connection: close' "${H2_REQ[@]}" "$URL"
 	n=$(awk '/^requests:/ { print $8 }' "$WORK/out")
 	record h2load "$round" "$n" "$(awk '/^finished in/ { sub(/s,$/, "", $3); print $3 }' "$WORK/out")" "$CPU"
 done
 count_stop
 
-python3 - "$TCP_RAW" <<'PY' | tee results/bench-tcp.txt
+what="one GET / each"
+[ "$BODY" -gt 0 ] && what="one POST of $BODY bytes each"
+python3 - "$TCP_RAW" "$what" <<'PY' | tee results/bench-tcp.txt
 import statistics, sys
 rows = [l.rstrip("\n").split("\t") for l in open(sys.argv[1]) if l.strip()]
 tools = ["xdpreplay", "xdpreplay-xdp", "ab", "wrk", "h2load"]
 by = {t: [r for r in rows if r[0] == t] for t in tools}
-print("new HTTP sessions against nginx (one worker), median of %d rounds" % len(by["wrk"]))
+print("new HTTP sessions against nginx (one worker), %s, median of %d rounds"
+      % (sys.argv[2], len(by["wrk"])))
 print("%-14s %14s %22s" % ("sender", "sessions/s", "sender CPU/session us"))
 for t in tools:
     if by[t]:

@@ -12,6 +12,7 @@
  * timeout: nothing is lost track of.
  */
 #include <errno.h>
+#include <sys/resource.h>
 #include <stdlib.h>
 #include <string.h>
 #include <bpf/libbpf.h>
@@ -80,6 +81,7 @@ static int pump_one(void *ctx, void *data, size_t size)
 static void *pump_main(void *arg)
 {
 	struct tcp *t = arg;
+	struct rusage ru;
 
 	while (!atomic_load(&t->pump.stop)) {
 		int r = ring_buffer__poll(t->pump.rb, 100);
@@ -91,6 +93,10 @@ static void *pump_main(void *arg)
 			break;
 		}
 	}
+	/* what the pump cost, apart from the sender's spinning thread */
+	if (!getrusage(RUSAGE_THREAD, &ru))
+		t->pump.cpu_ns = (ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) * 1000000000ULL +
+				 (ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) * 1000ULL;
 	return NULL;
 }
 

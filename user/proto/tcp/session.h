@@ -64,6 +64,7 @@ struct tcp_pump {
 	atomic_bool stop;
 	/* the pump thread's alone until it is joined */
 	uint64_t sent, send_errors, stale;
+	uint64_t cpu_ns; /* the thread's user and system time, once it ended */
 	struct sockaddr_ll to;
 	unsigned int n; /* frames in the batch */
 	struct mmsghdr *msg;

@@ -841,6 +841,7 @@ void tcp_sessions_report(const struct tcp *t, const struct engine_result *res, F
 	json_u64(j, "stale", t->pump.stale);
 	json_u64(j, "send_errors", t->pump.send_errors);
 	json_u64(j, "ring_full", c[XR_TCP_PUMP_FULL]);
+	json_u64(j, "cpu_ns", t->pump.cpu_ns);
 	json_close(j, '}');
 	json_close(j, '}');
 	json_open(j, "replies", '{');
