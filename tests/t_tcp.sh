@@ -35,6 +35,19 @@ server_clean() {
 	done
 }
 
+# lossy_firewall N: the server's firewall drops one in N of our segments to port 80, at random
+# (table inet loss, with a counter)
+lossy_firewall() {
+	tb_srv nft -f - <<-NFT || fail "nft"
+	table inet loss {
+		chain in {
+			type filter hook input priority 0;
+			tcp dport 80 numgen random mod $1 == 0 counter drop
+		}
+	}
+	NFT
+}
+
 # sessions_add_up: every session asked is completed or failed with a reason, none unaccounted
 sessions_add_up() {
 	python3 - "$WORK/g.json" <<-'PY' || fail "sessions do not add up"
@@ -125,6 +138,11 @@ test_tcp_large_post() {
 		"segments for 200 requests of $len bytes"
 	expect_eq "$(jget "$WORK/g.json" segments.pump.asked)" $((200 * ((len + 1459) / 1460))) "segments asked of the pump"
 	expect_eq "$(jget "$WORK/g.json" segments.pump.sent)" $((200 * ((len + 1459) / 1460))) "segments the pump sent"
+	python3 - "$WORK/g.json" <<-'PY' || fail "the pump's books"
+	import json, sys
+	p = json.load(open(sys.argv[1]))["segments"]["pump"]
+	assert p["asked"] == p["sent"] + p["stale"] + p["send_errors"] + p["left_at_end"], p
+	PY
 	expect_eq "$(jget "$WORK/g.json" segments.again)" 0 "segments sent again"
 	# several in flight: the server acknowledges at once, no 40 ms delayed ACK per segment
 	expect_range "$(jget "$WORK/g.json" requests.response_us.p99)" 0 40000 "response time p99 (us)"
@@ -137,14 +155,7 @@ test_tcp_large_post_lossy() {
 	nginx_start
 	# one in 50 of our segments dropped at the server's firewall: lost segments inside a window of
 	# the pump's are sent again on the third duplicate ACK, or after a timeout
-	tb_srv nft -f - <<-NFT || fail "nft"
-	table inet loss {
-		chain in {
-			type filter hook input priority 0;
-			tcp dport 80 numgen random mod 50 == 0 counter drop
-		}
-	}
-	NFT
+	lossy_firewall 50
 	head -c 10240 /dev/urandom >"$WORK/body"
 	tb_gen "$XR" gen tcp -i "$TB_GEN_IF" --dst "$TB_SRV_IP" --src 198.18.64.0/23 --http 'POST /post' \
 		--body "$WORK/body" --pps 500 --count 1000 --wait 15s --json "$WORK/g.json" >"$WORK/out" 2>&1 ||
@@ -291,14 +302,7 @@ test_tcp_lossy_server() {
 	bed
 	nginx_start
 	# one in 100 of our segments dropped at the server's firewall, SYNs included
-	tb_srv nft -f - <<-NFT || fail "nft"
-	table inet loss {
-		chain in {
-			type filter hook input priority 0;
-			tcp dport 80 numgen random mod 100 == 0 counter drop
-		}
-	}
-	NFT
+	lossy_firewall 100
 	count_start --tcp --dport 80 --duration 60s --idle 3s --json "$WORK/c.json"
 	tb_gen "$XR" gen tcp -i "$TB_GEN_IF" --dst "$TB_SRV_IP" --src 198.18.64.0/23 --http 'GET /' \
 		--requests-per-session 3 --pps 2k --count 5000 --wait 10s --json "$WORK/g.json" >"$WORK/out" 2>&1 ||

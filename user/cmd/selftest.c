@@ -491,7 +491,7 @@ done:
 			return XR_EXIT_ENV;
 		}
 		printf("selftest http: %llu responses (Content-Length, chunked, none, to the FIN; "
-		       "headers to 60 KB) in %llu segments, %llu mismatches\n",
+		       "headers to 70 KB) in %llu segments, %llu mismatches\n",
 		       (unsigned long long)cases, (unsigned long long)checked,
 		       (unsigned long long)h_mis);
 		mismatches += h_mis;

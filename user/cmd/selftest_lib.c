@@ -63,12 +63,27 @@ static void expected_reply(uint8_t *w, const struct xr_tcp_reply_test *t, uint16
 	put16(w + 50, csum_fold(csum_add(w + 34, 20 + t->plen, sum)));
 }
 
+/*
+ * One run of a test program on its map's single value: v in, the program run
+ * with o's packet, v back out. 0 or -errno.
+ */
+static int test_prog_run(struct bpf_map *map, struct bpf_program *prog, void *v,
+			 struct bpf_test_run_opts *o)
+{
+	__u32 zero = 0;
+
+	if (bpf_map_update_elem(bpf_map__fd(map), &zero, v, 0) ||
+	    bpf_prog_test_run_opts(bpf_program__fd(prog), o) ||
+	    bpf_map_lookup_elem(bpf_map__fd(map), &zero, v))
+		return -errno;
+	return 0;
+}
+
 int selftest_lib(uint64_t cases, uint64_t (*rnd)(void), uint64_t *checked, uint64_t *mismatches)
 {
 	static struct xr_tcp_reply_test t;
 	static uint8_t in[1600], out[1600], want[1600];
 	struct selftest_bpf *skel = selftest_bpf__open_and_load();
-	__u32 zero = 0;
 	int err = 0;
 
 	if (!skel)
@@ -90,12 +105,10 @@ int selftest_lib(uint64_t cases, uint64_t (*rnd)(void), uint64_t *checked, uint6
 			t.payload[i] = rnd();
 		server_segment(in, in_len, port);
 		expected_reply(want, &t, port);
-		if (bpf_map_update_elem(bpf_map__fd(skel->maps.tcp_reply_test), &zero, &t, 0) ||
-		    bpf_prog_test_run_opts(bpf_program__fd(skel->progs.xr_tcp_reply_test),
-					   &topts)) {
-			err = -errno;
+		err = test_prog_run(skel->maps.tcp_reply_test, skel->progs.xr_tcp_reply_test, &t,
+				    &topts);
+		if (err)
 			break;
-		}
 		(*checked)++;
 		if (topts.retval != XDP_TX)
 			snprintf(why, sizeof(why), "the builder refused it (%u)", topts.retval);
@@ -131,13 +144,10 @@ int selftest_lib(uint64_t cases, uint64_t (*rnd)(void), uint64_t *checked, uint6
 			ft.seg[i] = rnd();
 		memcpy(fwant, ft.seg, ft.len);
 		tcp_fields_write(&ft.f, &ft.s, fwant, ft.off, ft.len);
-		if (bpf_map_update_elem(bpf_map__fd(skel->maps.tcp_fields_test), &zero, &ft, 0) ||
-		    bpf_prog_test_run_opts(bpf_program__fd(skel->progs.xr_tcp_fields_test),
-					   &fopts) ||
-		    bpf_map_lookup_elem(bpf_map__fd(skel->maps.tcp_fields_test), &zero, &ft)) {
-			err = -errno;
+		err = test_prog_run(skel->maps.tcp_fields_test, skel->progs.xr_tcp_fields_test, &ft,
+				    &fopts);
+		if (err)
 			break;
-		}
 		(*checked)++;
 		if (memcmp(ft.seg, fwant, ft.len) && ++*mismatches <= 5)
 			fprintf(stderr,
@@ -159,7 +169,6 @@ static int mqtt_patch_cases(const struct mqtt_stream_opts *o, uint64_t cases, ui
 	size_t connect_len, burst_len;
 	struct selftest_bpf *skel = NULL;
 	struct xr_mqtt_cfg cfg;
-	__u32 zero = 0;
 	int err;
 
 	err = mqtt_stream_build(o, &connect, &connect_len, &burst, &burst_len, &cfg);
@@ -191,13 +200,10 @@ static int mqtt_patch_cases(const struct mqtt_stream_opts *o, uint64_t cases, ui
 		memcpy(t.seg, req + t.off, t.len);
 		memcpy(want, t.seg, t.len);
 		mqtt_stream_patch(&cfg, &t.s, want, t.off, t.len);
-		if (bpf_map_update_elem(bpf_map__fd(skel->maps.mqtt_patch_test), &zero, &t, 0) ||
-		    bpf_prog_test_run_opts(bpf_program__fd(skel->progs.xr_mqtt_patch_test),
-					   &topts) ||
-		    bpf_map_lookup_elem(bpf_map__fd(skel->maps.mqtt_patch_test), &zero, &t)) {
-			err = -errno;
+		err = test_prog_run(skel->maps.mqtt_patch_test, skel->progs.xr_mqtt_patch_test, &t,
+				    &topts);
+		if (err)
 			break;
-		}
 		(*checked)++;
 		if (memcmp(t.seg, want, t.len) && ++*mismatches <= 5)
 			fprintf(stderr,
@@ -350,7 +356,6 @@ int selftest_http(uint64_t cases, uint64_t (*rnd)(void), uint64_t *checked, uint
 	static struct xr_http_read_test t;
 	static uint8_t resp[200000], frame[14 + XR_TCP_PAYLOAD_MAX];
 	struct selftest_bpf *skel = selftest_bpf__open_and_load();
-	__u32 zero = 0;
 	int err = 0;
 
 	if (!skel)
@@ -373,15 +378,10 @@ int selftest_http(uint64_t cases, uint64_t (*rnd)(void), uint64_t *checked, uint
 			memset(frame, 0, 14);
 			memcpy(frame + 14, resp + pos, seg);
 			topts.data_size_in = 14 + seg;
-			if (bpf_map_update_elem(bpf_map__fd(skel->maps.http_read_test), &zero, &t,
-						0) ||
-			    bpf_prog_test_run_opts(bpf_program__fd(skel->progs.xr_http_read_test),
-						   &topts) ||
-			    bpf_map_lookup_elem(bpf_map__fd(skel->maps.http_read_test), &zero,
-						&t)) {
-				err = -errno;
+			err = test_prog_run(skel->maps.http_read_test,
+					    skel->progs.xr_http_read_test, &t, &topts);
+			if (err)
 				break;
-			}
 			pos += seg;
 			(*checked)++;
 			if (t.s.http_phase == XR_HTTP_DONE) {

@@ -54,6 +54,11 @@ static int pump_one(void *ctx, void *data, size_t size)
 
 	if (size < sizeof(*g))
 		return 0;
+	if (p->draining) {
+		/* asked for as the run ended: not sent, and no session waits for it any more */
+		p->left_at_end++;
+		return 0;
+	}
 	live = &t->sessions[g->tkey & (t->table - 1)];
 	/* asked for by a request that has moved on meanwhile (acknowledged, or the session ended) */
 	if (live->tkey != g->tkey || live->c32 != g->c32 || live->k != g->k ||
@@ -150,6 +155,9 @@ void tcp_pump_stop(struct tcp *t)
 		atomic_store(&p->stop, true);
 		pthread_join(p->tid, NULL);
 		p->running = false;
+		/* what is still in the ring is counted, so that every ask is accounted for */
+		p->draining = true;
+		ring_buffer__consume(p->rb);
 	}
 	ring_buffer__free(p->rb);
 	p->rb = NULL;

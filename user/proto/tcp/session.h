@@ -63,7 +63,8 @@ struct tcp_pump {
 	bool running;
 	atomic_bool stop;
 	/* the pump thread's alone until it is joined */
-	uint64_t sent, send_errors, stale;
+	uint64_t sent, send_errors, stale, left_at_end;
+	bool draining; /* the run is over: what the ring still holds is counted, not sent */
 	uint64_t cpu_ns; /* the thread's user and system time, once it ended */
 	struct sockaddr_ll to;
 	unsigned int n; /* frames in the batch */

@@ -787,10 +787,12 @@ void tcp_sessions_report(const struct tcp *t, const struct engine_result *res, F
 		if (c[XR_TCP_PUMPED])
 			fprintf(human,
 				"  segments larger than XDP_TX builds in place: %llu asked of the pump, "
-				"%llu sent, %llu no longer wanted, %llu not sent (%llu no room in its "
-				"ring, %llu refused by the socket: sent again after a timeout)\n",
+				"%llu sent, %llu no longer wanted, %llu left when the run ended, %llu not "
+				"sent (%llu no room in its ring, %llu refused by the socket: sent again "
+				"after a timeout)\n",
 				(unsigned long long)c[XR_TCP_PUMPED],
 				(unsigned long long)t->pump.sent, (unsigned long long)t->pump.stale,
+				(unsigned long long)t->pump.left_at_end,
 				(unsigned long long)(c[XR_TCP_PUMP_FULL] + t->pump.send_errors),
 				(unsigned long long)c[XR_TCP_PUMP_FULL],
 				(unsigned long long)t->pump.send_errors);
@@ -840,6 +842,7 @@ void tcp_sessions_report(const struct tcp *t, const struct engine_result *res, F
 	json_u64(j, "sent", t->pump.sent);
 	json_u64(j, "stale", t->pump.stale);
 	json_u64(j, "send_errors", t->pump.send_errors);
+	json_u64(j, "left_at_end", t->pump.left_at_end);
 	json_u64(j, "ring_full", c[XR_TCP_PUMP_FULL]);
 	json_u64(j, "cpu_ns", t->pump.cpu_ns);
 	json_close(j, '}');
