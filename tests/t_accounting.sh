@@ -123,6 +123,22 @@ test_search_interrupted_reports_bounds() {
 	rsvg-convert "$WORK/s.svg" -o "$WORK/s.png" || fail "the plot does not render"
 }
 
+# a SIGINT while the witness command is still printing (its pipe's read ends with EINTR) is an
+# interruption like any other, not a witness that could not be read (CI saw exit 3 once)
+test_search_interrupted_while_reading_witness() {
+	bed
+	ip netns exec "$TB_NS_GEN" "$XR" search --witness "cmd:sleep 0.6; echo 1" --min 1k --max 4k \
+		--trial 500ms --json "$WORK/s.json" -- replay -i "$TB_GEN_IF" "$TOP/pcaps/udp-64.pcap" \
+		>"$WORK/out" 2>&1 &
+	pid=$!
+	sleep 0.3
+	kill -INT "$pid"
+	wait "$pid"
+	expect_eq $? 4 "exit status of a search interrupted in its witness: $(tail -n 2 "$WORK/out")"
+	grep -q "cannot read the witness" "$WORK/out" && fail "the witness read failed: $(cat "$WORK/out")"
+	expect_eq "$(jget "$WORK/s.json" interrupted)" True "JSON says interrupted"
+}
+
 test_syn_complete_ignores_stale_answers() {
 	bed
 	tcp_server_start --timeout 6 --backlog 64

@@ -38,11 +38,15 @@ int run_trial(struct search *s, double load, struct trial *t)
 	int fd, status, err;
 	pid_t pid;
 
+	if (xr_stop)
+		return -EINTR;
 	fd = mkstemp(json);
 	if (fd < 0)
 		return -errno;
 	close(fd);
 	err = witness_read(s, &before, &a0);
+	if (err && xr_stop)
+		err = -EINTR;
 	if (err) {
 		pr_warn("cannot read the witness %s: %s\n", s->witness, strerror(-err));
 		goto out;
@@ -92,6 +96,8 @@ int run_trial(struct search *s, double load, struct trial *t)
 		err = json_path_u64(result, s->proto->witness, &after);
 	else if (!err)
 		err = witness_read(s, &after, t);
+	if (err && xr_stop)
+		err = -EINTR;
 	if (err) {
 		pr_warn("cannot read the trial's results: %s\n", strerror(-err));
 		goto out;

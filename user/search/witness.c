@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 #include <curl/curl.h>
 #include <json-c/json.h>
 #include "search/search.h"
@@ -161,17 +162,40 @@ out:
 	return err;
 }
 
+/*
+ * The command's first number. Its pipe is read with read(2), retried on EINTR:
+ * a SIGINT (no SA_RESTART) would end fscanf() early and turn an interrupted
+ * search's last complete trial into a failed witness read.
+ */
 static int witness_cmd(const char *cmd, uint64_t *out)
 {
 	unsigned long long v;
+	char buf[256];
+	size_t len = 0;
+	ssize_t n;
 	FILE *p = popen(cmd, "r");
-	int ok;
 
 	if (!p)
 		return -errno;
-	ok = fscanf(p, "%llu", &v) == 1;
+	for (;;) {
+		n = read(fileno(p), buf + len, sizeof(buf) - 1 - len);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			break;
+		len += n;
+		if (len == sizeof(buf) - 1) {
+			/* the number is in the first bytes; the rest is drained for pclose */
+			char sink[4096];
+
+			while ((n = read(fileno(p), sink, sizeof(sink))) > 0 || (n < 0 && errno == EINTR))
+				;
+			break;
+		}
+	}
+	buf[len] = 0;
 	pclose(p);
-	if (!ok)
+	if (sscanf(buf, "%llu", &v) != 1)
 		return -EPROTO;
 	*out = v;
 	return 0;
