@@ -188,7 +188,8 @@ static int witness_cmd(const char *cmd, uint64_t *out)
 			/* the number is in the first bytes; the rest is drained for pclose */
 			char sink[4096];
 
-			while ((n = read(fileno(p), sink, sizeof(sink))) > 0 || (n < 0 && errno == EINTR))
+			while ((n = read(fileno(p), sink, sizeof(sink))) > 0 ||
+			       (n < 0 && errno == EINTR))
 				;
 			break;
 		}
