@@ -76,7 +76,8 @@ struct peer {
 struct tcp_pending {
 	__u64 skb;
 	__u32 segs;
-	__u32 pad;
+	/* the segment's sequence range and acknowledgment, to tell it inside a coalesced skb */
+	__u32 seq, end_seq, ack;
 };
 
 struct {
@@ -299,22 +300,75 @@ static __always_inline void tcp_settled(const struct sk_buff *skb, struct peer *
 		bpf_map_delete_elem(&tcp_pending, p);
 }
 
+/*
+ * The segment's sequence range (SYN and FIN count one each) and its
+ * acknowledgment, read from its headers at nh (the IP header's).
+ */
+static __always_inline int tcp_seg_range(const struct sk_buff *skb, __u16 nh, struct tcp_pending *v)
+{
+	unsigned char *head = skb->head;
+	__u8 ip[4], th[10];
+	__u32 ihl, len;
+
+	if (bpf_probe_read_kernel(ip, sizeof(ip), head + nh))
+		return -1;
+	ihl = (ip[0] & 15) * 4;
+	/* bytes 4 to 13 of the TCP header: seq, ack_seq, data offset, flags */
+	if (bpf_probe_read_kernel(th, sizeof(th), head + nh + ihl))
+		return -1;
+	len = (__u32)ip[2] << 8 | ip[3];
+	len -= ihl + (th[8] >> 4) * 4;
+	v->seq = (__u32)th[0] << 24 | (__u32)th[1] << 16 | (__u32)th[2] << 8 | th[3];
+	v->ack = (__u32)th[4] << 24 | (__u32)th[5] << 16 | (__u32)th[6] << 8 | th[7];
+	v->end_seq = v->seq + len + !!(th[9] & 0x02) + !!(th[9] & 0x01);
+	return 0;
+}
+
 /* Each inbound skb at the device layer, after GRO. */
 SEC("tp_btf/netif_receive_skb")
 int BPF_PROG(xr_skb_arrives, struct sk_buff *skb)
 {
 	struct tcp_pending v = { .skb = (__u64)skb };
+	__u16 nh = skb->data - skb->head;
 	struct peer p = {};
 
 	/* the tracepoint comes before __netif_receive_skb_core sets the network header: data is there */
-	if (skb_flow_at(skb, NULL, &p, skb->data - skb->head) != XR_DROP_IN ||
-	    p.proto != IPPROTO_TCP)
+	if (skb_flow_at(skb, NULL, &p, nh) != XR_DROP_IN || p.proto != IPPROTO_TCP ||
+	    tcp_seg_range(skb, nh, &v))
 		return 0;
 	/* a new skb at an address a freed one had: what was remembered of that one is stale */
 	bpf_map_delete_elem(&tcp_taken, &v.skb);
 	v.segs = skb_segs(skb);
 	bpf_map_update_elem(&tcp_pending, &p, &v, BPF_ANY);
 	return 0;
+}
+
+static __always_inline bool seq_before(__u32 a, __u32 b)
+{
+	return (__s32)(a - b) < 0;
+}
+
+/*
+ * A segment that arrived while its socket was owned may have been coalesced
+ * into the backlog's tail skb (tcp_add_backlog: gso_segs added, the skb freed
+ * with no tracepoint). The tail's count covers it, so its pending entry, left
+ * behind, must go: a later state change (the server's close from CLOSE_WAIT)
+ * would count it again. It is the one whose sequence range lies inside the
+ * tail's; an empty one (an ACK, at the tail's end) when its acknowledgment
+ * is the one the tail took over.
+ */
+static __always_inline void tcp_coalesced(const struct sk_buff *skb, struct peer *p)
+{
+	struct tcp_pending *c = bpf_map_lookup_elem(&tcp_pending, p);
+	struct tcp_skb_cb cb;
+
+	if (!c || c->skb == (__u64)skb || bpf_probe_read_kernel(&cb, sizeof(cb), skb->cb))
+		return;
+	if (seq_before(c->seq, cb.seq) || seq_before(cb.end_seq, c->end_seq))
+		return;
+	if (c->seq == c->end_seq && c->seq == cb.end_seq && c->ack != cb.ack_seq)
+		return;
+	bpf_map_delete_elem(&tcp_pending, p);
 }
 
 /* Every segment an established socket takes, also from its backlog: by the skb itself. */
@@ -326,6 +380,7 @@ int BPF_PROG(xr_tcp_taken, struct sock *sk, const struct sk_buff *skb)
 	if (skb_flow(skb, sk, &p) != XR_DROP_IN)
 		return 0;
 	tcp_settled(skb, &p);
+	tcp_coalesced(skb, &p);
 	tcp_take((__u64)skb, skb_segs(skb));
 	return 0;
 }
