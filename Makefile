@@ -5,6 +5,7 @@
 #   make vmlinux    regenerate vmlinux/vmlinux.h from the running kernel's BTF
 #   make bench      benchmarks (scripts/bench-*.sh)
 #   make format     clang-format the C and BPF sources    make format-check  what CI runs
+#   make man        man pages (.output/man)   make install / uninstall   PREFIX=/usr/local DESTDIR=
 
 # The one place that says which clang builds BPF: clang-14 cannot build kfunc/kptr code.
 BPF_CLANG ?= $(firstword $(shell command -v clang-16 clang-19 2>/dev/null))
@@ -46,11 +47,18 @@ else
 	msg = @printf '  %-8s %s\n' "$(1)" "$(2)";
 endif
 
-.PHONY: all clean test demo vmlinux bench check-clang fuzz fuzz-build fuzz-ci sanitize format format-check
+# make install: PREFIX (default /usr/local) and DESTDIR as usual; the binary carries its BPF objects.
+PREFIX ?= /usr/local
+SBINDIR ?= $(PREFIX)/sbin
+MANDIR ?= $(PREFIX)/share/man
+COMPLETIONDIR ?= $(PREFIX)/share/bash-completion/completions
+
+.PHONY: all clean test demo vmlinux bench check-clang fuzz fuzz-build fuzz-ci sanitize format format-check \
+	man install uninstall
 .DELETE_ON_ERROR:
 .SECONDARY:
 
-all: check-clang xdpreplay tests/unit
+all: check-clang xdpreplay tests/unit man
 
 check-clang:
 	@test -n "$(BPF_CLANG)" || { echo "error: no clang-16 or clang-19 for BPF (run scripts/deps.sh)" >&2; exit 1; }
@@ -77,6 +85,23 @@ $(OUTPUT)/user/proto/lorawan/aesni.o: CFLAGS += -maes -mssse3
 xdpreplay: $(USER_OBJS)
 	$(call msg,BINARY,$@)
 	$(Q)$(CC) $(CFLAGS) $^ $(LDLIBS) -o $@
+
+# Man pages: one per command, made from the binary's own --help (scripts/mkman.py)
+man: $(OUTPUT)/man/xdpreplay.8
+
+$(OUTPUT)/man/xdpreplay.8: xdpreplay scripts/mkman.py
+	$(call msg,MAN,$(OUTPUT)/man)
+	$(Q)rm -rf $(OUTPUT)/man && python3 scripts/mkman.py ./xdpreplay $(OUTPUT)/man
+
+install: xdpreplay man
+	install -d $(DESTDIR)$(SBINDIR) $(DESTDIR)$(MANDIR)/man8 $(DESTDIR)$(COMPLETIONDIR)
+	install -m 0755 xdpreplay $(DESTDIR)$(SBINDIR)/xdpreplay
+	install -m 0644 $(OUTPUT)/man/*.8 $(DESTDIR)$(MANDIR)/man8/
+	install -m 0644 scripts/completion.bash $(DESTDIR)$(COMPLETIONDIR)/xdpreplay
+
+uninstall:
+	rm -f $(DESTDIR)$(SBINDIR)/xdpreplay $(DESTDIR)$(MANDIR)/man8/xdpreplay.8 \
+		$(DESTDIR)$(MANDIR)/man8/xdpreplay-*.8 $(DESTDIR)$(COMPLETIONDIR)/xdpreplay
 
 tests/unit: tests/unit.c $(LIB_OBJS)
 	$(call msg,BINARY,$@)

@@ -38,3 +38,30 @@ test_help_has_examples() {
 	done
 	"$XR" --version | grep -q "^xdpreplay " || fail "--version"
 }
+
+# The man pages are made from --help (scripts/mkman.py): one per command and subcommand, and every
+# option a --help lists is in its page as man renders it; the README's command lines use only
+# options their command's --help lists.
+test_man_pages_cover_help() {
+	command -v man >/dev/null || skip "man (man-db) not installed"
+	python3 "$TOP/scripts/mkman.py" "$XR" "$WORK/man" || fail "mkman.py exited $?"
+	local pages=0 cmd page sub
+	for cmd in $("$XR" --help | sed -n '/^Commands:/,/^$/s/^  \([a-z]*\) .*/\1/p'); do
+		for sub in "" $("$XR" "$cmd" --help | grep -oE "'xdpreplay $cmd [a-z]+ --help'" | awk '{print $3}'); do
+			page="$WORK/man/xdpreplay-$cmd${sub:+-$sub}.8"
+			[ -s "$page" ] || fail "no man page for $cmd $sub"
+			"$XR" "$cmd" $sub --help >"$WORK/help" 2>&1 || fail "$cmd $sub --help exited $?"
+			MANWIDTH=250 man -l "$page" 2>/dev/null | col -b >"$WORK/page"
+			grep -q "^SYNOPSIS" "$WORK/page" || fail "$page does not render: $(head -c 300 "$WORK/page")"
+			for o in $(grep -oE -- '(^|[ ,[(|])--?[A-Za-z][A-Za-z0-9-]*' "$WORK/help" | sed 's/^[ ,[(|]//' | sort -u); do
+				grep -qe "$o" "$WORK/page" || fail "$cmd $sub: '$o' in --help but not in its man page"
+			done
+			pages=$((pages + 1))
+		done
+	done
+	[ "$pages" -ge 8 ] || fail "only $pages man pages"
+	MANWIDTH=250 man -l "$WORK/man/xdpreplay.8" | col -b | grep -q "xdpreplay-search(8)" ||
+		fail "xdpreplay(8) does not name the commands' pages"
+	python3 "$TOP/tests/readme_options.py" "$XR" "$TOP/README.md" ||
+		fail "the README uses options its commands' --help does not list"
+}

@@ -31,7 +31,7 @@ static void usage(FILE *f)
 {
 	fprintf(f, "Usage: xdpreplay COMMAND [options]\n\nCommands:\n");
 	for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++)
-		fprintf(f, "  %-8s %s\n", commands[i].name, commands[i].summary);
+		fprintf(f, "  %-9s %s\n", commands[i].name, commands[i].summary);
 	fprintf(f,
 		"\nGlobal options: --help, --version; per command: -v/-vv (more detail), -q, --json FILE|-\n"
 		"\nExamples:\n"

@@ -87,7 +87,8 @@ const char send_opts_help[] =
 	"      --json FILE|-       write the result as JSON\n"
 	"      --listen ADDR:PORT  serve the live figures over HTTP while it runs: / (JSON),\n"
 	"                          /metrics (Prometheus); :PORT = loopback only\n"
-	"      --token-file F      --listen wants 'Authorization: Bearer' F's first line\n"
+	"      --token-file F      the token --listen asks for ('Authorization: Bearer'): F's\n"
+	"                          first line\n"
 	"  -q, --quiet             no progress line or summary\n"
 	"  -v, --verbose           more detail (-vv: libbpf's messages)\n";
 

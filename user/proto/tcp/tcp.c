@@ -940,7 +940,7 @@ const struct xr_proto proto_tcp = {
 	.summary = "whole TCP client sessions (HTTP requests) without sockets, carried in XDP",
 	.usage =
 		"      --http 'METHOD /path'  an HTTP/1.1 request (Host: the --dst), or\n"
-		"      --request FILE    the bytes of one request, sent as they are (at most 16 KiB)\n"
+		"      --request FILE    the bytes of one request, sent as they are (at most 16 KiB).\n"
 		"                        In either, {c} becomes the session's number and {k} the\n"
 		"                        request's (from 0), 10 digits each, at most 4 of them:\n"
 		"                        --http 'GET /item/{c}?r={k}' (not in a --body)\n"
