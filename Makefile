@@ -77,14 +77,14 @@ $(OUTPUT)/%.skel.h: $(OUTPUT)/%.bpf.o
 $(OUTPUT)/user/%.o: user/%.c $(USER_HDRS) $(BPF_HDRS) $(SKELS)
 	@mkdir -p $(@D)
 	$(call msg,CC,$@)
-	$(Q)$(CC) $(CFLAGS) -c $< -o $@
+	$(Q)$(CC) $(CPPFLAGS) $(CFLAGS) -c $< -o $@
 
 # the AES-NI precompute only; it runs where the CPU says it can
 $(OUTPUT)/user/proto/lorawan/aesni.o: CFLAGS += -maes -mssse3
 
 xdpreplay: $(USER_OBJS)
 	$(call msg,BINARY,$@)
-	$(Q)$(CC) $(CFLAGS) $^ $(LDLIBS) -o $@
+	$(Q)$(CC) $(CFLAGS) $(LDFLAGS) $^ $(LDLIBS) -o $@
 
 # Man pages: one per command, made from the binary's own --help (scripts/mkman.py)
 man: $(OUTPUT)/man/xdpreplay.8
