@@ -92,6 +92,46 @@ def pcapng_bytes(frames, ifaces=((1, 6),)):
     return b"".join(out)
 
 
+FOREIGN_SRC_MAC = bytes.fromhex("001b21aabb01")
+FOREIGN_DST_MAC = bytes.fromhex("001b21aabb02")
+
+
+def foreign_frames():
+    """A capture made on another network: other MACs, 10.0.0.0/8, 802.1Q VLAN 100 on every frame.
+
+    UDP to port 9 from 20 sources 10.0.64.1-20 to 10.0.0.2 in sizes 60..1018 (five of them with no
+    UDP checksum), an ICMP echo request, an ARP request (10.0.0.1 asks for 10.0.0.2) and an IPv6
+    UDP datagram, which IPv4 rewrites do not fit."""
+    def vlan(frame):
+        return frame[:12] + b"\x81\x00" + struct.pack("!H", 100) + frame[12:]
+
+    def ipv4(src, proto, l4, ip_id):
+        ip = struct.pack("!BBHHHBBH4s4s", 0x45, 0, 20 + len(l4), ip_id, 0x4000, 64, proto, 0, src,
+                         bytes([10, 0, 0, 2]))
+        return ip[:10] + struct.pack("!H", csum(ip)) + ip[12:] + l4
+
+    frames = []
+    for i in range(40):
+        src = bytes([10, 0, 64, 1 + i % 20])
+        payload = (b"XRFOREIGN%03d" % i + bytes(range(256)) * 4)[:18 + i * 24]
+        udp = struct.pack("!HHHH", 40000 + i, 9, 8 + len(payload), 0) + payload
+        c = 0 if i % 8 == 7 else (csum(src + bytes([10, 0, 0, 2]) + struct.pack("!BBH", 0, 17, len(udp)) + udp)
+                                  or 0xFFFF)
+        udp = udp[:6] + struct.pack("!H", c) + udp[8:]
+        frames.append(FOREIGN_DST_MAC + FOREIGN_SRC_MAC + b"\x08\x00" + ipv4(src, 17, udp, i))
+    icmp = struct.pack("!BBHHH", 8, 0, 0, 0x1234, 1) + b"xdpreplay"
+    icmp = icmp[:2] + struct.pack("!H", csum(icmp)) + icmp[4:]
+    frames.append(FOREIGN_DST_MAC + FOREIGN_SRC_MAC + b"\x08\x00" + ipv4(bytes([10, 0, 0, 1]), 1, icmp, 40))
+    arp = struct.pack("!HHBBH6s4s6s4s", 1, 0x0800, 6, 4, 1, FOREIGN_SRC_MAC, bytes([10, 0, 0, 1]), bytes(6),
+                      bytes([10, 0, 0, 2]))
+    frames.append(b"\xff" * 6 + FOREIGN_SRC_MAC + b"\x08\x06" + arp + bytes(18))
+    six = struct.pack("!HHHH", 40100, 9, 16, 0) + b"xdpreplay"[:8]
+    ip6 = struct.pack("!IHBB16s16s", 0x60000000, len(six), 17, 64, bytes.fromhex("fd00" + "00" * 13 + "01"),
+                      bytes.fromhex("fd00" + "00" * 13 + "02"))
+    frames.append(FOREIGN_DST_MAC + FOREIGN_SRC_MAC + b"\x86\xdd" + ip6 + six)
+    return [(i * 1000, vlan(f)) for i, f in enumerate(frames)]
+
+
 def write(path, data):
     with open(path, "wb") as f:
         f.write(data)
@@ -112,6 +152,7 @@ def samples(d):
         b'{"rxpk":[{"time":"2024-01-01T00:00:00.000000Z","tmst":1000000,"chan":0,"rfch":0,"freq":868.1,'
         b'"stat":1,"modu":"LORA","datr":"SF7BW125","codr":"4/5","rssi":-50,"lsnr":9.5,"size":17,'
         b'"data":"QPF9vkkAAgABlUN4disR/w0="}]}')
+    write(os.path.join(d, "foreign.pcap"), pcap_bytes(foreign_frames()))
     write(os.path.join(d, "lorawan-u1.pcap"), pcap_bytes([(0, udp_frame(0, sport=1700, dport=1700,
                                                                         payload=push_data))]))
 

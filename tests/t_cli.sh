@@ -16,6 +16,16 @@ test_bad_values() {
 	run_bad 2 "--threads must be between" "$XR" replay -i lo --threads 999 x.pcap
 	run_bad 2 "give one of" "$XR" replay -i lo --pps 10 --multiplier 2 x.pcap
 	run_bad 2 "'70000' is not a port" "$XR" count -i lo --dport 70000
+	# the static rewrites' values
+	run_bad 2 "--map-ip: '10.0.0.0/8' is not FROM=TO" "$XR" replay -i lo --map-ip 10.0.0.0/8 x.pcap
+	run_bad 2 "--map-ip: '10.0.0.0/33=1.2.3.4' is not FROM=TO" "$XR" replay -i lo --map-ip 10.0.0.0/33=1.2.3.4 x.pcap
+	run_bad 2 "--map-port: '80=70000' is not FROM=TO" "$XR" replay -i lo --map-port 80=70000 x.pcap
+	run_bad 2 "--ttl: '0' is not N \(1-255\), \+N or -N" "$XR" replay -i lo --ttl 0 x.pcap
+	run_bad 2 "--ttl: '\+300' is not N" "$XR" replay -i lo --ttl +300 x.pcap
+	run_bad 2 "--vlan-push: '4096' is not VID\[:PRI\]" "$XR" replay -i lo --vlan-push 4096 x.pcap
+	run_bad 2 "--vlan-push: '5:8' is not VID\[:PRI\]" "$XR" replay -i lo --vlan-push 5:8 x.pcap
+	run_bad 2 "--dst-mac: 'router' is not a MAC address or auto" "$XR" replay -i lo --dst-mac router x.pcap
+	run_bad 2 "--misfit: 'drop' is not send or skip" "$XR" replay -i lo --misfit drop x.pcap
 }
 
 test_missing_interface() {

@@ -95,3 +95,129 @@ test_first_seq_continues() {
 	expect_eq "$(jget "$WORK/c.json" sequence.duplicated)" 0 "duplicated"
 	expect_eq "$(jget "$WORK/c.json" sequence.flow_count)" 1 "flows"
 }
+
+# A capture made on another network (other MACs, 10.0.0.0/8, a VLAN tag on every frame; see
+# pcaps/README.md) replays onto the test bed with one command: the server takes every frame with
+# valid checksums, and the frames that reach it are byte for byte those that tcprewrite (--pnat,
+# --enet-vlan=del, --enet-smac/dmac, --fixcsum) and tcpreplay deliver from the same capture.
+test_static_rewrites_match_tcprewrite() {
+	command -v tcprewrite >/dev/null && command -v tcpreplay >/dev/null || skip "tcpreplay not installed"
+	bed
+	local r
+	for r in ours theirs; do
+		ip netns exec "$TB_NS_SRV" tcpdump -i "$TB_SRV_IF" -Q in -w "$WORK/$r.pcap" -s 0 -U -q 'not ip6' 2>/dev/null &
+		eval "TD_$r=\$!"
+	done
+	sleep 1
+	count_start --duration 60s --json "$WORK/c.json"
+	tb_gen "$XR" replay -i "$TB_GEN_IF" --pps 1k --vlan-strip --map-ip 10.0.0.0/8=198.18.0.0/15 \
+		--src-mac auto --dst-mac "$TB_SRV_MAC" --misfit skip --json "$WORK/r.json" "$TOP/pcaps/foreign.pcap" ||
+		fail "replay exited $?"
+	sleep 0.5
+	kill -INT "$TD_ours"
+	wait "$TD_ours"
+	expect_eq "$(jget "$WORK/r.json" sent)" 42 "frames sent (43 in the capture, the IPv6 one left out)"
+	expect_eq "$(jget "$WORK/r.json" static_rewrites.misfits_skipped)" 1 "misfits left out (IPv6)"
+	expect_eq "$(jget "$WORK/r.json" static_rewrites.changed)" 42 "frames changed"
+	# the server took them all: 40 UDP datagrams to port 9, one echo request answered, one ARP request
+	expect_eq "$(tb_srv nstat -asz UdpNoPorts | awk '/UdpNoPorts/ {print $2}')" 40 "UDP datagrams to port 9 (no socket)"
+	expect_eq "$(tb_srv nstat -asz IcmpInEchos | awk '/IcmpInEchos/ {print $2}')" 1 "echo requests the server took"
+	# the same capture through tcprewrite and tcpreplay
+	tcprewrite --infile="$TOP/pcaps/foreign.pcap" --outfile="$WORK/tr.pcap" --enet-vlan=del \
+		--pnat=10.0.0.0/8:198.18.0.0/15 --enet-smac="$TB_GEN_MAC" --enet-dmac="$TB_SRV_MAC" --fixcsum \
+		>"$WORK/tr.out" 2>&1 || fail "tcprewrite exited $?: $(cat "$WORK/tr.out")"
+	tb_gen tcpreplay -i "$TB_GEN_IF" --pps 1000 "$WORK/tr.pcap" >"$WORK/tp.out" 2>&1 ||
+		fail "tcpreplay exited $?: $(cat "$WORK/tp.out")"
+	# --dst-mac auto: each IPv4 frame's destination from the neighbour table (the ARP request keeps
+	# its broadcast address)
+	tb_gen "$XR" replay -i "$TB_GEN_IF" --pps 1k --vlan-strip --map-ip 10.0.0.0/8=198.18.0.0/15 \
+		--src-mac auto --dst-mac auto --misfit skip --json "$WORK/r2.json" "$TOP/pcaps/foreign.pcap" ||
+		fail "replay with --dst-mac auto exited $?"
+	sleep 0.5
+	kill -INT "$TD_theirs"
+	wait "$TD_theirs"
+	# (the counter stays attached throughout: a tcpdump started before an XDP program left srv0
+	# sees nothing after, although the frames reach the stack)
+	kill -INT "$COUNT_PID"
+	count_wait
+	# three runs of 40 datagrams, 1 echo request, 1 ARP request; tcpreplay's also the IPv6 datagram
+	expect_eq "$(jget "$WORK/c.json" matched)" $((3 * 41 + 1)) "IP frames the server counted"
+	expect_eq "$(jget "$WORK/c.json" kernel.Udp.InCsumErrors)" 0 "UDP InCsumErrors"
+	expect_eq "$(jget "$WORK/c.json" kernel.Ip.InHdrErrors)" 0 "IP InHdrErrors"
+	expect_eq "$(jget "$WORK/c.json" kernel.Udp.NoPorts)" 120 "UDP datagrams to port 9 (no socket)"
+	python3 - "$WORK/ours.pcap" "$WORK/theirs.pcap" <<-'PY' || fail "the frames differ"
+	import struct, sys
+	def frames(path):
+	    d = open(path, "rb").read()
+	    le = d[:4] == b"\xd4\xc3\xb2\xa1" or d[:4] == b"\x4d\x3c\xb2\xa1"
+	    e, off, out = "<" if le else ">", 24, []
+	    while off + 16 <= len(d):
+	        cap = struct.unpack(e + "I", d[off + 8:off + 12])[0]
+	        out.append(d[off + 16:off + 16 + cap])
+	        off += 16 + cap
+	    return out
+	ours, theirs = frames(sys.argv[1]), frames(sys.argv[2])
+	# the second saw all three runs: ours, tcpreplay's, ours with --dst-mac auto
+	assert len(ours) == 42 and len(theirs) == 126, (len(ours), len(theirs))
+	for name, b in (("tcpreplay", theirs[42:84]), ("--dst-mac auto", theirs[84:])):
+	    bad = [i for i in range(42) if ours[i] != b[i] and not (name != "tcpreplay" and i == 41)]
+	    assert not bad, "%s: frames %s differ, first: %s / %s" % (name, bad, ours[bad[0]].hex(), b[bad[0]].hex())
+	assert theirs[84 + 41][:6] == b"\xff" * 6, "--dst-mac auto changed the ARP request's broadcast address"
+	PY
+}
+
+# --pcap-out writes, without sending, the frames a run would send: byte for byte those that reach
+# the server when the same command sends them (static rewrites, per-packet ops, --misfit skip)
+test_pcap_out_equals_the_wire() {
+	bed
+	local args=(-i "$TB_GEN_IF" --pps 2k --count 300 --vlan-strip --map-ip 10.0.0.0/8=198.18.0.0/15
+		--src-mac auto --dst-mac "$TB_SRV_MAC" --rewrite ip.id=seq --rewrite udp.sport=5000-5099
+		--misfit skip "$TOP/pcaps/foreign.pcap")
+	tb_gen "$XR" replay "${args[@]}" --pcap-out "$WORK/out.pcap" >"$WORK/dry.out" 2>&1 ||
+		fail "replay --pcap-out exited $?: $(cat "$WORK/dry.out")"
+	grep -q "wrote 300 frames" "$WORK/dry.out" || fail "$(cat "$WORK/dry.out")"
+	count_start --udp --dport 9 --duration 30s --json "$WORK/c.json"
+	ip netns exec "$TB_NS_SRV" tcpdump -i "$TB_SRV_IF" -Q in -w "$WORK/wire.pcap" -s 0 -U -q udp 2>/dev/null &
+	TD=$!
+	sleep 1
+	tb_gen "$XR" replay "${args[@]}" --json "$WORK/r.json" -q || fail "replay exited $?"
+	sleep 0.5
+	kill -INT "$TD"
+	wait "$TD"
+	kill -INT "$COUNT_PID"
+	count_wait
+	# 40 of the capture's 43 frames fit udp.sport: the echo request, the ARP request and IPv6 do not
+	expect_eq "$(jget "$WORK/r.json" static_rewrites.misfits_skipped)" 3 "frames left out"
+	expect_eq "$(jget "$WORK/r.json" sent)" 300 "frames sent"
+	expect_eq "$(jget "$WORK/c.json" kernel.Udp.InCsumErrors)" 0 "UDP InCsumErrors"
+	python3 - "$WORK/out.pcap" "$WORK/wire.pcap" <<-'PY' || fail "--pcap-out's frames are not the wire's"
+	import struct, sys
+	def frames(path):
+	    d = open(path, "rb").read()
+	    e = "<" if d[:4] in (b"\xd4\xc3\xb2\xa1", b"\x4d\x3c\xb2\xa1") else ">"
+	    off, out = 24, []
+	    while off + 16 <= len(d):
+	        cap = struct.unpack(e + "I", d[off + 8:off + 12])[0]
+	        out.append(d[off + 16:off + 16 + cap])
+	        off += 16 + cap
+	    return out
+	dry, wire = frames(sys.argv[1]), frames(sys.argv[2])
+	assert len(dry) == 300 and len(wire) == 300, (len(dry), len(wire))
+	bad = [i for i in range(300) if dry[i] != wire[i]]
+	assert not bad, "frames %s differ, first: %s / %s" % (bad[:10], dry[bad[0]].hex(), wire[bad[0]].hex())
+	PY
+	# a protocol that builds its frames in BPF as it sends them cannot write them ahead
+	"$XR" lorawan fleet --devices 10 --gateways 1 --out "$WORK/f" -q || fail "fleet"
+	run_bad 2 "--pcap-out: lorawan send builds each frame" tb_gen "$XR" lorawan send -i "$TB_GEN_IF" \
+		--fleet "$WORK/f" --server "$TB_SRV_IP" --pcap-out "$WORK/x.pcap"
+	[ ! -e "$WORK/x.pcap" ] || fail "lorawan send wrote $WORK/x.pcap"
+}
+
+# --dst-mac auto without a neighbour entry for a frame's destination: one line naming it, exit 3
+test_dst_mac_auto_without_neighbour() {
+	bed
+	tb_gen ip neigh del "$TB_SRV_IP" dev "$TB_GEN_IF" || fail "cannot delete the neighbour entry"
+	run_bad 3 "--dst-mac auto: frame 1: no neighbour entry for 198.18.0.2 on $TB_GEN_IF" tb_gen "$XR" replay \
+		-i "$TB_GEN_IF" --count 5 --vlan-strip --map-ip 10.0.0.0/8=198.18.0.0/15 --dst-mac auto \
+		"$TOP/pcaps/foreign.pcap"
+}

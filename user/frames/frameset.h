@@ -39,6 +39,8 @@ struct fs_skips {
 	size_t max_gap_frame; /* the frame (1-based) after that gap */
 };
 
+struct static_rewrite;
+
 struct fs_load_opts {
 	uint32_t max_len;
 	bool allow_truncated;
@@ -47,6 +49,7 @@ struct fs_load_opts {
 	double max_ratio; /* a gzip file may expand this many times its size; 0 = no limit */
 	uint64_t max_gap_ns; /* longer capture gaps are shortened to this; 0 = kept */
 	unsigned int io_buffer; /* zlib's read buffer; 0 = 256 KiB (the fuzz target takes less) */
+	struct static_rewrite *edit; /* applied to each frame taken (static.h); NULL: none */
 };
 
 void frameset_init(struct frameset *fs);

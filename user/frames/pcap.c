@@ -16,6 +16,7 @@
 #include <sys/stat.h>
 #include <zlib.h>
 #include "frames/frameset.h"
+#include "frames/static.h"
 #include "util/log.h"
 
 #define LINKTYPE_ETHERNET 1
@@ -45,6 +46,7 @@ struct reader {
 	uint64_t first_ns, base_ns, last_ns, cut_ns;
 	uint8_t *buf;
 	size_t buf_cap;
+	uint8_t *edit_buf; /* a frame after the static rewrites (PCAP_MAX_CAPLEN + 4 bytes) */
 	uint64_t in_bytes,
 		out_bytes; /* the file's size, and what was read from it (decompressed) */
 };
@@ -142,6 +144,23 @@ static int take_frame(struct reader *r, uint16_t linktype, const uint8_t *data, 
 	if (caplen < origlen && !r->o->allow_truncated) {
 		r->skips->truncated++;
 		return 0;
+	}
+	if (r->o->edit) {
+		int err;
+
+		/* a pcapng block may hold more than the edit buffer: no interface sends such a frame */
+		if (caplen > PCAP_MAX_CAPLEN) {
+			r->skips->too_long++;
+			return 0;
+		}
+
+		if (!r->edit_buf && !(r->edit_buf = malloc(PCAP_MAX_CAPLEN + 4)))
+			return -ENOMEM;
+		err = static_frame(r->o->edit, data, caplen, origlen, r->edit_buf, &caplen,
+				   &origlen, r->fs->n + 1);
+		if (err)
+			return err < 0 ? err : 0;
+		data = r->edit_buf;
 	}
 	if (caplen > r->o->max_len) {
 		r->skips->too_long++;
@@ -497,5 +516,6 @@ int pcap_load(const char *path, struct frameset *fs, const struct fs_load_opts *
 out:
 	gzclose(r.gz);
 	free(r.buf);
+	free(r.edit_buf);
 	return err;
 }

@@ -342,6 +342,63 @@ static int plan_fail(const struct rewrite_spec *sp, size_t frame, const char *wh
 	return -EINVAL;
 }
 
+/* Whether frame b fits every spec, and laid out as ref (when given) where the specs write. */
+static bool frame_fits(const struct rewrite_spec *specs, int nspecs, const uint8_t *b, uint32_t len,
+		       const struct layout *ref, const uint8_t *ref_b, uint32_t ref_len,
+		       struct layout *l)
+{
+	struct layout rl;
+
+	frame_layout(b, len, l);
+	if (ref) {
+		if (l->l3 != ref->l3 || l->l4 != ref->l4 || l->proto != ref->proto ||
+		    l->ipver != ref->ipver)
+			return false;
+		frame_layout(ref_b, ref_len, &rl);
+	}
+	for (int i = 0; i < nspecs; i++) {
+		const struct rewrite_spec *sp = &specs[i];
+		unsigned int off;
+
+		if (sp->csum_only) {
+			if (!l->ipver)
+				return false;
+			continue;
+		}
+		off = field_offset(sp, l);
+		if (!off || off + sp->op.width > len ||
+		    (sp->ip6_check && memcmp(b + off - 8, sp->ip6_high, 8)) ||
+		    (ref && off != field_offset(sp, &rl)))
+			return false;
+	}
+	return true;
+}
+
+size_t rewrite_keep_fitting(const struct rewrite_spec *specs, int nspecs, struct frameset *fs)
+{
+	const struct fs_frame *ref = NULL;
+	struct layout l0, l;
+	size_t kept = 0, n = fs->n;
+
+	for (size_t fi = 0; fi < fs->n && !ref; fi++)
+		if (frame_fits(specs, nspecs, fs->bytes + fs->frames[fi].off, fs->frames[fi].len,
+			       NULL, NULL, 0, &l0))
+			ref = &fs->frames[fi];
+	if (!ref)
+		return 0; /* none fits: rewrite_plan names the first */
+	{
+		const uint8_t *ref_b = fs->bytes + ref->off;
+		uint32_t ref_len = ref->len;
+
+		for (size_t fi = 0; fi < fs->n; fi++)
+			if (frame_fits(specs, nspecs, fs->bytes + fs->frames[fi].off,
+				       fs->frames[fi].len, &l0, ref_b, ref_len, &l))
+				fs->frames[kept++] = fs->frames[fi];
+	}
+	fs->n = kept;
+	return n - kept;
+}
+
 int rewrite_plan(const struct rewrite_spec *specs, int nspecs, const struct frameset *fs,
 		 struct xr_op *ops)
 {

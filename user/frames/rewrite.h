@@ -34,6 +34,11 @@ void rewrite_spec_src(struct rewrite_spec *sp, const struct addr_range *r);
 /* the port is base + (n / divisor) mod the range's size */
 void rewrite_spec_sport(struct rewrite_spec *sp, uint8_t proto, const struct port_range *p,
 			uint64_t divisor);
+/*
+ * --misfit skip: leaves out of fs the frames the specs do not fit, or that are
+ * laid out unlike the first that fits (one plan serves all). The number left out.
+ */
+size_t rewrite_keep_fitting(const struct rewrite_spec *specs, int nspecs, struct frameset *fs);
 /* Resolves specs against every frame of fs into ops; the number of ops, or -EINVAL naming the frame that does not fit. */
 int rewrite_plan(const struct rewrite_spec *specs, int nspecs, const struct frameset *fs,
 		 struct xr_op *ops);

@@ -32,6 +32,7 @@ enum {
 	O_FIRST,
 	O_LISTEN,
 	O_TOKEN,
+	O_PCAPOUT,
 };
 
 /* set: the protocol must accept it (enum send_opt_set); 0: every sender command takes it */
@@ -64,6 +65,7 @@ static const struct send_opt_row {
 	{ "size", required_argument, O_SIZE, SO_SIZE },
 	{ "dst-mac", required_argument, O_DSTMAC, SO_DSTMAC },
 	{ "wait", required_argument, O_WAIT, SO_WAIT },
+	{ "pcap-out", required_argument, O_PCAPOUT, 0 },
 };
 
 #define NROWS (sizeof(rows) / sizeof(rows[0]))
@@ -89,6 +91,10 @@ const char send_opts_help[] =
 	"                          /metrics (Prometheus); :PORT = loopback only\n"
 	"      --token-file F      the token --listen asks for ('Authorization: Bearer'): F's\n"
 	"                          first line\n"
+	"      --pcap-out FILE     send nothing: write the frames the run would send (its\n"
+	"                          --count, or one pass of the frame set; at most 1M) to\n"
+	"                          FILE as pcap, each as it would leave (--rewrite ops\n"
+	"                          applied by the reference BPF is held to)\n"
 	"  -q, --quiet             no progress line or summary\n"
 	"  -v, --verbose           more detail (-vv: libbpf's messages)\n";
 
@@ -193,6 +199,7 @@ static int parse_one(struct send_opts *so, const struct xr_proto *p, int opt, co
 			return XR_EXIT_USAGE;
 		so->have_token = true;
 		break;
+	case O_PCAPOUT: so->pcap_out = arg; break;
 	case 'q':
 		so->quiet = true;
 		xr_verbosity = XR_LOG_WARN;

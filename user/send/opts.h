@@ -33,6 +33,7 @@ struct send_opts {
 	uint64_t first_n;
 	uint64_t reply_wait_ns; /* --wait */
 	const char *json_path;
+	const char *pcap_out; /* --pcap-out: write the frames instead of sending them */
 	bool quiet;
 	bool have_listen;
 	struct sockaddr_in listen;

@@ -117,6 +117,17 @@ int send_run(const struct send_opts *so, const struct xr_proto *p, void *st)
 		}
 		o.nops = nops;
 	}
+	o.count = run_count(so, p, st, &fs);
+	if (so->rate_bps > 0) {
+		double mean = (double)fs.bytes_len / fs.n;
+
+		o.pps = so->rate_bps / ((mean + WIRE_OVERHEAD) * 8);
+	}
+	if (so->pcap_out) {
+		err = send_pcap_out(so, &o, &fs);
+		ret = !err ? XR_EXIT_OK : err == -EOPNOTSUPP ? XR_EXIT_USAGE : XR_EXIT_ENV;
+		goto out;
+	}
 	if (choose_engine(so, p, &ifc, &o, &use_xsk))
 		goto out;
 	/* AF_XDP lays every frame out in a chunk of its own */
@@ -128,12 +139,6 @@ int send_run(const struct send_opts *so, const struct xr_proto *p, void *st)
 			fs.n, (unsigned long long)(o.umem_limit >> 20));
 		ret = XR_EXIT_USAGE;
 		goto out;
-	}
-	o.count = run_count(so, p, st, &fs);
-	if (so->rate_bps > 0) {
-		double mean = (double)fs.bytes_len / fs.n;
-
-		o.pps = so->rate_bps / ((mean + WIRE_OVERHEAD) * 8);
 	}
 	if (o.pace == XR_PACE_PCAP && fs.span_ns == 0 && fs.n > 1)
 		pr_warn("warning: all frames have the same timestamp: --multiplier sends them back to back\n");

@@ -13,6 +13,16 @@
  */
 int send_run(const struct send_opts *so, const struct xr_proto *p, void *st);
 
+struct engine_opts;
+struct frameset;
+/*
+ * --pcap-out: writes the frames of the run o describes to so->pcap_out instead
+ * of sending them (dryrun.c). 0, -EOPNOTSUPP (a protocol that builds frames in
+ * BPF), or -errno after one line.
+ */
+int send_pcap_out(const struct send_opts *so, const struct engine_opts *o,
+		  const struct frameset *fs);
+
 /* The summary of a run, and its JSON (send/report.c). */
 struct send_report {
 	const struct send_opts *so;

@@ -8,12 +8,30 @@
 #include <string.h>
 #include <unistd.h>
 #include "cmd/cli.h"
+#include "frames/rewrite.h"
+#include "frames/static.h"
 #include "proto/proto.h"
 #include "send/opts.h"
 #include "util/log.h"
 #include "util/units.h"
 
-enum { O_LOOP = PROTO_OPT_BASE, O_TRUNC, O_PRELOAD, O_MAXMEM, O_MAXRATIO, O_MAXGAP };
+enum {
+	O_LOOP = PROTO_OPT_BASE,
+	O_TRUNC,
+	O_PRELOAD,
+	O_MAXMEM,
+	O_MAXRATIO,
+	O_MAXGAP,
+	O_SRCMAC,
+	O_DSTMAC,
+	O_MAPIP,
+	O_MAPPORT,
+	O_TTL,
+	O_VLANPUSH,
+	O_VLANSTRIP,
+	O_MTUTRUNC,
+	O_MISFIT,
+};
 
 struct capture {
 	uint64_t loop;
@@ -21,6 +39,7 @@ struct capture {
 	struct fs_load_opts lo;
 	bool have_maxmem, have_ratio;
 	struct fs_skips sk;
+	struct static_rewrite sr;
 };
 
 static const struct option capture_opts[] = {
@@ -30,12 +49,82 @@ static const struct option capture_opts[] = {
 	{ "max-memory", required_argument, NULL, O_MAXMEM },
 	{ "max-ratio", required_argument, NULL, O_MAXRATIO },
 	{ "max-gap", required_argument, NULL, O_MAXGAP },
+	{ "src-mac", required_argument, NULL, O_SRCMAC },
+	{ "dst-mac", required_argument, NULL, O_DSTMAC },
+	{ "map-ip", required_argument, NULL, O_MAPIP },
+	{ "map-port", required_argument, NULL, O_MAPPORT },
+	{ "ttl", required_argument, NULL, O_TTL },
+	{ "vlan-push", required_argument, NULL, O_VLANPUSH },
+	{ "vlan-strip", no_argument, NULL, O_VLANSTRIP },
+	{ "mtu-trunc", no_argument, NULL, O_MTUTRUNC },
+	{ "misfit", required_argument, NULL, O_MISFIT },
 	{},
 };
+
+/* --src-mac / --dst-mac: MAC, or auto (the interface's own; the neighbour table's) */
+static int mac_opt(const struct send_opts *so, const char *opt, const char *arg, enum mac_how *how,
+		   uint8_t mac[6])
+{
+	if (!strcmp(arg, "auto")) {
+		*how = MAC_AUTO;
+		return -1;
+	}
+	if (parse_mac(arg, mac))
+		return cli_usage_error(so->cmd, "--%s: '%s' is not a MAC address or auto", opt,
+				       arg);
+	*how = MAC_SET;
+	return -1;
+}
+
+static int static_opt(struct static_rewrite *sr, int id, const char *arg,
+		      const struct send_opts *so)
+{
+	switch (id) {
+	case O_SRCMAC: return mac_opt(so, "src-mac", arg, &sr->src_mac_how, sr->src_mac);
+	case O_DSTMAC: return mac_opt(so, "dst-mac", arg, &sr->dst_mac_how, sr->dst_mac);
+	case O_MAPIP:
+		if (sr->nmaps >= STATIC_MAX_MAPS)
+			return cli_usage_error(so->cmd, "at most %d --map-ip", STATIC_MAX_MAPS);
+		if (static_parse_map_ip(arg, &sr->maps[sr->nmaps++]))
+			return cli_usage_error(
+				so->cmd, "--map-ip: '%s' is not FROM=TO (IPv4 A.B.C.D/P each)",
+				arg);
+		break;
+	case O_MAPPORT:
+		if (sr->nports >= STATIC_MAX_MAPS)
+			return cli_usage_error(so->cmd, "at most %d --map-port", STATIC_MAX_MAPS);
+		if (static_parse_map_port(arg, &sr->ports[sr->nports++]))
+			return cli_usage_error(
+				so->cmd, "--map-port: '%s' is not FROM=TO (ports 0-65535)", arg);
+		break;
+	case O_TTL:
+		if (static_parse_ttl(arg, sr))
+			return cli_usage_error(so->cmd, "--ttl: '%s' is not N (1-255), +N or -N",
+					       arg);
+		break;
+	case O_VLANPUSH:
+		if (static_parse_vlan(arg, &sr->vlan_tci))
+			return cli_usage_error(
+				so->cmd, "--vlan-push: '%s' is not VID[:PRI] (0-4095, 0-7)", arg);
+		sr->vlan_push = true;
+		break;
+	case O_VLANSTRIP: sr->vlan_strip = true; break;
+	case O_MTUTRUNC: sr->mtu_trunc = true; break;
+	case O_MISFIT:
+		if (strcmp(arg, "send") && strcmp(arg, "skip"))
+			return cli_usage_error(so->cmd, "--misfit: '%s' is not send or skip", arg);
+		sr->skip_misfits = !strcmp(arg, "skip");
+		break;
+	}
+	return -1;
+}
 
 static int capture_opt(void *st, int id, const char *arg, const struct send_opts *so)
 {
 	struct capture *c = st;
+
+	if (id >= O_SRCMAC)
+		return static_opt(&c->sr, id, arg, so);
 
 	switch (id) {
 	case O_LOOP:
@@ -119,11 +208,21 @@ static int capture_build(void *st, const struct send_opts *so, const struct ifac
 		c->lo.max_frames = so->count;
 		preload_auto = true;
 	}
+	if (static_active(&c->sr)) {
+		c->sr.mtu = ifc->mtu;
+		c->sr.ifname = ifc->name;
+		memcpy(c->sr.if_mac, ifc->mac, 6);
+		c->lo.edit = &c->sr;
+	}
 	for (int i = 0; i < so->nfiles; i++) {
 		err = pcap_load(so->files[i], fs, &c->lo, &c->sk);
 		if (err)
-			return err == -ENOMEM ? -ENOMEM : -EINVAL;
+			/* a destination without a neighbour entry is the environment's problem */
+			return err == -ENOMEM || err == -EHOSTUNREACH ? err : -EINVAL;
 	}
+	/* --misfit skip: the frames the per-packet ops do not fit are left out too */
+	if (c->sr.skip_misfits && plan->nspecs)
+		c->sr.misfits_skipped += rewrite_keep_fitting(plan->specs, plan->nspecs, fs);
 	frameset_finish(fs);
 	warn_skips(c, so, fs, preload_auto);
 	if (!fs->n)
@@ -147,7 +246,25 @@ static void capture_report(void *st, const struct engine_result *res, uint64_t r
 			   FILE *human, struct json *j)
 {
 	const struct fs_skips *sk = &((struct capture *)st)->sk;
+	const struct static_rewrite *sr = &((struct capture *)st)->sr;
 
+	bool any = static_active(sr) || sr->misfits_skipped;
+
+	if (human && any)
+		fprintf(human,
+			"  static rewrites: %llu frames changed, %llu cut to the MTU; %llu the IP "
+			"rewrites do not fit (%s)\n",
+			(unsigned long long)sr->changed, (unsigned long long)sr->truncated,
+			(unsigned long long)(sr->misfits_sent + sr->misfits_skipped),
+			sr->skip_misfits ? "left out" : "sent as they were");
+	if (j && any) {
+		json_open(j, "static_rewrites", '{');
+		json_u64(j, "changed", sr->changed);
+		json_u64(j, "cut_to_mtu", sr->truncated);
+		json_u64(j, "misfits_sent", sr->misfits_sent);
+		json_u64(j, "misfits_skipped", sr->misfits_skipped);
+		json_close(j, '}');
+	}
 	if (human && (sk->linktype || sk->truncated || sk->too_long || sk->too_short))
 		fprintf(human,
 			"  skipped while reading: %llu non-Ethernet, %llu truncated, %llu too long, "
@@ -177,7 +294,24 @@ const struct xr_proto proto_capture = {
 		"      --max-memory N      refuse captures whose frames take more than N bytes\n"
 		"                          (default: half of this machine's memory)\n"
 		"      --max-ratio R       refuse gzip files that expand more than R times (200)\n"
-		"      --max-gap T         shorten capture gaps longer than T to T (capture timing)\n",
+		"      --max-gap T         shorten capture gaps longer than T to T (capture timing)\n"
+		"  Static rewrites, applied once as the frames are read (tcprewrite's, no per-packet\n"
+		"  cost; IPv4 and ARP; checksums recomputed where anything they cover changed):\n"
+		"      --dst-mac MAC|auto  every frame's destination MAC; auto: the neighbour table's\n"
+		"                          entry for each IPv4 frame's destination (after --map-ip)\n"
+		"      --src-mac MAC|auto  every frame's source MAC; auto: IFACE's\n"
+		"      --map-ip FROM=TO    addresses in FROM (A.B.C.D/P) move to TO keeping the bits\n"
+		"                          below TO's prefix, source and destination alike, also in\n"
+		"                          ARP (tcprewrite --pnat); repeatable, the first match wins\n"
+		"      --map-port FROM=TO  UDP/TCP source and destination ports (repeatable)\n"
+		"      --ttl N|+N|-N       set the IPv4 TTL, or add to it, or take from it\n"
+		"      --vlan-push VID[:PRI]  add an 802.1Q tag (priority PRI, default 0)\n"
+		"      --vlan-strip        remove the outer 802.1Q (or 802.1ad) tag\n"
+		"      --mtu-trunc         cut IPv4 packets longer than IFACE's MTU to it\n"
+		"      --misfit send|skip  frames the IP rewrites do not fit (not IPv4): sent as\n"
+		"                          they were (default) or left out; counted either way.\n"
+		"                          skip also leaves out the frames --rewrite ops do not fit\n"
+		"                          (without it, one such frame refuses the run)\n",
 	.opts = capture_opts,
 	.accepts = SO_REWRITE | SO_FILES,
 	.state_size = sizeof(struct capture),
