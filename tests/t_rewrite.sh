@@ -32,12 +32,18 @@ test_bad_specs_refused() {
 	# past the frame, reversed range, a protocol or IP version the frame does not have
 	for spec in "tcp.window=seq" "u24be@40=seq" "u32be@40=banana" "ip.id=seq%70000" "ip.id" \
 		"u16be@24=seq" "u32be@100=seq" "payload@16:4=seq" "udp.sport=5-1" "tcp.sport=1-2" \
-		"ip6.src=2001:db8::/64" "ip.src=300.1.1.1" "ip6.dst=2001:db8::/48"; do
+		"ip6.src=2001:db8::/64" "ip.src=300.1.1.1" "ip6.dst=2001:db8::/48" "u8@22=300" "u16be@24=5"; do
 		tb_gen "$XR" replay -i "$TB_GEN_IF" --rewrite "$spec" "$TOP/pcaps/udp-64.pcap" >"$WORK/out" 2>"$WORK/err"
 		expect_eq $? 2 "exit status for --rewrite $spec"
 		expect_eq "$(wc -l <"$WORK/err")" 1 "one line for --rewrite $spec: $(cat "$WORK/err")"
 		grep -q -- "$spec" "$WORK/err" || fail "the error does not name $spec: $(cat "$WORK/err")"
 	done
+	# five per-packet ops (constants do not count)
+	tb_gen "$XR" replay -i "$TB_GEN_IF" --rewrite ip.id=seq --rewrite udp.sport=seq --rewrite u8@22=9 \
+		--rewrite payload@0:2=seq --rewrite payload@2:2=seq --rewrite payload@4:2=seq \
+		"$TOP/pcaps/udp-64.pcap" 2>"$WORK/err"
+	expect_eq $? 2 "exit status for five per-packet ops"
+	grep -q "payload@4:2=seq: too many per-packet ops (4 at most" "$WORK/err" || fail "five ops: $(cat "$WORK/err")"
 	# a payload field on a frame captured too short to hold it
 	tb_gen "$XR" replay -i "$TB_GEN_IF" --rewrite payload@0:4=seq --allow-truncated \
 		"$WORK/hostile/snapped.pcap" 2>"$WORK/err"
@@ -273,5 +279,41 @@ test_static_rewrites_vlan_ttl_ports_mtu() {
 	        continue
 	    assert a == b, "frame %d: %s / %s" % (i + 1, a.hex(), b.hex())
 	assert cut == 17, cut  # the datagrams of 24 to 40, 596 to 982 bytes of IP
+	PY
+}
+
+# FIELD=CONST specs are written once into the frames as the set is built (any offset, even 0),
+# checksums fixed, beside the 4 per-packet ops: the server takes every datagram
+test_constants_beside_per_packet_ops() {
+	bed
+	count_start --udp --dport 7 --duration 30s --json "$WORK/c.json"
+	ip netns exec "$TB_NS_SRV" tcpdump -i "$TB_SRV_IF" -Q in -w "$WORK/wire.pcap" -s 0 -U -q udp 2>/dev/null &
+	TD=$!
+	sleep 1
+	tb_gen "$XR" replay -i "$TB_GEN_IF" --count 500 --pps 5k --rewrite u32be@0=0x0200c612 \
+		--rewrite u8@22=33 --rewrite payload@0:4=0xdeadbeef --rewrite udp.dport=7 --rewrite ip.id=seq \
+		--rewrite udp.sport=seq --rewrite payload@4:4=seq --json "$WORK/r.json" -q "$TOP/pcaps/udp-64.pcap" ||
+		fail "replay exited $?"
+	sleep 0.5
+	kill -INT "$TD"
+	wait "$TD"
+	kill -INT "$COUNT_PID"
+	count_wait
+	expect_eq "$(jget "$WORK/c.json" matched)" 500 "datagrams the server counted"
+	expect_eq "$(jget "$WORK/c.json" kernel.Udp.InCsumErrors)" 0 "UDP InCsumErrors"
+	expect_eq "$(jget "$WORK/c.json" kernel.Ip.InHdrErrors)" 0 "IP InHdrErrors"
+	python3 - "$WORK/wire.pcap" <<-'PY' || fail "the frames on the wire"
+	import struct, sys
+	d = open(sys.argv[1], "rb").read()
+	e = "<" if d[:4] in (b"\xd4\xc3\xb2\xa1", b"\x4d\x3c\xb2\xa1") else ">"
+	off, n = 24, 0
+	while off + 16 <= len(d):
+	    cap = struct.unpack(e + "I", d[off + 8:off + 12])[0]
+	    f = d[off + 16:off + 16 + cap]
+	    off += 16 + cap
+	    assert f[:4] == bytes.fromhex("0200c612") and f[22] == 33 and f[42:46] == bytes.fromhex("deadbeef"), f.hex()
+	    assert struct.unpack("!HHI", f[34:36] + f[36:38] + f[46:50]) == (n, 7, n), (n, f.hex())
+	    n += 1
+	assert n == 500, n
 	PY
 }

@@ -286,11 +286,17 @@ int rewrite_parse_opt(const char *spec, const char *opt, struct rewrite_spec *ou
 			return bad_spec(spec, opt, "STEP is not a number");
 	} else if (!strcmp(num, "seq")) {
 		out->op.step = 1;
+	} else if (!parse_u64(num, &out->op.base) && len == strlen(val)) {
+		/* FIELD=CONST: written once into every frame as the set is built, not per packet */
+		if (f.width < 8 && out->op.base >> (f.width * 8))
+			return bad_spec(spec, opt, "the constant is larger than the field");
+		out->constant = true;
+		return 0;
 	} else {
 		return bad_spec(
 			spec, opt,
-			"not FIELD=seq[/DIV][%MOD] or FIELD+=STEP[/DIV][%MOD] (e.g. ip.id=seq, "
-			"u32be@42+=1)");
+			"not FIELD=seq[/DIV][%MOD], FIELD+=STEP[/DIV][%MOD] or FIELD=CONST (e.g. "
+			"ip.id=seq, u32be@42+=1, u16be@12=0x0800)");
 	}
 	for (val += len; *val;) {
 		char sep = *val++;
@@ -316,21 +322,21 @@ int rewrite_parse_opt(const char *spec, const char *opt, struct rewrite_spec *ou
 	return 0;
 }
 
-/* Offset of the field in a frame of layout l; 0 when the frame has no such field. */
-static unsigned int field_offset(const struct rewrite_spec *sp, const struct layout *l)
+/* Offset of the field in a frame of layout l; -1 when the frame has no such field. */
+static int field_offset(const struct rewrite_spec *sp, const struct layout *l)
 {
 	switch (sp->where) {
-	case W_ABS: return sp->field_off;
-	case W_IP_ID: return l->ipver == 4 ? l->l3 + 4u : 0;
-	case W_IP_SRC: return l->ipver == 4 ? l->l3 + 12u : 0;
-	case W_IP_DST: return l->ipver == 4 ? l->l3 + 16u : 0;
-	case W_IP6_SRC: return l->ipver == 6 ? l->l3 + 16u : 0;
-	case W_IP6_DST: return l->ipver == 6 ? l->l3 + 32u : 0;
-	case W_SPORT: return l->l4 && l->proto == sp->proto ? l->l4 + 0u : 0;
-	case W_DPORT: return l->l4 && l->proto == sp->proto ? l->l4 + 2u : 0;
-	case W_PAYLOAD: return l->l4 ? l->l4_end + sp->field_off : 0;
+	case W_ABS: return (int)sp->field_off;
+	case W_IP_ID: return l->ipver == 4 ? (int)l->l3 + 4 : -1;
+	case W_IP_SRC: return l->ipver == 4 ? (int)l->l3 + 12 : -1;
+	case W_IP_DST: return l->ipver == 4 ? (int)l->l3 + 16 : -1;
+	case W_IP6_SRC: return l->ipver == 6 ? (int)l->l3 + 16 : -1;
+	case W_IP6_DST: return l->ipver == 6 ? (int)l->l3 + 32 : -1;
+	case W_SPORT: return l->l4 && l->proto == sp->proto ? (int)l->l4 + 0 : -1;
+	case W_DPORT: return l->l4 && l->proto == sp->proto ? (int)l->l4 + 2 : -1;
+	case W_PAYLOAD: return l->l4 ? (int)(l->l4_end + sp->field_off) : -1;
 	}
-	return 0;
+	return -1;
 }
 
 static int plan_fail(const struct rewrite_spec *sp, size_t frame, const char *why)
@@ -358,7 +364,7 @@ static bool frame_fits(const struct rewrite_spec *specs, int nspecs, const uint8
 	}
 	for (int i = 0; i < nspecs; i++) {
 		const struct rewrite_spec *sp = &specs[i];
-		unsigned int off;
+		int off;
 
 		if (sp->csum_only) {
 			if (!l->ipver)
@@ -366,7 +372,7 @@ static bool frame_fits(const struct rewrite_spec *specs, int nspecs, const uint8
 			continue;
 		}
 		off = field_offset(sp, l);
-		if (!off || off + sp->op.width > len ||
+		if (off < 0 || (uint32_t)off + sp->op.width > len ||
 		    (sp->ip6_check && memcmp(b + off - 8, sp->ip6_high, 8)) ||
 		    (ref && off != field_offset(sp, &rl)))
 			return false;
@@ -410,6 +416,8 @@ int rewrite_plan(const struct rewrite_spec *specs, int nspecs, const struct fram
 		struct xr_op *op = &ops[nops];
 		unsigned int end;
 
+		if (sp->applied)
+			continue; /* a constant, written into the frames already */
 		if (sp->csum_only) {
 			for (size_t fi = 0; fi < fs->n; fi++) {
 				frame_layout(fs->bytes + fs->frames[fi].off, fs->frames[fi].len,
@@ -421,17 +429,19 @@ int rewrite_plan(const struct rewrite_spec *specs, int nspecs, const struct fram
 			continue;
 		}
 		if (nops >= XR_MAX_OPS)
-			return plan_fail(sp, 0, "too many ops (4 at most)");
+			return plan_fail(
+				sp, 0,
+				"too many per-packet ops (4 at most; FIELD=CONST ones do not count)");
 		*op = sp->op;
 		/* one plan serves every frame: each must have the same layout where it matters */
 		for (size_t fi = 0; fi < fs->n; fi++) {
 			const struct fs_frame *fr = &fs->frames[fi];
 			const uint8_t *b = fs->bytes + fr->off;
-			unsigned int off;
+			int off;
 
 			frame_layout(b, fr->len, &l);
 			off = field_offset(sp, &l);
-			if (!off)
+			if (off < 0)
 				return plan_fail(
 					sp, fi + 1,
 					sp->where == W_SPORT || sp->where == W_DPORT ?
@@ -439,7 +449,7 @@ int rewrite_plan(const struct rewrite_spec *specs, int nspecs, const struct fram
 					sp->where == W_PAYLOAD ?
 						"has no UDP or TCP header" :
 						"has no such field (not that IP version?)");
-			if (off + op->width > fr->len) {
+			if ((uint32_t)off + op->width > fr->len) {
 				char why[96];
 
 				snprintf(why, sizeof(why), "is %u bytes long: the field ends at %u",
@@ -508,6 +518,28 @@ int rewrite_plan(const struct rewrite_spec *specs, int nspecs, const struct fram
 				return -EINVAL;
 			}
 	return nops;
+}
+
+int rewrite_constants(struct rewrite_spec *specs, int nspecs, struct frameset *fs)
+{
+	int applied = 0;
+
+	for (int i = 0; i < nspecs; i++) {
+		struct rewrite_spec *sp = &specs[i];
+		struct xr_op op;
+
+		if (!sp->constant || sp->applied)
+			continue;
+		/* the same checks and checksum offsets as a per-packet op, then applied for n = 0 */
+		if (rewrite_plan(sp, 1, fs, &op) < 0)
+			return -EINVAL;
+		for (size_t fi = 0; fi < fs->n; fi++)
+			rewrite_apply(&op, 1, fs->bytes + fs->frames[fi].off, fs->frames[fi].len,
+				      0);
+		sp->applied = true;
+		applied++;
+	}
+	return applied;
 }
 
 void rewrite_nocopy(struct xr_op *ops, int nops, const uint8_t *f, uint32_t len,

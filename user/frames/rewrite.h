@@ -8,6 +8,9 @@
 #include "frames/frameset.h"
 #include "xdpreplay.h"
 
+/* --rewrite specs a command line may give: per-packet ops (XR_MAX_OPS), constants, csum=auto */
+#define XR_MAX_USER_SPECS 16
+
 struct rewrite_spec {
 	char text[96];
 	struct xr_op op; /* kind, width, flags, base, step, modulus */
@@ -15,6 +18,8 @@ struct rewrite_spec {
 	unsigned int field_off;
 	uint8_t proto; /* udp.* / tcp.*: the protocol the frame must carry */
 	bool csum_only; /* csum=auto: checks that the frames are IP, adds no op */
+	bool constant; /* FIELD=CONST: written once into the frames (rewrite_constants) */
+	bool applied; /* ... which it was: no op in the plan */
 	bool ip6_check; /* ip6.*: the frames' upper 64 address bits must be the prefix's */
 	uint8_t ip6_high[8];
 };
@@ -39,6 +44,12 @@ void rewrite_spec_sport(struct rewrite_spec *sp, uint8_t proto, const struct por
  * laid out unlike the first that fits (one plan serves all). The number left out.
  */
 size_t rewrite_keep_fitting(const struct rewrite_spec *specs, int nspecs, struct frameset *fs);
+/*
+ * Writes the FIELD=CONST specs into every frame of fs (checksums fixed), once,
+ * and marks them applied: rewrite_plan then leaves them out. The number
+ * written, or -EINVAL naming the frame one does not fit.
+ */
+int rewrite_constants(struct rewrite_spec *specs, int nspecs, struct frameset *fs);
 /* Resolves specs against every frame of fs into ops; the number of ops, or -EINVAL naming the frame that does not fit. */
 int rewrite_plan(const struct rewrite_spec *specs, int nspecs, const struct frameset *fs,
 		 struct xr_op *ops);

@@ -33,8 +33,8 @@ int template_addressing(const struct template_net *net, const struct iface *ifc,
 		pr_warn("no neighbour entry for %s on %s: give --dst-mac\n", a, ifc->name);
 		return -ENOENT;
 	}
-	/* after the user's --rewrite ops (at most XR_MAX_OPS + 1): specs holds XR_MAX_OPS + 4 */
-	if (*nspecs > XR_MAX_OPS + 1) {
+	/* after the user's --rewrite specs: room for the 3 this adds */
+	if (*nspecs > XR_MAX_USER_SPECS) {
 		pr_warn("too many --rewrite ops\n");
 		return -EINVAL;
 	}

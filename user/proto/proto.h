@@ -38,7 +38,7 @@ enum send_opt_set {
 
 /* The plan specs of a run: the user's --rewrite ops, then those the protocol adds (source, port, ISN). */
 struct send_plan {
-	struct rewrite_spec specs[XR_MAX_OPS + 4];
+	struct rewrite_spec specs[XR_MAX_USER_SPECS + 3];
 	int nspecs;
 };
 

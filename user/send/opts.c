@@ -206,9 +206,10 @@ static int parse_one(struct send_opts *so, const struct xr_proto *p, int opt, co
 		break;
 	case 'v': xr_verbosity++; break;
 	case O_REWRITE:
-		if (so->plan.nspecs >= XR_MAX_OPS + 1)
-			return cli_usage_error(cmd, "at most %d --rewrite ops (and csum=auto)",
-					       XR_MAX_OPS);
+		if (so->plan.nspecs >= XR_MAX_USER_SPECS)
+			return cli_usage_error(
+				cmd, "at most %d --rewrite specs (of them %d per-packet ops)",
+				XR_MAX_USER_SPECS, XR_MAX_OPS);
 		if (rewrite_parse(arg, &so->plan.specs[so->plan.nspecs++]))
 			return XR_EXIT_USAGE;
 		break;

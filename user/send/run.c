@@ -109,8 +109,10 @@ int send_run(const struct send_opts *so, const struct xr_proto *p, void *st)
 		goto out;
 	}
 	if (plan.nspecs) {
-		int nops = rewrite_plan(plan.specs, plan.nspecs, &fs, o.ops);
+		int nops = rewrite_constants(plan.specs, plan.nspecs, &fs);
 
+		if (nops >= 0)
+			nops = rewrite_plan(plan.specs, plan.nspecs, &fs, o.ops);
 		if (nops < 0) {
 			ret = XR_EXIT_USAGE;
 			goto out;
