@@ -17,7 +17,7 @@
  * place). bpf/gen.bpf.c applies it in the kernel, user/frames/rewrite.c is the
  * reference the tests hold it against byte for byte.
  */
-#define XR_MAX_OPS 4
+#define XR_MAX_OPS 8
 
 enum xr_op_kind {
 	XR_OP_NONE = 0,

@@ -20,7 +20,7 @@ static void usage(FILE *f, const struct xr_proto *p)
 		"Options:\n"
 		"%s%s"
 		"      --rewrite SPEC      change a field in every frame as a function of the\n"
-		"                          sequence number n (repeatable, up to 4); the checksums\n"
+		"                          sequence number n (repeatable, up to 8); the checksums\n"
 		"                          that cover the field are fixed (csum=auto says so):\n"
 		"                            FIELD=seq[/DIV][%%MOD]    the field is n/DIV (mod MOD)\n"
 		"                            FIELD+=STEP[/DIV][%%MOD]  captured + (n/DIV * STEP) mod MOD\n"

@@ -339,7 +339,7 @@ int cmd_selftest(int argc, char **argv)
 		uint32_t hdrs = 14 + (ipver == 6 ? 40 : 20) + l4hdr;
 		struct rewrite_spec specs[XR_MAX_OPS];
 		struct engine_opts o = { .threads = 1 };
-		int nframes = 1 + rnd() % 4, nspecs = 1 + rnd() % 3;
+		int nframes = 1 + rnd() % 4, nspecs = 1 + rnd() % XR_MAX_OPS;
 		char text[XR_MAX_OPS][96];
 		uint64_t ns[MAX_NS];
 		struct frameset fs;

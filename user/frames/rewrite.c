@@ -431,7 +431,8 @@ int rewrite_plan(const struct rewrite_spec *specs, int nspecs, const struct fram
 		if (nops >= XR_MAX_OPS)
 			return plan_fail(
 				sp, 0,
-				"too many per-packet ops (4 at most; FIELD=CONST ones do not count)");
+				"too many per-packet ops (" XR_STR(
+					XR_MAX_OPS) " at most; FIELD=CONST ones do not count)");
 		*op = sp->op;
 		/* one plan serves every frame: each must have the same layout where it matters */
 		for (size_t fi = 0; fi < fs->n; fi++) {
