@@ -67,8 +67,9 @@ static void frame_layout(const uint8_t *f, uint32_t len, struct layout *l)
 	} else {
 		return;
 	}
-	if (l->proto == IPPROTO_UDP)
-		l->l4_end = l->l4 + 8;
+	if (l->proto == IPPROTO_UDP || (l->proto == IPPROTO_ICMP && l->ipver == 4) ||
+	    (l->proto == IPPROTO_ICMPV6 && l->ipver == 6))
+		l->l4_end = l->l4 + 8; /* UDP's header; ICMP's type, code, checksum and 4 more */
 	else if (l->proto == IPPROTO_TCP && len >= l->l4 + 20u)
 		l->l4_end = l->l4 + (f[l->l4 + 12] >> 4) * 4;
 	else
@@ -109,6 +110,9 @@ static const struct {
 	{ "udp.dport", W_DPORT, 2, IPPROTO_UDP },
 	{ "tcp.sport", W_SPORT, 2, IPPROTO_TCP },
 	{ "tcp.dport", W_DPORT, 2, IPPROTO_TCP },
+	/* an echo's identifier and sequence number sit where UDP and TCP have their ports */
+	{ "icmp.id", W_SPORT, 2, IPPROTO_ICMP },
+	{ "icmp.seq", W_DPORT, 2, IPPROTO_ICMP },
 };
 
 static int parse_field(const char *s, size_t len, struct field *f)
@@ -322,6 +326,17 @@ int rewrite_parse_opt(const char *spec, const char *opt, struct rewrite_spec *ou
 	return 0;
 }
 
+/* Where the L4 checksum lies, and whether it covers the addresses (a pseudo-header): not ICMPv4's. */
+static unsigned int l4_csum_at(const struct layout *l)
+{
+	return l->l4 + (l->proto == IPPROTO_UDP ? 6 : l->proto == IPPROTO_TCP ? 16 : 2);
+}
+
+static bool l4_pseudo_header(const struct layout *l)
+{
+	return l->proto != IPPROTO_ICMP;
+}
+
 /* Offset of the field in a frame of layout l; -1 when the frame has no such field. */
 static int field_offset(const struct rewrite_spec *sp, const struct layout *l)
 {
@@ -332,8 +347,16 @@ static int field_offset(const struct rewrite_spec *sp, const struct layout *l)
 	case W_IP_DST: return l->ipver == 4 ? (int)l->l3 + 16 : -1;
 	case W_IP6_SRC: return l->ipver == 6 ? (int)l->l3 + 16 : -1;
 	case W_IP6_DST: return l->ipver == 6 ? (int)l->l3 + 32 : -1;
-	case W_SPORT: return l->l4 && l->proto == sp->proto ? (int)l->l4 + 0 : -1;
-	case W_DPORT: return l->l4 && l->proto == sp->proto ? (int)l->l4 + 2 : -1;
+	case W_SPORT:
+	case W_DPORT:
+		if (!l->l4)
+			return -1;
+		/* icmp.id and icmp.seq: an echo request or reply's, ICMPv4 or ICMPv6 */
+		if (sp->proto == IPPROTO_ICMP)
+			return (l->proto == IPPROTO_ICMP || l->proto == IPPROTO_ICMPV6) ?
+				       (int)l->l4 + (sp->where == W_SPORT ? 4 : 6) :
+				       -1;
+		return l->proto == sp->proto ? (int)l->l4 + (sp->where == W_SPORT ? 0 : 2) : -1;
 	case W_PAYLOAD: return l->l4 ? (int)(l->l4_end + sp->field_off) : -1;
 	}
 	return -1;
@@ -484,8 +507,8 @@ int rewrite_plan(const struct rewrite_spec *specs, int nspecs, const struct fram
 						 "the field overlaps the IPv4 header checksum");
 			op->ip_csum_off = l0.l3 + 10;
 			/* the addresses are in the UDP/TCP pseudo-header too */
-			if (end > l0.l3 + 12u && l0.l4) {
-				op->l4_csum_off = l0.l4 + (l0.proto == IPPROTO_UDP ? 6 : 16);
+			if (end > l0.l3 + 12u && l0.l4 && l4_pseudo_header(&l0)) {
+				op->l4_csum_off = l4_csum_at(&l0);
 				op->l4_proto = l0.proto;
 			}
 		} else if (l0.ipver == 6 && op->off < l0.l3 + 40u && end > l0.l3) {
@@ -494,11 +517,11 @@ int rewrite_plan(const struct rewrite_spec *specs, int nspecs, const struct fram
 					sp, 0,
 					"only the IPv6 addresses may be rewritten in the IPv6 header");
 			if (l0.l4) {
-				op->l4_csum_off = l0.l4 + (l0.proto == IPPROTO_UDP ? 6 : 16);
+				op->l4_csum_off = l4_csum_at(&l0);
 				op->l4_proto = l0.proto;
 			}
 		} else if (l0.l4 && op->off >= l0.l4) {
-			uint16_t csum_at = l0.l4 + (l0.proto == IPPROTO_UDP ? 6 : 16);
+			uint16_t csum_at = l4_csum_at(&l0);
 
 			if (op->off < csum_at + 2u && end > csum_at)
 				return plan_fail(sp, 0, "the field overlaps the UDP/TCP checksum");
@@ -671,7 +694,10 @@ void rewrite_spec_sport(struct rewrite_spec *sp, uint8_t proto, const struct por
 				 .divisor = divisor };
 	sp->where = W_SPORT;
 	sp->proto = proto;
-	snprintf(sp->text, sizeof(sp->text), "%s.sport=%u-%u", proto == IPPROTO_TCP ? "tcp" : "udp",
+	snprintf(sp->text, sizeof(sp->text), "%s=%u-%u",
+		 proto == IPPROTO_TCP  ? "tcp.sport" :
+		 proto == IPPROTO_ICMP ? "icmp.id" :
+					 "udp.sport",
 		 p->lo, p->hi);
 	if (divisor > 1)
 		snprintf(sp->text + strlen(sp->text), sizeof(sp->text) - strlen(sp->text), "/%llu",

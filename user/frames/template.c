@@ -77,7 +77,9 @@ int template_addressing(const struct template_net *net, const struct iface *ifc,
 int template_build(const struct template_frame *t, struct frameset *fs)
 {
 	const struct template_net *net = t->net;
-	bool ipv6 = net->dst.ipv6, tcp = t->l4 == IPPROTO_TCP;
+	bool ipv6 = net->dst.ipv6, tcp = t->l4 == IPPROTO_TCP, icmp = t->l4 == IPPROTO_ICMP;
+	/* an echo request over IPv6 is ICMPv6's (type 128, a pseudo-header in its checksum) */
+	uint8_t proto = icmp && ipv6 ? IPPROTO_ICMPV6 : t->l4;
 	uint32_t l3len = ipv6 ? 40 : 20, l4len = tcp ? 24 : 8, len = t->len, payload;
 	uint8_t f[XR_MAX_FRAME] = {}, *ip = f + 14, *l4 = ip + l3len;
 	uint32_t sum;
@@ -98,7 +100,7 @@ int template_build(const struct template_frame *t, struct frameset *fs)
 		put16(f + 12, 0x86dd);
 		ip[0] = 0x60;
 		put16(ip + 4, l4len + payload);
-		ip[6] = t->l4;
+		ip[6] = proto;
 		ip[7] = 64;
 		memcpy(ip + 8, t->ta->src, 16);
 		memcpy(ip + 24, net->dst.addr, 16);
@@ -108,10 +110,18 @@ int template_build(const struct template_frame *t, struct frameset *fs)
 		put16(ip + 2, l3len + l4len + payload);
 		put16(ip + 6, 0x4000);
 		ip[8] = 64;
-		ip[9] = t->l4;
+		ip[9] = proto;
 		memcpy(ip + 12, t->ta->src, 4);
 		memcpy(ip + 16, net->dst.addr, 4);
 		put16(ip + 10, csum_fold(csum_add(ip, 20, 0)));
+	}
+	if (icmp) {
+		l4[0] = ipv6 ? 128 : 8; /* echo request */
+		put16(l4 + 4, 1024); /* the identifier: the plan's icmp.id (--sport) */
+		memcpy(l4 + 8, t->payload, t->payload_len < payload ? t->payload_len : payload);
+		sum = ipv6 ? csum_add(ip + 8, 32, proto + l4len + payload) : 0;
+		put16(l4 + 2, csum_fold(csum_add(l4, l4len + payload, sum)));
+		goto add;
 	}
 	put16(l4, 1024);
 	put16(l4 + 2, net->dst.port);
@@ -130,6 +140,7 @@ int template_build(const struct template_frame *t, struct frameset *fs)
 	sum = ipv6 ? csum_add(ip + 8, 32, 0) : csum_add(ip + 12, 8, 0);
 	sum = csum_add(l4, l4len + payload, sum + t->l4 + l4len + payload);
 	put16(l4 + (tcp ? 16 : 6), csum_fold(sum) ? csum_fold(sum) : 0xffff);
+add:
 	err = frameset_add(fs, f, len, len, 0);
 	if (err)
 		pr_warn("out of memory for the frame set\n");

@@ -52,12 +52,12 @@ struct template_frame {
 	const struct template_net *net;
 	const struct template_addr *ta;
 	const struct iface *ifc;
-	uint8_t l4; /* IPPROTO_UDP or IPPROTO_TCP */
+	uint8_t l4; /* IPPROTO_UDP, IPPROTO_TCP or IPPROTO_ICMP (an echo request; ICMPv6's for IPv6) */
 	uint8_t tcp_flags; /* TCP: the flags (a SYN carries an MSS option) */
 	const uint8_t
 		*payload; /* UDP: the payload's first bytes, as many as fit (the rest is zero) */
 	uint32_t payload_len;
-	uint32_t len; /* UDP: the frame's length without FCS; at least the headers */
+	uint32_t len; /* UDP, ICMP: the frame's length without FCS; at least the headers */
 };
 
 /* One frame into fs. 0 or -errno after a one-line message. */
