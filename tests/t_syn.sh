@@ -76,3 +76,32 @@ test_syn_through_firewall() {
 	expect_eq "$(jget "$WORK/c.json" drops.inbound.NETFILTER_DROP)" "$fw" "NETFILTER_DROP = the rule's counter"
 	books_balanced
 }
+
+# --flags: TCP segments with other flags than a SYN's (hping3's letters); a listener answers each
+# bare ACK with a RST, counted in XDP; a FIN+PSH+URG segment carries no MSS option
+test_syn_flags() {
+	bed
+	tcp_server_start --timeout 4 --backlog 64
+	tb_gen "$XR" gen syn -i "$TB_GEN_IF" --dst "$TB_SRV_IP:80" --src 198.18.64.0/23 --flags A --pps 5k \
+		--count 500 --json "$WORK/g.json" -q || fail "gen syn --flags A exited $?"
+	expect_eq "$(jget "$WORK/g.json" sent)" 500 "ACKs sent"
+	expect_eq "$(jget "$WORK/g.json" replies.rsts)" 500 "RSTs counted"
+	expect_eq "$(jget "$WORK/g.json" replies.syn_acks)" 0 "SYN-ACKs"
+	tb_gen "$XR" gen syn -i "$TB_GEN_IF" --dst "$TB_SRV_IP:80" --flags FPU --count 3 --pcap-out "$WORK/f.pcap" -q ||
+		fail "--pcap-out exited $?"
+	python3 - "$WORK/f.pcap" <<-'PY' || fail "the FIN+PSH+URG segments"
+	import struct, sys
+	d = open(sys.argv[1], "rb").read()
+	off, n = 24, 0
+	while off + 16 <= len(d):
+	    cap = struct.unpack("<I", d[off + 8:off + 12])[0]
+	    f = d[off + 16:off + 16 + cap]
+	    off += 16 + cap
+	    assert len(f) == 54 and f[46] >> 4 == 5 and f[47] == 0x29, f.hex()
+	    n += 1
+	assert n == 3, n
+	PY
+	run_bad 2 "--flags: 'SX' is not TCP flags" "$XR" gen syn -i lo --dst 198.18.0.2 --flags SX
+	run_bad 2 "--complete answers SYN-ACKs: --flags must hold S and not A" tb_gen "$XR" gen syn \
+		-i "$TB_GEN_IF" --dst "$TB_SRV_IP:80" --flags SA --complete --count 1
+}

@@ -80,7 +80,9 @@ int template_build(const struct template_frame *t, struct frameset *fs)
 	bool ipv6 = net->dst.ipv6, tcp = t->l4 == IPPROTO_TCP, icmp = t->l4 == IPPROTO_ICMP;
 	/* an echo request over IPv6 is ICMPv6's (type 128, a pseudo-header in its checksum) */
 	uint8_t proto = icmp && ipv6 ? IPPROTO_ICMPV6 : t->l4;
-	uint32_t l3len = ipv6 ? 40 : 20, l4len = tcp ? 24 : 8, len = t->len, payload;
+	/* a SYN carries an MSS option, other TCP segments none */
+	uint32_t l3len = ipv6 ? 40 : 20, l4len = tcp ? (t->tcp_flags & 0x02 ? 24 : 20) : 8;
+	uint32_t len = t->len, payload;
 	uint8_t f[XR_MAX_FRAME] = {}, *ip = f + 14, *l4 = ip + l3len;
 	uint32_t sum;
 	int err;
@@ -130,9 +132,11 @@ int template_build(const struct template_frame *t, struct frameset *fs)
 		l4[13] = t->tcp_flags;
 		put16(l4 + 14, 64240);
 		/* MSS 1460: what a Linux client offers on Ethernet */
-		l4[20] = 2;
-		l4[21] = 4;
-		put16(l4 + 22, 1460);
+		if (l4len == 24) {
+			l4[20] = 2;
+			l4[21] = 4;
+			put16(l4 + 22, 1460);
+		}
 	} else {
 		put16(l4 + 4, l4len + payload);
 		memcpy(l4 + 8, t->payload, t->payload_len < payload ? t->payload_len : payload);

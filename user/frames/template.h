@@ -53,7 +53,7 @@ struct template_frame {
 	const struct template_addr *ta;
 	const struct iface *ifc;
 	uint8_t l4; /* IPPROTO_UDP, IPPROTO_TCP or IPPROTO_ICMP (an echo request; ICMPv6's for IPv6) */
-	uint8_t tcp_flags; /* TCP: the flags (a SYN carries an MSS option) */
+	uint8_t tcp_flags; /* TCP: the flags (a SYN carries an MSS option, nothing else does) */
 	const uint8_t
 		*payload; /* UDP: the payload's first bytes, as many as fit (the rest is zero) */
 	uint32_t payload_len;

@@ -19,14 +19,14 @@ static uint32_t inverse32(uint32_t a)
 
 int syn_template(const struct send_opts *so, const struct iface *ifc, struct frameset *fs,
 		 struct send_plan *plan, struct template_addr *ta, struct syn_isn *isn,
-		 const char *what, double *planned)
+		 const char *what, double *planned, uint8_t flags)
 {
 	uint32_t l3len = so->net.dst.ipv6 ? 40 : 20, key[2], isn_step;
 	struct template_frame t = { .net = &so->net,
 				    .ta = ta,
 				    .ifc = ifc,
 				    .l4 = IPPROTO_TCP,
-				    .tcp_flags = 0x02 /* SYN */ };
+				    .tcp_flags = flags };
 	struct rewrite_spec *spec;
 	int err;
 

@@ -21,11 +21,12 @@ struct syn_isn {
  * The SYN template into fs, the source, port and ISN ops into plan, the
  * addressing into ta and the ISN's key into isn; what the run plans to send
  * into *planned (0: until stopped), with a warning when that is more than the
- * pool's (source, port) pairs (what names them: "SYNs", "sessions"). 0 or
- * -errno after a one-line message.
+ * pool's (source, port) pairs (what names them: "SYNs", "sessions"). flags:
+ * the segment's TCP flags (0x02, a SYN, but for gen syn --flags). 0 or -errno
+ * after a one-line message.
  */
 int syn_template(const struct send_opts *so, const struct iface *ifc, struct frameset *fs,
 		 struct send_plan *plan, struct template_addr *ta, struct syn_isn *isn,
-		 const char *what, double *planned);
+		 const char *what, double *planned, uint8_t flags);
 
 #endif

@@ -8,6 +8,7 @@
 #include <errno.h>
 #include <string.h>
 #include <netinet/in.h>
+#include "cmd/cli.h"
 #include "proto/proto.h"
 #include "proto/syn/handshake.h"
 #include "send/opts.h"
@@ -16,22 +17,54 @@
 #include "util/units.h"
 #include "gen.skel.h"
 
-enum { O_COMPLETE = PROTO_OPT_BASE };
+enum { O_COMPLETE = PROTO_OPT_BASE, O_FLAGS };
 
 struct syn {
 	bool complete;
+	bool have_flags;
+	uint8_t flags; /* --flags: the segments' TCP flags (default a SYN) */
 	struct xr_syn_cfg cfg;
 	struct engine_proto ops;
 };
 
 static const struct option syn_opts[] = {
 	{ "complete", no_argument, NULL, O_COMPLETE },
+	{ "flags", required_argument, NULL, O_FLAGS },
 	{},
 };
 
+/* hping3's and tcpdump's letters: FIN SYN RST PSH ACK URG ECE CWR */
+static int parse_tcp_flags(const char *s, uint8_t *flags)
+{
+	static const char letters[] = "FSRPAUEC";
+	const char *at;
+
+	*flags = 0;
+	if (!*s)
+		return -EINVAL;
+	for (; *s; s++) {
+		at = strchr(letters, *s);
+		if (!at || *flags & 1U << (at - letters))
+			return -EINVAL;
+		*flags |= 1U << (at - letters);
+	}
+	return 0;
+}
+
 static int syn_opt(void *st, int id, const char *arg, const struct send_opts *so)
 {
-	((struct syn *)st)->complete = true;
+	struct syn *s = st;
+
+	if (id == O_COMPLETE) {
+		s->complete = true;
+		return -1;
+	}
+	if (parse_tcp_flags(arg, &s->flags))
+		return cli_usage_error(so->cmd,
+				       "--flags: '%s' is not TCP flags as letters (F S R P A U E C, "
+				       "each once)",
+				       arg);
+	s->have_flags = true;
 	return -1;
 }
 
@@ -50,7 +83,14 @@ static int syn_build(void *st, const struct send_opts *so, const struct iface *i
 	double planned;
 	int err;
 
-	err = syn_template(so, ifc, fs, plan, &ta, &isn, "SYNs", &planned);
+	if (!s->have_flags)
+		s->flags = 0x02;
+	if (s->complete && (s->flags & 0x12) != 0x02) {
+		pr_warn("--complete answers SYN-ACKs: --flags must hold S and not A\n");
+		return -EINVAL;
+	}
+	err = syn_template(so, ifc, fs, plan, &ta, &isn, s->flags & 0x02 ? "SYNs" : "segments",
+			   &planned, s->flags);
 	if (err)
 		return err;
 	if (so->net.dst.ipv6) {
@@ -112,7 +152,9 @@ const struct xr_proto proto_syn = {
 	.name = "syn",
 	.gen = true,
 	.summary = "TCP SYNs; SYN-ACKs counted (and with --complete answered) in XDP",
-	.usage = "      --complete        complete each handshake and close it (see above)\n",
+	.usage = "      --complete        complete each handshake and close it (see above)\n"
+		 "      --flags LETTERS   other TCP flags than a SYN's: F S R P A U E C (hping3's\n"
+		 "                        letters; e.g. SA, FPU, A): the server's RSTs are counted\n",
 	.opts = syn_opts,
 	.accepts = SO_REWRITE | SO_DST | SO_SRC | SO_SPORT | SO_DSTMAC | SO_WAIT,
 	.default_port = 80,

@@ -639,7 +639,7 @@ int tcp_sessions_build(struct tcp *t, const struct send_opts *so, const struct i
 		t->first = t->req;
 		t->first_len = t->req_len;
 	}
-	err = syn_template(so, ifc, fs, plan, &ta, &isn, "sessions", &planned);
+	err = syn_template(so, ifc, fs, plan, &ta, &isn, "sessions", &planned, 0x02 /* SYN */);
 	if (err)
 		return err;
 	memcpy(t->rs.eth, fs->bytes + fs->frames[0].off, 14);
