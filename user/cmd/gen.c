@@ -38,6 +38,7 @@ static void usage(FILE *f, const struct xr_proto *p)
 		"                          identifiers, default 0x5852)\n"
 		"      --size N            frame size on the wire with FCS (udp; default 64)\n"
 		"      --dst-mac MAC       next hop's MAC (default: from the neighbour table, IPv4)\n"
+		"      --vlan VID[:PRI]    tag every frame 802.1Q (udp, icmp)\n"
 		"      --wait T            how long answers may take after the last frame (default 1s)\n"
 		"      --rewrite SPEC      as replay's (see 'xdpreplay replay --help')\n",
 		send_opts_help);

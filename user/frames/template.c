@@ -82,24 +82,29 @@ int template_build(const struct template_frame *t, struct frameset *fs)
 	uint8_t proto = icmp && ipv6 ? IPPROTO_ICMPV6 : t->l4;
 	/* a SYN carries an MSS option, other TCP segments none */
 	uint32_t l3len = ipv6 ? 40 : 20, l4len = tcp ? (t->tcp_flags & 0x02 ? 24 : 20) : 8;
-	uint32_t len = t->len, payload;
-	uint8_t f[XR_MAX_FRAME] = {}, *ip = f + 14, *l4 = ip + l3len;
+	/* --vlan: an 802.1Q tag before the EtherType */
+	uint32_t l2 = net->have_vlan ? 18 : 14, len = t->len, payload;
+	uint8_t f[XR_MAX_FRAME] = {}, *ip = f + l2, *l4 = ip + l3len;
 	uint32_t sum;
 	int err;
 
-	if (len < 14 + l3len + l4len)
-		len = 14 + l3len + l4len;
+	if (len < l2 + l3len + l4len)
+		len = l2 + l3len + l4len;
 	if (tcp)
-		len = 14 + l3len + l4len; /* a SYN carries no data */
-	if (len > (uint32_t)t->ifc->mtu + 14 || len > XR_MAX_FRAME) {
+		len = l2 + l3len + l4len; /* a SYN carries no data */
+	if (len > (uint32_t)t->ifc->mtu + l2 || len > XR_MAX_FRAME) {
 		pr_warn("a %u-byte frame is more than %s's MTU allows\n", len + 4, t->ifc->name);
 		return -EINVAL;
 	}
-	payload = len - 14 - l3len - l4len;
+	payload = len - l2 - l3len - l4len;
 	memcpy(f, t->ta->dst_mac, 6);
 	memcpy(f + 6, t->ifc->mac, 6);
+	if (net->have_vlan) {
+		put16(f + 12, 0x8100);
+		put16(f + 14, net->vlan_tci);
+	}
 	if (ipv6) {
-		put16(f + 12, 0x86dd);
+		put16(f + l2 - 2, 0x86dd);
 		ip[0] = 0x60;
 		put16(ip + 4, l4len + payload);
 		ip[6] = proto;
@@ -107,7 +112,7 @@ int template_build(const struct template_frame *t, struct frameset *fs)
 		memcpy(ip + 8, t->ta->src, 16);
 		memcpy(ip + 24, net->dst.addr, 16);
 	} else {
-		put16(f + 12, 0x0800);
+		put16(f + l2 - 2, 0x0800);
 		ip[0] = 0x45;
 		put16(ip + 2, l3len + l4len + payload);
 		put16(ip + 6, 0x4000);

@@ -25,6 +25,8 @@ struct template_net {
 	unsigned int size; /* --size: on the wire, with FCS; 0 = 64 */
 	uint8_t dst_mac[6]; /* --dst-mac; default: the neighbour table */
 	bool have_mac;
+	bool have_vlan; /* --vlan: frames tagged 802.1Q with vlan_tci */
+	uint16_t vlan_tci;
 };
 
 /* What the addressing resolved to, for the frame and the reply counter. */

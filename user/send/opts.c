@@ -6,6 +6,7 @@
 #include <string.h>
 #include <unistd.h>
 #include "cmd/cli.h"
+#include "frames/static.h"
 #include "measure/httpd.h"
 #include "send/opts.h"
 #include "util/log.h"
@@ -33,6 +34,7 @@ enum {
 	O_LISTEN,
 	O_TOKEN,
 	O_PCAPOUT,
+	O_VLAN,
 };
 
 /* set: the protocol must accept it (enum send_opt_set); 0: every sender command takes it */
@@ -66,6 +68,7 @@ static const struct send_opt_row {
 	{ "dst-mac", required_argument, O_DSTMAC, SO_DSTMAC },
 	{ "wait", required_argument, O_WAIT, SO_WAIT },
 	{ "pcap-out", required_argument, O_PCAPOUT, 0 },
+	{ "vlan", required_argument, O_VLAN, SO_VLAN },
 };
 
 #define NROWS (sizeof(rows) / sizeof(rows[0]))
@@ -200,6 +203,12 @@ static int parse_one(struct send_opts *so, const struct xr_proto *p, int opt, co
 		so->have_token = true;
 		break;
 	case O_PCAPOUT: so->pcap_out = arg; break;
+	case O_VLAN:
+		if (static_parse_vlan(arg, &so->net.vlan_tci))
+			return cli_usage_error(cmd, "--vlan: '%s' is not VID[:PRI] (0-4095, 0-7)",
+					       arg);
+		so->net.have_vlan = true;
+		break;
 	case 'q':
 		so->quiet = true;
 		xr_verbosity = XR_LOG_WARN;

@@ -25,7 +25,7 @@ static int icmp_build(void *st, const struct send_opts *so, const struct iface *
 				    .payload = (const uint8_t *)"XRGEN",
 				    .payload_len = 5,
 				    .len = size - 4 };
-	uint32_t hdrs = 14 + (so->net.dst.ipv6 ? 40 : 20) + 8;
+	uint32_t hdrs = (so->net.have_vlan ? 18 : 14) + (so->net.dst.ipv6 ? 40 : 20) + 8;
 	int err;
 
 	err = template_addressing(&so->net, ifc, IPPROTO_ICMP, &ids, 0, plan->specs, &plan->nspecs,
@@ -48,7 +48,7 @@ const struct xr_proto proto_icmp = {
 	.name = "icmp",
 	.gen = true,
 	.summary = "ICMP echo requests (ICMPv6 for IPv6), sequence number n, n in the payload",
-	.accepts = SO_REWRITE | SO_DST | SO_SRC | SO_SPORT | SO_SIZE | SO_DSTMAC,
+	.accepts = SO_REWRITE | SO_DST | SO_SRC | SO_SPORT | SO_SIZE | SO_DSTMAC | SO_VLAN,
 	.kernel_only = true,
 	.build = icmp_build,
 };

@@ -60,10 +60,11 @@ static int syn_opt(void *st, int id, const char *arg, const struct send_opts *so
 		return -1;
 	}
 	if (parse_tcp_flags(arg, &s->flags))
-		return cli_usage_error(so->cmd,
-				       "--flags: '%s' is not TCP flags as letters (F S R P A U E C, "
-				       "each once)",
-				       arg);
+		return cli_usage_error(
+			so->cmd,
+			"--flags: '%s' is not TCP flags as letters (F S R P A U E C, "
+			"each once)",
+			arg);
 	s->have_flags = true;
 	return -1;
 }
@@ -152,9 +153,10 @@ const struct xr_proto proto_syn = {
 	.name = "syn",
 	.gen = true,
 	.summary = "TCP SYNs; SYN-ACKs counted (and with --complete answered) in XDP",
-	.usage = "      --complete        complete each handshake and close it (see above)\n"
-		 "      --flags LETTERS   other TCP flags than a SYN's: F S R P A U E C (hping3's\n"
-		 "                        letters; e.g. SA, FPU, A): the server's RSTs are counted\n",
+	.usage =
+		"      --complete        complete each handshake and close it (see above)\n"
+		"      --flags LETTERS   other TCP flags than a SYN's: F S R P A U E C (hping3's\n"
+		"                        letters; e.g. SA, FPU, A): the server's RSTs are counted\n",
 	.opts = syn_opts,
 	.accepts = SO_REWRITE | SO_DST | SO_SRC | SO_SPORT | SO_DSTMAC | SO_WAIT,
 	.default_port = 80,

@@ -21,7 +21,7 @@ static int udp_build(void *st, const struct send_opts *so, const struct iface *i
 				    .payload = (const uint8_t *)"XRGEN",
 				    .payload_len = 5,
 				    .len = size - 4 };
-	uint32_t hdrs = 14 + (so->net.dst.ipv6 ? 40 : 20) + 8;
+	uint32_t hdrs = (so->net.have_vlan ? 18 : 14) + (so->net.dst.ipv6 ? 40 : 20) + 8;
 	int err;
 
 	err = template_addressing(&so->net, ifc, IPPROTO_UDP, NULL, 0, plan->specs, &plan->nspecs,
@@ -42,7 +42,7 @@ const struct xr_proto proto_udp = {
 	.name = "udp",
 	.gen = true,
 	.summary = "UDP datagrams, the sequence number in the payload",
-	.accepts = SO_REWRITE | SO_DST | SO_SRC | SO_SPORT | SO_SIZE | SO_DSTMAC,
+	.accepts = SO_REWRITE | SO_DST | SO_SRC | SO_SPORT | SO_SIZE | SO_DSTMAC | SO_VLAN,
 	.default_port = 9,
 	.kernel_only = true,
 	.build = udp_build,
