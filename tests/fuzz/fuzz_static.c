@@ -28,6 +28,22 @@ static int verdict(const uint8_t *f, uint32_t len)
 		type = get16(f + off);
 	}
 	off += 2;
+	if (type == 0x86dd && len >= off + 40 && f[off] >> 4 == 6) {
+		uint32_t plen = get16(f + off + 4), nh = f[off + 6], at;
+
+		/* no header checksum: bit 0 always; the segment when UDP, TCP or ICMPv6 follows whole */
+		if ((nh != 17 && nh != 6 && nh != 58) || len < off + 40 + plen ||
+		    plen < (nh == 6  ? 20u :
+			    nh == 17 ? 8u :
+				       4u))
+			return 1;
+		at = off + 40 + (nh == 17 ? 6 : nh == 6 ? 16 : 2);
+		if (nh == 17 && !get16(f + at))
+			return 1; /* no UDP checksum: nothing to verify */
+		sum = csum_add(f + off + 8, 32, 0) + nh + plen;
+		sum = csum_add(f + off + 40, plen, sum);
+		return 1 | (!csum_fold(sum) ? 2 : 0);
+	}
 	if (type != 0x0800 || len < off + 20 || f[off] >> 4 != 4)
 		return -1;
 	ihl = (f[off] & 15) * 4;
@@ -74,6 +90,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 					      .from_mask = 0xff000000,
 					      .to = 0xc6120000,
 					      .to_mask = 0xffff0000 };
+		/* and every IPv6 address into 2001:db8::/(data[5] / 2) */
+		sr.maps[sr.nmaps++] = (struct ip_map){ .ipv6 = true,
+						       .from_len = 0,
+						       .to6 = { 0x20, 0x01, 0x0d, 0xb8 },
+						       .to_len = (data[5] >> 1) % 129 };
 	}
 	if (data[0] & 128) {
 		sr.ports[0] = (struct port_map){ get16(data + 5), get16(data + 6) };

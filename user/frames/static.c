@@ -66,11 +66,45 @@ static int parse_cidr(const char *s, size_t len, uint32_t *net, uint32_t *mask)
 	return 0;
 }
 
+static int parse_cidr6(const char *s, size_t len, uint8_t a[16], unsigned int *plen)
+{
+	char buf[64], *slash, *end;
+	unsigned long p = 128;
+
+	if (len >= sizeof(buf))
+		return -EINVAL;
+	memcpy(buf, s, len);
+	buf[len] = 0;
+	slash = strchr(buf, '/');
+	if (slash) {
+		*slash = 0;
+		p = strtoul(slash + 1, &end, 10);
+		if (!slash[1] || *end || p > 128)
+			return -EINVAL;
+	}
+	if (inet_pton(AF_INET6, buf, a) != 1)
+		return -EINVAL;
+	*plen = p;
+	/* the prefix only: the bits below it are the address's own */
+	for (unsigned int b = p; b < 128; b++)
+		a[b / 8] &= ~(0x80 >> (b % 8));
+	return 0;
+}
+
 int static_parse_map_ip(const char *s, struct ip_map *m)
 {
 	const char *eq = strchr(s, '=');
 
-	if (!eq || parse_cidr(s, eq - s, &m->from, &m->from_mask) ||
+	memset(m, 0, sizeof(*m));
+	if (!eq)
+		return -EINVAL;
+	m->ipv6 = memchr(s, ':', eq - s) != NULL;
+	if (m->ipv6)
+		return parse_cidr6(s, eq - s, m->from6, &m->from_len) ||
+				       parse_cidr6(eq + 1, strlen(eq + 1), m->to6, &m->to_len) ?
+			       -EINVAL :
+			       0;
+	if (parse_cidr(s, eq - s, &m->from, &m->from_mask) ||
 	    parse_cidr(eq + 1, strlen(eq + 1), &m->to, &m->to_mask))
 		return -EINVAL;
 	return 0;
@@ -130,11 +164,40 @@ int static_parse_vlan(const char *s, uint16_t *tci)
 	return 0;
 }
 
+/* bit b (0: the most significant) of a 128-bit address */
+static bool bit6(const uint8_t a[16], unsigned int b)
+{
+	return a[b / 8] & (0x80 >> (b % 8));
+}
+
+static bool map_ip6(const struct static_rewrite *sr, uint8_t a[16])
+{
+	for (int i = 0; i < sr->nmaps; i++) {
+		const struct ip_map *m = &sr->maps[i];
+		unsigned int b;
+
+		if (!m->ipv6)
+			continue;
+		for (b = 0; b < m->from_len && bit6(a, b) == bit6(m->from6, b); b++)
+			;
+		if (b < m->from_len)
+			continue;
+		/* TO's prefix, the address's bits below it */
+		for (b = 0; b < m->to_len; b++)
+			a[b / 8] = (a[b / 8] & ~(0x80 >> (b % 8))) |
+				   (m->to6[b / 8] & (0x80 >> (b % 8)));
+		return true;
+	}
+	return false;
+}
+
 static bool map_ip(const struct static_rewrite *sr, uint32_t *a)
 {
 	for (int i = 0; i < sr->nmaps; i++) {
 		const struct ip_map *m = &sr->maps[i];
 
+		if (m->ipv6)
+			continue;
 		if ((*a & m->from_mask) == m->from) {
 			/* tcprewrite's arithmetic: TO's network, the address's bits below TO's prefix */
 			*a = m->to | (*a & ~m->to_mask);
@@ -291,6 +354,65 @@ static int ipv4(struct static_rewrite *sr, uint8_t *f, uint32_t *len, uint32_t o
 	return 0;
 }
 
+/* The checksum at c after the 16-bit words of old (n of them) became those of new. */
+static void csum_replace_words(uint8_t *c, const uint8_t *old, const uint8_t *new, int n, bool udp)
+{
+	for (int i = 0; i < n; i++)
+		csum_replace(c, get16(old + 2 * i), get16(new + 2 * i), udp);
+}
+
+/*
+ * IPv6: the maps on both addresses, the hop limit, the ports of a UDP or TCP
+ * header that follows the fixed header; UDP, TCP and ICMPv6 checksums cover
+ * the addresses. Extension headers are not followed (their L4 checksum is
+ * left as it was: a misfit when anything it covers would change).
+ */
+static int ipv6(struct static_rewrite *sr, uint8_t *f, uint32_t len, uint32_t off)
+{
+	uint8_t nh = f[off + 6], src[16], dst[16];
+	uint32_t l4 = off + 40;
+	bool udp = nh == IPPROTO_UDP, tcp = nh == IPPROTO_TCP, icmp6 = nh == IPPROTO_ICMPV6;
+	uint32_t csum_at = udp ? l4 + 6 : tcp ? l4 + 16 : l4 + 2;
+	bool have_csum = (udp || tcp || icmp6) && len >= csum_at + 2 &&
+			 !(udp && !get16(f + csum_at));
+
+	/* no IPv6 cut to the MTU, no IPv6 neighbour lookup: a misfit */
+	if ((sr->mtu_trunc && 40u + get16(f + off + 4) > sr->mtu) ||
+	    (sr->dst_mac_how == MAC_AUTO && !(f[0] & 1)))
+		return 1;
+	if (sr->nmaps) {
+		memcpy(src, f + off + 8, 16);
+		memcpy(dst, f + off + 24, 16);
+		map_ip6(sr, src);
+		map_ip6(sr, dst);
+		if (have_csum) {
+			csum_replace_words(f + csum_at, f + off + 8, src, 8, udp);
+			csum_replace_words(f + csum_at, f + off + 24, dst, 8, udp);
+		}
+		memcpy(f + off + 8, src, 16);
+		memcpy(f + off + 24, dst, 16);
+	}
+	if (sr->ttl_how != TTL_KEEP) {
+		unsigned int t = f[off + 7];
+
+		f[off + 7] = sr->ttl_how == TTL_SET ? sr->ttl :
+			     sr->ttl_how == TTL_ADD ? (t + sr->ttl > 255 ? 255 : t + sr->ttl) :
+						      (t > sr->ttl ? t - sr->ttl : 1);
+	}
+	if (sr->nports && (udp || tcp) && len >= l4 + 4) {
+		for (int at = 0; at <= 2; at += 2) {
+			uint16_t p = get16(f + l4 + at), q = map_port(sr, p);
+
+			if (p == q)
+				continue;
+			put16(f + l4 + at, q);
+			if (have_csum)
+				csum_replace(f + csum_at, p, q, udp);
+		}
+	}
+	return 0;
+}
+
 int static_frame(struct static_rewrite *sr, const uint8_t *in, uint32_t len, uint32_t orig_len,
 		 uint8_t *out, uint32_t *out_len, uint32_t *out_orig, uint64_t n)
 {
@@ -328,6 +450,8 @@ int static_frame(struct static_rewrite *sr, const uint8_t *in, uint32_t len, uin
 		off += 2;
 		if (type == 0x0800 && l >= off + 20 && (out[off] >> 4) == 4)
 			err = ipv4(sr, out, &l, off, n);
+		else if (type == 0x86dd && l >= off + 40 && (out[off] >> 4) == 6)
+			err = ipv6(sr, out, l, off);
 		else if (type == 0x0806 && sr->nmaps && !sr->nports && sr->ttl_how == TTL_KEEP &&
 			 l >= off) {
 			arp_map(sr, out + off, l - off);

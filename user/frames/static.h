@@ -3,9 +3,9 @@
  * Static rewrites, in the spirit of tcprewrite: applied once to each frame as
  * the frame set is built (no per-packet cost), so that a capture made on
  * another network replays onto this one. MACs, address maps (CIDR to CIDR,
- * both directions of a flow alike), port maps, TTL, a VLAN tag pushed or
- * stripped, truncation to the interface's MTU; the checksums are recomputed
- * wherever anything they cover changed. They run before the per-packet
+ * IPv4 or IPv6, both directions of a flow alike), port maps, TTL or hop
+ * limit, a VLAN tag pushed or stripped, truncation to the interface's MTU
+ * (IPv4); the checksums are updated wherever anything they cover changed. They run before the per-packet
  * --rewrite ops, which then see the rewritten frames.
  */
 #ifndef __XR_FRAMES_STATIC_H
@@ -19,7 +19,10 @@
 
 /* FROM=TO: an address in FROM keeps its host bits under TO's prefix (tcprewrite's --pnat) */
 struct ip_map {
-	uint32_t from, from_mask, to, to_mask; /* host order */
+	bool ipv6;
+	uint32_t from, from_mask, to, to_mask; /* IPv4, host order */
+	uint8_t from6[16], to6[16]; /* IPv6: the prefixes, and their lengths */
+	unsigned int from_len, to_len;
 };
 
 struct port_map {
@@ -52,7 +55,7 @@ struct static_rewrite {
 	int nauto;
 	/* what happened, for the report */
 	uint64_t changed; /* frames that differ from the capture */
-	uint64_t misfits_sent; /* not IPv4 (nor ARP for the maps): sent as they were */
+	uint64_t misfits_sent; /* not IP (nor ARP for the maps): sent as they were */
 	uint64_t misfits_skipped; /* the same, left out (--misfit skip) */
 	uint64_t truncated; /* cut to the MTU */
 };

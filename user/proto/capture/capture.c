@@ -87,7 +87,8 @@ static int static_opt(struct static_rewrite *sr, int id, const char *arg,
 			return cli_usage_error(so->cmd, "at most %d --map-ip", STATIC_MAX_MAPS);
 		if (static_parse_map_ip(arg, &sr->maps[sr->nmaps++]))
 			return cli_usage_error(
-				so->cmd, "--map-ip: '%s' is not FROM=TO (IPv4 A.B.C.D/P each)",
+				so->cmd,
+				"--map-ip: '%s' is not FROM=TO (A.B.C.D/P or IPv6 PREFIX/P, each)",
 				arg);
 		break;
 	case O_MAPPORT:
@@ -296,20 +297,24 @@ const struct xr_proto proto_capture = {
 		"      --max-ratio R       refuse gzip files that expand more than R times (200)\n"
 		"      --max-gap T         shorten capture gaps longer than T to T (capture timing)\n"
 		"  Static rewrites, applied once as the frames are read (tcprewrite's, no per-packet\n"
-		"  cost; IPv4 and ARP; checksums recomputed where anything they cover changed):\n"
+		"  cost; IPv4, IPv6 and ARP; checksums updated where anything they cover changed):\n"
 		"      --dst-mac MAC|auto  every frame's destination MAC; auto: the neighbour table's\n"
 		"                          entry for each IPv4 frame's destination (after --map-ip)\n"
 		"      --src-mac MAC|auto  every frame's source MAC; auto: IFACE's\n"
-		"      --map-ip FROM=TO    addresses in FROM (A.B.C.D/P) move to TO keeping the bits\n"
-		"                          below TO's prefix, source and destination alike, also in\n"
-		"                          ARP (tcprewrite --pnat); repeatable, the first match wins\n"
+		"      --map-ip FROM=TO    addresses in FROM (A.B.C.D/P, or IPv6 PREFIX/P) move to\n"
+		"                          TO keeping the bits below TO's prefix, source and\n"
+		"                          destination alike, also in ARP (tcprewrite --pnat);\n"
+		"                          repeatable, the first match wins\n"
 		"      --map-port FROM=TO  UDP/TCP source and destination ports (repeatable)\n"
-		"      --ttl N|+N|-N       set the IPv4 TTL, or add to it, or take from it\n"
+		"      --ttl N|+N|-N       set the IPv4 TTL (IPv6 hop limit), or add to it, or take\n"
+		"                          from it\n"
 		"      --vlan-push VID[:PRI]  add an 802.1Q tag (priority PRI, default 0)\n"
 		"      --vlan-strip        remove the outer 802.1Q (or 802.1ad) tag\n"
-		"      --mtu-trunc         cut IPv4 packets longer than IFACE's MTU to it\n"
-		"      --misfit send|skip  frames the IP rewrites do not fit (not IPv4): sent as\n"
-		"                          they were (default) or left out; counted either way.\n"
+		"      --mtu-trunc         cut IPv4 packets longer than IFACE's MTU to it (a longer\n"
+		"                          IPv6 packet is a misfit)\n"
+		"      --misfit send|skip  frames the IP rewrites do not fit (not IP; IPv6 with\n"
+		"                          --dst-mac auto): sent as they were (default) or left\n"
+		"                          out; counted either way.\n"
 		"                          skip also leaves out the frames --rewrite ops do not fit\n"
 		"                          (without it, one such frame refuses the run)\n",
 	.opts = capture_opts,
