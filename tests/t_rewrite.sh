@@ -154,17 +154,9 @@ test_static_rewrites_match_tcprewrite() {
 	expect_eq "$(jget "$WORK/c.json" kernel.Udp.InCsumErrors)" 0 "UDP InCsumErrors"
 	expect_eq "$(jget "$WORK/c.json" kernel.Ip.InHdrErrors)" 0 "IP InHdrErrors"
 	expect_eq "$(jget "$WORK/c.json" kernel.Udp.NoPorts)" 120 "UDP datagrams to port 9 (no socket)"
-	python3 - "$WORK/ours.pcap" "$WORK/theirs.pcap" <<-'PY' || fail "the frames differ"
-	import struct, sys
-	def frames(path):
-	    d = open(path, "rb").read()
-	    le = d[:4] == b"\xd4\xc3\xb2\xa1" or d[:4] == b"\x4d\x3c\xb2\xa1"
-	    e, off, out = "<" if le else ">", 24, []
-	    while off + 16 <= len(d):
-	        cap = struct.unpack(e + "I", d[off + 8:off + 12])[0]
-	        out.append(d[off + 16:off + 16 + cap])
-	        off += 16 + cap
-	    return out
+	PYTHONPATH="$TOP/tests" python3 - "$WORK/ours.pcap" "$WORK/theirs.pcap" <<-'PY' || fail "the frames differ"
+	import sys
+	from pcapfile import frames
 	ours, theirs = frames(sys.argv[1]), frames(sys.argv[2])
 	# the second saw all three runs: ours, tcpreplay's, ours with --dst-mac auto
 	assert len(ours) == 42 and len(theirs) == 126, (len(ours), len(theirs))
@@ -199,17 +191,9 @@ test_pcap_out_equals_the_wire() {
 	expect_eq "$(jget "$WORK/r.json" static_rewrites.misfits_skipped)" 3 "frames left out"
 	expect_eq "$(jget "$WORK/r.json" sent)" 300 "frames sent"
 	expect_eq "$(jget "$WORK/c.json" kernel.Udp.InCsumErrors)" 0 "UDP InCsumErrors"
-	python3 - "$WORK/out.pcap" "$WORK/wire.pcap" <<-'PY' || fail "--pcap-out's frames are not the wire's"
-	import struct, sys
-	def frames(path):
-	    d = open(path, "rb").read()
-	    e = "<" if d[:4] in (b"\xd4\xc3\xb2\xa1", b"\x4d\x3c\xb2\xa1") else ">"
-	    off, out = 24, []
-	    while off + 16 <= len(d):
-	        cap = struct.unpack(e + "I", d[off + 8:off + 12])[0]
-	        out.append(d[off + 16:off + 16 + cap])
-	        off += 16 + cap
-	    return out
+	PYTHONPATH="$TOP/tests" python3 - "$WORK/out.pcap" "$WORK/wire.pcap" <<-'PY' || fail "--pcap-out's frames are not the wire's"
+	import sys
+	from pcapfile import frames
 	dry, wire = frames(sys.argv[1]), frames(sys.argv[2])
 	assert len(dry) == 300 and len(wire) == 300, (len(dry), len(wire))
 	bad = [i for i in range(300) if dry[i] != wire[i]]
@@ -248,23 +232,9 @@ test_static_rewrites_vlan_ttl_ports_mtu() {
 	tb_gen "$XR" replay -i "$TB_GEN_IF" --vlan-push 7:3 --map-port 9=7 --ttl +5 --mtu-trunc \
 		--pcap-out "$WORK/ours.pcap" "$WORK/base.pcap" >"$WORK/out" 2>&1 ||
 		fail "replay --pcap-out exited $?: $(cat "$WORK/out")"
-	python3 - "$WORK/ours.pcap" "$WORK/theirs.pcap" <<-'PY' || fail "the frames differ"
+	PYTHONPATH="$TOP/tests" python3 - "$WORK/ours.pcap" "$WORK/theirs.pcap" <<-'PY' || fail "the frames differ"
 	import struct, sys
-	def frames(path):
-	    d = open(path, "rb").read()
-	    e = "<" if d[:4] in (b"\xd4\xc3\xb2\xa1", b"\x4d\x3c\xb2\xa1") else ">"
-	    off, out = 24, []
-	    while off + 16 <= len(d):
-	        cap = struct.unpack(e + "I", d[off + 8:off + 12])[0]
-	        out.append(d[off + 16:off + 16 + cap])
-	        off += 16 + cap
-	    return out
-	def csum(b):
-	    b += b"\0" * (len(b) % 2)
-	    s = sum(struct.unpack("!%dH" % (len(b) // 2), b))
-	    while s >> 16:
-	        s = (s & 0xFFFF) + (s >> 16)
-	    return s
+	from pcapfile import checksum, frames
 	ours, theirs = frames(sys.argv[1]), frames(sys.argv[2])
 	assert len(ours) == len(theirs) == 43, (len(ours), len(theirs))
 	cut = 0
@@ -278,7 +248,7 @@ test_static_rewrites_vlan_ttl_ports_mtu() {
 	        assert a[:ip + 24] == b[:ip + 24] and a[ip + 28:] == b[ip + 28:], i
 	        assert struct.unpack("!H", a[ip + 24:ip + 26])[0] == 556, i
 	        if a[ip + 26:ip + 28] != b"\0\0":
-	            assert csum(a[ip + 12:ip + 20] + struct.pack("!BBH", 0, 17, 556) + a[ip + 20:]) == 0xFFFF, i
+	            assert not checksum(a[ip + 12:ip + 20] + struct.pack("!BBH", 0, 17, 556) + a[ip + 20:]), i
 	        continue
 	    assert a == b, "frame %d: %s / %s" % (i + 1, a.hex(), b.hex())
 	assert cut == 17, cut  # the datagrams of 24 to 40, 596 to 982 bytes of IP
@@ -306,15 +276,11 @@ test_constants_beside_per_packet_ops() {
 	expect_eq "$(jget "$WORK/c.json" matched)" 500 "datagrams the server counted"
 	expect_eq "$(jget "$WORK/c.json" kernel.Udp.InCsumErrors)" 0 "UDP InCsumErrors"
 	expect_eq "$(jget "$WORK/c.json" kernel.Ip.InHdrErrors)" 0 "IP InHdrErrors"
-	python3 - "$WORK/wire.pcap" <<-'PY' || fail "the frames on the wire"
+	PYTHONPATH="$TOP/tests" python3 - "$WORK/wire.pcap" <<-'PY' || fail "the frames on the wire"
 	import struct, sys
-	d = open(sys.argv[1], "rb").read()
-	e = "<" if d[:4] in (b"\xd4\xc3\xb2\xa1", b"\x4d\x3c\xb2\xa1") else ">"
-	off, n = 24, 0
-	while off + 16 <= len(d):
-	    cap = struct.unpack(e + "I", d[off + 8:off + 12])[0]
-	    f = d[off + 16:off + 16 + cap]
-	    off += 16 + cap
+	from pcapfile import frames
+	n = 0
+	for f in frames(sys.argv[1]):
 	    assert f[:4] == bytes.fromhex("0200c612") and f[22] == 33 and f[42:46] == bytes.fromhex("deadbeef"), f.hex()
 	    assert struct.unpack("!HHI", f[34:36] + f[36:38] + f[46:50]) == (n, 7, n), (n, f.hex())
 	    assert f[52] == n % 7 and struct.unpack("!I", f[54:58])[0] == n // 2, (n, f.hex())
@@ -329,19 +295,14 @@ test_constants_beside_per_packet_ops() {
 # limit 10; the UDP, TCP and ICMPv6 checksums (pseudo-headers) right
 test_static_rewrites_ipv6() {
 	bed
-	python3 - "$WORK" <<-'PY' || fail "cannot write the IPv6 capture"
+	PYTHONPATH="$TOP/tests" python3 - "$WORK" <<-'PY' || fail "cannot write the IPv6 capture"
 	import ipaddress, struct, sys
-	def csum(b):
-	    b += b"\0" * (len(b) % 2)
-	    s = sum(struct.unpack("!%dH" % (len(b) // 2), b))
-	    while s >> 16:
-	        s = (s & 0xFFFF) + (s >> 16)
-	    return ~s & 0xFFFF
+	from pcapfile import checksum, write
 	def frame(src, dst, nh, l4, hlim):
 	    s, d = ipaddress.IPv6Address(src).packed, ipaddress.IPv6Address(dst).packed
 	    at = {17: 6, 6: 16, 58: 2}[nh]
 	    l4 = l4[:at] + b"\0\0" + l4[at + 2:]
-	    c = csum(s + d + struct.pack("!IxxxB", len(l4), nh) + l4) or (0xFFFF if nh == 17 else 0)
+	    c = checksum(s + d + struct.pack("!IxxxB", len(l4), nh) + l4) or (0xFFFF if nh == 17 else 0)
 	    l4 = l4[:at] + struct.pack("!H", c) + l4[at + 2:]
 	    ip = struct.pack("!IHBB", 0x60000000, len(l4), nh, hlim) + s + d
 	    return bytes.fromhex("0200c61200020200c6120001") + b"\x86\xdd" + ip + l4
@@ -350,28 +311,15 @@ test_static_rewrites_ipv6() {
 	    tcp = struct.pack("!HHIIBBHHH", sport, 80, 12345, 0, 0x50, 0x02, 64240, 0, 0)
 	    icmp = struct.pack("!BBHHH", 128, 0, 0, 0x5852, 7) + b"xdpreplay"
 	    return [frame(src, dst, 17, udp, hlim), frame(src, dst, 6, tcp, hlim), frame(src, dst, 58, icmp, hlim)]
-	def pcap(path, fs):
-	    out = [struct.pack("<IHHiIII", 0xA1B2C3D4, 2, 4, 0, 0, 65535, 1)]
-	    for f in fs:
-	        out.append(struct.pack("<IIII", 0, 0, len(f), len(f)) + f)
-	    open(path, "wb").write(b"".join(out))
-	pcap(sys.argv[1] + "/v6.pcap", frames("fd00::1:2", "fd00::2", 40000, 9, 64))
+	write(sys.argv[1] + "/v6.pcap", frames("fd00::1:2", "fd00::2", 40000, 9, 64))
 	# what the rewrites must give: built from scratch, checksums computed here
-	pcap(sys.argv[1] + "/want.pcap", frames("2001:db8:1:0:0:0:1:2", "2001:db8:1::2", 40000, 7, 10))
+	write(sys.argv[1] + "/want.pcap", frames("2001:db8:1:0:0:0:1:2", "2001:db8:1::2", 40000, 7, 10))
 	PY
 	tb_gen "$XR" replay -i "$TB_GEN_IF" --map-ip fd00::/64=2001:db8:1::/48 --map-port 9=7 --ttl 10 \
 		--pcap-out "$WORK/out.pcap" "$WORK/v6.pcap" >"$WORK/out" 2>&1 || fail "replay exited $?: $(cat "$WORK/out")"
-	python3 - "$WORK/out.pcap" "$WORK/want.pcap" <<-'PY' || fail "the IPv6 frames"
-	import struct, sys
-	def frames(path):
-	    d = open(path, "rb").read()
-	    e = "<" if d[:4] in (b"\xd4\xc3\xb2\xa1", b"\x4d\x3c\xb2\xa1") else ">"
-	    off, out = 24, []
-	    while off + 16 <= len(d):
-	        cap = struct.unpack(e + "I", d[off + 8:off + 12])[0]
-	        out.append(d[off + 16:off + 16 + cap])
-	        off += 16 + cap
-	    return out
+	PYTHONPATH="$TOP/tests" python3 - "$WORK/out.pcap" "$WORK/want.pcap" <<-'PY' || fail "the IPv6 frames"
+	import sys
+	from pcapfile import frames
 	got, want = frames(sys.argv[1]), frames(sys.argv[2])
 	assert len(got) == len(want) == 3, (len(got), len(want))
 	for i, (a, b) in enumerate(zip(got, want)):

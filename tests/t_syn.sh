@@ -89,14 +89,11 @@ test_syn_flags() {
 	expect_eq "$(jget "$WORK/g.json" replies.syn_acks)" 0 "SYN-ACKs"
 	tb_gen "$XR" gen syn -i "$TB_GEN_IF" --dst "$TB_SRV_IP:80" --flags FPU --count 3 --pcap-out "$WORK/f.pcap" -q ||
 		fail "--pcap-out exited $?"
-	python3 - "$WORK/f.pcap" <<-'PY' || fail "the FIN+PSH+URG segments"
-	import struct, sys
-	d = open(sys.argv[1], "rb").read()
-	off, n = 24, 0
-	while off + 16 <= len(d):
-	    cap = struct.unpack("<I", d[off + 8:off + 12])[0]
-	    f = d[off + 16:off + 16 + cap]
-	    off += 16 + cap
+	PYTHONPATH="$TOP/tests" python3 - "$WORK/f.pcap" <<-'PY' || fail "the FIN+PSH+URG segments"
+	import sys
+	from pcapfile import frames
+	n = 0
+	for f in frames(sys.argv[1]):
 	    assert len(f) == 54 and f[46] >> 4 == 5 and f[47] == 0x29, f.hex()
 	    n += 1
 	assert n == 3, n

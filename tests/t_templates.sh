@@ -15,15 +15,11 @@ test_icmp_every_echo_answered() {
 	# the frames: sources n mod 512, identifier 0x5852, sequence number n, n in the payload
 	tb_gen "$XR" gen icmp -i "$TB_GEN_IF" --dst "$TB_SRV_IP" --src 198.18.64.0/23 --size 200 --count 600 \
 		--pcap-out "$WORK/i.pcap" -q || fail "--pcap-out exited $?"
-	python3 - "$WORK/i.pcap" <<-'PY' || fail "the echo requests"
+	PYTHONPATH="$TOP/tests" python3 - "$WORK/i.pcap" <<-'PY' || fail "the echo requests"
 	import struct, sys
-	d = open(sys.argv[1], "rb").read()
-	e = "<" if d[:4] in (b"\xd4\xc3\xb2\xa1", b"\x4d\x3c\xb2\xa1") else ">"
-	off, n = 24, 0
-	while off + 16 <= len(d):
-	    cap = struct.unpack(e + "I", d[off + 8:off + 12])[0]
-	    f = d[off + 16:off + 16 + cap]
-	    off += 16 + cap
+	from pcapfile import frames
+	n = 0
+	for f in frames(sys.argv[1]):
 	    assert len(f) == 196 and f[23] == 1 and f[34] == 8, f[:40].hex()
 	    src = struct.unpack("!I", f[26:30])[0]
 	    assert src == 0xC6124000 + n % 512, (n, hex(src))
@@ -52,31 +48,21 @@ test_vlan_tagged_frames() {
 	count_wait
 	expect_eq "$(jget "$WORK/u.json" sent)" 1000 "tagged datagrams sent"
 	expect_eq "$(jget "$WORK/c.json" matched)" 1500 "frames at the server's interface"
-	python3 - "$WORK/v.pcap" <<-'PY' || fail "the tagged frames"
+	PYTHONPATH="$TOP/tests" python3 - "$WORK/v.pcap" <<-'PY' || fail "the tagged frames"
 	import struct, sys
-	def csum(b):
-	    b += b"\0" * (len(b) % 2)
-	    s = sum(struct.unpack("!%dH" % (len(b) // 2), b))
-	    while s >> 16:
-	        s = (s & 0xFFFF) + (s >> 16)
-	    return s
-	d = open(sys.argv[1], "rb").read()
-	e = "<" if d[:4] in (b"\xd4\xc3\xb2\xa1", b"\x4d\x3c\xb2\xa1") else ">"
-	off, udp, icmp = 24, 0, 0
-	while off + 16 <= len(d):
-	    cap = struct.unpack(e + "I", d[off + 8:off + 12])[0]
-	    f = d[off + 16:off + 16 + cap]
-	    off += 16 + cap
+	from pcapfile import checksum, frames
+	udp, icmp = 0, 0
+	for f in frames(sys.argv[1]):
 	    tpid, tci, etype = struct.unpack("!HHH", f[12:18])
 	    ip = f[18:]
-	    assert tpid == 0x8100 and etype == 0x0800 and csum(ip[:20]) == 0xFFFF, f[:40].hex()
+	    assert tpid == 0x8100 and etype == 0x0800 and not checksum(ip[:20]), f[:40].hex()
 	    if ip[9] == 17:
 	        assert tci == 3 << 13 | 42 and len(f) == 124, (hex(tci), len(f))
 	        seg = ip[20:struct.unpack("!H", ip[2:4])[0]]
-	        assert csum(ip[12:20] + struct.pack("!BBH", 0, 17, len(seg)) + seg) == 0xFFFF, f.hex()
+	        assert not checksum(ip[12:20] + struct.pack("!BBH", 0, 17, len(seg)) + seg), f.hex()
 	        udp += 1
 	    else:
-	        assert tci == 42 and ip[9] == 1 and csum(ip[20:struct.unpack("!H", ip[2:4])[0]]) == 0xFFFF, f.hex()
+	        assert tci == 42 and ip[9] == 1 and not checksum(ip[20:struct.unpack("!H", ip[2:4])[0]]), f.hex()
 	        icmp += 1
 	assert (udp, icmp) == (1000, 500), (udp, icmp)
 	PY

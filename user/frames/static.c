@@ -42,34 +42,12 @@ bool static_active(const struct static_rewrite *sr)
 	       sr->mtu_trunc;
 }
 
-static int parse_cidr(const char *s, size_t len, uint32_t *net, uint32_t *mask)
+/* A.B.C.D[/P] or an IPv6 ADDR[/P] of len bytes at s: the address (its prefix only) and P. */
+static int parse_prefix(const char *s, size_t len, int family, uint8_t a[16], unsigned int *plen)
 {
-	char buf[32], *slash, *end;
-	struct in_addr a;
-	unsigned long p = 32;
-
-	if (len >= sizeof(buf))
-		return -EINVAL;
-	memcpy(buf, s, len);
-	buf[len] = 0;
-	slash = strchr(buf, '/');
-	if (slash) {
-		*slash = 0;
-		p = strtoul(slash + 1, &end, 10);
-		if (!slash[1] || *end || p > 32)
-			return -EINVAL;
-	}
-	if (inet_pton(AF_INET, buf, &a) != 1)
-		return -EINVAL;
-	*mask = p ? ~0U << (32 - p) : 0;
-	*net = ntohl(a.s_addr) & *mask;
-	return 0;
-}
-
-static int parse_cidr6(const char *s, size_t len, uint8_t a[16], unsigned int *plen)
-{
+	unsigned int bits = family == AF_INET6 ? 128 : 32;
 	char buf[64], *slash, *end;
-	unsigned long p = 128;
+	unsigned long p = bits;
 
 	if (len >= sizeof(buf))
 		return -EINVAL;
@@ -79,14 +57,13 @@ static int parse_cidr6(const char *s, size_t len, uint8_t a[16], unsigned int *p
 	if (slash) {
 		*slash = 0;
 		p = strtoul(slash + 1, &end, 10);
-		if (!slash[1] || *end || p > 128)
+		if (!slash[1] || *end || p > bits)
 			return -EINVAL;
 	}
-	if (inet_pton(AF_INET6, buf, a) != 1)
+	if (inet_pton(family, buf, a) != 1)
 		return -EINVAL;
 	*plen = p;
-	/* the prefix only: the bits below it are the address's own */
-	for (unsigned int b = p; b < 128; b++)
+	for (unsigned int b = p; b < bits; b++)
 		a[b / 8] &= ~(0x80 >> (b % 8));
 	return 0;
 }
@@ -94,19 +71,22 @@ static int parse_cidr6(const char *s, size_t len, uint8_t a[16], unsigned int *p
 int static_parse_map_ip(const char *s, struct ip_map *m)
 {
 	const char *eq = strchr(s, '=');
+	int family;
 
 	memset(m, 0, sizeof(*m));
 	if (!eq)
 		return -EINVAL;
 	m->ipv6 = memchr(s, ':', eq - s) != NULL;
-	if (m->ipv6)
-		return parse_cidr6(s, eq - s, m->from6, &m->from_len) ||
-				       parse_cidr6(eq + 1, strlen(eq + 1), m->to6, &m->to_len) ?
-			       -EINVAL :
-			       0;
-	if (parse_cidr(s, eq - s, &m->from, &m->from_mask) ||
-	    parse_cidr(eq + 1, strlen(eq + 1), &m->to, &m->to_mask))
+	family = m->ipv6 ? AF_INET6 : AF_INET;
+	if (parse_prefix(s, eq - s, family, m->from6, &m->from_len) ||
+	    parse_prefix(eq + 1, strlen(eq + 1), family, m->to6, &m->to_len))
 		return -EINVAL;
+	if (!m->ipv6) {
+		m->from = get32(m->from6);
+		m->to = get32(m->to6);
+		m->from_mask = m->from_len ? ~0U << (32 - m->from_len) : 0;
+		m->to_mask = m->to_len ? ~0U << (32 - m->to_len) : 0;
+	}
 	return 0;
 }
 
@@ -215,6 +195,14 @@ static uint16_t map_port(const struct static_rewrite *sr, uint16_t p)
 	return p;
 }
 
+/* --ttl: the new TTL or hop limit (a sum stops at 255, a difference at 1) */
+static uint8_t new_ttl(const struct static_rewrite *sr, unsigned int t)
+{
+	return sr->ttl_how == TTL_SET ? sr->ttl :
+	       sr->ttl_how == TTL_ADD ? (t + sr->ttl > 255 ? 255 : t + sr->ttl) :
+					(t > sr->ttl ? t - sr->ttl : 1);
+}
+
 /* RFC 1624: the checksum at c after a 16-bit word covered by it went from old to new */
 static void csum_replace(uint8_t *c, uint16_t old, uint16_t new, bool udp)
 {
@@ -223,6 +211,20 @@ static void csum_replace(uint8_t *c, uint16_t old, uint16_t new, bool udp)
 
 	/* a UDP checksum that computes to 0 is sent as 0xffff (0 means none) */
 	put16(c, udp && !v ? 0xffff : v);
+}
+
+/* --map-port on the UDP/TCP header at l4; the checksum at csum (NULL: none to update) follows */
+static void map_ports(const struct static_rewrite *sr, uint8_t *l4, uint8_t *csum, bool udp)
+{
+	for (int at = 0; at <= 2; at += 2) {
+		uint16_t p = get16(l4 + at), q = map_port(sr, p);
+
+		if (p == q)
+			continue;
+		put16(l4 + at, q);
+		if (csum)
+			csum_replace(csum, p, q, udp);
+	}
 }
 
 static void csum_replace32(uint8_t *c, uint32_t old, uint32_t new, bool udp)
@@ -304,25 +306,13 @@ static int ipv4(struct static_rewrite *sr, uint8_t *f, uint32_t *len, uint32_t o
 		}
 	}
 	if (sr->ttl_how != TTL_KEEP) {
-		unsigned int t = f[off + 8];
+		uint8_t t = new_ttl(sr, f[off + 8]);
 
-		t = sr->ttl_how == TTL_SET ? sr->ttl :
-		    sr->ttl_how == TTL_ADD ? (t + sr->ttl > 255 ? 255 : t + sr->ttl) :
-					     (t > sr->ttl ? t - sr->ttl : 1);
 		hdr_changed |= f[off + 8] != t;
 		f[off + 8] = t;
 	}
-	if (sr->nports && (udp || tcp) && first_frag && *len >= l4 + 4) {
-		for (int at = 0; at <= 2; at += 2) {
-			uint16_t p = get16(f + l4 + at), q = map_port(sr, p);
-
-			if (p == q)
-				continue;
-			put16(f + l4 + at, q);
-			if (have_csum)
-				csum_replace(f + csum_at, p, q, udp);
-		}
-	}
+	if (sr->nports && (udp || tcp) && first_frag && *len >= l4 + 4)
+		map_ports(sr, f + l4, have_csum ? f + csum_at : NULL, udp);
 	if (sr->mtu_trunc && tot > sr->mtu && sr->mtu >= ihl + 8) {
 		put16(f + off + 2, sr->mtu);
 		if (*len > off + sr->mtu)
@@ -392,24 +382,10 @@ static int ipv6(struct static_rewrite *sr, uint8_t *f, uint32_t len, uint32_t of
 		memcpy(f + off + 8, src, 16);
 		memcpy(f + off + 24, dst, 16);
 	}
-	if (sr->ttl_how != TTL_KEEP) {
-		unsigned int t = f[off + 7];
-
-		f[off + 7] = sr->ttl_how == TTL_SET ? sr->ttl :
-			     sr->ttl_how == TTL_ADD ? (t + sr->ttl > 255 ? 255 : t + sr->ttl) :
-						      (t > sr->ttl ? t - sr->ttl : 1);
-	}
-	if (sr->nports && (udp || tcp) && len >= l4 + 4) {
-		for (int at = 0; at <= 2; at += 2) {
-			uint16_t p = get16(f + l4 + at), q = map_port(sr, p);
-
-			if (p == q)
-				continue;
-			put16(f + l4 + at, q);
-			if (have_csum)
-				csum_replace(f + csum_at, p, q, udp);
-		}
-	}
+	if (sr->ttl_how != TTL_KEEP)
+		f[off + 7] = new_ttl(sr, f[off + 7]);
+	if (sr->nports && (udp || tcp) && len >= l4 + 4)
+		map_ports(sr, f + l4, have_csum ? f + csum_at : NULL, udp);
 	return 0;
 }
 

@@ -21,7 +21,8 @@
 struct ip_map {
 	bool ipv6;
 	uint32_t from, from_mask, to, to_mask; /* IPv4, host order */
-	uint8_t from6[16], to6[16]; /* IPv6: the prefixes, and their lengths */
+	uint8_t from6[16],
+		to6[16]; /* the prefixes (IPv4 in the first 4 bytes), and their lengths */
 	unsigned int from_len, to_len;
 };
 

@@ -155,3 +155,30 @@ add:
 		pr_warn("out of memory for the frame set\n");
 	return err;
 }
+
+int template_stamped(const struct template_net *net, const struct iface *ifc, uint8_t l4,
+		     const struct port_range *default_ports, struct frameset *fs,
+		     struct rewrite_spec *specs, int *nspecs)
+{
+	struct template_addr ta;
+	struct template_frame t = { .net = net,
+				    .ta = &ta,
+				    .ifc = ifc,
+				    .l4 = l4,
+				    .payload = (const uint8_t *)"XRGEN",
+				    .payload_len = 5,
+				    .len = (net->size ? net->size : 64) - 4 };
+	uint32_t hdrs = (net->have_vlan ? 18 : 14) + (net->dst.ipv6 ? 40 : 20) + 8;
+	int err;
+
+	err = template_addressing(net, ifc, l4, default_ports, 0, specs, nspecs, &ta);
+	if (err)
+		return err;
+	err = template_build(&t, fs);
+	if (err)
+		return err;
+	/* the sequence number, for count --seq payload@0:8 */
+	if (fs->frames[0].len >= hdrs + 8 && rewrite_parse("payload@0:8=seq", &specs[(*nspecs)++]))
+		return -EINVAL;
+	return 0;
+}

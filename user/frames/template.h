@@ -65,4 +65,13 @@ struct template_frame {
 /* One frame into fs. 0 or -errno after a one-line message. */
 int template_build(const struct template_frame *t, struct frameset *fs);
 
+/*
+ * gen udp's and gen icmp's frame: addressing (ports from default_ports when
+ * --sport is not given), a datagram of --size (default 64) starting "XRGEN",
+ * and n in its payload's first 8 bytes where it has them. 0 or -errno.
+ */
+int template_stamped(const struct template_net *net, const struct iface *ifc, uint8_t l4,
+		     const struct port_range *default_ports, struct frameset *fs,
+		     struct rewrite_spec *specs, int *nspecs);
+
 #endif

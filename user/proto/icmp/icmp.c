@@ -16,32 +16,12 @@ static int icmp_build(void *st, const struct send_opts *so, const struct iface *
 {
 	/* one identifier, as one ping process has; --sport LO-HI gives a range */
 	static const struct port_range ids = { 0x5852, 0x5852 };
-	unsigned int size = so->net.size ? so->net.size : 64;
-	struct template_addr ta;
-	struct template_frame t = { .net = &so->net,
-				    .ta = &ta,
-				    .ifc = ifc,
-				    .l4 = IPPROTO_ICMP,
-				    .payload = (const uint8_t *)"XRGEN",
-				    .payload_len = 5,
-				    .len = size - 4 };
-	uint32_t hdrs = (so->net.have_vlan ? 18 : 14) + (so->net.dst.ipv6 ? 40 : 20) + 8;
 	int err;
 
-	err = template_addressing(&so->net, ifc, IPPROTO_ICMP, &ids, 0, plan->specs, &plan->nspecs,
-				  &ta);
+	err = template_stamped(&so->net, ifc, IPPROTO_ICMP, &ids, fs, plan->specs, &plan->nspecs);
 	if (err)
 		return err;
-	err = template_build(&t, fs);
-	if (err)
-		return err;
-	if (rewrite_parse("icmp.seq=seq", &plan->specs[plan->nspecs++]))
-		return -EINVAL;
-	/* the sequence number whole, where the echo reply carries it back */
-	if (fs->frames[0].len >= hdrs + 8 &&
-	    rewrite_parse("payload@0:8=seq", &plan->specs[plan->nspecs++]))
-		return -EINVAL;
-	return 0;
+	return rewrite_parse("icmp.seq=seq", &plan->specs[plan->nspecs++]) ? -EINVAL : 0;
 }
 
 const struct xr_proto proto_icmp = {
