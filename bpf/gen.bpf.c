@@ -90,7 +90,8 @@ static __always_inline __u64 due_ns(const struct xr_gen_slot *s, __u64 k)
 	return s->t0_ns + d / cfg.mult_milli * 1000 + d % cfg.mult_milli * 1000 / cfg.mult_milli;
 }
 
-static __always_inline int build_frame(struct xdp_md *ctx, __u64 n)
+/* Copies frame n's bytes into the page; *unplanned: the plan's ops skip it (--misfit send). */
+static __always_inline int build_frame(struct xdp_md *ctx, __u64 n, bool *unplanned)
 {
 	struct xr_frame *fd;
 	__u32 fi, ci, off, len;
@@ -107,6 +108,7 @@ static __always_inline int build_frame(struct xdp_md *ctx, __u64 n)
 		return -1;
 	off = fd->off;
 	len = fd->len;
+	*unplanned = fd->flags & XR_FRAME_UNPLANNED;
 	/* bounds the verifier needs to see chunk + off + len inside the value */
 	if (off >= XR_CHUNK_SIZE || len < XR_MIN_FRAME || len > XR_MAX_FRAME)
 		return -1;
@@ -130,6 +132,7 @@ int xr_gen(struct xdp_md *ctx)
 {
 	__u32 cpu = bpf_get_smp_processor_id();
 	struct xr_gen_slot *s;
+	bool unplanned = false;
 	__u16 tag = 0;
 	__u64 k, n;
 
@@ -148,12 +151,12 @@ int xr_gen(struct xdp_md *ctx)
 	s->k_next = k + 1;
 
 	n = cfg.first_n + k * cfg.nthreads + s->thread;
-	if (cfg.copy && build_frame(ctx, n))
+	if (cfg.copy && build_frame(ctx, n, &unplanned))
 		goto bad;
 	if (!cfg.copy && cfg.nops && apply_ops_nocopy(ctx, s, n))
 		goto bad;
 	for (int i = 0; i < XR_MAX_OPS; i++) {
-		if (i >= cfg.nops || !cfg.copy)
+		if (i >= cfg.nops || !cfg.copy || unplanned)
 			break;
 		if (apply_op(ctx, i, op_value(&cfg.ops[i], s, i, n)))
 			goto bad;

@@ -188,7 +188,7 @@ test_pcap_out_equals_the_wire() {
 	kill -INT "$COUNT_PID"
 	count_wait
 	# 40 of the capture's 43 frames fit udp.sport: the echo request, the ARP request and IPv6 do not
-	expect_eq "$(jget "$WORK/r.json" static_rewrites.misfits_skipped)" 3 "frames left out"
+	expect_eq "$(jget "$WORK/r.json" rewrite_misfits.left_out)" 3 "frames the ops do not fit, left out"
 	expect_eq "$(jget "$WORK/r.json" sent)" 300 "frames sent"
 	expect_eq "$(jget "$WORK/c.json" kernel.Udp.InCsumErrors)" 0 "UDP InCsumErrors"
 	PYTHONPATH="$TOP/tests" python3 - "$WORK/out.pcap" "$WORK/wire.pcap" <<-'PY' || fail "--pcap-out's frames are not the wire's"
@@ -326,4 +326,44 @@ test_static_rewrites_ipv6() {
 	    assert a == b, "frame %d: %s / %s" % (i + 1, a.hex(), b.hex())
 	PY
 	run_bad 2 "--map-ip: 'fd00::/64=10.0.0.0/8' is not FROM=TO" "$XR" replay -i lo --map-ip fd00::/64=10.0.0.0/8 x.pcap
+}
+
+# --misfit send with per-packet ops: the frames the ops do not fit (the echo request, the ARP request,
+# the IPv6 datagram) go as they are, the others rewritten; what reaches the server is what
+# --pcap-out wrote, and the misfits are byte for byte the static rewrites' frames alone
+test_misfit_send_with_ops() {
+	bed
+	local base=(-i "$TB_GEN_IF" --vlan-strip --map-ip 10.0.0.0/8=198.18.0.0/15 --src-mac auto
+		--dst-mac "$TB_SRV_MAC" --misfit send "$TOP/pcaps/foreign.pcap")
+	local ops=(--rewrite udp.sport=5000-5099 --rewrite ip.id=seq)
+	tb_gen "$XR" replay "${base[@]}" "${ops[@]}" --count 86 --pcap-out "$WORK/dry.pcap" -q || fail "--pcap-out exited $?"
+	tb_gen "$XR" replay "${base[@]}" --count 43 --pcap-out "$WORK/static.pcap" -q || fail "--pcap-out (static) exited $?"
+	count_start --duration 30s --json "$WORK/c.json"
+	ip netns exec "$TB_NS_SRV" tcpdump -i "$TB_SRV_IF" --immediate-mode -Q in -w "$WORK/wire.pcap" -s 0 -U -q 2>/dev/null &
+	TD=$!
+	sleep 1
+	tb_gen "$XR" replay "${base[@]}" "${ops[@]}" --count 86 --pps 2k --json "$WORK/r.json" -q || fail "replay exited $?"
+	sleep 0.5
+	kill -INT "$TD"
+	wait "$TD"
+	kill -INT "$COUNT_PID"
+	count_wait
+	expect_eq "$(jget "$WORK/r.json" sent)" 86 "frames sent"
+	expect_eq "$(jget "$WORK/r.json" rewrite_misfits.sent_as_they_were)" 3 "frames the ops do not fit, sent as they are"
+	expect_eq "$(jget "$WORK/c.json" kernel.Udp.InCsumErrors)" 0 "UDP InCsumErrors"
+	PYTHONPATH="$TOP/tests" python3 - "$WORK/dry.pcap" "$WORK/wire.pcap" "$WORK/static.pcap" <<-'PY' || fail "the frames"
+	import struct, sys
+	from pcapfile import frames
+	dry, static = frames(sys.argv[1]), frames(sys.argv[3])
+	# what reached the server from us (no answers: -Q in), in order
+	wire = [f for f in frames(sys.argv[2]) if f[6:12] == bytes.fromhex("0200c6120001")]
+	assert len(dry) == 86 and len(wire) == 86 and len(static) == 43, (len(dry), len(wire), len(static))
+	for i in range(86):
+	    assert dry[i] == wire[i], "frame %d: %s / %s" % (i, dry[i].hex(), wire[i].hex())
+	    udp4 = static[i % 43][12:14] == b"\x08\x00" and static[i % 43][23] == 17
+	    if udp4:
+	        assert dry[i] != static[i % 43] and struct.unpack("!H", dry[i][18:20])[0] == i, i
+	    else:
+	        assert dry[i] == static[i % 43], "misfit %d changed: %s" % (i, dry[i].hex())
+	PY
 }

@@ -35,11 +35,16 @@
 #define XR_CHUNK_VALUE (XR_CHUNK_SIZE + XR_MAX_FRAME)
 
 /* One per frame of the frame set: where its bytes are and when it was seen. */
+/* xr_frame.flags */
+enum xr_frame_flags {
+	XR_FRAME_UNPLANNED = 1, /* --misfit send: the plan's ops skip this frame */
+};
+
 struct xr_frame {
 	__u32 chunk;
 	__u32 off;
 	__u16 len;
-	__u16 flags;
+	__u16 flags; /* enum xr_frame_flags */
 	__u32 pad;
 	__u64 ts_ns; /* capture time relative to the first frame */
 };

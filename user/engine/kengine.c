@@ -272,6 +272,9 @@ static int kengine_open(struct kengine *k, const struct iface *ifc, const struct
 			k->frames[i] = (struct xr_frame){ .chunk = chunk,
 							  .off = off,
 							  .len = f->len,
+							  .flags = frameset_unplanned(fs, i) ?
+									   XR_FRAME_UNPLANNED :
+									   0,
 							  .ts_ns = f->ts_ns };
 			off += f->len;
 		}

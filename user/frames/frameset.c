@@ -14,6 +14,7 @@ void frameset_free(struct frameset *fs)
 {
 	free(fs->bytes);
 	free(fs->frames);
+	free(fs->unplanned);
 	frameset_init(fs);
 }
 
@@ -21,8 +22,10 @@ void frameset_release(struct frameset *fs)
 {
 	free(fs->bytes);
 	free(fs->frames);
+	free(fs->unplanned);
 	fs->bytes = NULL;
 	fs->frames = NULL;
+	fs->unplanned = NULL;
 	fs->bytes_cap = fs->cap = 0;
 }
 

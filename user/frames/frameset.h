@@ -25,7 +25,14 @@ struct frameset {
 	size_t n, cap;
 	uint32_t max_len, min_len;
 	uint64_t span_ns; /* capture time of one round: last ts + mean gap */
+	/* a bit per frame: sent as it is, the plan's ops skip it (--misfit send); NULL: none */
+	uint8_t *unplanned;
 };
+
+static inline bool frameset_unplanned(const struct frameset *fs, size_t i)
+{
+	return fs->unplanned && (fs->unplanned[i / 8] >> (i % 8) & 1);
+}
 
 /* Why a frame was not taken into the set; counted, reported, never silent. */
 struct fs_skips {

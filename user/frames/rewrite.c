@@ -403,29 +403,55 @@ static bool frame_fits(const struct rewrite_spec *specs, int nspecs, const uint8
 	return true;
 }
 
-size_t rewrite_keep_fitting(const struct rewrite_spec *specs, int nspecs, struct frameset *fs)
+/*
+ * The frames the specs do not fit, or that are laid out unlike the first that
+ * fits (one plan serves all): marked in fs->unplanned when keep, else taken
+ * out of fs. The number of them; 0 when none fits at all (rewrite_plan names
+ * the first frame then).
+ */
+static size_t misfits(const struct rewrite_spec *specs, int nspecs, struct frameset *fs, bool keep)
 {
 	const struct fs_frame *ref = NULL;
 	struct layout l0, l;
-	size_t kept = 0, n = fs->n;
+	size_t kept = 0, n = fs->n, marked = 0;
+	const uint8_t *ref_b;
+	uint32_t ref_len;
 
 	for (size_t fi = 0; fi < fs->n && !ref; fi++)
 		if (frame_fits(specs, nspecs, fs->bytes + fs->frames[fi].off, fs->frames[fi].len,
 			       NULL, NULL, 0, &l0))
 			ref = &fs->frames[fi];
 	if (!ref)
-		return 0; /* none fits: rewrite_plan names the first */
-	{
-		const uint8_t *ref_b = fs->bytes + ref->off;
-		uint32_t ref_len = ref->len;
+		return 0;
+	ref_b = fs->bytes + ref->off;
+	ref_len = ref->len;
+	if (keep && !fs->unplanned && !(fs->unplanned = calloc((fs->n + 7) / 8, 1)))
+		return 0; /* out of memory: the plan refuses the misfits as it would without */
+	for (size_t fi = 0; fi < n; fi++) {
+		bool fits = frame_fits(specs, nspecs, fs->bytes + fs->frames[fi].off,
+				       fs->frames[fi].len, &l0, ref_b, ref_len, &l);
 
-		for (size_t fi = 0; fi < fs->n; fi++)
-			if (frame_fits(specs, nspecs, fs->bytes + fs->frames[fi].off,
-				       fs->frames[fi].len, &l0, ref_b, ref_len, &l))
-				fs->frames[kept++] = fs->frames[fi];
+		if (keep && !fits) {
+			fs->unplanned[fi / 8] |= 1 << (fi % 8);
+			marked++;
+		} else if (!keep && fits) {
+			fs->frames[kept++] = fs->frames[fi];
+		}
 	}
+	if (keep)
+		return marked;
 	fs->n = kept;
 	return n - kept;
+}
+
+size_t rewrite_keep_fitting(const struct rewrite_spec *specs, int nspecs, struct frameset *fs)
+{
+	return misfits(specs, nspecs, fs, false);
+}
+
+size_t rewrite_mark_unfit(const struct rewrite_spec *specs, int nspecs, struct frameset *fs)
+{
+	return misfits(specs, nspecs, fs, true);
 }
 
 int rewrite_plan(const struct rewrite_spec *specs, int nspecs, const struct frameset *fs,
@@ -443,6 +469,8 @@ int rewrite_plan(const struct rewrite_spec *specs, int nspecs, const struct fram
 			continue; /* a constant, written into the frames already */
 		if (sp->csum_only) {
 			for (size_t fi = 0; fi < fs->n; fi++) {
+				if (frameset_unplanned(fs, fi))
+					continue;
 				frame_layout(fs->bytes + fs->frames[fi].off, fs->frames[fi].len,
 					     &l);
 				if (!l.ipver)
@@ -458,11 +486,13 @@ int rewrite_plan(const struct rewrite_spec *specs, int nspecs, const struct fram
 					XR_MAX_OPS) " at most; FIELD=CONST ones do not count)");
 		*op = sp->op;
 		/* one plan serves every frame: each must have the same layout where it matters */
-		for (size_t fi = 0; fi < fs->n; fi++) {
+		for (size_t fi = 0, first = 1; fi < fs->n; fi++) {
 			const struct fs_frame *fr = &fs->frames[fi];
 			const uint8_t *b = fs->bytes + fr->off;
 			int off;
 
+			if (frameset_unplanned(fs, fi))
+				continue; /* --misfit send: this one goes as it is */
 			frame_layout(b, fr->len, &l);
 			off = field_offset(sp, &l);
 			if (off < 0)
@@ -484,7 +514,8 @@ int rewrite_plan(const struct rewrite_spec *specs, int nspecs, const struct fram
 				return plan_fail(
 					sp, fi + 1,
 					"has an address outside the prefix's upper 64 bits");
-			if (fi == 0) {
+			if (first) {
+				first = 0;
 				l0 = l;
 				op->off = off;
 			} else if (off != op->off || l.l3 != l0.l3 || l.l4 != l0.l4 ||
@@ -558,8 +589,9 @@ int rewrite_constants(struct rewrite_spec *specs, int nspecs, struct frameset *f
 		if (rewrite_plan(sp, 1, fs, &op) < 0)
 			return -EINVAL;
 		for (size_t fi = 0; fi < fs->n; fi++)
-			rewrite_apply(&op, 1, fs->bytes + fs->frames[fi].off, fs->frames[fi].len,
-				      0);
+			if (!frameset_unplanned(fs, fi))
+				rewrite_apply(&op, 1, fs->bytes + fs->frames[fi].off,
+					      fs->frames[fi].len, 0);
 		sp->applied = true;
 		applied++;
 	}

@@ -44,6 +44,8 @@ void rewrite_spec_sport(struct rewrite_spec *sp, uint8_t proto, const struct por
  * laid out unlike the first that fits (one plan serves all). The number left out.
  */
 size_t rewrite_keep_fitting(const struct rewrite_spec *specs, int nspecs, struct frameset *fs);
+/* --misfit send: the same frames, marked in fs->unplanned to go as they are. The number marked. */
+size_t rewrite_mark_unfit(const struct rewrite_spec *specs, int nspecs, struct frameset *fs);
 /*
  * Writes the FIELD=CONST specs into every frame of fs (checksums fixed), once,
  * and marks them applied: rewrite_plan then leaves them out. The number

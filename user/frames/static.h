@@ -46,6 +46,7 @@ struct static_rewrite {
 	uint16_t vlan_tci;
 	bool mtu_trunc;
 	bool skip_misfits; /* --misfit skip: frames an IP rewrite does not fit are left out */
+	bool misfit_given; /* --misfit given: the --rewrite ops' misfits go (or are left out) too */
 	/* set by the caller before the first frame */
 	uint32_t mtu; /* the interface's, for --mtu-trunc */
 	const char *ifname; /* for --dst-mac auto (the neighbour table) */

@@ -83,7 +83,8 @@ int send_pcap_out(const struct send_opts *so, const struct engine_opts *o,
 					 .len = fr->orig_len > fr->len ? fr->orig_len : fr->len };
 
 		memcpy(buf, fs->bytes + fr->off, fr->len);
-		rewrite_apply(o->ops, o->nops, buf, fr->len, n);
+		if (!frameset_unplanned(fs, i))
+			rewrite_apply(o->ops, o->nops, buf, fr->len, n);
 		fwrite(&r, sizeof(r), 1, f);
 		fwrite(buf, 1, fr->len, f);
 	}

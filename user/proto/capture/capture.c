@@ -40,6 +40,7 @@ struct capture {
 	bool have_maxmem, have_ratio;
 	struct fs_skips sk;
 	struct static_rewrite sr;
+	uint64_t ops_misfits; /* frames the --rewrite ops do not fit: sent as they were, or left out */
 };
 
 static const struct option capture_opts[] = {
@@ -115,6 +116,7 @@ static int static_opt(struct static_rewrite *sr, int id, const char *arg,
 		if (strcmp(arg, "send") && strcmp(arg, "skip"))
 			return cli_usage_error(so->cmd, "--misfit: '%s' is not send or skip", arg);
 		sr->skip_misfits = !strcmp(arg, "skip");
+		sr->misfit_given = true;
 		break;
 	}
 	return -1;
@@ -221,9 +223,11 @@ static int capture_build(void *st, const struct send_opts *so, const struct ifac
 			/* a destination without a neighbour entry is the environment's problem */
 			return err == -ENOMEM || err == -EHOSTUNREACH ? err : -EINVAL;
 	}
-	/* --misfit skip: the frames the per-packet ops do not fit are left out too */
-	if (c->sr.skip_misfits && plan->nspecs)
-		c->sr.misfits_skipped += rewrite_keep_fitting(plan->specs, plan->nspecs, fs);
+	/* --misfit: the frames the --rewrite ops do not fit are left out, or go as they are */
+	if (c->sr.misfit_given && plan->nspecs)
+		c->ops_misfits = c->sr.skip_misfits ?
+					 rewrite_keep_fitting(plan->specs, plan->nspecs, fs) :
+					 rewrite_mark_unfit(plan->specs, plan->nspecs, fs);
 	frameset_finish(fs);
 	warn_skips(c, so, fs, preload_auto);
 	if (!fs->n)
@@ -246,10 +250,10 @@ static uint64_t capture_count(void *st, const struct send_opts *so, const struct
 static void capture_report(void *st, const struct engine_result *res, uint64_t ready_ns,
 			   FILE *human, struct json *j)
 {
-	const struct fs_skips *sk = &((struct capture *)st)->sk;
-	const struct static_rewrite *sr = &((struct capture *)st)->sr;
-
-	bool any = static_active(sr) || sr->misfits_skipped;
+	const struct capture *c = st;
+	const struct fs_skips *sk = &c->sk;
+	const struct static_rewrite *sr = &c->sr;
+	bool any = static_active(sr);
 
 	if (human && any)
 		fprintf(human,
@@ -264,6 +268,16 @@ static void capture_report(void *st, const struct engine_result *res, uint64_t r
 		json_u64(j, "cut_to_mtu", sr->truncated);
 		json_u64(j, "misfits_sent", sr->misfits_sent);
 		json_u64(j, "misfits_skipped", sr->misfits_skipped);
+		json_close(j, '}');
+	}
+	if (human && c->ops_misfits)
+		fprintf(human, "  --rewrite ops: %llu frames they do not fit %s\n",
+			(unsigned long long)c->ops_misfits,
+			sr->skip_misfits ? "left out" : "sent as they were");
+	if (j && sr->misfit_given) {
+		json_open(j, "rewrite_misfits", '{');
+		json_u64(j, "sent_as_they_were", sr->skip_misfits ? 0 : c->ops_misfits);
+		json_u64(j, "left_out", sr->skip_misfits ? c->ops_misfits : 0);
 		json_close(j, '}');
 	}
 	if (human && (sk->linktype || sk->truncated || sk->too_long || sk->too_short))
@@ -315,7 +329,7 @@ const struct xr_proto proto_capture = {
 		"      --misfit send|skip  frames the IP rewrites do not fit (not IP; IPv6 with\n"
 		"                          --dst-mac auto): sent as they were (default) or left\n"
 		"                          out; counted either way.\n"
-		"                          skip also leaves out the frames --rewrite ops do not fit\n"
+		"                          It also covers the frames the --rewrite ops do not fit\n"
 		"                          (without it, one such frame refuses the run)\n",
 	.opts = capture_opts,
 	.accepts = SO_REWRITE | SO_FILES,
