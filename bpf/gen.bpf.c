@@ -61,6 +61,12 @@ struct {
 	__uint(value_size, XR_CHUNK_VALUE);
 } frame_data SEC(".maps");
 
+static __always_inline __u64 seq_of(const struct xr_gen_slot *s, __u64 k)
+{
+	return xr_seq(cfg.first_n, k * cfg.nthreads + s->thread, cfg.shard, cfg.shards,
+		      cfg.frame_div);
+}
+
 static __always_inline __u64 due_ns(const struct xr_gen_slot *s, __u64 k)
 {
 	__u64 n, nb, f, fb, ct, ctb, d;
@@ -73,8 +79,8 @@ static __always_inline __u64 due_ns(const struct xr_gen_slot *s, __u64 k)
 		       (k - s->k_base) * (s->interval_ps % 1000) / 1000;
 
 	/* XR_PACE_PCAP: capture time of n, scaled by the multiplier */
-	n = cfg.first_n + k * cfg.nthreads + s->thread;
-	nb = cfg.first_n + s->k_base * cfg.nthreads + s->thread;
+	n = seq_of(s, k);
+	nb = seq_of(s, s->k_base);
 	f = n % cfg.nframes;
 	fb = nb % cfg.nframes;
 	fi = f;
@@ -150,7 +156,7 @@ int xr_gen(struct xdp_md *ctx)
 		return XDP_DROP;
 	s->k_next = k + 1;
 
-	n = cfg.first_n + k * cfg.nthreads + s->thread;
+	n = seq_of(s, k);
 	if (cfg.copy && build_frame(ctx, n, &unplanned))
 		goto bad;
 	if (!cfg.copy && cfg.nops && apply_ops_nocopy(ctx, s, n))

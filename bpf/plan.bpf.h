@@ -34,9 +34,10 @@ static __always_inline __u64 op_value(const volatile struct xr_op *op, const str
 {
 	__u64 v;
 
-	if (op->divisor <= 1 && i < XR_MAX_OPS)
+	/* a shard of uplinks heard by several gateways does not step n evenly: divide */
+	if (op->divisor <= 1 && i < XR_MAX_OPS && !(cfg.shards > 1 && cfg.frame_div > 1))
 		return s->op_val[i];
-	v = n / op->divisor;
+	v = op->divisor > 1 ? n / op->divisor : n;
 	if (!op->modulus)
 		return v * op->step;
 	/* exact: the plan allows a modulus above 2^32 only with step 1 */

@@ -18,6 +18,7 @@
 #include "util/log.h"
 #include "engine/meter.h"
 #include "engine/pacer.h"
+#include "util/splitmix.h"
 #include "util/units.h"
 #include "frames/addr.h"
 #include "frames/rewrite.h"
@@ -710,6 +711,62 @@ static void test_meter(void)
 	free(res.per_sec);
 }
 
+/*
+ * --shard I/N: N shards, each with its own thread count, send every sequence
+ * number of the whole run exactly once, and a unit (an uplink's copies) goes
+ * to one shard whole.
+ */
+static void test_shards_partition(void)
+{
+	static uint8_t seen[4096];
+	uint64_t state = 42;
+
+	for (int c = 0; c < 3000; c++) {
+		uint64_t count = splitmix64(&state) % 1000, first = splitmix64(&state) % 3 ?
+										 0 :
+										 splitmix64(&state) % 100000;
+		unsigned int shards = 1 + splitmix64(&state) % 7, unit = 1 + splitmix64(&state) % 4;
+		uint64_t total = 0, sent = 0;
+
+		memset(seen, 0, sizeof(seen));
+		for (unsigned int s = 0; s < shards; s++) {
+			struct frameset fs = { .n = 1 };
+			struct engine_opts o = { .fs = &fs,
+						 .threads = 1 + splitmix64(&state) % 4,
+						 .first_n = first,
+						 .shard = s,
+						 .shards = shards,
+						 .frame_div = unit };
+
+			o.count = engine_shard_count(count, s, shards, unit);
+			total += o.count;
+			for (unsigned int t = 0; t < o.threads; t++) {
+				struct thread_plan tp;
+				struct pacer p;
+
+				pacer_init(&p, &o, t, 0, NULL);
+				thread_plan_init(&tp, &o, &p, t, 0);
+				for (uint64_t k = 0; k < tp.k_count; k++) {
+					uint64_t n = engine_seq(&o, t, k) - first;
+
+					CHECK(n < count && !seen[n], "case %d: shard %u/%u sends n %llu %s",
+					      c, s, shards, (unsigned long long)n,
+					      n < count ? "twice" : "beyond the run");
+					if (n >= count || seen[n])
+						return;
+					seen[n] = 1 + s;
+					sent++;
+				}
+			}
+		}
+		CHECK(total == count && sent == count, "case %d: %llu of %llu sent", c,
+		      (unsigned long long)sent, (unsigned long long)count);
+		for (uint64_t n = 0; n < count; n++)
+			CHECK(seen[n] == seen[n - n % unit], "case %d: unit of n %llu split", c,
+			      (unsigned long long)n);
+	}
+}
+
 int main(void)
 {
 	run("parse_count", test_parse_count);
@@ -732,5 +789,6 @@ int main(void)
 	run("addr_dst", test_addr_dst);
 	run("dns_queries", test_dns_queries);
 	run("mqtt_stream", test_mqtt_stream);
+	run("shards_partition", test_shards_partition);
 	return nfail ? 1 : 0;
 }

@@ -197,7 +197,8 @@ static __always_inline void lora_tmst(struct xr_lora_scratch *sc)
  */
 static __always_inline int lora_ring_fetch(struct xr_lora_scratch *sc, __u64 u)
 {
-	__u32 ri = u & (lora_cfg.ring - 1);
+	/* a shard's uplinks are every N-th: u / N numbers them without gaps */
+	__u32 ri = (cfg.shards > 1 ? u / cfg.shards : u) & (lora_cfg.ring - 1);
 	struct xr_lora_ring_slot *rs;
 	__u64 *dst = (__u64 *)sc->b64;
 	volatile __u64 *tag;

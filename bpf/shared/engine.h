@@ -63,7 +63,7 @@ struct xr_gen_cfg {
 	__u32 copy; /* 0: the template in data_in is the only frame */
 	__u32 pace; /* enum xr_pace */
 	__u32 nthreads; /* sequence numbers are interleaved across threads */
-	__u32 pad;
+	__u32 shards; /* --shard I/N: N (0 or 1: not sharded); see xr_seq */
 	__u64 span_ns; /* XR_PACE_PCAP: capture duration of one round */
 	__u64 mult_milli; /* XR_PACE_PCAP: speed multiplier x 1000 */
 	__u32 nops;
@@ -73,17 +73,34 @@ struct xr_gen_cfg {
 	__u32 ts_mask; /* send_ts slot of n: n & ts_mask */
 	__u32 hook; /* enum xr_hook: the protocol's per-packet rewrite after the plan */
 	__u32 reply_kind; /* enum xr_reply_kind: what xr_replies answers */
-	__u32 pad3;
+	__u32 shard; /* --shard I/N: I */
 	struct xr_op ops[XR_MAX_OPS];
 	struct xr_nocopy nc;
 	struct xr_reply_match rpl;
 };
 
 /*
+ * The sequence number of a run's m-th frame (m = k * nthreads + thread: the
+ * threads interleave). Shard `shard` of `shards` (--shard I/N) takes every
+ * N-th unit of `unit` consecutive sequence numbers (an uplink heard by
+ * several gateways is one unit: frame_div), so that N shards together send
+ * each n of one whole run exactly once, whatever their thread counts.
+ */
+static inline __u64 xr_seq(__u64 first_n, __u64 m, __u32 shard, __u32 shards, __u64 unit)
+{
+	if (shards <= 1)
+		return first_n + m;
+	if (unit <= 1)
+		return first_n + m * shards + shard;
+	return first_n + ((m / unit) * shards + shard) * unit + m % unit;
+}
+
+/*
  * Per-CPU state of the kernel engine, one cache line each, indexed by CPU id
  * in an mmapable array: each sender thread is pinned to its CPU, so only that
  * CPU's program and tracepoints write a slot and userspace reads it live.
- * Thread t sends sequence numbers n = k * nthreads + t for k in [k, k_end).
+ * Thread t sends m = k * nthreads + t for k in [k, k_end): sequence number
+ * xr_seq(first_n, m, shard, shards, frame_div).
  */
 struct xr_gen_slot {
 	/* set by userspace before a run */

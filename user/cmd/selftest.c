@@ -201,7 +201,8 @@ static void usage(FILE *f)
 
 /*
  * The kernel engine's departure times against the userspace pacer's: random
- * rates and capture timings, threads, first sequence numbers, k near and far.
+ * rates and capture timings, threads, shards (--shard I/N, with units of
+ * one or several sequence numbers), first sequence numbers, k near and far.
  */
 static int pacer_cases(const struct iface *lo, uint64_t cases, uint64_t *checked,
 		       uint64_t *mismatches)
@@ -224,6 +225,11 @@ static int pacer_cases(const struct iface *lo, uint64_t cases, uint64_t *checked
 		}
 		frameset_finish(&fs);
 		o.fs = &fs;
+		if (rnd() % 2) {
+			o.shards = 2 + rnd() % 4;
+			o.shard = rnd() % o.shards;
+			o.frame_div = 1 + rnd() % 3;
+		}
 		if (rnd() % 2) {
 			o.pace = XR_PACE_RATE;
 			o.pps = (double)(1 + rnd() % 100000000) / (1 + rnd() % 1000);

@@ -73,6 +73,12 @@ struct engine_opts {
 	struct xr_op ops[XR_MAX_OPS]; /* rewrite plan, the same for every frame */
 	unsigned int nops;
 	uint64_t first_n; /* the first sequence number (default 0) */
+	/*
+	 * --shard I/N: this run is shard `shard` of `shards` (0 or 1: the whole
+	 * run); count and pps are this shard's own (send_run divides them).
+	 */
+	unsigned int shard, shards;
+	bool frames_are_devices; /* each frame of the set is one device's: shards take whole ones */
 	/* the server's answers: counted by xr_replies on ifc unless XR_REPLY_NONE */
 	enum xr_reply_kind reply_kind;
 	struct xr_reply_match rpl;
@@ -142,6 +148,18 @@ static inline uint64_t engine_unsent_total(const struct engine_unsent *u)
 	return u->ring_full + u->redirect + u->bad_frame + u->interrupted + u->duration +
 	       u->behind + u->device_error + u->unaccounted;
 }
+
+/* The sequence number thread `thread` sends as its k-th frame (bpf/shared/engine.h: xr_seq). */
+static inline uint64_t engine_seq(const struct engine_opts *o, unsigned int thread, uint64_t k)
+{
+	return xr_seq(o->first_n, k * o->threads + thread, o->shard, o->shards, o->frame_div);
+}
+
+/*
+ * Frames of a whole run of `count` that shard `shard` of `shards` sends, with
+ * `unit` consecutive sequence numbers to a shard (XR_FOREVER stays so).
+ */
+uint64_t engine_shard_count(uint64_t count, unsigned int shard, unsigned int shards, uint64_t unit);
 
 /* Set from a signal handler: stop sending and report. */
 extern volatile sig_atomic_t xr_stop;

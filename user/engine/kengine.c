@@ -210,6 +210,8 @@ static int kengine_open(struct kengine *k, const struct iface *ifc, const struct
 		.copy = copy,
 		.pace = o ? o->pace : XR_PACE_NONE,
 		.nthreads = o ? o->threads : 1,
+		.shards = o ? o->shards : 0,
+		.shard = o ? o->shard : 0,
 		.span_ns = fs ? fs->span_ns : 0,
 		.mult_milli = o && o->pace == XR_PACE_PCAP ?
 				      (uint64_t)(o->multiplier * 1000 + 0.5) :
@@ -380,14 +382,31 @@ static uint64_t op_mulmod(const struct xr_op *op, uint64_t n)
 	return (unsigned __int128)n * op->step % op->modulus;
 }
 
-/* The running values of a slot whose next sequence number is n (see struct xr_gen_slot). */
+/*
+ * The running values of a slot whose next sequence number is n, each next
+ * one `stride` further on (see struct xr_gen_slot).
+ */
 static void slot_ops_init(struct xr_gen_slot *s, const struct xr_op *ops, unsigned int nops,
-			  uint64_t n, unsigned int nthreads)
+			  uint64_t n, uint64_t stride)
 {
 	for (unsigned int i = 0; i < nops && i < XR_MAX_OPS; i++) {
 		s->op_val[i] = op_mulmod(&ops[i], n);
-		s->op_inc[i] = op_mulmod(&ops[i], nthreads);
+		s->op_inc[i] = op_mulmod(&ops[i], stride);
 	}
+}
+
+uint64_t engine_shard_count(uint64_t count, unsigned int shard, unsigned int shards, uint64_t unit)
+{
+	uint64_t units, mine;
+
+	if (shards <= 1 || count == XR_FOREVER)
+		return count;
+	if (unit < 1)
+		unit = 1;
+	/* whole units go round the shards; a last, partial one is the next shard's */
+	units = count / unit;
+	mine = units > shard ? (units - shard + shards - 1) / shards : 0;
+	return mine * unit + (units % shards == shard ? count % unit : 0);
 }
 
 int engine_percpu_sum(int fd, uint32_t cells, uint64_t *sum)
@@ -546,7 +565,8 @@ int kengine_run(const struct engine_opts *o, struct engine_result *res)
 
 		memset(s, 0, sizeof(*s));
 		s->thread = i;
-		slot_ops_init(s, o->ops, o->nops, o->first_n + i, o->threads);
+		slot_ops_init(s, o->ops, o->nops, engine_seq(o, i, 0),
+			      (uint64_t)o->threads * (o->shards > 1 ? o->shards : 1));
 		sd[i] = (struct sender){ .k = &k, .o = o, .cpu = o->cpus[i], .thread = i };
 		pacer_init(&sd[i].pacer, o, i, t0, k.frames);
 		s->t0_ns = sd[i].pacer.t0_ns;

@@ -41,14 +41,21 @@ void pacer_init(struct pacer *p, const struct engine_opts *o, unsigned int threa
 		.mult_milli = o->pace == XR_PACE_PCAP ? (uint64_t)(o->multiplier * 1000 + 0.5) :
 							1000,
 		.frames = frames,
-		.first_n = o->first_n,
+		.o = o,
 	};
 	if (!p->mult_milli)
 		p->mult_milli = 1;
 	if (o->pace == XR_PACE_RATE) {
 		p->interval_ps = (uint64_t)(1e12 * o->threads / o->pps + 0.5);
-		/* thread i's frames fall between thread i-1's */
+		/*
+		 * thread i's frames fall between thread i-1's; a shard's between the
+		 * shard before's (its pps is its own part of the whole)
+		 */
 		p->t0_ns = t0 + (uint64_t)(1e9 * thread / o->pps);
+		if (o->shards > 1)
+			p->t0_ns +=
+				(uint64_t)(1e9 * o->shard * (o->frame_div > 1 ? o->frame_div : 1) /
+					   (o->pps * o->shards));
 	}
 }
 
@@ -62,8 +69,8 @@ uint64_t pacer_due(const struct pacer *p, uint64_t k)
 		       (k - p->k_base) * (p->interval_ps % 1000) / 1000;
 	if (p->pace != XR_PACE_PCAP)
 		return 0;
-	n = p->first_n + k * p->nthreads + p->thread;
-	nb = p->first_n + p->k_base * p->nthreads + p->thread;
+	n = engine_seq(p->o, p->thread, k);
+	nb = engine_seq(p->o, p->thread, p->k_base);
 	ct = (n / N) * p->span_ns + p->frames[n % N].ts_ns;
 	ctb = (nb / N) * p->span_ns + p->frames[nb % N].ts_ns;
 	/* 128 bits: a capture spanning months, slowed down, would wrap 64 */
@@ -88,7 +95,7 @@ uint64_t pacer_k_at(const struct pacer *p, uint64_t t0, uint64_t duration_ns)
 	 * k due at or after the end is found by halving. A capture whose frames
 	 * all share one time has no schedule to keep: none is due "later".
 	 */
-	hi = (loops ? loops : 1) * p->nframes / p->nthreads;
+	hi = (loops ? loops : 1) * p->nframes / p->nthreads / (p->o->shards > 1 ? p->o->shards : 1);
 	if (pacer_due(p, hi) < end)
 		return XR_FOREVER;
 	while (lo < hi) {

@@ -18,7 +18,7 @@ struct pacer {
 	uint64_t interval_ps; /* XR_PACE_RATE */
 	unsigned int nthreads, thread;
 	uint64_t nframes, span_ns, mult_milli; /* XR_PACE_PCAP */
-	uint64_t first_n; /* n = first_n + k * nthreads + thread */
+	const struct engine_opts *o; /* n of k: engine_seq(o, thread, k) */
 	const struct xr_frame *frames;
 	uint64_t last_wake;
 };

@@ -119,7 +119,7 @@ static void *xthread_main(void *arg)
 			continue;
 		}
 		for (__u32 i = 0; i < got; i++) {
-			uint64_t n = (t->k_next + i) * o->threads + t->thread;
+			uint64_t n = engine_seq(o, t->thread, t->k_next + i);
 			const struct xr_frame *f = &t->frames[n % N];
 			struct xdp_desc *d = xsk_ring_prod__tx_desc(&t->tx, idx + i);
 

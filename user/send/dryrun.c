@@ -28,11 +28,14 @@ struct pcap_record {
 	uint32_t sec, nsec, caplen, len;
 };
 
-static uint64_t departure_ns(const struct engine_opts *o, const struct frameset *fs, uint64_t k,
+/* n's departure in the whole run (a shard's pps is its part of the whole's) */
+static uint64_t departure_ns(const struct engine_opts *o, const struct frameset *fs, uint64_t n,
 			     uint64_t pass, const struct fs_frame *fr)
 {
+	double whole_pps = o->pps * (o->shards > 1 ? o->shards : 1);
+
 	switch (o->pace) {
-	case XR_PACE_RATE: return o->pps > 0 ? (uint64_t)(k * 1e9 / o->pps) : 0;
+	case XR_PACE_RATE: return o->pps > 0 ? (uint64_t)((n - o->first_n) * 1e9 / whole_pps) : 0;
 	case XR_PACE_PCAP:
 		return o->multiplier > 0 ?
 			       (uint64_t)((pass * fs->span_ns + fr->ts_ns) / o->multiplier) :
@@ -74,9 +77,9 @@ int send_pcap_out(const struct send_opts *so, const struct engine_opts *o,
 	}
 	fwrite(&h, sizeof(h), 1, f);
 	for (uint64_t k = 0; k < count; k++) {
-		uint64_t n = o->first_n + k, i = (n / div) % fs->n;
+		uint64_t n = xr_seq(o->first_n, k, o->shard, o->shards, div), i = (n / div) % fs->n;
 		const struct fs_frame *fr = &fs->frames[i];
-		uint64_t t = departure_ns(o, fs, k, (n / div) / fs->n, fr);
+		uint64_t t = departure_ns(o, fs, n, (n / div) / fs->n, fr);
 		struct pcap_record r = { .sec = t / 1000000000,
 					 .nsec = t % 1000000000,
 					 .caplen = fr->len,

@@ -80,7 +80,7 @@ out:
 static void ring_fill(struct lw_kernel *lk, uint64_t u)
 {
 	const struct lw_fleet *f = lk->fleet;
-	struct xr_lora_ring_slot *slot = &lk->ring[u & (LORA_RING_SLOTS - 1)];
+	struct xr_lora_ring_slot *slot = &lk->ring[(u / lk->u_step) & (LORA_RING_SLOTS - 1)];
 	size_t d = u % f->ndev;
 	const struct xr_lora_dev *dev = &lk->devs[d];
 	int chars;
@@ -105,7 +105,7 @@ static uint64_t consumer_u(const struct lw_kernel *lk)
 
 	for (unsigned int i = 0; i < o->threads; i++) {
 		const struct xr_gen_slot *s = &lk->slots[o->cpus[i]];
-		uint64_t u = (o->first_n + s->k_next * o->threads + i) / lk->fleet->heard_by;
+		uint64_t u = engine_seq(o, i, s->k_next) / lk->fleet->heard_by;
 
 		if (u < min)
 			min = u;
@@ -115,7 +115,7 @@ static uint64_t consumer_u(const struct lw_kernel *lk)
 
 static void produce(struct lw_kernel *lk, uint64_t limit)
 {
-	for (; lk->next_u < limit; lk->next_u++, lk->made++)
+	for (; lk->next_u < limit; lk->next_u += lk->u_step, lk->made++)
 		ring_fill(lk, lk->next_u);
 }
 
@@ -125,7 +125,8 @@ static void *producer_main(void *arg)
 
 	pin_to_cpu(lk->cpu);
 	while (!lk->stop) {
-		uint64_t u = consumer_u(lk), limit = u + LORA_RING_SLOTS - LORA_RING_MARGIN;
+		uint64_t u = consumer_u(lk),
+			 limit = u + (uint64_t)(LORA_RING_SLOTS - LORA_RING_MARGIN) * lk->u_step;
 
 		/* fallen behind: the program has computed those itself */
 		if (lk->next_u < u)
@@ -135,11 +136,12 @@ static void *producer_main(void *arg)
 		 * nap cannot starve a sender, and a paced run leaves the CPU to others
 		 * (on a small test bed, the server under test).
 		 */
-		if (lk->next_u + 256 > limit) {
+		if (lk->next_u + 256 * lk->u_step > limit) {
 			usleep(1000);
 			continue;
 		}
-		produce(lk, limit < lk->next_u + 4096 ? limit : lk->next_u + 4096);
+		produce(lk, limit < lk->next_u + 4096 * lk->u_step ? limit :
+								       lk->next_u + 4096 * lk->u_step);
 	}
 	return NULL;
 }
@@ -154,10 +156,12 @@ static int lw_start(void *ctx, const struct xr_gen_slot *slots, const struct eng
 	lk->slots = slots;
 	lk->o = o;
 	lk->ring_used = true;
-	lk->next_u = o->first_n / lk->fleet->heard_by;
+	/* a shard's uplinks: every N-th from its first (whole uplinks go to a shard) */
+	lk->u_step = o->shards > 1 ? o->shards : 1;
+	lk->next_u = engine_seq(o, 0, 0) / lk->fleet->heard_by;
 	lk->cpu = o->threads < ncpu ? (int)(ncpu - 1 - o->threads) : 0;
 	/* a full ring before the departure times are fixed: a paced run must not start late */
-	produce(lk, lk->next_u + LORA_RING_SLOTS - LORA_RING_MARGIN);
+	produce(lk, lk->next_u + (uint64_t)(LORA_RING_SLOTS - LORA_RING_MARGIN) * lk->u_step);
 	/* then a thread keeps the ring ahead of the senders */
 	if (pthread_create(&lk->tid, NULL, producer_main, lk))
 		pr_warn("cannot start the precompute thread: uplinks beyond the first %u are computed in BPF\n",
@@ -225,6 +229,7 @@ void lw_kernel_init(struct lw_kernel *lk, const struct lw_fleet *f, bool rewrite
 					 .finish = lw_finish,
 					 .close = lw_close };
 	lk->fleet = f;
+	lk->u_step = 1;
 	lk->rewrite = rewrite;
 	lk->precompute = precompute;
 	o->proto = &lk->ops;
@@ -232,6 +237,8 @@ void lw_kernel_init(struct lw_kernel *lk, const struct lw_fleet *f, bool rewrite
 	/* the hook writes into the frame, and every copy of an uplink is one frame of the set */
 	o->copy_always = true;
 	o->frame_div = f->heard_by;
+	/* a device's frame counter must come from one shard, or their skew would reorder it */
+	o->frames_are_devices = true;
 	/* PUSH_ACKs echo a 16-bit token: n's low bits */
 	o->ts_mask = XR_LORA_TOKENS - 1;
 	o->reply_kind = XR_REPLY_LORA_ACK;

@@ -31,6 +31,7 @@ struct lw_kernel {
 	const struct xr_gen_slot *slots;
 	const struct engine_opts *o;
 	uint64_t next_u, made;
+	unsigned int u_step; /* from one uplink of this run to its next: --shard's N */
 	volatile bool stop;
 	bool running;
 	pthread_t tid;

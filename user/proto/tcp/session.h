@@ -30,9 +30,8 @@ struct tcp_resender {
 	struct xr_reply_match m;
 	/* the SYNs: sent so far (from the engine's slots), the oldest that may still want one again */
 	const struct xr_gen_slot *slots;
-	int cpus[XR_MAX_CPUS];
-	unsigned int threads;
-	uint64_t first_n, syn_lo;
+	const struct engine_opts *o; /* the run's: threads, their CPUs, sequence numbers */
+	uint64_t syn_lo;
 	struct xr_send_ts *ts; /* send_ts, mapped */
 	size_t ts_sz;
 	atomic_uint_fast64_t syns_resent;

@@ -428,13 +428,13 @@ static void tcp_resend_pass(struct tcp *t)
 /* Sessions sent so far: one past the highest sequence number any thread has used. */
 static uint64_t tcp_syns_sent(const struct tcp *t)
 {
-	uint64_t hi = t->rs.first_n;
+	uint64_t hi = t->rs.o->first_n;
 
-	for (unsigned int i = 0; i < t->rs.threads; i++) {
-		uint64_t k = t->rs.slots[t->rs.cpus[i]].k_next;
+	for (unsigned int i = 0; i < t->rs.o->threads; i++) {
+		uint64_t k = t->rs.slots[t->rs.o->cpus[i]].k_next;
 
-		if (k && t->rs.first_n + (k - 1) * t->rs.threads + i + 1 > hi)
-			hi = t->rs.first_n + (k - 1) * t->rs.threads + i + 1;
+		if (k && engine_seq(t->rs.o, i, k - 1) + 1 > hi)
+			hi = engine_seq(t->rs.o, i, k - 1) + 1;
 	}
 	return hi;
 }
@@ -532,9 +532,7 @@ static int tcp_start(void *ctx, const struct xr_gen_slot *slots, const struct en
 	t->rs.m = o->rpl;
 	t->rs.ifindex = o->ifc->ifindex;
 	t->rs.slots = slots;
-	t->rs.threads = o->threads;
-	memcpy(t->rs.cpus, o->cpus, sizeof(t->rs.cpus));
-	t->rs.first_n = o->first_n;
+	t->rs.o = o;
 	t->rs.syn_lo = o->first_n;
 	/* protocol 0: it only sends, and receives nothing */
 	t->rs.fd = socket(AF_PACKET, SOCK_RAW | SOCK_CLOEXEC, 0);
@@ -957,7 +955,7 @@ const struct xr_proto proto_tcp = {
 		"  retransmissions). On veth, the server's side needs an XDP program (xdpreplay\n"
 		"  count) for our segments to reach it at once.\n",
 	.opts = tcp_opts,
-	.accepts = SO_DST | SO_SRC | SO_SPORT | SO_DSTMAC | SO_WAIT,
+	.accepts = SO_DST | SO_SRC | SO_SPORT | SO_DSTMAC | SO_WAIT | SO_SEED,
 	.default_port = 80,
 	.kernel_only = true,
 	.state_size = sizeof(struct tcp),
