@@ -40,6 +40,8 @@ static void usage(FILE *f, const struct xr_proto *p)
 		"      --dst-mac MAC       next hop's MAC (default: from the neighbour table, IPv4)\n"
 		"      --vlan VID[:PRI]    tag every frame 802.1Q (udp, icmp)\n"
 		"      --wait T            how long answers may take after the last frame (default 1s)\n"
+		"      --seed N            syn, tcp, mqtt: ISNs keyed from N, not at random (the\n"
+		"                          shards of one run must share it)\n"
 		"      --rewrite SPEC      as replay's (see 'xdpreplay replay --help')\n",
 		send_opts_help);
 	for (const struct xr_proto *const *q = xr_protos; *q; q++)

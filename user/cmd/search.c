@@ -423,6 +423,13 @@ int cmd_search(int argc, char **argv)
 			ret = err ? err : XR_EXIT_USAGE;
 			goto out;
 		}
+		/* each shard's search would choose its own loads: nothing would add up */
+		if (s->so.shards > 1) {
+			ret = cli_usage_error(
+				"search", "--shard: the shards of a trial must share its load and "
+					  "start; a search across senders is not built yet");
+			goto out;
+		}
 	}
 	s->max_asked = s->max;
 	s->start_unix = time(NULL);

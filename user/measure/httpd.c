@@ -189,12 +189,32 @@ static void mhd_log(void *cls, const char *fmt, va_list ap)
 		vfprintf(stderr, fmt, ap);
 }
 
+int httpd_listen_socket(const struct sockaddr_in *addr, const char *option)
+{
+	int fd, one = 1, err;
+
+	/* our own socket: a bind error is then reported as it is */
+	fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	if (fd < 0 || setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one)) ||
+	    bind(fd, (const struct sockaddr *)addr, sizeof(*addr)) || listen(fd, 64)) {
+		char a[INET_ADDRSTRLEN];
+
+		err = -errno;
+		inet_ntop(AF_INET, &addr->sin_addr, a, sizeof(a));
+		pr_warn("%s %s:%u: %s\n", option, a, ntohs(addr->sin_port), strerror(-err));
+		if (fd >= 0)
+			close(fd);
+		return err;
+	}
+	return fd;
+}
+
 int httpd_start(struct httpd **out, const struct sockaddr_in *addr, const struct httpd_opts *o,
 		httpd_handler h, void *ctx)
 {
 	struct sockaddr_in sa = *addr;
 	struct httpd *s;
-	int fd, one = 1, err;
+	int fd, err;
 
 	*out = NULL;
 	s = calloc(1, sizeof(*s));
@@ -207,15 +227,9 @@ int httpd_start(struct httpd **out, const struct sockaddr_in *addr, const struct
 	s->max_body = o->max_body ? o->max_body : 65536;
 	if (o->token)
 		snprintf(s->token, sizeof(s->token), "%s", o->token);
-	/* our own socket: a bind error is then reported as it is */
-	fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-	if (fd < 0 || setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one)) ||
-	    bind(fd, (struct sockaddr *)&sa, sizeof(sa)) || listen(fd, 64)) {
-		err = -errno;
-		char a[INET_ADDRSTRLEN];
-
-		inet_ntop(AF_INET, &sa.sin_addr, a, sizeof(a));
-		pr_warn("%s %s:%u: %s\n", o->option, a, ntohs(sa.sin_port), strerror(-err));
+	fd = o->listen_fd > 0 ? o->listen_fd : httpd_listen_socket(&sa, o->option);
+	if (fd < 0) {
+		err = fd;
 		goto err;
 	}
 	s->d = MHD_start_daemon(

@@ -15,6 +15,7 @@
 #include <stdio.h>
 
 struct httpd;
+struct sockaddr_in;
 
 /*
  * Writes the answer's body for method ("GET" or "POST") and path (without the
@@ -31,13 +32,19 @@ struct httpd_opts {
 	unsigned int max_conns; /* 0 = 256 (64 from one address) */
 	unsigned int timeout_s; /* idle connections are closed after this; 0 = 5 s */
 	pthread_mutex_t *lock; /* a lock shared with other servers of the command; NULL = its own */
+	int listen_fd; /* > 0: a socket from httpd_listen_socket to serve on (taken over) */
 };
+
+/*
+ * A listening TCP socket on addr (so that it can be opened before the command
+ * moves to another network namespace): the fd, or -errno after a message.
+ */
+int httpd_listen_socket(const struct sockaddr_in *addr, const char *option);
 
 /*
  * Serves on addr (parsed once by httpd_parse_addr). 0, or -errno after a
  * one-line message naming the option.
  */
-struct sockaddr_in;
 int httpd_start(struct httpd **out, const struct sockaddr_in *addr, const struct httpd_opts *o,
 		httpd_handler h, void *ctx);
 void httpd_stop(struct httpd *s);

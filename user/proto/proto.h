@@ -35,6 +35,7 @@ enum send_opt_set {
 	SO_WAIT = 1 << 6, /* --wait T: replies after the last frame */
 	SO_FILES = 1 << 7, /* FILE... arguments */
 	SO_VLAN = 1 << 8, /* --vlan VID[:PRI] */
+	SO_SEED = 1 << 9, /* --seed N: the run's keys (TCP ISNs) */
 };
 
 /* The plan specs of a run: the user's --rewrite ops, then those the protocol adds (source, port, ISN). */

@@ -35,6 +35,9 @@ enum {
 	O_TOKEN,
 	O_PCAPOUT,
 	O_VLAN,
+	O_SHARD,
+	O_NETNS,
+	O_SEED,
 };
 
 /* set: the protocol must accept it (enum send_opt_set); 0: every sender command takes it */
@@ -68,6 +71,9 @@ static const struct send_opt_row {
 	{ "dst-mac", required_argument, O_DSTMAC, SO_DSTMAC },
 	{ "wait", required_argument, O_WAIT, SO_WAIT },
 	{ "pcap-out", required_argument, O_PCAPOUT, 0 },
+	{ "shard", required_argument, O_SHARD, 0 },
+	{ "netns", required_argument, O_NETNS, 0 },
+	{ "seed", required_argument, O_SEED, SO_SEED },
 	{ "vlan", required_argument, O_VLAN, SO_VLAN },
 };
 
@@ -98,8 +104,36 @@ const char send_opts_help[] =
 	"                          --count, or one pass of the frame set; at most 1M) to\n"
 	"                          FILE as pcap, each as it would leave (--rewrite ops\n"
 	"                          applied by the reference BPF is held to)\n"
+	"      --shard I/N         be shard I (0 to N-1) of N senders that together make one\n"
+	"                          run: this one sends every N-th sequence number from I on\n"
+	"                          (its sources, ports, ISNs, devices with them) at 1/N of\n"
+	"                          --pps or --rate; --count and --duration are the whole\n"
+	"                          run's. Start the N with any launcher (pdsh, a Kubernetes\n"
+	"                          Indexed Job: --shard $(JOB_COMPLETION_INDEX)/N)\n"
+	"      --netns NAME|PATH   send from network namespace NAME (/run/netns/NAME), as\n"
+	"                          'ip netns exec' would; --listen stays where it started\n"
 	"  -q, --quiet             no progress line or summary\n"
 	"  -v, --verbose           more detail (-vv: libbpf's messages)\n";
+
+/* "I/N": shard I of N, each a plain decimal number */
+static int parse_shard(const char *s, unsigned int *shard, unsigned int *shards)
+{
+	unsigned long i, n;
+	char *end;
+
+	if (*s < '0' || *s > '9')
+		return -EINVAL;
+	errno = 0;
+	i = strtoul(s, &end, 10);
+	if (errno || *end != '/' || end[1] < '0' || end[1] > '9')
+		return -EINVAL;
+	n = strtoul(end + 1, &end, 10);
+	if (errno || *end || n < 1 || n > XR_MAX_SHARDS || i >= n)
+		return -EINVAL;
+	*shard = i;
+	*shards = n;
+	return 0;
+}
 
 static int bad_addr_option(const char *cmd, const char *opt, const char *arg, const char *why)
 {
@@ -203,6 +237,22 @@ static int parse_one(struct send_opts *so, const struct xr_proto *p, int opt, co
 		so->have_token = true;
 		break;
 	case O_PCAPOUT: so->pcap_out = arg; break;
+	case O_SHARD:
+		if (parse_shard(arg, &so->shard, &so->shards))
+			return cli_usage_error(
+				cmd, "--shard: '%s' is not I/N with 0 <= I < N <= %u (e.g. 0/3)",
+				arg, XR_MAX_SHARDS);
+		break;
+	case O_SEED:
+		if (cli_count(cmd, "seed", arg, &so->seed))
+			return XR_EXIT_USAGE;
+		so->have_seed = true;
+		break;
+	case O_NETNS:
+		if (!*arg)
+			return cli_usage_error(cmd, "--netns: an empty name");
+		so->netns = arg;
+		break;
 	case O_VLAN:
 		if (static_parse_vlan(arg, &so->net.vlan_tci))
 			return cli_usage_error(cmd, "--vlan: '%s' is not VID[:PRI] (0-4095, 0-7)",
@@ -280,6 +330,7 @@ int send_opts_parse(struct send_opts *so, const struct xr_proto *p, void *st, in
 				  .argc = argc,
 				  .argv = argv,
 				  .threads = 1,
+				  .shards = 1,
 				  .batch = 64,
 				  .multiplier = 1,
 				  .reply_wait_ns = 1000000000ULL };

@@ -15,6 +15,8 @@
 #include "frames/template.h"
 #include "proto/proto.h"
 
+#define XR_MAX_SHARDS 65536
+
 enum send_engine { SEND_ENGINE_AUTO, SEND_ENGINE_KERNEL, SEND_ENGINE_XSK };
 
 struct send_opts {
@@ -31,6 +33,10 @@ struct send_opts {
 	uint64_t duration_ns; /* --duration; 0 = none */
 	unsigned int threads, batch;
 	uint64_t first_n;
+	unsigned int shard, shards; /* --shard I/N; shards 1 when not given */
+	bool have_seed;
+	uint64_t seed; /* --seed: the run's keys (TCP ISNs) from it instead of at random */
+	const char *netns; /* --netns: a name under /run/netns, or a path */
 	uint64_t reply_wait_ns; /* --wait */
 	const char *json_path;
 	const char *pcap_out; /* --pcap-out: write the frames instead of sending them */

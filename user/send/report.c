@@ -17,6 +17,19 @@ void send_summary(const struct send_report *r, FILE *f)
 
 	fprintf(f, "%s: %s engine, %u thread%s, %zu frame%s in the set\n", r->so->cmd, res->engine,
 		threads, threads > 1 ? "s" : "", r->frames, r->frames > 1 ? "s" : "");
+	if (r->o->shards > 1) {
+		fprintf(f, "  shard %u of %u (from 0):", r->o->shard, r->o->shards);
+		if (r->whole_count != XR_FOREVER)
+			fprintf(f, " %llu of the run's %llu frames",
+				(unsigned long long)r->o->count,
+				(unsigned long long)r->whole_count);
+		else
+			fprintf(f, " every %u-th frame of the run", r->o->shards);
+		if (r->o->pace == XR_PACE_RATE)
+			fprintf(f, ", %s of its %s pps", fmt_si(r->o->pps, a, sizeof(a)),
+				fmt_si(r->whole_pps, b, sizeof(b)));
+		fputc('\n', f);
+	}
 	fprintf(f,
 		"  asked %llu, sent %llu, not sent %llu in %.3f s: %s pps, %sbit/s on the wire\n",
 		(unsigned long long)res->asked, (unsigned long long)res->sent,
@@ -88,6 +101,16 @@ void send_json(const struct send_report *r, FILE *f)
 		json_double(&j, "duration_s", o->duration_ns / 1e9);
 	json_u64(&j, "first_seq", o->first_n);
 	json_close(&j, '}');
+	if (o->shards > 1) {
+		json_open(&j, "shard", '{');
+		json_u64(&j, "index", o->shard);
+		json_u64(&j, "of", o->shards);
+		if (r->whole_count != XR_FOREVER)
+			json_u64(&j, "run_count", r->whole_count);
+		if (o->pace == XR_PACE_RATE)
+			json_double(&j, "run_pps", r->whole_pps);
+		json_close(&j, '}');
+	}
 	json_open(&j, "rewrites", '[');
 	for (int i = 0; i < r->plan->nspecs; i++)
 		json_str(&j, NULL, r->plan->specs[i].text);

@@ -18,6 +18,7 @@
 #include "send/run.h"
 #include "util/json.h"
 #include "util/log.h"
+#include "util/netns.h"
 #include "util/units.h"
 
 /* The kernel engine where live frames reach the wire; AF_XDP otherwise, for frames sent as captured. */
@@ -62,6 +63,39 @@ static uint64_t run_count(const struct send_opts *so, const struct xr_proto *p, 
 	return so->duration_ns ? XR_FOREVER : fs->n;
 }
 
+/*
+ * --shard I/N: this shard's part of the whole run's count and rate, after
+ * the frames are built (a protocol's units and sources are known then). The
+ * N shards' sources must be apart, or a reply would reach another shard's
+ * host: N must divide --src's addresses (shard I takes those of index I mod
+ * N). 0, or -EINVAL after a one-line message.
+ */
+static int shard_run(const struct send_opts *so, struct engine_opts *o, const struct frameset *fs)
+{
+	o->shard = so->shard;
+	o->shards = so->shards;
+	if (o->reply_kind != XR_REPLY_NONE && so->net.have_src && o->rpl.src_count % so->shards) {
+		pr_warn("--shard %u/%u: --src's %u addresses do not split into %u equal parts, so "
+			"the shards' replies would cross; give a multiple of %u (or leave --src out: "
+			"each shard then sends from its own interface's address)\n",
+			so->shard, so->shards, o->rpl.src_count, so->shards, so->shards);
+		return -EINVAL;
+	}
+	if (o->frames_are_devices && fs->n % so->shards) {
+		pr_warn("--shard %u/%u: the %zu devices do not split into %u equal parts, so a "
+			"device's uplinks would come from several shards; give a multiple of %u\n",
+			so->shard, so->shards, fs->n, so->shards, so->shards);
+		return -EINVAL;
+	}
+	o->count = engine_shard_count(o->count, so->shard, so->shards, o->frame_div);
+	if (o->pace == XR_PACE_RATE)
+		o->pps /= so->shards;
+	if (!o->count)
+		pr_warn("warning: --shard %u/%u: nothing to send (the whole run is shorter)\n",
+			so->shard, so->shards);
+	return 0;
+}
+
 int send_run(const struct send_opts *so, const struct xr_proto *p, void *st)
 {
 	struct engine_opts o = { .threads = so->threads,
@@ -82,19 +116,32 @@ int send_run(const struct send_opts *so, const struct xr_proto *p, void *st)
 	struct send_plan plan;
 	struct frameset fs;
 	struct iface ifc;
+	uint64_t whole_count;
+	double whole_pps;
+	int listen_fd = -1;
 	FILE *jf = NULL;
 	long ncpu;
 
 	frameset_init(&fs);
 	if (cli_need_root(so->cmd))
 		return XR_EXIT_ENV;
+	if (so->netns) {
+		/* --listen serves where the command started: its socket is opened first */
+		if (so->have_listen) {
+			listen_fd = httpd_listen_socket(&so->listen, "--listen");
+			if (listen_fd < 0)
+				return XR_EXIT_ENV;
+		}
+		if (netns_enter(so->netns))
+			goto out;
+	}
 	if (iface_get(so->ifname, &ifc))
-		return XR_EXIT_ENV;
+		goto out;
 	if (so->json_path) {
 		jf = json_fopen(so->json_path);
 		if (!jf) {
 			pr_warn("cannot write %s: %s\n", so->json_path, strerror(errno));
-			return XR_EXIT_ENV;
+			goto out;
 		}
 	}
 	plan = so->plan;
@@ -124,6 +171,15 @@ int send_run(const struct send_opts *so, const struct xr_proto *p, void *st)
 		double mean = (double)fs.bytes_len / fs.n;
 
 		o.pps = so->rate_bps / ((mean + WIRE_OVERHEAD) * 8);
+	}
+	whole_count = o.count;
+	whole_pps = o.pps;
+	if (so->shards > 1) {
+		err = shard_run(so, &o, &fs);
+		if (err) {
+			ret = XR_EXIT_USAGE;
+			goto out;
+		}
 	}
 	if (so->pcap_out) {
 		err = send_pcap_out(so, &o, &fs);
@@ -158,13 +214,15 @@ int send_run(const struct send_opts *so, const struct xr_proto *p, void *st)
 
 	if (so->have_listen) {
 		struct httpd_opts ho = { .option = "--listen",
-					 .token = so->have_token ? so->token : NULL };
+					 .token = so->have_token ? so->token : NULL,
+					 .listen_fd = listen_fd };
 
 		/* the command as the JSON names it: "gen", the protocol apart */
 		sl.cmd = strncmp(so->cmd, "gen ", 4) ? so->cmd : "gen";
 		sl.ifname = ifc.name;
 		sl.target_pps = o.pace == XR_PACE_RATE ? o.pps : 0;
 		o.live = &sl.live;
+		listen_fd = -1; /* httpd_start takes it over, or closes it */
 		if (httpd_start(&http, &so->listen, &ho, send_live_serve, &sl))
 			goto out;
 	}
@@ -182,7 +240,9 @@ int send_run(const struct send_opts *so, const struct xr_proto *p, void *st)
 					 .res = &res,
 					 .frames = fs.n,
 					 .plan = &plan,
-					 .ready_ns = res.start_ns - t_begin };
+					 .ready_ns = res.start_ns - t_begin,
+					 .whole_count = whole_count,
+					 .whole_pps = whole_pps };
 
 		clock_gettime(CLOCK_REALTIME, &rt);
 		r.start_unix = rt.tv_sec + rt.tv_nsec / 1e9 - (now_ns() - res.start_ns) / 1e9;
@@ -215,6 +275,8 @@ int send_run(const struct send_opts *so, const struct xr_proto *p, void *st)
 	      engine_unsent_total(&res.unsent) || verdict ? XR_EXIT_FAIL :
 							    XR_EXIT_OK;
 out:
+	if (listen_fd >= 0)
+		close(listen_fd);
 	httpd_stop(http);
 	if (jf)
 		json_fclose(jf);

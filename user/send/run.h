@@ -34,6 +34,9 @@ struct send_report {
 	size_t frames; /* in the set */
 	uint64_t ready_ns; /* from the command's start to the first departure */
 	double start_unix;
+	/* --shard: the whole run's count and pps (o has this shard's) */
+	uint64_t whole_count;
+	double whole_pps;
 };
 void send_summary(const struct send_report *r, FILE *f);
 void send_json(const struct send_report *r, FILE *f);

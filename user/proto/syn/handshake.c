@@ -1,11 +1,13 @@
 // SPDX-License-Identifier: GPL-2.0
 /* The SYNs of gen syn and gen tcp (proto/syn/handshake.h). */
+#include <errno.h>
 #include <string.h>
 #include <sys/random.h>
 #include <netinet/in.h>
 #include "proto/syn/handshake.h"
 #include "send/opts.h"
 #include "util/log.h"
+#include "util/splitmix.h"
 
 /* x with x * a == 1 mod 2^32, for odd a (Newton's iteration doubles the good bits). */
 static uint32_t inverse32(uint32_t a)
@@ -37,9 +39,24 @@ int syn_template(const struct send_opts *so, const struct iface *ifc, struct fra
 	err = template_build(&t, fs);
 	if (err)
 		return err;
-	/* ISN = base + n * step (step odd): distinct per n, and n comes back with the SYN-ACK */
-	if (getrandom(key, sizeof(key), 0) != sizeof(key))
+	/*
+	 * ISN = base + n * step (step odd): distinct per n, and n comes back with
+	 * the SYN-ACK. A random key, so that a run does not meet the last one's
+	 * connections (TIME_WAIT) with the same ISNs; the shards of one run share
+	 * theirs (--seed), or together they would not be one run.
+	 */
+	if (so->have_seed) {
+		uint64_t state = so->seed, k = splitmix64(&state);
+
+		key[0] = (uint32_t)k;
+		key[1] = (uint32_t)(k >> 32);
+	} else if (so->shards > 1) {
+		pr_warn("--shard: the shards of one run must share its ISN key: give each the same "
+			"--seed N (one random number for the run)\n");
+		return -EINVAL;
+	} else if (getrandom(key, sizeof(key), 0) != sizeof(key)) {
 		key[0] = 0x9e3779b9, key[1] = 0x7f4a7c15;
+	}
 	isn_step = key[1] | 1;
 	spec = &plan->specs[plan->nspecs++];
 	memset(spec, 0, sizeof(*spec));

@@ -158,7 +158,7 @@ const struct xr_proto proto_syn = {
 		"      --flags LETTERS   other TCP flags than a SYN's: F S R P A U E C (hping3's\n"
 		"                        letters; e.g. SA, FPU, A): the server's RSTs are counted\n",
 	.opts = syn_opts,
-	.accepts = SO_REWRITE | SO_DST | SO_SRC | SO_SPORT | SO_DSTMAC | SO_WAIT,
+	.accepts = SO_REWRITE | SO_DST | SO_SRC | SO_SPORT | SO_DSTMAC | SO_WAIT | SO_SEED,
 	.default_port = 80,
 	.kernel_only = true,
 	.state_size = sizeof(struct syn),
