@@ -4,7 +4,8 @@
 # addressed from 198.18.0.0/15 (RFC 2544's benchmarking range), with static neighbour
 # entries. Names carry a unique prefix so that parallel runs never collide.
 #
-#   scripts/testbed.sh up [--threaded] [--no-gro] [--queues N] [--ipv6]   prints the bed's variables
+#   scripts/testbed.sh up [--threaded] [--no-gro] [--queues N] [--ipv6] [--senders N]
+#                                                                 prints the bed's variables
 #   scripts/testbed.sh down NAME                                  removes it (idempotent)
 #   scripts/testbed.sh exec NAME gen|srv CMD...                   runs CMD in a namespace
 #   scripts/testbed.sh status [NAME]                              lists beds, or one bed
@@ -15,6 +16,10 @@
 # Each bed: namespaces NAME-gen and NAME-srv; interfaces gen0 (198.18.0.1) and
 # srv0 (198.18.0.2) in them; the server routes 198.18.64.0/18 (source pools for
 # xdpreplay gen --src) through the generator; /run/xdpreplay-testbed/NAME.env holds the variables.
+# With --senders N (N > 1): N generator namespaces NAME-gen, NAME-gen1, ... each with its gen0
+# (198.18.0.1, then 198.18.0.11, .12, ...), and srv0 is a bridge in the server's namespace whose
+# ports srvp0... are their peers (many senders, one server: xdpreplay --shard); tb_geni I CMD
+# runs CMD in sender I's namespace.
 
 TB_STATE_DIR=/run/xdpreplay-testbed
 TB_GEN_IP=198.18.0.1
@@ -26,15 +31,18 @@ TB_POOL=198.18.64.0/18
 TB_GEN_MAC=02:00:c6:12:00:01
 TB_SRV_MAC=02:00:c6:12:00:02
 
-# tb_up [--threaded] [--no-gro] [--queues N]: sets TB_NAME, TB_NS_GEN, TB_NS_SRV, TB_GEN_MAC, TB_SRV_MAC
+# tb_up [--threaded] [--no-gro] [--queues N] [--ipv6] [--senders N]: sets TB_NAME, TB_NS_GEN,
+# TB_NS_SRV, TB_GEN_MAC, TB_SRV_MAC, TB_SENDERS
 tb_up() {
 	local threaded=0 gro=1 queues=1 ipv6=0
+	TB_SENDERS=1
 	while [ $# -gt 0 ]; do
 		case "$1" in
 		--threaded) threaded=1 ;;
 		--ipv6) ipv6=1 ;;
 		--no-gro) gro=0 ;;
 		--queues) queues="$2"; shift ;;
+		--senders) TB_SENDERS="$2"; shift ;;
 		*) echo "testbed: unknown option $1" >&2; return 2 ;;
 		esac
 		shift
@@ -46,6 +54,10 @@ tb_up() {
 	TB_NS_SRV="$TB_NAME-srv"
 	# record first, so that a failure half-way is still torn down by tb_down
 	tb_save
+	if [ "$TB_SENDERS" -gt 1 ]; then
+		tb_create_senders "$gro" || { echo "testbed: set-up of $TB_NAME failed" >&2; tb_down; return 1; }
+		return 0
+	fi
 	if ! tb_create "$threaded" "$gro" "$queues" "$ipv6"; then
 		echo "testbed: set-up of $TB_NAME failed" >&2
 		tb_down
@@ -90,6 +102,45 @@ tb_create() {
 	return 0
 }
 
+# sender I's namespace, address and MAC (sender 0 is the one-sender bed's generator)
+tb_gen_ns() { if [ "$1" = 0 ]; then echo "$TB_NAME-gen"; else echo "$TB_NAME-gen$1"; fi; }
+tb_gen_ip() { if [ "$1" = 0 ]; then echo "$TB_GEN_IP"; else echo "198.18.0.$((10 + $1))"; fi; }
+tb_gen_mac() { if [ "$1" = 0 ]; then echo "$TB_GEN_MAC"; else printf '02:00:c6:12:00:%02x' $((16 + $1)); fi; }
+tb_geni() { local ns; ns=$(tb_gen_ns "$1"); shift; ip netns exec "$ns" "$@"; }
+
+# N senders on a bridge: the server's srv0 is the bridge (its XDP runs in generic mode)
+tb_create_senders() {
+	local gro=$1 i ns
+	ip netns add "$TB_NS_SRV" || return 1
+	ip netns exec "$TB_NS_SRV" sysctl -qw net.ipv6.conf.default.disable_ipv6=1 \
+		net.ipv6.conf.all.disable_ipv6=1 2>/dev/null || true
+	ip -n "$TB_NS_SRV" link add "$TB_SRV_IF" address "$TB_SRV_MAC" type bridge || return 1
+	# no STP, no learning delay: frames pass from the first one
+	ip -n "$TB_NS_SRV" link set "$TB_SRV_IF" type bridge stp_state 0 forward_delay 0 || return 1
+	ip -n "$TB_NS_SRV" addr add "$TB_SRV_IP/24" dev "$TB_SRV_IF" || return 1
+	ip -n "$TB_NS_SRV" link set lo up && ip -n "$TB_NS_SRV" link set "$TB_SRV_IF" up || return 1
+	for i in $(seq 0 $((TB_SENDERS - 1))); do
+		ns=$(tb_gen_ns "$i")
+		ip netns add "$ns" || return 1
+		ip netns exec "$ns" sysctl -qw net.ipv6.conf.default.disable_ipv6=1 \
+			net.ipv6.conf.all.disable_ipv6=1 2>/dev/null || true
+		ip -n "$ns" link add "$TB_GEN_IF" address "$(tb_gen_mac "$i")" type veth peer \
+			name "srvp$i" netns "$TB_NS_SRV" || return 1
+		ip -n "$ns" addr add "$(tb_gen_ip "$i")/24" dev "$TB_GEN_IF" || return 1
+		ip -n "$ns" link set lo up && ip -n "$ns" link set "$TB_GEN_IF" up || return 1
+		ip -n "$TB_NS_SRV" link set "srvp$i" master "$TB_SRV_IF" up || return 1
+		ip -n "$ns" neigh replace "$TB_SRV_IP" lladdr "$TB_SRV_MAC" dev "$TB_GEN_IF" nud permanent || return 1
+		ip -n "$TB_NS_SRV" neigh replace "$(tb_gen_ip "$i")" lladdr "$(tb_gen_mac "$i")" \
+			dev "$TB_SRV_IF" nud permanent || return 1
+		if [ "$gro" = 1 ]; then
+			ip netns exec "$TB_NS_SRV" ethtool -K "srvp$i" gro on >/dev/null || return 1
+			ip netns exec "$ns" ethtool -K "$TB_GEN_IF" gro on >/dev/null || return 1
+		fi
+	done
+	ip -n "$TB_NS_SRV" route add "$TB_POOL" via "$TB_GEN_IP" || return 1
+	return 0
+}
+
 tb_save() {
 	cat > "$TB_STATE_DIR/$TB_NAME.env" <<-EOF
 	TB_NAME=$TB_NAME
@@ -102,6 +153,7 @@ tb_save() {
 	TB_POOL=$TB_POOL
 	TB_GEN_MAC=$TB_GEN_MAC
 	TB_SRV_MAC=$TB_SRV_MAC
+	TB_SENDERS=${TB_SENDERS:-1}
 	EOF
 }
 
@@ -109,15 +161,15 @@ tb_save() {
 tb_down() {
 	local name=${1:-${TB_NAME:-}} ns pids
 	[ -n "$name" ] || return 0
-	for ns in "$name-gen" "$name-srv"; do
-		if ip netns list 2>/dev/null | grep -qw "^$ns"; then
-			pids=$(ip netns pids "$ns" 2>/dev/null)
-			[ -n "$pids" ] && kill $pids 2>/dev/null && sleep 0.2
-			pids=$(ip netns pids "$ns" 2>/dev/null)
-			[ -n "$pids" ] && kill -9 $pids 2>/dev/null
-			# deleting a namespace removes its veth end, and with it the peer and any XDP
-			ip netns del "$ns" 2>/dev/null
-		fi
+	# the generators (NAME-gen, NAME-gen1, ...) and the server
+	for ns in $(ip netns list 2>/dev/null | awk -v p="$name-" 'index($1, p) == 1 { print $1 }'); do
+		case "$ns" in "$name-gen" | "$name-gen"[0-9]* | "$name-srv") ;; *) continue ;; esac
+		pids=$(ip netns pids "$ns" 2>/dev/null)
+		[ -n "$pids" ] && kill $pids 2>/dev/null && sleep 0.2
+		pids=$(ip netns pids "$ns" 2>/dev/null)
+		[ -n "$pids" ] && kill -9 $pids 2>/dev/null
+		# deleting a namespace removes its veth end, and with it the peer and any XDP
+		ip netns del "$ns" 2>/dev/null
 	done
 	rm -f "$TB_STATE_DIR/$name.env"
 	return 0

@@ -104,3 +104,25 @@ books_balanced() {
 	expect_eq "$(($(jget "$WORK/c.json" delivered) + $(jget "$WORK/c.json" drops.inbound_total)))" \
 		"$(jget "$WORK/c.json" passed)" "delivered + dropped = passed"
 }
+
+# capture_start FILE [FILTER...]: tcpdump on the server's interface (what arrives) into FILE;
+# capture_stop ends it, and fails if tcpdump dropped any frame (a 32 MiB ring, -B, keeps up on
+# this bed). --immediate-mode: TPACKET_V3 hands over a block only when it fills or times out, so
+# the last frames would be lost to a stop soon after them.
+capture_start() {
+	local file=$1
+	shift
+	# not through tb_srv: $! must be tcpdump itself, so that SIGINT reaches it
+	ip netns exec "$TB_NS_SRV" tcpdump -i "$TB_SRV_IF" --immediate-mode -B 32768 -Q in -w "$file" -s 0 -U -q "$@" \
+		2>"$file.log" &
+	CAPTURE_PID=$!
+	CAPTURE_FILE=$file
+	sleep 1
+}
+capture_stop() {
+	sleep 0.5
+	kill -INT "$CAPTURE_PID"
+	wait "$CAPTURE_PID"
+	grep -q "^0 packets dropped by kernel" "$CAPTURE_FILE.log" ||
+		fail "the capture dropped frames: $(tr '\n' ' ' <"$CAPTURE_FILE.log")"
+}

@@ -1,0 +1,172 @@
+# SPDX-License-Identifier: GPL-2.0
+# Many senders, one run: --shard I/N from N namespaces (tb_up --senders N) adds up at the server to
+# exactly one unsharded run; --netns moves a sender into its namespace.
+
+PY=/usr/bin/python3
+
+# shards_run N CMD...: shard I of N runs CMD... --shard I/N --json $WORK/gI.json from sender I's
+# namespace (entered with --netns), all at once; fails unless each exits 0
+shards_run() {
+	local n=$1 i pids=()
+	shift
+	for i in $(seq 0 $((n - 1))); do
+		"$XR" "$@" -i "$TB_GEN_IF" --netns "$(tb_gen_ns "$i")" --shard "$i/$n" --json "$WORK/g$i.json" -q &
+		pids+=($!)
+	done
+	for i in "${!pids[@]}"; do
+		wait "${pids[$i]}" || fail "shard $i/$n exited $?"
+	done
+}
+
+# shards_sum N KEY: KEY summed over the shards' JSON
+shards_sum() {
+	local i sum=0
+	for i in $(seq 0 $(($1 - 1))); do sum=$((sum + $(jget "$WORK/g$i.json" "$2"))); done
+	echo "$sum"
+}
+
+test_shard_replay_adds_up() {
+	bed --senders 3
+	count_start --udp --seq ip.id --idle 2s --duration 60s --json "$WORK/c.json"
+	capture_start "$WORK/wire.pcap" udp
+	# 30,000 frames of one flow (the capture's), ip.id = n: three shards, 10k pps in all
+	shards_run 3 replay --rewrite ip.id=seq --count 30000 --pps 10k "$TOP/pcaps/udp-64.pcap"
+	count_wait
+	capture_stop
+	expect_eq "$(shards_sum 3 sent)" 30000 "frames the shards sent"
+	expect_eq "$(jget "$WORK/g0.json" asked)" 10000 "shard 0's part"
+	expect_eq "$(jget "$WORK/g2.json" shard.run_count)" 30000 "the whole run in each shard's JSON"
+	expect_range "$(jget "$WORK/g1.json" target.pps)" 3333 3334 "each shard's part of the rate"
+	# the server's sequence tracker sees one flow: every number once
+	expect_eq "$(jget "$WORK/c.json" matched)" 30000 "frames counted at the server"
+	expect_eq "$(jget "$WORK/c.json" sequence.received)" 30000 "sequence numbers received"
+	expect_eq "$(jget "$WORK/c.json" sequence.lost)" 0 "sequence numbers lost"
+	expect_eq "$(jget "$WORK/c.json" sequence.duplicated)" 0 "sequence numbers duplicated"
+	# and the capture, read independently: ip.id 0..29999, each once, from the three senders
+	PYTHONPATH="$TOP/tests" "$PY" - "$WORK/wire.pcap" <<-'PY' || fail "the capture's ip.ids"
+	import sys
+	from pcapfile import frames
+	ids = sorted(int.from_bytes(f[18:20], "big") for f in frames(sys.argv[1]) if f[12:14] == b"\x08\x00")
+	assert ids == list(range(30000)), (len(ids), sorted(set(range(30000)) - set(ids))[:20])
+	PY
+}
+
+test_shard_syn_adds_up() {
+	bed --senders 3
+	tb_srv sysctl -qw net.ipv4.tcp_syncookies=2 || fail "sysctl"
+	# 12 source addresses: shard I owns those of index I mod 3, so the server routes each to its
+	# sender (the SYN-ACKs must reach the shard that counts them)
+	for j in $(seq 0 11); do
+		tb_srv ip route add "198.18.64.$((1 + j))/32" via "$(tb_gen_ip $((j % 3)))" || fail "route"
+	done
+	local src=198.18.64.1-198.18.64.12 seed=$RANDOM
+	# the whole run, unsharded, written instead of sent
+	tb_gen "$XR" gen syn -i "$TB_GEN_IF" --dst "$TB_SRV_IP:80" --src "$src" --count 6000 --seed "$seed" \
+		--pcap-out "$WORK/whole.pcap" -q || fail "gen syn --pcap-out"
+	tcp_server_start --timeout 5
+	count_start --tcp --dport 80 --idle 2s --duration 60s --json "$WORK/c.json"
+	capture_start "$WORK/wire.pcap" 'tcp dst port 80'
+	shards_run 3 gen syn --dst "$TB_SRV_IP:80" --src "$src" --seed "$seed" --count 6000 --pps 6k
+	count_wait
+	capture_stop
+	wait "$TCP_PID"
+	expect_eq "$(shards_sum 3 sent)" 6000 "SYNs the shards sent"
+	expect_eq "$(jget "$WORK/c.json" matched)" 6000 "SYNs counted at the server"
+	# each shard matched the answers to its own SYNs: none crossed to another shard
+	expect_eq "$(shards_sum 3 replies.syn_acks)" 6000 "SYN-ACKs matched by the shards"
+	expect_eq "$(shards_sum 3 replies.unmatched)" 0 "SYN-ACKs no shard could match"
+	for i in 0 1 2; do
+		expect_eq "$(jget "$WORK/g$i.json" replies.syn_acks)" "$(jget "$WORK/g$i.json" sent)" "shard $i's answers"
+	done
+	# the union of what the shards sent is the whole run, SYN for SYN (address, port, ISN)
+	PYTHONPATH="$TOP/tests" "$PY" - "$WORK/whole.pcap" "$WORK/wire.pcap" <<-'PY' || fail "the shards' SYNs against the whole run's"
+	import sys
+	from pcapfile import frames
+	def syns(path):
+	    return sorted((f[26:30], f[34:36], f[38:42]) for f in frames(path) if f[47] & 0x02)
+	whole, wire = syns(sys.argv[1]), syns(sys.argv[2])
+	assert len(whole) == 6000 and len(set(whole)) == 6000, len(set(whole))
+	assert wire == whole, (len(wire), len(set(wire) ^ set(whole)))
+	PY
+}
+
+test_shard_lorawan_devices_apart() {
+	bed --senders 3
+	"$XR" lorawan fleet --devices 1500 --gateways 20 --heard-by 2 --seed 11 --out "$WORK/f" -q || fail "fleet"
+	rm -f "$WORK/lw.ready"
+	tb_srv "$PY" "$TOP/tests/semtech_server.py" --bind "$TB_SRV_IP:1700" --ready "$WORK/lw.ready" \
+		--out "$WORK/lw.out" --fleet "$WORK/f" --idle 3 &
+	LW_PID=$!
+	for _ in $(seq 100); do [ -f "$WORK/lw.ready" ] && break; sleep 0.05; done
+	capture_start "$WORK/wire.pcap" udp port 1700
+	shards_run 3 lorawan send --fleet "$WORK/f" --server "$TB_SRV_IP" --pps 3k --rounds 2 --wait 5s
+	wait "$LW_PID"
+	capture_stop
+	# 1500 devices x 2 gateways x 2 rounds: every uplink valid, frame counters in order
+	expect_eq "$(shards_sum 3 sent)" 6000 "PUSH_DATA the shards sent"
+	for k in rejected bad_mic bad_fcnt unknown_devaddr same_gateway; do
+		expect_eq "$(jget "$WORK/lw.out" "$k")" 0 "server: $k"
+	done
+	expect_eq "$(jget "$WORK/lw.out" valid)" 6000 "valid uplinks at the server"
+	expect_eq "$(jget "$WORK/lw.out" uplinks)" 3000 "distinct uplinks"
+	expect_eq "$(jget "$WORK/lw.out" devices_seen)" 1500 "devices"
+	expect_eq "$(shards_sum 3 replies.push_acks)" 6000 "PUSH_ACKs matched by the shards"
+	# each device's uplinks, both copies, all from one sender: 500 devices each
+	PYTHONPATH="$TOP/tests" "$PY" - "$WORK/wire.pcap" <<-'PY' || fail "devices per sender"
+	import base64, collections, json, sys
+	from pcapfile import frames
+	owner = collections.defaultdict(set)
+	for f in frames(sys.argv[1]):
+	    for rx in json.loads(f[42 + 12:])["rxpk"]:
+	        owner[base64.b64decode(rx["data"])[1:5]].add(f[26:30])
+	assert len(owner) == 1500, len(owner)
+	assert all(len(s) == 1 for s in owner.values()), [s for s in owner.values() if len(s) > 1][:3]
+	per = collections.Counter(next(iter(s)) for s in owner.values())
+	assert sorted(per.values()) == [500, 500, 500], per
+	PY
+}
+
+test_shard_bad_input() {
+	bed
+	local g=(gen udp -i "$TB_GEN_IF" --dst "$TB_SRV_IP:9" --count 10)
+	for bad in 3/3 -1/3 1/0 a/3 1/ /3 2/65537 0/3x; do
+		run_bad 2 "--shard: '$bad' is not I/N" tb_gen "$XR" "${g[@]}" --shard "$bad"
+	done
+	# sources that do not split: replies would reach another shard's host
+	run_bad 2 "--src's 10 addresses do not split into 3" \
+		tb_gen "$XR" gen syn -i "$TB_GEN_IF" --dst "$TB_SRV_IP:80" --src 198.18.64.1-198.18.64.10 --seed 1 --shard 0/3
+	# shards with ISNs keyed apart would not be one run
+	run_bad 2 "must share its ISN key: give each the same --seed" \
+		tb_gen "$XR" gen syn -i "$TB_GEN_IF" --dst "$TB_SRV_IP:80" --shard 0/3
+	"$XR" lorawan fleet --devices 100 --gateways 4 --seed 1 --out "$WORK/f" -q || fail "fleet"
+	run_bad 2 "the 100 devices do not split into 3" \
+		tb_gen "$XR" lorawan send -i "$TB_GEN_IF" --fleet "$WORK/f" --server "$TB_SRV_IP" --shard 2/3
+	run_bad 2 "search.*--shard" "$XR" search --min 100 --max 1k --witness replies -- gen syn -i "$TB_GEN_IF" --dst "$TB_SRV_IP:9" --shard 0/2
+	run_bad 3 "--netns xr-no-such-ns-$$: cannot open /run/netns/xr-no-such-ns-$$" \
+		"$XR" "${g[@]}" --netns "xr-no-such-ns-$$"
+	run_bad 3 "--netns /dev/null: cannot enter it: not a network namespace" "$XR" "${g[@]}" --netns /dev/null
+	# a shard with nothing to send says so and succeeds
+	tb_gen "$XR" gen udp -i "$TB_GEN_IF" --dst "$TB_SRV_IP:9" --count 2 --shard 2/3 --json "$WORK/g.json" 2>"$WORK/err" ||
+		fail "an empty shard exited $?"
+	grep -q "nothing to send" "$WORK/err" || fail "no warning for an empty shard: $(cat "$WORK/err")"
+	expect_eq "$(jget "$WORK/g.json" sent)" 0 "an empty shard's frames"
+}
+
+test_netns_keeps_listen_outside() {
+	bed
+	local port=$((20000 + RANDOM % 20000))
+	count_start --udp --dport 9 --idle 2s --duration 60s --json "$WORK/c.json"
+	# from the host's namespace: the sender moves into the generator's, its --listen stays here
+	"$XR" gen udp -i "$TB_GEN_IF" --netns "$TB_NS_GEN" --dst "$TB_SRV_IP:9" --pps 2k --count 4000 \
+		--listen ":$port" -q --json "$WORK/g.json" &
+	local pid=$!
+	for _ in $(seq 40); do
+		curl -sf "http://127.0.0.1:$port/" >"$WORK/live.json" 2>/dev/null && break
+		sleep 0.05
+	done
+	[ -s "$WORK/live.json" ] || fail "no --listen of the sender in the host's namespace"
+	expect_eq "$(jget "$WORK/live.json" interface)" "$TB_GEN_IF" "the live figures' interface"
+	wait "$pid" || fail "gen udp --netns exited $?"
+	count_wait
+	expect_eq "$(jget "$WORK/c.json" matched)" 4000 "frames counted at the server"
+}
