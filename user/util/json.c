@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 #include <errno.h>
 #include <math.h>
+#include <stdlib.h>
 #include <string.h>
 #include "util/json.h"
 
@@ -63,11 +64,18 @@ void json_i64(struct json *j, const char *key, int64_t v)
 
 void json_double(struct json *j, const char *key, double v)
 {
+	char buf[32];
+
 	key_prefix(j, key);
-	if (isfinite(v))
-		fprintf(j->f, "%.6g", v);
-	else
+	if (!isfinite(v)) {
 		fputs("null", j->f);
+		return;
+	}
+	/* the shortest of these that reads back as v: a time since the epoch keeps its microseconds */
+	snprintf(buf, sizeof(buf), "%.15g", v);
+	if (strtod(buf, NULL) != v)
+		snprintf(buf, sizeof(buf), "%.17g", v);
+	fputs(buf, j->f);
 }
 
 void json_str(struct json *j, const char *key, const char *v)
