@@ -152,6 +152,35 @@ test_shard_bad_input() {
 	expect_eq "$(jget "$WORK/g.json" sent)" 0 "an empty shard's frames"
 }
 
+test_shard_start_at_together() {
+	bed --senders 3
+	count_start --udp --dport 9 --idle 2s --duration 60s --json "$WORK/c.json"
+	# launched 0.4 s apart, as a slow launcher would: --start-at lines their first departures up
+	local at i pids=()
+	at=$(python3 -c 'import time; print("%.3f" % (time.time() + 2.5))')
+	for i in 0 1 2; do
+		"$XR" gen udp -i "$TB_GEN_IF" --netns "$(tb_gen_ns "$i")" --dst "$TB_SRV_IP:9" --count 6000 --pps 6k \
+			--shard "$i/3" --start-at "$at" --json "$WORK/g$i.json" -q &
+		pids+=($!)
+		sleep 0.4
+	done
+	for i in "${pids[@]}"; do wait "$i" || fail "a shard exited $?"; done
+	count_wait
+	expect_eq "$(jget "$WORK/c.json" matched)" 6000 "frames counted at the server"
+	python3 - "$WORK" "$at" <<-'PY' || fail "the shards' first departures"
+	import json, sys
+	starts = [json.load(open("%s/g%d.json" % (sys.argv[1], i)))["start_unix"] for i in range(3)]
+	# shard I departs I/6k s after the others' start: 0, 167 and 333 us
+	assert all(abs(s - float(sys.argv[2])) < 0.002 for s in starts), (sys.argv[2], starts)
+	PY
+	run_bad 2 "--start-at: '30' is not a UNIX time" tb_gen "$XR" gen udp -i "$TB_GEN_IF" --dst "$TB_SRV_IP:9" \
+		--count 1 --start-at 30
+	tb_gen "$XR" gen udp -i "$TB_GEN_IF" --dst "$TB_SRV_IP:9" --count 10 --start-at 1700000000 -q 2>"$WORK/err" ||
+		fail "a --start-at in the past exited $?"
+	grep -q "start-at was .* ago when the engine was ready: starting now" "$WORK/err" ||
+		fail "no warning for a --start-at in the past: $(cat "$WORK/err")"
+}
+
 test_netns_keeps_listen_outside() {
 	bed
 	local port=$((20000 + RANDOM % 20000))

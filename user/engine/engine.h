@@ -78,6 +78,7 @@ struct engine_opts {
 	 * run); count and pps are this shard's own (send_run divides them).
 	 */
 	unsigned int shard, shards;
+	uint64_t start_unix_ns; /* --start-at: the first departure, CLOCK_REALTIME (0: at once) */
 	bool frames_are_devices; /* each frame of the set is one device's: shards take whole ones */
 	/* the server's answers: counted by xr_replies on ifc unless XR_REPLY_NONE */
 	enum xr_reply_kind reply_kind;

@@ -559,7 +559,7 @@ int kengine_run(const struct engine_opts *o, struct engine_result *res)
 	sigaction(SIGUSR1, &sa, &old_sa);
 
 	/* a short lead so that every thread is running before the first departure */
-	t0 = now_ns() + 2 * POLL_NS;
+	t0 = engine_t0(o, 2 * POLL_NS);
 	for (unsigned int i = 0; i < o->threads; i++) {
 		struct xr_gen_slot *s = &k.slots[o->cpus[i]];
 
@@ -600,6 +600,7 @@ int kengine_run(const struct engine_opts *o, struct engine_result *res)
 		}
 		proto_started = true;
 	}
+	engine_wait_start(o, t0, 2 * POLL_NS);
 	/* paced runs start at t0; the duration counts from there */
 	res->start_ns = o->pace == XR_PACE_NONE ? now_ns() : t0;
 	k.skel->bss->replies_origin_ns = res->start_ns;

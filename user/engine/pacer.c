@@ -3,6 +3,7 @@
 #include <sched.h>
 #include <time.h>
 #include "engine/pacer.h"
+#include "util/log.h"
 
 uint64_t now_ns(void)
 {
@@ -171,6 +172,35 @@ void thread_account(const struct thread_plan *tp, const struct engine_opts *o, u
 			u->duration += missed;
 		break;
 	}
+}
+
+uint64_t engine_t0(const struct engine_opts *o, uint64_t lead_ns)
+{
+	uint64_t mono = now_ns(), t0 = mono + lead_ns, real, at;
+	struct timespec ts;
+
+	if (!o->start_unix_ns)
+		return t0;
+	clock_gettime(CLOCK_REALTIME, &ts);
+	real = ts.tv_sec * 1000000000ULL + ts.tv_nsec;
+	if (o->start_unix_ns <= real + lead_ns) {
+		pr_warn("warning: --start-at was %.3f s ago when the engine was ready: starting now\n",
+			(real + lead_ns - o->start_unix_ns) / 1e9);
+		return t0;
+	}
+	at = mono + (o->start_unix_ns - real);
+	return at;
+}
+
+void engine_wait_start(const struct engine_opts *o, uint64_t t0, uint64_t lead_ns)
+{
+	uint64_t until = o->pace == XR_PACE_NONE ? t0 : t0 - lead_ns;
+
+	if (!o->start_unix_ns)
+		return;
+	/* the signal handler has no SA_RESTART: a signal ends the sleep */
+	while (!xr_stop && now_ns() < until)
+		sleep_until(until);
 }
 
 uint64_t pacer_grace_ns(const struct engine_opts *o)

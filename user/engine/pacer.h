@@ -66,6 +66,19 @@ static inline uint64_t thread_plan_end(const struct thread_plan *tp)
  */
 void thread_account(const struct thread_plan *tp, const struct engine_opts *o, uint64_t k_next,
 		    enum thread_stop why, uint64_t *asked, struct engine_unsent *u);
+/*
+ * The first departure (CLOCK_MONOTONIC): lead_ns from now, or --start-at's
+ * wall-clock time when that is later (a warning when it has passed).
+ */
+uint64_t engine_t0(const struct engine_opts *o, uint64_t lead_ns);
+
+/*
+ * With --start-at: sleeps until shortly before t0 (until t0 at top speed,
+ * which has no schedule), so that no thread spins through the wait; a
+ * signal ends it early (xr_stop).
+ */
+void engine_wait_start(const struct engine_opts *o, uint64_t t0, uint64_t lead_ns);
+
 /* How long after --duration's end a paced thread may still send frames due before it. */
 uint64_t pacer_grace_ns(const struct engine_opts *o);
 

@@ -249,7 +249,7 @@ int xengine_run(const struct engine_opts *o, struct engine_result *res)
 	}
 
 	iface_sysfs_stat(o->ifc->name, "tx_dropped", &tx_dropped0);
-	t0 = now_ns() + 2000000ULL;
+	t0 = engine_t0(o, 2000000ULL);
 	for (unsigned int i = 0; i < o->threads; i++) {
 		struct xthread *t = &th[i];
 
@@ -261,6 +261,7 @@ int xengine_run(const struct engine_opts *o, struct engine_result *res)
 		if (o->duration_ns)
 			t->deadline = t0 + o->duration_ns + pacer_grace_ns(o);
 	}
+	engine_wait_start(o, t0, 2000000ULL);
 	res->start_ns = o->pace == XR_PACE_NONE ? now_ns() : t0;
 	if (o->on_start)
 		o->on_start(o->on_start_ctx, res->start_ns);

@@ -38,6 +38,7 @@ enum {
 	O_SHARD,
 	O_NETNS,
 	O_SEED,
+	O_START_AT,
 };
 
 /* set: the protocol must accept it (enum send_opt_set); 0: every sender command takes it */
@@ -74,6 +75,7 @@ static const struct send_opt_row {
 	{ "shard", required_argument, O_SHARD, 0 },
 	{ "netns", required_argument, O_NETNS, 0 },
 	{ "seed", required_argument, O_SEED, SO_SEED },
+	{ "start-at", required_argument, O_START_AT, 0 },
 	{ "vlan", required_argument, O_VLAN, SO_VLAN },
 };
 
@@ -110,6 +112,9 @@ const char send_opts_help[] =
 	"                          --pps or --rate; --count and --duration are the whole\n"
 	"                          run's. Start the N with any launcher (pdsh, a Kubernetes\n"
 	"                          Indexed Job: --shard $(JOB_COMPLETION_INDEX)/N)\n"
+	"      --start-at T        first departure at UNIX time T (seconds, e.g. 1767225600.5),\n"
+	"                          after set-up: shards on hosts with synchronised clocks\n"
+	"                          start together\n"
 	"      --netns NAME|PATH   send from network namespace NAME (/run/netns/NAME), as\n"
 	"                          'ip netns exec' would; --listen stays where it started\n"
 	"  -q, --quiet             no progress line or summary\n"
@@ -243,6 +248,21 @@ static int parse_one(struct send_opts *so, const struct xr_proto *p, int opt, co
 				cmd, "--shard: '%s' is not I/N with 0 <= I < N <= %u (e.g. 0/3)",
 				arg, XR_MAX_SHARDS);
 		break;
+	case O_START_AT: {
+		double t;
+
+		/* UNIX time: anything before 2001 is a mistake (a duration, a relative time) */
+		if (cli_number(cmd, "start-at", arg, &t))
+			return XR_EXIT_USAGE;
+		if (t < 1e9 || t > 1e11)
+			return cli_usage_error(
+				cmd,
+				"--start-at: '%s' is not a UNIX time in seconds (e.g. "
+				"$(date -d '+10 sec' +%%s))",
+				arg);
+		so->start_unix_ns = (uint64_t)(t * 1e9);
+		break;
+	}
 	case O_SEED:
 		if (cli_count(cmd, "seed", arg, &so->seed))
 			return XR_EXIT_USAGE;

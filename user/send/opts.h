@@ -37,6 +37,7 @@ struct send_opts {
 	bool have_seed;
 	uint64_t seed; /* --seed: the run's keys (TCP ISNs) from it instead of at random */
 	const char *netns; /* --netns: a name under /run/netns, or a path */
+	uint64_t start_unix_ns; /* --start-at: CLOCK_REALTIME of the first departure; 0 = at once */
 	uint64_t reply_wait_ns; /* --wait */
 	const char *json_path;
 	const char *pcap_out; /* --pcap-out: write the frames instead of sending them */
