@@ -19,6 +19,13 @@ PKGS := libbpf libxdp libelf zlib libpcap libcrypto json-c libmicrohttpd libcurl
 PKG_CFLAGS := $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
 PKG_LIBS := $(shell pkg-config --libs $(PKGS) 2>/dev/null)
 
+# A search across senders under MPI when MPICH is installed (make MPI= builds without it)
+MPI ?= $(shell pkg-config --exists mpich 2>/dev/null && echo mpich)
+ifneq ($(MPI),)
+PKG_CFLAGS += -DXR_MPI $(shell pkg-config --cflags $(MPI))
+PKG_LIBS += $(shell pkg-config --libs $(MPI))
+endif
+
 CFLAGS ?= -O2 -g
 CFLAGS += -Wall -Wextra -Werror -Wno-unused-parameter -Wno-missing-field-initializers \
 	  -std=gnu11 -D_GNU_SOURCE -DXR_VERSION='"$(VERSION)"' \

@@ -199,3 +199,85 @@ test_netns_keeps_listen_outside() {
 	count_wait
 	expect_eq "$(jget "$WORK/c.json" matched)" 4000 "frames counted at the server"
 }
+
+# mpi_search ARGS... -- TRIAL...: mpiexec with one rank per sender namespace, each entering its own
+# with --netns; output in $WORK/out
+mpi_search() {
+	local search=() trial=() parts=() i
+	while [ "$1" != -- ]; do search+=("$1"); shift; done
+	shift
+	trial=("$@")
+	for i in 0 1 2; do
+		[ "$i" = 0 ] || parts+=(:)
+		parts+=(-n 1 "$XR" search "${search[@]}" -- "${trial[@]}" --netns "$(tb_gen_ns "$i")")
+	done
+	timeout 300 mpiexec "${parts[@]}" >"$WORK/out" 2>&1
+}
+
+# a firewall that admits 5000 new connections a second, its bucket 300 deep, before a listener
+syn_firewall() {
+	tb_srv sysctl -qw net.ipv4.tcp_syncookies=2 || fail "sysctl"
+	tb_srv nft add table inet fw || fail "nft"
+	tb_srv nft 'add chain inet fw in { type filter hook input priority 0; }'
+	tb_srv nft add rule inet fw in tcp dport 80 ct state new limit rate over 5000/second burst 300 packets \
+		counter drop || fail "nft rule"
+	tcp_server_start --no-accept --timeout 250
+}
+
+test_mpi_search_finds_firewall_limit() {
+	command -v mpiexec >/dev/null || fail "mpiexec is missing (scripts/deps.sh installs mpich)"
+	bed --senders 3
+	syn_firewall
+	local src=198.18.64.1-198.18.64.12 j
+	local search=(--witness replies --goal NDR=0 --min 1000 --max 20000 --trial 1s --width 0.01)
+	local trial=(gen syn -i "$TB_GEN_IF" --dst "$TB_SRV_IP:80" --src "$src" --seed 99 --wait 300ms)
+	# one sender: every source routed to it
+	for j in $(seq 0 11); do tb_srv ip route add "198.18.64.$((1 + j))/32" via "$(tb_gen_ip 0)" || fail "route"; done
+	tb_geni 0 "$XR" search "${search[@]}" --json "$WORK/one.json" -- "${trial[@]}" >"$WORK/out" 2>&1 ||
+		fail "one sender's search exited $?: $(tail -n 3 "$WORK/out")"
+	# three ranks, a shard each: each source routed to the rank that owns it (index mod 3); other
+	# (address, port) pairs than the first search's, whose connections the firewall still tracks
+	for j in $(seq 0 11); do tb_srv ip route replace "198.18.64.$((1 + j))/32" via "$(tb_gen_ip $((j % 3)))"; done
+	mpi_search "${search[@]}" --json "$WORK/three.json" -- "${trial[@]}" --first-seq 1000000 ||
+		fail "the MPI search exited $?: $(tail -n 5 "$WORK/out")"
+	grep -q "3 ranks (MPI)" "$WORK/out" || fail "not a search across 3 ranks: $(head -n 3 "$WORK/out")"
+	python3 - "$WORK/one.json" "$WORK/three.json" <<-'PY' || fail "NDR of one sender against three ranks: $(tail -n 4 "$WORK/out")"
+	import json, sys
+	one, three = (json.load(open(p)) for p in sys.argv[1:3])
+	n1, n3 = one["goals"][0]["lower"], three["goals"][0]["lower"]
+	# the limit, and the bucket's 300 at a 1 s trial's start (3.5%: see test_ndr_finds_firewall_limit)
+	for n in (n1, n3):
+	    assert abs(n - 5300) <= 0.035 * 5000, (n1, n3)
+	assert abs(n3 - n1) <= 0.02 * n1, (n1, n3)
+	assert three["ranks"] == 3 and one["ranks"] == 1
+	for t in three["trials"]:
+	    r = t["ranks"]
+	    assert len(r) == 3 and "rank_failed" not in t, t
+	    # every rank sent its third; the figures are their sums
+	    assert sum(x["asked"] for x in r) == t["asked"] and sum(x["sent"] for x in r) == t["sent"], t
+	    assert max(x["asked"] for x in r) - min(x["asked"] for x in r) <= 1, r
+	# the ranks start together once the margin covers their set-up (one host, one clock)
+	assert sorted(t["start_skew_us"] for t in three["trials"])[len(three["trials"]) // 2] < 1000, three["trials"]
+	PY
+}
+
+test_mpi_rank_that_cannot_send() {
+	command -v mpiexec >/dev/null || fail "mpiexec is missing (scripts/deps.sh installs mpich)"
+	bed --senders 3
+	# sender 2's link is down: its shard of every trial fails
+	tb_geni 2 ip link set "$TB_GEN_IF" down || fail "link down"
+	mpi_search --witness replies --goal NDR=0 --min 1000 --max 5000 --trial 500ms --json "$WORK/s.json" -- \
+		gen syn -i "$TB_GEN_IF" --dst "$TB_SRV_IP:80" --seed 1 --wait 100ms
+	expect_eq "$?" 1 "exit status of a search stopped by a rank"
+	grep -q "RANK 2 FAILED" "$WORK/out" || fail "no trial flagged: $(tail -n 5 "$WORK/out")"
+	python3 - "$WORK/s.json" <<-'PY' || fail "the flagged trials: $(tail -n 5 "$WORK/out")"
+	import json, sys
+	s = json.load(open(sys.argv[1]))
+	assert len(s["trials"]) == 2, s["trials"]
+	for t in s["trials"]:
+	    assert t["rank_failed"] == 2 and t["ranks"][2]["exit"] != 0 and t["ranks"][2]["why"], t
+	    assert t["ranks"][0]["sent"] > 0 and t["ranks"][1]["sent"] > 0, t
+	assert "rank 2 could not send twice" in s["stopped"], s.get("stopped")
+	assert all(g["lower"] == 0 and g["upper"] == 0 for g in s["goals"]), s["goals"]
+	PY
+}

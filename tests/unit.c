@@ -713,8 +713,9 @@ static void test_meter(void)
 
 /*
  * --shard I/N: N shards, each with its own thread count, send every sequence
- * number of the whole run exactly once, and a unit (an uplink's copies) goes
- * to one shard whole.
+ * number of the whole run exactly once, a unit (an uplink's copies) goes to
+ * one shard whole, and shard I owns the units u with u mod N = I whatever
+ * the run's first sequence number.
  */
 static void test_shards_partition(void)
 {
@@ -722,10 +723,9 @@ static void test_shards_partition(void)
 	uint64_t state = 42;
 
 	for (int c = 0; c < 3000; c++) {
-		uint64_t count = splitmix64(&state) % 1000, first = splitmix64(&state) % 3 ?
-										 0 :
-										 splitmix64(&state) % 100000;
 		unsigned int shards = 1 + splitmix64(&state) % 7, unit = 1 + splitmix64(&state) % 4;
+		uint64_t count = splitmix64(&state) % 1000,
+			 first = splitmix64(&state) % 3 ? 0 : splitmix64(&state) % 100000 * unit;
 		uint64_t total = 0, sent = 0;
 
 		memset(seen, 0, sizeof(seen));
@@ -734,11 +734,12 @@ static void test_shards_partition(void)
 			struct engine_opts o = { .fs = &fs,
 						 .threads = 1 + splitmix64(&state) % 4,
 						 .first_n = first,
-						 .shard = s,
+						 .shard =
+							 engine_shard_place(s, shards, first, unit),
 						 .shards = shards,
 						 .frame_div = unit };
 
-			o.count = engine_shard_count(count, s, shards, unit);
+			o.count = engine_shard_count(count, o.shard, shards, unit);
 			total += o.count;
 			for (unsigned int t = 0; t < o.threads; t++) {
 				struct thread_plan tp;
@@ -749,10 +750,16 @@ static void test_shards_partition(void)
 				for (uint64_t k = 0; k < tp.k_count; k++) {
 					uint64_t n = engine_seq(&o, t, k) - first;
 
-					CHECK(n < count && !seen[n], "case %d: shard %u/%u sends n %llu %s",
-					      c, s, shards, (unsigned long long)n,
+					CHECK(n < count && !seen[n],
+					      "case %d: shard %u/%u sends n %llu %s", c, s, shards,
+					      (unsigned long long)n,
 					      n < count ? "twice" : "beyond the run");
-					if (n >= count || seen[n])
+					/* a shard owns its units whatever the run's first n */
+					CHECK((first + n) / unit % shards == s,
+					      "case %d: shard %u/%u sends n %llu of another's unit",
+					      c, s, shards, (unsigned long long)(first + n));
+					if (n >= count || seen[n] ||
+					    (first + n) / unit % shards != s)
 						return;
 					seen[n] = 1 + s;
 					sent++;

@@ -81,10 +81,11 @@ struct xr_gen_cfg {
 
 /*
  * The sequence number of a run's m-th frame (m = k * nthreads + thread: the
- * threads interleave). Shard `shard` of `shards` (--shard I/N) takes every
- * N-th unit of `unit` consecutive sequence numbers (an uplink heard by
- * several gateways is one unit: frame_div), so that N shards together send
- * each n of one whole run exactly once, whatever their thread counts.
+ * threads interleave). A shard of `shards` (--shard I/N) takes every N-th
+ * unit of `unit` consecutive sequence numbers (an uplink heard by several
+ * gateways is one unit: frame_div) from its place `shard` in the run's first
+ * N units, so that N shards together send each n of one whole run exactly
+ * once, whatever their thread counts.
  */
 static inline __u64 xr_seq(__u64 first_n, __u64 m, __u32 shard, __u32 shards, __u64 unit)
 {

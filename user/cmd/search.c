@@ -149,9 +149,16 @@ int cmd_search(int argc, char **argv)
 	static char names[MAX_GOALS][32];
 	int opt, err, ret = XR_EXIT_USAGE, loss_goals = 0;
 	char a[16], b[16], c[16], d[16];
+	bool trials_started = false;
 
 	if (!s)
 		return XR_EXIT_ENV;
+	/* under mpiexec: every rank parses the same options; rank 0 searches, each sends a shard */
+	if (ranks_init(&argc, &argv)) {
+		free(s);
+		return XR_EXIT_ENV;
+	}
+	s->start_margin_ns = 500000000ULL;
 	s->min = 1000;
 	s->max = 1000000;
 	s->width = 0.005;
@@ -423,21 +430,37 @@ int cmd_search(int argc, char **argv)
 			ret = err ? err : XR_EXIT_USAGE;
 			goto out;
 		}
-		/* each shard's search would choose its own loads: nothing would add up */
+		/*
+		 * each shard's search would choose its own loads: nothing would add
+		 * up; under MPI a rank's shard is its rank
+		 */
 		if (s->so.shards > 1) {
 			ret = cli_usage_error(
 				"search", "--shard: the shards of a trial must share its load and "
-					  "start; a search across senders is not built yet");
+					  "start: run the search under MPI (mpiexec -n N xdpreplay "
+					  "search ...), where each rank sends its shard");
 			goto out;
 		}
 	}
+	if (xr_rank != 0) {
+		/* the trials rank 0 broadcasts, until it says stop */
+		cli_catch_signals();
+		ret = serve_trials(s) ? XR_EXIT_ENV : XR_EXIT_OK;
+		goto out;
+	}
+	trials_started = true;
+	/* the trial's --first-seq is where the first trial starts */
+	s->next_n = s->so.first_n;
 	s->max_asked = s->max;
 	s->start_unix = time(NULL);
 	s->start_ns = now_ns();
 	cli_catch_signals();
-	fprintf(stderr, "search: %s to %s frames/s, %.1f s trials, width %.3f, witness %s\n",
+	fprintf(stderr, "search: %s to %s frames/s, %.1f s trials, width %.3f, witness %s",
 		fmt_si(s->min, a, sizeof(a)), fmt_si(s->max, b, sizeof(b)), s->trial_ns / 1e9,
 		s->width, s->witness);
+	if (xr_nranks > 1)
+		fprintf(stderr, ", %d ranks (MPI), each a shard of every trial", xr_nranks);
+	fputc('\n', stderr);
 	err = 0;
 	if (s->warmup_ns) {
 		uint64_t trial = s->trial_ns;
@@ -514,6 +537,10 @@ env:
 	ret = XR_EXIT_ENV;
 	goto out;
 out:
+	/* the other ranks wait for the next trial: tell them there is none */
+	if (trials_started)
+		trials_stop();
+	ranks_finish();
 	if (s->proto && s->proto->free && s->proto_state)
 		s->proto->free(s->proto_state);
 	free(s->proto_state);

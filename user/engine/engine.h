@@ -74,8 +74,10 @@ struct engine_opts {
 	unsigned int nops;
 	uint64_t first_n; /* the first sequence number (default 0) */
 	/*
-	 * --shard I/N: this run is shard `shard` of `shards` (0 or 1: the whole
-	 * run); count and pps are this shard's own (send_run divides them).
+	 * --shard I/N: this run is shard I of `shards` (0 or 1: the whole run);
+	 * `shard` is I's place in the rotation from first_n's unit, (I - first_n /
+	 * unit) mod N, so that I always owns the units u with u mod N = I. count
+	 * and pps are this shard's own (send_run divides them).
 	 */
 	unsigned int shard, shards;
 	uint64_t start_unix_ns; /* --start-at: the first departure, CLOCK_REALTIME (0: at once) */
@@ -161,6 +163,16 @@ static inline uint64_t engine_seq(const struct engine_opts *o, unsigned int thre
  * `unit` consecutive sequence numbers to a shard (XR_FOREVER stays so).
  */
 uint64_t engine_shard_count(uint64_t count, unsigned int shard, unsigned int shards, uint64_t unit);
+
+/*
+ * The place of shard I of N in a run from first_n (a multiple of unit): the
+ * shard owns the units u = n / unit with u mod N = I in every run.
+ */
+static inline unsigned int engine_shard_place(unsigned int shard, unsigned int shards,
+					      uint64_t first_n, uint64_t unit)
+{
+	return (shard + shards - first_n / unit % shards) % shards;
+}
 
 /* Set from a signal handler: stop sending and report. */
 extern volatile sig_atomic_t xr_stop;

@@ -12,7 +12,7 @@
  */
 bool trial_counted(const struct trial *t)
 {
-	return !t->sender_short && !t->witness_reset;
+	return !t->sender_short && !t->witness_reset && !t->rank_failed;
 }
 
 /* Whether one trial meets goal g. */

@@ -337,6 +337,7 @@ static void write_json(const struct search *s, FILE *f)
 	json_str(&j, "version", XR_VERSION);
 	json_u64(&j, "start_unix", s->start_unix);
 	json_str(&j, "witness", s->witness);
+	json_u64(&j, "ranks", xr_nranks);
 	if (s->field)
 		json_str(&j, "witness_field", s->field);
 	json_open(&j, "settings", '{');
@@ -399,6 +400,28 @@ static void write_json(const struct search *s, FILE *f)
 		json_flag(&j, "sender_short", t->sender_short);
 		json_flag(&j, "witness_reset", t->witness_reset);
 		json_u64(&j, "fell_behind", t->behind);
+		if (t->nranks > 1) {
+			if (t->rank_failed)
+				json_u64(&j, "rank_failed", t->failed_rank);
+			json_double(&j, "start_skew_us", t->start_skew_us);
+			json_open(&j, "ranks", '[');
+			for (int r = 0; r < t->nranks; r++) {
+				const struct rank_result *rr = &t->ranks[r];
+
+				json_open(&j, NULL, '{');
+				json_u64(&j, "rank", r);
+				json_i64(&j, "exit", rr->exit);
+				if (rr->ran) {
+					json_u64(&j, "asked", rr->asked);
+					json_u64(&j, "sent", rr->sent);
+					json_double(&j, "start_unix", rr->start_unix);
+				} else {
+					json_str(&j, "why", rr->why);
+				}
+				json_close(&j, '}');
+			}
+			json_close(&j, ']');
+		}
 		if (t->p99_us >= 0)
 			json_double(&j, "p99_us", t->p99_us);
 		json_open(&j, "server_drops", '{');

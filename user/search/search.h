@@ -19,6 +19,33 @@
 
 #define MAX_ATTR 48
 
+/* ranks.c: one trial as rank 0 broadcasts it to every rank (stop: the search is over) */
+struct rank_trial {
+	double load; /* the whole trial's pps: each rank sends 1/N of it */
+	uint64_t first_n, trial_ns;
+	uint64_t start_unix_ns; /* the first departure, CLOCK_REALTIME (every rank's --start-at) */
+	int32_t stop;
+	int32_t pad;
+};
+
+/* What one rank's shard of a trial did, gathered to rank 0. */
+struct rank_result {
+	uint64_t asked, sent, witness,
+		behind; /* witness: the protocol's replies when they witness */
+	double p99_us; /* < 0: none */
+	double start_unix; /* its first departure */
+	uint64_t unit; /* sequence numbers that go to one shard together (shard.unit) */
+	int32_t exit; /* the shard's exit status; -1 when it did not exit */
+	int32_t ran; /* its JSON was read */
+	char why[200]; /* when it failed: its last line on stderr */
+};
+
+extern int xr_rank, xr_nranks; /* this process's rank and how many; 0 and 1 without MPI */
+int ranks_init(int *argc, char ***argv);
+int ranks_bcast(struct rank_trial *t);
+int ranks_gather(const struct rank_result *mine, struct rank_result *all);
+void ranks_finish(void);
+
 struct trial {
 	double load; /* asked frames per second */
 	uint64_t asked, sent, received;
@@ -28,6 +55,12 @@ struct trial {
 	uint64_t behind; /* frames the sender fell behind on (its own shortfall) */
 	bool sender_short; /* the sender did not keep the trial's schedule: not the server's result */
 	bool witness_reset; /* the witness's count went down (it restarted): nothing to read */
+	/* under MPI: each rank's part (malloc'ed, nranks of them), the spread of their starts */
+	struct rank_result *ranks;
+	int nranks;
+	bool rank_failed; /* a rank could not run its shard: failed_rank, why in ranks[] */
+	int failed_rank;
+	double start_skew_us;
 	/* count --listen: the attribution's counters, growth during the trial */
 	int nattr;
 	char attr_name[MAX_ATTR][32];
@@ -71,6 +104,7 @@ struct search {
 	int max_trials; /* --max-trials */
 	uint64_t max_time_ns; /* --max-time: no trial starts after this much time; 0 = none */
 	uint64_t start_ns;
+	uint64_t start_margin_ns; /* under MPI: from the broadcast to the trial's start */
 };
 
 /* mlr.c: whether a trial speaks for the server, meets a goal; the goal's bounds from every trial */
@@ -90,8 +124,14 @@ int trials_expected(const struct search *s);
 /* witness.c: the witness's running total (and attribution); "replies" has none (the trial's JSON says) */
 int witness_read(const struct search *s, uint64_t *v, struct trial *attr);
 
-/* trial.c: one trial at load pps; the search for every goal */
+/*
+ * trial.c: one trial at load pps (rank 0: every rank's shard of it); the
+ * search for every goal; the other ranks' loop, running the trials rank 0
+ * broadcasts until it says stop (trials_stop)
+ */
 int run_trial(struct search *s, double load, struct trial *t);
+int serve_trials(struct search *s);
+void trials_stop(void);
 int do_search(struct search *s);
 
 /* report.c: the results as JSON, CSV and SVG, where asked for: 0, or -errno when one could not be written */

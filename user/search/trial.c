@@ -23,33 +23,54 @@
 #include "util/log.h"
 #include "util/units.h"
 
-/*
- * One trial at load pps: the trial's sender in a child process (its BPF
- * state dies with it), run from the options parsed once with this trial's
- * rate, duration and first sequence number set in a copy; then the witness.
- */
-int run_trial(struct search *s, double load, struct trial *t)
+/* The last line a shard wrote on stderr (why it failed), and the rest echoed with its rank. */
+static void shard_stderr(const char *path, struct rank_result *r, bool echo)
 {
-	char json[] = "/tmp/xdpreplay-trial.XXXXXX";
+	char line[512];
+	FILE *f = fopen(path, "r");
+
+	if (!f)
+		return;
+	while (fgets(line, sizeof(line), f)) {
+		line[strcspn(line, "\n")] = 0;
+		if (!*line)
+			continue;
+		/* the line cut to fit: why is a reason, not a log */
+		memcpy(r->why, line, sizeof(r->why) - 1);
+		r->why[sizeof(r->why) - 1] = 0;
+		if (echo)
+			fprintf(stderr, "  rank %d: %s\n", xr_rank, line);
+	}
+	fclose(f);
+}
+
+/*
+ * This rank's part of trial rt: the sender in a child process (its BPF state
+ * dies with it), run from the options parsed once with the trial's rate,
+ * duration, first sequence number (and under MPI its shard and start) set in
+ * a copy; then what its JSON says. -EINTR when interrupted; a shard that
+ * failed is not an error here (r->exit says so, r->why why).
+ */
+static int shard_trial(struct search *s, const struct rank_trial *rt, struct rank_result *r)
+{
+	char json[] = "/tmp/xdpreplay-trial.XXXXXX", errs[] = "/tmp/xdpreplay-trial-err.XXXXXX";
+	bool replies = !strcmp(s->witness, "replies"), mpi = xr_nranks > 1;
 	struct json_object *result = NULL;
-	uint64_t before, after, sent, asked;
-	bool replies = !strcmp(s->witness, "replies");
-	struct trial a0 = {};
-	int fd, status, err;
+	int fd, efd = -1, status = 0, err = 0;
 	pid_t pid;
 
-	if (xr_stop)
-		return -EINTR;
+	*r = (struct rank_result){ .exit = -1, .p99_us = -1 };
 	fd = mkstemp(json);
 	if (fd < 0)
 		return -errno;
 	close(fd);
-	err = witness_read(s, &before, &a0);
-	if (err && xr_stop)
-		err = -EINTR;
-	if (err) {
-		pr_warn("cannot read the witness %s: %s\n", s->witness, strerror(-err));
-		goto out;
+	/* under MPI a shard's messages are kept: its last line is why it failed */
+	if (mpi) {
+		efd = mkstemp(errs);
+		if (efd < 0) {
+			err = -errno;
+			goto out;
+		}
 	}
 	fflush(NULL);
 	pid = fork();
@@ -60,71 +81,216 @@ int run_trial(struct search *s, double load, struct trial *t)
 	if (pid == 0) {
 		struct send_opts so = s->so;
 
+		if (efd >= 0)
+			dup2(efd, STDERR_FILENO);
 		so.pace = XR_PACE_RATE;
-		so.pps = load;
+		so.pps = rt->load;
 		so.rate_bps = 0;
-		so.duration_ns = s->trial_ns;
+		so.duration_ns = rt->trial_ns;
 		so.json_path = json;
 		so.quiet = true;
 		xr_verbosity = XR_LOG_WARN;
 		/* each trial goes on where the last stopped: no repeated sources, ports or ISNs */
-		so.first_n = s->next_n;
+		so.first_n = rt->first_n;
+		if (mpi) {
+			so.shard = xr_rank;
+			so.shards = xr_nranks;
+			so.start_unix_ns = rt->start_unix_ns;
+		}
 		_exit(send_run(&so, s->proto, s->proto_state));
 	}
 	while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
 		if (xr_stop)
 			kill(pid, SIGINT);
+	r->exit = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+	if (mpi)
+		shard_stderr(errs, r, true);
 	/* an interrupted trial measured nothing: it is not reported as one */
-	if (xr_stop || (WIFEXITED(status) && WEXITSTATUS(status) == XR_EXIT_INTERRUPTED)) {
+	if (xr_stop || r->exit == XR_EXIT_INTERRUPTED) {
 		err = -EINTR;
 		goto out;
 	}
 	/* exit 1 means some frames were not sent: that is loss at the sender, still a trial */
-	if (!WIFEXITED(status) || (WEXITSTATUS(status) != 0 && WEXITSTATUS(status) != 1)) {
-		pr_warn("the trial at %.0f pps failed (exit %d)\n", load,
-			WIFEXITED(status) ? WEXITSTATUS(status) : -1);
-		err = -ECHILD;
+	if (r->exit != 0 && r->exit != 1)
+		goto out;
+	result = json_object_from_file(json);
+	if (!result || json_path_u64(result, "sent", &r->sent) ||
+	    json_path_u64(result, "asked", &r->asked) ||
+	    (replies && json_path_u64(result, s->proto->witness, &r->witness))) {
+		snprintf(r->why, sizeof(r->why), "its results (%s) could not be read", json);
+		r->exit = -1;
 		goto out;
 	}
-	/* frames still in flight (queues, the server's backlog) are counted before reading */
-	sleep_until(now_ns() + s->settle_ns);
-	result = json_object_from_file(json);
-	err = !result				   ? -EPROTO :
-	      json_path_u64(result, "sent", &sent) ?:
-						     json_path_u64(result, "asked", &asked);
-	if (!err && replies)
-		err = json_path_u64(result, s->proto->witness, &after);
-	else if (!err)
-		err = witness_read(s, &after, t);
+	r->ran = 1;
+	if (json_path_double(result, s->proto->latency ?: "replies.rtt_us.p99", &r->p99_us))
+		r->p99_us = -1;
+	if (json_path_u64(result, "failed_reasons.fell_behind", &r->behind))
+		r->behind = 0;
+	if (json_path_double(result, "start_unix", &r->start_unix))
+		r->start_unix = 0;
+	if (json_path_u64(result, "shard.unit", &r->unit) || !r->unit)
+		r->unit = 1;
+out:
+	if (result)
+		json_object_put(result);
+	unlink(json);
+	if (efd >= 0) {
+		close(efd);
+		unlink(errs);
+	}
+	return err;
+}
+
+void trials_stop(void)
+{
+	struct rank_trial rt = { .stop = 1 };
+
+	if (xr_nranks > 1 && xr_rank == 0)
+		ranks_bcast(&rt);
+}
+
+int serve_trials(struct search *s)
+{
+	struct rank_result mine, all;
+	struct rank_trial rt;
+	int err;
+
+	for (;;) {
+		err = ranks_bcast(&rt);
+		if (err || rt.stop)
+			return err;
+		err = shard_trial(s, &rt, &mine);
+		/* an interrupted rank still reports, so that rank 0 is not left waiting */
+		if (err == -EINTR)
+			mine.exit = XR_EXIT_INTERRUPTED;
+		if (ranks_gather(&mine, &all))
+			return -EIO;
+	}
+}
+
+/*
+ * One trial at load pps: the witness before, every rank's shard of the trial
+ * (one rank without MPI), then the witness after. A rank that failed flags
+ * the trial (not counted) with the rank and why; the figures are the sums
+ * over the ranks, the round trip the highest rank's p99 (percentiles of
+ * parts do not add).
+ */
+int run_trial(struct search *s, double load, struct trial *t)
+{
+	bool replies = !strcmp(s->witness, "replies");
+	struct rank_trial rt = { .load = load, .first_n = s->next_n, .trial_ns = s->trial_ns };
+	struct rank_result mine, *all = NULL;
+	uint64_t before = 0, after = 0, most = 0, unit = 1;
+	double first = 0, last = 0;
+	struct trial a0 = {};
+	int err;
+
+	if (xr_stop)
+		return -EINTR;
+	err = witness_read(s, &before, &a0);
 	if (err && xr_stop)
 		err = -EINTR;
 	if (err) {
-		pr_warn("cannot read the trial's results: %s\n", strerror(-err));
+		pr_warn("cannot read the witness %s: %s\n", s->witness, strerror(-err));
+		return err;
+	}
+	all = calloc(xr_nranks, sizeof(*all));
+	if (!all)
+		return -ENOMEM;
+	if (xr_nranks > 1) {
+		struct timespec ts;
+
+		clock_gettime(CLOCK_REALTIME, &ts);
+		rt.start_unix_ns = ts.tv_sec * 1000000000ULL + ts.tv_nsec + s->start_margin_ns;
+		err = ranks_bcast(&rt);
+		if (err)
+			goto out;
+	}
+	err = shard_trial(s, &rt, &mine);
+	if (err == -EINTR)
+		mine.exit = XR_EXIT_INTERRUPTED;
+	else if (err)
+		goto out;
+	if (ranks_gather(&mine, all)) {
+		err = -EIO;
 		goto out;
 	}
-	s->next_n += asked;
-	t->load = load;
-	t->asked = asked;
-	t->sent = sent;
+	*t = (struct trial){ .load = load, .p99_us = -1, .nranks = xr_nranks };
+	for (int i = 0; i < xr_nranks; i++) {
+		const struct rank_result *r = &all[i];
+
+		if (r->exit == XR_EXIT_INTERRUPTED || xr_stop) {
+			err = -EINTR;
+			goto out;
+		}
+		if (!r->ran) {
+			if (!t->rank_failed) {
+				t->rank_failed = true;
+				t->failed_rank = i;
+			}
+			continue;
+		}
+		t->asked += r->asked;
+		t->sent += r->sent;
+		t->behind += r->behind;
+		after += r->witness;
+		most = r->asked > most ? r->asked : most;
+		unit = r->unit > unit ? r->unit : unit;
+		if (r->p99_us > t->p99_us)
+			t->p99_us = r->p99_us;
+		if (!first || r->start_unix < first)
+			first = r->start_unix;
+		if (r->start_unix > last)
+			last = r->start_unix;
+	}
+	if (xr_nranks == 1 && t->rank_failed) {
+		pr_warn("the trial at %.0f pps failed (exit %d)%s%s\n", load, all[0].exit,
+			all[0].why[0] ? ": " : "", all[0].why);
+		err = -ECHILD;
+		goto out;
+	}
+	if (xr_nranks > 1) {
+		t->start_skew_us = (last - first) * 1e6;
+		t->ranks = all;
+		all = NULL;
+		/* a shard that started late had no time to set up: give the next trials more */
+		if (t->start_skew_us > 1000 && s->start_margin_ns < 8000000000ULL)
+			s->start_margin_ns *= 2;
+	}
+	/* frames still in flight (queues, the server's backlog) are counted before reading */
+	sleep_until(now_ns() + s->settle_ns);
+	if (!replies) {
+		err = witness_read(s, &after, t);
+		if (err && xr_stop)
+			err = -EINTR;
+		if (err) {
+			pr_warn("cannot read the trial's results: %s\n", strerror(-err));
+			goto out;
+		}
+	}
+	/*
+	 * the next trial starts past every n this one used: each shard's n are
+	 * N apart, in units (an uplink's copies) that the next start keeps whole
+	 */
+	if (xr_nranks > 1)
+		s->next_n += (most * xr_nranks + unit * xr_nranks + unit - 1) / unit * unit;
+	else
+		s->next_n += t->asked;
 	/* a witness whose count went down restarted: the trial cannot be read from it */
 	t->witness_reset = !replies && after < before;
 	t->received = replies ? after : t->witness_reset ? 0 : after - before;
-	t->loss = asked ? (asked > t->received ? (double)(asked - t->received) / asked : 0) : 1;
+	t->loss = t->asked ? (t->asked > t->received ? (double)(t->asked - t->received) / t->asked :
+						       0) :
+			     1;
 	t->duration_s = s->trial_ns / 1e9;
-	if (json_path_double(result, s->proto->latency ?: "replies.rtt_us.p99", &t->p99_us))
-		t->p99_us = -1;
 	/* growth during the trial, by name: a drop reason may first appear after the trial */
 	for (int i = 0; i < t->nattr; i++)
 		for (int k = 0; k < a0.nattr; k++)
 			if (!strcmp(t->attr_name[i], a0.attr_name[k]))
 				t->attr[i] = t->attr[i] >= a0.attr[k] ? t->attr[i] - a0.attr[k] : 0;
-	if (json_path_u64(result, "failed_reasons.fell_behind", &t->behind))
-		t->behind = 0;
 	t->sender_short = t->behind > 0;
 out:
-	if (result)
-		json_object_put(result);
-	unlink(json);
+	free(all);
 	return err;
 }
 
@@ -136,7 +302,12 @@ static void print_trial(const struct trial *t, int i)
 		"  trial %2d: offered %9s pps  asked %10llu  sent %10llu  received %10llu  loss %.5f",
 		i + 1, fmt_si(t->load, a, sizeof(a)), (unsigned long long)t->asked,
 		(unsigned long long)t->sent, (unsigned long long)t->received, t->loss);
-	if (t->witness_reset)
+	if (t->rank_failed)
+		fprintf(stderr, "  RANK %d FAILED (exit %d: %s; not counted)", t->failed_rank,
+			t->ranks[t->failed_rank].exit,
+			t->ranks[t->failed_rank].why[0] ? t->ranks[t->failed_rank].why :
+							  "no message");
+	else if (t->witness_reset)
 		fprintf(stderr, "  WITNESS RESET (its count went down: not counted)");
 	else if (t->sender_short)
 		fprintf(stderr, "  SENDER SHORT (%llu behind: not counted)",
@@ -147,6 +318,9 @@ static void print_trial(const struct trial *t, int i)
 	if (t->p99_us >= 0)
 		fprintf(stderr, "  p99 %s",
 			fmt_duration((uint64_t)(t->p99_us * 1e3), d, sizeof(d)));
+	if (t->nranks > 1 && !t->rank_failed)
+		fprintf(stderr, "  %d ranks, start skew %s", t->nranks,
+			fmt_duration((uint64_t)(t->start_skew_us * 1e3), d, sizeof(d)));
 	/* where the server dropped: every drop counter that moved */
 	for (int k = 0; k < t->nattr; k++)
 		if (t->attr[k] && strcmp(t->attr_name[k], "udp_delivered") &&
@@ -200,6 +374,26 @@ static int sender_short(struct search *s, double load)
 		fmt_si(load, a, sizeof(a)), fmt_si(kept, b, sizeof(b)));
 	s->max = kept;
 	return 0;
+}
+
+/*
+ * A rank that could not run its shard is given one more trial at the load (a
+ * busy moment); a second failure ends the search with the bounds so far and
+ * the rank's reason.
+ */
+static bool rank_failed_twice(struct search *s, double load)
+{
+	const struct trial *t = &s->t[s->nt - 1], *prev = s->nt > 1 ? &s->t[s->nt - 2] : NULL;
+	static char why[300];
+
+	if (!prev || prev->load != load || !prev->rank_failed ||
+	    prev->failed_rank != t->failed_rank)
+		return false;
+	snprintf(why, sizeof(why), "rank %d could not send twice (%s)", t->failed_rank,
+		 t->ranks[t->failed_rank].why[0] ? t->ranks[t->failed_rank].why : "no message");
+	pr_warn("search: %s\n", why);
+	s->stop_why = why;
+	return true;
 }
 
 int do_search(struct search *s)
@@ -261,6 +455,8 @@ int do_search(struct search *s)
 			print_progress(s);
 			if (s->t[s->nt - 1].sender_short && (err = sender_short(s, next)))
 				return err;
+			if (s->t[s->nt - 1].rank_failed && rank_failed_twice(s, next))
+				return 0;
 			if (xr_stop) {
 				s->interrupted = true;
 				return -EINTR;

@@ -18,7 +18,7 @@ void send_summary(const struct send_report *r, FILE *f)
 	fprintf(f, "%s: %s engine, %u thread%s, %zu frame%s in the set\n", r->so->cmd, res->engine,
 		threads, threads > 1 ? "s" : "", r->frames, r->frames > 1 ? "s" : "");
 	if (r->o->shards > 1) {
-		fprintf(f, "  shard %u of %u (from 0):", r->o->shard, r->o->shards);
+		fprintf(f, "  shard %u of %u (from 0):", r->so->shard, r->o->shards);
 		if (r->whole_count != XR_FOREVER)
 			fprintf(f, " %llu of the run's %llu frames",
 				(unsigned long long)r->o->count,
@@ -103,8 +103,9 @@ void send_json(const struct send_report *r, FILE *f)
 	json_close(&j, '}');
 	if (o->shards > 1) {
 		json_open(&j, "shard", '{');
-		json_u64(&j, "index", o->shard);
+		json_u64(&j, "index", r->so->shard);
 		json_u64(&j, "of", o->shards);
+		json_u64(&j, "unit", o->frame_div > 1 ? o->frame_div : 1);
 		if (r->whole_count != XR_FOREVER)
 			json_u64(&j, "run_count", r->whole_count);
 		if (o->pace == XR_PACE_RATE)

@@ -72,8 +72,22 @@ static uint64_t run_count(const struct send_opts *so, const struct xr_proto *p, 
  */
 static int shard_run(const struct send_opts *so, struct engine_opts *o, const struct frameset *fs)
 {
-	o->shard = so->shard;
+	uint64_t unit = o->frame_div > 1 ? o->frame_div : 1;
+
+	/*
+	 * Shard I owns the units u = n / unit with u mod N = I, whatever the run's
+	 * first n, so that it keeps its sources from run to run (a search's trials):
+	 * its place in this run's rotation is counted from the first unit.
+	 */
+	if (so->first_n % unit) {
+		pr_warn("--shard: --first-seq %llu splits an uplink's %llu copies between shards; "
+			"give a multiple of %llu\n",
+			(unsigned long long)so->first_n, (unsigned long long)unit,
+			(unsigned long long)unit);
+		return -EINVAL;
+	}
 	o->shards = so->shards;
+	o->shard = engine_shard_place(so->shard, so->shards, so->first_n, unit);
 	if (o->reply_kind != XR_REPLY_NONE && so->net.have_src && o->rpl.src_count % so->shards) {
 		pr_warn("--shard %u/%u: --src's %u addresses do not split into %u equal parts, so "
 			"the shards' replies would cross; give a multiple of %u (or leave --src out: "
