@@ -469,6 +469,7 @@ int cmd_search(int argc, char **argv)
 		s->trial_ns = s->warmup_ns;
 		err = run_trial(s, s->min, &w);
 		s->trial_ns = trial;
+		free(w.ranks);
 		if (err == -EINTR)
 			s->interrupted = true;
 		else if (err)
@@ -541,6 +542,8 @@ out:
 	if (trials_started)
 		trials_stop();
 	ranks_finish();
+	for (int i = 0; i < s->nt; i++)
+		free(s->t[i].ranks);
 	if (s->proto && s->proto->free && s->proto_state)
 		s->proto->free(s->proto_state);
 	free(s->proto_state);

@@ -251,8 +251,6 @@ int run_trial(struct search *s, double load, struct trial *t)
 	}
 	if (xr_nranks > 1) {
 		t->start_skew_us = (last - first) * 1e6;
-		t->ranks = all;
-		all = NULL;
 		/* a shard that started late had no time to set up: give the next trials more */
 		if (t->start_skew_us > 1000 && s->start_margin_ns < 8000000000ULL)
 			s->start_margin_ns *= 2;
@@ -289,6 +287,11 @@ int run_trial(struct search *s, double load, struct trial *t)
 			if (!strcmp(t->attr_name[i], a0.attr_name[k]))
 				t->attr[i] = t->attr[i] >= a0.attr[k] ? t->attr[i] - a0.attr[k] : 0;
 	t->sender_short = t->behind > 0;
+	/* the trial keeps each rank's part (the search frees it) */
+	if (xr_nranks > 1) {
+		t->ranks = all;
+		all = NULL;
+	}
 out:
 	free(all);
 	return err;
