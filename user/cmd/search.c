@@ -86,8 +86,15 @@ static void usage(FILE *f)
 		"maximum to what the sender keeps. Ctrl-C stops the search and still writes the\n"
 		"bounds found so far (text, JSON, CSV, SVG).\n"
 		"\n"
-		"Exit status: 0 every goal found, 1 the search ended early (trial limit, or the\n"
-		"sender cannot offer --min), 2 bad usage, 3 the environment (a trial or the witness\n"
+		"Many senders (built with MPI): under 'mpiexec -n N', rank 0 searches and every\n"
+		"rank sends its shard of each trial (the trial's --shard RANK/N: 1/N of the load,\n"
+		"its own sources), all from one start time (clocks synchronised across hosts);\n"
+		"the figures are the ranks' sums. A rank that cannot send flags the trial (RANK R\n"
+		"FAILED, with its reason), and a second time at the load ends the search. Each\n"
+		"rank may give its own trial options (mpiexec's ':'), e.g. its own --netns.\n"
+		"\n"
+		"Exit status: 0 every goal found, 1 the search ended early (trial limit, the\n"
+		"sender cannot offer --min, a rank cannot send), 2 bad usage, 3 the environment (a trial or the witness\n"
 		"failed), 4 interrupted.\n"
 		"\n"
 		"Examples:\n"
@@ -96,7 +103,9 @@ static void usage(FILE *f)
 		"  xdpreplay search --witness replies --latency-goal p99=10ms -- gen syn -i eth1 --dst 198.18.0.2:80\n"
 		"  xdpreplay search --witness replies --latency-goal p99=10ms --max 100k -- gen tcp -i eth1 \\\n"
 		"      --dst 198.18.0.2 --src 198.18.64.0/23 --http 'GET /'\n"
-		"  xdpreplay search --witness replies --max 100k -- lorawan send -i eth1 --fleet f/ --server 198.18.0.2\n");
+		"  xdpreplay search --witness replies --max 100k -- lorawan send -i eth1 --fleet f/ --server 198.18.0.2\n"
+		"  mpiexec -hosts gen1,gen2,gen3 -n 3 xdpreplay search --witness replies --max 10M -- \\\n"
+		"      gen syn -i eth1 --dst 198.18.0.2:80 --src 198.18.64.1-198.18.64.240 --seed 7741\n");
 }
 
 int cmd_search(int argc, char **argv)
