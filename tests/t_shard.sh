@@ -281,3 +281,29 @@ test_mpi_rank_that_cannot_send() {
 	assert all(g["lower"] == 0 and g["upper"] == 0 for g in s["goals"]), s["goals"]
 	PY
 }
+
+test_shard_tcp_sessions_add_up() {
+	command -v nginx >/dev/null || skip "nginx not installed (scripts/deps.sh installs it)"
+	. "$TOP/scripts/nginx.sh"
+	bed --senders 3
+	NGINX_DIR=$(mktemp -d "$WORK/nginx.XXXXXX")
+	nginx_conf "$NGINX_DIR" "$TB_SRV_IP" 4096
+	tb_srv nginx -c "$NGINX_DIR/nginx.conf" -p "$NGINX_DIR" 2>"$NGINX_DIR/stderr" &
+	local nginx_pid=$! j
+	trap 'kill $nginx_pid 2>/dev/null; wait $nginx_pid 2>/dev/null; tb_down' EXIT
+	nginx_wait "$TB_NS_SRV" "$TB_SRV_IP" "$nginx_pid" || fail "nginx did not start"
+	for j in $(seq 0 11); do
+		tb_srv ip route add "198.18.64.$((1 + j))/32" via "$(tb_gen_ip $((j % 3)))" || fail "route"
+	done
+	count_start --tcp --dport 80 --duration 60s --idle 3s --json "$WORK/c.json"
+	# 3,000 sessions of 5 requests each, in three shards: each shard's sessions complete at its own
+	# sender, and nginx sees every session's requests on one connection
+	shards_run 3 gen tcp --dst "$TB_SRV_IP" --src 198.18.64.1-198.18.64.12 --seed 5 --http 'GET /' \
+		--requests-per-session 5 --pps 1500 --count 3000 --wait 5s
+	count_wait
+	expect_eq "$(shards_sum 3 sessions.asked)" 3000 "sessions the shards asked"
+	expect_eq "$(shards_sum 3 sessions.completed)" 3000 "sessions completed"
+	expect_eq "$(shards_sum 3 requests.responses)" 15000 "responses"
+	expect_eq "$(awk '$2 == 200' "$NGINX_DIR/access.log" | wc -l)" 15000 "200s in nginx's access log"
+	expect_eq "$(awk '$5 == 5' "$NGINX_DIR/access.log" | wc -l)" 3000 "5th requests of a connection"
+}
