@@ -140,8 +140,9 @@ static void *producer_main(void *arg)
 			usleep(1000);
 			continue;
 		}
-		produce(lk, limit < lk->next_u + 4096 * lk->u_step ? limit :
-								       lk->next_u + 4096 * lk->u_step);
+		produce(lk, limit < lk->next_u + 4096 * lk->u_step ?
+				    limit :
+				    lk->next_u + 4096 * lk->u_step);
 	}
 	return NULL;
 }
