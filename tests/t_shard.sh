@@ -289,9 +289,11 @@ test_shard_tcp_sessions_add_up() {
 	NGINX_DIR=$(mktemp -d "$WORK/nginx.XXXXXX")
 	nginx_conf "$NGINX_DIR" "$TB_SRV_IP" 4096
 	tb_srv nginx -c "$NGINX_DIR/nginx.conf" -p "$NGINX_DIR" 2>"$NGINX_DIR/stderr" &
-	local nginx_pid=$! j
-	trap 'kill $nginx_pid 2>/dev/null; wait $nginx_pid 2>/dev/null; tb_down' EXIT
-	nginx_wait "$TB_NS_SRV" "$TB_SRV_IP" "$nginx_pid" || fail "nginx did not start"
+	# not local: the EXIT trap runs after this function has returned
+	NGINX_PID=$!
+	trap 'kill $NGINX_PID 2>/dev/null; wait $NGINX_PID 2>/dev/null; tb_down' EXIT
+	nginx_wait "$TB_NS_SRV" "$TB_SRV_IP" "$NGINX_PID" || fail "nginx did not start"
+	local j
 	for j in $(seq 0 11); do
 		tb_srv ip route add "198.18.64.$((1 + j))/32" via "$(tb_gen_ip $((j % 3)))" || fail "route"
 	done
