@@ -131,6 +131,11 @@ struct xr_gen_slot {
 	__u64 op_inc[XR_MAX_OPS];
 	/* the per-packet hook's own counters (bpf/shared/X.h names them) */
 	__u64 hook_ctr[2];
+	/* back-off while the driver refuses frames (gen.bpf.c: ring_full_backoff) */
+	__u64 drops_seen; /* xmit_drops when last looked at */
+	__u32 backoff; /* iterations to skip after the next refusal */
+	__u32 backoff_left; /* iterations still to skip */
+	__u64 backoff_skipped; /* iterations skipped, for the figures */
 } __attribute__((aligned(64)));
 
 /* selftest only: the program's departure times (due_ns) of ks for a slot, to hold against the userspace pacer */
