@@ -309,3 +309,25 @@ test_shard_tcp_sessions_add_up() {
 	expect_eq "$(awk '$2 == 200' "$NGINX_DIR/access.log" | wc -l)" 15000 "200s in nginx's access log"
 	expect_eq "$(awk '$5 == 5' "$NGINX_DIR/access.log" | wc -l)" 3000 "5th requests of a connection"
 }
+
+# the shards of a run that starts anywhere (--first-seq) and does not split evenly: with
+# --pcap-out (nothing sent), their union is the unsharded run's frames, each once
+test_shard_union_from_any_first_seq() {
+	bed
+	local n i
+	for n in 1 2 3 4; do
+		for i in $(seq 0 $((n - 1))); do
+			tb_gen "$XR" gen udp -i "$TB_GEN_IF" --dst "$TB_SRV_IP:9" --count 10 --first-seq 7 --pps 1k \
+				--shard "$i/$n" --pcap-out "$WORK/s$n-$i.pcap" -q || fail "shard $i/$n exited $?"
+		done
+	done
+	PYTHONPATH="$TOP/tests" python3 - "$WORK" <<-'PY' || fail "the shards' union"
+	import sys
+	from pcapfile import frames
+	for n in range(1, 5):
+	    parts = [[int.from_bytes(f[42:50], "big") for f in frames("%s/s%d-%d.pcap" % (sys.argv[1], n, i))] for i in range(n)]
+	    assert sorted(sum(parts, [])) == list(range(7, 17)), (n, parts)
+	    # shard i owns the numbers with n mod N = i, whatever the first
+	    assert all(x % n == i for i, p in enumerate(parts) for x in p), (n, parts)
+	PY
+}

@@ -101,7 +101,7 @@ static int shard_run(const struct send_opts *so, struct engine_opts *o, const st
 			so->shard, so->shards, fs->n, so->shards, so->shards);
 		return -EINVAL;
 	}
-	o->count = engine_shard_count(o->count, so->shard, so->shards, o->frame_div);
+	o->count = engine_shard_count(o->count, o->shard, so->shards, o->frame_div);
 	if (o->pace == XR_PACE_RATE)
 		o->pps /= so->shards;
 	if (!o->count)
