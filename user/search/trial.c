@@ -209,12 +209,12 @@ int run_trial(struct search *s, double load, struct trial *t)
 	err = shard_trial(s, &rt, &mine);
 	if (err == -EINTR)
 		mine.exit = XR_EXIT_INTERRUPTED;
-	else if (err)
-		goto out;
-	if (ranks_gather(&mine, all)) {
+	/* rank 0 gathers whatever went wrong here: the other ranks wait for it there */
+	if (ranks_gather(&mine, all) && !err)
 		err = -EIO;
+	if (err && err != -EINTR)
 		goto out;
-	}
+	err = 0;
 	*t = (struct trial){ .load = load, .p99_us = -1, .nranks = xr_nranks };
 	for (int i = 0; i < xr_nranks; i++) {
 		const struct rank_result *r = &all[i];
