@@ -178,13 +178,9 @@ test_pcap_out_equals_the_wire() {
 		fail "replay --pcap-out exited $?: $(cat "$WORK/dry.out")"
 	grep -q "wrote 300 frames" "$WORK/dry.out" || fail "$(cat "$WORK/dry.out")"
 	count_start --udp --dport 9 --duration 30s --json "$WORK/c.json"
-	ip netns exec "$TB_NS_SRV" tcpdump -i "$TB_SRV_IF" --immediate-mode -Q in -w "$WORK/wire.pcap" -s 0 -U -q udp 2>/dev/null &
-	TD=$!
-	sleep 1
+	capture_start "$WORK/wire.pcap" udp
 	tb_gen "$XR" replay "${args[@]}" --json "$WORK/r.json" -q || fail "replay exited $?"
-	sleep 0.5
-	kill -INT "$TD"
-	wait "$TD"
+	capture_stop
 	kill -INT "$COUNT_PID"
 	count_wait
 	# 40 of the capture's 43 frames fit udp.sport: the echo request, the ARP request and IPv6 do not
@@ -260,17 +256,13 @@ test_static_rewrites_vlan_ttl_ports_mtu() {
 test_constants_beside_per_packet_ops() {
 	bed
 	count_start --udp --dport 7 --duration 30s --json "$WORK/c.json"
-	ip netns exec "$TB_NS_SRV" tcpdump -i "$TB_SRV_IF" --immediate-mode -Q in -w "$WORK/wire.pcap" -s 0 -U -q udp 2>/dev/null &
-	TD=$!
-	sleep 1
+	capture_start "$WORK/wire.pcap" udp
 	tb_gen "$XR" replay -i "$TB_GEN_IF" --count 500 --pps 5k --rewrite u32be@0=0x0200c612 \
 		--rewrite u8@22=33 --rewrite payload@0:4=0xdeadbeef --rewrite udp.dport=7 --rewrite ip.id=seq \
 		--rewrite udp.sport=seq --rewrite payload@4:4=seq --rewrite payload@8:2+=3 --rewrite payload@10:1=seq%7 \
 		--rewrite ip.dst=198.18.0.2 --rewrite payload@12:4=seq/2 --json "$WORK/r.json" -q "$TOP/pcaps/udp-64.pcap" ||
 		fail "replay exited $?"
-	sleep 0.5
-	kill -INT "$TD"
-	wait "$TD"
+	capture_stop
 	kill -INT "$COUNT_PID"
 	count_wait
 	expect_eq "$(jget "$WORK/c.json" matched)" 500 "datagrams the server counted"
@@ -339,13 +331,9 @@ test_misfit_send_with_ops() {
 	tb_gen "$XR" replay "${base[@]}" "${ops[@]}" --count 86 --pcap-out "$WORK/dry.pcap" -q || fail "--pcap-out exited $?"
 	tb_gen "$XR" replay "${base[@]}" --count 43 --pcap-out "$WORK/static.pcap" -q || fail "--pcap-out (static) exited $?"
 	count_start --duration 30s --json "$WORK/c.json"
-	ip netns exec "$TB_NS_SRV" tcpdump -i "$TB_SRV_IF" --immediate-mode -Q in -w "$WORK/wire.pcap" -s 0 -U -q 2>/dev/null &
-	TD=$!
-	sleep 1
+	capture_start "$WORK/wire.pcap"
 	tb_gen "$XR" replay "${base[@]}" "${ops[@]}" --count 86 --pps 2k --json "$WORK/r.json" -q || fail "replay exited $?"
-	sleep 0.5
-	kill -INT "$TD"
-	wait "$TD"
+	capture_stop
 	kill -INT "$COUNT_PID"
 	count_wait
 	expect_eq "$(jget "$WORK/r.json" sent)" 86 "frames sent"
