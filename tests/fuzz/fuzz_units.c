@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: GPL-2.0
-/* libFuzzer: the human units of the command line (counts, numbers, bit rates, durations). */
+/* libFuzzer: the human units of the command line (counts, numbers, bit rates, durations, shards). */
 #include <math.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -10,6 +10,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	char s[64], out[32];
 	uint64_t c, ns;
+	unsigned int i, n;
 	double v;
 
 	if (size >= sizeof(s))
@@ -24,5 +25,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		__builtin_trap();
 	if (!parse_duration(s, &ns))
 		fmt_duration(ns, out, sizeof(out));
+	if (!parse_shard(s, 65536, &i, &n) && !(i < n && n >= 1 && n <= 65536))
+		__builtin_trap();
 	return 0;
 }

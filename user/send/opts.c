@@ -120,26 +120,6 @@ const char send_opts_help[] =
 	"  -q, --quiet             no progress line or summary\n"
 	"  -v, --verbose           more detail (-vv: libbpf's messages)\n";
 
-/* "I/N": shard I of N, each a plain decimal number */
-static int parse_shard(const char *s, unsigned int *shard, unsigned int *shards)
-{
-	unsigned long i, n;
-	char *end;
-
-	if (*s < '0' || *s > '9')
-		return -EINVAL;
-	errno = 0;
-	i = strtoul(s, &end, 10);
-	if (errno || *end != '/' || end[1] < '0' || end[1] > '9')
-		return -EINVAL;
-	n = strtoul(end + 1, &end, 10);
-	if (errno || *end || n < 1 || n > XR_MAX_SHARDS || i >= n)
-		return -EINVAL;
-	*shard = i;
-	*shards = n;
-	return 0;
-}
-
 static int bad_addr_option(const char *cmd, const char *opt, const char *arg, const char *why)
 {
 	fprintf(stderr, "xdpreplay %s: --%s '%s': %s\n", cmd, opt, arg, why);
@@ -243,7 +223,7 @@ static int parse_one(struct send_opts *so, const struct xr_proto *p, int opt, co
 		break;
 	case O_PCAPOUT: so->pcap_out = arg; break;
 	case O_SHARD:
-		if (parse_shard(arg, &so->shard, &so->shards))
+		if (parse_shard(arg, XR_MAX_SHARDS, &so->shard, &so->shards))
 			return cli_usage_error(
 				cmd, "--shard: '%s' is not I/N with 0 <= I < N <= %u (e.g. 0/3)",
 				arg, XR_MAX_SHARDS);

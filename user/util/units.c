@@ -119,6 +119,19 @@ int parse_uint(const char *s, unsigned int max, unsigned int *out, const char **
 	return 0;
 }
 
+int parse_shard(const char *s, unsigned int max, unsigned int *shard, unsigned int *shards)
+{
+	unsigned int i, n;
+	const char *end;
+
+	if (parse_uint(s, max, &i, &end) || *end != '/' || parse_uint(end + 1, max, &n, &end) ||
+	    *end || n < 1 || i >= n)
+		return -EINVAL;
+	*shard = i;
+	*shards = n;
+	return 0;
+}
+
 int parse_uint_range(const char *s, unsigned int max, unsigned int *lo, unsigned int *hi)
 {
 	const char *end;

@@ -24,6 +24,8 @@ int parse_duration(const char *s, uint64_t *ns);
 int parse_uint(const char *s, unsigned int max, unsigned int *out, const char **end);
 /* "N" or "A-B" (A <= B <= max), the whole string: 0 or -EINVAL. */
 int parse_uint_range(const char *s, unsigned int max, unsigned int *lo, unsigned int *hi);
+/* "I/N", the whole string: shard I of N (I < N, 1 <= N <= max). 0 or -EINVAL. */
+int parse_shard(const char *s, unsigned int max, unsigned int *shard, unsigned int *shards);
 /* A MAC address, six groups of one or two hex digits joined by ':': 0 or -EINVAL. */
 int parse_mac(const char *s, uint8_t mac[6]);
 
