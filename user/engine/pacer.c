@@ -183,13 +183,14 @@ uint64_t engine_t0(const struct engine_opts *o, uint64_t lead_ns)
 		return t0;
 	clock_gettime(CLOCK_REALTIME, &ts);
 	real = ts.tv_sec * 1000000000ULL + ts.tv_nsec;
-	if (o->start_unix_ns <= real + lead_ns) {
+	if (o->start_unix_ns <= real) {
 		pr_warn("warning: --start-at was %.3f s ago when the engine was ready: starting now\n",
-			(real + lead_ns - o->start_unix_ns) / 1e9);
+			(real - o->start_unix_ns) / 1e9);
 		return t0;
 	}
+	/* closer than the lead: the threads need the lead to be running, so it starts late by less */
 	at = mono + (o->start_unix_ns - real);
-	return at;
+	return at > t0 ? at : t0;
 }
 
 void engine_wait_start(const struct engine_opts *o, uint64_t t0, uint64_t lead_ns)
