@@ -160,7 +160,9 @@ static __always_inline bool ring_full_backoff(struct xr_gen_slot *s)
 		s->backoff_left = s->backoff;
 		return true;
 	}
-	s->backoff >>= 1;
+	/* no store per frame while nothing is refused: the slot's line stays clean */
+	if (s->backoff)
+		s->backoff >>= 1;
 	return false;
 }
 
