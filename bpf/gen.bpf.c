@@ -166,6 +166,23 @@ static __always_inline bool ring_full_backoff(struct xr_gen_slot *s)
 	return false;
 }
 
+/*
+ * Paced: frame k leaves once its departure has come. A frame due before the
+ * last clock reading is due now, so the clock (bpf_ktime_get_ns, ~25 ns here)
+ * is read only when k is not known to be due: once per burst of frames that
+ * fell due together, not once per frame. A paced run at 90% of top speed fell
+ * behind its schedule by 14% when every frame read the clock.
+ */
+static __always_inline bool frame_is_due(struct xr_gen_slot *s, __u64 k)
+{
+	__u64 due = due_ns(s, k);
+
+	if (due <= s->clock_ns)
+		return true;
+	s->clock_ns = bpf_ktime_get_ns();
+	return due <= s->clock_ns;
+}
+
 SEC("xdp")
 int xr_gen(struct xdp_md *ctx)
 {
@@ -185,7 +202,7 @@ int xr_gen(struct xdp_md *ctx)
 	/* done, or not yet due: burn the iteration, not a sequence number */
 	if (k >= s->k_end)
 		return XDP_DROP;
-	if (cfg.pace != XR_PACE_NONE && bpf_ktime_get_ns() < due_ns(s, k))
+	if (cfg.pace != XR_PACE_NONE && !frame_is_due(s, k))
 		return XDP_DROP;
 	if (ring_full_backoff(s))
 		return XDP_DROP;

@@ -136,6 +136,7 @@ struct xr_gen_slot {
 	__u32 backoff; /* iterations to skip after the next refusal */
 	__u32 backoff_left; /* iterations still to skip */
 	__u64 backoff_skipped; /* iterations skipped, for the figures */
+	__u64 clock_ns; /* the clock when the program last read it (gen.bpf.c: frame_is_due) */
 } __attribute__((aligned(64)));
 
 /* selftest only: the program's departure times (due_ns) of ks for a slot, to hold against the userspace pacer */
