@@ -3,7 +3,9 @@
 #   bench_setup [tb_up options]   test bed + WORK + RAW, torn down on exit
 #   COUNT_ARGS=(--udp --dport 9)  what the server's counter matches (it drops them: a sink)
 #   measure NAME SIZE CMD...      one run of CMD in the generator namespace; appends
-#                                 "name size received_pps cpu_us_per_frame" to $RAW
+#                                 "name size received_pps cpu_us_per_frame round" to $RAW
+#                                 (round: this run's number among NAME SIZE's, for per-round ratios)
+#   xdp_trafficgen                the path of xdp-trafficgen built from $XDP_TOOLS, or fails
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 . scripts/testbed.sh
@@ -15,6 +17,7 @@ bench_setup() {
 	[ -x "$XR" ] || { echo "bench: build first (make)" >&2; exit 1; }
 	WORK=$(mktemp -d /tmp/xdpreplay-bench.XXXXXX)
 	RAW=$WORK/raw.tsv
+	: >"$RAW"
 	mkdir -p results
 	trap 'tb_down; rm -rf "$WORK"' EXIT
 	trap 'exit 130' INT TERM
@@ -47,8 +50,9 @@ count_stop() {
 }
 
 measure() {
-	local name=$1 size=$2 cpu matched dur
+	local name=$1 size=$2 cpu matched dur round
 	shift 2
+	round=$(($(awk -F'\t' -v n="$name" -v s="$size" '$1 == n && $2 == s' "$RAW" | wc -l) + 1))
 	count_start
 	# CPU time of the sender and its children, from /usr/bin/time's format
 	/usr/bin/time -f "%U %S" -o "$WORK/time" ip netns exec "$NS_G" "$@" >"$WORK/sender.out" 2>&1 || true
@@ -57,8 +61,28 @@ measure() {
 	dur=$(jget "$WORK/c.json" first_to_last_s)
 	cpu=$(awk '{print $1 + $2}' "$WORK/time" | tail -n 1)
 	python3 -c 'import sys; n,d,c=float(sys.argv[4]),float(sys.argv[5]),float(sys.argv[6])
-print("%s\t%s\t%.0f\t%.3f" % (sys.argv[1], sys.argv[2], n/d if d>0 else 0, c*1e6/n if n else 0))' \
-		"$name" "$size" x "$matched" "$dur" "$cpu" >>"$RAW"
+print("%s\t%s\t%.0f\t%.3f\t%s" % (sys.argv[1], sys.argv[2], n/d if d>0 else 0, c*1e6/n if n else 0, sys.argv[7]))' \
+		"$name" "$size" x "$matched" "$dur" "$cpu" "$round" >>"$RAW"
 	echo "  $name ${size}B: $(tail -n 1 "$RAW" | cut -f3) pps received" >&2
 }
 
+
+# xdp-trafficgen from the xdp-tools tree XDP_TOOLS points at, built there on first use: Debian's
+# 1.3.1 does not run on this kernel, 1.6.3 from source does (PLATFORM.md). Configured against the
+# system's libbpf (1.1); stdbool.h is included for the headers that use bool without it.
+xdp_trafficgen() {
+	local dir=${XDP_TOOLS:-} bin
+	[ -n "$dir" ] || return 1
+	bin=$dir/xdp-trafficgen/xdp-trafficgen
+	if [ ! -x "$bin" ]; then
+		echo "bench: building xdp-trafficgen in $dir (log: $WORK/xdp-tools-build.log)" >&2
+		if ! (cd "$dir" && FORCE_SYSTEM_LIBBPF=1 ./configure &&
+			printf 'CFLAGS += -include stdbool.h\nBPF_CFLAGS += -include stdbool.h\n' >>config.mk &&
+			make -C lib && make -C xdp-trafficgen) >"$WORK/xdp-tools-build.log" 2>&1; then
+			tail -n 5 "$WORK/xdp-tools-build.log" >&2
+			echo "bench: cannot build xdp-trafficgen in $dir" >&2
+			return 1
+		fi
+	fi
+	echo "$bin"
+}

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: GPL-2.0
 """Tables for the benchmarks: medians of the runs scripts/bench-lib.sh recorded.
-  bench_report.py replay RAW RATES REPS SECS
+  bench_report.py replay RAW RATES REPS SECS [NAPI-MODE JSON-OUT]
   bench_report.py rewrite RAW SWEEP REPS SECS
   bench_report.py lorawan RAW READY REPS SECS
 """
@@ -11,47 +11,73 @@ import sys
 
 
 def medians(path):
-    """rows "name size pps cpu" -> (names in order, {(name, size): (median pps, median cpu, runs)})"""
-    rows = [l.rstrip("\n").split("\t") for l in open(path)]
-    runs, order = {}, []
-    for name, size, pps, cpu in rows:
+    """rows "name size pps cpu [round]" -> (names in order, {(name, size): (median pps, median cpu, runs)})"""
+    names, res, _ = per_round(path)
+    return names, res
+
+
+def per_round(path):
+    """as medians, and {(name, size): {round: pps}} for per-round ratios"""
+    rows = [l.rstrip("\n").split("\t") for l in open(path) if l.strip()]
+    runs, order, rounds = {}, [], {}
+    for row in rows:
+        name, size, pps, cpu = row[:4]
         runs.setdefault((name, size), []).append((float(pps), float(cpu)))
+        rnd = int(row[4]) if len(row) > 4 else len(runs[(name, size)])
+        rounds.setdefault((name, size), {})[rnd] = float(pps)
         if name not in order:
             order.append(name)
     return order, {k: (statistics.median(p for p, _ in v), statistics.median(c for _, c in v), len(v))
-                   for k, v in runs.items()}
+                   for k, v in runs.items()}, rounds
+
+
+def round_ratios(rounds, ours, other):
+    """ours/other per round both ran in (interleaved: the same moment of the machine), and their median"""
+    a, b = rounds.get(ours, {}), rounds.get(other, {})
+    r = [a[i] / b[i] for i in sorted(a) if i in b and b[i] > 0]
+    return r, (statistics.median(r) if r else None)
 
 
 def replay(a):
-    names, res = medians(a[0])
-    print("Top speed on the test bed (veth, receiver counts and drops in XDP), medians of up to %s runs of %s s" % (a[2], a[3]))
+    names, res, rounds = per_round(a[0])
+    mode = a[4] if len(a) > 4 else "default"
+    print("Top speed on the test bed (veth, receiver counts and drops in XDP; NAPI: %s), medians of up to %s runs of %s s"
+          % (mode, a[2], a[3]))
     print("%-26s %14s %14s %12s %12s" % ("sender", "64B pps", "300B pps", "64B us/pkt", "300B us/pkt"))
     for n in names:
         x, y = res.get((n, "64"), (0, 0, 0)), res.get((n, "300"), (0, 0, 0))
         print("%-26s %14.0f %14.0f %12.3f %12.3f" % (n, x[0], y[0], x[1], y[1]))
     print()
-    print("xdpreplay / other (received pps, same frame size):")
-    for ours in ("xdpreplay-1t", "xdpreplay-2t", "xdpreplay-xsk-1t"):
-        for n in names:
-            if n.startswith("xdpreplay"):
+    print("xdpreplay / other, received pps, same frame size: median of the per-round ratios [each round's]")
+    pairs = [("xdpreplay-1t", n) for n in names if not n.startswith("xdpreplay") and not n.endswith("-2t")
+             and not n.endswith("-2p")]
+    pairs += [("xdpreplay-2t", n) for n in names if n in ("xdp-trafficgen-2t", "trafgen-2p")]
+    pairs += [("xdpreplay-2t", "xdpreplay-1t")]
+    ratios = []
+    for ours, n in pairs:
+        for s in ("64", "300"):
+            r, med = round_ratios(rounds, (ours, s), (n, s))
+            if med is None:
                 continue
-            r = ["%s %.1fx" % (s, res[(ours, s)][0] / res[(n, s)][0]) for s in ("64", "300")
-                 if (ours, s) in res and (n, s) in res and res[(n, s)][0] > 0]
-            if r:
-                print("  %-14s vs %-12s %s" % (ours, n, ", ".join(r)))
-    print("  xdp-trafficgen: not run (Debian's 1.3.1 does not run on this kernel); PLATFORM.md measured")
-    print("  4.78M pps (1 thread) and 10.5M (2 threads) at 64 B on this kind of test bed:")
-    for ours, ref in (("xdpreplay-1t", 4.78e6), ("xdpreplay-2t", 10.5e6)):
-        if (ours, "64") in res:
-            print("  %-14s vs xdp-trafficgen (PLATFORM.md) %.2fx" % (ours, res[(ours, "64")][0] / ref))
+            ratios.append({"ours": ours, "other": n, "size": s, "median": med, "rounds": r})
+            print("  %-14s vs %-20s %4sB %7.2fx  [%s]" % (ours, n, s, med, " ".join("%.2f" % x for x in r)))
+    if not any(n.startswith("xdp-trafficgen") for n in names):
+        print("  xdp-trafficgen: not run; XDP_TOOLS=DIR (an xdp-tools v1.6.3 tree) builds and runs it")
     print()
     print("Rate precision (64 B, one run each): asked, received, error, per-second spread, CPU of one core")
     print("%-10s %9s %11s %12s %9s %9s %7s" % ("sender", "asked pps", "received", "achieved pps", "error %", "spread %", "CPU %"))
+    precision = []
     for l in open(a[1]):
-        t, rate, n, ach, err, spread, cpu = l.split("\t")
-        print("%-10s %9s %11s %12s %9s %9s %7s" % (t, rate, n, ach, err, spread, cpu.strip()))
-    json.dump({"top_speed": [{"sender": n, "size": s, "pps": v[0], "cpu_us_per_pkt": v[1], "runs": v[2]}
-                             for (n, s), v in res.items()]}, open("results/bench-replay.json", "w"), indent=1)
+        t, rate, n, ach, err, spread, cpu = l.rstrip("\n").split("\t")
+        precision.append({"sender": t, "asked_pps": float(rate), "received": int(n), "achieved_pps": float(ach),
+                          "error_pct": float(err), "spread_pct": float(spread), "cpu_pct": float(cpu)})
+        print("%-10s %9s %11s %12s %9s %9s %7s" % (t, rate, n, ach, err, spread, cpu))
+    json.dump({"napi": mode,
+               "top_speed": [{"sender": n, "size": s, "pps": v[0], "cpu_us_per_pkt": v[1], "runs": v[2],
+                              "rounds": [rounds[(n, s)][i] for i in sorted(rounds[(n, s)])]}
+                             for (n, s), v in res.items()],
+               "ratios": ratios, "rate_precision": precision},
+              open(a[5] if len(a) > 5 else "results/bench-replay.json", "w"), indent=1)
 
 
 def rewrite(a):

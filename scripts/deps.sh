@@ -16,7 +16,8 @@ testbed=(iproute2 ethtool nftables tcpdump tcpreplay procps python3 python3-cryp
 fuzz=(libclang-rt-16-dev)
 # the Debian package (tests/t_package.sh builds, lints and installs it)
 package=(dpkg-dev debhelper fakeroot lintian)
-bench=(netsniff-ng hping3 netcat-openbsd time dnsperf apache2-utils wrk nghttp2-client)
+# m4: xdp-tools' build (XDP_TOOLS=DIR builds xdp-trafficgen from source for bench-replay.sh)
+bench=(netsniff-ng hping3 netcat-openbsd time dnsperf apache2-utils wrk nghttp2-client m4)
 
 want=("${build[@]}" "${testbed[@]}" "${fuzz[@]}" "${package[@]}")
 [[ "${1:-}" == "--bench" ]] && want+=("${bench[@]}")
