@@ -80,9 +80,4 @@ static __always_inline int ip4_l4_csum(struct xdp_md *ctx, __u8 proto, __u8 *tai
 	return 0;
 }
 
-static __always_inline int udp4_csum(struct xdp_md *ctx, __u8 *tail)
-{
-	return ip4_l4_csum(ctx, IPPROTO_UDP, tail);
-}
-
 #endif /* __XR_LIB_CSUM_BPF_H */

@@ -39,8 +39,40 @@ struct xr_lora_dev {
 	__u16 b64_off; /* frame offset of the PHYPayload's base64 in "data" */
 	__u16 tmst_off; /* frame offset of tmst's 10 digits */
 	__u16 gw[XR_LORA_MAX_HEARD]; /* indices of the gateways that hear it */
-	__u32 pad2[3]; /* a multiple of 8 bytes: the mmapped array's stride */
+	__u16 csum_rest; /* xr_lora_csum_rest: its frame's UDP sum without what the program writes */
+	__u16 pad1;
+	__u32 pad2[2]; /* a multiple of 8 bytes: the mmapped array's stride */
 };
+
+/*
+ * The UDP checksum of a PUSH_DATA without reading it: the program writes the
+ * token, the gateway EUI, tmst's digits and the base64 from byte 6 on, and the
+ * rest of the frame never changes. csum_rest is the one's-complement sum
+ * (folded to 16 bits, not complemented) of the pseudo-header and the datagram
+ * with those bytes and the checksum field zero; the program adds the sums of
+ * what it writes. Words are big-endian from the UDP header on, which starts at
+ * an even offset: a byte at an even frame offset is a word's high byte.
+ */
+#define XR_LORA_UDP_CHECK_OFF 40 /* Ethernet 14 + IPv4 20 + 6 */
+
+/* Base64 characters the program writes for a PHYPayload of len bytes: from byte 6 (group 2) on, no '=' */
+static inline __u32 xr_lora_b64_chars(__u32 len)
+{
+	return (len + 2) / 3 * 4 - (3 - len % 3) % 3 - 8;
+}
+
+/* One's-complement sum of a byte written at frame offset off (see above). */
+static inline __u32 xr_lora_csum_byte(__u8 b, __u32 off)
+{
+	return off & 1 ? b : (__u32)b << 8;
+}
+
+static inline __u16 xr_lora_csum_fold(__u32 sum)
+{
+	sum = (sum & 0xffff) + (sum >> 16);
+	sum = (sum & 0xffff) + (sum >> 16);
+	return sum;
+}
 
 /* rodata of bpf/proto/lorawan.bpf.h (lora_cfg) */
 struct xr_lora_cfg {
@@ -73,8 +105,9 @@ enum xr_lora_ctr {
 struct xr_lora_ring_slot {
 	__u64 tag;
 	__u16 b64_off, tmst_off; /* as in struct xr_lora_dev */
+	__u16 csum; /* the device's csum_rest plus the sum of b64's characters where they go */
 	__u8 chars; /* base64 characters in b64 */
-	__u8 pad[3];
+	__u8 pad;
 	__u16 gw[XR_LORA_MAX_HEARD];
 	__u8 b64[XR_LORA_RING_CHARS];
 };
@@ -97,8 +130,9 @@ struct xr_lora_scratch {
 	__u8 b64[XR_LORA_B64_MAX];
 	__u32 b64_len; /* characters to write from the PHYPayload's byte 6 on */
 	__u16 b64_off, tmst_off; /* the uplink's device's (struct xr_lora_dev) */
+	__u16 csum; /* as struct xr_lora_ring_slot's */
+	__u16 tmst_csum; /* the sum of tmst's digits where they go */
 	__u16 gw[XR_LORA_MAX_HEARD];
-	__u8 tail[64]; /* the last bytes of the UDP checksum */
 	__u8 digits[16];
 };
 

@@ -172,6 +172,7 @@ int lw_bpf_device(const struct lw_fleet *f, size_t di, const struct xr_aes_table
 	out->fcnt0 = d->fcnt_start;
 	out->b64_off = d->b64_off;
 	out->tmst_off = d->tmst_off;
+	out->csum_rest = d->csum_rest;
 	for (unsigned int k = 0; k < XR_LORA_MAX_HEARD; k++)
 		out->gw[k] = k < f->heard_by ? d->gw[k] : 0;
 	return 0;

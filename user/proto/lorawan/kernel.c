@@ -83,6 +83,7 @@ static void ring_fill(struct lw_kernel *lk, uint64_t u)
 	struct xr_lora_ring_slot *slot = &lk->ring[(u / lk->u_step) & (LORA_RING_SLOTS - 1)];
 	size_t d = u % f->ndev;
 	const struct xr_lora_dev *dev = &lk->devs[d];
+	uint32_t sum;
 	int chars;
 
 	__atomic_store_n(&slot->tag, 0, __ATOMIC_RELAXED);
@@ -90,6 +91,10 @@ static void ring_fill(struct lw_kernel *lk, uint64_t u)
 	chars = aesni_uplink_b64(dev, dev->fcnt0 + (uint32_t)(u / f->ndev), slot->b64);
 	if (chars < 0)
 		return; /* too long for a slot: the program computes it */
+	sum = dev->csum_rest;
+	for (int i = 0; i < chars; i++)
+		sum += xr_lora_csum_byte(slot->b64[i], dev->b64_off + 8 + i);
+	slot->csum = xr_lora_csum_fold(sum);
 	slot->chars = chars;
 	slot->b64_off = dev->b64_off;
 	slot->tmst_off = dev->tmst_off;

@@ -24,6 +24,29 @@ void lw_udp4_csum_fill(uint8_t *frame, uint32_t len)
 	udp[7] = c;
 }
 
+/*
+ * The frame's UDP sum without the bytes the program writes (bpf/shared/lorawan.h):
+ * the whole sum, less the token, gateway EUI, tmst and base64 bytes and the
+ * checksum field, each at its own offset's place in a word.
+ */
+static uint16_t csum_rest(const uint8_t *frame, uint32_t len, const struct lw_device *d)
+{
+	const uint8_t *pd = frame + XR_LORA_PUSH_DATA_OFF;
+	uint32_t chars = xr_lora_b64_chars(13 + d->payload_len), sum, out = 0;
+
+	sum = csum_add(frame + 26, 8, 0) + IPPROTO_UDP + (len - 34);
+	sum = csum_add(frame + 34, len - 34, sum);
+	out = csum_add(frame + XR_LORA_UDP_CHECK_OFF, 2, 0) + csum_add(pd + 4, 8, 0);
+	out += xr_lora_csum_byte(pd[1], XR_LORA_PUSH_DATA_OFF + 1) +
+	       xr_lora_csum_byte(pd[2], XR_LORA_PUSH_DATA_OFF + 2);
+	for (uint32_t i = 0; i < 10; i++)
+		out += xr_lora_csum_byte(frame[d->tmst_off + i], d->tmst_off + i);
+	for (uint32_t i = 0; i < chars; i++)
+		out += xr_lora_csum_byte(frame[d->b64_off + 8 + i], d->b64_off + 8 + i);
+	/* one's-complement subtraction: add the complement */
+	return xr_lora_csum_fold(xr_lora_csum_fold(sum) + (uint16_t)~xr_lora_csum_fold(out));
+}
+
 /* The PHYPayload template: FCnt's low 16 bits of round 0, FRMPayload in plaintext, MIC zero. */
 int lw_phy_template(const struct lw_device *d, uint8_t *phy)
 {
@@ -100,5 +123,6 @@ int lw_build_frame(struct lw_fleet *f, size_t di, const struct lw_net *net, uint
 	memcpy(pd + 4, f->gw[d->gw[0]].eui, 8);
 	memcpy(pd + 12, js, n);
 	lw_udp4_csum_fill(out, len);
+	d->csum_rest = csum_rest(out, len, d);
 	return len;
 }
