@@ -200,20 +200,42 @@ static __noinline int lora_uplink(const struct xr_lora_dev *dev, struct xr_lora_
  * tmst: a microsecond clock kept at 10 digits (JSON numbers have no leading
  * zeros): 10^9 + the clock mod 2^31 (a mask, not a division), which wraps
  * every 36 minutes as a gateway's 32-bit counter wraps every 72.
+ *
+ * The clock: a paced run's last reading (gen.bpf.c: frame_is_due), else a
+ * reading every XR_LORA_TMST_EVERY uplinks, which at top speed is a few
+ * microseconds. Reading it and rendering the digits for every uplink cost
+ * more than the rest of a precomputed uplink's rewrite.
  */
-static __always_inline void lora_tmst(struct xr_lora_scratch *sc)
+#define XR_LORA_TMST_EVERY 16
+static __always_inline void lora_tmst(struct xr_gen_slot *s, struct xr_lora_scratch *sc)
 {
-	__u32 v = 1000000000U + (__u32)((bpf_ktime_get_ns() / 1000) & 0x7fffffff), q, sum = 0;
+	__u32 v, q, even = 0, odd = 0;
+	__u64 now;
 
+	if (cfg.pace != XR_PACE_NONE) {
+		now = s->clock_ns;
+	} else {
+		if (sc->tmst && ++sc->tmst_age < XR_LORA_TMST_EVERY)
+			return;
+		now = bpf_ktime_get_ns();
+		sc->tmst_age = 0;
+	}
+	v = 1000000000U + (__u32)((now / 1000) & 0x7fffffff);
+	if (v == sc->tmst)
+		return;
 	sc->tmst = v;
 	for (int i = 9; i >= 0; i--) {
 		/* v / 10 as a multiply and a shift, exact for every 32-bit v: a division costs ~25 cycles */
 		q = ((__u64)v * 0xCCCCCCCDULL) >> 35;
 		sc->digits[i] = '0' + (v - q * 10);
-		sum += xr_lora_csum_byte(sc->digits[i], sc->tmst_off + i);
+		if (i & 1)
+			odd += sc->digits[i];
+		else
+			even += sc->digits[i];
 		v = q;
 	}
-	sc->tmst_csum = xr_lora_csum_fold(sum);
+	sc->tmst_even = even;
+	sc->tmst_odd = odd;
 }
 
 /*
@@ -260,7 +282,7 @@ static __always_inline int lora_rewrite(struct xdp_md *ctx, struct xr_gen_slot *
 					__u16 *tag)
 {
 	__u64 u = n / lora_cfg.heard_by, *eui, e;
-	__u32 k = n - u * lora_cfg.heard_by, zero = 0, gw, len, sum;
+	__u32 k = n - u * lora_cfg.heard_by, zero = 0, gw, len, sum, off;
 	__u16 c;
 	struct xr_lora_scratch *sc;
 	void *data, *data_end;
@@ -282,7 +304,7 @@ static __always_inline int lora_rewrite(struct xdp_md *ctx, struct xr_gen_slot *
 			lora_dev_meta(sc, dev);
 			s->hook_ctr[XR_LORA_COMPUTED]++;
 		}
-		lora_tmst(sc);
+		lora_tmst(s, sc);
 		sc->u = u;
 		sc->valid = 1;
 	}
@@ -302,7 +324,10 @@ static __always_inline int lora_rewrite(struct xdp_md *ctx, struct xr_gen_slot *
 	sum = (e & 0xffff) + (e >> 16 & 0xffff) + (e >> 32 & 0xffff) + (e >> 48);
 	sum = xr_lora_csum_fold(sum);
 	sum = (sum >> 8 | sum << 8) & 0xffff;
-	c = ~xr_lora_csum_fold(sc->csum + sc->tmst_csum + (__u32)(n & 0xffff) + sum);
+	/* digit 0 goes to tmst_off: the even digits are high bytes when tmst_off is even */
+	sum += sc->tmst_off & 1 ? (sc->tmst_odd << 8) + sc->tmst_even :
+				  (sc->tmst_even << 8) + sc->tmst_odd;
+	c = ~xr_lora_csum_fold(sc->csum + (__u32)(n & 0xffff) + sum);
 	/* a computed zero is sent as all ones: zero means "no checksum" */
 	if (!c)
 		c = 0xffff;
@@ -318,12 +343,39 @@ static __always_inline int lora_rewrite(struct xdp_md *ctx, struct xr_gen_slot *
 	__builtin_memcpy(p + 4, &e, 8);
 	p[XR_LORA_UDP_CHECK_OFF - XR_LORA_PUSH_DATA_OFF] = c >> 8;
 	p[XR_LORA_UDP_CHECK_OFF - XR_LORA_PUSH_DATA_OFF + 1] = c;
-	if (bpf_xdp_store_bytes(ctx, sc->tmst_off, sc->digits, 10))
+
+	/*
+	 * tmst and the base64 by direct stores of 8 bytes, the last one ending
+	 * where the characters end (overlapping the one before): two
+	 * bpf_xdp_store_bytes calls cost more than the rest of a copy's rewrite
+	 */
+	off = sc->tmst_off;
+	if (off > XR_MAX_FRAME)
 		return -1;
+	p = data + off;
+	if ((void *)(p + 10) > data_end)
+		return -1;
+	*(__u64 *)p = *(__u64 *)sc->digits;
+	*(__u16 *)(p + 8) = *(__u16 *)(sc->digits + 8);
 	len = sc->b64_len;
-	if (len < 1 || len > XR_LORA_B64_MAX)
+	if (len < 8 || len > XR_LORA_B64_MAX)
 		return -1;
-	return bpf_xdp_store_bytes(ctx, sc->b64_off + 8, sc->b64, len) ? -1 : 0;
+	off = sc->b64_off + 8;
+	if (off > XR_MAX_FRAME)
+		return -1;
+	p = data + off;
+	for (int i = 0; i < XR_LORA_B64_MAX / 8; i++) {
+		if (i * 8 + 8 > len)
+			break;
+		if ((void *)(p + i * 8 + 8) > data_end)
+			return -1;
+		*(__u64 *)(p + i * 8) = *(__u64 *)(sc->b64 + i * 8);
+	}
+	p += len - 8;
+	if ((void *)(p + 8) > data_end)
+		return -1;
+	*(__u64 *)p = *(__u64 *)(sc->b64 + len - 8);
+	return 0;
 }
 
 /*

@@ -131,7 +131,8 @@ struct xr_lora_scratch {
 	__u32 b64_len; /* characters to write from the PHYPayload's byte 6 on */
 	__u16 b64_off, tmst_off; /* the uplink's device's (struct xr_lora_dev) */
 	__u16 csum; /* as struct xr_lora_ring_slot's */
-	__u16 tmst_csum; /* the sum of tmst's digits where they go */
+	__u16 tmst_even, tmst_odd; /* the sums of tmst's digits 0, 2, .. and 1, 3, .. */
+	__u32 tmst_age; /* uplinks since the clock was read for tmst */
 	__u16 gw[XR_LORA_MAX_HEARD];
 	__u8 digits[16];
 };
