@@ -178,16 +178,18 @@ class Verifier:
 
 
 def pcap_udp_payloads(path, port):
-    """UDP payloads to `port` in an Ethernet pcap (IPv4, no fragments)."""
+    """(capture time in us, UDP payload) to `port` in an Ethernet pcap (IPv4, no fragments)."""
     with open(path, "rb") as f:
         head = f.read(24)
         magic = struct.unpack("<I", head[:4])[0]
         end = "<" if magic in (0xa1b2c3d4, 0xa1b23c4d) else ">"
+        nano = magic in (0xa1b23c4d, 0x4d3cb2a1)
         while True:
             rec = f.read(16)
             if len(rec) < 16:
                 return
-            incl = struct.unpack(end + "IIII", rec)[2]
+            sec, frac, incl = struct.unpack(end + "IIII", rec)[:3]
+            ts_us = sec * 1000000 + (frac // 1000 if nano else frac)
             frame = f.read(incl)
             if len(frame) < 42 or frame[12:14] != b"\x08\x00" or frame[23] != 17:
                 continue
@@ -196,7 +198,7 @@ def pcap_udp_payloads(path, port):
             if struct.unpack_from(">H", frame, udp + 2)[0] != port:
                 continue
             ulen = struct.unpack_from(">H", frame, udp + 4)[0]
-            yield frame[udp + 8:udp + ulen]
+            yield ts_us, frame[udp + 8:udp + ulen]
 
 
 def main():
@@ -206,9 +208,21 @@ def main():
     ap.add_argument("--port", type=int, default=1700)
     a = ap.parse_args()
     v = Verifier(load_fleet(a.fleet))
-    for payload in pcap_udp_payloads(a.pcap, a.port):
+    # tmst is the sender's microsecond clock (mod 2^31, plus 10^9): how far it strays from the
+    # capture's clock over the run (a tmst that stood still would stray by the run's length)
+    first = None
+    lo = hi = 0
+    for ts_us, payload in pcap_udp_payloads(a.pcap, a.port):
         v.datagram(payload)
-    json.dump(v.report(), sys.stdout)
+        m = re.search(rb'"tmst":([0-9]+)', payload)
+        if m:
+            d = int(m.group(1)) - ts_us
+            first = d if first is None else first
+            # the two clocks' distance against the first datagram's, over tmst's wrap at 2^31
+            rel = (d - first) % 2**31
+            rel = rel - 2**31 if rel >= 2**30 else rel
+            lo, hi = min(lo, rel), max(hi, rel)
+    json.dump(dict(v.report(), tmst_spread_us=hi - lo if first is not None else None), sys.stdout)
     print()
 
 

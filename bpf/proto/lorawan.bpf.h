@@ -201,10 +201,11 @@ static __noinline int lora_uplink(const struct xr_lora_dev *dev, struct xr_lora_
  * zeros): 10^9 + the clock mod 2^31 (a mask, not a division), which wraps
  * every 36 minutes as a gateway's 32-bit counter wraps every 72.
  *
- * The clock: a paced run's last reading (gen.bpf.c: frame_is_due), else a
- * reading every XR_LORA_TMST_EVERY uplinks, which at top speed is a few
- * microseconds. Reading it and rendering the digits for every uplink cost
- * more than the rest of a precomputed uplink's rewrite.
+ * The clock: the pacer's reading when it has read the clock since
+ * (gen.bpf.c: frame_is_due; at low rates, for every frame), else a reading
+ * of our own every XR_LORA_TMST_EVERY uplinks: at top speed, or behind the
+ * schedule, a few microseconds. Reading it and rendering the digits for every
+ * uplink cost more than the rest of a precomputed uplink's rewrite.
  */
 #define XR_LORA_TMST_EVERY 16
 static __always_inline void lora_tmst(struct xr_gen_slot *s, struct xr_lora_scratch *sc)
@@ -212,14 +213,15 @@ static __always_inline void lora_tmst(struct xr_gen_slot *s, struct xr_lora_scra
 	__u32 v, q, even = 0, odd = 0;
 	__u64 now;
 
-	if (cfg.pace != XR_PACE_NONE) {
+	if (cfg.pace != XR_PACE_NONE && s->clock_ns != sc->tmst_clock) {
 		now = s->clock_ns;
+		sc->tmst_clock = now;
 	} else {
 		if (sc->tmst && ++sc->tmst_age < XR_LORA_TMST_EVERY)
 			return;
 		now = bpf_ktime_get_ns();
-		sc->tmst_age = 0;
 	}
+	sc->tmst_age = 0;
 	v = 1000000000U + (__u32)((now / 1000) & 0x7fffffff);
 	if (v == sc->tmst)
 		return;

@@ -133,6 +133,7 @@ struct xr_lora_scratch {
 	__u16 csum; /* as struct xr_lora_ring_slot's */
 	__u16 tmst_even, tmst_odd; /* the sums of tmst's digits 0, 2, .. and 1, 3, .. */
 	__u32 tmst_age; /* uplinks since the clock was read for tmst */
+	__u64 tmst_clock; /* the pacer's reading tmst was last taken from */
 	__u16 gw[XR_LORA_MAX_HEARD];
 	__u8 digits[16];
 };
