@@ -114,7 +114,7 @@ def rewrite(a):
 
 
 def lorawan(a):
-    names, res = medians(a[0])
+    names, res, rounds = per_round(a[0])
     print("LoRaWAN uplinks over Semtech UDP received at the server, 1 generator thread, fleets of 300,000")
     print("devices x 2,000 gateways; medians of up to %s runs of %s s (hbK: each uplink heard by K gateways)"
           % (a[2], a[3]))
@@ -128,13 +128,13 @@ def lorawan(a):
     print()
     nc = res.get(("nc-loop", "hb1"))
     for hb in ("hb1", "hb3"):
-        ours, static = res.get(("xdpreplay-lorawan", hb)), res.get(("xdpreplay-static", hb))
-        bpf = res.get(("xdpreplay-bpf-only", hb))
-        if ours and static:
-            print("%s: valid uplinks (precomputed with AES-NI, written in BPF) / the same frames static = %.1f%%"
-                  % (hb, 100 * ours[0] / static[0]))
-        if bpf and static:
-            print("%s: valid uplinks (all crypto in BPF) / the same frames static = %.1f%%" % (hb, 100 * bpf[0] / static[0]))
+        ours = res.get(("xdpreplay-lorawan", hb))
+        for n, what in (("xdpreplay-lorawan", "precomputed with AES-NI, written in BPF"),
+                        ("xdpreplay-bpf-only", "all crypto in BPF")):
+            r, med = round_ratios(rounds, (n, hb), ("xdpreplay-static", hb))
+            if med is not None:
+                print("%s: valid uplinks (%s) / the same frames static, per round: %.1f%% [%s]"
+                      % (hb, what, 100 * med, " ".join("%.1f" % (100 * x) for x in r)))
         if ours and nc and nc[0] > 0:
             print("%s: xdpreplay lorawan send / nc -w0 -u loop (PUSH_DATA/s) = %.0fx" % (hb, ours[0] / nc[0]))
     ready = {}
