@@ -95,24 +95,30 @@ for rate in 1000 10000 100000 1000000 $top; do
 	for tool in xdpreplay tcpreplay; do
 		[ $tool = tcpreplay ] && { ! have tcpreplay || [ "$rate" -gt 1000000 ]; } && continue
 		count_start
+		rm -f "$WORK/s.json"
 		if [ $tool = xdpreplay ]; then
-			cmd=("$XR" replay -i "$TB_GEN_IF" -q --pps $rate --duration ${RATE_SECS}s "$WORK/one-64.pcap")
+			cmd=("$XR" replay -i "$TB_GEN_IF" -q --pps $rate --duration ${RATE_SECS}s --json "$WORK/s.json"
+				"$WORK/one-64.pcap")
 		else
 			cmd=(tcpreplay -q -K -i "$TB_GEN_IF" --pps $rate --loop 0 --limit $((rate * RATE_SECS)) "$WORK/k-64.pcap")
 		fi
 		/usr/bin/time -f "%U %S %e" -o "$WORK/time" ip netns exec "$NS_G" "${cmd[@]}" >/dev/null 2>&1 || true
 		count_stop
-		python3 - "$WORK/c.json" "$WORK/time" $rate "$RATE_SECS" $tool >>"$RATES" <<-'EOF'
-		import json, sys
+		python3 - "$WORK/c.json" "$WORK/time" $rate "$RATE_SECS" $tool "$WORK/s.json" >>"$RATES" <<-'EOF'
+		import json, os, sys
 		c = json.load(open(sys.argv[1]))
+		# what the sender itself says it could not send in time (xdpreplay only)
+		behind = "-"
+		if os.path.exists(sys.argv[6]):
+		    behind = str(json.load(open(sys.argv[6]))["failed_reasons"]["fell_behind"])
 		u, s, e = map(float, open(sys.argv[2]).read().split()[-3:])
 		rate, secs, tool = float(sys.argv[3]), float(sys.argv[4]), sys.argv[5]
 		full = c["per_second"][:int(secs)]
 		spread = (max(full) - min(full)) / rate * 100 if full else 0
 		# n frames span n - 1 intervals
 		achieved = (c["matched"] - 1) / c["first_to_last_s"] if c["first_to_last_s"] > 0 else 0
-		print("%s\t%d\t%d\t%.1f\t%.4f\t%.3f\t%.1f" % (tool, rate, c["matched"], achieved,
-		      (achieved - rate) / rate * 100, spread, (u + s) / e * 100))
+		print("%s\t%d\t%d\t%.1f\t%.4f\t%.3f\t%.1f\t%s" % (tool, rate, c["matched"], achieved,
+		      (achieved - rate) / rate * 100, spread, (u + s) / e * 100, behind))
 		EOF
 		echo "  $tool $rate pps: $(tail -n 1 "$RATES" | cut -f3-)" >&2
 	done
