@@ -66,7 +66,6 @@ print("%s\t%s\t%.0f\t%.3f\t%s" % (sys.argv[1], sys.argv[2], n/d if d>0 else 0, c
 	echo "  $name ${size}B: $(tail -n 1 "$RAW" | cut -f3) pps received" >&2
 }
 
-
 # xdp-trafficgen from the xdp-tools tree XDP_TOOLS points at, built there on first use: Debian's
 # 1.3.1 does not run on this kernel, 1.6.3 from source does (PLATFORM.md). Configured against the
 # system's libbpf (1.1); stdbool.h is included for the headers that use bool without it.

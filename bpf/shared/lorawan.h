@@ -39,7 +39,7 @@ struct xr_lora_dev {
 	__u16 b64_off; /* frame offset of the PHYPayload's base64 in "data" */
 	__u16 tmst_off; /* frame offset of tmst's 10 digits */
 	__u16 gw[XR_LORA_MAX_HEARD]; /* indices of the gateways that hear it */
-	__u16 csum_rest; /* xr_lora_csum_rest: its frame's UDP sum without what the program writes */
+	__u16 csum_rest; /* its frame's UDP sum without what the program writes (below) */
 	__u16 pad1;
 	__u32 pad2[2]; /* a multiple of 8 bytes: the mmapped array's stride */
 };

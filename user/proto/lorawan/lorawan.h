@@ -36,7 +36,7 @@ struct lw_device {
 	int16_t rssi;
 	int16_t lsnr10; /* SNR x 10 */
 	uint16_t b64_off, tmst_off; /* set when its frame is built */
-	uint16_t csum_rest; /* and this: struct xr_lora_dev's */
+	uint16_t csum_rest; /* also set then: struct xr_lora_dev's */
 	uint16_t gw[XR_LORA_MAX_HEARD];
 	uint8_t payload[XR_LORA_MAX_FRM];
 };
