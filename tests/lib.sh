@@ -117,7 +117,19 @@ capture_start() {
 		2>"$file.log" &
 	CAPTURE_PID=$!
 	CAPTURE_FILE=$file
-	sleep 1
+	tcpdump_ready "$file.log" "$CAPTURE_PID"
+}
+# tcpdump_ready LOG PID: waits until the tcpdump writing LOG has its filter in place (it says
+# "listening on" after that); a fixed second was too short on a busy CI machine, and frames sent
+# before it were missing from the capture
+tcpdump_ready() {
+	local i
+	for i in $(seq 100); do
+		grep -q "listening on" "$1" 2>/dev/null && return 0
+		kill -0 "$2" 2>/dev/null || fail "tcpdump ended: $(tr '\n' ' ' <"$1")"
+		sleep 0.1
+	done
+	fail "tcpdump not listening after 10 s: $(tr '\n' ' ' <"$1")"
 }
 capture_stop() {
 	sleep 0.5

@@ -48,7 +48,7 @@ test_two_runs_on_one_interface() {
 
 test_no_frame_the_user_did_not_ask_for() {
 	bed
-	count_start --any --idle 1s --duration 30s --json "$WORK/c.json"
+	count_start --any --idle 3s --duration 30s --json "$WORK/c.json"
 	# --engine auto and --engine kernel: neither sends a probe frame any more
 	tb_gen "$XR" gen udp -i "$TB_GEN_IF" --dst "$TB_SRV_IP:9" --pps 1k --count 10 -q || fail "gen exited $?"
 	tb_gen "$XR" gen udp -i "$TB_GEN_IF" --dst "$TB_SRV_IP:9" --pps 1k --count 10 --engine kernel -q ||
@@ -60,15 +60,11 @@ test_no_frame_the_user_did_not_ask_for() {
 
 test_syn_pool_tuples_distinct() {
 	bed
-	tb_srv tcpdump -i "$TB_SRV_IF" -w "$WORK/syn.pcap" -n -U 'tcp[tcpflags] & tcp-syn != 0' 2>/dev/null &
-	tcpd=$!
-	sleep 1
+	capture_start "$WORK/syn.pcap" 'tcp[tcpflags] & tcp-syn != 0'
 	# 4 sources x 8 ports: 32 distinct (source, port) pairs before the first repeat (8 before)
 	tb_gen "$XR" gen syn -i "$TB_GEN_IF" --dst "$TB_SRV_IP:80" --src 198.18.64.0/30 --sport 1024-1031 --pps 1k \
 		--count 40 --wait 100ms -q 2>"$WORK/err" || fail "gen syn exited $?"
-	sleep 0.5
-	kill "$tcpd"
-	wait "$tcpd"
+	capture_stop
 	grep -q "40 SYNs from a pool of 32 (source, port) pairs" "$WORK/err" || fail "no warning: $(cat "$WORK/err")"
 	tcpdump -r "$WORK/syn.pcap" -n 2>/dev/null | awk '{print $3}' >"$WORK/tuples"
 	expect_eq "$(wc -l <"$WORK/tuples")" 40 "SYNs captured"

@@ -33,7 +33,7 @@ test_filters() {
 	bed
 	# port 9 frames only: another port is seen but not matched
 	python3 "$TOP/pcaps/mkpcap.py" udp "$WORK/p7.pcap" --count 5 --size 60 --dport 7
-	count_start --udp --dport 9 --drop --idle 1s --duration 30s --json "$WORK/c.json"
+	count_start --udp --dport 9 --drop --idle 3s --duration 30s --json "$WORK/c.json"
 	tb_gen "$XR" replay -i "$TB_GEN_IF" "$WORK/p7.pcap" || fail "replay port 7"
 	tb_gen "$XR" replay -i "$TB_GEN_IF" --count 3 "$TOP/pcaps/udp-64.pcap" || fail "replay port 9"
 	count_wait

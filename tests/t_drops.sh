@@ -177,7 +177,9 @@ tcp_books() {
 	count_wait
 	wait "$TCP_PID"
 	[ "$(jget "$WORK/c.json" drop_reasons)" = True ] || skip "kernel drop reasons unavailable here"
-	[ "$(jget "$WORK/c.json" passed)" -ge 1000 ] || fail "only $(jget "$WORK/c.json" passed) segments"
+	# at least 4 segments a connection (SYN, ACK, request, FIN): the kernel may fold the 5th, an ACK,
+	# into another (a CI run saw 999 of 200 connections)
+	[ "$(jget "$WORK/c.json" passed)" -ge 800 ] || fail "only $(jget "$WORK/c.json" passed) segments"
 	books_balanced
 }
 

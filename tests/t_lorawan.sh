@@ -93,15 +93,12 @@ test_lorawan_every_uplink_valid() {
 	"$XR" lorawan fleet --devices 2000 --gateways 50 --heard-by 2 --seed "$RANDOM" --fcnt-start 65534 \
 		--payload-size 1-51 --out "$WORK/f" -q || fail "fleet"
 	lw_server_start --fleet "$WORK/f" --idle 3
-	# not through tb_srv: $! must be tcpdump itself, so that SIGINT reaches it
-	ip netns exec "$TB_NS_SRV" tcpdump -i "$TB_SRV_IF" -w "$WORK/cap.pcap" -s 0 -U -q udp port 1700 2>/dev/null &
-	TD=$!
-	sleep 1
+	capture_start "$WORK/cap.pcap" udp port 1700
 	# the server (Python, checking every MIC) answers more slowly than 10k/s: wait for its last PUSH_ACKs
 	tb_gen "$XR" lorawan send -i "$TB_GEN_IF" --fleet "$WORK/f" --server "$TB_SRV_IP" --pps 10k --rounds 3 \
 		--wait 5s --json "$WORK/s.json" || fail "lorawan send exited $?"
 	wait "$LW_PID"
-	kill -INT "$TD"; wait "$TD"
+	capture_stop
 	expect_eq "$(jget "$WORK/s.json" sent)" 12000 "PUSH_DATA sent"
 	expect_eq "$(jget "$WORK/s.json" lorawan.uplinks_computed_in_bpf)" 0 "uplinks computed in BPF at 10k/s (the ring keeps ahead)"
 	# what the server's application read: every uplink valid, in FCnt order, all copies identical

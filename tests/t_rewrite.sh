@@ -112,10 +112,10 @@ test_static_rewrites_match_tcprewrite() {
 	bed
 	local r
 	for r in ours theirs; do
-		ip netns exec "$TB_NS_SRV" tcpdump -i "$TB_SRV_IF" --immediate-mode -Q in -w "$WORK/$r.pcap" -s 0 -U -q 'not ip6' 2>/dev/null &
+		ip netns exec "$TB_NS_SRV" tcpdump -i "$TB_SRV_IF" --immediate-mode -Q in -w "$WORK/$r.pcap" -s 0 -U -q 'not ip6' 2>"$WORK/$r.log" &
 		eval "TD_$r=\$!"
+		tcpdump_ready "$WORK/$r.log" "$!"
 	done
-	sleep 1
 	count_start --duration 60s --json "$WORK/c.json"
 	tb_gen "$XR" replay -i "$TB_GEN_IF" --pps 1k --vlan-strip --map-ip 10.0.0.0/8=198.18.0.0/15 \
 		--src-mac auto --dst-mac "$TB_SRV_MAC" --misfit skip --json "$WORK/r.json" "$TOP/pcaps/foreign.pcap" ||

@@ -34,17 +34,15 @@ test_icmp_every_echo_answered() {
 # passes them on, and a capture see them; its stack cannot take them)
 test_vlan_tagged_frames() {
 	bed
-	count_start --any --duration 30s --idle 1s --json "$WORK/c.json"
-	ip netns exec "$TB_NS_SRV" tcpdump -i "$TB_SRV_IF" --immediate-mode -Q in -w "$WORK/v.pcap" -s 0 -U -q vlan 2>/dev/null &
-	TD=$!
-	sleep 1
+	# --idle 3s: two senders, one after the other; the second's start (loading its programs) can
+	# take more than a second on a busy machine
+	count_start --any --duration 30s --idle 3s --json "$WORK/c.json"
+	capture_start "$WORK/v.pcap" vlan
 	tb_gen "$XR" gen udp -i "$TB_GEN_IF" --dst "$TB_SRV_IP:9" --src 198.18.64.0/23 --vlan 42:3 --size 128 \
 		--pps 10k --count 1000 -q --json "$WORK/u.json" || fail "gen udp --vlan exited $?"
 	tb_gen "$XR" gen icmp -i "$TB_GEN_IF" --dst "$TB_SRV_IP" --vlan 42 --pps 10k --count 500 -q ||
 		fail "gen icmp --vlan exited $?"
-	sleep 0.5
-	kill -INT "$TD"
-	wait "$TD"
+	capture_stop
 	count_wait
 	expect_eq "$(jget "$WORK/u.json" sent)" 1000 "tagged datagrams sent"
 	expect_eq "$(jget "$WORK/c.json" matched)" 1500 "frames at the server's interface"
