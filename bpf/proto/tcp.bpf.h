@@ -214,10 +214,10 @@ static __always_inline int tcp_send_request(struct xdp_md *ctx, struct xr_tcp_se
 		return -1;
 	if (s->flags & XR_TCPF_PUMPED)
 		goto pump;
-	if (len > s->wnd) {
+	/* a window too small but open is counted by the pump, once */
+	if (!s->wnd && len) {
 		st->ctr[XR_TCP_WINDOW_WAITS]++;
-		if (!s->wnd)
-			return 1;
+		return 1;
 	}
 	if (len > s->mss || len > s->wnd || len > XR_TCP_PAYLOAD_MAX)
 		goto pump;
