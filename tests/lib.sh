@@ -120,8 +120,8 @@ capture_start() {
 	tcpdump_ready "$file.log" "$CAPTURE_PID"
 }
 # tcpdump_ready LOG PID: waits until the tcpdump writing LOG has its filter in place (it says
-# "listening on" after that); a fixed second was too short on a busy CI machine, and frames sent
-# before it were missing from the capture
+# "listening on" after that); a fixed second can be too short on a busy machine, and frames sent
+# before it would be missing from the capture
 tcpdump_ready() {
 	local i
 	for i in $(seq 100); do
