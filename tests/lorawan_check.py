@@ -68,7 +68,7 @@ def full_fcnt(next_expected, fcnt16):
 
 
 class Verifier:
-    COUNTERS = ("datagrams", "push_data", "not_push_data", "rejected", "rxpk", "valid", "uplinks", "copies",
+    COUNTERS = ("datagrams", "push_data", "pull_data", "not_push_data", "rejected", "rxpk", "valid", "uplinks", "copies",
                 "unknown_devaddr", "bad_mic", "bad_payload", "bad_json", "bad_fcnt", "bad_field", "same_gateway")
 
     def __init__(self, fleet, verify=True):
@@ -79,18 +79,33 @@ class Verifier:
         self.last = {}       # DevAddr -> (fcnt32, set of gateways that sent it)
         self.errors = []
         self.new = []        # uplinks first seen in the last datagram: (device, DevAddr, FCnt, PHYPayload, gw, rxpk)
+        self.peers = {}      # gateway EUI (hex) -> {"addr:port": datagrams}, PUSH_DATA and PULL_DATA
+        self.pulls = {}      # gateway EUI (hex) -> PULL_DATA
 
     def error(self, kind, msg):
         self.c[kind] += 1
         if len(self.errors) < 10:
             self.errors.append(f"{kind}: {msg}")
 
-    def datagram(self, data):
-        """Returns the PUSH_ACK to send, or None (as the bridge: no ACK unless the JSON parses)."""
+    def datagram(self, data, peer=None):
+        """Returns the PUSH_ACK or PULL_ACK to send, or None (as the bridge: no ACK unless the JSON parses).
+        peer: the sender's (address, port), recorded per gateway EUI."""
         self.c["datagrams"] += 1
         if len(data) < 4 or data[0] not in (1, 2):
             self.error("rejected", "not Semtech UDP v1/v2")
             return None
+        if peer is not None and len(data) >= 12 and data[3] in (0, 2):
+            at = self.peers.setdefault(data[4:12].hex(), {})
+            key = f"{peer[0]}:{peer[1]}"
+            at[key] = at.get(key, 0) + 1
+        if data[3] == 2:
+            if len(data) != 12:
+                self.error("rejected", f"PULL_DATA of {len(data)} bytes")
+                return None
+            self.c["pull_data"] += 1
+            eui = data[4:12].hex()
+            self.pulls[eui] = self.pulls.get(eui, 0) + 1
+            return bytes([data[0], data[1], data[2], 4])
         if data[3] != 0:
             self.c["not_push_data"] += 1
             return None
@@ -174,7 +189,8 @@ class Verifier:
         return (dev, addr, fcnt, phy)
 
     def report(self):
-        return dict(self.c, devices_seen=len(self.last), errors=self.errors)
+        return dict(self.c, devices_seen=len(self.last), errors=self.errors, gateway_peers=self.peers,
+                    pull_data_per_gateway=self.pulls)
 
 
 def pcap_udp_payloads(path, port):

@@ -1,8 +1,9 @@
 #!/usr/bin/python3
 # SPDX-License-Identifier: GPL-2.0
 """A small Semtech UDP server for the test bed (no LoRaWAN network server can be
-built here): answers each PUSH_DATA whose JSON parses with a PUSH_ACK, as
-chirpstack-gateway-bridge does, verifies every uplink (lorawan_check.Verifier)
+built here): answers each PUSH_DATA whose JSON parses with a PUSH_ACK and each
+PULL_DATA with a PULL_ACK, as chirpstack-gateway-bridge does, records the
+addresses each gateway sent from, verifies every uplink (lorawan_check.Verifier)
 and, with --webhook, posts one ChirpStack-style JSON "up" event per
 deduplicated uplink, as ChirpStack's HTTP integration does.
 
@@ -57,7 +58,7 @@ def main():
 
     host, port = a.bind.rsplit(":", 1)
     v = Verifier(load_fleet(a.fleet), verify=not a.no_verify)
-    extra = {"acks_sent": 0, "webhook_posted": 0, "webhook_failed": 0}
+    extra = {"acks_sent": 0, "pull_acks_sent": 0, "webhook_posted": 0, "webhook_failed": 0}
     s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
     # verifying costs more than receiving: hold a whole test's datagrams (root may exceed rmem_max)
     try:
@@ -85,10 +86,10 @@ def main():
                 break
             continue
         last = time.monotonic()
-        ack = v.datagram(data)
+        ack = v.datagram(data, peer)
         if ack and not a.no_ack:
             s.sendto(ack, peer)
-            extra["acks_sent"] += 1
+            extra["acks_sent" if ack[3] == 1 else "pull_acks_sent"] += 1
         for dev, addr, fcnt, phy, gw, rx in (v.new if q is not None else ()):
             # the fields of ChirpStack v4's UplinkEvent (api/proto/integration) in its JSON form
             q.put({"deduplicationId": f"{addr:08x}-{fcnt}",

@@ -85,6 +85,52 @@ test_lorawan_bad_input() {
 	expect_eq $? 2 "--engine xsk"
 	tb_gen "$XR" lorawan send -i "$TB_GEN_IF" --fleet "$WORK/f" 2>"$WORK/e"
 	expect_eq $? 2 "no --server"
+	# gateways' own addresses: at least one (address, port) pair each
+	run_bad 2 "give 3 address and port pairs for 4 gateways" tb_gen "$XR" lorawan send -i "$TB_GEN_IF" \
+		--fleet "$WORK/f" --server "$TB_SRV_IP" --src 198.18.64.0-198.18.64.2 --count 10
+	run_bad 2 "not a range: ranges go with --src" tb_gen "$XR" lorawan send -i "$TB_GEN_IF" \
+		--fleet "$WORK/f" --server "$TB_SRV_IP" --sport 1700-1701 --count 10
+	run_bad 2 "keepalive" tb_gen "$XR" lorawan send -i "$TB_GEN_IF" --fleet "$WORK/f" \
+		--server "$TB_SRV_IP" --keepalive 5x --count 10
+}
+
+test_lorawan_gateways_own_addresses_and_keepalives() {
+	bed
+	"$XR" lorawan fleet --devices 1000 --gateways 50 --heard-by 2 --seed "$RANDOM" --out "$WORK/f" -q ||
+		fail "fleet"
+	lw_server_start --fleet "$WORK/f" --idle 3
+	# 16 addresses x 4 ports for 50 gateways: gateway g at 198.18.64.(g mod 16), port 1700 + g / 16
+	tb_gen "$XR" lorawan send -i "$TB_GEN_IF" --fleet "$WORK/f" --server "$TB_SRV_IP" \
+		--src 198.18.64.0/28 --sport 1700-1703 --keepalive 200ms --pps 2k --rounds 2 --wait 3s \
+		--json "$WORK/s.json" || fail "lorawan send exited $?"
+	wait "$LW_PID"
+	for k in rejected bad_json bad_field bad_mic bad_payload bad_fcnt unknown_devaddr same_gateway; do
+		expect_eq "$(jget "$WORK/lw.out" "$k")" 0 "server: $k"
+	done
+	expect_eq "$(jget "$WORK/lw.out" valid)" 4000 "valid uplinks at the server"
+	expect_eq "$(jget "$WORK/s.json" replies.push_acks)" 4000 "PUSH_ACKs matched"
+	expect_eq "$(jget "$WORK/s.json" replies.unmatched)" 0 "unmatched answers"
+	expect_eq "$(jget "$WORK/s.json" lorawan.misdirected)" 0 "answers at another gateway's address"
+	expect_eq "$(jget "$WORK/s.json" lorawan.gateways_answered)" 50 "gateways PUSH_ACKed"
+	# keepalives: a 2 s run at one per gateway every 200 ms is about 500; every one answered and counted
+	pulls=$(jget "$WORK/s.json" lorawan.keepalive.pull_data)
+	expect_range "$pulls" 400 1000 "PULL_DATA sent"
+	expect_eq "$(jget "$WORK/s.json" lorawan.keepalive.pull_data_refused)" 0 "PULL_DATA refused"
+	expect_eq "$(jget "$WORK/lw.out" pull_data)" "$pulls" "PULL_DATA at the server"
+	expect_eq "$(jget "$WORK/lw.out" pull_acks_sent)" "$pulls" "PULL_ACKs the server sent"
+	expect_eq "$(jget "$WORK/s.json" lorawan.keepalive.pull_acks)" "$pulls" "PULL_ACKs counted"
+	expect_eq "$(jget "$WORK/s.json" lorawan.keepalive.gateways_answered)" 50 "gateways PULL_ACKed"
+	# every datagram of gateway g, uplink or keepalive, came from its own address and port
+	"$PY" - "$WORK/f/gateways.csv" "$WORK/lw.out" <<-'PY' || fail "gateway addresses"
+	import csv, json, sys
+	euis = [r[0].lower() for r in csv.reader(open(sys.argv[1])) if r and not r[0].startswith("#")]
+	euis = [e for e in euis if len(e) == 16]
+	peers = json.load(open(sys.argv[2]))["gateway_peers"]
+	assert len(euis) == 50 and len(peers) == 50, (len(euis), len(peers))
+	for g, eui in enumerate(euis):
+	    want = f"198.18.64.{g % 16}:{1700 + g // 16}"
+	    assert list(peers[eui]) == [want], (g, eui, peers[eui], want)
+	PY
 }
 
 test_lorawan_every_uplink_valid() {

@@ -52,13 +52,13 @@ struct {
 	__type(value, struct xr_lora_dev);
 } lora_devs SEC(".maps");
 
-/* Gateway EUIs, 8 bytes as on the wire; sized and filled by userspace. */
+/* The gateways (EUI, address); sized and filled by userspace. */
 struct {
 	__uint(type, BPF_MAP_TYPE_ARRAY);
 	__uint(map_flags, BPF_F_MMAPABLE);
 	__uint(max_entries, 1);
 	__type(key, __u32);
-	__type(value, __u64);
+	__type(value, struct xr_lora_gw);
 } lora_gws SEC(".maps");
 
 /* Uplinks precomputed by userspace; sized by userspace (struct xr_lora_ring_slot). */
@@ -70,14 +70,14 @@ struct {
 	__type(value, struct xr_lora_ring_slot);
 } lora_ring SEC(".maps");
 
-/* PUSH_ACKs per gateway (xr_replies). */
+/* Answers per gateway (lora_reply). */
 struct {
 	__uint(type, BPF_MAP_TYPE_ARRAY);
 	__uint(map_flags, BPF_F_MMAPABLE);
 	__uint(max_entries, 1);
 	__type(key, __u32);
-	__type(value, __u64);
-} lora_gw_acks SEC(".maps");
+	__type(value, struct xr_lora_gw_ctr);
+} lora_gw_ctr SEC(".maps");
 
 /* FRMPayload of sc->phy xor the key stream of A_1..A_k (LoRaWAN 1.0.3 §4.3.3), uplink. */
 static __noinline int lora_encrypt(const struct xr_lora_dev *dev, struct xr_lora_scratch *sc,
@@ -279,11 +279,37 @@ static __always_inline void lora_dev_meta(struct xr_lora_scratch *sc, const stru
 	__builtin_memcpy(sc->gw, dev->gw, sizeof(sc->gw));
 }
 
+/*
+ * The gateway's source address and port into the frame (its first 54 bytes
+ * checked by the caller), with the IPv4 checksum updated from the address
+ * the frame had (RFC 1624: HC' = ~(~HC + ~m + m')). Returns what the UDP
+ * sum gains (the pseudo-header's address and the port), in the big-endian
+ * word form of csum_rest. One's-complement sums come out the same in either
+ * byte order, so the 16-bit loads are summed as they are and the result is
+ * swapped once.
+ */
+static __always_inline __u32 lora_gw_address(void *data, const struct xr_lora_gw *gwr)
+{
+	struct iphdr *iph = data + sizeof(struct ethhdr);
+	struct udphdr *uh = (void *)(iph + 1);
+	__u16 *old = (__u16 *)&iph->saddr, *new = (__u16 *)&gwr->saddr;
+	__u32 d;
+
+	d = (__u16)~old[0] + (__u16)~old[1] + new[0] + new[1];
+	iph->check = ~xr_lora_csum_fold((__u16)~iph->check + d);
+	d += (__u16)~uh->source + gwr->sport;
+	iph->saddr = gwr->saddr;
+	uh->source = gwr->sport;
+	d = xr_lora_csum_fold(d);
+	return (d >> 8 | d << 8) & 0xffff;
+}
+
 /* Rewrites the PUSH_DATA of device d (copied from the frame set) for sequence number n. */
 static __always_inline int lora_rewrite(struct xdp_md *ctx, struct xr_gen_slot *s, __u64 n,
 					__u16 *tag)
 {
-	__u64 u = n / lora_cfg.heard_by, *eui, e;
+	__u64 u = n / lora_cfg.heard_by, e;
+	struct xr_lora_gw *gwr;
 	__u32 k = n - u * lora_cfg.heard_by, zero = 0, gw, len, sum, off;
 	__u16 c;
 	struct xr_lora_scratch *sc;
@@ -311,12 +337,12 @@ static __always_inline int lora_rewrite(struct xdp_md *ctx, struct xr_gen_slot *
 		sc->valid = 1;
 	}
 	gw = sc->gw[k];
-	eui = bpf_map_lookup_elem(&lora_gws, &gw);
-	if (!eui)
+	gwr = bpf_map_lookup_elem(&lora_gws, &gw);
+	if (!gwr)
 		return -1;
 	*tag = gw;
 
-	e = *eui;
+	e = gwr->eui;
 	/*
 	 * The checksum: csum_rest and b64's sum (sc->csum), tmst's, the token's
 	 * (frame offsets 43 and 44: n's low byte is a low byte, its next a high
@@ -329,16 +355,17 @@ static __always_inline int lora_rewrite(struct xdp_md *ctx, struct xr_gen_slot *
 	/* digit 0 goes to tmst_off: the even digits are high bytes when tmst_off is even */
 	sum += sc->tmst_off & 1 ? (sc->tmst_odd << 8) + sc->tmst_even :
 				  (sc->tmst_even << 8) + sc->tmst_odd;
-	c = ~xr_lora_csum_fold(sc->csum + (__u32)(n & 0xffff) + sum);
-	/* a computed zero is sent as all ones: zero means "no checksum" */
-	if (!c)
-		c = 0xffff;
-
 	data = (void *)(long)ctx->data;
 	data_end = (void *)(long)ctx->data_end;
 	p = data + XR_LORA_PUSH_DATA_OFF;
 	if ((void *)(p + 12) > data_end)
 		return -1;
+	if (lora_cfg.gw_addrs)
+		sum += lora_gw_address(data, gwr);
+	c = ~xr_lora_csum_fold(sc->csum + (__u32)(n & 0xffff) + sum);
+	/* a computed zero is sent as all ones: zero means "no checksum" */
+	if (!c)
+		c = 0xffff;
 	/* the token: n's low 16 bits, which the PUSH_ACK echoes */
 	p[1] = n;
 	p[2] = n >> 8;
@@ -381,18 +408,39 @@ static __always_inline int lora_rewrite(struct xdp_md *ctx, struct xr_gen_slot *
 }
 
 /*
- * PUSH_ACKs (02, token, 01) from the server to our port: matched to n by
- * the token (n's low 16 bits; send_ts holds the last 65,536 sequence
- * numbers) and counted per gateway; dropped, as nothing listens on the port.
+ * Whether an answer for gateway gw reached that gateway's address and port
+ * (with lora_cfg.gw_addrs; otherwise all gateways share one), counting it
+ * against the gateway when it did not.
+ */
+static __always_inline bool lora_to_gateway(struct xr_lora_gw_ctr *ctr, __u32 gw,
+					    const struct iphdr *iph, const struct udphdr *uh)
+{
+	struct xr_lora_gw *gwr;
+
+	if (!lora_cfg.gw_addrs)
+		return true;
+	gwr = bpf_map_lookup_elem(&lora_gws, &gw);
+	if (gwr && iph->daddr == gwr->saddr && uh->dest == gwr->sport)
+		return true;
+	__sync_fetch_and_add(&ctr->misdirected, 1);
+	return false;
+}
+
+/*
+ * Semtech UDP's answers from the server to our addresses, dropped (nothing
+ * listens on them). PUSH_ACKs (02, token, 01) are matched to n by the token
+ * (n's low 16 bits; send_ts holds the last 65,536 sequence numbers) and
+ * counted per gateway; PULL_ACKs (02, token, 04) are counted per gateway,
+ * whose number is their token.
  */
 static __always_inline int lora_reply(struct xdp_md *ctx)
 {
 	struct xr_replies_stats *st;
+	struct xr_lora_gw_ctr *ctr = NULL;
 	struct xr_send_ts *t;
 	struct udphdr *uh;
 	struct pkt4 p;
-	__u32 tok;
-	__u64 *acks;
+	__u32 tok, gw;
 	__u8 *b;
 
 	if (parse_ip4(ctx, IPPROTO_UDP, sizeof(struct udphdr) + 4, &p))
@@ -404,19 +452,35 @@ static __always_inline int lora_reply(struct xdp_md *ctx)
 	st = reply_stats();
 	if (!st)
 		return XDP_DROP;
-	if (bpf_ntohs(uh->len) != 12 || b[0] != 2 || b[3] != 1) {
+	tok = b[1] | (__u32)b[2] << 8;
+	if (bpf_ntohs(uh->len) != 12 || b[0] != 2 ||
+	    (b[3] != XR_LORA_PUSH_ACK && b[3] != XR_LORA_PULL_ACK)) {
 		st->unmatched++;
 		return XDP_DROP;
 	}
-	tok = b[1] | (__u32)b[2] << 8;
-	t = sent_frame(tok, tok, 0xffff);
-	if (count_answer(st, t)) {
-		__u32 gw = t->tag;
-
-		acks = bpf_map_lookup_elem(&lora_gw_acks, &gw);
-		if (acks)
-			__sync_fetch_and_add(acks, 1);
+	if (b[3] == XR_LORA_PULL_ACK) {
+		gw = tok;
+		ctr = bpf_map_lookup_elem(&lora_gw_ctr, &gw);
+		if (!ctr) {
+			st->unmatched++;
+			return XDP_DROP;
+		}
+		if (lora_to_gateway(ctr, gw, p.iph, uh))
+			__sync_fetch_and_add(&ctr->pull_acks, 1);
+		return XDP_DROP;
 	}
+	t = sent_frame(tok, tok, 0xffff);
+	if (t) {
+		gw = t->tag;
+		ctr = bpf_map_lookup_elem(&lora_gw_ctr, &gw);
+		/* the token was another gateway's: its own would not have seen it */
+		if (ctr && !lora_to_gateway(ctr, gw, p.iph, uh)) {
+			st->unmatched++;
+			return XDP_DROP;
+		}
+	}
+	if (count_answer(st, t) && ctr)
+		__sync_fetch_and_add(&ctr->push_acks, 1);
 	return XDP_DROP;
 }
 

@@ -80,8 +80,39 @@ struct xr_lora_cfg {
 	__u32 heard_by;
 	__u32 ngw;
 	__u32 ring; /* slots of lora_ring (a power of 2); 0: no precomputed uplinks */
-	__u32 pad[2];
+	__u32 gw_addrs; /* 1: each gateway sends from its own address and port (struct xr_lora_gw) */
+	__u32 pad;
 };
+
+/*
+ * A gateway as the program knows it, in lora_gws indexed by its number. With
+ * lora_cfg.gw_addrs its copies leave from saddr:sport: the program writes
+ * both and updates the IPv4 and UDP checksums from the frame's own address
+ * and port, which it reads before (RFC 1624), so a frame may be built with
+ * any gateway's address.
+ */
+struct xr_lora_gw {
+	__u64 eui; /* 8 bytes as on the wire */
+	__u32 saddr; /* network order */
+	__u16 sport; /* network order */
+	__u16 pad;
+};
+
+/*
+ * Semtech UDP's answers per gateway (lora_gw_ctr). PULL_DATA keepalives carry
+ * the gateway's number as their token, which the PULL_ACK echoes. An answer
+ * to one gateway that reaches another gateway's address is misdirected: a
+ * real gateway would never see it.
+ */
+struct xr_lora_gw_ctr {
+	__u64 push_acks;
+	__u64 pull_acks;
+	__u64 misdirected;
+	__u64 pad;
+};
+#define XR_LORA_PULL_DATA 2 /* Semtech UDP identifiers (PROTOCOLS.md §1) */
+#define XR_LORA_PULL_ACK 4
+#define XR_LORA_PUSH_ACK 1
 
 /* xr_gen_slot.hook_ctr[] of the LoRaWAN hook */
 enum xr_lora_ctr {

@@ -42,7 +42,12 @@ static void lorawan_send_usage(FILE *f, const struct xr_proto *p)
 		"  -i, --iface IFACE       interface to send from (required)\n"
 		"      --fleet DIR         devices.csv and gateways.csv (xdpreplay lorawan fleet)\n"
 		"      --server ADDR[:P]   the gateway bridge, IPv4 (port default 1700)\n"
-		"      --sport P           source port of the gateways (default 1700)\n"
+		"      --sport P[-Q]       source port of the gateways (default 1700); a range with --src\n"
+		"      --src RANGE         each gateway its own source address and port: gateway g\n"
+		"                          sends from address g mod A of RANGE (A addresses) and port\n"
+		"                          P + g / A; the server must route RANGE back to IFACE\n"
+		"      --keepalive T       every gateway sends a PULL_DATA every T (a packet forwarder:\n"
+		"                          5s), spread evenly; PULL_ACKs counted per gateway\n"
 		"      --rounds N          uplinks per device (default 1; with --duration alone: until it ends)\n"
 		"      --wait T            how long PUSH_ACKs may take after the last packet (default 1s)\n"
 		"      --dst-mac MAC       next hop's MAC (default: from the neighbour table)\n"
@@ -57,7 +62,9 @@ static void lorawan_send_usage(FILE *f, const struct xr_proto *p)
 		"Examples:\n"
 		"  xdpreplay lorawan fleet --devices 300k --gateways 2k --heard-by 3 --seed 1 --out fleet/\n"
 		"  xdpreplay lorawan send -i eth1 --fleet fleet/ --server 198.18.0.2 --pps 10k --rounds 5\n"
-		"  xdpreplay lorawan send -i eth1 --fleet fleet/ --server 198.18.0.2 --duration 30s --json -\n");
+		"  xdpreplay lorawan send -i eth1 --fleet fleet/ --server 198.18.0.2 --duration 30s --json -\n"
+		"  xdpreplay lorawan send -i eth1 --fleet fleet/ --server 198.18.0.2 --src 198.18.64.0/21 \\\n"
+		"      --keepalive 5s --pps 1k --duration 1m\n");
 }
 
 static void fleet_usage(FILE *f)

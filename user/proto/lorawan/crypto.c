@@ -236,6 +236,14 @@ int lw_ref_frame(struct lw_crypto *c, const struct lw_fleet *f, uint64_t n, uint
 	pd[1] = n;
 	pd[2] = n >> 8;
 	memcpy(pd + 4, f->gw[d->gw[k]].eui, 8);
+	if (f->gw_addrs) {
+		const struct lw_gateway *g = &f->gw[d->gw[k]];
+
+		memcpy(frame + 26, &g->saddr, 4);
+		frame[34] = g->sport >> 8;
+		frame[35] = g->sport;
+		lw_ip4_csum_fill(frame);
+	}
 	snprintf(digits, sizeof(digits), "%010u", tmst);
 	memcpy(frame + d->tmst_off, digits, 10);
 	EVP_EncodeBlock((unsigned char *)b64, phy, plen);

@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <arpa/inet.h>
 #include "proto/lorawan/lorawan.h"
 #include "util/log.h"
 #include "util/splitmix.h"
@@ -108,6 +109,19 @@ void lw_fleet_free(struct lw_fleet *f)
 	free(f->dev);
 	free(f->gw);
 	memset(f, 0, sizeof(*f));
+}
+
+int lw_fleet_gateway_addrs(struct lw_fleet *f, uint32_t base, uint64_t naddr, uint16_t port_lo,
+			   uint32_t nports)
+{
+	if (!naddr || !nports || naddr * nports < f->ngw)
+		return -ERANGE;
+	for (size_t g = 0; g < f->ngw; g++) {
+		f->gw[g].saddr = htonl(base + (uint32_t)(g % naddr));
+		f->gw[g].sport = port_lo + g / naddr;
+	}
+	f->gw_addrs = true;
+	return 0;
 }
 
 /* Checks what the generator and the CSV loader both promise about a device. */

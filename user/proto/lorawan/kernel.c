@@ -6,6 +6,7 @@
 #include <string.h>
 #include <unistd.h>
 #include <sys/mman.h>
+#include <arpa/inet.h>
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 #include "engine/pacer.h"
@@ -27,12 +28,14 @@ static int lw_before_load(void *ctx, struct gen_bpf *skel, const struct engine_o
 	struct lw_kernel *lk = ctx;
 	const struct lw_fleet *f = lk->fleet;
 
-	skel->rodata->lora_cfg =
-		(struct xr_lora_cfg){ .ndev = f->ndev, .heard_by = f->heard_by, .ngw = f->ngw };
+	skel->rodata->lora_cfg = (struct xr_lora_cfg){ .ndev = f->ndev,
+						       .heard_by = f->heard_by,
+						       .ngw = f->ngw,
+						       .gw_addrs = f->gw_addrs };
 	lw_aes_tables((struct xr_aes_tables *)&skel->rodata->aes);
 	bpf_map__set_max_entries(skel->maps.lora_devs, f->ndev);
 	bpf_map__set_max_entries(skel->maps.lora_gws, f->ngw);
-	bpf_map__set_max_entries(skel->maps.lora_gw_acks, f->ngw);
+	bpf_map__set_max_entries(skel->maps.lora_gw_ctr, f->ngw);
 	if (lk->precompute && lk->rewrite && aesni_available()) {
 		skel->rodata->lora_cfg.ring = LORA_RING_SLOTS;
 		bpf_map__set_max_entries(skel->maps.lora_ring, LORA_RING_SLOTS);
@@ -48,23 +51,26 @@ static int lw_after_load(void *ctx, struct gen_bpf *skel, const struct engine_op
 	const struct lw_fleet *f = lk->fleet;
 	bool ring = skel->rodata->lora_cfg.ring;
 	struct lw_crypto *c;
-	uint64_t *gws;
+	struct xr_lora_gw *gws;
 	size_t gsz;
 	int err = 0;
 
 	lk->devs = engine_map_mmap(skel->maps.lora_devs, &lk->devs_sz);
 	gws = engine_map_mmap(skel->maps.lora_gws, &gsz);
-	lk->gw_acks_map = engine_map_mmap(skel->maps.lora_gw_acks, &lk->gw_acks_sz);
+	lk->gw_ctr_map = engine_map_mmap(skel->maps.lora_gw_ctr, &lk->gw_ctr_sz);
 	if (ring)
 		lk->ring = engine_map_mmap(skel->maps.lora_ring, &lk->ring_sz);
 	c = lw_crypto_new();
-	if (!lk->devs || !gws || !lk->gw_acks_map || !c || (ring && !lk->ring)) {
+	if (!lk->devs || !gws || !lk->gw_ctr_map || !c || (ring && !lk->ring)) {
 		err = -ENOMEM;
 		pr_warn("cannot map the LoRaWAN device table: %s\n", strerror(ENOMEM));
 		goto out;
 	}
-	for (size_t g = 0; g < f->ngw; g++)
-		memcpy(&gws[g], f->gw[g].eui, 8);
+	for (size_t g = 0; g < f->ngw; g++) {
+		memcpy(&gws[g].eui, f->gw[g].eui, 8);
+		gws[g].saddr = f->gw[g].saddr;
+		gws[g].sport = htons(f->gw[g].sport);
+	}
 	for (size_t d = 0; d < f->ndev && !err; d++)
 		err = lw_bpf_device(f, d, t, c, &lk->devs[d]);
 	if (err)
@@ -156,7 +162,16 @@ static int lw_start(void *ctx, const struct xr_gen_slot *slots, const struct eng
 {
 	struct lw_kernel *lk = ctx;
 	long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
+	int err;
 
+	if (lk->ka.interval_ns) {
+		/* a shard keeps its share of the gateways alive */
+		lk->ka.first = o->shards > 1 ? o->shard : 0;
+		lk->ka.step = o->shards > 1 ? o->shards : 1;
+		err = lw_keepalive_start(&lk->ka, lk->fleet, &lk->net, lk->ifindex);
+		if (err)
+			return err;
+	}
 	if (!lk->ring)
 		return 0;
 	lk->slots = slots;
@@ -181,6 +196,7 @@ static void lw_stop(void *ctx)
 {
 	struct lw_kernel *lk = ctx;
 
+	lw_keepalive_stop(&lk->ka);
 	if (!lk->running)
 		return;
 	lk->stop = true;
@@ -201,10 +217,10 @@ static void lw_finish(void *ctx, struct gen_bpf *skel)
 {
 	struct lw_kernel *lk = ctx;
 
-	free(lk->gw_acks);
-	lk->gw_acks = malloc(lk->fleet->ngw * sizeof(uint64_t));
-	if (lk->gw_acks && lk->gw_acks_map)
-		memcpy(lk->gw_acks, lk->gw_acks_map, lk->fleet->ngw * sizeof(uint64_t));
+	free(lk->gw_ctr);
+	lk->gw_ctr = malloc(lk->fleet->ngw * sizeof(*lk->gw_ctr));
+	if (lk->gw_ctr && lk->gw_ctr_map)
+		memcpy(lk->gw_ctr, lk->gw_ctr_map, lk->fleet->ngw * sizeof(*lk->gw_ctr));
 }
 
 static void lw_close(void *ctx)
@@ -215,11 +231,11 @@ static void lw_close(void *ctx)
 		munmap(lk->devs, lk->devs_sz);
 	if (lk->ring)
 		munmap(lk->ring, lk->ring_sz);
-	if (lk->gw_acks_map)
-		munmap(lk->gw_acks_map, lk->gw_acks_sz);
+	if (lk->gw_ctr_map)
+		munmap(lk->gw_ctr_map, lk->gw_ctr_sz);
 	lk->devs = NULL;
 	lk->ring = NULL;
-	lk->gw_acks_map = NULL;
+	lk->gw_ctr_map = NULL;
 }
 
 void lw_kernel_init(struct lw_kernel *lk, const struct lw_fleet *f, bool rewrite, bool precompute,
@@ -252,8 +268,9 @@ void lw_kernel_init(struct lw_kernel *lk, const struct lw_fleet *f, bool rewrite
 
 void lw_kernel_free(struct lw_kernel *lk)
 {
-	free(lk->gw_acks);
-	lk->gw_acks = NULL;
+	lw_keepalive_stop(&lk->ka);
+	free(lk->gw_ctr);
+	lk->gw_ctr = NULL;
 }
 
 int lw_kernel_aes_test(struct xr_aes_test *t)

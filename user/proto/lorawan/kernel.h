@@ -2,7 +2,7 @@
 /*
  * LoRaWAN's part in a kernel-engine run: the device table and gateway EUIs
  * in the program's maps, the AES-NI precompute ring and its producer thread,
- * PUSH_ACKs per gateway at the end (bpf/proto/lorawan.bpf.h).
+ * the gateways' keepalives, answers per gateway at the end (bpf/proto/lorawan.bpf.h).
  */
 #ifndef __XR_PROTO_LORAWAN_KERNEL_H
 #define __XR_PROTO_LORAWAN_KERNEL_H
@@ -11,6 +11,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 #include "engine/engine.h"
+#include "proto/lorawan/keepalive.h"
 #include "proto/lorawan/lorawan.h"
 
 struct lw_kernel {
@@ -22,10 +23,14 @@ struct lw_kernel {
 	size_t devs_sz;
 	struct xr_lora_ring_slot *ring;
 	size_t ring_sz;
-	uint64_t *gw_acks_map; /* mmapped PUSH_ACKs per gateway */
-	size_t gw_acks_sz;
+	struct xr_lora_gw_ctr *gw_ctr_map; /* mmapped answers per gateway */
+	size_t gw_ctr_sz;
+	/* keepalives, when ka.interval_ns is set (and net, the frames' addressing) */
+	struct lw_keepalive ka;
+	struct lw_net net;
+	int ifindex;
 	/* results */
-	uint64_t *gw_acks; /* PUSH_ACKs per gateway (fleet->ngw), malloc'ed by finish */
+	struct xr_lora_gw_ctr *gw_ctr; /* answers per gateway (fleet->ngw), malloc'ed by finish */
 	bool ring_used;
 	/* the producer thread */
 	const struct xr_gen_slot *slots;

@@ -18,6 +18,8 @@
 
 struct lw_gateway {
 	uint8_t eui[8];
+	uint32_t saddr; /* with lw_fleet.gw_addrs: its source address (network order) */
+	uint16_t sport; /* and port (host order) */
 };
 
 struct lw_device {
@@ -47,6 +49,7 @@ struct lw_fleet {
 	struct lw_gateway *gw;
 	size_t ngw;
 	unsigned int heard_by; /* every device is heard by this many gateways */
+	bool gw_addrs; /* each gateway sends from its own address and port (lw_fleet_gateway_addrs) */
 };
 
 struct lw_gen_opts {
@@ -70,6 +73,14 @@ struct lw_net {
 };
 
 void lw_fleet_free(struct lw_fleet *f);
+
+/*
+ * Gives gateway g the address base + g mod naddr (host order) and port
+ * port_lo + g / naddr, so that no two gateways share both: 0, or -ERANGE
+ * when naddr x nports pairs are fewer than the gateways.
+ */
+int lw_fleet_gateway_addrs(struct lw_fleet *f, uint32_t base, uint64_t naddr, uint16_t port_lo,
+			   uint32_t nports);
 
 /* EUIs (as 64-bit numbers) to indices, sorted: gateways by the CSV loader, devices by count --webhook. */
 struct lw_eui_index {
@@ -144,6 +155,7 @@ char *lw_path(char *buf, size_t len, const char *dir, const char *name);
 extern const char *const lw_codr_names[4];
 int lw_chan_of(uint32_t hz);
 int lw_check_device(const struct lw_fleet *f, const struct lw_device *d, char *why, size_t wl);
+void lw_ip4_csum_fill(uint8_t *frame);
 void lw_udp4_csum_fill(uint8_t *frame, uint32_t len);
 int lw_phy_template(const struct lw_device *d, uint8_t *phy);
 

@@ -377,7 +377,7 @@ int selftest_lorawan(const struct iface *lo, uint64_t cases, uint64_t (*rnd)(voi
 		const char *sz = sizes[rnd() % 6];
 		struct lw_fleet f;
 		uint64_t ns[LW_NS];
-		char label[64];
+		char label[112];
 		int v;
 
 		g.heard_by = 1 + rnd() % g.gateways;
@@ -397,13 +397,23 @@ int selftest_lorawan(const struct iface *lo, uint64_t cases, uint64_t (*rnd)(voi
 		xr_verbosity = v;
 		if (err)
 			break;
+		/* half the fleets: gateways with their own addresses (the program rewrites them) */
+		if (rnd() % 2) {
+			uint64_t naddr = 1 + rnd() % 8;
+
+			lw_fleet_gateway_addrs(&f, 0xc6124000 + rnd() % 1024, naddr,
+					       1024 + rnd() % 60000,
+					       (f.ngw + naddr - 1) / naddr + rnd() % 3);
+		}
 		/* runs of consecutive n (all copies of an uplink, then the next) and scattered ones */
 		ns[0] = rnd() % (f.ndev * f.heard_by * 20);
 		for (int j = 1; j < LW_NS; j++)
 			ns[j] = j % 8 ? ns[j - 1] + 1 :
 					rnd() % (f.ndev * f.heard_by * (uint64_t)70000);
-		snprintf(label, sizeof(label), "fleet %llu (%zu devices, heard by %u, payload %s)",
-			 (unsigned long long)i, f.ndev, f.heard_by, sz);
+		snprintf(label, sizeof(label),
+			 "fleet %llu (%zu devices, heard by %u, payload %s%s)",
+			 (unsigned long long)i, f.ndev, f.heard_by, sz,
+			 f.gw_addrs ? ", gateway addresses" : "");
 		/* the uplinks computed in BPF, then taken from the AES-NI ring */
 		err = fleet_check(lo, c, &f, ns, LW_NS, false, label, checked, mismatches);
 		*frames += LW_NS;

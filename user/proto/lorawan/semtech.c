@@ -9,6 +9,17 @@
 #include "frames/csum.h"
 #include "proto/lorawan/lorawan.h"
 
+void lw_ip4_csum_fill(uint8_t *frame)
+{
+	uint8_t *ip = frame + 14;
+	uint16_t c;
+
+	ip[10] = ip[11] = 0;
+	c = csum_fold(csum_add(ip, 20, 0));
+	ip[10] = c >> 8;
+	ip[11] = c;
+}
+
 void lw_udp4_csum_fill(uint8_t *frame, uint32_t len)
 {
 	uint8_t *ip = frame + 14, *udp = ip + 20;
@@ -68,6 +79,9 @@ int lw_build_frame(struct lw_fleet *f, size_t di, const struct lw_net *net, uint
 		   size_t cap)
 {
 	struct lw_device *d = &f->dev[di];
+	/* the frame leaves as its first gateway's (the program rewrites the others' copies) */
+	const struct lw_gateway *first = &f->gw[d->gw[0]];
+	uint16_t sport = f->gw_addrs ? first->sport : net->sport;
 	uint8_t phy[XR_LORA_MAX_PHY], *ip = out + 14, *udp = ip + 20, *pd = udp + 8;
 	char js[512], b64[XR_LORA_B64_MAX + 4];
 	int plen = lw_phy_template(d, phy), n, pre;
@@ -101,17 +115,12 @@ int lw_build_frame(struct lw_fleet *f, size_t di, const struct lw_net *net, uint
 	ip[6] = 0x40; /* DF */
 	ip[8] = 64;
 	ip[9] = IPPROTO_UDP;
-	memcpy(ip + 12, &net->saddr, 4);
+	memcpy(ip + 12, f->gw_addrs ? &first->saddr : &net->saddr, 4);
 	memcpy(ip + 16, &net->daddr, 4);
-	{
-		uint16_t c = csum_fold(csum_add(ip, 20, 0));
-
-		ip[10] = c >> 8;
-		ip[11] = c;
-	}
+	lw_ip4_csum_fill(out);
 	ulen = len - 34;
-	udp[0] = net->sport >> 8;
-	udp[1] = net->sport;
+	udp[0] = sport >> 8;
+	udp[1] = sport;
 	udp[2] = net->dport >> 8;
 	udp[3] = net->dport;
 	udp[4] = ulen >> 8;

@@ -12,6 +12,7 @@
 #include "cmd/cli.h"
 #include "engine/pacer.h"
 #include "measure/webhook.h"
+#include "proto/lorawan/keepalive.h"
 #include "proto/lorawan/kernel.h"
 #include "proto/proto.h"
 #include "send/opts.h"
@@ -19,7 +20,7 @@
 #include "util/log.h"
 #include "util/units.h"
 
-enum { O_FLEET = PROTO_OPT_BASE, O_ROUNDS, O_SCHEDULE, O_STATIC, O_NOPRE };
+enum { O_FLEET = PROTO_OPT_BASE, O_ROUNDS, O_SCHEDULE, O_STATIC, O_NOPRE, O_KEEPALIVE };
 
 struct lw_send {
 	const char *fleet_dir;
@@ -29,7 +30,9 @@ struct lw_send {
 	bool schedule_failed;
 	double pps;
 	uint64_t first_n;
+	uint64_t keepalive_ns;
 	struct lw_fleet fleet;
+	struct lw_net net; /* the frames' addressing (without --src, every gateway's) */
 	struct lw_kernel lk;
 };
 
@@ -39,6 +42,7 @@ static const struct option lw_opts[] = {
 	{ "schedule", required_argument, NULL, O_SCHEDULE },
 	{ "static", no_argument, NULL, O_STATIC },
 	{ "no-precompute", no_argument, NULL, O_NOPRE },
+	{ "keepalive", required_argument, NULL, O_KEEPALIVE },
 	{},
 };
 
@@ -58,6 +62,12 @@ static int lw_opt(void *st, int id, const char *arg, const struct send_opts *so)
 	case O_SCHEDULE: s->schedule = arg; break;
 	case O_STATIC: s->is_static = true; break;
 	case O_NOPRE: s->no_precompute = true; break;
+	case O_KEEPALIVE:
+		if (cli_duration(so->cmd, "keepalive", arg, &s->keepalive_ns))
+			return XR_EXIT_USAGE;
+		if (s->keepalive_ns && s->keepalive_ns < 1000000ULL)
+			return cli_usage_error(so->cmd, "--keepalive %s: at least 1ms", arg);
+		break;
 	}
 	return -1;
 }
@@ -71,9 +81,12 @@ static int lw_check(void *st, const struct send_opts *so)
 				       "missing --fleet DIR (made by xdpreplay lorawan fleet)");
 	if (so->net.dst.ipv6)
 		return cli_usage_error(so->cmd, "--server: IPv4 only");
-	if (so->net.have_sport && so->net.sport.lo != so->net.sport.hi)
+	if (so->net.have_src && so->net.src.ipv6)
+		return cli_usage_error(so->cmd, "--src: IPv4 only");
+	if (!so->net.have_src && so->net.have_sport && so->net.sport.lo != so->net.sport.hi)
 		return cli_usage_error(
-			so->cmd, "--sport: one port (the gateways' source port), not a range");
+			so->cmd,
+			"--sport: one port (the gateways' source port), not a range: ranges go with --src");
 	if (!s->have_rounds)
 		s->rounds = 1;
 	return 0;
@@ -108,6 +121,11 @@ static int lw_frames(struct lw_send *s, const struct send_opts *so, const struct
 	uint8_t buf[XR_MAX_FRAME];
 
 	memcpy(&net.daddr, so->net.dst.addr, 4);
+	o->rpl = (struct xr_reply_match){ .server_addr = net.daddr,
+					  .server_port = htons(net.dport),
+					  .sport_base = net.sport,
+					  .src_count = 1,
+					  .sport_count = 1 };
 	memcpy(net.src_mac, ifc->mac, 6);
 	if (so->net.have_mac)
 		memcpy(net.dst_mac, so->net.dst_mac, 6);
@@ -119,6 +137,25 @@ static int lw_frames(struct lw_send *s, const struct send_opts *so, const struct
 	if (addr_iface(ifc->name, false, (uint8_t *)&net.saddr)) {
 		pr_warn("%s has no IPv4 address to send from\n", ifc->name);
 		return -ENOENT;
+	}
+	o->rpl.src_base = ntohl(net.saddr);
+	if (so->net.have_src) {
+		/* each gateway its own address and port: the ports from --sport, 1700 by default */
+		uint16_t lo = so->net.have_sport ? so->net.sport.lo : LW_DEFAULT_PORT,
+			 hi = so->net.have_sport ? so->net.sport.hi : LW_DEFAULT_PORT;
+
+		if (lw_fleet_gateway_addrs(f, so->net.src.base, so->net.src.count, lo,
+					   hi - lo + 1U)) {
+			cli_usage_error(
+				so->cmd,
+				"--src and --sport give %llu address and port pairs for %zu gateways",
+				(unsigned long long)so->net.src.count * (hi - lo + 1U), f->ngw);
+			return -EINVAL;
+		}
+		o->rpl.src_base = so->net.src.base;
+		o->rpl.src_count = so->net.src.count < f->ngw ? so->net.src.count : f->ngw;
+		o->rpl.sport_base = lo;
+		o->rpl.sport_count = (f->ngw + o->rpl.src_count - 1) / o->rpl.src_count;
 	}
 	for (size_t d = 0; d < f->ndev; d++) {
 		int len = lw_build_frame(f, d, &net, buf, sizeof(buf));
@@ -133,12 +170,7 @@ static int lw_frames(struct lw_send *s, const struct send_opts *so, const struct
 			return -ENOMEM;
 		}
 	}
-	o->rpl = (struct xr_reply_match){ .server_addr = net.daddr,
-					  .server_port = htons(net.dport),
-					  .src_base = ntohl(net.saddr),
-					  .src_count = 1,
-					  .sport_base = net.sport,
-					  .sport_count = 1 };
+	s->net = net;
 	return 0;
 }
 
@@ -164,6 +196,9 @@ static int lw_build(void *st, const struct send_opts *so, const struct iface *if
 	if (err)
 		return err;
 	lw_kernel_init(&s->lk, &s->fleet, !s->is_static, !s->no_precompute, o);
+	s->lk.ka.interval_ns = s->keepalive_ns;
+	s->lk.net = s->net;
+	s->lk.ifindex = ifc->ifindex;
 	if (s->schedule) {
 		s->pps = so->pace == XR_PACE_RATE ? so->pps : 0;
 		s->first_n = so->first_n;
@@ -190,21 +225,26 @@ static void lw_report(void *st, const struct engine_result *res, uint64_t ready_
 	const struct lw_fleet *f = &s->fleet;
 	const struct xr_replies_stats *r = &res->replies.st;
 	double dur = (res->end_ns - res->start_ns) / 1e9, up = (double)res->sent / f->heard_by;
-	uint64_t gmin = UINT64_MAX, gmax = 0, acked = 0;
+	uint64_t gmin = UINT64_MAX, gmax = 0, acked = 0, pull_acks = 0, pull_acked = 0,
+		 misdirected = 0;
+	const struct lw_keepalive *ka = &s->lk.ka;
 	uint64_t ring_hits = res->hook_ctr[XR_LORA_RING_HITS],
 		 computed = res->hook_ctr[XR_LORA_COMPUTED];
 	struct rusage ru;
 	char a[16], b[16];
 
 	getrusage(RUSAGE_SELF, &ru);
-	for (size_t g = 0; g < f->ngw && s->lk.gw_acks; g++) {
-		uint64_t v = s->lk.gw_acks[g];
+	for (size_t g = 0; g < f->ngw && s->lk.gw_ctr; g++) {
+		const struct xr_lora_gw_ctr *c = &s->lk.gw_ctr[g];
 
-		acked += v > 0;
-		gmin = v < gmin ? v : gmin;
-		gmax = v > gmax ? v : gmax;
+		acked += c->push_acks > 0;
+		gmin = c->push_acks < gmin ? c->push_acks : gmin;
+		gmax = c->push_acks > gmax ? c->push_acks : gmax;
+		pull_acks += c->pull_acks;
+		pull_acked += c->pull_acks > 0;
+		misdirected += c->misdirected;
 	}
-	if (!f->ngw || !s->lk.gw_acks)
+	if (!f->ngw || !s->lk.gw_ctr)
 		gmin = 0;
 	if (human && res->replies.hist) {
 		fprintf(human,
@@ -225,6 +265,19 @@ static void lw_report(void *st, const struct engine_result *res, uint64_t ready_
 			fmt_si(dur > 0 ? res->sent / dur : 0, b, 16),
 			res->sent ? 100.0 * r->answered / res->sent : 0, (unsigned long long)acked,
 			f->ngw, (unsigned long long)gmin, (unsigned long long)gmax);
+		if (ka->interval_ns)
+			fprintf(human,
+				"  keepalives: %llu PULL_DATA (every %s), %llu refused by the socket%s%s; "
+				"%llu PULL_ACKs, gateways answered %llu of %zu\n",
+				(unsigned long long)ka->sent, fmt_duration(ka->interval_ns, a, 16),
+				(unsigned long long)ka->failed, ka->failed ? ": " : "",
+				ka->failed ? strerror(ka->last_errno) : "",
+				(unsigned long long)pull_acks, (unsigned long long)pull_acked,
+				f->ngw);
+		if (misdirected)
+			fprintf(human,
+				"  misdirected: %llu answers reached another gateway's address (not counted above)\n",
+				(unsigned long long)misdirected);
 		fprintf(human,
 			"  crypto: %llu uplinks precomputed (AES-NI%s), %llu computed in BPF\n",
 			(unsigned long long)ring_hits, s->lk.ring_used ? "" : ": off",
@@ -254,6 +307,17 @@ static void lw_report(void *st, const struct engine_result *res, uint64_t ready_
 	json_u64(j, "gateways_answered", acked);
 	json_u64(j, "gateway_acks_min", gmin);
 	json_u64(j, "gateway_acks_max", gmax);
+	json_flag(j, "gateway_addrs", f->gw_addrs);
+	json_u64(j, "misdirected", misdirected);
+	if (ka->interval_ns) {
+		json_open(j, "keepalive", '{');
+		json_double(j, "interval_s", ka->interval_ns / 1e9);
+		json_u64(j, "pull_data", ka->sent);
+		json_u64(j, "pull_data_refused", ka->failed);
+		json_u64(j, "pull_acks", pull_acks);
+		json_u64(j, "gateways_answered", pull_acked);
+		json_close(j, '}');
+	}
 	json_flag(j, "precompute", s->lk.ring_used);
 	json_u64(j, "uplinks_precomputed", ring_hits);
 	json_u64(j, "uplinks_computed_in_bpf", computed);
@@ -277,7 +341,7 @@ const struct xr_proto proto_lorawan = {
 	.name = "lorawan",
 	.summary = "LoRaWAN uplinks of a fleet in Semtech UDP PUSH_DATA",
 	.opts = lw_opts,
-	.accepts = SO_DST | SO_SPORT | SO_DSTMAC | SO_WAIT,
+	.accepts = SO_DST | SO_SRC | SO_SPORT | SO_DSTMAC | SO_WAIT,
 	.dst_name = "server",
 	.default_port = LW_DEFAULT_PORT,
 	.kernel_only = true,
