@@ -68,7 +68,8 @@ def full_fcnt(next_expected, fcnt16):
 
 
 class Verifier:
-    COUNTERS = ("datagrams", "push_data", "pull_data", "not_push_data", "rejected", "rxpk", "valid", "uplinks", "copies",
+    COUNTERS = ("datagrams", "push_data", "pull_data", "downlinks_sent", "downlink_no_gateway", "tx_acks",
+                "tx_ack_bad", "not_push_data", "rejected", "rxpk", "valid", "uplinks", "copies",
                 "unknown_devaddr", "bad_mic", "bad_payload", "bad_json", "bad_fcnt", "bad_field", "same_gateway")
 
     def __init__(self, fleet, verify=True):
@@ -81,6 +82,10 @@ class Verifier:
         self.new = []        # uplinks first seen in the last datagram: (device, DevAddr, FCnt, PHYPayload, gw, rxpk)
         self.peers = {}      # gateway EUI (hex) -> {"addr:port": datagrams}, PUSH_DATA and PULL_DATA
         self.pulls = {}      # gateway EUI (hex) -> PULL_DATA
+        self.pull_peer = {}  # gateway EUI (hex) -> where its last PULL_DATA came from: its downlinks go there
+        self.fcnt_down = {}  # DevAddr -> next downlink FCnt
+        self.pending = {}    # PULL_RESP token -> the gateway EUI it went to, until its TX_ACK
+        self.token = 0
 
     def error(self, kind, msg):
         self.c[kind] += 1
@@ -91,6 +96,7 @@ class Verifier:
         """Returns the PUSH_ACK or PULL_ACK to send, or None (as the bridge: no ACK unless the JSON parses).
         peer: the sender's (address, port), recorded per gateway EUI."""
         self.c["datagrams"] += 1
+        self.new = []
         if len(data) < 4 or data[0] not in (1, 2):
             self.error("rejected", "not Semtech UDP v1/v2")
             return None
@@ -105,7 +111,18 @@ class Verifier:
             self.c["pull_data"] += 1
             eui = data[4:12].hex()
             self.pulls[eui] = self.pulls.get(eui, 0) + 1
+            if peer is not None:
+                self.pull_peer[eui] = peer
             return bytes([data[0], data[1], data[2], 4])
+        if data[3] == 5:
+            # TX_ACK: the token of a PULL_RESP we sent, from the gateway it went to
+            want = self.pending.pop(data[1] | data[2] << 8, None)
+            if len(data) >= 12 and want == data[4:12].hex():
+                self.c["tx_acks"] += 1
+            else:
+                self.error("tx_ack_bad", f"TX_ACK token {data[1] | data[2] << 8} from {data[4:12].hex()}, "
+                                         f"expected {want}")
+            return None
         if data[3] != 0:
             self.c["not_push_data"] += 1
             return None
@@ -187,6 +204,27 @@ class Verifier:
         self.c["valid"] += 1
         self.c["uplinks"] += 1
         return (dev, addr, fcnt, phy)
+
+    def ack_downlink(self, dev, addr, gw, rx):
+        """The PULL_RESP acknowledging a confirmed uplink heard by gateway gw, and where it goes (as
+        ChirpStack: an unconfirmed data down with FCtrl.ACK, in RX1 of the uplink, through the gateway's
+        PULL_DATA address); None, counted, when the gateway never sent PULL_DATA."""
+        peer = self.pull_peer.get(gw)
+        if peer is None:
+            self.c["downlink_no_gateway"] += 1
+            return None, None
+        fcnt = self.fcnt_down.get(addr, 0)
+        self.fcnt_down[addr] = fcnt + 1
+        msg = bytes([0x60]) + struct.pack("<I", addr) + bytes([0x20]) + struct.pack("<H", fcnt & 0xffff)
+        b0 = bytes([0x49, 0, 0, 0, 0, 1]) + struct.pack("<I", addr) + struct.pack("<I", fcnt) + bytes([0, len(msg)])
+        phy = msg + aes_cmac(dev["nwk"], b0 + msg)[:4]
+        txpk = {"imme": False, "tmst": (rx["tmst"] + 1000000) % 2**32, "freq": rx["freq"], "rfch": 0, "powe": 14,
+                "modu": "LORA", "datr": rx["datr"], "codr": "4/5", "ipol": True, "size": len(phy),
+                "data": base64.b64encode(phy).decode()}
+        self.token = (self.token + 1) % 65536
+        self.pending[self.token] = gw
+        self.c["downlinks_sent"] += 1
+        return bytes([2, self.token & 0xff, self.token >> 8, 3]) + json.dumps({"txpk": txpk}).encode(), peer
 
     def report(self):
         return dict(self.c, devices_seen=len(self.last), errors=self.errors, gateway_peers=self.peers,

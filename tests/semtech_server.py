@@ -3,8 +3,10 @@
 """A small Semtech UDP server for the test bed (no LoRaWAN network server can be
 built here): answers each PUSH_DATA whose JSON parses with a PUSH_ACK and each
 PULL_DATA with a PULL_ACK, as chirpstack-gateway-bridge does, records the
-addresses each gateway sent from, verifies every uplink (lorawan_check.Verifier)
-and, with --webhook, posts one ChirpStack-style JSON "up" event per
+addresses each gateway sent from, verifies every uplink (lorawan_check.Verifier),
+acknowledges each confirmed uplink with a downlink (PULL_RESP) through the
+gateway that heard it first, if that gateway sent PULL_DATA, counting the
+TX_ACKs, and, with --webhook, posts one ChirpStack-style JSON "up" event per
 deduplicated uplink, as ChirpStack's HTTP integration does.
 
     semtech_server.py --bind 198.18.0.2:1700 --fleet DIR --out FILE
@@ -53,6 +55,7 @@ def main():
     ap.add_argument("--ready")
     ap.add_argument("--idle", type=float, default=0)
     ap.add_argument("--no-ack", action="store_true")
+    ap.add_argument("--no-downlinks", action="store_true", help="no ACK downlinks to confirmed uplinks")
     ap.add_argument("--no-verify", action="store_true", help="only parse and answer, as the bridge does")
     a = ap.parse_args()
 
@@ -90,6 +93,11 @@ def main():
         if ack and not a.no_ack:
             s.sendto(ack, peer)
             extra["acks_sent" if ack[3] == 1 else "pull_acks_sent"] += 1
+        for dev, addr, fcnt, phy, gw, rx in v.new if not a.no_downlinks else ():
+            if dev["confirmed"]:
+                dl, to = v.ack_downlink(dev, addr, gw, rx)
+                if dl:
+                    s.sendto(dl, to)
         for dev, addr, fcnt, phy, gw, rx in (v.new if q is not None else ()):
             # the fields of ChirpStack v4's UplinkEvent (api/proto/integration) in its JSON form
             q.put({"deduplicationId": f"{addr:08x}-{fcnt}",

@@ -94,10 +94,10 @@ test_lorawan_bad_input() {
 		--server "$TB_SRV_IP" --keepalive 5x --count 10
 }
 
-test_lorawan_gateways_own_addresses_and_keepalives() {
+test_lorawan_gateways_keepalives_and_downlinks() {
 	bed
-	"$XR" lorawan fleet --devices 1000 --gateways 50 --heard-by 2 --seed "$RANDOM" --out "$WORK/f" -q ||
-		fail "fleet"
+	"$XR" lorawan fleet --devices 1000 --gateways 50 --heard-by 2 --confirmed --seed "$RANDOM" \
+		--out "$WORK/f" -q || fail "fleet"
 	lw_server_start --fleet "$WORK/f" --idle 3
 	# 16 addresses x 4 ports for 50 gateways: gateway g at 198.18.64.(g mod 16), port 1700 + g / 16
 	tb_gen "$XR" lorawan send -i "$TB_GEN_IF" --fleet "$WORK/f" --server "$TB_SRV_IP" \
@@ -120,6 +120,25 @@ test_lorawan_gateways_own_addresses_and_keepalives() {
 	expect_eq "$(jget "$WORK/lw.out" pull_acks_sent)" "$pulls" "PULL_ACKs the server sent"
 	expect_eq "$(jget "$WORK/s.json" lorawan.keepalive.pull_acks)" "$pulls" "PULL_ACKs counted"
 	expect_eq "$(jget "$WORK/s.json" lorawan.keepalive.gateways_answered)" 50 "gateways PULL_ACKed"
+	# confirmed uplinks: the server ACKs each through the gateway that heard it (its PULL_DATA
+	# address); XDP matches each ACK to its uplink and answers the PULL_RESP with a TX_ACK
+	expect_eq "$(jget "$WORK/lw.out" downlink_no_gateway)" 0 "downlinks with no gateway address"
+	expect_eq "$(jget "$WORK/lw.out" downlinks_sent)" 2000 "ACK downlinks the server sent"
+	expect_eq "$(jget "$WORK/s.json" lorawan.downlinks.pull_resps)" 2000 "PULL_RESP received"
+	for k in unknown_gateway malformed not_ack unknown_device before_uplink tx_ack_failed; do
+		expect_eq "$(jget "$WORK/s.json" lorawan.downlinks.$k)" 0 "downlinks: $k"
+	done
+	expect_eq "$(jget "$WORK/s.json" lorawan.confirmed.uplinks)" 2000 "confirmed uplinks"
+	expect_eq "$(jget "$WORK/s.json" lorawan.confirmed.acked)" 2000 "confirmed uplinks ACKed"
+	expect_eq "$(jget "$WORK/s.json" lorawan.confirmed.dup_acks)" 0 "duplicate ACKs"
+	expect_eq "$(jget "$WORK/s.json" lorawan.downlinks.tx_acks)" 2000 "TX_ACKs sent"
+	expect_eq "$(jget "$WORK/lw.out" tx_ack_bad)" 0 "TX_ACKs with a wrong token or EUI ($(jget "$WORK/lw.out" errors))"
+	expect_eq "$(jget "$WORK/lw.out" tx_acks)" 2000 "TX_ACKs at the server, each from the right gateway"
+	python3 - "$WORK/s.json" <<-'PY' || fail "uplink to ACK latency"
+	import json, sys
+	r = json.load(open(sys.argv[1]))["lorawan"]["confirmed"]["ack_latency_us"]
+	assert 0 < r["p50"] <= r["p99"] <= r["max"] < 5e6, r
+	PY
 	# every datagram of gateway g, uplink or keepalive, came from its own address and port
 	"$PY" - "$WORK/f/gateways.csv" "$WORK/lw.out" <<-'PY' || fail "gateway addresses"
 	import csv, json, sys
@@ -131,6 +150,21 @@ test_lorawan_gateways_own_addresses_and_keepalives() {
 	    want = f"198.18.64.{g % 16}:{1700 + g // 16}"
 	    assert list(peers[eui]) == [want], (g, eui, peers[eui], want)
 	PY
+}
+
+test_lorawan_confirmed_unanswered_counted() {
+	bed
+	"$XR" lorawan fleet --devices 200 --gateways 4 --heard-by 1 --confirmed --out "$WORK/f" -q || fail "fleet"
+	# no keepalives: the server knows no gateway address, so no uplink gets its ACK
+	lw_server_start --fleet "$WORK/f" --idle 2
+	tb_gen "$XR" lorawan send -i "$TB_GEN_IF" --fleet "$WORK/f" --server "$TB_SRV_IP" --src 198.18.64.0/30 \
+		--pps 2k --wait 2s --json "$WORK/s.json" || fail "lorawan send exited $?"
+	wait "$LW_PID"
+	expect_eq "$(jget "$WORK/lw.out" downlink_no_gateway)" 200 "downlinks the server could not send"
+	expect_eq "$(jget "$WORK/s.json" lorawan.confirmed.uplinks)" 200 "confirmed uplinks"
+	expect_eq "$(jget "$WORK/s.json" lorawan.confirmed.acked)" 0 "ACKed"
+	expect_eq "$(jget "$WORK/s.json" lorawan.confirmed.unanswered)" 200 "unanswered"
+	expect_eq "$(jget "$WORK/s.json" replies.push_acks)" 200 "PUSH_ACKs"
 }
 
 test_lorawan_every_uplink_valid() {

@@ -45,4 +45,34 @@ static __always_inline bool from_server_to_us(const volatile struct xr_reply_mat
 	       (__u32)(bpf_ntohs(dport) - m->sport_base) < m->sport_count;
 }
 
+/*
+ * Swaps the addresses and ports (the first two words of a UDP or TCP header)
+ * and fills in the IPv4 header of a reply of ip_len bytes of IP.
+ */
+static __always_inline void ip4_turn_around(struct ethhdr *eth, struct iphdr *iph, __be16 *ports,
+					    __u16 ip_len)
+{
+	__u8 mac[ETH_ALEN];
+	__u32 sum = 0, a;
+	__u16 p, *w;
+
+	__builtin_memcpy(mac, eth->h_dest, ETH_ALEN);
+	__builtin_memcpy(eth->h_dest, eth->h_source, ETH_ALEN);
+	__builtin_memcpy(eth->h_source, mac, ETH_ALEN);
+	a = iph->saddr;
+	iph->saddr = iph->daddr;
+	iph->daddr = a;
+	iph->ihl = 5;
+	iph->tot_len = bpf_htons(ip_len);
+	iph->ttl = 64;
+	iph->check = 0;
+	w = (__u16 *)iph;
+	for (int i = 0; i < 10; i++)
+		sum += w[i];
+	iph->check = fold_csum(sum);
+	p = ports[0];
+	ports[0] = ports[1];
+	ports[1] = p;
+}
+
 #endif /* __XR_LIB_PARSE_BPF_H */

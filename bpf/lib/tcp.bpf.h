@@ -13,33 +13,6 @@
 #define TCP_PSH 0x08
 #define TCP_ACK 0x10
 
-/* Swaps the addresses and ports and fills in the IPv4 header of a reply of len bytes of IP. */
-static __always_inline void tcp_turn_around(struct ethhdr *eth, struct iphdr *iph,
-					    struct tcphdr *th, __u16 ip_len)
-{
-	__u8 mac[ETH_ALEN];
-	__u32 sum = 0, a;
-	__u16 p, *w;
-
-	__builtin_memcpy(mac, eth->h_dest, ETH_ALEN);
-	__builtin_memcpy(eth->h_dest, eth->h_source, ETH_ALEN);
-	__builtin_memcpy(eth->h_source, mac, ETH_ALEN);
-	a = iph->saddr;
-	iph->saddr = iph->daddr;
-	iph->daddr = a;
-	iph->ihl = 5;
-	iph->tot_len = bpf_htons(ip_len);
-	iph->ttl = 64;
-	iph->check = 0;
-	w = (__u16 *)iph;
-	for (int i = 0; i < 10; i++)
-		sum += w[i];
-	iph->check = fold_csum(sum);
-	p = th->source;
-	th->source = th->dest;
-	th->dest = p;
-}
-
 static __always_inline void tcp_fill(struct tcphdr *th, __u8 flags, __u32 seq, __u32 ack)
 {
 	th->seq = bpf_htonl(seq);
@@ -89,7 +62,7 @@ static __always_inline struct tcphdr *tcp_reply_header(struct xdp_md *ctx, __u8 
 	th = (void *)(iph + 1);
 	if ((void *)(th + 1) > data_end)
 		return NULL;
-	tcp_turn_around(eth, iph, th, 40 + plen);
+	ip4_turn_around(eth, iph, &th->source, 40 + plen);
 	tcp_fill(th, flags, seq, ack);
 	return th;
 }

@@ -79,6 +79,38 @@ struct {
 	__type(value, struct xr_lora_gw_ctr);
 } lora_gw_ctr SEC(".maps");
 
+/* Confirmed uplinks and their ACKs per device (struct xr_lora_confirmed); sized by userspace. */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(map_flags, BPF_F_MMAPABLE);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct xr_lora_confirmed);
+} lora_confirmed SEC(".maps");
+
+/* DevAddr (as a number) of each confirmed device to its index; sized and filled by userspace. */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, __u32);
+} lora_devaddr SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, XR_LORA_DL_CTRS);
+	__type(key, __u32);
+	__type(value, __u64);
+} lora_dl_ctr SEC(".maps");
+
+/* Confirmed uplink to its ACK downlink, per second, as rtt_hist. */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, XR_RTT_CELLS);
+	__type(key, __u32);
+	__type(value, __u64);
+} lora_ack_hist SEC(".maps");
+
 /* FRMPayload of sc->phy xor the key stream of A_1..A_k (LoRaWAN 1.0.3 §4.3.3), uplink. */
 static __noinline int lora_encrypt(const struct xr_lora_dev *dev, struct xr_lora_scratch *sc,
 				   __u32 fcnt)
@@ -304,6 +336,19 @@ static __always_inline __u32 lora_gw_address(void *data, const struct xr_lora_gw
 	return (d >> 8 | d << 8) & 0xffff;
 }
 
+/* Uplink u's device, when it sends confirmed uplinks, is now waiting for u's ACK. */
+static __always_inline void lora_stamp_confirmed(__u64 u)
+{
+	__u32 d = u % lora_cfg.ndev;
+	struct xr_lora_confirmed *c = bpf_map_lookup_elem(&lora_confirmed, &d);
+
+	if (!c || !c->is_confirmed)
+		return;
+	c->sent_ns = bpf_ktime_get_ns();
+	c->last_u = u + 1;
+	__sync_fetch_and_add(&c->uplinks, 1);
+}
+
 /* Rewrites the PUSH_DATA of device d (copied from the frame set) for sequence number n. */
 static __always_inline int lora_rewrite(struct xdp_md *ctx, struct xr_gen_slot *s, __u64 n,
 					__u16 *tag)
@@ -336,6 +381,9 @@ static __always_inline int lora_rewrite(struct xdp_md *ctx, struct xr_gen_slot *
 		sc->u = u;
 		sc->valid = 1;
 	}
+	/* the first copy stands for the uplink: one thread sends it, whatever the others send */
+	if (lora_cfg.confirmed && !k)
+		lora_stamp_confirmed(u);
 	gw = sc->gw[k];
 	gwr = bpf_map_lookup_elem(&lora_gws, &gw);
 	if (!gwr)
@@ -426,12 +474,265 @@ static __always_inline bool lora_to_gateway(struct xr_lora_gw_ctr *ctr, __u32 gw
 	return false;
 }
 
+static __always_inline void lora_dl_count(enum xr_lora_dl_ctr which)
+{
+	__u32 key = which;
+	__u64 *v = bpf_map_lookup_elem(&lora_dl_ctr, &key);
+
+	if (v)
+		(*v)++;
+}
+
+/*
+ * The gateway a downlink was sent to, by its address and port (the inverse of
+ * lw_fleet_gateway_addrs: the server sends a gateway's downlinks where its
+ * PULL_DATA came from). Without addresses of their own, only a fleet of one
+ * gateway says which. 0 or -1.
+ */
+static __always_inline int lora_gw_of(const struct iphdr *iph, const struct udphdr *uh, __u32 *gw)
+{
+	__u32 a, port;
+
+	if (!lora_cfg.gw_addrs) {
+		*gw = 0;
+		return lora_cfg.ngw == 1 ? 0 : -1;
+	}
+	/* from_server_to_us has checked both are in range */
+	a = bpf_ntohl(iph->daddr) - cfg.rpl.src_base;
+	port = bpf_ntohs(uh->dest) - cfg.rpl.sport_base;
+	*gw = a + port * cfg.rpl.src_count;
+	return *gw < lora_cfg.ngw ? 0 : -1;
+}
+
+/* A base64 character's 6 bits, or 64 when it is none. */
+static __always_inline __u32 b64_value(__u8 c)
+{
+	if (c >= 'A' && c <= 'Z')
+		return c - 'A';
+	if (c >= 'a' && c <= 'z')
+		return c - 'a' + 26;
+	if (c >= '0' && c <= '9')
+		return c - '0' + 52;
+	if (c == '+')
+		return 62;
+	if (c == '/')
+		return 63;
+	return 64;
+}
+
+#define XR_LORA_DL_SCAN 512 /* bytes of a PULL_RESP's JSON searched for "data" */
+#define XR_LORA_DL_PHY 9 /* PHYPayload bytes read: MHDR, DevAddr, FCtrl, FCnt and one more */
+
+/*
+ * Where the value of the txpk's "data" key may start in a PULL_RESP: the
+ * offset just past "data" from the JSON's start (frame offset
+ * XR_LORA_PUSH_DATA_OFF + 4), or -1 when it is not in the first
+ * XR_LORA_DL_SCAN bytes. A global function: the verifier checks it once and
+ * its caller receives an offset it does not know. A static one would hand
+ * each of the loop's exits on with its own constant, and the rest of the
+ * downlink code would be verified once per exit (E2BIG).
+ */
+__noinline int lora_dl_data_at(struct xdp_md *ctx)
+{
+	/* the 6 bytes "data" as the low bytes of a little-endian load */
+	const __u64 key = 0x226174616422ULL, mask = 0xffffffffffffULL;
+	void *data_end = (void *)(long)ctx->data_end;
+	__u8 *json = (void *)(long)ctx->data + XR_LORA_PUSH_DATA_OFF + 4;
+
+	for (int i = 0; i < XR_LORA_DL_SCAN; i++) {
+		__u8 *q = json + i;
+
+		if ((void *)(q + 8) > data_end)
+			return -1;
+		if ((*(__u64 *)q & mask) == key)
+			return i + 6;
+	}
+	return -1;
+}
+
+/*
+ * The first XR_LORA_DL_PHY bytes of the PHYPayload in the txpk's "data":
+ * "..." (12 base64 characters): 0, or -1 when there is none. JSON may have
+ * white space around the colon (ChirpStack writes none, Python's json module
+ * one space).
+ */
+static __always_inline int lora_dl_phy(struct xdp_md *ctx, __u8 *phy)
+{
+	int at = lora_dl_data_at(ctx);
+	void *data_end = (void *)(long)ctx->data_end;
+	bool colon = false, found = false;
+	__u8 *p;
+
+	if (at < 0 || at > XR_LORA_DL_SCAN + 6)
+		return -1;
+	p = (void *)(long)ctx->data + XR_LORA_PUSH_DATA_OFF + 4 + at;
+	for (int j = 0; j < 8; j++, p++) {
+		__u8 c;
+
+		if ((void *)(p + 1) > data_end)
+			return -1;
+		c = *p;
+		if (c == ' ' || c == '\t' || c == '\n' || c == '\r')
+			continue;
+		if (c == ':' && !colon) {
+			colon = true;
+			continue;
+		}
+		if (c != '"' || !colon)
+			return -1;
+		p++;
+		found = true;
+		break;
+	}
+	if (!found || (void *)(p + 12) > data_end)
+		return -1;
+	for (int g = 0; g < 3; g++) {
+		__u32 v = b64_value(p[g * 4]) << 18 | b64_value(p[g * 4 + 1]) << 12 |
+			  b64_value(p[g * 4 + 2]) << 6 | b64_value(p[g * 4 + 3]);
+
+		/* a value of 64 anywhere sets a bit at 24 or above */
+		if (v >> 24)
+			return -1;
+		phy[g * 3] = v >> 16;
+		phy[g * 3 + 1] = v >> 8;
+		phy[g * 3 + 2] = v;
+	}
+	return 0;
+}
+
+/*
+ * A downlink's ACK matched to the confirmed uplink it answers: a data
+ * downlink (MType 3 or 5) with FCtrl's ACK bit acknowledges the device's
+ * last uplink (LoRaWAN 1.0.3 §4.3.1.2), counted once with the time since it
+ * left. The MIC is not checked: the DevAddr and the bit are enough to match.
+ */
+static __always_inline void lora_dl_match(struct xdp_md *ctx)
+{
+	struct xr_lora_confirmed *c;
+	__u8 phy[XR_LORA_DL_PHY];
+	__u32 addr, *d;
+	__u64 last;
+
+	if (lora_dl_phy(ctx, phy) || (phy[0] >> 5 != 3 && phy[0] >> 5 != 5)) {
+		lora_dl_count(XR_LORA_DL_MALFORMED);
+		return;
+	}
+	if (!(phy[5] & 0x20)) {
+		lora_dl_count(XR_LORA_DL_NOT_ACK);
+		return;
+	}
+	/* on air little-endian, as userspace keys it by its number */
+	addr = phy[1] | (__u32)phy[2] << 8 | (__u32)phy[3] << 16 | (__u32)phy[4] << 24;
+	d = bpf_map_lookup_elem(&lora_devaddr, &addr);
+	c = d ? bpf_map_lookup_elem(&lora_confirmed, d) : NULL;
+	if (!c) {
+		lora_dl_count(XR_LORA_DL_UNKNOWN_DEV);
+		return;
+	}
+	last = c->last_u;
+	if (!last) {
+		lora_dl_count(XR_LORA_DL_NO_UPLINK);
+		return;
+	}
+	if (c->acked_u == last) {
+		__sync_fetch_and_add(&c->dup_acks, 1);
+		return;
+	}
+	c->acked_u = last;
+	__sync_fetch_and_add(&c->acked, 1);
+	record_hist(&lora_ack_hist, c->sent_ns);
+}
+
+/*
+ * The PULL_RESP turned in place into the gateway's TX_ACK (02, its token,
+ * 05, the gateway's EUI, no JSON: no error), addressed back to the server.
+ * 0, or -1 when the frame cannot be one.
+ */
+static __always_inline int lora_tx_ack(struct xdp_md *ctx, __u64 eui)
+{
+	void *data = (void *)(long)ctx->data, *data_end = (void *)(long)ctx->data_end;
+	int len = data_end - data;
+	struct ethhdr *eth;
+	struct iphdr *iph;
+	struct udphdr *uh;
+	__u32 sum;
+	__u16 *w;
+	__u8 *b;
+
+	/* a PULL_RESP carries JSON: it only shrinks, which needs no room */
+	if (len < XR_LORA_PUSH_DATA_OFF + 12 ||
+	    bpf_xdp_adjust_tail(ctx, XR_LORA_PUSH_DATA_OFF + 12 - len))
+		return -1;
+	data = (void *)(long)ctx->data;
+	data_end = (void *)(long)ctx->data_end;
+	eth = data;
+	iph = (void *)(eth + 1);
+	uh = (void *)(iph + 1);
+	b = (void *)(uh + 1);
+	if ((void *)(b + 12) > data_end)
+		return -1;
+	ip4_turn_around(eth, iph, &uh->source, sizeof(*iph) + sizeof(*uh) + 12);
+	uh->len = bpf_htons(sizeof(*uh) + 12);
+	uh->check = 0;
+	b[3] = XR_LORA_TX_ACK;
+	__builtin_memcpy(b + 4, &eui, 8);
+	sum = (iph->saddr & 0xffff) + (iph->saddr >> 16) + (iph->daddr & 0xffff) +
+	      (iph->daddr >> 16) + bpf_htons(IPPROTO_UDP) + bpf_htons(sizeof(*uh) + 12);
+	w = (__u16 *)uh;
+	for (int i = 0; i < 10; i++)
+		sum += w[i];
+	uh->check = fold_csum(sum);
+	/* a computed zero is sent as all ones: zero means "no checksum" */
+	if (!uh->check)
+		uh->check = 0xffff;
+	return 0;
+}
+
+/*
+ * A downlink (PULL_RESP) to one of our gateways: its ACK matched to the
+ * confirmed uplink it answers, and a TX_ACK sent back from the gateway's
+ * address, as the gateway's packet forwarder would once it has the frame.
+ */
+static __always_inline int lora_downlink(struct xdp_md *ctx, struct pkt4 *p)
+{
+	struct udphdr *uh = p->l4;
+	struct xr_lora_gw_ctr *ctr;
+	struct xr_lora_gw *gwr;
+	__u32 gw;
+
+	if (lora_gw_of(p->iph, uh, &gw)) {
+		lora_dl_count(XR_LORA_DL_UNKNOWN_GW);
+		return XDP_DROP;
+	}
+	ctr = bpf_map_lookup_elem(&lora_gw_ctr, &gw);
+	gwr = bpf_map_lookup_elem(&lora_gws, &gw);
+	if (!ctr || !gwr) {
+		lora_dl_count(XR_LORA_DL_UNKNOWN_GW);
+		return XDP_DROP;
+	}
+	__sync_fetch_and_add(&ctr->pull_resps, 1);
+	lora_dl_match(ctx);
+	if (lora_tx_ack(ctx, gwr->eui)) {
+		lora_dl_count(XR_LORA_DL_TX_ACK_FAILED);
+		return XDP_DROP;
+	}
+	__sync_fetch_and_add(&ctr->tx_acks, 1);
+	/*
+	 * Out of the interface it came in on by a redirect, not XDP_TX: veth
+	 * wakes the peer's NAPI after XDP_TX only when the peer has an XDP
+	 * program, so with GRO alone the last TX_ACKs of a run stayed in the
+	 * peer's ring (2 of 2,000 in one run); a redirect's flush always wakes it.
+	 */
+	return bpf_redirect(ctx->ingress_ifindex, 0);
+}
+
 /*
  * Semtech UDP's answers from the server to our addresses, dropped (nothing
  * listens on them). PUSH_ACKs (02, token, 01) are matched to n by the token
  * (n's low 16 bits; send_ts holds the last 65,536 sequence numbers) and
  * counted per gateway; PULL_ACKs (02, token, 04) are counted per gateway,
- * whose number is their token.
+ * whose number is their token; downlinks (02, token, 03, JSON) are answered
+ * (lora_downlink).
  */
 static __always_inline int lora_reply(struct xdp_md *ctx)
 {
@@ -453,6 +754,8 @@ static __always_inline int lora_reply(struct xdp_md *ctx)
 	if (!st)
 		return XDP_DROP;
 	tok = b[1] | (__u32)b[2] << 8;
+	if (b[0] == 2 && b[3] == XR_LORA_PULL_RESP)
+		return lora_downlink(ctx, &p);
 	if (bpf_ntohs(uh->len) != 12 || b[0] != 2 ||
 	    (b[3] != XR_LORA_PUSH_ACK && b[3] != XR_LORA_PULL_ACK)) {
 		st->unmatched++;

@@ -81,7 +81,7 @@ struct xr_lora_cfg {
 	__u32 ngw;
 	__u32 ring; /* slots of lora_ring (a power of 2); 0: no precomputed uplinks */
 	__u32 gw_addrs; /* 1: each gateway sends from its own address and port (struct xr_lora_gw) */
-	__u32 pad;
+	__u32 confirmed; /* 1: the fleet has confirmed devices (struct xr_lora_confirmed) */
 };
 
 /*
@@ -108,11 +108,43 @@ struct xr_lora_gw_ctr {
 	__u64 push_acks;
 	__u64 pull_acks;
 	__u64 misdirected;
-	__u64 pad;
+	__u64 pull_resps; /* downlinks (PULL_RESP) to the gateway */
+	__u64 tx_acks; /* TX_ACKs it answered them with (XDP_TX) */
+	__u64 pad[3];
 };
-#define XR_LORA_PULL_DATA 2 /* Semtech UDP identifiers (PROTOCOLS.md §1) */
+#define XR_LORA_PUSH_ACK 1 /* Semtech UDP identifiers (PROTOCOLS.md §1) */
+#define XR_LORA_PULL_DATA 2
+#define XR_LORA_PULL_RESP 3
 #define XR_LORA_PULL_ACK 4
-#define XR_LORA_PUSH_ACK 1
+#define XR_LORA_TX_ACK 5
+
+/*
+ * Confirmed uplinks and the ACK downlinks that answer them, per device (in
+ * lora_confirmed, indexed by device; lora_devaddr maps a DevAddr to it).
+ * The sender stamps a confirmed uplink's first copy; a downlink with the ACK
+ * bit to the device (LoRaWAN 1.0.3 §4.3.1.2: it acknowledges the device's
+ * last uplink) is matched to that uplink, once.
+ */
+struct xr_lora_confirmed {
+	__u64 sent_ns; /* when the last confirmed uplink's first copy was rewritten */
+	__u64 last_u; /* that uplink's number u, plus 1 (0: none yet) */
+	__u64 acked_u; /* the last uplink matched to an ACK, plus 1 */
+	__u64 uplinks; /* confirmed uplinks of this device sent (their first copies) */
+	__u64 acked; /* of them, ACKed */
+	__u64 dup_acks; /* ACKs to an uplink already ACKed */
+	__u64 is_confirmed; /* set by userspace: the device sends confirmed uplinks */
+};
+
+/* Downlink counters (lora_dl_ctr, per CPU) */
+enum xr_lora_dl_ctr {
+	XR_LORA_DL_UNKNOWN_GW = 0, /* PULL_RESP to an address no gateway has (or shared by all) */
+	XR_LORA_DL_MALFORMED, /* no "data" of a data-down PHYPayload in its JSON */
+	XR_LORA_DL_NOT_ACK, /* a data downlink without the ACK bit */
+	XR_LORA_DL_UNKNOWN_DEV, /* an ACK to a DevAddr of no confirmed device */
+	XR_LORA_DL_NO_UPLINK, /* an ACK to a device that has sent no confirmed uplink yet */
+	XR_LORA_DL_TX_ACK_FAILED, /* the frame could not be turned into a TX_ACK */
+	XR_LORA_DL_CTRS
+};
 
 /* xr_gen_slot.hook_ctr[] of the LoRaWAN hook */
 enum xr_lora_ctr {

@@ -65,32 +65,36 @@ static bool nap_until(struct lw_keepalive *ka, uint64_t t)
 	}
 }
 
+static void send_pull_data(struct lw_keepalive *ka, size_t g)
+{
+	struct sockaddr_ll to = { .sll_family = AF_PACKET,
+				  .sll_ifindex = ka->ifindex,
+				  .sll_halen = 6 };
+
+	memcpy(to.sll_addr, ka->dst_mac, 6);
+	if (sendto(ka->fd, ka->frames + g * LW_PULL_DATA_LEN, LW_PULL_DATA_LEN, 0,
+		   (struct sockaddr *)&to, sizeof(to)) == LW_PULL_DATA_LEN) {
+		ka->sent++;
+	} else {
+		ka->failed++;
+		ka->last_errno = errno;
+	}
+}
+
 /*
- * Gateway g's k-th keepalive is due at t0 + k x interval + g x interval /
- * gateways: evenly spread, never a burst of the whole fleet at once.
+ * Gateway g's k-th keepalive (k >= 1) is due at t0 + k x interval + g x
+ * interval / gateways: evenly spread, never a burst of the whole fleet.
  */
 static void *keepalive_main(void *arg)
 {
 	struct lw_keepalive *ka = arg;
-	struct sockaddr_ll to = { .sll_family = AF_PACKET,
-				  .sll_ifindex = ka->ifindex,
-				  .sll_halen = 6 };
-	uint64_t t0 = now_ns();
 
-	memcpy(to.sll_addr, ka->dst_mac, 6);
-	for (uint64_t k = 0;; k++) {
+	for (uint64_t k = 1;; k++) {
 		for (size_t g = ka->first; g < ka->ngw; g += ka->step) {
-			uint64_t due = t0 + k * ka->interval_ns + g * ka->interval_ns / ka->ngw;
-
-			if (!nap_until(ka, due))
+			if (!nap_until(ka, ka->t0 + k * ka->interval_ns +
+						   g * ka->interval_ns / ka->ngw))
 				return NULL;
-			if (sendto(ka->fd, ka->frames + g * LW_PULL_DATA_LEN, LW_PULL_DATA_LEN, 0,
-				   (struct sockaddr *)&to, sizeof(to)) == LW_PULL_DATA_LEN) {
-				ka->sent++;
-			} else {
-				ka->failed++;
-				ka->last_errno = errno;
-			}
+			send_pull_data(ka, g);
 		}
 	}
 }
@@ -119,6 +123,14 @@ int lw_keepalive_start(struct lw_keepalive *ka, const struct lw_fleet *f, const 
 		pr_warn("cannot open a packet socket for the keepalives: %s\n", strerror(errno));
 		goto err;
 	}
+	/*
+	 * The first round at once, before any uplink: a forwarder sends one as it
+	 * starts, and the server sends a gateway's downlinks only where its
+	 * PULL_DATA came from
+	 */
+	ka->t0 = now_ns();
+	for (size_t g = ka->first; g < ka->ngw; g += ka->step)
+		send_pull_data(ka, g);
 	atomic_store(&ka->stop, false);
 	err = -pthread_create(&ka->tid, NULL, keepalive_main, ka);
 	if (err) {

@@ -3,7 +3,8 @@
  * Gateways' PULL_DATA keepalives (Semtech UDP): each gateway of a fleet sends
  * one every interval, from its own address when it has one, as a packet
  * forwarder does (every 5 s by default there), so that the server knows the
- * gateway and where to send its downlinks. A thread sends them through a
+ * gateway and where to send its downlinks: the first round before the first
+ * uplink, the next ones spread evenly. A thread sends them through a
  * packet socket beside the kernel engine's uplinks; the PULL_ACKs are counted
  * per gateway in XDP (bpf/proto/lorawan.bpf.h, lora_reply).
  */
@@ -20,6 +21,7 @@
 
 struct lw_keepalive {
 	uint64_t interval_ns;
+	uint64_t t0; /* the first round's time: all at once, before the first uplink */
 	/* gateways g with g mod step == first: a shard's share of the fleet's */
 	unsigned int first, step;
 	int fd, ifindex;

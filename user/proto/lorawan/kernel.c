@@ -36,9 +36,42 @@ static int lw_before_load(void *ctx, struct gen_bpf *skel, const struct engine_o
 	bpf_map__set_max_entries(skel->maps.lora_devs, f->ndev);
 	bpf_map__set_max_entries(skel->maps.lora_gws, f->ngw);
 	bpf_map__set_max_entries(skel->maps.lora_gw_ctr, f->ngw);
+	{
+		size_t nconf = 0;
+
+		for (size_t d = 0; d < f->ndev; d++)
+			nconf += f->dev[d].confirmed;
+		skel->rodata->lora_cfg.confirmed = nconf > 0;
+		if (nconf) {
+			bpf_map__set_max_entries(skel->maps.lora_confirmed, f->ndev);
+			bpf_map__set_max_entries(skel->maps.lora_devaddr, nconf);
+		}
+	}
 	if (lk->precompute && lk->rewrite && aesni_available()) {
 		skel->rodata->lora_cfg.ring = LORA_RING_SLOTS;
 		bpf_map__set_max_entries(skel->maps.lora_ring, LORA_RING_SLOTS);
+	}
+	return 0;
+}
+
+/* The confirmed devices: marked in their table, and their DevAddrs into the downlinks' index. */
+static int confirmed_fill(struct lw_kernel *lk, struct gen_bpf *skel)
+{
+	const struct lw_fleet *f = lk->fleet;
+	int fd = bpf_map__fd(skel->maps.lora_devaddr);
+
+	for (size_t d = 0; d < f->ndev; d++) {
+		uint32_t idx = d, addr = f->dev[d].dev_addr;
+
+		if (!f->dev[d].confirmed)
+			continue;
+		lk->confirmed_map[d].is_confirmed = 1;
+		if (bpf_map_update_elem(fd, &addr, &idx, BPF_NOEXIST)) {
+			int err = -errno;
+
+			pr_warn("cannot index DevAddr %08x: %s\n", addr, strerror(-err));
+			return err;
+		}
 	}
 	return 0;
 }
@@ -50,7 +83,7 @@ static int lw_after_load(void *ctx, struct gen_bpf *skel, const struct engine_op
 	struct lw_kernel *lk = ctx;
 	const struct lw_fleet *f = lk->fleet;
 	bool ring = skel->rodata->lora_cfg.ring;
-	struct lw_crypto *c;
+	struct lw_crypto *c = NULL;
 	struct xr_lora_gw *gws;
 	size_t gsz;
 	int err = 0;
@@ -60,6 +93,17 @@ static int lw_after_load(void *ctx, struct gen_bpf *skel, const struct engine_op
 	lk->gw_ctr_map = engine_map_mmap(skel->maps.lora_gw_ctr, &lk->gw_ctr_sz);
 	if (ring)
 		lk->ring = engine_map_mmap(skel->maps.lora_ring, &lk->ring_sz);
+	if (skel->rodata->lora_cfg.confirmed) {
+		lk->confirmed_map = engine_map_mmap(skel->maps.lora_confirmed, &lk->confirmed_sz);
+		if (!lk->confirmed_map) {
+			err = -ENOMEM;
+			pr_warn("cannot map the confirmed devices' table: %s\n", strerror(ENOMEM));
+			goto out;
+		}
+		err = confirmed_fill(lk, skel);
+		if (err)
+			goto out;
+	}
 	c = lw_crypto_new();
 	if (!lk->devs || !gws || !lk->gw_ctr_map || !c || (ring && !lk->ring)) {
 		err = -ENOMEM;
@@ -221,6 +265,17 @@ static void lw_finish(void *ctx, struct gen_bpf *skel)
 	lk->gw_ctr = malloc(lk->fleet->ngw * sizeof(*lk->gw_ctr));
 	if (lk->gw_ctr && lk->gw_ctr_map)
 		memcpy(lk->gw_ctr, lk->gw_ctr_map, lk->fleet->ngw * sizeof(*lk->gw_ctr));
+	engine_percpu_sum(bpf_map__fd(skel->maps.lora_dl_ctr), XR_LORA_DL_CTRS, lk->dl_ctr);
+	if (!lk->confirmed_map)
+		return;
+	for (size_t d = 0; d < lk->fleet->ndev; d++) {
+		const struct xr_lora_confirmed *c = &lk->confirmed_map[d];
+
+		lk->confirmed_uplinks += c->uplinks;
+		lk->confirmed_acked += c->acked;
+		lk->dup_acks += c->dup_acks;
+	}
+	engine_hist_read(bpf_map__fd(skel->maps.lora_ack_hist), &lk->ack_hist);
 }
 
 static void lw_close(void *ctx)
@@ -233,6 +288,9 @@ static void lw_close(void *ctx)
 		munmap(lk->ring, lk->ring_sz);
 	if (lk->gw_ctr_map)
 		munmap(lk->gw_ctr_map, lk->gw_ctr_sz);
+	if (lk->confirmed_map)
+		munmap(lk->confirmed_map, lk->confirmed_sz);
+	lk->confirmed_map = NULL;
 	lk->devs = NULL;
 	lk->ring = NULL;
 	lk->gw_ctr_map = NULL;
@@ -271,6 +329,8 @@ void lw_kernel_free(struct lw_kernel *lk)
 	lw_keepalive_stop(&lk->ka);
 	free(lk->gw_ctr);
 	lk->gw_ctr = NULL;
+	free(lk->ack_hist.hist);
+	lk->ack_hist.hist = NULL;
 }
 
 int lw_kernel_aes_test(struct xr_aes_test *t)

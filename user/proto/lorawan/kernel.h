@@ -29,8 +29,14 @@ struct lw_kernel {
 	struct lw_keepalive ka;
 	struct lw_net net;
 	int ifindex;
+	struct xr_lora_confirmed *confirmed_map; /* mmapped, with lora_cfg.confirmed */
+	size_t confirmed_sz;
 	/* results */
 	struct xr_lora_gw_ctr *gw_ctr; /* answers per gateway (fleet->ngw), malloc'ed by finish */
+	/* confirmed uplinks (summed over devices) and downlinks */
+	uint64_t confirmed_uplinks, confirmed_acked, dup_acks;
+	uint64_t dl_ctr[XR_LORA_DL_CTRS];
+	struct engine_replies ack_hist; /* confirmed uplink to its ACK */
 	bool ring_used;
 	/* the producer thread */
 	const struct xr_gen_slot *slots;

@@ -226,7 +226,9 @@ static void lw_report(void *st, const struct engine_result *res, uint64_t ready_
 	const struct xr_replies_stats *r = &res->replies.st;
 	double dur = (res->end_ns - res->start_ns) / 1e9, up = (double)res->sent / f->heard_by;
 	uint64_t gmin = UINT64_MAX, gmax = 0, acked = 0, pull_acks = 0, pull_acked = 0,
-		 misdirected = 0;
+		 misdirected = 0, pull_resps = 0, tx_acks = 0, dl_other = 0;
+	const struct lw_kernel *lk = &s->lk;
+	bool confirmed = lk->confirmed_uplinks || lk->ack_hist.hist;
 	const struct lw_keepalive *ka = &s->lk.ka;
 	uint64_t ring_hits = res->hook_ctr[XR_LORA_RING_HITS],
 		 computed = res->hook_ctr[XR_LORA_COMPUTED];
@@ -243,7 +245,11 @@ static void lw_report(void *st, const struct engine_result *res, uint64_t ready_
 		pull_acks += c->pull_acks;
 		pull_acked += c->pull_acks > 0;
 		misdirected += c->misdirected;
+		pull_resps += c->pull_resps;
+		tx_acks += c->tx_acks;
 	}
+	for (int i = 0; i < XR_LORA_DL_CTRS; i++)
+		dl_other += lk->dl_ctr[i];
 	if (!f->ngw || !s->lk.gw_ctr)
 		gmin = 0;
 	if (human && res->replies.hist) {
@@ -274,6 +280,31 @@ static void lw_report(void *st, const struct engine_result *res, uint64_t ready_
 				ka->failed ? strerror(ka->last_errno) : "",
 				(unsigned long long)pull_acks, (unsigned long long)pull_acked,
 				f->ngw);
+		if (pull_resps || dl_other || confirmed)
+			fprintf(human,
+				"  downlinks: %llu PULL_RESP to our gateways, %llu answered with TX_ACK; "
+				"%llu to no gateway of ours, %llu malformed, %llu without ACK bit, "
+				"%llu to unknown devices, %llu before an uplink\n",
+				(unsigned long long)pull_resps, (unsigned long long)tx_acks,
+				(unsigned long long)lk->dl_ctr[XR_LORA_DL_UNKNOWN_GW],
+				(unsigned long long)lk->dl_ctr[XR_LORA_DL_MALFORMED],
+				(unsigned long long)lk->dl_ctr[XR_LORA_DL_NOT_ACK],
+				(unsigned long long)lk->dl_ctr[XR_LORA_DL_UNKNOWN_DEV],
+				(unsigned long long)lk->dl_ctr[XR_LORA_DL_NO_UPLINK]);
+		if (confirmed) {
+			fprintf(human,
+				"  confirmed uplinks: %llu sent, %llu ACKed (%.2f%%), %llu unanswered, "
+				"%llu duplicate ACKs\n",
+				(unsigned long long)lk->confirmed_uplinks,
+				(unsigned long long)lk->confirmed_acked,
+				lk->confirmed_uplinks ?
+					100.0 * lk->confirmed_acked / lk->confirmed_uplinks :
+					0,
+				(unsigned long long)(lk->confirmed_uplinks - lk->confirmed_acked),
+				(unsigned long long)lk->dup_acks);
+			if (lk->confirmed_acked)
+				replies_hist_line(human, "uplink to its ACK", &lk->ack_hist);
+		}
 		if (misdirected)
 			fprintf(human,
 				"  misdirected: %llu answers reached another gateway's address (not counted above)\n",
@@ -316,6 +347,26 @@ static void lw_report(void *st, const struct engine_result *res, uint64_t ready_
 		json_u64(j, "pull_data_refused", ka->failed);
 		json_u64(j, "pull_acks", pull_acks);
 		json_u64(j, "gateways_answered", pull_acked);
+		json_close(j, '}');
+	}
+	json_open(j, "downlinks", '{');
+	json_u64(j, "pull_resps", pull_resps);
+	json_u64(j, "tx_acks", tx_acks);
+	json_u64(j, "unknown_gateway", lk->dl_ctr[XR_LORA_DL_UNKNOWN_GW]);
+	json_u64(j, "malformed", lk->dl_ctr[XR_LORA_DL_MALFORMED]);
+	json_u64(j, "not_ack", lk->dl_ctr[XR_LORA_DL_NOT_ACK]);
+	json_u64(j, "unknown_device", lk->dl_ctr[XR_LORA_DL_UNKNOWN_DEV]);
+	json_u64(j, "before_uplink", lk->dl_ctr[XR_LORA_DL_NO_UPLINK]);
+	json_u64(j, "tx_ack_failed", lk->dl_ctr[XR_LORA_DL_TX_ACK_FAILED]);
+	json_close(j, '}');
+	if (confirmed) {
+		json_open(j, "confirmed", '{');
+		json_u64(j, "uplinks", lk->confirmed_uplinks);
+		json_u64(j, "acked", lk->confirmed_acked);
+		json_u64(j, "unanswered", lk->confirmed_uplinks - lk->confirmed_acked);
+		json_u64(j, "dup_acks", lk->dup_acks);
+		if (lk->confirmed_acked)
+			replies_hist_json(j, "ack_latency_us", &lk->ack_hist);
 		json_close(j, '}');
 	}
 	json_flag(j, "precompute", s->lk.ring_used);
