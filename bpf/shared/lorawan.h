@@ -212,6 +212,15 @@ struct xr_aes_test {
 	__u32 mac[4];
 };
 
+#define XR_LORA_DL_SCAN 512 /* bytes of a PULL_RESP's JSON searched for "data" */
+#define XR_LORA_DL_PHY 9 /* PHYPayload bytes read: MHDR, DevAddr, FCtrl, FCnt and one more */
+
+/* selftest: the downlink reader (lora_dl_phy) on a given PULL_RESP frame (xr_lora_dl_test). */
+struct xr_lora_dl_test {
+	__s32 ret; /* 0: phy holds the PHYPayload's first bytes; -1: no "data" found */
+	__u8 phy[12]; /* XR_LORA_DL_PHY of them used */
+};
+
 /* Read-only configuration of the kernel engine (rodata). */
 
 #endif /* __XR_SHARED_LORAWAN_H */

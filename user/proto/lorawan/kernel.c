@@ -361,3 +361,30 @@ out:
 	gen_bpf__destroy(skel);
 	return err;
 }
+
+int lw_kernel_dl_test(const uint8_t *frames, size_t stride, const uint32_t *lens, size_t n,
+		      struct xr_lora_dl_test *out)
+{
+	struct gen_bpf *skel;
+	__u32 zero = 0;
+	int err;
+
+	skel = gen_bpf__open();
+	if (!skel)
+		return -errno;
+	err = gen_bpf__load(skel);
+	for (size_t i = 0; i < n && !err; i++) {
+		LIBBPF_OPTS(bpf_test_run_opts, topts, .data_in = frames + i * stride,
+			    .data_size_in = lens[i], .repeat = 1);
+
+		memset(&out[i], 0, sizeof(out[i]));
+		if (bpf_map_update_elem(bpf_map__fd(skel->maps.lora_dl_test), &zero, &out[i], 0) ||
+		    bpf_prog_test_run_opts(bpf_program__fd(skel->progs.xr_lora_dl_test), &topts) ||
+		    bpf_map_lookup_elem(bpf_map__fd(skel->maps.lora_dl_test), &zero, &out[i]))
+			err = -errno;
+		else if (topts.retval != XDP_PASS)
+			err = -EINVAL;
+	}
+	gen_bpf__destroy(skel);
+	return err;
+}

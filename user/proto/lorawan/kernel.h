@@ -57,4 +57,11 @@ void lw_kernel_free(struct lw_kernel *lk);
 /* Runs the BPF AES-128 and AES-CMAC (xr_aes_test) on t's inputs; t receives the results. For the tests. */
 int lw_kernel_aes_test(struct xr_aes_test *t);
 
+/*
+ * Runs the BPF downlink reader (xr_lora_dl_test) on n frames (frame i at
+ * frames + i x stride, lens[i] bytes); out[i] receives its result. For the tests.
+ */
+int lw_kernel_dl_test(const uint8_t *frames, size_t stride, const uint32_t *lens, size_t n,
+		      struct xr_lora_dl_test *out);
+
 #endif

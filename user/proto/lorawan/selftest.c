@@ -12,6 +12,7 @@
 #include <string.h>
 #include <arpa/inet.h>
 #include <openssl/evp.h>
+#include <json-c/json.h>
 #include "engine/engine.h"
 #include "frames/frameset.h"
 #include "util/log.h"
@@ -349,6 +350,161 @@ static int vectors(const struct iface *lo, struct lw_crypto *c, uint64_t *checke
 	return err;
 }
 
+/*
+ * Downlinks: random PULL_RESPs, as a network server may write them (the txpk's
+ * keys in any order, white space around the colons, "data" anywhere, invalid
+ * base64, no "data", frames cut short), read by the BPF downlink reader and
+ * by json-c and OpenSSL's base64. The reader finds the first "data" key in
+ * the first XR_LORA_DL_SCAN bytes of the JSON and needs 12 characters of its
+ * value; a string value "data" would fool it, and is not generated.
+ */
+#define DL_FRAME 2048
+#define DL_BATCH 256
+
+struct dl_case {
+	uint32_t len, full_len; /* the frame as sent, and before a cut */
+	int value_at; /* offset of the "data" value in the frame; -1: none */
+};
+
+static void dl_frame(uint8_t *f, struct dl_case *dc, uint64_t (*rnd)(void))
+{
+	static const char *const ws[] = { "", " ", "  ", "\t", "\n", " \n " };
+	static const char *const keys[] = { "imme", "tmst", "freq", "rfch", "powe", "modu",
+					    "datr", "codr", "ipol", "size", "data" };
+	static const char b64[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+	char *js = (char *)f + XR_LORA_PUSH_DATA_OFF + 4, *end = (char *)f + DL_FRAME - 1;
+	int order[11], nk = rnd() % 8 ? 11 : 10; /* one in 8 without "data" */
+	char *p = js;
+
+	memset(f, 0, XR_LORA_PUSH_DATA_OFF + 4);
+	f[XR_LORA_PUSH_DATA_OFF] = 2;
+	f[XR_LORA_PUSH_DATA_OFF + 3] = XR_LORA_PULL_RESP;
+	for (int i = 0; i < 11; i++)
+		order[i] = i;
+	for (int i = 10; i > 0; i--) {
+		int j = rnd() % (i + 1), t = order[i];
+
+		order[i] = order[j];
+		order[j] = t;
+	}
+	dc->value_at = -1;
+	p += snprintf(p, end - p, "{\"txpk\":{");
+	/* one in 6: a long string first, which may push "data" past the scanned bytes */
+	if (rnd() % 6 == 0) {
+		int n = 300 + rnd() % 400;
+
+		p += snprintf(p, end - p, "\"pad\":\"");
+		memset(p, 'x', n);
+		p += n;
+		p += snprintf(p, end - p, "\",");
+	}
+	for (int i = 0, first = 1; i < 11; i++) {
+		if (order[i] == 10 && nk == 10)
+			continue;
+		if (!first)
+			*p++ = ',';
+		first = 0;
+		if (order[i] == 10) {
+			int n = rnd() % 40;
+
+			p += snprintf(p, end - p, "\"data\"%s:%s\"", ws[rnd() % 6], ws[rnd() % 6]);
+			dc->value_at = (uint8_t *)p - f;
+			for (int c = 0; c < n; c++)
+				*p++ = b64[rnd() % 64];
+			/* one in 5: a character that is not base64 among the first 12 */
+			if (n >= 12 && rnd() % 5 == 0)
+				p[-n + (int)(rnd() % 12)] = "-.=! "[rnd() % 5];
+			*p++ = '"';
+			continue;
+		}
+		p += snprintf(p, end - p, "\"%s\"%s:%s", keys[order[i]], ws[rnd() % 6],
+			      ws[rnd() % 6]);
+		if (order[i] == 5)
+			p += snprintf(p, end - p, "\"LORA\"");
+		else if (order[i] == 6)
+			p += snprintf(p, end - p, "\"SF%uBW125\"", 7 + (unsigned int)(rnd() % 6));
+		else if (order[i] == 7)
+			p += snprintf(p, end - p, "\"4/5\"");
+		else if (order[i] == 0 || order[i] == 8)
+			p += snprintf(p, end - p, rnd() % 2 ? "true" : "false");
+		else
+			p += snprintf(p, end - p, "%llu", (unsigned long long)(rnd() % 4000000000ULL));
+	}
+	p += snprintf(p, end - p, "}}");
+	dc->full_len = dc->len = (uint8_t *)p - f;
+	/* one in 4: cut short anywhere after the header */
+	if (rnd() % 4 == 0)
+		dc->len = XR_LORA_PUSH_DATA_OFF + 4 + rnd() % (dc->full_len - XR_LORA_PUSH_DATA_OFF - 4);
+}
+
+/* What the reader must find in the whole frame: 0 and phy, or -1 (json-c and OpenSSL). */
+static int dl_reference(const uint8_t *f, const struct dl_case *dc, uint8_t *phy)
+{
+	size_t jl = dc->full_len - XR_LORA_PUSH_DATA_OFF - 4;
+	char *text = strndup((const char *)f + XR_LORA_PUSH_DATA_OFF + 4, jl), *first;
+	json_object *root = text ? json_tokener_parse(text) : NULL, *txpk, *data;
+	const char *v = NULL;
+	uint8_t out[12];
+	int ret = -1;
+
+	if (root && json_object_object_get_ex(root, "txpk", &txpk) &&
+	    json_object_object_get_ex(txpk, "data", &data) &&
+	    json_object_is_type(data, json_type_string))
+		v = json_object_get_string(data);
+	first = text ? strstr(text, "\"data\"") : NULL;
+	if (v && strlen(v) >= 12 &&
+	    strspn(v, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/") >= 12 &&
+	    first && first - text < XR_LORA_DL_SCAN &&
+	    EVP_DecodeBlock(out, (const unsigned char *)v, 12) == 9) {
+		memcpy(phy, out, XR_LORA_DL_PHY);
+		ret = 0;
+	}
+	json_object_put(root);
+	free(text);
+	return ret;
+}
+
+static int downlinks(uint64_t cases, uint64_t (*rnd)(void), uint64_t *checked, uint64_t *mismatches)
+{
+	uint8_t *frames = malloc((size_t)DL_BATCH * DL_FRAME);
+	struct xr_lora_dl_test got[DL_BATCH];
+	struct dl_case dc[DL_BATCH];
+	uint32_t lens[DL_BATCH];
+	int err = frames ? 0 : -ENOMEM;
+
+	for (uint64_t done = 0; done < cases && !err; done += DL_BATCH) {
+		size_t n = cases - done < DL_BATCH ? cases - done : DL_BATCH;
+
+		for (size_t i = 0; i < n; i++) {
+			dl_frame(frames + i * DL_FRAME, &dc[i], rnd);
+			lens[i] = dc[i].len;
+		}
+		err = lw_kernel_dl_test(frames, DL_FRAME, lens, n, got);
+		for (size_t i = 0; i < n && !err; i++) {
+			uint8_t want[XR_LORA_DL_PHY];
+			int ret = dl_reference(frames + i * DL_FRAME, &dc[i], want);
+			char what[96];
+
+			/* cut short: found only when its 12 characters are all there */
+			if (!ret && dc[i].len < dc[i].full_len &&
+			    (dc[i].value_at < 0 || (uint32_t)dc[i].value_at + 12 > dc[i].len))
+				ret = -1;
+			snprintf(what, sizeof(what), "downlink %llu (%u of %u bytes, value at %d)",
+				 (unsigned long long)(done + i), dc[i].len, dc[i].full_len,
+				 dc[i].value_at);
+			(*checked)++;
+			if ((got[i].ret == 0) != (ret == 0))
+				report(mismatches, what,
+				       ret ? "BPF read a PHYPayload the reference does not" :
+					     "BPF did not read the reference's PHYPayload");
+			else if (!ret && memcmp(got[i].phy, want, XR_LORA_DL_PHY))
+				report(mismatches, what, "BPF read other bytes");
+		}
+	}
+	free(frames);
+	return err;
+}
+
 int selftest_lorawan(const struct iface *lo, uint64_t cases, uint64_t (*rnd)(void),
 		     uint64_t *checked, uint64_t *mismatches, uint64_t *frames)
 {
@@ -364,6 +520,8 @@ int selftest_lorawan(const struct iface *lo, uint64_t cases, uint64_t (*rnd)(voi
 		err = aes_random(c, &tab, rnd, 20, checked, mismatches);
 	if (!err)
 		err = vectors(lo, c, checked, mismatches);
+	if (!err)
+		err = downlinks(cases * 20, rnd, checked, mismatches);
 	for (uint64_t i = 0; i < cases && !err; i++) {
 		static const char *const sizes[] = { "1", "1-16", "15-17", "1-96", "31-33", "96" };
 		struct lw_gen_opts g = { .devices = 1 + rnd() % 40,
