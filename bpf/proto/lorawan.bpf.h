@@ -520,7 +520,6 @@ static __always_inline __u32 b64_value(__u8 c)
 	return 64;
 }
 
-
 /*
  * Where the value of the txpk's "data" key may start in a PULL_RESP: the
  * offset just past "data" from the JSON's start (frame offset

@@ -359,7 +359,7 @@ static int vectors(const struct iface *lo, struct lw_crypto *c, uint64_t *checke
  * value; a string value "data" would fool it, and is not generated.
  */
 #define DL_FRAME 2048
-#define DL_BATCH 256
+#define DL_MAX 8192 /* downlinks in one selftest run */
 
 struct dl_case {
 	uint32_t len, full_len; /* the frame as sent, and before a cut */
@@ -371,7 +371,8 @@ static void dl_frame(uint8_t *f, struct dl_case *dc, uint64_t (*rnd)(void))
 	static const char *const ws[] = { "", " ", "  ", "\t", "\n", " \n " };
 	static const char *const keys[] = { "imme", "tmst", "freq", "rfch", "powe", "modu",
 					    "datr", "codr", "ipol", "size", "data" };
-	static const char b64[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+	static const char b64[] =
+		"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
 	char *js = (char *)f + XR_LORA_PUSH_DATA_OFF + 4, *end = (char *)f + DL_FRAME - 1;
 	int order[11], nk = rnd() % 8 ? 11 : 10; /* one in 8 without "data" */
 	char *p = js;
@@ -428,13 +429,15 @@ static void dl_frame(uint8_t *f, struct dl_case *dc, uint64_t (*rnd)(void))
 		else if (order[i] == 0 || order[i] == 8)
 			p += snprintf(p, end - p, rnd() % 2 ? "true" : "false");
 		else
-			p += snprintf(p, end - p, "%llu", (unsigned long long)(rnd() % 4000000000ULL));
+			p += snprintf(p, end - p, "%llu",
+				      (unsigned long long)(rnd() % 4000000000ULL));
 	}
 	p += snprintf(p, end - p, "}}");
 	dc->full_len = dc->len = (uint8_t *)p - f;
 	/* one in 4: cut short anywhere after the header */
 	if (rnd() % 4 == 0)
-		dc->len = XR_LORA_PUSH_DATA_OFF + 4 + rnd() % (dc->full_len - XR_LORA_PUSH_DATA_OFF - 4);
+		dc->len = XR_LORA_PUSH_DATA_OFF + 4 +
+			  rnd() % (dc->full_len - XR_LORA_PUSH_DATA_OFF - 4);
 }
 
 /* What the reader must find in the whole frame: 0 and phy, or -1 (json-c and OpenSSL). */
@@ -464,44 +467,45 @@ static int dl_reference(const uint8_t *f, const struct dl_case *dc, uint8_t *phy
 	return ret;
 }
 
+/* One load of the program for all of them: loading costs more than a thousand runs. */
 static int downlinks(uint64_t cases, uint64_t (*rnd)(void), uint64_t *checked, uint64_t *mismatches)
 {
-	uint8_t *frames = malloc((size_t)DL_BATCH * DL_FRAME);
-	struct xr_lora_dl_test got[DL_BATCH];
-	struct dl_case dc[DL_BATCH];
-	uint32_t lens[DL_BATCH];
-	int err = frames ? 0 : -ENOMEM;
+	size_t n = cases < DL_MAX ? cases : DL_MAX;
+	uint8_t *frames = malloc(n * DL_FRAME);
+	struct xr_lora_dl_test *got = calloc(n, sizeof(*got));
+	struct dl_case *dc = calloc(n, sizeof(*dc));
+	uint32_t *lens = calloc(n, sizeof(*lens));
+	int err = frames && got && dc && lens ? 0 : -ENOMEM;
 
-	for (uint64_t done = 0; done < cases && !err; done += DL_BATCH) {
-		size_t n = cases - done < DL_BATCH ? cases - done : DL_BATCH;
-
-		for (size_t i = 0; i < n; i++) {
-			dl_frame(frames + i * DL_FRAME, &dc[i], rnd);
-			lens[i] = dc[i].len;
-		}
+	for (size_t i = 0; i < n && !err; i++) {
+		dl_frame(frames + i * DL_FRAME, &dc[i], rnd);
+		lens[i] = dc[i].len;
+	}
+	if (!err)
 		err = lw_kernel_dl_test(frames, DL_FRAME, lens, n, got);
-		for (size_t i = 0; i < n && !err; i++) {
-			uint8_t want[XR_LORA_DL_PHY];
-			int ret = dl_reference(frames + i * DL_FRAME, &dc[i], want);
-			char what[96];
+	for (size_t i = 0; i < n && !err; i++) {
+		uint8_t want[XR_LORA_DL_PHY];
+		int ret = dl_reference(frames + i * DL_FRAME, &dc[i], want);
+		char what[96];
 
-			/* cut short: found only when its 12 characters are all there */
-			if (!ret && dc[i].len < dc[i].full_len &&
-			    (dc[i].value_at < 0 || (uint32_t)dc[i].value_at + 12 > dc[i].len))
-				ret = -1;
-			snprintf(what, sizeof(what), "downlink %llu (%u of %u bytes, value at %d)",
-				 (unsigned long long)(done + i), dc[i].len, dc[i].full_len,
-				 dc[i].value_at);
-			(*checked)++;
-			if ((got[i].ret == 0) != (ret == 0))
-				report(mismatches, what,
-				       ret ? "BPF read a PHYPayload the reference does not" :
-					     "BPF did not read the reference's PHYPayload");
-			else if (!ret && memcmp(got[i].phy, want, XR_LORA_DL_PHY))
-				report(mismatches, what, "BPF read other bytes");
-		}
+		/* cut short: found only when its 12 characters are all there */
+		if (!ret && dc[i].len < dc[i].full_len &&
+		    (dc[i].value_at < 0 || (uint32_t)dc[i].value_at + 12 > dc[i].len))
+			ret = -1;
+		snprintf(what, sizeof(what), "downlink %zu (%u of %u bytes, value at %d)", i,
+			 dc[i].len, dc[i].full_len, dc[i].value_at);
+		(*checked)++;
+		if ((got[i].ret == 0) != (ret == 0))
+			report(mismatches, what,
+			       ret ? "BPF read a PHYPayload the reference does not" :
+				     "BPF did not read the reference's PHYPayload");
+		else if (!ret && memcmp(got[i].phy, want, XR_LORA_DL_PHY))
+			report(mismatches, what, "BPF read other bytes");
 	}
 	free(frames);
+	free(got);
+	free(dc);
+	free(lens);
 	return err;
 }
 
