@@ -14,6 +14,14 @@ lw_server_start() {
 	fail "tests/semtech_server.py did not start"
 }
 
+# lw_server_valid N: the server (lw.out) found no fault and N valid uplinks (copies included)
+lw_server_valid() {
+	for k in rejected bad_json bad_field bad_mic bad_payload bad_fcnt unknown_devaddr same_gateway; do
+		expect_eq "$(jget "$WORK/lw.out" "$k")" 0 "server: $k"
+	done
+	expect_eq "$(jget "$WORK/lw.out" valid)" "$1" "valid uplinks at the server"
+}
+
 test_lorawan_selftest() {
 	# AES-128 and AES-CMAC in BPF vs RFC 4493 and OpenSSL; published uplinks; the rewriter vs the reference
 	"$XR" selftest --cases 200 --seed "$RANDOM" >"$WORK/out" 2>&1 || fail "$(cat "$WORK/out")"
@@ -104,10 +112,7 @@ test_lorawan_gateways_keepalives_and_downlinks() {
 		--src 198.18.64.0/28 --sport 1700-1703 --keepalive 200ms --pps 2k --rounds 2 --wait 3s \
 		--json "$WORK/s.json" || fail "lorawan send exited $?"
 	wait "$LW_PID"
-	for k in rejected bad_json bad_field bad_mic bad_payload bad_fcnt unknown_devaddr same_gateway; do
-		expect_eq "$(jget "$WORK/lw.out" "$k")" 0 "server: $k"
-	done
-	expect_eq "$(jget "$WORK/lw.out" valid)" 4000 "valid uplinks at the server"
+	lw_server_valid 4000
 	expect_eq "$(jget "$WORK/s.json" replies.push_acks)" 4000 "PUSH_ACKs matched"
 	expect_eq "$(jget "$WORK/s.json" replies.unmatched)" 0 "unmatched answers"
 	expect_eq "$(jget "$WORK/s.json" lorawan.misdirected)" 0 "answers at another gateway's address"
@@ -182,10 +187,7 @@ test_lorawan_every_uplink_valid() {
 	expect_eq "$(jget "$WORK/s.json" sent)" 12000 "PUSH_DATA sent"
 	expect_eq "$(jget "$WORK/s.json" lorawan.uplinks_computed_in_bpf)" 0 "uplinks computed in BPF at 10k/s (the ring keeps ahead)"
 	# what the server's application read: every uplink valid, in FCnt order, all copies identical
-	for k in rejected bad_json bad_field bad_mic bad_payload bad_fcnt unknown_devaddr same_gateway; do
-		expect_eq "$(jget "$WORK/lw.out" "$k")" 0 "server: $k"
-	done
-	expect_eq "$(jget "$WORK/lw.out" valid)" 12000 "valid uplinks at the server"
+	lw_server_valid 12000
 	expect_eq "$(jget "$WORK/lw.out" uplinks)" 6000 "distinct uplinks"
 	expect_eq "$(jget "$WORK/lw.out" copies)" 6000 "second gateways' copies"
 	expect_eq "$(jget "$WORK/lw.out" devices_seen)" 2000 "devices"
@@ -373,9 +375,6 @@ test_lorawan_bpf_path_valid_at_the_server() {
 	wait "$LW_PID"
 	expect_eq "$(jget "$WORK/s.json" lorawan.uplinks_computed_in_bpf)" 1500 "uplinks computed in BPF"
 	expect_eq "$(jget "$WORK/s.json" lorawan.uplinks_precomputed)" 0 "uplinks precomputed"
-	for k in rejected bad_json bad_field bad_mic bad_payload bad_fcnt unknown_devaddr; do
-		expect_eq "$(jget "$WORK/lw.out" "$k")" 0 "server: $k"
-	done
-	expect_eq "$(jget "$WORK/lw.out" valid)" 3000 "valid uplinks at the server"
+	lw_server_valid 3000
 	expect_eq "$(jget "$WORK/lw.out" uplinks)" 1500 "distinct uplinks"
 }

@@ -16,28 +16,10 @@
 void lw_build_pull_data(const struct lw_fleet *f, size_t g, const struct lw_net *net, uint8_t *out)
 {
 	const struct lw_gateway *gw = &f->gw[g];
-	uint8_t *ip = out + 14, *udp = ip + 20, *pd = udp + 8;
-	uint16_t sport = f->gw_addrs ? gw->sport : net->sport, ulen = 8 + 12;
+	uint8_t *pd = out + XR_LORA_PUSH_DATA_OFF;
 
-	memcpy(out, net->dst_mac, 6);
-	memcpy(out + 6, net->src_mac, 6);
-	out[12] = 0x08;
-	out[13] = 0x00;
-	memset(ip, 0, 20);
-	ip[0] = 0x45;
-	ip[3] = 20 + ulen;
-	ip[6] = 0x40; /* DF */
-	ip[8] = 64;
-	ip[9] = IPPROTO_UDP;
-	memcpy(ip + 12, f->gw_addrs ? &gw->saddr : &net->saddr, 4);
-	memcpy(ip + 16, &net->daddr, 4);
-	lw_ip4_csum_fill(out);
-	udp[0] = sport >> 8;
-	udp[1] = sport;
-	udp[2] = net->dport >> 8;
-	udp[3] = net->dport;
-	udp[4] = 0;
-	udp[5] = ulen;
+	lw_udp4_headers(out, net, f->gw_addrs ? gw->saddr : net->saddr,
+			f->gw_addrs ? gw->sport : net->sport, LW_PULL_DATA_LEN);
 	pd[0] = 2;
 	pd[1] = g; /* the token, little-endian as the bridge reads it: the gateway's number */
 	pd[2] = g >> 8;

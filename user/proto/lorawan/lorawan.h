@@ -155,6 +155,9 @@ char *lw_path(char *buf, size_t len, const char *dir, const char *name);
 extern const char *const lw_codr_names[4];
 int lw_chan_of(uint32_t hz);
 int lw_check_device(const struct lw_fleet *f, const struct lw_device *d, char *why, size_t wl);
+/* Ethernet, IPv4 and UDP headers of a frame of len bytes from saddr (network order):sport to net's server. */
+void lw_udp4_headers(uint8_t *out, const struct lw_net *net, uint32_t saddr, uint16_t sport,
+		     uint32_t len);
 void lw_ip4_csum_fill(uint8_t *frame);
 void lw_udp4_csum_fill(uint8_t *frame, uint32_t len);
 int lw_phy_template(const struct lw_device *d, uint8_t *phy);

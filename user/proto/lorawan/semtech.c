@@ -20,6 +20,34 @@ void lw_ip4_csum_fill(uint8_t *frame)
 	ip[11] = c;
 }
 
+void lw_udp4_headers(uint8_t *out, const struct lw_net *net, uint32_t saddr, uint16_t sport,
+		     uint32_t len)
+{
+	uint8_t *ip = out + 14, *udp = ip + 20;
+	uint32_t ulen = len - 34;
+
+	memcpy(out, net->dst_mac, 6);
+	memcpy(out + 6, net->src_mac, 6);
+	out[12] = 0x08;
+	out[13] = 0x00;
+	memset(ip, 0, 20);
+	ip[0] = 0x45;
+	ip[2] = (len - 14) >> 8;
+	ip[3] = (len - 14) & 0xff;
+	ip[6] = 0x40; /* DF */
+	ip[8] = 64;
+	ip[9] = IPPROTO_UDP;
+	memcpy(ip + 12, &saddr, 4);
+	memcpy(ip + 16, &net->daddr, 4);
+	lw_ip4_csum_fill(out);
+	udp[0] = sport >> 8;
+	udp[1] = sport;
+	udp[2] = net->dport >> 8;
+	udp[3] = net->dport;
+	udp[4] = ulen >> 8;
+	udp[5] = ulen;
+}
+
 void lw_udp4_csum_fill(uint8_t *frame, uint32_t len)
 {
 	uint8_t *ip = frame + 14, *udp = ip + 20;
@@ -82,10 +110,10 @@ int lw_build_frame(struct lw_fleet *f, size_t di, const struct lw_net *net, uint
 	/* the frame leaves as its first gateway's (the program rewrites the others' copies) */
 	const struct lw_gateway *first = &f->gw[d->gw[0]];
 	uint16_t sport = f->gw_addrs ? first->sport : net->sport;
-	uint8_t phy[XR_LORA_MAX_PHY], *ip = out + 14, *udp = ip + 20, *pd = udp + 8;
+	uint8_t phy[XR_LORA_MAX_PHY], *pd = out + XR_LORA_PUSH_DATA_OFF;
 	char js[512], b64[XR_LORA_B64_MAX + 4];
 	int plen = lw_phy_template(d, phy), n, pre;
-	uint32_t len, ulen;
+	uint32_t len;
 
 	EVP_EncodeBlock((unsigned char *)b64, phy, plen);
 	pre = snprintf(js, sizeof(js), "{\"rxpk\":[{\"tmst\":");
@@ -104,27 +132,7 @@ int lw_build_frame(struct lw_fleet *f, size_t di, const struct lw_net *net, uint
 	if (len > cap || len > XR_MAX_FRAME)
 		return -E2BIG;
 
-	memcpy(out, net->dst_mac, 6);
-	memcpy(out + 6, net->src_mac, 6);
-	out[12] = 0x08;
-	out[13] = 0x00;
-	memset(ip, 0, 20);
-	ip[0] = 0x45;
-	ip[2] = (len - 14) >> 8;
-	ip[3] = (len - 14) & 0xff;
-	ip[6] = 0x40; /* DF */
-	ip[8] = 64;
-	ip[9] = IPPROTO_UDP;
-	memcpy(ip + 12, f->gw_addrs ? &first->saddr : &net->saddr, 4);
-	memcpy(ip + 16, &net->daddr, 4);
-	lw_ip4_csum_fill(out);
-	ulen = len - 34;
-	udp[0] = sport >> 8;
-	udp[1] = sport;
-	udp[2] = net->dport >> 8;
-	udp[3] = net->dport;
-	udp[4] = ulen >> 8;
-	udp[5] = ulen;
+	lw_udp4_headers(out, net, f->gw_addrs ? first->saddr : net->saddr, sport, len);
 	/* Semtech UDP v2 PUSH_DATA: version, token, identifier 0, gateway EUI, JSON */
 	pd[0] = 2;
 	pd[1] = pd[2] = 0;
