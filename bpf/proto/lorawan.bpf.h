@@ -715,12 +715,12 @@ static __always_inline int lora_downlink(struct xdp_md *ctx, struct pkt4 *p)
 	}
 	__sync_fetch_and_add(&ctr->tx_acks, 1);
 	/*
-	 * Out of the interface it came in on by a redirect, not XDP_TX: veth
-	 * wakes the peer's NAPI after XDP_TX only when the peer has an XDP
-	 * program, so with GRO alone the last TX_ACKs of a run stayed in the
-	 * peer's ring (2 of 2,000 in one run); a redirect's flush always wakes it.
+	 * XDP_TX, as every reply: a redirect would wake a veth peer that has no
+	 * XDP program (XDP_TX leaves the frame in its ring until the next one
+	 * arrives there, README "gen tcp"), but its xdp_devmap_xmit event, fired
+	 * in the sender thread's softirq, would count the TX_ACK as a frame sent.
 	 */
-	return bpf_redirect(ctx->ingress_ifindex, 0);
+	return XDP_TX;
 }
 
 /*
