@@ -86,13 +86,14 @@ int lw_keepalive_start(struct lw_keepalive *ka, const struct lw_fleet *f, const 
 {
 	int err;
 
+	ka->fd = -1;
 	ka->ngw = f->ngw;
 	ka->ifindex = ifindex;
 	memcpy(ka->dst_mac, net->dst_mac, 6);
 	if (!ka->step)
 		ka->step = 1;
 	if (ka->first >= f->ngw)
-		return 0; /* none of the gateways is this shard's */
+		return 0; /* none of the gateways is this shard's: nothing to start or stop */
 	ka->frames = malloc(f->ngw * LW_PULL_DATA_LEN);
 	if (!ka->frames)
 		return -ENOMEM;
