@@ -456,34 +456,6 @@ static __always_inline int lora_rewrite(struct xdp_md *ctx, struct xr_gen_slot *
 }
 
 /*
- * Whether an answer for gateway gw reached that gateway's address and port
- * (with lora_cfg.gw_addrs; otherwise all gateways share one), counting it
- * against the gateway when it did not.
- */
-static __always_inline bool lora_to_gateway(struct xr_lora_gw_ctr *ctr, __u32 gw,
-					    const struct iphdr *iph, const struct udphdr *uh)
-{
-	struct xr_lora_gw *gwr;
-
-	if (!lora_cfg.gw_addrs)
-		return true;
-	gwr = bpf_map_lookup_elem(&lora_gws, &gw);
-	if (gwr && iph->daddr == gwr->saddr && uh->dest == gwr->sport)
-		return true;
-	__sync_fetch_and_add(&ctr->misdirected, 1);
-	return false;
-}
-
-static __always_inline void lora_dl_count(enum xr_lora_dl_ctr which)
-{
-	__u32 key = which;
-	__u64 *v = bpf_map_lookup_elem(&lora_dl_ctr, &key);
-
-	if (v)
-		(*v)++;
-}
-
-/*
  * The gateway a downlink was sent to, by its address and port (the inverse of
  * lw_fleet_gateway_addrs: the server sends a gateway's downlinks where its
  * PULL_DATA came from). Without addresses of their own, only a fleet of one
@@ -502,6 +474,31 @@ static __always_inline int lora_gw_of(const struct iphdr *iph, const struct udph
 	port = bpf_ntohs(uh->dest) - cfg.rpl.sport_base;
 	*gw = a + port * cfg.rpl.src_count;
 	return *gw < lora_cfg.ngw ? 0 : -1;
+}
+
+/*
+ * Whether an answer for gateway gw reached that gateway's address and port
+ * (with lora_cfg.gw_addrs; otherwise all gateways share one), counting it
+ * against the gateway when it did not.
+ */
+static __always_inline bool lora_to_gateway(struct xr_lora_gw_ctr *ctr, __u32 gw,
+					    const struct iphdr *iph, const struct udphdr *uh)
+{
+	__u32 at;
+
+	if (!lora_cfg.gw_addrs || (!lora_gw_of(iph, uh, &at) && at == gw))
+		return true;
+	__sync_fetch_and_add(&ctr->misdirected, 1);
+	return false;
+}
+
+static __always_inline void lora_dl_count(enum xr_lora_dl_ctr which)
+{
+	__u32 key = which;
+	__u64 *v = bpf_map_lookup_elem(&lora_dl_ctr, &key);
+
+	if (v)
+		(*v)++;
 }
 
 /* A base64 character's 6 bits, or 64 when it is none. */
