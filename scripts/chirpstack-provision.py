@@ -12,7 +12,11 @@ For each device:   POST /api/devices              {"device": {devEui, name, appl
                                               fCntUp, nFCntDown, aFCntDown}}
 LoRaWAN 1.0.x ABP: the three network session keys are all the NwkSKey (api/proto/api/device.proto:
 "For LoRaWAN 1.0.x devices, set this to the NwkSKey"); fCntUp is the fleet's fcnt_start. The device
-profile must be LoRaWAN 1.0.x, ABP (supports_otaa false), in the fleet's region. Alternatively set
+profile must be LoRaWAN 1.0.x, ABP (supports_otaa false), in the fleet's region.
+OTAA devices (an app_key in the CSV: lorawan fleet --otaa) get their JoinEUI and
+                   POST /api/devices/{devEui}/keys  {"deviceKeys": {nwkKey, appKey}}
+instead of an activation: for LoRaWAN 1.0.x the AppKey goes in nwkKey (device.proto: "For LoRaWAN
+1.0.x, use this field for the LoRaWAN 1.0.x 'AppKey'"); their profile must support OTAA. Alternatively set
 [gateway] allow_unknown_gateways=true in chirpstack.toml and skip the gateways (--no-gateways).
 
     chirpstack-provision.py --url http://HOST:8090 --token API_TOKEN --tenant-id T \\
@@ -39,9 +43,16 @@ def requests(a):
                     "tenantId": a.tenant_id, "statsInterval": 30}}
     with open(f"{a.fleet}/devices.csv") as f:
         for d in csv.DictReader(f):
-            yield "POST", "/api/devices", {"device": {
-                "devEui": d["dev_eui"], "name": f"xdpreplay-{d['dev_eui']}", "applicationId": a.application_id,
-                "deviceProfileId": a.device_profile_id, "skipFcntCheck": a.skip_fcnt_check}}
+            dev = {"devEui": d["dev_eui"], "name": f"xdpreplay-{d['dev_eui']}", "applicationId": a.application_id,
+                   "deviceProfileId": a.device_profile_id, "skipFcntCheck": a.skip_fcnt_check}
+            if d.get("app_key"):
+                # OTAA: the server derives the session at the join; a fleet already joined elsewhere
+                # (xdpreplay lorawan send --joined) has sessions this server never made
+                yield "POST", "/api/devices", {"device": dict(dev, joinEui=d["join_eui"])}
+                yield "POST", f"/api/devices/{d['dev_eui']}/keys", {"deviceKeys": {
+                    "nwkKey": d["app_key"], "appKey": "00000000000000000000000000000000"}}
+                continue
+            yield "POST", "/api/devices", {"device": dev}
             yield "POST", f"/api/devices/{d['dev_eui']}/activate", {"deviceActivation": {
                 "devAddr": d["dev_addr"], "appSKey": d["app_s_key"], "nwkSEncKey": d["nwk_s_key"],
                 "sNwkSIntKey": d["nwk_s_key"], "fNwkSIntKey": d["nwk_s_key"],

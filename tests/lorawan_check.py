@@ -28,15 +28,13 @@ CODR = {"4/5", "4/6", "4/7", "4/8", "3/8", "1/3", "2/6", "1/4", "1/6", "5/6", "4
 DATR = re.compile(r"^SF(\d+)BW(\d+)$")
 
 
-def load_fleet(d):
+def load_fleet(d, otaa=None):
+    """Devices with a session by DevAddr; OTAA devices (session or not) also into otaa, by DevEUI."""
     devices = {}
     with open(f"{d}/devices.csv") as f:
         for row in csv.DictReader(f):
-            addr = int(row["dev_addr"], 16)
-            devices[addr] = {
+            dev = {
                 "eui": row["dev_eui"],
-                "nwk": bytes.fromhex(row["nwk_s_key"]),
-                "app": bytes.fromhex(row["app_s_key"]),
                 "fcnt_start": int(row["fcnt_start"]),
                 "fport": int(row["fport"]),
                 "confirmed": row["confirmed"] == "1",
@@ -45,12 +43,23 @@ def load_fleet(d):
                 "datr": row["datr"],
                 "gateways": set(row["gateways"].split(";")),
             }
+            if row.get("app_key") and otaa is not None:
+                otaa[row["dev_eui"]] = dict(dev, app_key=bytes.fromhex(row["app_key"]),
+                                            join_eui=row["join_eui"])
+            if row["dev_addr"]:
+                devices[int(row["dev_addr"], 16)] = dict(dev, nwk=bytes.fromhex(row["nwk_s_key"]),
+                                                         app=bytes.fromhex(row["app_s_key"]))
     return devices
 
 
 def aes_ecb(key, block):
     e = Cipher(algorithms.AES(key), modes.ECB()).encryptor()
     return e.update(block) + e.finalize()
+
+
+def aes_ecb_decrypt(key, data):
+    d = Cipher(algorithms.AES(key), modes.ECB()).decryptor()
+    return d.update(data) + d.finalize()
 
 
 def aes_cmac(key, msg):
@@ -70,10 +79,17 @@ def full_fcnt(next_expected, fcnt16):
 class Verifier:
     COUNTERS = ("datagrams", "push_data", "pull_data", "downlinks_sent", "downlink_no_gateway", "tx_acks",
                 "tx_ack_bad", "not_push_data", "rejected", "rxpk", "valid", "uplinks", "copies",
-                "unknown_devaddr", "bad_mic", "bad_payload", "bad_json", "bad_fcnt", "bad_field", "same_gateway")
+                "unknown_devaddr", "bad_mic", "bad_payload", "bad_json", "bad_fcnt", "bad_field", "same_gateway",
+                "join_requests", "join_copies", "join_unknown_dev", "join_bad_mic", "join_nonce_reused",
+                "join_accepts_sent", "sessions")
 
-    def __init__(self, fleet, verify=True):
+    def __init__(self, fleet, verify=True, otaa=None):
         self.fleet = fleet
+        self.otaa = otaa or {}  # DevEUI -> OTAA device (its AppKey)
+        self.nonces = {}        # DevEUI -> DevNonces it has used
+        self.joins = []         # JoinRequests first seen in the last datagram: (device, DevNonce, gw, rxpk)
+        self.session_of = {}    # DevEUI -> DevAddr of the session its last join gave it
+        self.next_addr = 0x26000000
         self.verify = verify  # False: parse the JSON and answer, as the bridge does, nothing more
         self.c = {k: 0 for k in self.COUNTERS}
         self.next = {}       # DevAddr -> next expected 32-bit FCnt (ChirpStack's f_cnt_up)
@@ -97,6 +113,7 @@ class Verifier:
         peer: the sender's (address, port), recorded per gateway EUI."""
         self.c["datagrams"] += 1
         self.new = []
+        self.joins = []
         if len(data) < 4 or data[0] not in (1, 2):
             self.error("rejected", "not Semtech UDP v1/v2")
             return None
@@ -136,7 +153,6 @@ class Verifier:
             return None
         gw = data[4:12].hex()
         self.c["push_data"] += 1
-        self.new = []
         for rx in obj.get("rxpk", []) if self.verify else ():
             up = self.rxpk(rx, gw)
             if up:
@@ -159,6 +175,8 @@ class Verifier:
             phy = base64.b64decode(rx["data"], validate=True)
         except (binascii.Error, KeyError, TypeError) as e:
             return self.error("bad_field", f"data: {e}")
+        if len(phy) == rx["size"] == 23 and phy[0] == 0x00:
+            return self.join_request(phy, rx, gw)
         if len(phy) != rx["size"] or len(phy) < 13:
             return self.error("bad_field", f"size {rx['size']} for {len(phy)} bytes")
         addr = struct.unpack_from("<I", phy, 1)[0]
@@ -204,6 +222,68 @@ class Verifier:
         self.c["valid"] += 1
         self.c["uplinks"] += 1
         return (dev, addr, fcnt, phy)
+
+    def join_request(self, phy, rx, gw):
+        """A JoinRequest (LoRaWAN 1.0.3 §6.2.4) checked as a join server does: known DevEUI and JoinEUI,
+        MIC with the AppKey, a DevNonce the device has not used; the copies from other gateways counted."""
+        join_eui, dev_eui = phy[1:9][::-1].hex(), phy[9:17][::-1].hex()
+        nonce = struct.unpack_from("<H", phy, 17)[0]
+        dev = self.otaa.get(dev_eui)
+        if dev is None or dev["join_eui"] != join_eui:
+            return self.error("join_unknown_dev", f"DevEUI {dev_eui} JoinEUI {join_eui}")
+        if aes_cmac(dev["app_key"], phy[:19])[:4] != phy[19:]:
+            return self.error("join_bad_mic", f"DevEUI {dev_eui} DevNonce {nonce}")
+        if gw not in dev["gateways"]:
+            return self.error("bad_field", f"JoinRequest of {dev_eui} from gateway {gw}, not the fleet's")
+        used = self.nonces.setdefault(dev_eui, {})
+        if nonce in used:
+            if gw in used[nonce]:
+                return self.error("join_nonce_reused", f"DevEUI {dev_eui} DevNonce {nonce} again from {gw}")
+            used[nonce].add(gw)
+            self.c["join_copies"] += 1
+            self.c["valid"] += 1
+            return None
+        used[nonce] = {gw}
+        self.c["join_requests"] += 1
+        self.c["valid"] += 1
+        self.joins.append((dev, nonce, gw, rx))
+        return None
+
+    def join_accept(self, dev, nonce, gw, rx):
+        """The PULL_RESP with the JoinAccept for a JoinRequest, through the gateway's PULL_DATA address, in
+        RX1 (5 s after it) as ChirpStack sends it; the session (DevAddr, keys, FCnt 0) replaces any before.
+        Every other device gets the EU868 CFList, so both lengths (17 and 33 bytes) are sent."""
+        peer = self.pull_peer.get(gw)
+        if peer is None:
+            self.c["downlink_no_gateway"] += 1
+            return None, None
+        addr, self.next_addr = self.next_addr, self.next_addr + 1
+        app_nonce, net_id = (addr * 2654435761) & 0xffffff, 0x000013
+        body = struct.pack("<I", app_nonce)[:3] + struct.pack("<I", net_id)[:3] + struct.pack("<I", addr) + \
+            bytes([0x00, 0x01])
+        if addr % 2:
+            body += b"".join(struct.pack("<I", f // 100)[:3] for f in
+                             (867100000, 867300000, 867500000, 867700000, 867900000)) + b"\x00"
+        mic = aes_cmac(dev["app_key"], b"\x20" + body)[:4]
+        phy = b"\x20" + aes_ecb_decrypt(dev["app_key"], body + mic)
+        base = struct.pack("<I", app_nonce)[:3] + struct.pack("<I", net_id)[:3] + struct.pack("<H", nonce) + bytes(7)
+        old = self.session_of.get(dev["eui"])
+        if old is None:
+            self.c["sessions"] += 1
+        else:
+            del self.fleet[old]
+        self.session_of[dev["eui"]] = addr
+        self.fleet[addr] = dict(dev, nwk=aes_ecb(dev["app_key"], b"\x01" + base),
+                                app=aes_ecb(dev["app_key"], b"\x02" + base), fcnt_start=0)
+        self.next.pop(addr, None)
+        self.last.pop(addr, None)
+        txpk = {"imme": False, "tmst": (rx["tmst"] + 5000000) % 2**32, "freq": rx["freq"], "rfch": 0,
+                "powe": 14, "modu": "LORA", "datr": rx["datr"], "codr": "4/5", "ipol": True, "size": len(phy),
+                "data": base64.b64encode(phy).decode()}
+        self.token = (self.token + 1) % 65536
+        self.pending[self.token] = gw
+        self.c["join_accepts_sent"] += 1
+        return bytes([2, self.token & 0xff, self.token >> 8, 3]) + json.dumps({"txpk": txpk}).encode(), peer
 
     def ack_downlink(self, dev, addr, gw, rx):
         """The PULL_RESP acknowledging a confirmed uplink heard by gateway gw, and where it goes (as

@@ -6,7 +6,8 @@ PULL_DATA with a PULL_ACK, as chirpstack-gateway-bridge does, records the
 addresses each gateway sent from, verifies every uplink (lorawan_check.Verifier),
 acknowledges each confirmed uplink with a downlink (PULL_RESP) through the
 gateway that heard it first, if that gateway sent PULL_DATA, counting the
-TX_ACKs, and, with --webhook, posts one ChirpStack-style JSON "up" event per
+TX_ACKs, answers each OTAA device's JoinRequest with a JoinAccept the same way
+(a new DevAddr and session, against which its later uplinks are verified), and, with --webhook, posts one ChirpStack-style JSON "up" event per
 deduplicated uplink, as ChirpStack's HTTP integration does.
 
     semtech_server.py --bind 198.18.0.2:1700 --fleet DIR --out FILE
@@ -60,7 +61,8 @@ def main():
     a = ap.parse_args()
 
     host, port = a.bind.rsplit(":", 1)
-    v = Verifier(load_fleet(a.fleet), verify=not a.no_verify)
+    otaa = {}
+    v = Verifier(load_fleet(a.fleet, otaa), verify=not a.no_verify, otaa=otaa)
     extra = {"acks_sent": 0, "pull_acks_sent": 0, "webhook_posted": 0, "webhook_failed": 0}
     s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
     # verifying costs more than receiving: hold a whole test's datagrams (root may exceed rmem_max)
@@ -93,6 +95,10 @@ def main():
         if ack and not a.no_ack:
             s.sendto(ack, peer)
             extra["acks_sent" if ack[3] == 1 else "pull_acks_sent"] += 1
+        for dev, nonce, gw, rx in v.joins if not a.no_downlinks else ():
+            dl, to = v.join_accept(dev, nonce, gw, rx)
+            if dl:
+                s.sendto(dl, to)
         for dev, addr, fcnt, phy, gw, rx in v.new if not a.no_downlinks else ():
             if dev["confirmed"]:
                 dl, to = v.ack_downlink(dev, addr, gw, rx)

@@ -72,9 +72,11 @@ test_lorawan_bad_input() {
 		"key|3s/,[0-9a-f]\{32\},/,0011zz,/|nwk_s_key '0011zz' is not 32 hex digits"
 		"dup|3s/^\([^,]*\),[0-9a-f]*,/\1,01d47acc,/;4s/^\([^,]*\),[0-9a-f]*,/\1,01d47acc,/|dev_addr 01d47acc is used twice"
 		"eui|3s/^[0-9a-f]*,/0200aaaa00000001,/;4s/^[0-9a-f]*,/0200aaaa00000001,/|dev_eui 0200aaaa00000001 is used twice"
-		"gw|5s/;[0-9a-f]*$/;0102030405060708/|gateway 0102030405060708 is not in gateways.csv"
-		"heard|6s/;[0-9a-f]*$//|heard by 1 gateways, the devices before by 2"
-		"fields|7s/,4\/5,/,/|fields, expected 14"
+		"gw|5s/;[0-9a-f]*,,,$/;0102030405060708,,,/|gateway 0102030405060708 is not in gateways.csv"
+		"heard|6s/;[0-9a-f]*,,,$/,,,/|heard by 1 gateways, the devices before by 2"
+		"fields|7s/,4\/5,/,/|fields, expected 17"
+		"otaa|9s/,,,$/,0011,,7/|join_eui '0011' is not 16 hex digits"
+		"nonce|9s/,,,$/,0200000000000001,00112233445566778899aabbccddeeff,65536/|dev_nonce '65536' is not"
 		"codr|8s/,4\/5,/,4\/9,/|codr '4.9' is not"
 	)
 	for b in "${breaks[@]}"; do
@@ -87,6 +89,10 @@ test_lorawan_bad_input() {
 		[ "$(wc -l <"$WORK/e")" -eq 1 ] || fail "$name: more than one line: $(cat "$WORK/e")"
 		grep -q "devices.csv:[0-9]*: .*$msg\|devices.csv: .*$msg" "$WORK/e" || fail "$name: message: $(cat "$WORK/e")"
 	done
+	# a fleet written before OTAA (14 fields, no join columns) still loads
+	rm -rf "$WORK/old"; cp -r "$WORK/f" "$WORK/old"
+	sed -i 's/,join_eui,app_key,dev_nonce$//; s/,,,$//' "$WORK/old/devices.csv"
+	send "$WORK/old" || fail "a 14-field fleet: $(cat "$WORK/e")"
 	send "$WORK/nope"
 	expect_eq $? 2 "a missing fleet"
 	tb_gen "$XR" lorawan send -i "$TB_GEN_IF" --fleet "$WORK/f" --server "$TB_SRV_IP" --engine xsk 2>"$WORK/e"
@@ -161,6 +167,102 @@ test_lorawan_gateways_keepalives_and_downlinks() {
 	    want = f"198.18.64.{g % 16}:{1700 + g // 16}"
 	    assert list(peers[eui]) == [want], (g, eui, peers[eui], want)
 	PY
+}
+
+test_lorawan_otaa_join_storm() {
+	bed
+	# 10,000 OTAA devices join at 2,000/s through 50 gateways (each heard by 2: 4,000 PUSH_DATA/s)
+	"$XR" lorawan fleet --devices 10k --gateways 50 --heard-by 2 --otaa --seed "$RANDOM" --out "$WORK/f" -q ||
+		fail "fleet"
+	lw_server_start --fleet "$WORK/f" --idle 6
+	# count on the server's veth takes the TX_ACKs at once (see the downlinks' test)
+	count_start --udp --dport 1700 --duration 90s --idle 7s --json "$WORK/c.json"
+	tb_gen "$XR" lorawan send -i "$TB_GEN_IF" --fleet "$WORK/f" --server "$TB_SRV_IP" \
+		--src 198.18.64.0/28 --sport 1700-1703 --keepalive 500ms --join --joined "$WORK/j" --pps 4k \
+		--wait 10s --json "$WORK/s.json" || fail "lorawan send --join exited $?"
+	expect_eq "$(jget "$WORK/s.json" sent)" 20000 "JoinRequests sent (copies included)"
+	expect_eq "$(jget "$WORK/s.json" lorawan.join.requested)" 10000 "devices that asked"
+	expect_eq "$(jget "$WORK/s.json" lorawan.join.joined)" 10000 "devices joined (JoinAccept opened, MIC right)"
+	for k in not_answered duplicates unmatched malformed lost; do
+		expect_eq "$(jget "$WORK/s.json" lorawan.join.$k)" 0 "joins: $k"
+	done
+	expect_eq "$(jget "$WORK/s.json" lorawan.downlinks.join_accepts)" 10000 "JoinAccepts handed on by XDP"
+	expect_eq "$(jget "$WORK/s.json" lorawan.downlinks.tx_acks)" 10000 "TX_ACKs sent"
+	python3 - "$WORK/s.json" <<-'PY' || fail "time to join"
+	import json, sys
+	t = json.load(open(sys.argv[1]))["lorawan"]["join"]["time_to_join_us"]
+	assert 0 < t["p50"] <= t["p90"] <= t["p99"] <= t["max"] < 10e6, t
+	PY
+	# the joined fleet: every device a session and its next DevNonce; its uplinks then verified by the
+	# server against the sessions it made itself
+	"$PY" - "$WORK/f/devices.csv" "$WORK/j/devices.csv" <<-'PY' || fail "the joined fleet"
+	import csv, sys
+	a = list(csv.DictReader(open(sys.argv[1])))
+	b = list(csv.DictReader(open(sys.argv[2])))
+	assert len(a) == len(b) == 10000
+	for x, y in zip(a, b):
+	    assert x["dev_addr"] == "" and len(y["dev_addr"]) == 8 and len(y["nwk_s_key"]) == 32, (x, y)
+	    assert int(y["dev_nonce"]) == (int(x["dev_nonce"]) + 1) % 65536, (x["dev_nonce"], y["dev_nonce"])
+	    assert (x["app_key"], x["dev_eui"]) == (y["app_key"], y["dev_eui"])
+	assert len({y["dev_addr"] for y in b}) == 10000
+	PY
+	tb_gen "$XR" lorawan send -i "$TB_GEN_IF" --fleet "$WORK/j" --server "$TB_SRV_IP" \
+		--src 198.18.64.0/28 --sport 1700-1703 --pps 10k --wait 5s --json "$WORK/u.json" ||
+		fail "uplinks of the joined fleet: exit $?"
+	wait "$LW_PID"
+	count_wait
+	expect_eq "$(jget "$WORK/lw.out" join_requests)" 10000 "JoinRequests at the server"
+	expect_eq "$(jget "$WORK/lw.out" join_copies)" 10000 "second gateways' copies"
+	expect_eq "$(jget "$WORK/lw.out" join_accepts_sent)" 10000 "JoinAccepts the server sent"
+	expect_eq "$(jget "$WORK/lw.out" sessions)" 10000 "sessions at the server"
+	for k in join_unknown_dev join_bad_mic join_nonce_reused downlink_no_gateway tx_ack_bad; do
+		expect_eq "$(jget "$WORK/lw.out" $k)" 0 "server: $k"
+	done
+	expect_eq "$(jget "$WORK/lw.out" tx_acks)" 10000 "TX_ACKs at the server, each from the right gateway"
+	# 20,000 JoinRequest copies, then 20,000 uplink copies, all valid with the derived keys
+	lw_server_valid 40000
+	expect_eq "$(jget "$WORK/lw.out" uplinks)" 10000 "distinct uplinks of the joined devices"
+	expect_eq "$(jget "$WORK/u.json" replies.push_acks)" 20000 "PUSH_ACKs of the uplinks"
+}
+
+test_lorawan_join_bad_input() {
+	bed
+	"$XR" lorawan fleet --devices 10 --gateways 2 --out "$WORK/abp" -q || fail "fleet"
+	"$XR" lorawan fleet --devices 10 --gateways 2 --otaa --out "$WORK/otaa" -q || fail "fleet"
+	run_bad 2 "are ABP" tb_gen "$XR" lorawan send -i "$TB_GEN_IF" --fleet "$WORK/abp" \
+		--server "$TB_SRV_IP" --join --count 10
+	run_bad 2 "have no session" tb_gen "$XR" lorawan send -i "$TB_GEN_IF" --fleet "$WORK/otaa" \
+		--server "$TB_SRV_IP" --count 10
+	run_bad 2 "goes with --join" tb_gen "$XR" lorawan send -i "$TB_GEN_IF" --fleet "$WORK/otaa" \
+		--server "$TB_SRV_IP" --joined "$WORK/x" --count 10
+	run_bad 2 "no --rounds" tb_gen "$XR" lorawan send -i "$TB_GEN_IF" --fleet "$WORK/otaa" \
+		--server "$TB_SRV_IP" --join --rounds 2
+	# a bad app_key in the CSV is named
+	sed -i '2s/,\([0-9a-f]\{32\}\),\([0-9]*\)$/,zz\1,\2/' "$WORK/otaa/devices.csv"
+	run_bad 2 "app_key" tb_gen "$XR" lorawan send -i "$TB_GEN_IF" --fleet "$WORK/otaa" \
+		--server "$TB_SRV_IP" --join --count 10
+	# ChirpStack provisioning of an OTAA fleet: its JoinEUI and AppKey (as 1.0.x's nwkKey), no activation
+	python3 "$TOP/scripts/chirpstack-provision.py" --fleet "$WORK/abp" --dry-run >/dev/null 2>&1 || fail "provision"
+	"$XR" lorawan fleet --devices 10 --gateways 2 --otaa --out "$WORK/o3" -q || fail "fleet"
+	python3 "$TOP/scripts/chirpstack-provision.py" --fleet "$WORK/o3" --dry-run >"$WORK/req" 2>/dev/null ||
+		fail "chirpstack-provision.py"
+	python3 - "$WORK/req" "$WORK/o3/devices.csv" <<-'PY' || fail "OTAA provisioning requests"
+	import csv, json, sys
+	reqs = [json.loads(l) for l in open(sys.argv[1])]
+	devs = list(csv.DictReader(open(sys.argv[2])))
+	keys = {r["path"].split("/")[3]: r["body"]["deviceKeys"]["nwkKey"] for r in reqs if r["path"].endswith("/keys")}
+	assert keys == {d["dev_eui"]: d["app_key"] for d in devs}, keys
+	assert not [r for r in reqs if r["path"].endswith("/activate")]
+	assert all(r["body"]["device"]["joinEui"] == devs[0]["join_eui"] for r in reqs if r["path"] == "/api/devices")
+	PY
+	# nobody answers: every device that asked is counted as not answered, and the run fails
+	"$XR" lorawan fleet --devices 10 --gateways 1 --otaa --out "$WORK/o2" -q || fail "fleet"
+	tb_gen "$XR" lorawan send -i "$TB_GEN_IF" --fleet "$WORK/o2" --server "$TB_SRV_IP" --join \
+		--wait 200ms --json "$WORK/s.json" 2>"$WORK/err"
+	expect_eq $? 1 "exit status of a join storm nobody answered"
+	grep -q "no device joined" "$WORK/err" || fail "no one-line reason: $(cat "$WORK/err")"
+	expect_eq "$(jget "$WORK/s.json" lorawan.join.requested)" 10 "devices that asked"
+	expect_eq "$(jget "$WORK/s.json" lorawan.join.not_answered)" 10 "devices not answered"
 }
 
 test_lorawan_confirmed_unanswered_counted() {

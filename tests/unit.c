@@ -2,7 +2,7 @@
 /*
  * Unit tests of the pure-C modules: units, JSON, the pcap/pcapng reader, the
  * pacer, MLR load classification, drop attribution, rewrite specs, typed
- * addresses, DNS queries, MQTT packets.
+ * addresses, DNS queries, MQTT packets, a join storm's JoinAccept matcher.
  * Prints "PASS name" or "FAIL name: why" per test for tests/run.sh.
  * XR_PCAPS names pcaps/ (samples written by pcaps/mkpcap.py), XR_HOSTILE the
  * malformed files mkpcap.py writes for the tests.
@@ -24,6 +24,7 @@
 #include "frames/rewrite.h"
 #include "measure/attrib.h"
 #include "proto/dns/query.h"
+#include "proto/lorawan/join.h"
 #include "proto/mqtt/stream.h"
 #include "search/search.h"
 
@@ -690,6 +691,71 @@ static void test_pacer_capture_due(void)
 }
 
 /* The per-second series and the totals the live line shows (meter.c). */
+/* A join storm's matcher on the published JoinAccept (selftest's join vector): by tmst, by trial, once. */
+static void test_join_match(void)
+{
+	static const char *const ja =
+		"{\"txpk\": {\"imme\":false,\"tmst\": %u, \"data\" : \"IE3YWuYIuH/EiJlwt9IELJ5ylZsAV67WCUsWAD3xLeFF\"}}";
+	static const uint8_t key[16] = { 0xb6, 0xb5, 0x3f, 0x4a, 0x16, 0x8a, 0x7a, 0x88,
+					 0xbd, 0xf7, 0xea, 0x13, 0x5c, 0xe9, 0xcf, 0xca };
+	static const uint8_t nwk[16] = { 0x2c, 0x96, 0xf7, 0x02, 0x81, 0x84, 0xbb, 0x0b,
+					 0xe8, 0xaa, 0x49, 0x27, 0x52, 0x90, 0xd4, 0xfc };
+	struct lw_device dev[3] = {};
+	struct lw_gateway gw[2] = {};
+	struct lw_fleet f = { .dev = dev, .ndev = 3, .gw = gw, .ngw = 2, .heard_by = 1 };
+	struct xr_lora_join st[3] = {};
+	struct lw_join j;
+	char js[256];
+
+	/* device 2 holds the key; 0 and 1 share its gateway 1 and ask first */
+	for (int d = 0; d < 3; d++) {
+		dev[d].otaa = true;
+		memset(dev[d].app_key, d + 1, 16);
+		dev[d].gw[0] = 1;
+		st[d] = (struct xr_lora_join){ .sent_ns = 1000 + d,
+					       .tmst = 1000000 + d,
+					       .requests = 1 };
+	}
+	memcpy(dev[2].app_key, key, 16);
+	dev[2].dev_nonce = 0xcc85;
+	if (lw_join_init(&j, &f, st)) {
+		CHECK(0, "lw_join_init failed");
+		return;
+	}
+	/* to gateway 0, which no device of it asked through: for none of ours */
+	snprintf(js, sizeof(js), ja, 6000002);
+	lw_join_accept(&j, 0, 5000, js, strlen(js));
+	CHECK(j.unmatched == 1 && !atomic_load(&j.joined), "to the wrong gateway: %llu unmatched",
+	      (unsigned long long)j.unmatched);
+	/* RX2's delay (6 s) names device 2 by its tmst */
+	lw_join_accept(&j, 1, 5000, js, strlen(js));
+	CHECK(atomic_load(&j.joined) == 1 && j.by_trial == 0, "by tmst: %llu joined, %llu by trial",
+	      (unsigned long long)atomic_load(&j.joined), (unsigned long long)j.by_trial);
+	CHECK(j.sessions[2].dev_addr == 0x26012e43 && !memcmp(j.sessions[2].nwk_s_key, nwk, 16) &&
+		      j.sessions[2].join_ns == 5000 - 1002,
+	      "device 2's session: DevAddr %08x, join %llu ns", j.sessions[2].dev_addr,
+	      (unsigned long long)j.sessions[2].join_ns);
+	/* the same answer again is a duplicate; without tmst it is found by trial among those waiting */
+	lw_join_accept(&j, 1, 6000, js, strlen(js));
+	CHECK(j.duplicates == 1, "duplicates %llu", (unsigned long long)j.duplicates);
+	memset(&j.sessions[2], 0, sizeof(j.sessions[2]));
+	snprintf(js, sizeof(js),
+		 "{\"txpk\":{\"data\":\"IE3YWuYIuH/EiJlwt9IELJ5ylZsAV67WCUsWAD3xLeFF\"}}");
+	lw_join_accept(&j, 1, 7000, js, strlen(js));
+	CHECK(atomic_load(&j.joined) == 2 && j.by_trial == 1,
+	      "by trial: %llu joined, %llu by trial", (unsigned long long)atomic_load(&j.joined),
+	      (unsigned long long)j.by_trial);
+	/* not a JoinAccept's length, no data, not JSON */
+	snprintf(js, sizeof(js), "{\"txpk\":{\"data\":\"IE3YWuYI\"}}");
+	lw_join_accept(&j, 1, 7000, js, strlen(js));
+	lw_join_accept(&j, 1, 7000, "{\"txpk\":{}}", 11);
+	lw_join_accept(&j, 1, 7000, "{\"txpk\"", 8);
+	CHECK(j.malformed == 3 && j.accepts == 7, "malformed %llu of %llu",
+	      (unsigned long long)j.malformed, (unsigned long long)j.accepts);
+	lw_join_stop(&j);
+	lw_join_free(&j);
+}
+
 static void test_meter(void)
 {
 	struct engine_opts o = { .count = 100 };
@@ -797,5 +863,6 @@ int main(void)
 	run("dns_queries", test_dns_queries);
 	run("mqtt_stream", test_mqtt_stream);
 	run("shards_partition", test_shards_partition);
+	run("join_match", test_join_match);
 	return nfail ? 1 : 0;
 }

@@ -111,6 +111,21 @@ struct {
 	__type(value, __u64);
 } lora_ack_hist SEC(".maps");
 
+/* Join storms: each device's last JoinRequest (struct xr_lora_join); sized by userspace. */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(map_flags, BPF_F_MMAPABLE);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct xr_lora_join);
+} lora_join SEC(".maps");
+
+/* JoinAccepts to userspace (struct xr_lora_join_accept); sized by userspace for a join storm. */
+struct {
+	__uint(type, BPF_MAP_TYPE_RINGBUF);
+	__uint(max_entries, 4096);
+} lora_join_accepts SEC(".maps");
+
 /* FRMPayload of sc->phy xor the key stream of A_1..A_k (LoRaWAN 1.0.3 §4.3.3), uplink. */
 static __noinline int lora_encrypt(const struct xr_lora_dev *dev, struct xr_lora_scratch *sc,
 				   __u32 fcnt)
@@ -349,6 +364,33 @@ static __always_inline void lora_stamp_confirmed(__u64 u)
 	__sync_fetch_and_add(&c->uplinks, 1);
 }
 
+/* A JoinRequest goes out as userspace built it: what the copies need of its device. */
+static __always_inline int lora_join_request(struct xr_lora_scratch *sc, __u64 u)
+{
+	__u32 d = u % lora_cfg.ndev;
+	struct xr_lora_dev *dev = bpf_map_lookup_elem(&lora_devs, &d);
+
+	if (!dev)
+		return -1;
+	lora_dev_meta(sc, dev);
+	sc->csum = dev->csum_rest;
+	sc->b64_len = 0;
+	return 0;
+}
+
+/* Uplink u's device has sent its JoinRequest: when, and with which tmst. */
+static __always_inline void lora_stamp_join(__u64 u, __u32 tmst)
+{
+	__u32 d = u % lora_cfg.ndev;
+	struct xr_lora_join *j = bpf_map_lookup_elem(&lora_join, &d);
+
+	if (!j)
+		return;
+	j->tmst = tmst;
+	j->sent_ns = bpf_ktime_get_ns();
+	__sync_fetch_and_add(&j->requests, 1);
+}
+
 /* Rewrites the PUSH_DATA of device d (copied from the frame set) for sequence number n. */
 static __always_inline int lora_rewrite(struct xdp_md *ctx, struct xr_gen_slot *s, __u64 n,
 					__u16 *tag)
@@ -366,7 +408,10 @@ static __always_inline int lora_rewrite(struct xdp_md *ctx, struct xr_gen_slot *
 		return -1;
 	if (!sc->valid || sc->u != u) {
 		sc->valid = 0;
-		if (lora_cfg.ring && !lora_ring_fetch(sc, u)) {
+		if (lora_cfg.join) {
+			if (lora_join_request(sc, u))
+				return -1;
+		} else if (lora_cfg.ring && !lora_ring_fetch(sc, u)) {
 			s->hook_ctr[XR_LORA_RING_HITS]++;
 		} else {
 			__u32 d = u % lora_cfg.ndev;
@@ -384,6 +429,8 @@ static __always_inline int lora_rewrite(struct xdp_md *ctx, struct xr_gen_slot *
 	/* the first copy stands for the uplink: one thread sends it, whatever the others send */
 	if (lora_cfg.confirmed && !k)
 		lora_stamp_confirmed(u);
+	if (lora_cfg.join && !k)
+		lora_stamp_join(u, sc->tmst);
 	gw = sc->gw[k];
 	gwr = bpf_map_lookup_elem(&lora_gws, &gw);
 	if (!gwr)
@@ -434,6 +481,9 @@ static __always_inline int lora_rewrite(struct xdp_md *ctx, struct xr_gen_slot *
 		return -1;
 	*(__u64 *)p = *(__u64 *)sc->digits;
 	*(__u16 *)(p + 8) = *(__u16 *)(sc->digits + 8);
+	/* a JoinRequest's base64 is the frame's own */
+	if (lora_cfg.join)
+		return 0;
 	len = sc->b64_len;
 	if (len < 8 || len > XR_LORA_B64_MAX)
 		return -1;
@@ -595,19 +645,68 @@ static __always_inline int lora_dl_phy(struct xdp_md *ctx, __u8 *phy)
 }
 
 /*
+ * A JoinAccept's PULL_RESP (its JSON from byte 4) handed to userspace, which
+ * finds its device (struct xr_lora_join). The JSON is copied as it is: a
+ * JoinAccept is 17 or 33 bytes, all of which userspace decrypts.
+ */
+static __always_inline void lora_join_accept(struct xdp_md *ctx, __u32 gw)
+{
+	void *data = (void *)(long)ctx->data, *data_end = (void *)(long)ctx->data_end;
+	struct xr_lora_join_accept *ja;
+	__s64 full = data_end - data - (XR_LORA_PUSH_DATA_OFF + 4);
+	__u32 len;
+
+	if (!lora_cfg.join) {
+		lora_dl_count(XR_LORA_DL_JOIN_UNASKED);
+		return;
+	}
+	/* lora_dl_phy found the data, so there is JSON; the bound is for the verifier */
+	if (full < 1 || full > 0xffff) {
+		lora_dl_count(XR_LORA_DL_MALFORMED);
+		return;
+	}
+	len = full > XR_LORA_JA_JSON ? XR_LORA_JA_JSON : full;
+	ja = bpf_ringbuf_reserve(&lora_join_accepts, sizeof(*ja), 0);
+	if (!ja) {
+		lora_dl_count(XR_LORA_DL_JOIN_LOST);
+		return;
+	}
+	ja->rx_ns = bpf_ktime_get_ns();
+	ja->gw = gw;
+	ja->len = len;
+	ja->full_len = full;
+	ja->pad = 0;
+	if (bpf_xdp_load_bytes(ctx, XR_LORA_PUSH_DATA_OFF + 4, ja->json, len)) {
+		bpf_ringbuf_discard(ja, 0);
+		lora_dl_count(XR_LORA_DL_MALFORMED);
+		return;
+	}
+	bpf_ringbuf_submit(ja, 0);
+	lora_dl_count(XR_LORA_DL_JOIN_ACCEPT);
+}
+
+/*
  * A downlink's ACK matched to the confirmed uplink it answers: a data
  * downlink (MType 3 or 5) with FCtrl's ACK bit acknowledges the device's
  * last uplink (LoRaWAN 1.0.3 §4.3.1.2), counted once with the time since it
  * left. The MIC is not checked: the DevAddr and the bit are enough to match.
  */
-static __always_inline void lora_dl_match(struct xdp_md *ctx)
+static __always_inline void lora_dl_match(struct xdp_md *ctx, __u32 gw)
 {
 	struct xr_lora_confirmed *c;
 	__u8 phy[XR_LORA_DL_PHY];
 	__u32 addr, *d;
 	__u64 last;
 
-	if (lora_dl_phy(ctx, phy) || (phy[0] >> 5 != 3 && phy[0] >> 5 != 5)) {
+	if (lora_dl_phy(ctx, phy)) {
+		lora_dl_count(XR_LORA_DL_MALFORMED);
+		return;
+	}
+	if (phy[0] >> 5 == 1) {
+		lora_join_accept(ctx, gw);
+		return;
+	}
+	if (phy[0] >> 5 != 3 && phy[0] >> 5 != 5) {
 		lora_dl_count(XR_LORA_DL_MALFORMED);
 		return;
 	}
@@ -705,7 +804,7 @@ static __always_inline int lora_downlink(struct xdp_md *ctx, struct pkt4 *p)
 		return XDP_DROP;
 	}
 	__sync_fetch_and_add(&ctr->pull_resps, 1);
-	lora_dl_match(ctx);
+	lora_dl_match(ctx, gw);
 	if (lora_tx_ack(ctx, gwr->eui)) {
 		lora_dl_count(XR_LORA_DL_TX_ACK_FAILED);
 		return XDP_DROP;

@@ -82,6 +82,32 @@ struct xr_lora_cfg {
 	__u32 ring; /* slots of lora_ring (a power of 2); 0: no precomputed uplinks */
 	__u32 gw_addrs; /* 1: each gateway sends from its own address and port (struct xr_lora_gw) */
 	__u32 confirmed; /* 1: the fleet has confirmed devices (struct xr_lora_confirmed) */
+	__u32 join; /* 1: the frames are JoinRequests (struct xr_lora_join) */
+	__u32 pad;
+};
+
+/*
+ * A join storm (lora_cfg.join): each device's frame holds its whole
+ * JoinRequest, built by userspace, and the program writes only what any copy
+ * gets (token, gateway, tmst, checksum). It stamps each request's departure
+ * (lora_join, per device) and hands every JoinAccept (a PULL_RESP whose
+ * PHYPayload has MType 001) to userspace through the lora_join_accepts ring:
+ * which device it is for, its MIC and the session keys take the device's
+ * AppKey, which a trial decryption finds, as a device in the radio window does.
+ */
+struct xr_lora_join {
+	__u64 sent_ns; /* when the first copy of its last JoinRequest was rewritten */
+	__u32 tmst; /* the tmst it carried (a JoinAccept's txpk.tmst is 5 or 6 s later) */
+	__u32 requests;
+};
+#define XR_LORA_JA_JSON 1024 /* bytes of a JoinAccept's PULL_RESP JSON handed on */
+struct xr_lora_join_accept {
+	__u64 rx_ns;
+	__u32 gw; /* the gateway whose address it reached */
+	__u32 len; /* JSON bytes in json (the PULL_RESP's from byte 4, at most XR_LORA_JA_JSON) */
+	__u32 full_len; /* the JSON's whole length */
+	__u32 pad;
+	__u8 json[XR_LORA_JA_JSON];
 };
 
 /*
@@ -143,6 +169,9 @@ enum xr_lora_dl_ctr {
 	XR_LORA_DL_UNKNOWN_DEV, /* an ACK to a DevAddr of no confirmed device */
 	XR_LORA_DL_NO_UPLINK, /* an ACK to a device that has sent no confirmed uplink yet */
 	XR_LORA_DL_TX_ACK_FAILED, /* the frame could not be turned into a TX_ACK */
+	XR_LORA_DL_JOIN_ACCEPT, /* JoinAccepts handed to userspace (lora_join_accepts) */
+	XR_LORA_DL_JOIN_LOST, /* JoinAccepts not handed on: the ring was full */
+	XR_LORA_DL_JOIN_UNASKED, /* JoinAccepts in a run that sent no JoinRequest */
 	XR_LORA_DL_CTRS
 };
 

@@ -2,7 +2,7 @@
 /*
  * libFuzzer: a fleet's CSV files as lorawan send and count --webhook load
  * them, and what lorawan send builds of a loaded fleet: each device's
- * PUSH_DATA and each gateway's PULL_DATA, from one address and from the
+ * PUSH_DATA (an OTAA device's JoinRequest too) and each gateway's PULL_DATA, from one address and from the
  * gateways' own. The input is devices.csv, then a NUL, then gateways.csv.
  */
 #include <stdint.h>
@@ -21,10 +21,16 @@ static void build_frames(struct lw_fleet *f)
 				    .daddr = 0x020012c6,
 				    .sport = 1700,
 				    .dport = 1700 };
-	uint8_t buf[XR_MAX_FRAME], pull[LW_PULL_DATA_LEN];
+	uint8_t buf[XR_MAX_FRAME], pull[LW_PULL_DATA_LEN], join[LW_JOIN_REQUEST_LEN];
+	static struct lw_crypto *c;
 
+	if (!c && !(c = lw_crypto_new()))
+		__builtin_trap();
 	for (size_t d = 0; d < f->ndev && d < 64; d++) {
-		int len = lw_build_frame(f, d, &net, buf, sizeof(buf));
+		/* an OTAA device's JoinRequest as lorawan send --join builds it, or its uplink */
+		bool joining = f->dev[d].otaa &&
+			       !lw_join_request(c, &f->dev[d], f->dev[d].dev_nonce, join);
+		int len = lw_build_frame(f, d, &net, joining ? join : NULL, buf, sizeof(buf));
 
 		if (len > (int)sizeof(buf))
 			__builtin_trap();

@@ -72,10 +72,11 @@ static void fleet_usage(FILE *f)
 	fprintf(f,
 		"Usage: xdpreplay lorawan fleet --out DIR [options]\n"
 		"\n"
-		"Makes a fleet of LoRaWAN 1.0.x ABP devices and the gateways that hear them, as a\n"
-		"pure function of --seed, and writes DIR/devices.csv and DIR/gateways.csv: the same\n"
-		"fleet can then be provisioned in the server under test (README: \"LoRaWAN\") and\n"
-		"sent by xdpreplay lorawan send. DevAddrs are unique (NetID 000000), keys random.\n"
+		"Makes a fleet of LoRaWAN 1.0.x devices (ABP, or OTAA with --otaa) and the gateways\n"
+		"that hear them, as a pure function of --seed, and writes DIR/devices.csv and\n"
+		"DIR/gateways.csv: the same fleet can then be provisioned in the server under test\n"
+		"(README: \"LoRaWAN\") and sent by xdpreplay lorawan send. DevAddrs are unique\n"
+		"(NetID 000000), keys random. An OTAA fleet joins first (lorawan send --join).\n"
 		"\n"
 		"Options:\n"
 		"      --out DIR           where to write the CSV files (required)\n"
@@ -89,9 +90,12 @@ static void fleet_usage(FILE *f)
 		"      --fport N           application port (default 1; 0 = MAC commands)\n"
 		"      --confirmed         Confirmed Data Up (default: unconfirmed)\n"
 		"      --fcnt-start N|random  FCnt of the first uplink (default 0)\n"
+		"      --otaa              devices join (OTAA): an AppKey each, one JoinEUI, a random\n"
+		"                          first DevNonce; no session until lorawan send --join\n"
 		"\n"
 		"Examples:\n"
 		"  xdpreplay lorawan fleet --devices 300k --gateways 2k --heard-by 3 --seed 7 --out fleet/\n"
+		"  xdpreplay lorawan fleet --devices 10k --gateways 50 --otaa --out otaa/\n"
 		"  xdpreplay lorawan fleet --devices 100 --datr SF12BW125 --payload-size 51 --out small/\n");
 }
 
@@ -108,7 +112,8 @@ static int cmd_fleet(int argc, char **argv)
 		O_PSIZE,
 		O_FPORT,
 		O_CONFIRMED,
-		O_FCNT
+		O_FCNT,
+		O_OTAA
 	};
 	static const struct option opts[] = {
 		{ "out", required_argument, NULL, O_OUT },
@@ -122,6 +127,7 @@ static int cmd_fleet(int argc, char **argv)
 		{ "fport", required_argument, NULL, O_FPORT },
 		{ "confirmed", no_argument, NULL, O_CONFIRMED },
 		{ "fcnt-start", required_argument, NULL, O_FCNT },
+		{ "otaa", no_argument, NULL, O_OTAA },
 		{ "quiet", no_argument, NULL, 'q' },
 		{ "help", no_argument, NULL, 'h' },
 		{},
@@ -188,6 +194,7 @@ static int cmd_fleet(int argc, char **argv)
 			g.fport = v;
 			break;
 		case O_CONFIRMED: g.confirmed = true; break;
+		case O_OTAA: g.otaa = true; break;
 		case O_FCNT:
 			if (!strcmp(optarg, "random")) {
 				g.fcnt_random = true;

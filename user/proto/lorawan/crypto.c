@@ -3,6 +3,7 @@
  * LoRaWAN 1.0.x crypto: the reference implementation (OpenSSL) that the BPF
  * rewriter is held against, and what the BPF code needs precomputed (AES
  * tables, round keys, CMAC subkeys). MIC over B0 | msg, FRMPayload xor AES(A_i).
+ * The join (JoinRequest, JoinAccept, session keys) runs here only.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -178,6 +179,72 @@ int lw_bpf_device(const struct lw_fleet *f, size_t di, const struct xr_aes_table
 	return 0;
 }
 
+int lw_join_request(struct lw_crypto *c, const struct lw_device *d, uint16_t nonce, uint8_t *phy)
+{
+	uint8_t mac[16];
+
+	/* MHDR 00 | JoinEUI | DevEUI | DevNonce, each little-endian on air (the CSV writes EUIs MSB first) */
+	phy[0] = 0x00;
+	for (int i = 0; i < 8; i++) {
+		phy[1 + i] = d->join_eui[7 - i];
+		phy[9 + i] = d->dev_eui[7 - i];
+	}
+	phy[17] = nonce;
+	phy[18] = nonce >> 8;
+	if (lw_cmac(c, d->app_key, phy, 19, mac))
+		return -EIO;
+	memcpy(phy + 19, mac, 4);
+	return 0;
+}
+
+static uint32_t le24(const uint8_t *b)
+{
+	return b[0] | (uint32_t)b[1] << 8 | (uint32_t)b[2] << 16;
+}
+
+int lw_join_accept_open(struct lw_crypto *c, const uint8_t app_key[16], const uint8_t *phy,
+			size_t len, struct lw_join_accept *ja)
+{
+	uint8_t plain[33], mac[16];
+
+	if ((len != 17 && len != 33) || phy[0] != 0x20)
+		return -EINVAL;
+	/* the server encrypts with AES decrypt, so that a device needs only AES encrypt to read it */
+	plain[0] = phy[0];
+	for (size_t i = 1; i < len; i += 16)
+		if (lw_aes128(c, app_key, phy + i, plain + i))
+			return -EIO;
+	/* MIC = CMAC(AppKey, MHDR | AppNonce | NetID | DevAddr | DLSettings | RxDelay | CFList) */
+	if (lw_cmac(c, app_key, plain, len - 4, mac))
+		return -EIO;
+	if (memcmp(mac, plain + len - 4, 4))
+		return -EBADMSG;
+	memset(ja, 0, sizeof(*ja));
+	ja->app_nonce = le24(plain + 1);
+	ja->net_id = le24(plain + 4);
+	ja->dev_addr = le24(plain + 7) | (uint32_t)plain[10] << 24;
+	ja->dl_settings = plain[11];
+	ja->rx_delay = plain[12];
+	ja->has_cflist = len == 33;
+	if (ja->has_cflist)
+		memcpy(ja->cflist, plain + 13, 16);
+	return 0;
+}
+
+int lw_session_keys(struct lw_crypto *c, const uint8_t app_key[16], const struct lw_join_accept *ja,
+		    uint16_t dev_nonce, uint8_t nwk_s_key[16], uint8_t app_s_key[16])
+{
+	/* 0x01 (NwkSKey) or 0x02 (AppSKey) | AppNonce | NetID | DevNonce | pad16, little-endian fields */
+	uint8_t b[16] = { 0x01,		 ja->app_nonce,	  ja->app_nonce >> 8, ja->app_nonce >> 16,
+			  ja->net_id,	 ja->net_id >> 8, ja->net_id >> 16,   dev_nonce,
+			  dev_nonce >> 8 };
+
+	if (lw_aes128(c, app_key, b, nwk_s_key))
+		return -EIO;
+	b[0] = 0x02;
+	return lw_aes128(c, app_key, b, app_s_key) ? -EIO : 0;
+}
+
 /* A_i and B0 of an uplink (Dir 0): first | 4 x 00 | 00 | DevAddr (as on air) | FCnt (32 bits LE) | 00 | last */
 static void uplink_block(uint8_t b[16], uint8_t first, const uint8_t *devaddr, uint32_t fcnt,
 			 uint8_t last)
@@ -230,7 +297,10 @@ int lw_ref_frame(struct lw_crypto *c, const struct lw_fleet *f, uint64_t n, uint
 
 	lw_of_n(f, n, &di, &k, &fcnt);
 	d = &f->dev[di];
-	plen = lw_ref_phy(c, d, fcnt, phy);
+	if (f->joining)
+		plen = lw_join_request(c, d, d->dev_nonce, phy) ? -EIO : LW_JOIN_REQUEST_LEN;
+	else
+		plen = lw_ref_phy(c, d, fcnt, phy);
 	if (plen < 0)
 		return plen;
 	pd[1] = n;

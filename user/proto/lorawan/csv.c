@@ -75,24 +75,36 @@ int lw_fleet_save(const struct lw_fleet *f, const char *dir)
 	fp = open_in(dir, "devices.csv", "w", path, sizeof(path));
 	if (!fp)
 		return -errno;
+	/* an OTAA device has no session until it joins: its dev_addr and session keys are empty */
 	fprintf(fp,
 		"dev_eui,dev_addr,nwk_s_key,app_s_key,fcnt_start,fport,confirmed,payload,freq_hz,datr,codr,"
-		"rssi,lsnr,gateways\n");
+		"rssi,lsnr,gateways,join_eui,app_key,dev_nonce\n");
 	for (size_t i = 0; i < f->ndev; i++) {
 		const struct lw_device *d = &f->dev[i];
+		char addr[9] = "";
 
 		hex(e, d->dev_eui, 8);
-		hex(a, d->nwk_s_key, 16);
-		hex(b, d->app_s_key, 16);
+		a[0] = b[0] = 0;
+		if (d->has_session) {
+			snprintf(addr, sizeof(addr), "%08x", d->dev_addr);
+			hex(a, d->nwk_s_key, 16);
+			hex(b, d->app_s_key, 16);
+		}
 		hex(p, d->payload, d->payload_len);
-		fprintf(fp, "%s,%08x,%s,%s,%u,%u,%u,%s,%u,SF%uBW%u,%s,%d,%.1f,", e, d->dev_addr, a,
-			b, d->fcnt_start, d->fport, d->confirmed, p, d->freq_hz, d->sf, d->bw_khz,
+		fprintf(fp, "%s,%s,%s,%s,%u,%u,%u,%s,%u,SF%uBW%u,%s,%d,%.1f,", e, addr, a, b,
+			d->fcnt_start, d->fport, d->confirmed, p, d->freq_hz, d->sf, d->bw_khz,
 			lw_codr_names[d->codr], d->rssi, d->lsnr10 / 10.0);
 		for (unsigned int k = 0; k < f->heard_by; k++) {
 			hex(e, f->gw[d->gw[k]].eui, 8);
 			fprintf(fp, "%s%s", k ? ";" : "", e);
 		}
-		fputc('\n', fp);
+		if (d->otaa) {
+			hex(e, d->join_eui, 8);
+			hex(a, d->app_key, 16);
+			fprintf(fp, ",%s,%s,%u\n", e, a, d->dev_nonce);
+		} else {
+			fputs(",,,\n", fp);
+		}
 	}
 	if (fclose(fp) && !err)
 		err = -errno;
@@ -240,37 +252,61 @@ out:
 static int parse_device(struct lw_fleet *f, const struct lw_eui_index *gidx, char *line,
 			struct lw_device *d, const char *where)
 {
-	char *fl[15], *gws[XR_LORA_MAX_HEARD + 1], why[160];
+	char *fl[18], *gws[XR_LORA_MAX_HEARD + 1], why[160];
 	long v;
 	int n, ng;
 
 	memset(d, 0, sizeof(*d));
-	n = split(line, fl, 14, ',');
-	if (n != 14) {
-		pr_warn("%s: %d fields, expected 14 (dev_eui,...,gateways)\n", where,
-			n > 14 ? 15 : n);
+	/* 14 fields (ABP fleets before OTAA), or 17 with join_eui,app_key,dev_nonce */
+	n = split(line, fl, 17, ',');
+	if (n != 14 && n != 17) {
+		pr_warn("%s: %d fields, expected 17 (dev_eui,...,gateways,join_eui,app_key,dev_nonce)\n",
+			where, n > 17 ? 18 : n);
 		return -EINVAL;
 	}
 	if (unhex(fl[0], strlen(fl[0]), d->dev_eui, 8)) {
 		pr_warn("%s: dev_eui '%s' is not 16 hex digits\n", where, fl[0]);
 		return -EINVAL;
 	}
-	{
+	if (n == 17 && (*fl[14] || *fl[15] || *fl[16])) {
+		if (unhex(fl[14], strlen(fl[14]), d->join_eui, 8)) {
+			pr_warn("%s: join_eui '%s' is not 16 hex digits\n", where, fl[14]);
+			return -EINVAL;
+		}
+		if (unhex(fl[15], strlen(fl[15]), d->app_key, 16)) {
+			pr_warn("%s: app_key '%s' is not 32 hex digits\n", where, fl[15]);
+			return -EINVAL;
+		}
+		if (parse_long(fl[16], 0, 65535, &v)) {
+			pr_warn("%s: dev_nonce '%s' is not a number from 0 to 65535\n", where,
+				fl[16]);
+			return -EINVAL;
+		}
+		d->dev_nonce = v;
+		d->otaa = true;
+	}
+	/* the session: all three fields, or none for an OTAA device that has not joined */
+	if (d->otaa && !*fl[1] && !*fl[2] && !*fl[3]) {
+		d->has_session = false;
+	} else {
 		uint8_t a[4];
 
 		if (unhex(fl[1], strlen(fl[1]), a, 4)) {
-			pr_warn("%s: dev_addr '%s' is not 8 hex digits\n", where, fl[1]);
+			pr_warn("%s: dev_addr '%s' is not 8 hex digits%s\n", where, fl[1],
+				d->otaa ? "" :
+					  " (empty only for OTAA devices that have not joined)");
 			return -EINVAL;
 		}
 		d->dev_addr = (uint32_t)a[0] << 24 | a[1] << 16 | a[2] << 8 | a[3];
-	}
-	if (unhex(fl[2], strlen(fl[2]), d->nwk_s_key, 16)) {
-		pr_warn("%s: nwk_s_key '%s' is not 32 hex digits\n", where, fl[2]);
-		return -EINVAL;
-	}
-	if (unhex(fl[3], strlen(fl[3]), d->app_s_key, 16)) {
-		pr_warn("%s: app_s_key '%s' is not 32 hex digits\n", where, fl[3]);
-		return -EINVAL;
+		if (unhex(fl[2], strlen(fl[2]), d->nwk_s_key, 16)) {
+			pr_warn("%s: nwk_s_key '%s' is not 32 hex digits\n", where, fl[2]);
+			return -EINVAL;
+		}
+		if (unhex(fl[3], strlen(fl[3]), d->app_s_key, 16)) {
+			pr_warn("%s: app_s_key '%s' is not 32 hex digits\n", where, fl[3]);
+			return -EINVAL;
+		}
+		d->has_session = true;
 	}
 	if (parse_long(fl[4], 0, UINT32_MAX, &v)) {
 		pr_warn("%s: fcnt_start '%s' is not a number from 0 to 4294967295\n", where, fl[4]);
@@ -385,7 +421,7 @@ int lw_fleet_load(const char *dir, struct lw_fleet *f)
 	struct lw_eui_index *gidx = NULL, *eidx = NULL;
 	struct addr_idx *aidx = NULL;
 	uint64_t dup;
-	size_t cap = 0, lineno = 0;
+	size_t cap = 0, lineno = 0, naddr = 0;
 	int err;
 	FILE *fp;
 
@@ -451,9 +487,10 @@ int lw_fleet_load(const char *dir, struct lw_fleet *f)
 		goto err;
 	}
 	for (size_t i = 0; i < f->ndev; i++)
-		aidx[i] = (struct addr_idx){ f->dev[i].dev_addr, i };
-	qsort(aidx, f->ndev, sizeof(*aidx), cmp_addr);
-	for (size_t i = 1; i < f->ndev; i++)
+		if (f->dev[i].has_session)
+			aidx[naddr++] = (struct addr_idx){ f->dev[i].dev_addr, i };
+	qsort(aidx, naddr, sizeof(*aidx), cmp_addr);
+	for (size_t i = 1; i < naddr; i++)
 		if (aidx[i].addr == aidx[i - 1].addr) {
 			size_t a = aidx[i - 1].idx, b = aidx[i].idx;
 

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * LoRaWAN fleets: ABP devices and gateways as a pure function of a seed, and
+ * LoRaWAN fleets: ABP or OTAA devices and gateways as a pure function of a seed, and
  * what makes a device valid in its region. Protocol facts and their sources:
  * ../shared/PROTOCOLS.md §1-2.
  */
@@ -178,6 +178,7 @@ int lw_fleet_generate(const struct lw_gen_opts *o, struct lw_fleet *f)
 	const struct region *r = NULL;
 	uint64_t st = o->seed;
 	uint32_t addr_key, addr_mul;
+	uint8_t join_eui[8];
 	char why[160];
 
 	memset(f, 0, sizeof(*f));
@@ -222,6 +223,11 @@ int lw_fleet_generate(const struct lw_gen_opts *o, struct lw_fleet *f)
 	/* DevAddrs: NwkID 0 (NetID 000000), NwkAddr a keyed bijection of the index: unique */
 	addr_key = rnd(&st) & 0xffffff;
 	addr_mul = (rnd(&st) & 0xffffff) | 1;
+	/* one JoinEUI (AppEUI) for the fleet, locally administered as the DevEUIs (ABP fleets draw none) */
+	if (o->otaa) {
+		rnd_bytes(&st, join_eui, 8);
+		join_eui[0] = 0x02;
+	}
 	for (size_t i = 0; i < f->ndev; i++) {
 		struct lw_device *d = &f->dev[i];
 		uint64_t v = rnd(&st);
@@ -231,9 +237,19 @@ int lw_fleet_generate(const struct lw_gen_opts *o, struct lw_fleet *f)
 		rnd_bytes(&st, d->dev_eui + 2, 2);
 		for (int b = 0; b < 4; b++)
 			d->dev_eui[4 + b] = i >> (24 - 8 * b);
-		d->dev_addr = 0x01000000 | ((((uint32_t)i * addr_mul) ^ addr_key) & 0xffffff);
-		rnd_bytes(&st, d->nwk_s_key, 16);
-		rnd_bytes(&st, d->app_s_key, 16);
+		if (o->otaa) {
+			/* the session comes from the join; DevNonces from a random start, one per JoinRequest */
+			d->otaa = true;
+			memcpy(d->join_eui, join_eui, 8);
+			rnd_bytes(&st, d->app_key, 16);
+			d->dev_nonce = rnd(&st);
+		} else {
+			d->dev_addr = 0x01000000 |
+				      ((((uint32_t)i * addr_mul) ^ addr_key) & 0xffffff);
+			rnd_bytes(&st, d->nwk_s_key, 16);
+			rnd_bytes(&st, d->app_s_key, 16);
+			d->has_session = true;
+		}
 		d->fcnt_start = o->fcnt_random ? (uint32_t)(rnd(&st) & 0x7fffffff) : o->fcnt_start;
 		d->fport = o->fport;
 		d->confirmed = o->confirmed;

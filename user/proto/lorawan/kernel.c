@@ -22,6 +22,8 @@
  */
 #define LORA_RING_SLOTS (1U << 17)
 #define LORA_RING_MARGIN 4096
+/* JoinAccepts waiting for userspace: ~4,000 of them (a storm's 2 ms at 2 M/s) */
+#define LORA_JOIN_RING_BYTES (4U << 20)
 
 static int lw_before_load(void *ctx, struct gen_bpf *skel, const struct engine_opts *o)
 {
@@ -31,7 +33,8 @@ static int lw_before_load(void *ctx, struct gen_bpf *skel, const struct engine_o
 	skel->rodata->lora_cfg = (struct xr_lora_cfg){ .ndev = f->ndev,
 						       .heard_by = f->heard_by,
 						       .ngw = f->ngw,
-						       .gw_addrs = f->gw_addrs };
+						       .gw_addrs = f->gw_addrs,
+						       .join = f->joining };
 	lw_aes_tables((struct xr_aes_tables *)&skel->rodata->aes);
 	bpf_map__set_max_entries(skel->maps.lora_devs, f->ndev);
 	bpf_map__set_max_entries(skel->maps.lora_gws, f->ngw);
@@ -39,7 +42,8 @@ static int lw_before_load(void *ctx, struct gen_bpf *skel, const struct engine_o
 	{
 		size_t nconf = 0;
 
-		for (size_t d = 0; d < f->ndev; d++)
+		/* JoinRequests are no confirmed uplinks */
+		for (size_t d = 0; d < f->ndev && !f->joining; d++)
 			nconf += f->dev[d].confirmed;
 		skel->rodata->lora_cfg.confirmed = nconf > 0;
 		if (nconf) {
@@ -47,7 +51,12 @@ static int lw_before_load(void *ctx, struct gen_bpf *skel, const struct engine_o
 			bpf_map__set_max_entries(skel->maps.lora_devaddr, nconf);
 		}
 	}
-	if (lk->precompute && lk->rewrite && aesni_available()) {
+	if (f->joining) {
+		bpf_map__set_max_entries(skel->maps.lora_join, f->ndev);
+		bpf_map__set_max_entries(skel->maps.lora_join_accepts, LORA_JOIN_RING_BYTES);
+	}
+	/* a JoinRequest is sent as built: nothing to precompute */
+	if (lk->precompute && lk->rewrite && !f->joining && aesni_available()) {
 		skel->rodata->lora_cfg.ring = LORA_RING_SLOTS;
 		bpf_map__set_max_entries(skel->maps.lora_ring, LORA_RING_SLOTS);
 	}
@@ -103,6 +112,15 @@ static int lw_after_load(void *ctx, struct gen_bpf *skel, const struct engine_op
 		err = confirmed_fill(lk, skel);
 		if (err)
 			goto out;
+	}
+	if (f->joining) {
+		lk->join_map = engine_map_mmap(skel->maps.lora_join, &lk->join_sz);
+		lk->join_ring_fd = bpf_map__fd(skel->maps.lora_join_accepts);
+		if (!lk->join_map) {
+			err = -ENOMEM;
+			pr_warn("cannot map the JoinRequests' table: %s\n", strerror(ENOMEM));
+			goto out;
+		}
 	}
 	c = lw_crypto_new();
 	if (!lk->devs || !gws || !lk->gw_ctr_map || !c || (ring && !lk->ring)) {
@@ -216,6 +234,11 @@ static int lw_start(void *ctx, const struct xr_gen_slot *slots, const struct eng
 		if (err)
 			return err;
 	}
+	if (lk->join_map) {
+		err = lw_join_start(&lk->join, lk->fleet, lk->join_map, lk->join_ring_fd);
+		if (err)
+			return err;
+	}
 	if (!lk->ring)
 		return 0;
 	lk->slots = slots;
@@ -257,10 +280,20 @@ static void lw_frame(void *ctx, uint64_t n)
 		ring_fill(lk, n / lk->fleet->heard_by);
 }
 
+/* A join storm is over when every device that asked has joined. */
+static bool lw_settled(void *ctx, uint64_t sent)
+{
+	struct lw_kernel *lk = ctx;
+
+	return lk->join.running && atomic_load(&lk->join.joined) >= sent / lk->fleet->heard_by;
+}
+
 static void lw_finish(void *ctx, struct gen_bpf *skel)
 {
 	struct lw_kernel *lk = ctx;
 
+	/* XDP hands on no more JoinAccepts (the replies' link is gone): read the rest */
+	lw_join_stop(&lk->join);
 	free(lk->gw_ctr);
 	lk->gw_ctr = malloc(lk->fleet->ngw * sizeof(*lk->gw_ctr));
 	if (lk->gw_ctr && lk->gw_ctr_map)
@@ -282,6 +315,10 @@ static void lw_close(void *ctx)
 {
 	struct lw_kernel *lk = ctx;
 
+	lw_join_stop(&lk->join);
+	if (lk->join_map)
+		munmap(lk->join_map, lk->join_sz);
+	lk->join_map = NULL;
 	if (lk->devs)
 		munmap(lk->devs, lk->devs_sz);
 	if (lk->ring)
@@ -306,6 +343,7 @@ void lw_kernel_init(struct lw_kernel *lk, const struct lw_fleet *f, bool rewrite
 					 .start = lw_start,
 					 .stop = lw_stop,
 					 .frame = lw_frame,
+					 .settled = lw_settled,
 					 .finish = lw_finish,
 					 .close = lw_close };
 	lk->fleet = f;
@@ -331,6 +369,8 @@ void lw_kernel_free(struct lw_kernel *lk)
 	lk->gw_ctr = NULL;
 	free(lk->ack_hist.hist);
 	lk->ack_hist.hist = NULL;
+	lw_join_stop(&lk->join);
+	lw_join_free(&lk->join);
 }
 
 int lw_kernel_aes_test(struct xr_aes_test *t)

@@ -11,6 +11,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 #include "engine/engine.h"
+#include "proto/lorawan/join.h"
 #include "proto/lorawan/keepalive.h"
 #include "proto/lorawan/lorawan.h"
 
@@ -31,6 +32,11 @@ struct lw_kernel {
 	int ifindex;
 	struct xr_lora_confirmed *confirmed_map; /* mmapped, with lora_cfg.confirmed */
 	size_t confirmed_sz;
+	/* a join storm (fleet->joining): the departures, mmapped, and the JoinAccepts' reader */
+	struct xr_lora_join *join_map;
+	size_t join_sz;
+	int join_ring_fd;
+	struct lw_join join;
 	/* results */
 	struct xr_lora_gw_ctr *gw_ctr; /* answers per gateway (fleet->ngw), malloc'ed by finish */
 	/* confirmed uplinks (summed over devices) and downlinks */

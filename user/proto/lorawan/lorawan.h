@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * LoRaWAN fleets: devices (ABP, LoRaWAN 1.0.x) and the gateways that hear
+ * LoRaWAN fleets: devices (LoRaWAN 1.0.x, ABP or OTAA) and the gateways that hear
  * them, generated from a seed or loaded from CSV; the PUSH_DATA frame of each
  * device; the per-device records of the BPF rewriter (bpf/lorawan.bpf.h);
  * and the reference implementation of that rewriter on OpenSSL, which the
@@ -24,8 +24,14 @@ struct lw_gateway {
 
 struct lw_device {
 	uint8_t dev_eui[8];
+	/* the session: set for ABP, and for OTAA once joined (has_session) */
 	uint32_t dev_addr; /* as written (MSB first); LE on air */
 	uint8_t nwk_s_key[16], app_s_key[16];
+	bool has_session;
+	/* OTAA (1.0.x): the root key and the DevNonce of the next JoinRequest */
+	bool otaa;
+	uint8_t join_eui[8], app_key[16];
+	uint16_t dev_nonce;
 	uint32_t fcnt_start; /* the 32-bit FCnt of round 0 */
 	uint32_t freq_hz;
 	uint8_t fport;
@@ -50,6 +56,7 @@ struct lw_fleet {
 	size_t ngw;
 	unsigned int heard_by; /* every device is heard by this many gateways */
 	bool gw_addrs; /* each gateway sends from its own address and port (lw_fleet_gateway_addrs) */
+	bool joining; /* its frames are JoinRequests with each device's dev_nonce (lorawan send --join) */
 };
 
 struct lw_gen_opts {
@@ -63,6 +70,7 @@ struct lw_gen_opts {
 	bool confirmed;
 	bool fcnt_random; /* a random 32-bit start below 2^31 */
 	uint32_t fcnt_start;
+	bool otaa; /* devices join (AppKey, JoinEUI, DevNonce) instead of an ABP session */
 };
 
 /* Where the frames go: addresses in network order, ports in host order. */
@@ -100,11 +108,13 @@ int lw_fleet_load(const char *dir, struct lw_fleet *f);
 unsigned int lw_max_payload(uint32_t freq_hz, uint8_t sf, uint16_t bw_khz);
 
 /*
- * Builds device d's PUSH_DATA frame (round 0's FCnt, MIC zero: the program
- * writes both) into out; returns its length, or -E2BIG. Sets d's offsets.
+ * Builds device d's PUSH_DATA frame into out; returns its length, or -E2BIG.
+ * Sets d's offsets. Without join, a data uplink (round 0's FCnt, MIC zero:
+ * the program writes both); with it, that JoinRequest PHYPayload
+ * (LW_JOIN_REQUEST_LEN bytes), which the program sends as it is.
  */
-int lw_build_frame(struct lw_fleet *f, size_t d, const struct lw_net *net, uint8_t *out,
-		   size_t cap);
+int lw_build_frame(struct lw_fleet *f, size_t d, const struct lw_net *net, const uint8_t *join,
+		   uint8_t *out, size_t cap);
 
 /* AES T-tables and S-box for the BPF code; the AES-128 key schedule. */
 void lw_aes_tables(struct xr_aes_tables *t);
@@ -123,6 +133,30 @@ int lw_cmac_subkeys(struct lw_crypto *c, const uint8_t key[16], uint8_t k1[16], 
 /* Device d's record for the BPF rewriter (its frame must be built). 0 or -EIO. */
 int lw_bpf_device(const struct lw_fleet *f, size_t d, const struct xr_aes_tables *t,
 		  struct lw_crypto *c, struct xr_lora_dev *out);
+
+/* LoRaWAN 1.0.x join (§6.2), by OpenSSL. */
+#define LW_JOIN_REQUEST_LEN 23 /* MHDR, JoinEUI, DevEUI, DevNonce, MIC */
+/* Device dev's JoinRequest with DevNonce nonce into phy (LW_JOIN_REQUEST_LEN bytes). 0 or -EIO. */
+int lw_join_request(struct lw_crypto *c, const struct lw_device *dev, uint16_t nonce, uint8_t *phy);
+
+struct lw_join_accept {
+	uint32_t app_nonce, net_id; /* 24 bits each */
+	uint32_t dev_addr; /* as a number (MSB first) */
+	uint8_t dl_settings, rx_delay;
+	bool has_cflist;
+	uint8_t cflist[16];
+};
+/*
+ * Opens the JoinAccept PHYPayload phy (17 or 33 bytes) with app_key: decrypts
+ * it (AES encrypt, §6.2.5) and checks its MIC. 0 with *ja set; -EBADMSG when
+ * the MIC does not match (another device's, or corrupt); -EINVAL for a
+ * length or MHDR that is no JoinAccept; -EIO if OpenSSL fails.
+ */
+int lw_join_accept_open(struct lw_crypto *c, const uint8_t app_key[16], const uint8_t *phy,
+			size_t len, struct lw_join_accept *ja);
+/* NwkSKey and AppSKey of a session from its JoinAccept and the JoinRequest's DevNonce. 0 or -EIO. */
+int lw_session_keys(struct lw_crypto *c, const uint8_t app_key[16], const struct lw_join_accept *ja,
+		    uint16_t dev_nonce, uint8_t nwk_s_key[16], uint8_t app_s_key[16]);
 
 /* The PHYPayload of device dev's uplink with 32-bit FCnt fcnt, by OpenSSL; its length, or -EIO. */
 int lw_ref_phy(struct lw_crypto *c, const struct lw_device *dev, uint32_t fcnt, uint8_t *phy);

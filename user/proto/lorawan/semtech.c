@@ -68,10 +68,11 @@ void lw_udp4_csum_fill(uint8_t *frame, uint32_t len)
  * the whole sum, less the token, gateway EUI, tmst and base64 bytes and the
  * checksum field, each at its own offset's place in a word.
  */
-static uint16_t csum_rest(const uint8_t *frame, uint32_t len, const struct lw_device *d)
+static uint16_t csum_rest(const uint8_t *frame, uint32_t len, const struct lw_device *d,
+			  uint32_t chars)
 {
 	const uint8_t *pd = frame + XR_LORA_PUSH_DATA_OFF;
-	uint32_t chars = xr_lora_b64_chars(13 + d->payload_len), sum, out = 0;
+	uint32_t sum, out = 0;
 
 	sum = csum_add(frame + 26, 8, 0) + IPPROTO_UDP + (len - 34);
 	sum = csum_add(frame + 34, len - 34, sum);
@@ -103,8 +104,8 @@ int lw_phy_template(const struct lw_device *d, uint8_t *phy)
 	return 13 + d->payload_len;
 }
 
-int lw_build_frame(struct lw_fleet *f, size_t di, const struct lw_net *net, uint8_t *out,
-		   size_t cap)
+int lw_build_frame(struct lw_fleet *f, size_t di, const struct lw_net *net, const uint8_t *join,
+		   uint8_t *out, size_t cap)
 {
 	struct lw_device *d = &f->dev[di];
 	/* the frame leaves as its first gateway's (the program rewrites the others' copies) */
@@ -112,8 +113,15 @@ int lw_build_frame(struct lw_fleet *f, size_t di, const struct lw_net *net, uint
 	uint16_t sport = f->gw_addrs ? first->sport : net->sport;
 	uint8_t phy[XR_LORA_MAX_PHY], *pd = out + XR_LORA_PUSH_DATA_OFF;
 	char js[512], b64[XR_LORA_B64_MAX + 4];
-	int plen = lw_phy_template(d, phy), n, pre;
+	int plen, n, pre;
 	uint32_t len;
+
+	if (join) {
+		plen = LW_JOIN_REQUEST_LEN;
+		memcpy(phy, join, plen);
+	} else {
+		plen = lw_phy_template(d, phy);
+	}
 
 	EVP_EncodeBlock((unsigned char *)b64, phy, plen);
 	pre = snprintf(js, sizeof(js), "{\"rxpk\":[{\"tmst\":");
@@ -140,6 +148,7 @@ int lw_build_frame(struct lw_fleet *f, size_t di, const struct lw_net *net, uint
 	memcpy(pd + 4, f->gw[d->gw[0]].eui, 8);
 	memcpy(pd + 12, js, n);
 	lw_udp4_csum_fill(out, len);
-	d->csum_rest = csum_rest(out, len, d);
+	/* a JoinRequest is sent as built: its base64 is part of the rest */
+	d->csum_rest = csum_rest(out, len, d, join ? 0 : xr_lora_b64_chars(plen));
 	return len;
 }

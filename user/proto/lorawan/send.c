@@ -20,7 +20,16 @@
 #include "util/log.h"
 #include "util/units.h"
 
-enum { O_FLEET = PROTO_OPT_BASE, O_ROUNDS, O_SCHEDULE, O_STATIC, O_NOPRE, O_KEEPALIVE };
+enum {
+	O_FLEET = PROTO_OPT_BASE,
+	O_ROUNDS,
+	O_SCHEDULE,
+	O_STATIC,
+	O_NOPRE,
+	O_KEEPALIVE,
+	O_JOIN,
+	O_JOINED
+};
 
 struct lw_send {
 	const char *fleet_dir;
@@ -31,6 +40,9 @@ struct lw_send {
 	double pps;
 	uint64_t first_n;
 	uint64_t keepalive_ns;
+	bool join; /* --join: one JoinRequest per device */
+	const char *joined_dir; /* --joined: where the fleet goes with its new sessions */
+	bool joined_failed;
 	struct lw_fleet fleet;
 	struct lw_net net; /* the frames' addressing (without --src, every gateway's) */
 	struct lw_kernel lk;
@@ -43,6 +55,8 @@ static const struct option lw_opts[] = {
 	{ "static", no_argument, NULL, O_STATIC },
 	{ "no-precompute", no_argument, NULL, O_NOPRE },
 	{ "keepalive", required_argument, NULL, O_KEEPALIVE },
+	{ "join", no_argument, NULL, O_JOIN },
+	{ "joined", required_argument, NULL, O_JOINED },
 	{},
 };
 
@@ -68,6 +82,8 @@ static int lw_opt(void *st, int id, const char *arg, const struct send_opts *so)
 		if (s->keepalive_ns && s->keepalive_ns < 1000000ULL)
 			return cli_usage_error(so->cmd, "--keepalive %s: at least 1ms", arg);
 		break;
+	case O_JOIN: s->join = true; break;
+	case O_JOINED: s->joined_dir = arg; break;
 	}
 	return -1;
 }
@@ -87,6 +103,12 @@ static int lw_check(void *st, const struct send_opts *so)
 		return cli_usage_error(
 			so->cmd,
 			"--sport: one port (the gateways' source port), not a range: ranges go with --src");
+	if (s->joined_dir && !s->join)
+		return cli_usage_error(so->cmd, "--joined DIR goes with --join");
+	if (s->join && ((s->have_rounds && s->rounds != 1) || s->is_static))
+		return cli_usage_error(
+			so->cmd,
+			"--join sends each device's JoinRequest once (its dev_nonce): no --rounds, no --static");
 	if (!s->have_rounds)
 		s->rounds = 1;
 	return 0;
@@ -118,7 +140,9 @@ static int lw_frames(struct lw_send *s, const struct send_opts *so, const struct
 	struct lw_fleet *f = &s->fleet;
 	struct lw_net net = { .sport = so->net.have_sport ? so->net.sport.lo : LW_DEFAULT_PORT,
 			      .dport = so->net.dst.port };
-	uint8_t buf[XR_MAX_FRAME];
+	uint8_t buf[XR_MAX_FRAME], join[LW_JOIN_REQUEST_LEN];
+	struct lw_crypto *c = NULL;
+	int err = 0;
 
 	memcpy(&net.daddr, so->net.dst.addr, 4);
 	o->rpl = (struct xr_reply_match){ .server_addr = net.daddr,
@@ -157,21 +181,60 @@ static int lw_frames(struct lw_send *s, const struct send_opts *so, const struct
 		o->rpl.sport_base = lo;
 		o->rpl.sport_count = (f->ngw + o->rpl.src_count - 1) / o->rpl.src_count;
 	}
-	for (size_t d = 0; d < f->ndev; d++) {
-		int len = lw_build_frame(f, d, &net, buf, sizeof(buf));
+	if (f->joining && !(c = lw_crypto_new())) {
+		pr_warn("cannot set up OpenSSL's AES-CMAC for the JoinRequests\n");
+		return -ENOMEM;
+	}
+	for (size_t d = 0; d < f->ndev && !err; d++) {
+		int len;
 
+		if (f->joining && lw_join_request(c, &f->dev[d], f->dev[d].dev_nonce, join)) {
+			pr_warn("cannot compute a JoinRequest's MIC (OpenSSL)\n");
+			err = -EIO;
+			break;
+		}
+		len = lw_build_frame(f, d, &net, f->joining ? join : NULL, buf, sizeof(buf));
 		if (len < 0 || len > (int)ifc->mtu + 14) {
 			pr_warn("device %zu's PUSH_DATA (%d bytes) does not fit %s's MTU\n", d, len,
 				ifc->name);
-			return -EINVAL;
-		}
-		if (frameset_add(fs, buf, len, len, 0)) {
+			err = -EINVAL;
+		} else if (frameset_add(fs, buf, len, len, 0)) {
 			pr_warn("out of memory for %zu frames\n", f->ndev);
-			return -ENOMEM;
+			err = -ENOMEM;
 		}
 	}
+	lw_crypto_free(c);
 	s->net = net;
-	return 0;
+	return err;
+}
+
+/* --join needs OTAA devices; uplinks need every device's session. 0 or -EINVAL after a line. */
+static int lw_check_sessions(struct lw_send *s, const struct send_opts *so)
+{
+	const struct lw_fleet *f = &s->fleet;
+	size_t abp = 0, none = 0, first = SIZE_MAX;
+
+	for (size_t d = 0; d < f->ndev; d++) {
+		bool bad = s->join ? !f->dev[d].otaa : !f->dev[d].has_session;
+
+		abp += !f->dev[d].otaa;
+		none += !f->dev[d].has_session;
+		if (bad && first == SIZE_MAX)
+			first = d;
+	}
+	if (first == SIZE_MAX)
+		return 0;
+	if (s->join)
+		cli_usage_error(so->cmd,
+				"--join: %zu of %zu devices are ABP (the first is device %zu): "
+				"an OTAA fleet joins (lorawan fleet --otaa)",
+				abp, f->ndev, first + 1);
+	else
+		cli_usage_error(so->cmd,
+				"%zu of %zu devices have no session (the first is device %zu): "
+				"OTAA devices join first (lorawan send --join --joined DIR)",
+				none, f->ndev, first + 1);
+	return -EINVAL;
 }
 
 static int lw_build(void *st, const struct send_opts *so, const struct iface *ifc,
@@ -192,6 +255,10 @@ static int lw_build(void *st, const struct send_opts *so, const struct iface *if
 			(unsigned long long)s->fleet.ndev * s->fleet.heard_by);
 		return -EINVAL;
 	}
+	err = lw_check_sessions(s, so);
+	if (err)
+		return err;
+	s->fleet.joining = s->join;
 	err = lw_frames(s, so, ifc, fs, o);
 	if (err)
 		return err;
@@ -212,7 +279,7 @@ static uint64_t lw_count(void *st, const struct send_opts *so, const struct fram
 {
 	const struct lw_send *s = st;
 
-	if (so->duration_ns && !s->have_rounds)
+	if (so->duration_ns && !s->have_rounds && !s->join)
 		return XR_FOREVER;
 	return (uint64_t)s->fleet.ndev * s->fleet.heard_by * s->rounds;
 }
@@ -309,6 +376,29 @@ static void lw_report(void *st, const struct engine_result *res, uint64_t ready_
 			fprintf(human,
 				"  misdirected: %llu answers reached another gateway's address (not counted above)\n",
 				(unsigned long long)misdirected);
+		if (f->joining) {
+			const struct lw_join *jn = &lk->join;
+			uint64_t joined = atomic_load(&jn->joined), lat[4];
+
+			lw_join_latency(jn, f->ndev, lat);
+			fprintf(human,
+				"  joins: %llu devices sent a JoinRequest, %llu joined (%.2f%%), %llu not answered; "
+				"%llu JoinAccepts: %llu duplicates, %llu for no device of ours, %llu malformed, "
+				"%llu lost (ring full)\n",
+				(unsigned long long)jn->requested, (unsigned long long)joined,
+				jn->requested ? 100.0 * joined / jn->requested : 0,
+				(unsigned long long)(jn->requested > joined ?
+							     jn->requested - joined :
+							     0),
+				(unsigned long long)jn->accepts, (unsigned long long)jn->duplicates,
+				(unsigned long long)jn->unmatched,
+				(unsigned long long)jn->malformed,
+				(unsigned long long)lk->dl_ctr[XR_LORA_DL_JOIN_LOST]);
+			if (joined)
+				fprintf(human,
+					"  time to join: p50 %.3f ms, p90 %.3f ms, p99 %.3f ms, max %.3f ms\n",
+					lat[0] / 1e6, lat[1] / 1e6, lat[2] / 1e6, lat[3] / 1e6);
+		}
 		fprintf(human,
 			"  crypto: %llu uplinks precomputed (AES-NI%s), %llu computed in BPF\n",
 			(unsigned long long)ring_hits, s->lk.ring_used ? "" : ": off",
@@ -358,7 +448,33 @@ static void lw_report(void *st, const struct engine_result *res, uint64_t ready_
 	json_u64(j, "unknown_device", lk->dl_ctr[XR_LORA_DL_UNKNOWN_DEV]);
 	json_u64(j, "before_uplink", lk->dl_ctr[XR_LORA_DL_NO_UPLINK]);
 	json_u64(j, "tx_ack_failed", lk->dl_ctr[XR_LORA_DL_TX_ACK_FAILED]);
+	json_u64(j, "join_accepts", lk->dl_ctr[XR_LORA_DL_JOIN_ACCEPT]);
+	json_u64(j, "join_accepts_lost", lk->dl_ctr[XR_LORA_DL_JOIN_LOST]);
+	json_u64(j, "join_accepts_unasked", lk->dl_ctr[XR_LORA_DL_JOIN_UNASKED]);
 	json_close(j, '}');
+	if (f->joining) {
+		const struct lw_join *jn = &lk->join;
+		uint64_t joined = atomic_load(&jn->joined), lat[4];
+
+		lw_join_latency(jn, f->ndev, lat);
+		json_open(j, "join", '{');
+		json_u64(j, "requested", jn->requested);
+		json_u64(j, "joined", joined);
+		json_u64(j, "not_answered", jn->requested > joined ? jn->requested - joined : 0);
+		json_u64(j, "accepts", jn->accepts);
+		json_u64(j, "found_without_tmst", jn->by_trial);
+		json_u64(j, "duplicates", jn->duplicates);
+		json_u64(j, "unmatched", jn->unmatched);
+		json_u64(j, "malformed", jn->malformed);
+		json_u64(j, "lost", lk->dl_ctr[XR_LORA_DL_JOIN_LOST]);
+		json_open(j, "time_to_join_us", '{');
+		json_double(j, "p50", lat[0] / 1e3);
+		json_double(j, "p90", lat[1] / 1e3);
+		json_double(j, "p99", lat[2] / 1e3);
+		json_double(j, "max", lat[3] / 1e3);
+		json_close(j, '}');
+		json_close(j, '}');
+	}
 	if (confirmed) {
 		json_open(j, "confirmed", '{');
 		json_u64(j, "uplinks", lk->confirmed_uplinks);
@@ -375,9 +491,55 @@ static void lw_report(void *st, const struct engine_result *res, uint64_t ready_
 	json_close(j, '}');
 }
 
+/*
+ * --joined DIR: the fleet with the sessions of the devices that joined
+ * (FCnt from 0), and the next DevNonce for those that asked, so that the
+ * next join storm from DIR uses fresh ones.
+ */
+static int write_joined(struct lw_send *s)
+{
+	struct lw_fleet *f = &s->fleet;
+	const struct lw_join *jn = &s->lk.join;
+
+	if (!jn->sessions)
+		return -ENOMEM;
+	for (size_t d = 0; d < f->ndev; d++) {
+		const struct lw_session *ss = &jn->sessions[d];
+		struct lw_device *dev = &f->dev[d];
+
+		/* a DevNonce is used once, answered or not */
+		dev->dev_nonce += ss->requested;
+		if (!ss->join_ns)
+			continue;
+		dev->has_session = true;
+		dev->dev_addr = ss->dev_addr;
+		memcpy(dev->nwk_s_key, ss->nwk_s_key, 16);
+		memcpy(dev->app_s_key, ss->app_s_key, 16);
+		dev->fcnt_start = 0;
+	}
+	return lw_fleet_save(f, s->joined_dir);
+}
+
 static bool lw_failed(void *st)
 {
-	return ((struct lw_send *)st)->schedule_failed;
+	struct lw_send *s = st;
+
+	if (s->joined_dir && write_joined(s))
+		s->joined_failed = true;
+	return s->schedule_failed || s->joined_failed;
+}
+
+/* A join storm that no JoinAccept answered says the set-up is wrong. */
+static int lw_verdict(void *st)
+{
+	struct lw_send *s = st;
+	const struct lw_join *jn = &s->lk.join;
+
+	if (!s->join || !jn->requested || atomic_load(&jn->joined))
+		return 0;
+	pr_warn("no device joined: does the server know the devices (AppKey) and the gateways, and "
+		"has it where to send downlinks (--keepalive, --src)?\n");
+	return XR_EXIT_FAIL;
 }
 
 static void lw_free(void *st)
@@ -403,6 +565,7 @@ const struct xr_proto proto_lorawan = {
 	.default_count = lw_count,
 	.report = lw_report,
 	.failed = lw_failed,
+	.verdict = lw_verdict,
 	.witness = "replies.push_acks",
 	.free = lw_free,
 };
