@@ -9,8 +9,11 @@
 #     devices and 2,000 gateways, each uplink heard by 1 gateway (a new uplink in every packet)
 #     and by 3.
 #  2. Fleet set-up: time from start to the first departure and peak memory for 300k x 2k.
+#  3. Join requests/s: an OTAA fleet of 1M devices (2,000 gateways, heard by 1) sends one JoinRequest
+#     each (valid MIC, distinct DevNonces) at top speed with `lorawan send --join`, received at the
+#     server (nobody answers: the JoinAccept path is measured by tests/t_lorawan.sh).
 # Results: a table on stdout and results/bench-lorawan.{txt,raw.tsv}.
-#   BENCH_REPS=5 BENCH_SECS=3 scripts/bench-lorawan.sh
+#   BENCH_REPS=5 BENCH_SECS=3 scripts/bench-lorawan.sh     (BENCH_ONLY=join: the join rows alone)
 . "$(dirname "$0")/bench-lib.sh"
 REPS=${BENCH_REPS:-5}
 SECS=${BENCH_SECS:-3}
@@ -20,11 +23,14 @@ COUNT_ARGS=(--udp --dport 1700)
 READY=$WORK/ready.tsv
 : >"$READY"
 
+ONLY=${BENCH_ONLY:-}
 for hb in 1 3; do
+	[ -z "$ONLY" ] || break
 	"$XR" lorawan fleet --devices 300k --gateways 2k --heard-by $hb --seed 1 --out "$WORK/fleet$hb" -q
 done
+"$XR" lorawan fleet --devices 1M --gateways 2k --otaa --seed 1 --out "$WORK/otaa" -q
 # one valid PUSH_DATA (device 0, its first FCnt) for the netcat loop
-"$PY" - "$WORK/fleet1" "$WORK/push_data.bin" <<-'PY'
+[ -n "$ONLY" ] || "$PY" - "$WORK/fleet1" "$WORK/push_data.bin" <<-'PY'
 import base64, csv, json, struct, sys
 sys.path.insert(0, "tests")
 from lorawan_check import aes_cmac, aes_ecb
@@ -52,6 +58,10 @@ export SECS TB_SRV_IP WORK
 
 echo "== LoRaWAN uplinks, 1 thread, ${SECS}s runs, medians of $REPS" >&2
 for rep in $(seq "$REPS"); do
+	# a join storm's rate: the frames are built with their MICs, BPF writes what every copy gets
+	measure "xdpreplay-join" "otaa" "$XR" lorawan send -i "$TB_GEN_IF" --fleet "$WORK/otaa" \
+		--server "$TB_SRV_IP" --join --wait 0 -q --json "$WORK/j.json"
+	[ -z "$ONLY" ] || continue
 	for hb in 1 3; do
 		measure "xdpreplay-lorawan" "hb$hb" "$XR" lorawan send -i "$TB_GEN_IF" --fleet "$WORK/fleet$hb" \
 			--server "$TB_SRV_IP" --duration ${SECS}s --wait 0 -q --json "$WORK/s.json"

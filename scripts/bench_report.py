@@ -126,7 +126,7 @@ def lorawan(a):
     for n in names:
         for (name, hb), v in sorted(res.items()):
             if name == n:
-                k = int(hb[2:]) if hb.startswith("hb") else 1
+                k = int(hb[2:]) if hb[2:].isdigit() else 1
                 print("%-20s %6s %14.0f %16.0f %10.3f" % (n, hb, v[0], v[0] / k, v[1]))
     print()
     nc = res.get(("nc-loop", "hb1"))
@@ -140,6 +140,10 @@ def lorawan(a):
                       % (hb, what, 100 * med, " ".join("%.1f" % (100 * x) for x in r)))
         if ours and nc and nc[0] > 0:
             print("%s: xdpreplay lorawan send / nc -w0 -u loop (PUSH_DATA/s) = %.0fx" % (hb, ours[0] / nc[0]))
+    join = res.get(("xdpreplay-join", "otaa"))
+    if join:
+        print("join requests (1M OTAA devices, one JoinRequest each, valid MIC, distinct DevNonces): %.0f/s, "
+              "%.3f us of sender CPU each" % (join[0], join[1]))
     ready = {}
     for l in open(a[1]):
         hb, secs, mib = l.split("\t")

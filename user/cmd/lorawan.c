@@ -48,6 +48,12 @@ static void lorawan_send_usage(FILE *f, const struct xr_proto *p)
 		"                          P + g / A; the server must route RANGE back to IFACE\n"
 		"      --keepalive T       every gateway sends a PULL_DATA every T (a packet forwarder:\n"
 		"                          5s), spread evenly; PULL_ACKs counted per gateway\n"
+		"      --join              an OTAA fleet joins: each device sends its JoinRequest (its\n"
+		"                          dev_nonce) once; each JoinAccept (PULL_RESP, which needs\n"
+		"                          --keepalive, and --src for more than one gateway) is opened\n"
+		"                          with the device's AppKey and gives its session; time to join\n"
+		"      --joined DIR        with --join: write the fleet with the sessions (and the next\n"
+		"                          DevNonces) to DIR, for the uplinks: lorawan send --fleet DIR\n"
 		"      --rounds N          uplinks per device (default 1; with --duration alone: until it ends)\n"
 		"      --wait T            how long PUSH_ACKs may take after the last packet (default 1s)\n"
 		"      --dst-mac MAC       next hop's MAC (default: from the neighbour table)\n"
@@ -64,7 +70,9 @@ static void lorawan_send_usage(FILE *f, const struct xr_proto *p)
 		"  xdpreplay lorawan send -i eth1 --fleet fleet/ --server 198.18.0.2 --pps 10k --rounds 5\n"
 		"  xdpreplay lorawan send -i eth1 --fleet fleet/ --server 198.18.0.2 --duration 30s --json -\n"
 		"  xdpreplay lorawan send -i eth1 --fleet fleet/ --server 198.18.0.2 --src 198.18.64.0/21 \\\n"
-		"      --keepalive 5s --pps 1k --duration 1m\n");
+		"      --keepalive 5s --pps 1k --duration 1m\n"
+		"  xdpreplay lorawan send -i eth1 --fleet otaa/ --server 198.18.0.2 --src 198.18.64.0/26 \\\n"
+		"      --keepalive 5s --join --joined joined/ --pps 2k --wait 10s\n");
 }
 
 static void fleet_usage(FILE *f)
@@ -240,8 +248,8 @@ int cmd_lorawan(int argc, char **argv)
 
 		fprintf(f,
 			"Usage: xdpreplay lorawan fleet|send [options]\n\n"
-			"  fleet   make a fleet of ABP devices and gateways from a seed, as CSV\n"
-			"  send    send its uplinks as Semtech UDP PUSH_DATA; count PUSH_ACKs\n\n"
+			"  fleet   make a fleet of devices (ABP or OTAA) and gateways from a seed, as CSV\n"
+			"  send    send its uplinks (or JoinRequests) as Semtech UDP PUSH_DATA; count answers\n\n"
 			"'xdpreplay lorawan fleet --help' and 'xdpreplay lorawan send --help' say more.\n");
 		return argc < 2 ? XR_EXIT_USAGE : XR_EXIT_OK;
 	}
