@@ -152,7 +152,8 @@ test_hostile_values_refused() {
 	run_bad 2 "--rounds 9223372036854775808: .* more than a run can count" "$XR" lorawan send -i lo \
 		--fleet "$WORK/f" --server 127.0.0.1 --rounds 9223372036854775808
 	# an SNR of nan in the CSV: refused, naming the line
-	sed -i '2s/,[^,]*,\([0-9a-f]*\)$/,nan,\1/' "$WORK/f/devices.csv"
+	awk -F, -v OFS=, 'NR == 2 { $13 = "nan" } { print }' "$WORK/f/devices.csv" >"$WORK/f/nan.csv"
+	mv "$WORK/f/nan.csv" "$WORK/f/devices.csv"
 	run_bad 2 "devices.csv:2: lsnr 'nan' is not an SNR" "$XR" lorawan send -i lo --fleet "$WORK/f" --server 127.0.0.1
 	# a frame set larger than --max-memory; a gzip file that expands 1000 times
 	run_bad 2 "take more than --max-memory" "$XR" replay -i lo --max-memory 100 "$TOP/pcaps/three.pcapng"
