@@ -11,7 +11,7 @@ TX_ACKs, answers each OTAA device's JoinRequest with a JoinAccept the same way
 deduplicated uplink, as ChirpStack's HTTP integration does.
 
     semtech_server.py --bind 198.18.0.2:1700 --fleet DIR --out FILE
-                      [--webhook http://A:P/] [--ready F] [--idle 2] [--no-ack]
+                      [--webhook http://A:P/ [--webhook-rate R]] [--ready F] [--idle 2] [--no-ack]
 
 Writes the counters as JSON to --out when it ends (SIGTERM, or --idle seconds
 without a datagram after the first one).
@@ -32,12 +32,19 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from lorawan_check import Verifier, load_fleet  # noqa: E402
 
 
-def poster(url, q, stats):
-    """Posts events one by one (ChirpStack posts each event on its own)."""
+def poster(url, q, stats, rate):
+    """Posts events one by one (ChirpStack posts each event on its own). With a rate, an
+    application side of known capacity: each event takes 1/rate s, so that above the rate
+    the queue (and each event's delay) grows for as long as the load lasts."""
+    free_at = 0.0
     while True:
         ev = q.get()
         if ev is None:
             return
+        if rate:
+            free_at = max(free_at, time.monotonic())
+            time.sleep(max(0.0, free_at - time.monotonic()))
+            free_at += 1.0 / rate
         req = urllib.request.Request(url + "?event=up", data=json.dumps(ev).encode(),
                                      headers={"Content-Type": "application/json"}, method="POST")
         try:
@@ -53,6 +60,8 @@ def main():
     ap.add_argument("--fleet", required=True)
     ap.add_argument("--out", required=True)
     ap.add_argument("--webhook")
+    ap.add_argument("--webhook-rate", type=float, default=0,
+                    help="post at most this many events/s (a server whose application side has this capacity)")
     ap.add_argument("--ready")
     ap.add_argument("--idle", type=float, default=0)
     ap.add_argument("--no-ack", action="store_true")
@@ -75,7 +84,7 @@ def main():
     q, th = None, None
     if a.webhook:
         q = queue.Queue()
-        th = threading.Thread(target=poster, args=(a.webhook, q, extra), daemon=True)
+        th = threading.Thread(target=poster, args=(a.webhook, q, extra, a.webhook_rate), daemon=True)
         th.start()
     stop = []
     signal.signal(signal.SIGTERM, lambda *_: stop.append(1))

@@ -79,13 +79,15 @@ time.sleep(5)
 test_webhook_floods_bodies_and_tokens() {
 	bed
 	"$XR" lorawan fleet --devices 50 --gateways 2 --seed 4 --out "$WORK/f" -q || fail "fleet"
-	echo '{"t0_unix":1.0,"pps":1000,"first_n":0}' >"$WORK/sched.json"
 	echo "tok-$$" >"$WORK/token"
 	PORT=9112
 	tb_srv "$XR" count --webhook 127.0.0.1:$PORT --fleet "$WORK/f" --schedule "$WORK/sched.json" \
 		--token-file "$WORK/token" --duration 60s --idle 2s --json "$WORK/w.json" -q &
 	WH=$!
 	sleep 0.5
+	# the sender's run, as lorawan send --schedule appends it; then a line torn and one not JSON
+	echo '{"t0_unix":1.0,"pps":1000,"first_n":0}' >>"$WORK/sched.json"
+	printf 'not json\n{"t0_unix":' >>"$WORK/sched.json"
 	eui=$(sed -n 2p "$WORK/f/devices.csv" | cut -d, -f1)
 	tb_srv env PORT=$PORT EUI="$eui" TOKEN="tok-$$" python3 - <<-'PY' || fail "webhook client"
 	import http.client, os, urllib.error, urllib.request

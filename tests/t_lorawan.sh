@@ -363,6 +363,43 @@ test_lorawan_webhook_counts_per_device() {
 	expect_range "$lat" 0 2000 "median latency from departure (ms)"
 }
 
+test_lorawan_webhook_latency_search() {
+	# a network server whose application side takes 400 uplinks/s (semtech_server.py --webhook-rate): above
+	# that its queue, and each uplink's delay, grows through a trial. The search on the webhook's latency
+	# from departure (p99 within 100 ms over 4 s trials) finds where: 400 x (1 + 0.1 / (0.99 x 4)) = 410/s
+	bed
+	"$XR" lorawan fleet --devices 1000 --gateways 20 --seed 11 --out "$WORK/f" -q || fail "fleet"
+	tb_srv "$XR" count --webhook "$TB_SRV_IP:8090" --fleet "$WORK/f" --schedule "$WORK/sched.json" \
+		--duration 900s --idle 10s --json "$WORK/w.json" -q &
+	WH=$!
+	sleep 0.5
+	lw_server_start --fleet "$WORK/f" --webhook "http://$TB_SRV_IP:8090/" --webhook-rate 400 --idle 12
+	tb_gen "$XR" search --witness "http://$TB_SRV_IP:8090/" --latency-goal p99=100ms --goal PDR=0.01 \
+		--min 200 --max 800 --width 0.02 --trial 4s --pause 5s --max-trials 24 --json "$WORK/s.json" -- \
+		lorawan send -i "$TB_GEN_IF" --fleet "$WORK/f" --server "$TB_SRV_IP" --schedule "$WORK/sched.json" \
+		2>"$WORK/err" || fail "search exited $?: $(tail -n 5 "$WORK/err")"
+	# the server ends 12 s after the last datagram (its queue drained long before), count 10 s after
+	# the last event
+	wait "$LW_PID"
+	wait "$WH" || fail "count --webhook exited $?"
+	python3 - "$WORK/s.json" "$WORK/w.json" >"$WORK/figures" <<-'PY' || fail "reading the results"
+	import json, sys
+	s, w = (json.load(open(p)) for p in sys.argv[1:3])
+	print(next(g["lower"] for g in s["goals"] if g["name"] == "p99"))
+	print("%g" % max([t["loss"] for t in s["trials"] if t["offered_pps"] <= 400] or [-1]))
+	print(len(s["trials"]), len(w["webhook"]["runs"]))
+	PY
+	read -r lat low_loss ntrials nruns <<<"$(tr '\n' ' ' <"$WORK/figures")"
+	expect_range "$lat" 390 430 "the latency limit found (uplinks/s; 410 expected)"
+	# every trial read its own run: up to the server's rate nothing is lost, late or not
+	expect_eq "$low_loss" 0 "the highest loss of the trials up to the server's rate"
+	expect_eq "$nruns" "$ntrials" "runs in the schedule: one per trial"
+	expect_eq "$(jget "$WORK/w.json" webhook.latency_ms.untimed)" 0 "uplinks of no run"
+	expect_eq "$(jget "$WORK/w.json" webhook.uplinks)" "$(jget "$WORK/lw.out" webhook_posted)" \
+		"uplinks counted: the events the server posted"
+	expect_eq "$(jget "$WORK/w.json" webhook.lost)" 0 "uplinks lost (the search's trials are contiguous)"
+}
+
 test_lorawan_webhook_gaps_and_duplicates() {
 	# the accounting itself, on posted events: FCnt 0, 1, 3 (2 lost), 2 (late: reordered), 3 again (a
 	# duplicate), 10 (4..9 lost); an unknown device; a body that is not an event
@@ -394,11 +431,13 @@ test_lorawan_webhook_gaps_and_duplicates() {
 
 	# with the sender's schedule the start is known: a device first seen at fcnt_start + 2 lost two
 	fcnt0=$(sed -n 2p "$WORK/f/devices.csv" | cut -d, -f5)
-	echo '{"t0_unix":1.0,"pps":1000,"first_n":0}' >"$WORK/sched.json"
+	# a run from before count started is not this count's: only what senders append from then on
+	echo '{"t0_unix":1.0,"pps":1000,"first_n":2}' >"$WORK/sched.json"
 	"$XR" count --webhook 127.0.0.1:18091 --fleet "$WORK/f" --schedule "$WORK/sched.json" --idle 1s \
 		--duration 30s --json "$WORK/w2.json" -q &
 	WH=$!
 	sleep 0.3
+	echo '{"t0_unix":1.0,"pps":1000,"first_n":0}' >>"$WORK/sched.json"
 	python3 - "$eui" "$fcnt0" <<-'PY' || fail "POST"
 	import sys, urllib.request
 	for f in (2, 3):

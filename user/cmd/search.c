@@ -46,7 +46,9 @@ static void usage(FILE *f)
 		"counts too (a trial says \"sender short\").\n"
 		"\n"
 		"Options:\n"
-		"      --witness W      http://ADDR:PORT/ (xdpreplay count --listen on the server),\n"
+		"      --witness W      http://ADDR:PORT/ (xdpreplay count --listen on the server, or\n"
+		"                       count --webhook: each trial's uplinks that reached the\n"
+		"                       application, wherever they arrived),\n"
 		"                       replies (the SYN-ACKs of gen syn, the PUSH_ACKs of lorawan\n"
 		"                       send), or cmd:COMMAND (prints a\n"
 		"                       running count of frames received)\n"
@@ -64,7 +66,9 @@ static void usage(FILE *f)
 		"                       most X of it is above the loss ratio\n"
 		"      --latency-goal NAME=T  highest load whose p99 stays within T, with\n"
 		"                       --witness replies: gen syn's round trip, gen tcp's response\n"
-		"                       time (request to last byte); e.g. p99=10ms\n"
+		"                       time (request to last byte); with an http witness that is\n"
+		"                       count --webhook (and the trial's --schedule): the uplinks'\n"
+		"                       latency from departure to the application; e.g. p99=10ms\n"
 		"      --preset P       default, quick (0.5 s trials, 2%% width) or rfc2544 (60 s\n"
 		"                       trials, zero loss)\n"
 		"      --min R, --max R loads to search between (default 1k and 1M frames/s)\n"
@@ -104,6 +108,8 @@ static void usage(FILE *f)
 		"  xdpreplay search --witness replies --latency-goal p99=10ms --max 100k -- gen tcp -i eth1 \\\n"
 		"      --dst 198.18.0.2 --src 198.18.64.0/23 --http 'GET /'\n"
 		"  xdpreplay search --witness replies --max 100k -- lorawan send -i eth1 --fleet f/ --server 198.18.0.2\n"
+		"  xdpreplay search --witness http://198.18.0.2:8090/ --latency-goal p99=15s --trial 3m \\\n"
+		"      --pause 1m --max 5k -- lorawan send -i eth1 --fleet f/ --server 198.18.0.2 --schedule s.json\n"
 		"  mpiexec -hosts gen1,gen2,gen3 -n 3 xdpreplay search --witness replies --max 10M -- \\\n"
 		"      gen syn -i eth1 --dst 198.18.0.2:80 --src 198.18.64.1-198.18.64.240 --seed 7741\n");
 }
@@ -370,11 +376,12 @@ int cmd_search(int argc, char **argv)
 		goto out;
 	}
 	for (int gi = 0; gi < s->ng; gi++) {
-		if (s->g[gi].p99_us > 0 && strcmp(s->witness, "replies")) {
+		if (s->g[gi].p99_us > 0 && !strncmp(s->witness, "cmd:", 4)) {
 			ret = cli_usage_error(
 				"search",
 				"--latency-goal needs --witness replies (the round trips of gen "
-				"syn or lorawan send, the response times of gen tcp)");
+				"syn or lorawan send, the response times of gen tcp) or an http "
+				"witness that is count --webhook (uplinks' latency from departure)");
 			goto out;
 		}
 		loss_goals += s->g[gi].p99_us <= 0;

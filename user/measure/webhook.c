@@ -1,8 +1,12 @@
 // SPDX-License-Identifier: GPL-2.0
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <fcntl.h>
+#include <unistd.h>
+#include <sys/stat.h>
 #include <json-c/json.h>
 #include "util/log.h"
 #include "measure/webhook.h"
@@ -25,7 +29,7 @@ struct wh_arrival {
 	uint64_t at_ns; /* CLOCK_REALTIME */
 };
 
-/* arrivals kept while the schedule is not readable yet: 16 MiB */
+/* arrivals kept while their run's schedule is not readable yet: 16 MiB */
 #define WH_MAX_PENDING (1U << 20)
 /*
  * A device's FCnt that jumps further ahead than this is not a gap of lost
@@ -42,6 +46,13 @@ int webhook_init(struct webhook *w, const char *fleet_dir, const char *schedule)
 
 	memset(w, 0, sizeof(*w));
 	w->schedule = schedule;
+	/* the runs of earlier sessions are not this count's: only lines appended from now on */
+	if (schedule) {
+		struct stat st;
+
+		if (!stat(schedule, &st))
+			w->sched_off = st.st_size;
+	}
 	err = lw_fleet_load(fleet_dir, &w->fleet);
 	if (err)
 		return err;
@@ -69,6 +80,7 @@ void webhook_free(struct webhook *w)
 	free(w->st);
 	free(w->by_eui);
 	free(w->pending);
+	free(w->runs);
 	memset(w, 0, sizeof(*w));
 }
 
@@ -120,21 +132,27 @@ static bool count_fcnt(struct webhook *w, struct wh_dev *s, uint32_t f)
 	return false;
 }
 
-static int read_schedule(const char *path, struct wh_schedule *s)
+/* One line of the schedule: a run's first departure, rate and first n. */
+static int parse_schedule(const char *line, struct wh_schedule *s)
 {
-	struct json_object *o = path ? json_object_from_file(path) : NULL, *v;
+	struct json_object *o = json_tokener_parse(line), *v;
+	int err = -EINVAL;
 
 	if (!o)
-		return -ENOENT;
+		return -EINVAL;
 	memset(s, 0, sizeof(*s));
 	if (json_object_object_get_ex(o, "t0_unix", &v))
 		s->t0_unix = json_object_get_double(v);
 	if (json_object_object_get_ex(o, "pps", &v))
 		s->pps = json_object_get_double(v);
-	if (json_object_object_get_ex(o, "first_n", &v))
+	if (json_object_object_get_ex(o, "first_n", &v) && json_object_get_int64(v) >= 0) {
 		s->first_n = json_object_get_int64(v);
+		/* pps 0: a run at top speed, counted but not timed */
+		if (s->t0_unix > 0 && s->pps >= 0 && s->pps < 1e12)
+			err = 0;
+	}
 	json_object_put(o);
-	return s->pps > 0 && s->t0_unix > 0 ? 0 : -EINVAL;
+	return err;
 }
 
 /* Bucket of a latency in ns: exact below 16 ns, then 16 per octave (as the reply counter's). */
@@ -149,50 +167,118 @@ static unsigned int lat_bucket(uint64_t v)
 	return e < WH_LAT_BUCKETS ? e : WH_LAT_BUCKETS - 1;
 }
 
-/* The uplink first sent as n arrived at at_ns: into the histogram. */
-static void time_arrival(struct webhook *w, uint64_t n, uint64_t at_ns)
+static void lat_add(struct wh_latency *l, uint64_t ns)
 {
-	/* signed: an uplink from before the schedule's first n departed before t0 */
-	double dep = w->sched.t0_unix + (double)(int64_t)(n - w->sched.first_n) / w->sched.pps;
-	double lat = at_ns / 1e9 - dep;
+	l->hist[lat_bucket(ns)]++;
+	l->n++;
+	if ((int64_t)ns > l->max)
+		l->max = ns;
+}
 
+/* The uplink first sent as n, of run r, arrived at at_ns: counted in its run, timed from its departure. */
+static void time_arrival(struct webhook *w, struct wh_run *r, uint64_t n, uint64_t at_ns)
+{
+	double dep, lat;
+
+	r->uplinks++;
+	if (!(r->sched.pps > 0))
+		return;
+	dep = r->sched.t0_unix + (double)(n - r->sched.first_n) / r->sched.pps;
+	lat = at_ns / 1e9 - dep;
 	if (!(lat >= 0)) {
-		w->lat_early++;
+		r->lat.early++;
+		w->lat.early++;
 		return;
 	}
 	if (lat > 1e6)
 		lat = 1e6; /* past the last bucket anyway; keeps the conversion defined */
-	uint64_t ns = (uint64_t)(lat * 1e9);
-
-	w->lat_hist[lat_bucket(ns)]++;
-	w->lat_n++;
-	if ((int64_t)ns > w->lat_max)
-		w->lat_max = ns;
+	lat_add(&r->lat, (uint64_t)(lat * 1e9));
+	lat_add(&w->lat, (uint64_t)(lat * 1e9));
 }
 
-/* The schedule once the sender has written it (looked for at most every 100 ms), then the arrivals kept. */
-static bool have_schedule(struct webhook *w, uint64_t now_ns)
+/*
+ * The run n belongs to: the latest whose first n is at or below it (a search's
+ * trials go on from where the last stopped; a new session may start over).
+ */
+static struct wh_run *run_of(struct webhook *w, uint64_t n)
 {
-	if (w->have_sched || !w->schedule || now_ns < w->next_try_ns)
-		return w->have_sched;
-	w->next_try_ns = now_ns + 100000000ULL;
-	if (read_schedule(w->schedule, &w->sched))
-		return false;
-	w->have_sched = true;
-	for (size_t i = 0; i < w->npending; i++)
-		time_arrival(w, w->pending[i].n, w->pending[i].at_ns);
-	free(w->pending);
-	w->pending = NULL;
-	w->npending = w->cap = 0;
-	return true;
+	for (size_t i = w->nruns; i-- > 0;)
+		if (w->runs[i].sched.first_n <= n)
+			return &w->runs[i];
+	return NULL;
+}
+
+/*
+ * The lines the senders appended since the last look (a line not yet ended
+ * is left for the next); then the arrivals that waited for their run. A stat
+ * per look: a run's first uplinks may arrive within a millisecond of its line.
+ */
+static void read_runs(struct webhook *w)
+{
+	char *line = NULL;
+	size_t cap = 0, kept = 0;
+	ssize_t len;
+	struct stat st;
+	bool added = false;
+	FILE *f;
+
+	if (!w->schedule || stat(w->schedule, &st))
+		return;
+	/* a file written anew (shorter than what was read): read from its start */
+	if (st.st_size < w->sched_off)
+		w->sched_off = 0;
+	if (st.st_size == w->sched_off)
+		return;
+	f = fopen(w->schedule, "r");
+	if (!f)
+		return;
+	if (fseeko(f, w->sched_off, SEEK_SET))
+		goto out;
+	while ((len = getline(&line, &cap, f)) > 0 && line[len - 1] == '\n') {
+		struct wh_schedule sc;
+		struct wh_run *r;
+
+		w->sched_off += len;
+		if (parse_schedule(line, &sc))
+			continue;
+		if (w->nruns == WH_MAX_RUNS) {
+			w->runs_ignored++;
+			continue;
+		}
+		r = realloc(w->runs, (w->nruns + 1) * sizeof(*r));
+		if (!r)
+			break;
+		w->runs = r;
+		memset(&r[w->nruns], 0, sizeof(*r));
+		r[w->nruns++].sched = sc;
+		added = true;
+	}
+	if (added) {
+		for (size_t i = 0; i < w->npending; i++) {
+			struct wh_run *r = run_of(w, w->pending[i].n);
+
+			if (r)
+				time_arrival(w, r, w->pending[i].n, w->pending[i].at_ns);
+			else
+				w->pending[kept++] = w->pending[i];
+		}
+		w->npending = kept;
+	}
+out:
+	free(line);
+	fclose(f);
 }
 
 static void arrival(struct webhook *w, uint64_t n, uint64_t at_ns)
 {
+	struct wh_run *r;
+
 	if (!w->schedule)
 		return;
-	if (have_schedule(w, at_ns)) {
-		time_arrival(w, n, at_ns);
+	read_runs(w);
+	r = run_of(w, n);
+	if (r) {
+		time_arrival(w, r, n, at_ns);
 		return;
 	}
 	if (w->npending == w->cap && w->cap < WH_MAX_PENDING) {
@@ -264,49 +350,58 @@ out:
 
 int wh_schedule_write(const char *path, const struct wh_schedule *s)
 {
-	FILE *f = fopen(path, "w");
+	/* appended in one write (a line well under PIPE_BUF): runs of many senders stay whole lines */
+	char line[160];
+	int len = snprintf(line, sizeof(line), "{\"t0_unix\":%.9f,\"pps\":%.6f,\"first_n\":%llu}\n",
+			   s->t0_unix, s->pps, (unsigned long long)s->first_n);
+	int fd = open(path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0644);
+	ssize_t n;
 
-	if (!f)
+	if (fd < 0)
 		return -errno;
-	fprintf(f, "{\"t0_unix\":%.9f,\"pps\":%.6f,\"first_n\":%llu}\n", s->t0_unix, s->pps,
-		(unsigned long long)s->first_n);
-	return fclose(f) ? -errno : 0;
+	n = write(fd, line, len);
+	if (n != len) {
+		int err = n < 0 ? -errno : -ENOSPC;
+
+		close(fd);
+		return err;
+	}
+	return close(fd) ? -errno : 0;
 }
 
 /* The q-quantile of the latencies in ms (the floor of its bucket); -1 without any. */
-static double lat_pct(const struct webhook *w, double q)
+static double lat_pct(const struct wh_latency *l, double q)
 {
-	uint64_t want = (uint64_t)(q * w->lat_n + 0.5), acc = 0;
+	uint64_t want = (uint64_t)(q * l->n + 0.5), acc = 0;
 
-	if (!w->lat_n)
+	if (!l->n)
 		return -1;
 	if (want < 1)
 		want = 1;
 	for (unsigned int b = 0; b < WH_LAT_BUCKETS; b++) {
-		acc += w->lat_hist[b];
+		acc += l->hist[b];
 		if (acc >= want)
 			return (b < 16 ? b :
 					 (1ULL << (b / 16 + 3)) +
 						 (uint64_t)(b % 16) * (1ULL << (b / 16 - 1))) /
 			       1e6;
 	}
-	return w->lat_max / 1e6;
+	return l->max / 1e6;
 }
 
 /*
- * Uplinks lost before each device's first one seen: with the sender's
- * schedule, the sender's first n says which FCnt each device began with.
+ * Uplinks lost before each device's first one seen: the first run's first n
+ * says which FCnt each device began with.
  */
 static uint64_t leading_lost(const struct webhook *w)
 {
 	uint64_t ndev = w->fleet.ndev, lost = 0, u0;
-	struct wh_schedule s;
 
 	/* without a schedule where the sender began is not known: gaps count from the first seen */
-	if (read_schedule(w->schedule, &s) == -ENOENT)
+	if (!w->nruns)
 		return 0;
 	/* the first uplink of the run (some copy of it was sent), and the first of device d from there */
-	u0 = s.first_n / w->fleet.heard_by;
+	u0 = w->runs[0].sched.first_n / w->fleet.heard_by;
 	for (uint64_t d = 0; d < ndev; d++) {
 		const struct wh_dev *st = &w->st[d];
 		uint64_t ud = u0 + (d + ndev - u0 % ndev) % ndev;
@@ -321,10 +416,10 @@ static uint64_t leading_lost(const struct webhook *w)
 
 void webhook_text(struct webhook *w, FILE *f)
 {
-	uint64_t lost = w->lost + leading_lost(w);
+	uint64_t lost;
 
-	have_schedule(w, UINT64_MAX);
-
+	read_runs(w);
+	lost = w->lost + leading_lost(w);
 	fprintf(f,
 		"  webhook: %llu events: %llu uplinks received, %llu lost (gaps), %llu duplicated, %llu reordered, "
 		"%llu unknown devices, %llu unreadable\n",
@@ -336,19 +431,37 @@ void webhook_text(struct webhook *w, FILE *f)
 		fprintf(f,
 			"  webhook: %llu FCnt jumps of more than %d (counted as a restart, not as loss)\n",
 			(unsigned long long)w->jumps, WH_MAX_FCNT_GAP);
-	if (w->lat_n)
+	if (w->lat.n)
 		fprintf(f,
 			"  webhook latency from departure: p50 %.1f ms, p90 %.1f ms, p99 %.1f ms, max %.1f ms "
 			"(%llu timed, %llu before their departure: clocks apart?)\n",
-			lat_pct(w, 0.5), lat_pct(w, 0.9), lat_pct(w, 0.99), w->lat_max / 1e6,
-			(unsigned long long)w->lat_n, (unsigned long long)w->lat_early);
+			lat_pct(&w->lat, 0.5), lat_pct(&w->lat, 0.9), lat_pct(&w->lat, 0.99),
+			w->lat.max / 1e6, (unsigned long long)w->lat.n,
+			(unsigned long long)w->lat.early);
+	if (w->npending + w->untimed)
+		fprintf(f, "  webhook: %llu uplinks of no run in the schedule (not timed)\n",
+			(unsigned long long)(w->npending + w->untimed));
+	if (w->nruns > 1)
+		fprintf(f, "  webhook: %zu runs in the schedule%s\n", w->nruns,
+			w->runs_ignored ? " (and more, not timed one by one)" : "");
+}
+
+static void latency_json(struct json *j, const struct wh_latency *l)
+{
+	json_open(j, "latency_ms", '{');
+	json_double(j, "p50", lat_pct(l, 0.5));
+	json_double(j, "p90", lat_pct(l, 0.9));
+	json_double(j, "p99", lat_pct(l, 0.99));
+	json_double(j, "max", l->max / 1e6);
+	json_u64(j, "timed", l->n);
+	json_u64(j, "before_departure", l->early);
 }
 
 void webhook_json(struct webhook *w, struct json *j)
 {
 	double dur = (w->last_ns - w->first_ns) / 1e9;
 
-	have_schedule(w, UINT64_MAX);
+	read_runs(w);
 	json_open(j, "webhook", '{');
 	json_u64(j, "events", w->events);
 	json_u64(j, "uplinks", w->uplinks);
@@ -359,17 +472,30 @@ void webhook_json(struct webhook *w, struct json *j)
 	json_u64(j, "unknown_device", w->unknown);
 	json_u64(j, "unreadable", w->bad);
 	json_u64(j, "fcnt_jumps", w->jumps);
+	json_u64(j, "heard_by", w->fleet.heard_by);
 	json_double(j, "uplinks_per_s", dur > 0 && w->uplinks > 1 ? (w->uplinks - 1) / dur : 0);
-	if (w->lat_n) {
-		json_open(j, "latency_ms", '{');
-		json_double(j, "p50", lat_pct(w, 0.5));
-		json_double(j, "p90", lat_pct(w, 0.9));
-		json_double(j, "p99", lat_pct(w, 0.99));
-		json_double(j, "max", w->lat_max / 1e6);
-		json_u64(j, "timed", w->lat_n);
-		json_u64(j, "before_departure", w->lat_early);
-		json_u64(j, "untimed", w->untimed);
+	if (w->lat.n) {
+		latency_json(j, &w->lat);
+		json_u64(j, "untimed", w->untimed + w->npending);
 		json_close(j, '}');
+	}
+	/* each run (a search's trial) on its own: its uplinks wherever they arrived, its latencies */
+	if (w->schedule) {
+		json_open(j, "runs", '[');
+		for (size_t i = 0; i < w->nruns; i++) {
+			const struct wh_run *r = &w->runs[i];
+
+			json_open(j, NULL, '{');
+			json_u64(j, "first_n", r->sched.first_n);
+			json_double(j, "t0_unix", r->sched.t0_unix);
+			json_double(j, "pps", r->sched.pps);
+			json_u64(j, "uplinks", r->uplinks);
+			latency_json(j, &r->lat);
+			json_close(j, '}');
+			json_close(j, '}');
+		}
+		json_close(j, ']');
+		json_u64(j, "runs_ignored", w->runs_ignored);
 	}
 	json_close(j, '}');
 }

@@ -17,7 +17,11 @@
 
 struct wh_dev;
 
-/* The sender's schedule, so that a receiver can tell an uplink's departure from n. */
+/*
+ * One run's schedule, so that a receiver can tell an uplink's departure from
+ * n: each run of lorawan send --schedule appends one line (a search appends
+ * one per trial).
+ */
 struct wh_schedule {
 	double t0_unix; /* departure of first_n, seconds since the epoch */
 	double pps; /* 0: not paced (no latency) */
@@ -27,23 +31,38 @@ struct wh_schedule {
 /* Latencies: 16 buckets per octave of nanoseconds (about 4% wide), up to 2^44 ns (4.9 h). */
 #define WH_LAT_BUCKETS (16 * 41)
 
+struct wh_latency {
+	uint64_t hist[WH_LAT_BUCKETS], n, early; /* early: before departure (clocks apart) */
+	int64_t max;
+};
+
+/* A sender's run as its schedule line gives it, and what of it arrived (n from first_n on). */
+struct wh_run {
+	struct wh_schedule sched;
+	uint64_t uplinks;
+	struct wh_latency lat;
+};
+
+/* runs kept (a search has at most 256 trials); later ones are counted, not timed */
+#define WH_MAX_RUNS 1024
+
 struct webhook {
 	struct lw_fleet fleet;
 	struct wh_dev *st; /* per device */
 	struct lw_eui_index *by_eui; /* devices by DevEUI, sorted */
-	const char *schedule; /* written by lorawan send --schedule when its run starts */
+	const char *schedule; /* lorawan send --schedule appends a line per run */
 	uint64_t events, uplinks, dup, lost, reordered, too_late, unknown, bad, jumps;
 	uint64_t first_ns, last_ns; /* CLOCK_REALTIME of the first and last event */
-	/* before the schedule can be read, arrivals wait here (bounded); then they are timed */
+	/* the schedule's runs, read from sched_off on (what was there before count started is not read) */
+	struct wh_run *runs;
+	size_t nruns;
+	uint64_t runs_ignored;
+	long long sched_off;
+	/* arrivals before any run they belong to: kept (bounded), timed once their run is read */
 	struct wh_arrival *pending;
 	size_t npending, cap;
 	uint64_t untimed; /* arrivals neither timed nor kept (the pending list was full) */
-	struct wh_schedule sched;
-	bool have_sched;
-	uint64_t next_try_ns; /* when to look for the schedule file again */
-	uint64_t lat_hist[WH_LAT_BUCKETS], lat_n,
-		lat_early; /* early: before departure (clocks apart) */
-	int64_t lat_max;
+	struct wh_latency lat; /* every run's */
 };
 
 /* Loads the fleet (required: events are counted per device). 0 or -errno (printed). */

@@ -10,6 +10,14 @@
  * Whether a trial speaks for the server: not one the sender did not keep (it
  * measured the sender), nor one whose witness restarted (nothing was read).
  */
+bool search_has_latency_goal(const struct search *s)
+{
+	for (int gi = 0; gi < s->ng; gi++)
+		if (s->g[gi].p99_us > 0)
+			return true;
+	return false;
+}
+
 bool trial_counted(const struct trial *t)
 {
 	return !t->sender_short && !t->witness_reset && !t->rank_failed;

@@ -61,6 +61,14 @@ struct trial {
 	bool rank_failed; /* a rank could not run its shard: failed_rank, why in ranks[] */
 	int failed_rank;
 	double start_skew_us;
+	/*
+	 * count --webhook: the witness counted this trial's own uplinks (its run
+	 * in the schedule), wherever they arrived: received as is, and the
+	 * latency from departure is the one its goals judge
+	 */
+	bool from_run;
+	bool witness_webhook; /* the witness is count --webhook (a run is expected) */
+	double run_p99_us; /* < 0: no uplink of the run was timed */
 	/* count --listen: the attribution's counters, growth during the trial */
 	int nattr;
 	char attr_name[MAX_ATTR][32];
@@ -73,7 +81,7 @@ struct goal {
 	double dsum; /* MLRsearch duration sum in s: trial time a load needs before it is judged */
 	int dsum_trials; /* > 0: dsum is this many --trial durations (the default goals) */
 	double pending; /* a load whose trials do not decide yet (needs another trial); 0 = none */
-	double p99_us; /* > 0: a latency goal, p99 round trip at most this (gen syn) */
+	double p99_us; /* > 0: a latency goal, p99 at most this (a round trip, or the webhook's latency) */
 	const char *name;
 	double lower, upper; /* loads; 0 = none found */
 };
@@ -109,6 +117,7 @@ struct search {
 
 /* mlr.c: whether a trial speaks for the server, meets a goal; the goal's bounds from every trial */
 bool trial_counted(const struct trial *t);
+bool search_has_latency_goal(const struct search *s);
 bool trial_ok(const struct goal *g, const struct trial *t);
 void classify(struct search *s, struct goal *g);
 double conditional_throughput(const struct search *s, const struct goal *g);
@@ -121,8 +130,12 @@ struct load_trials {
 struct load_trials trials_at(const struct search *s, const struct goal *g, double load);
 int trials_expected(const struct search *s);
 
-/* witness.c: the witness's running total (and attribution); "replies" has none (the trial's JSON says) */
-int witness_read(const struct search *s, uint64_t *v, struct trial *attr);
+/*
+ * witness.c: the witness's running total (and attribution), or with count
+ * --webhook the uplinks of the run that began at first_n (attr->from_run);
+ * "replies" has none (the trial's JSON says)
+ */
+int witness_read(const struct search *s, uint64_t first_n, uint64_t *v, struct trial *attr);
 
 /*
  * trial.c: one trial at load pps (rank 0: every rank's shard of it); the

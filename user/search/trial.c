@@ -187,7 +187,7 @@ int run_trial(struct search *s, double load, struct trial *t)
 
 	if (xr_stop)
 		return -EINTR;
-	err = witness_read(s, &before, &a0);
+	err = witness_read(s, s->next_n, &before, &a0);
 	if (err && xr_stop)
 		err = -EINTR;
 	if (err) {
@@ -258,13 +258,29 @@ int run_trial(struct search *s, double load, struct trial *t)
 	/* frames still in flight (queues, the server's backlog) are counted before reading */
 	sleep_until(now_ns() + s->settle_ns);
 	if (!replies) {
-		err = witness_read(s, &after, t);
+		err = witness_read(s, rt.first_n, &after, t);
 		if (err && xr_stop)
 			err = -EINTR;
 		if (err) {
 			pr_warn("cannot read the trial's results: %s\n", strerror(-err));
 			goto out;
 		}
+		if (t->witness_webhook && !t->from_run) {
+			pr_warn("the witness (count --webhook) has no run that began at n=%llu: give the "
+				"trial --schedule FILE, the file count --webhook reads with --schedule\n",
+				(unsigned long long)rt.first_n);
+			err = -ENOENT;
+			goto out;
+		}
+		if (!t->witness_webhook && search_has_latency_goal(s) && !replies) {
+			pr_warn("a latency goal with an http witness needs count --webhook (its latency "
+				"from departure); count --listen has none\n");
+			err = -EINVAL;
+			goto out;
+		}
+		/* the webhook's latency from departure is what the application saw: that is judged */
+		if (t->from_run)
+			t->p99_us = t->run_p99_us;
 	}
 	/*
 	 * the next trial starts past every n this one used: each shard's n are
@@ -275,8 +291,8 @@ int run_trial(struct search *s, double load, struct trial *t)
 	else
 		s->next_n += t->asked;
 	/* a witness whose count went down restarted: the trial cannot be read from it */
-	t->witness_reset = !replies && after < before;
-	t->received = replies ? after : t->witness_reset ? 0 : after - before;
+	t->witness_reset = !replies && !t->from_run && after < before;
+	t->received = replies || t->from_run ? after : t->witness_reset ? 0 : after - before;
 	t->loss = t->asked ? (t->asked > t->received ? (double)(t->asked - t->received) / t->asked :
 						       0) :
 			     1;

@@ -128,15 +128,50 @@ static void json_attribution(struct json_object *root, struct trial *t)
 	}
 }
 
-static int witness_http(const struct search *s, uint64_t *out, struct trial *attr)
+/*
+ * count --webhook's run that began at first_n (the latest: a session may
+ * have started over): its uplinks, as frames (each uplink went heard_by
+ * times), and its p99 latency from departure.
+ */
+static void webhook_run(struct json_object *wh, uint64_t first_n, uint64_t *out, struct trial *t)
 {
-	struct json_object *root;
+	struct json_object *runs;
+	uint64_t heard_by, fn, up;
+	double p99;
+
+	if (!json_object_object_get_ex(wh, "runs", &runs) ||
+	    !json_object_is_type(runs, json_type_array))
+		return;
+	if (json_path_u64(wh, "heard_by", &heard_by) || !heard_by)
+		heard_by = 1;
+	for (size_t i = json_object_array_length(runs); i-- > 0;) {
+		struct json_object *r = json_object_array_get_idx(runs, i);
+
+		if (json_path_u64(r, "first_n", &fn) || fn != first_n ||
+		    json_path_u64(r, "uplinks", &up))
+			continue;
+		*out = up * heard_by;
+		t->from_run = true;
+		t->run_p99_us = json_path_double(r, "latency_ms.p99", &p99) || p99 < 0 ? -1 :
+											 p99 * 1e3;
+		return;
+	}
+}
+
+static int witness_http(const struct search *s, uint64_t first_n, uint64_t *out, struct trial *attr)
+{
+	struct json_object *root, *wh;
 	int err = http_get_json(s, &root);
 
 	if (err)
 		return err;
 	if (attr)
 		json_attribution(root, attr);
+	if (attr && !s->field && json_object_object_get_ex(root, "webhook", &wh)) {
+		attr->witness_webhook = true;
+		webhook_run(wh, first_n, out, attr);
+		goto out;
+	}
 	if (s->field) {
 		err = json_path_u64(root, s->field, out);
 		if (err == -ENOENT)
@@ -202,11 +237,11 @@ static int witness_cmd(const char *cmd, uint64_t *out)
 	return 0;
 }
 
-int witness_read(const struct search *s, uint64_t *v, struct trial *attr)
+int witness_read(const struct search *s, uint64_t first_n, uint64_t *v, struct trial *attr)
 {
 	*v = 0;
 	if (!strncmp(s->witness, "http://", 7))
-		return witness_http(s, v, attr);
+		return witness_http(s, first_n, v, attr);
 	if (!strncmp(s->witness, "cmd:", 4))
 		return witness_cmd(s->witness + 4, v);
 	return 0;
