@@ -15,11 +15,13 @@ As a program it checks a pcap capture:
 import argparse
 import base64
 import binascii
+import calendar
 import csv
 import json
 import re
 import struct
 import sys
+import time
 
 from cryptography.hazmat.primitives import cmac
 from cryptography.hazmat.primitives.ciphers import Cipher, algorithms, modes
@@ -77,7 +79,7 @@ def full_fcnt(next_expected, fcnt16):
 
 
 class Verifier:
-    COUNTERS = ("datagrams", "push_data", "pull_data", "downlinks_sent", "downlink_no_gateway", "tx_acks",
+    COUNTERS = ("datagrams", "push_data", "pull_data", "stats", "bad_stat", "downlinks_sent", "downlink_no_gateway", "tx_acks",
                 "tx_ack_bad", "not_push_data", "rejected", "rxpk", "valid", "uplinks", "copies",
                 "unknown_devaddr", "bad_mic", "bad_payload", "bad_json", "bad_fcnt", "bad_field", "same_gateway",
                 "join_requests", "join_copies", "join_unknown_dev", "join_bad_mic", "join_nonce_reused",
@@ -98,6 +100,8 @@ class Verifier:
         self.new = []        # uplinks first seen in the last datagram: (device, DevAddr, FCnt, PHYPayload, gw, rxpk)
         self.peers = {}      # gateway EUI (hex) -> {"addr:port": datagrams}, PUSH_DATA and PULL_DATA
         self.pulls = {}      # gateway EUI (hex) -> PULL_DATA
+        self.stats = {}      # gateway EUI (hex) -> stat messages
+        self.stat_dl = {}    # gateway EUI (hex) -> downlinks its stats reported (dwnb)
         self.pull_peer = {}  # gateway EUI (hex) -> where its last PULL_DATA came from: its downlinks go there
         self.fcnt_down = {}  # DevAddr -> next downlink FCnt
         self.pending = {}    # PULL_RESP token -> the gateway EUI it went to, until its TX_ACK
@@ -153,11 +157,32 @@ class Verifier:
             return None
         gw = data[4:12].hex()
         self.c["push_data"] += 1
+        if "stat" in obj:
+            self.stat(obj["stat"], gw)
         for rx in obj.get("rxpk", []) if self.verify else ():
             up = self.rxpk(rx, gw)
             if up:
                 self.new.append(up + (gw, rx))
         return bytes([data[0], data[1], data[2], 1])
+
+    def stat(self, st, gw):
+        """A gateway's status, checked as chirpstack-gateway-bridge parses it (time: Go's layout
+        "2006-01-02 15:04:05 MST"; the counters integers, ackr a number)."""
+        try:
+            t = time.strptime(st["time"], "%Y-%m-%d %H:%M:%S GMT")
+            ok = abs(calendar.timegm(t) - time.time()) < 120
+        except (KeyError, TypeError, ValueError):
+            ok = False
+        for k in ("rxnb", "rxok", "rxfw", "dwnb", "txnb"):
+            v = st.get(k)
+            ok = ok and isinstance(v, int) and not isinstance(v, bool) and v >= 0
+        ok = ok and isinstance(st.get("ackr"), (int, float))
+        if not ok:
+            return self.error("bad_stat", f"{st!r}")
+        self.c["stats"] += 1
+        self.stats[gw] = self.stats.get(gw, 0) + 1
+        self.stat_dl[gw] = self.stat_dl.get(gw, 0) + st["dwnb"]
+        return None
 
     def rxpk(self, rx, gw):
         self.c["rxpk"] += 1
@@ -308,7 +333,8 @@ class Verifier:
 
     def report(self):
         return dict(self.c, devices_seen=len(self.last), errors=self.errors, gateway_peers=self.peers,
-                    pull_data_per_gateway=self.pulls)
+                    pull_data_per_gateway=self.pulls, stats_per_gateway=self.stats,
+                    stat_downlinks_per_gateway=self.stat_dl)
 
 
 def pcap_udp_payloads(path, port):

@@ -106,6 +106,8 @@ test_lorawan_bad_input() {
 		--fleet "$WORK/f" --server "$TB_SRV_IP" --sport 1700-1701 --count 10
 	run_bad 2 "keepalive" tb_gen "$XR" lorawan send -i "$TB_GEN_IF" --fleet "$WORK/f" \
 		--server "$TB_SRV_IP" --keepalive 5x --count 10
+	run_bad 2 "--stat 10us: at least 1ms" tb_gen "$XR" lorawan send -i "$TB_GEN_IF" --fleet "$WORK/f" \
+		--server "$TB_SRV_IP" --stat 10us --count 10
 }
 
 test_lorawan_gateways_keepalives_and_downlinks() {
@@ -118,8 +120,8 @@ test_lorawan_gateways_keepalives_and_downlinks() {
 	count_start --udp --dport 1700 --duration 60s --idle 4s --json "$WORK/c.json"
 	# 16 addresses x 4 ports for 50 gateways: gateway g at 198.18.64.(g mod 16), port 1700 + g / 16
 	tb_gen "$XR" lorawan send -i "$TB_GEN_IF" --fleet "$WORK/f" --server "$TB_SRV_IP" \
-		--src 198.18.64.0/28 --sport 1700-1703 --keepalive 200ms --pps 2k --rounds 2 --wait 3s \
-		--json "$WORK/s.json" || fail "lorawan send exited $?"
+		--src 198.18.64.0/28 --sport 1700-1703 --keepalive 200ms --stat 500ms --pps 2k --rounds 2 \
+		--wait 3s --json "$WORK/s.json" || fail "lorawan send exited $?"
 	wait "$LW_PID"
 	count_wait
 	lw_server_valid 4000
@@ -147,8 +149,25 @@ test_lorawan_gateways_keepalives_and_downlinks() {
 	expect_eq "$(jget "$WORK/s.json" lorawan.confirmed.acked)" 2000 "confirmed uplinks ACKed"
 	expect_eq "$(jget "$WORK/s.json" lorawan.confirmed.dup_acks)" 0 "duplicate ACKs"
 	expect_eq "$(jget "$WORK/s.json" lorawan.downlinks.tx_acks)" 2000 "TX_ACKs sent"
-	expect_eq "$(jget "$WORK/c.json" matched)" $((4000 + pulls + 2000)) \
-		"PUSH_DATA, PULL_DATA and TX_ACKs at the server's XDP hook"
+	# gateway status: about 3 per gateway in 2 s, each at the server and its PUSH_ACK counted for the
+	# gateway, never for an uplink (the uplinks' 4000 PUSH_ACKs above are exact)
+	stats=$(jget "$WORK/s.json" lorawan.stat.sent)
+	expect_range "$stats" 100 250 "stat messages sent"
+	expect_eq "$(jget "$WORK/s.json" lorawan.stat.not_sent)" 0 "stat messages not sent"
+	expect_eq "$(jget "$WORK/lw.out" stats)" "$stats" "stat messages at the server"
+	expect_eq "$(jget "$WORK/lw.out" bad_stat)" 0 "stat messages the server could not read"
+	expect_eq "$(jget "$WORK/s.json" lorawan.stat.push_acks)" "$stats" "stat PUSH_ACKs counted"
+	expect_eq "$(jget "$WORK/s.json" lorawan.stat.gateways_answered)" 50 "gateways whose stats were ACKed"
+	expect_eq "$(( $(jget "$WORK/lw.out" acks_sent) ))" $((4000 + stats)) "PUSH_ACKs the server sent"
+	"$PY" - "$WORK/lw.out" <<-'PY' || fail "downlinks the stats reported"
+	import json, sys
+	r = json.load(open(sys.argv[1]))
+	assert len(r["stats_per_gateway"]) == 50 and min(r["stats_per_gateway"].values()) >= 2, r["stats_per_gateway"]
+	dl = sum(r["stat_downlinks_per_gateway"].values())
+	assert 0 < dl <= 2000, dl
+	PY
+	expect_eq "$(jget "$WORK/c.json" matched)" $((4000 + pulls + stats + 2000)) \
+		"PUSH_DATA, PULL_DATA, stats and TX_ACKs at the server's XDP hook"
 	expect_eq "$(jget "$WORK/lw.out" tx_ack_bad)" 0 "TX_ACKs with a wrong token or EUI ($(jget "$WORK/lw.out" errors))"
 	expect_eq "$(jget "$WORK/lw.out" tx_acks)" 2000 "TX_ACKs at the server, each from the right gateway"
 	python3 - "$WORK/s.json" <<-'PY' || fail "uplink to ACK latency"

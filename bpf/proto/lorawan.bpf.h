@@ -120,6 +120,20 @@ struct {
 	__type(value, struct xr_lora_join);
 } lora_join SEC(".maps");
 
+/*
+ * Stat messages in flight: their token to the gateway that sent them (plus
+ * 1), put here by userspace before each is sent. A stat's PUSH_ACK echoes a
+ * 16-bit token as an uplink's does: the sender picks one half the token space
+ * away from the uplinks in flight, and the entry is taken by the first
+ * PUSH_ACK with that token that reaches the gateway's address.
+ */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 65536);
+	__type(key, __u32);
+	__type(value, __u32);
+} lora_stat_tok SEC(".maps");
+
 /* JoinAccepts to userspace (struct xr_lora_join_accept); sized by userspace for a join storm. */
 struct {
 	__uint(type, BPF_MAP_TYPE_RINGBUF);
@@ -864,6 +878,24 @@ static __always_inline int lora_reply(struct xdp_md *ctx)
 		if (lora_to_gateway(ctr, gw, p.iph, uh))
 			__sync_fetch_and_add(&ctr->pull_acks, 1);
 		return XDP_DROP;
+	}
+	if (lora_cfg.stat) {
+		__u32 *sg = bpf_map_lookup_elem(&lora_stat_tok, &tok), at;
+
+		/*
+		 * The stat's gateway's address (not counted as misdirected when it is
+		 * another's: then the answer is an uplink's); the first answer to take
+		 * the token counts, a second is an uplink's or a duplicate
+		 */
+		gw = sg ? *sg - 1 : 0;
+		if (sg && *sg &&
+		    (!lora_cfg.gw_addrs || (!lora_gw_of(p.iph, uh, &at) && at == gw)) &&
+		    (ctr = bpf_map_lookup_elem(&lora_gw_ctr, &gw)) &&
+		    !bpf_map_delete_elem(&lora_stat_tok, &tok)) {
+			__sync_fetch_and_add(&ctr->stat_acks, 1);
+			return XDP_DROP;
+		}
+		ctr = NULL;
 	}
 	t = sent_frame(tok, tok, 0xffff);
 	if (t) {

@@ -83,7 +83,7 @@ struct xr_lora_cfg {
 	__u32 gw_addrs; /* 1: each gateway sends from its own address and port (struct xr_lora_gw) */
 	__u32 confirmed; /* 1: the fleet has confirmed devices (struct xr_lora_confirmed) */
 	__u32 join; /* 1: the frames are JoinRequests (struct xr_lora_join) */
-	__u32 pad;
+	__u32 stat; /* 1: gateways send stat PUSH_DATA, their tokens in lora_stat_tok */
 };
 
 /*
@@ -136,7 +136,8 @@ struct xr_lora_gw_ctr {
 	__u64 misdirected;
 	__u64 pull_resps; /* downlinks (PULL_RESP) to the gateway */
 	__u64 tx_acks; /* TX_ACKs it answered them with (XDP_TX) */
-	__u64 pad[3];
+	__u64 stat_acks; /* PUSH_ACKs of its stat messages */
+	__u64 pad[2];
 };
 #define XR_LORA_PUSH_ACK 1 /* Semtech UDP identifiers (PROTOCOLS.md §1) */
 #define XR_LORA_PULL_DATA 2

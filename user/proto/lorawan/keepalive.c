@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /* PULL_DATA keepalives: see keepalive.h. */
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -9,6 +10,7 @@
 #include <linux/if_packet.h>
 #include <netinet/in.h>
 #include <sys/socket.h>
+#include <bpf/bpf.h>
 #include "engine/pacer.h"
 #include "proto/lorawan/keepalive.h"
 #include "util/log.h"
@@ -26,6 +28,38 @@ void lw_build_pull_data(const struct lw_fleet *f, size_t g, const struct lw_net 
 	pd[3] = XR_LORA_PULL_DATA;
 	memcpy(pd + 4, gw->eui, 8);
 	lw_udp4_csum_fill(out, LW_PULL_DATA_LEN);
+}
+
+size_t lw_build_stat(const struct lw_fleet *f, size_t g, const struct lw_net *net, uint16_t tok,
+		     uint64_t dwnb, uint64_t txnb, time_t now, uint8_t *out)
+{
+	const struct lw_gateway *gw = &f->gw[g];
+	uint8_t *pd = out + XR_LORA_PUSH_DATA_OFF;
+	char when[32];
+	struct tm tm;
+	int n;
+
+	gmtime_r(&now, &tm);
+	strftime(when, sizeof(when), "%Y-%m-%d %H:%M:%S GMT", &tm);
+	pd[0] = 2;
+	pd[1] = tok; /* little-endian, as the uplinks' */
+	pd[2] = tok >> 8;
+	pd[3] = 0; /* PUSH_DATA */
+	memcpy(pd + 4, gw->eui, 8);
+	/*
+	 * lora_pkt_fwd's fields (Semtech's PROTOCOL.TXT §4); what a gateway
+	 * received is not counted per gateway here: rxnb, rxok, rxfw and ackr are 0
+	 */
+	n = snprintf((char *)pd + 12, LW_STAT_MAX - XR_LORA_PUSH_DATA_OFF - 12,
+		     "{\"stat\":{\"time\":\"%s\",\"rxnb\":0,\"rxok\":0,\"rxfw\":0,"
+		     "\"ackr\":0.0,\"dwnb\":%llu,\"txnb\":%llu}}",
+		     when, (unsigned long long)dwnb, (unsigned long long)txnb);
+	if (n < 0 || n >= LW_STAT_MAX - XR_LORA_PUSH_DATA_OFF - 12)
+		n = 0; /* cannot happen: two 20-digit numbers fit */
+	lw_udp4_headers(out, net, f->gw_addrs ? gw->saddr : net->saddr,
+			f->gw_addrs ? gw->sport : net->sport, XR_LORA_PUSH_DATA_OFF + 12 + n);
+	lw_udp4_csum_fill(out, XR_LORA_PUSH_DATA_OFF + 12 + n);
+	return XR_LORA_PUSH_DATA_OFF + 12 + n;
 }
 
 /* Sleeps until t (CLOCK_MONOTONIC) or until stopped, whichever is first: false when stopped. */
@@ -47,36 +81,93 @@ static bool nap_until(struct lw_keepalive *ka, uint64_t t)
 	}
 }
 
-static void send_pull_data(struct lw_keepalive *ka, size_t g)
+static bool send_frame(struct lw_keepalive *ka, const uint8_t *frame, size_t len)
 {
 	struct sockaddr_ll to = { .sll_family = AF_PACKET,
 				  .sll_ifindex = ka->ifindex,
 				  .sll_halen = 6 };
 
 	memcpy(to.sll_addr, ka->dst_mac, 6);
-	if (sendto(ka->fd, ka->frames + g * LW_PULL_DATA_LEN, LW_PULL_DATA_LEN, 0,
-		   (struct sockaddr *)&to, sizeof(to)) == LW_PULL_DATA_LEN) {
+	if (sendto(ka->fd, frame, len, 0, (struct sockaddr *)&to, sizeof(to)) == (ssize_t)len)
+		return true;
+	ka->last_errno = errno;
+	return false;
+}
+
+static void send_pull_data(struct lw_keepalive *ka, size_t g)
+{
+	if (send_frame(ka, ka->frames + g * LW_PULL_DATA_LEN, LW_PULL_DATA_LEN))
 		ka->sent++;
-	} else {
+	else
 		ka->failed++;
-		ka->last_errno = errno;
-	}
 }
 
 /*
- * Gateway g's k-th keepalive (k >= 1) is due at t0 + k x interval + g x
+ * Gateway g's stat. Its token is half the token space ahead of the uplinks
+ * being sent, so that no uplink in flight shares it, and it is in
+ * lora_stat_tok before the frame leaves.
+ */
+static void send_stat(struct lw_keepalive *ka, size_t g)
+{
+	uint64_t dl = ka->gw_ctr ? ka->gw_ctr[g].pull_resps : 0,
+		 tx = ka->gw_ctr ? ka->gw_ctr[g].tx_acks : 0;
+	uint16_t tok = ka->cur_n ? (uint16_t)(ka->cur_n(ka->cur_n_ctx) + 32768) :
+				   (uint16_t)random();
+	uint8_t frame[LW_STAT_MAX];
+	uint32_t key = tok, val = g + 1;
+	size_t len = lw_build_stat(ka->fleet, g, &ka->net, tok, dl - ka->stat_prev[2 * g],
+				   tx - ka->stat_prev[2 * g + 1], time(NULL), frame);
+
+	ka->stat_prev[2 * g] = dl;
+	ka->stat_prev[2 * g + 1] = tx;
+	if (bpf_map_update_elem(ka->stat_tok_fd, &key, &val, BPF_ANY)) {
+		ka->last_errno = errno;
+		ka->stat_failed++;
+		return;
+	}
+	if (send_frame(ka, frame, len)) {
+		ka->stat_sent++;
+	} else {
+		bpf_map_delete_elem(ka->stat_tok_fd, &key);
+		ka->stat_failed++;
+	}
+}
+
+/* Where one of the thread's two schedules (keepalives, stats) is. */
+struct ka_cursor {
+	uint64_t k, interval;
+	size_t g;
+};
+
+/*
+ * Gateway g's k-th message (k >= 1) is due at t0 + k x interval + g x
  * interval / gateways: evenly spread, never a burst of the whole fleet.
  */
+static uint64_t due(const struct lw_keepalive *ka, const struct ka_cursor *c)
+{
+	return ka->t0 + c->k * c->interval + c->g * c->interval / ka->ngw;
+}
+
 static void *keepalive_main(void *arg)
 {
 	struct lw_keepalive *ka = arg;
+	struct ka_cursor pull = { 1, ka->interval_ns, ka->first },
+			 stat = { 1, ka->stat_interval_ns, ka->first };
 
-	for (uint64_t k = 1;; k++) {
-		for (size_t g = ka->first; g < ka->ngw; g += ka->step) {
-			if (!nap_until(ka, ka->t0 + k * ka->interval_ns +
-						   g * ka->interval_ns / ka->ngw))
-				return NULL;
-			send_pull_data(ka, g);
+	for (;;) {
+		bool is_stat = stat.interval && (!pull.interval || due(ka, &stat) < due(ka, &pull));
+		struct ka_cursor *c = is_stat ? &stat : &pull;
+
+		if (!nap_until(ka, due(ka, c)))
+			return NULL;
+		if (is_stat)
+			send_stat(ka, c->g);
+		else
+			send_pull_data(ka, c->g);
+		c->g += ka->step;
+		if (c->g >= ka->ngw) {
+			c->g = ka->first;
+			c->k++;
 		}
 	}
 }
@@ -89,15 +180,21 @@ int lw_keepalive_start(struct lw_keepalive *ka, const struct lw_fleet *f, const 
 	ka->fd = -1;
 	ka->ngw = f->ngw;
 	ka->ifindex = ifindex;
+	ka->fleet = f;
+	ka->net = *net;
 	memcpy(ka->dst_mac, net->dst_mac, 6);
 	if (!ka->step)
 		ka->step = 1;
-	if (ka->first >= f->ngw)
+	if (ka->first >= f->ngw || (!ka->interval_ns && !ka->stat_interval_ns))
 		return 0; /* none of the gateways is this shard's: nothing to start or stop */
-	ka->frames = malloc(f->ngw * LW_PULL_DATA_LEN);
-	if (!ka->frames)
-		return -ENOMEM;
-	for (size_t g = 0; g < f->ngw; g++)
+	ka->started = true;
+	ka->frames = ka->interval_ns ? malloc(f->ngw * LW_PULL_DATA_LEN) : NULL;
+	ka->stat_prev = ka->stat_interval_ns ? calloc(2 * f->ngw, sizeof(*ka->stat_prev)) : NULL;
+	if ((ka->interval_ns && !ka->frames) || (ka->stat_interval_ns && !ka->stat_prev)) {
+		err = -ENOMEM;
+		goto err;
+	}
+	for (size_t g = 0; g < f->ngw && ka->frames; g++)
 		lw_build_pull_data(f, g, net, ka->frames + g * LW_PULL_DATA_LEN);
 	/* protocol 0: the socket sends, never receives */
 	ka->fd = socket(AF_PACKET, SOCK_RAW | SOCK_CLOEXEC, 0);
@@ -112,7 +209,7 @@ int lw_keepalive_start(struct lw_keepalive *ka, const struct lw_fleet *f, const 
 	 * PULL_DATA came from
 	 */
 	ka->t0 = now_ns();
-	for (size_t g = ka->first; g < ka->ngw; g += ka->step)
+	for (size_t g = ka->first; g < ka->ngw && ka->interval_ns; g += ka->step)
 		send_pull_data(ka, g);
 	atomic_store(&ka->stop, false);
 	err = -pthread_create(&ka->tid, NULL, keepalive_main, ka);
@@ -128,12 +225,15 @@ err:
 	ka->fd = -1;
 	free(ka->frames);
 	ka->frames = NULL;
+	free(ka->stat_prev);
+	ka->stat_prev = NULL;
+	ka->started = false;
 	return err;
 }
 
 void lw_keepalive_stop(struct lw_keepalive *ka)
 {
-	if (!ka->frames)
+	if (!ka->started)
 		return; /* never started */
 	if (ka->running) {
 		atomic_store(&ka->stop, true);
@@ -145,4 +245,7 @@ void lw_keepalive_stop(struct lw_keepalive *ka)
 	ka->fd = -1;
 	free(ka->frames);
 	ka->frames = NULL;
+	free(ka->stat_prev);
+	ka->stat_prev = NULL;
+	ka->started = false;
 }

@@ -7,6 +7,13 @@
  * uplink, the next ones spread evenly. A thread sends them through a
  * packet socket beside the kernel engine's uplinks; the PULL_ACKs are counted
  * per gateway in XDP (bpf/proto/lorawan.bpf.h, lora_reply).
+ *
+ * With a stat interval the same thread sends each gateway's status (a
+ * PUSH_DATA with a "stat" object, as lora_pkt_fwd sends every 30 s, which
+ * network servers take as the gateway being online), first one interval
+ * after the start, spread as the keepalives are. Its token goes into
+ * lora_stat_tok before it leaves, so that XDP counts its PUSH_ACK for the
+ * gateway, not for an uplink.
  */
 #ifndef __XR_PROTO_LORAWAN_KEEPALIVE_H
 #define __XR_PROTO_LORAWAN_KEEPALIVE_H
@@ -15,24 +22,38 @@
 #include <stdatomic.h>
 #include <stdbool.h>
 #include <stdint.h>
+#include <time.h>
 #include "proto/lorawan/lorawan.h"
 
 #define LW_PULL_DATA_LEN (14 + 20 + 8 + 12)
+#define LW_STAT_MAX 256 /* bytes of a stat PUSH_DATA frame, headers included */
+
+struct xr_lora_gw_ctr;
 
 struct lw_keepalive {
-	uint64_t interval_ns;
+	uint64_t interval_ns; /* PULL_DATA every interval; 0: none */
+	uint64_t stat_interval_ns; /* stat every stat interval; 0: none */
+	int stat_tok_fd; /* lora_stat_tok */
+	const volatile struct xr_lora_gw_ctr *gw_ctr; /* mmapped: a stat's dwnb and txnb */
+	/* the sequence number the senders are at (NULL: unknown): a stat's token keeps away from it */
+	uint64_t (*cur_n)(void *ctx);
+	void *cur_n_ctx;
 	uint64_t t0; /* the first round's time: all at once, before the first uplink */
 	/* gateways g with g mod step == first: a shard's share of the fleet's */
 	unsigned int first, step;
 	int fd, ifindex;
 	uint8_t dst_mac[6];
 	uint8_t *frames; /* one PULL_DATA per gateway, LW_PULL_DATA_LEN bytes each */
+	const struct lw_fleet *fleet;
+	struct lw_net net;
+	uint64_t *stat_prev; /* per gateway: downlinks and TX_ACKs at its last stat */
 	size_t ngw;
 	atomic_bool stop;
-	bool running;
+	bool started, running;
 	pthread_t tid;
 	/* results */
 	uint64_t sent, failed; /* failed: the socket refused them (last_errno) */
+	uint64_t stat_sent, stat_failed; /* stat_failed: not sent (socket or token map) */
 	int last_errno;
 };
 
@@ -42,7 +63,14 @@ struct lw_keepalive {
  */
 void lw_build_pull_data(const struct lw_fleet *f, size_t g, const struct lw_net *net, uint8_t *out);
 
-/* Starts sending f's keepalives on ifindex: 0 or -errno after a one-line message. */
+/*
+ * Builds gateway g's stat PUSH_DATA (token tok; dwnb and txnb as given, time
+ * at unix time now) into out (LW_STAT_MAX bytes): its length.
+ */
+size_t lw_build_stat(const struct lw_fleet *f, size_t g, const struct lw_net *net, uint16_t tok,
+		     uint64_t dwnb, uint64_t txnb, time_t now, uint8_t *out);
+
+/* Starts sending f's keepalives (and stats) on ifindex: 0 or -errno after a one-line message. */
 int lw_keepalive_start(struct lw_keepalive *ka, const struct lw_fleet *f, const struct lw_net *net,
 		       int ifindex);
 /* Stops the thread; the counters stay. */

@@ -34,11 +34,15 @@ static int lw_before_load(void *ctx, struct gen_bpf *skel, const struct engine_o
 						       .heard_by = f->heard_by,
 						       .ngw = f->ngw,
 						       .gw_addrs = f->gw_addrs,
-						       .join = f->joining };
+						       .join = f->joining,
+						       .stat = lk->ka.stat_interval_ns > 0 };
 	lw_aes_tables((struct xr_aes_tables *)&skel->rodata->aes);
 	bpf_map__set_max_entries(skel->maps.lora_devs, f->ndev);
 	bpf_map__set_max_entries(skel->maps.lora_gws, f->ngw);
 	bpf_map__set_max_entries(skel->maps.lora_gw_ctr, f->ngw);
+	/* a token per stat in flight; without stats the map is not read */
+	if (!lk->ka.stat_interval_ns)
+		bpf_map__set_max_entries(skel->maps.lora_stat_tok, 1);
 	{
 		size_t nconf = 0;
 
@@ -122,6 +126,8 @@ static int lw_after_load(void *ctx, struct gen_bpf *skel, const struct engine_op
 			goto out;
 		}
 	}
+	lk->ka.stat_tok_fd = bpf_map__fd(skel->maps.lora_stat_tok);
+	lk->ka.gw_ctr = lk->gw_ctr_map;
 	c = lw_crypto_new();
 	if (!lk->devs || !gws || !lk->gw_ctr_map || !c || (ring && !lk->ring)) {
 		err = -ENOMEM;
@@ -186,6 +192,14 @@ static uint64_t consumer_u(const struct lw_kernel *lk)
 	return min;
 }
 
+/* The sequence number the slowest sender is at (a stat's token keeps away from it). */
+static uint64_t current_n(void *ctx)
+{
+	struct lw_kernel *lk = ctx;
+
+	return consumer_u(lk) * lk->fleet->heard_by;
+}
+
 static void produce(struct lw_kernel *lk, uint64_t limit)
 {
 	for (; lk->next_u < limit; lk->next_u += lk->u_step, lk->made++)
@@ -226,10 +240,14 @@ static int lw_start(void *ctx, const struct xr_gen_slot *slots, const struct eng
 	long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
 	int err;
 
-	if (lk->ka.interval_ns) {
+	lk->slots = slots;
+	lk->o = o;
+	if (lk->ka.interval_ns || lk->ka.stat_interval_ns) {
 		/* a shard keeps its share of the gateways alive */
 		lk->ka.first = o->shards > 1 ? o->shard : 0;
 		lk->ka.step = o->shards > 1 ? o->shards : 1;
+		lk->ka.cur_n = current_n;
+		lk->ka.cur_n_ctx = lk;
 		err = lw_keepalive_start(&lk->ka, lk->fleet, &lk->net, lk->ifindex);
 		if (err)
 			return err;
@@ -241,8 +259,6 @@ static int lw_start(void *ctx, const struct xr_gen_slot *slots, const struct eng
 	}
 	if (!lk->ring)
 		return 0;
-	lk->slots = slots;
-	lk->o = o;
 	lk->ring_used = true;
 	/* a shard's uplinks: every N-th from its first (whole uplinks go to a shard) */
 	lk->u_step = o->shards > 1 ? o->shards : 1;

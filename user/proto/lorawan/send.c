@@ -28,7 +28,8 @@ enum {
 	O_NOPRE,
 	O_KEEPALIVE,
 	O_JOIN,
-	O_JOINED
+	O_JOINED,
+	O_STAT
 };
 
 struct lw_send {
@@ -40,6 +41,7 @@ struct lw_send {
 	double pps;
 	uint64_t first_n;
 	uint64_t keepalive_ns;
+	uint64_t stat_ns; /* --stat: each gateway's status message every this */
 	bool join; /* --join: one JoinRequest per device */
 	const char *joined_dir; /* --joined: where the fleet goes with its new sessions */
 	bool joined_failed;
@@ -57,6 +59,7 @@ static const struct option lw_opts[] = {
 	{ "keepalive", required_argument, NULL, O_KEEPALIVE },
 	{ "join", no_argument, NULL, O_JOIN },
 	{ "joined", required_argument, NULL, O_JOINED },
+	{ "stat", required_argument, NULL, O_STAT },
 	{},
 };
 
@@ -81,6 +84,12 @@ static int lw_opt(void *st, int id, const char *arg, const struct send_opts *so)
 			return XR_EXIT_USAGE;
 		if (s->keepalive_ns && s->keepalive_ns < 1000000ULL)
 			return cli_usage_error(so->cmd, "--keepalive %s: at least 1ms", arg);
+		break;
+	case O_STAT:
+		if (cli_duration(so->cmd, "stat", arg, &s->stat_ns))
+			return XR_EXIT_USAGE;
+		if (s->stat_ns && s->stat_ns < 1000000ULL)
+			return cli_usage_error(so->cmd, "--stat %s: at least 1ms", arg);
 		break;
 	case O_JOIN: s->join = true; break;
 	case O_JOINED: s->joined_dir = arg; break;
@@ -264,6 +273,7 @@ static int lw_build(void *st, const struct send_opts *so, const struct iface *if
 		return err;
 	lw_kernel_init(&s->lk, &s->fleet, !s->is_static, !s->no_precompute, o);
 	s->lk.ka.interval_ns = s->keepalive_ns;
+	s->lk.ka.stat_interval_ns = s->stat_ns;
 	s->lk.net = s->net;
 	s->lk.ifindex = ifc->ifindex;
 	if (s->schedule) {
@@ -293,7 +303,8 @@ static void lw_report(void *st, const struct engine_result *res, uint64_t ready_
 	const struct xr_replies_stats *r = &res->replies.st;
 	double dur = (res->end_ns - res->start_ns) / 1e9, up = (double)res->sent / f->heard_by;
 	uint64_t gmin = UINT64_MAX, gmax = 0, acked = 0, pull_acks = 0, pull_acked = 0,
-		 misdirected = 0, pull_resps = 0, tx_acks = 0, dl_other = 0;
+		 misdirected = 0, pull_resps = 0, tx_acks = 0, dl_other = 0, stat_acks = 0,
+		 stat_acked = 0;
 	const struct lw_kernel *lk = &s->lk;
 	bool confirmed = lk->confirmed_uplinks || lk->ack_hist.hist;
 	const struct lw_keepalive *ka = &s->lk.ka;
@@ -314,6 +325,8 @@ static void lw_report(void *st, const struct engine_result *res, uint64_t ready_
 		misdirected += c->misdirected;
 		pull_resps += c->pull_resps;
 		tx_acks += c->tx_acks;
+		stat_acks += c->stat_acks;
+		stat_acked += c->stat_acks > 0;
 	}
 	for (int i = 0; i < XR_LORA_DL_CTRS; i++)
 		dl_other += lk->dl_ctr[i];
@@ -346,6 +359,16 @@ static void lw_report(void *st, const struct engine_result *res, uint64_t ready_
 				(unsigned long long)ka->failed, ka->failed ? ": " : "",
 				ka->failed ? strerror(ka->last_errno) : "",
 				(unsigned long long)pull_acks, (unsigned long long)pull_acked,
+				f->ngw);
+		if (ka->stat_interval_ns)
+			fprintf(human,
+				"  stats: %llu stat messages (every %s), %llu not sent%s%s; "
+				"%llu PUSH_ACKed, gateways answered %llu of %zu\n",
+				(unsigned long long)ka->stat_sent,
+				fmt_duration(ka->stat_interval_ns, a, 16),
+				(unsigned long long)ka->stat_failed, ka->stat_failed ? ": " : "",
+				ka->stat_failed ? strerror(ka->last_errno) : "",
+				(unsigned long long)stat_acks, (unsigned long long)stat_acked,
 				f->ngw);
 		if (pull_resps || dl_other || confirmed)
 			fprintf(human,
@@ -437,6 +460,15 @@ static void lw_report(void *st, const struct engine_result *res, uint64_t ready_
 		json_u64(j, "pull_data_refused", ka->failed);
 		json_u64(j, "pull_acks", pull_acks);
 		json_u64(j, "gateways_answered", pull_acked);
+		json_close(j, '}');
+	}
+	if (ka->stat_interval_ns) {
+		json_open(j, "stat", '{');
+		json_double(j, "interval_s", ka->stat_interval_ns / 1e9);
+		json_u64(j, "sent", ka->stat_sent);
+		json_u64(j, "not_sent", ka->stat_failed);
+		json_u64(j, "push_acks", stat_acks);
+		json_u64(j, "gateways_answered", stat_acked);
 		json_close(j, '}');
 	}
 	json_open(j, "downlinks", '{');
