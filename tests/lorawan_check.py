@@ -83,7 +83,7 @@ class Verifier:
                 "tx_ack_bad", "not_push_data", "rejected", "rxpk", "valid", "uplinks", "copies",
                 "unknown_devaddr", "bad_mic", "bad_payload", "bad_json", "bad_fcnt", "bad_field", "same_gateway",
                 "join_requests", "join_copies", "join_unknown_dev", "join_bad_mic", "join_nonce_reused",
-                "join_accepts_sent", "sessions")
+                "join_accepts_sent", "sessions", "downlinks_bad_mic")
 
     def __init__(self, fleet, verify=True, otaa=None):
         self.fleet = fleet
@@ -100,6 +100,8 @@ class Verifier:
         self.new = []        # uplinks first seen in the last datagram: (device, DevAddr, FCnt, PHYPayload, gw, rxpk)
         self.peers = {}      # gateway EUI (hex) -> {"addr:port": datagrams}, PUSH_DATA and PULL_DATA
         self.pulls = {}      # gateway EUI (hex) -> PULL_DATA
+        self.fcnt_down_start = 0  # a device's first FCntDown
+        self.bad_mic_every = 0    # every N-th ACK downlink gets a wrong MIC (0: none)
         self.stats = {}      # gateway EUI (hex) -> stat messages
         self.stat_dl = {}    # gateway EUI (hex) -> downlinks its stats reported (dwnb)
         self.pull_peer = {}  # gateway EUI (hex) -> where its last PULL_DATA came from: its downlinks go there
@@ -318,11 +320,14 @@ class Verifier:
         if peer is None:
             self.c["downlink_no_gateway"] += 1
             return None, None
-        fcnt = self.fcnt_down.get(addr, 0)
+        fcnt = self.fcnt_down.get(addr, self.fcnt_down_start)
         self.fcnt_down[addr] = fcnt + 1
         msg = bytes([0x60]) + struct.pack("<I", addr) + bytes([0x20]) + struct.pack("<H", fcnt & 0xffff)
         b0 = bytes([0x49, 0, 0, 0, 0, 1]) + struct.pack("<I", addr) + struct.pack("<I", fcnt) + bytes([0, len(msg)])
         phy = msg + aes_cmac(dev["nwk"], b0 + msg)[:4]
+        if self.bad_mic_every and self.c["downlinks_sent"] % self.bad_mic_every == self.bad_mic_every - 1:
+            phy = phy[:-1] + bytes([phy[-1] ^ 1])
+            self.c["downlinks_bad_mic"] += 1
         txpk = {"imme": False, "tmst": (rx["tmst"] + 1000000) % 2**32, "freq": rx["freq"], "rfch": 0, "powe": 14,
                 "modu": "LORA", "datr": rx["datr"], "codr": "4/5", "ipol": True, "size": len(phy),
                 "data": base64.b64encode(phy).decode()}

@@ -18,6 +18,7 @@ without a datagram after the first one).
 """
 import argparse
 import base64
+import http.client
 import json
 import os
 import queue
@@ -26,16 +27,19 @@ import socket
 import sys
 import threading
 import time
-import urllib.request
+import urllib.parse
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from lorawan_check import Verifier, load_fleet  # noqa: E402
 
 
 def poster(url, q, stats, rate):
-    """Posts events one by one (ChirpStack posts each event on its own). With a rate, an
-    application side of known capacity: each event takes 1/rate s, so that above the rate
-    the queue (and each event's delay) grows for as long as the load lasts."""
+    """Posts events one by one (ChirpStack posts each event on its own), over one kept-alive
+    connection (opened again after an error), so that posting costs little beside the rate.
+    With a rate, an application side of known capacity: each event takes 1/rate s, so that
+    above the rate the queue (and each event's delay) grows for as long as the load lasts."""
+    u = urllib.parse.urlsplit(url)
+    conn = None
     free_at = 0.0
     while True:
         ev = q.get()
@@ -45,13 +49,23 @@ def poster(url, q, stats, rate):
             free_at = max(free_at, time.monotonic())
             time.sleep(max(0.0, free_at - time.monotonic()))
             free_at += 1.0 / rate
-        req = urllib.request.Request(url + "?event=up", data=json.dumps(ev).encode(),
-                                     headers={"Content-Type": "application/json"}, method="POST")
-        try:
-            urllib.request.urlopen(req, timeout=5).read()
-            stats["webhook_posted"] += 1
-        except OSError:
-            stats["webhook_failed"] += 1
+        body = json.dumps(ev).encode()
+        # a kept-alive connection the receiver closed while idle fails once: then a new one
+        for attempt in (0, 1):
+            try:
+                conn = conn or http.client.HTTPConnection(u.hostname, u.port or 80, timeout=5)
+                conn.request("POST", (u.path or "/") + "?event=up", body=body,
+                             headers={"Content-Type": "application/json"})
+                r = conn.getresponse()
+                r.read()
+                stats["webhook_posted" if r.status == 200 else "webhook_failed"] += 1
+                break
+            except (OSError, http.client.HTTPException):
+                if conn:
+                    conn.close()
+                conn = None
+                if attempt:
+                    stats["webhook_failed"] += 1
 
 
 def main():
@@ -67,11 +81,14 @@ def main():
     ap.add_argument("--no-ack", action="store_true")
     ap.add_argument("--no-downlinks", action="store_true", help="no ACK downlinks to confirmed uplinks")
     ap.add_argument("--no-verify", action="store_true", help="only parse and answer, as the bridge does")
+    ap.add_argument("--fcnt-down-start", type=int, default=0, help="each device's first downlink FCnt")
+    ap.add_argument("--bad-dl-mic", type=int, default=0, help="every N-th ACK downlink with a wrong MIC")
     a = ap.parse_args()
 
     host, port = a.bind.rsplit(":", 1)
     otaa = {}
     v = Verifier(load_fleet(a.fleet, otaa), verify=not a.no_verify, otaa=otaa)
+    v.fcnt_down_start, v.bad_mic_every = a.fcnt_down_start, a.bad_dl_mic
     extra = {"acks_sent": 0, "pull_acks_sent": 0, "webhook_posted": 0, "webhook_failed": 0}
     s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
     # verifying costs more than receiving: hold a whole test's datagrams (root may exceed rmem_max)

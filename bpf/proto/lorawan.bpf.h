@@ -43,6 +43,13 @@ struct {
 	__type(value, struct xr_lora_scratch);
 } lora_scratch SEC(".maps");
 
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct xr_lora_dl_scratch);
+} lora_dl_scratch SEC(".maps");
+
 /* One per device; sized and filled by userspace before the run. */
 struct {
 	__uint(type, BPF_MAP_TYPE_ARRAY);
@@ -614,21 +621,21 @@ __noinline int lora_dl_data_at(struct xdp_md *ctx)
  * white space around the colon (ChirpStack writes none, Python's json module
  * one space).
  */
-static __always_inline int lora_dl_phy(struct xdp_md *ctx, __u8 *phy)
+static __always_inline __u8 *lora_dl_b64(struct xdp_md *ctx)
 {
 	int at = lora_dl_data_at(ctx);
 	void *data_end = (void *)(long)ctx->data_end;
-	bool colon = false, found = false;
+	bool colon = false;
 	__u8 *p;
 
 	if (at < 0 || at > XR_LORA_DL_SCAN + 6)
-		return -1;
+		return NULL;
 	p = (void *)(long)ctx->data + XR_LORA_PUSH_DATA_OFF + 4 + at;
 	for (int j = 0; j < 8; j++, p++) {
 		__u8 c;
 
 		if ((void *)(p + 1) > data_end)
-			return -1;
+			return NULL;
 		c = *p;
 		if (c == ' ' || c == '\t' || c == '\n' || c == '\r')
 			continue;
@@ -637,12 +644,18 @@ static __always_inline int lora_dl_phy(struct xdp_md *ctx, __u8 *phy)
 			continue;
 		}
 		if (c != '"' || !colon)
-			return -1;
-		p++;
-		found = true;
-		break;
+			return NULL;
+		return p + 1;
 	}
-	if (!found || (void *)(p + 12) > data_end)
+	return NULL;
+}
+
+static __always_inline int lora_dl_phy(struct xdp_md *ctx, __u8 *phy)
+{
+	void *data_end = (void *)(long)ctx->data_end;
+	__u8 *p = lora_dl_b64(ctx);
+
+	if (!p || (void *)(p + 12) > data_end)
 		return -1;
 	for (int g = 0; g < 3; g++) {
 		__u32 c0 = b64_value(p[g * 4]), c1 = b64_value(p[g * 4 + 1]),
@@ -656,6 +669,96 @@ static __always_inline int lora_dl_phy(struct xdp_md *ctx, __u8 *phy)
 		phy[g * 3 + 2] = v;
 	}
 	return 0;
+}
+
+/*
+ * The whole PHYPayload of the txpk's "data" into sc->phy: its length, or -1
+ * when the base64 is not one (or longer than XR_LORA_MAX_PHY + 1 bytes). A
+ * global function, so that its loop's many exits do not multiply the
+ * caller's states.
+ */
+__noinline int lora_dl_decode(struct xdp_md *ctx, struct xr_lora_dl_scratch *sc)
+{
+	void *data_end = (void *)(long)ctx->data_end;
+	__u8 *p = lora_dl_b64(ctx);
+
+	if (!p || !sc)
+		return -1;
+	for (int i = 0; i < (XR_LORA_MAX_PHY + 8) / 8; i++)
+		((__u64 *)sc->phy)[i] = 0;
+	for (int g = 0; g < XR_LORA_MAX_PHY / 3 + 1; g++) {
+		__u8 *q = p + g * 4, *o = sc->phy + g * 3;
+		__u32 c0, c1, c2, c3, v;
+
+		if ((void *)(q + 1) > data_end)
+			return -1;
+		if (q[0] == '"')
+			return g * 3;
+		if ((void *)(q + 5) > data_end)
+			return -1;
+		c0 = b64_value(q[0]);
+		c1 = b64_value(q[1]);
+		if ((c0 | c1) & 64)
+			return -1;
+		v = c0 << 18 | c1 << 12;
+		o[0] = v >> 16;
+		if (q[2] == '=')
+			return q[3] == '=' && q[4] == '"' ? g * 3 + 1 : -1;
+		c2 = b64_value(q[2]);
+		if (c2 & 64)
+			return -1;
+		v |= c2 << 6;
+		o[1] = v >> 8;
+		if (q[3] == '=')
+			return q[4] == '"' ? g * 3 + 2 : -1;
+		c3 = b64_value(q[3]);
+		if (c3 & 64)
+			return -1;
+		o[2] = v | c3;
+	}
+	return -1;
+}
+
+/*
+ * 1 when the downlink in sc->phy (len bytes, zeros after) carries the MIC
+ * of the device's NwkSKey: AES-CMAC over B0 (Dir 1, DevAddr, the 32-bit
+ * FCntDown) | msg (LoRaWAN 1.0.3 §4.4), as a device checks it before it
+ * takes the ACK. A global function: verified once, not in each state of
+ * the reply path (which AES would take past the verifier's limit, E2BIG).
+ */
+__noinline int lora_dl_mic_ok(const struct xr_lora_dev *dev, struct xr_lora_dl_scratch *sc,
+			      __u32 len, __u32 fcnt)
+{
+	__u32 msg = len - 4;
+	__u8 *mac;
+	__u64 *dst;
+
+	if (!dev || !sc || len < 12 || len > XR_LORA_MAX_PHY)
+		return 0;
+	mac = (__u8 *)sc->x;
+	sc->cm[0] = 0x49;
+	sc->cm[1] = sc->cm[2] = sc->cm[3] = sc->cm[4] = 0;
+	sc->cm[5] = 1; /* Dir: downlink */
+	sc->cm[6] = sc->phy[1];
+	sc->cm[7] = sc->phy[2];
+	sc->cm[8] = sc->phy[3];
+	sc->cm[9] = sc->phy[4];
+	sc->cm[10] = fcnt;
+	sc->cm[11] = fcnt >> 8;
+	sc->cm[12] = fcnt >> 16;
+	sc->cm[13] = fcnt >> 24;
+	sc->cm[14] = 0;
+	sc->cm[15] = msg;
+	/* msg, then CMAC's padding (0x80 and zeros: the MIC's bytes cleared) to the block's end */
+	dst = (__u64 *)(sc->cm + 16);
+	for (int i = 0; i < XR_LORA_MAX_PHY / 8; i++)
+		dst[i] = ((const __u64 *)sc->phy)[i];
+	__builtin_memset(sc->cm + 16 + msg, 0, 4);
+	if (msg & 15)
+		sc->cm[16 + msg] = 0x80;
+	aes_cmac(dev->nwk_rk, dev->k1, sc->cm, msg + 16, sc->x);
+	return mac[0] == sc->phy[msg] && mac[1] == sc->phy[msg + 1] && mac[2] == sc->phy[msg + 2] &&
+	       mac[3] == sc->phy[msg + 3];
 }
 
 /*
@@ -703,14 +806,18 @@ static __always_inline void lora_join_accept(struct xdp_md *ctx, __u32 gw)
  * A downlink's ACK matched to the confirmed uplink it answers: a data
  * downlink (MType 3 or 5) with FCtrl's ACK bit acknowledges the device's
  * last uplink (LoRaWAN 1.0.3 §4.3.1.2), counted once with the time since it
- * left. The MIC is not checked: the DevAddr and the bit are enough to match.
+ * left, once its MIC is the device's (a device drops a downlink whose MIC is
+ * not). FCntDown's upper 16 bits follow from the device's last downlink.
  */
 static __always_inline void lora_dl_match(struct xdp_md *ctx, __u32 gw)
 {
+	struct xr_lora_dl_scratch *sc;
 	struct xr_lora_confirmed *c;
+	struct xr_lora_dev *dev;
 	__u8 phy[XR_LORA_DL_PHY];
-	__u32 addr, *d;
+	__u32 addr, *d, zero = 0, fcnt;
 	__u64 last;
+	int len;
 
 	if (lora_dl_phy(ctx, phy)) {
 		lora_dl_count(XR_LORA_DL_MALFORMED);
@@ -736,6 +843,21 @@ static __always_inline void lora_dl_match(struct xdp_md *ctx, __u32 gw)
 		lora_dl_count(XR_LORA_DL_UNKNOWN_DEV);
 		return;
 	}
+	dev = bpf_map_lookup_elem(&lora_devs, d);
+	sc = bpf_map_lookup_elem(&lora_dl_scratch, &zero);
+	len = lora_dl_decode(ctx, sc);
+	if (!dev || !sc || len < 12 || len > XR_LORA_MAX_PHY) {
+		lora_dl_count(XR_LORA_DL_MALFORMED);
+		return;
+	}
+	fcnt = (c->fcnt_down & 0xffff0000) | phy[6] | (__u32)phy[7] << 8;
+	if (fcnt < c->fcnt_down)
+		fcnt += 0x10000;
+	if (!lora_dl_mic_ok(dev, sc, len, fcnt)) {
+		lora_dl_count(XR_LORA_DL_BAD_MIC);
+		return;
+	}
+	c->fcnt_down = fcnt;
 	last = c->last_u;
 	if (!last) {
 		lora_dl_count(XR_LORA_DL_NO_UPLINK);
@@ -941,15 +1063,32 @@ struct {
 	__type(value, struct xr_lora_dl_test);
 } lora_dl_test SEC(".maps");
 
+/* selftest only: the device whose NwkSKey the downlink MIC check uses. */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct xr_lora_dev);
+} lora_dl_test_dev SEC(".maps");
+
 SEC("xdp")
 int xr_lora_dl_test(struct xdp_md *ctx)
 {
 	__u32 zero = 0;
 	struct xr_lora_dl_test *t = bpf_map_lookup_elem(&lora_dl_test, &zero);
+	struct xr_lora_dl_scratch *sc = bpf_map_lookup_elem(&lora_dl_scratch, &zero);
+	struct xr_lora_dev *dev = bpf_map_lookup_elem(&lora_dl_test_dev, &zero);
 
-	if (!t)
+	if (!t || !sc || !dev)
 		return XDP_ABORTED;
 	t->ret = lora_dl_phy(ctx, t->phy);
+	t->len = lora_dl_decode(ctx, sc);
+	t->mic_ok = 0;
+	if (t->len < 0)
+		return XDP_PASS;
+	for (int i = 0; i < (XR_LORA_MAX_PHY + 8) / 8; i++)
+		((__u64 *)t->full)[i] = ((__u64 *)sc->phy)[i];
+	t->mic_ok = lora_dl_mic_ok(dev, sc, t->len, t->fcnt);
 	return XDP_PASS;
 }
 

@@ -160,6 +160,15 @@ struct xr_lora_confirmed {
 	__u64 acked; /* of them, ACKed */
 	__u64 dup_acks; /* ACKs to an uplink already ACKed */
 	__u64 is_confirmed; /* set by userspace: the device sends confirmed uplinks */
+	__u32 fcnt_down; /* the 32-bit FCntDown of its last downlink whose MIC was right */
+	__u32 pad;
+};
+
+/* A downlink's whole PHYPayload and its MIC's input (lora_dl_scratch, per CPU). */
+struct xr_lora_dl_scratch {
+	__u32 x[4]; /* the CMAC */
+	__u8 phy[XR_LORA_MAX_PHY + 8]; /* zero after the PHYPayload */
+	__u8 cm[16 + XR_LORA_MAX_PHY + 16]; /* B0 | msg, padded to whole blocks */
 };
 
 /* Downlink counters (lora_dl_ctr, per CPU) */
@@ -173,6 +182,7 @@ enum xr_lora_dl_ctr {
 	XR_LORA_DL_JOIN_ACCEPT, /* JoinAccepts handed to userspace (lora_join_accepts) */
 	XR_LORA_DL_JOIN_LOST, /* JoinAccepts not handed on: the ring was full */
 	XR_LORA_DL_JOIN_UNASKED, /* JoinAccepts in a run that sent no JoinRequest */
+	XR_LORA_DL_BAD_MIC, /* a downlink to a confirmed device whose MIC is not its NwkSKey's */
 	XR_LORA_DL_CTRS
 };
 
@@ -249,6 +259,11 @@ struct xr_aes_test {
 struct xr_lora_dl_test {
 	__s32 ret; /* 0: phy holds the PHYPayload's first bytes; -1: no "data" found */
 	__u8 phy[12]; /* XR_LORA_DL_PHY of them used */
+	__s32 len; /* the whole PHYPayload's length (in full), or -1 */
+	__s32 mic_ok; /* with len 12..XR_LORA_MAX_PHY: its MIC is lora_dl_test_dev's at fcnt */
+	__u32 fcnt; /* set by the caller: the 32-bit FCntDown */
+	__u32 pad;
+	__u8 full[XR_LORA_MAX_PHY + 8];
 };
 
 /* Read-only configuration of the kernel engine (rodata). */

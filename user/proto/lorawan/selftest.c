@@ -409,7 +409,10 @@ static int join_vectors(struct lw_crypto *c, uint64_t *checked, uint64_t *mismat
  * base64, no "data", frames cut short), read by the BPF downlink reader and
  * by json-c and OpenSSL's base64. The reader finds the first "data" key in
  * the first XR_LORA_DL_SCAN bytes of the JSON and needs 12 characters of its
- * value; a string value "data" would fool it, and is not generated.
+ * value; a string value "data" would fool it, and is not generated. Half the
+ * values are whole downlinks (12 to 128 bytes, a third with a bit changed):
+ * the BPF decoder of the whole PHYPayload and its MIC check (NwkSKey, B0
+ * with the 32-bit FCntDown) against OpenSSL's base64 and CMAC.
  */
 #define DL_FRAME 2048
 #define DL_MAX 8192 /* downlinks in one selftest run */
@@ -417,9 +420,38 @@ static int join_vectors(struct lw_crypto *c, uint64_t *checked, uint64_t *mismat
 struct dl_case {
 	uint32_t len, full_len; /* the frame as sent, and before a cut */
 	int value_at; /* offset of the "data" value in the frame; -1: none */
+	uint32_t fcnt; /* the FCntDown its MIC is checked at */
 };
 
-static void dl_frame(uint8_t *f, struct dl_case *dc, uint64_t (*rnd)(void))
+/* A downlink to the test device: random bytes, its MIC (a third of them then with a bit changed). */
+static int dl_phy(struct lw_crypto *c, const uint8_t key[16], uint32_t fcnt, uint8_t *phy, int len,
+		  uint64_t (*rnd)(void))
+{
+	uint8_t cm[16 + XR_LORA_MAX_PHY], mac[16];
+	int msg = len - 4;
+
+	for (int i = 0; i < len; i++)
+		phy[i] = rnd();
+	phy[0] = 0x60; /* unconfirmed data down */
+	phy[6] = fcnt;
+	phy[7] = fcnt >> 8;
+	memcpy(cm, (uint8_t[]){ 0x49, 0, 0, 0, 0, 1 }, 6);
+	memcpy(cm + 6, phy + 1, 4);
+	memcpy(cm + 10, (uint8_t[]){ fcnt, fcnt >> 8, fcnt >> 16, fcnt >> 24, 0, msg }, 6);
+	memcpy(cm + 16, phy, msg);
+	if (lw_cmac(c, key, cm, 16 + msg, mac))
+		return -EIO;
+	memcpy(phy + msg, mac, 4);
+	if (rnd() % 3 == 0) {
+		int bit = rnd() % (8 * len);
+
+		phy[bit / 8] ^= 1 << bit % 8;
+	}
+	return 0;
+}
+
+static int dl_frame(uint8_t *f, struct dl_case *dc, uint64_t (*rnd)(void), struct lw_crypto *c,
+		    const uint8_t key[16])
 {
 	static const char *const ws[] = { "", " ", "  ", "\t", "\n", " \n " };
 	static const char *const keys[] = { "imme", "tmst", "freq", "rfch", "powe", "modu",
@@ -463,7 +495,18 @@ static void dl_frame(uint8_t *f, struct dl_case *dc, uint64_t (*rnd)(void))
 
 			p += snprintf(p, end - p, "\"data\"%s:%s\"", ws[rnd() % 6], ws[rnd() % 6]);
 			dc->value_at = (uint8_t *)p - f;
-			for (int c = 0; c < n; c++)
+			dc->fcnt = rnd();
+			if (rnd() % 2) {
+				uint8_t phy[XR_LORA_MAX_PHY];
+				int len = 12 + rnd() % (XR_LORA_MAX_PHY - 11);
+
+				if (dl_phy(c, key, dc->fcnt, phy, len, rnd))
+					return -EIO;
+				p += EVP_EncodeBlock((unsigned char *)p, phy, len);
+				*p++ = '"';
+				continue;
+			}
+			for (int k = 0; k < n; k++)
 				*p++ = b64[rnd() % 64];
 			/* one in 5: a character that is not base64 among the first 12 */
 			if (n >= 12 && rnd() % 5 == 0)
@@ -491,6 +534,62 @@ static void dl_frame(uint8_t *f, struct dl_case *dc, uint64_t (*rnd)(void))
 	if (rnd() % 4 == 0)
 		dc->len = XR_LORA_PUSH_DATA_OFF + 4 +
 			  rnd() % (dc->full_len - XR_LORA_PUSH_DATA_OFF - 4);
+	return 0;
+}
+
+/*
+ * What the whole-PHYPayload decoder must find: its length and bytes, or -1
+ * when the value is not strict base64 (whole groups, '=' only as padding),
+ * decodes to more than XR_LORA_MAX_PHY bytes, or its closing quote is cut off.
+ */
+static int dl_reference_full(const uint8_t *f, const struct dl_case *dc, uint8_t *phy)
+{
+	static const char b64[] =
+		"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+	size_t jl = dc->full_len - XR_LORA_PUSH_DATA_OFF - 4, n, pad;
+	char *text = strndup((const char *)f + XR_LORA_PUSH_DATA_OFF + 4, jl), *first;
+	json_object *root = text ? json_tokener_parse(text) : NULL, *txpk, *data;
+	uint8_t out[XR_LORA_B64_MAX];
+	const char *v = NULL;
+	int ret = -1;
+
+	if (root && json_object_object_get_ex(root, "txpk", &txpk) &&
+	    json_object_object_get_ex(txpk, "data", &data) &&
+	    json_object_is_type(data, json_type_string))
+		v = json_object_get_string(data);
+	first = text ? strstr(text, "\"data\"") : NULL;
+	if (!v || !first || first - text >= XR_LORA_DL_SCAN || dc->value_at < 0 ||
+	    dc->value_at + strlen(v) >= dc->len)
+		goto out;
+	n = strlen(v);
+	pad = n >= 1 && v[n - 1] == '=' ? (n >= 2 && v[n - 2] == '=' ? 2 : 1) : 0;
+	if (n % 4 || strspn(v, b64) != n - pad || n / 4 * 3 - pad > XR_LORA_MAX_PHY ||
+	    EVP_DecodeBlock(out, (const unsigned char *)v, n) < 0)
+		goto out;
+	ret = n / 4 * 3 - pad;
+	memcpy(phy, out, ret);
+out:
+	json_object_put(root);
+	free(text);
+	return ret;
+}
+
+/* Whether phy (len bytes) carries key's MIC at fcnt, by OpenSSL's CMAC; -1 when it cannot say. */
+static int dl_reference_mic(struct lw_crypto *c, const uint8_t key[16], const uint8_t *phy, int len,
+			    uint32_t fcnt)
+{
+	uint8_t cm[16 + XR_LORA_MAX_PHY], mac[16];
+	int msg = len - 4;
+
+	if (len < 12 || len > XR_LORA_MAX_PHY)
+		return 0;
+	memcpy(cm, (uint8_t[]){ 0x49, 0, 0, 0, 0, 1 }, 6);
+	memcpy(cm + 6, phy + 1, 4);
+	memcpy(cm + 10, (uint8_t[]){ fcnt, fcnt >> 8, fcnt >> 16, fcnt >> 24, 0, msg }, 6);
+	memcpy(cm + 16, phy, msg);
+	if (lw_cmac(c, key, cm, 16 + msg, mac))
+		return -1;
+	return !memcmp(mac, phy + msg, 4);
 }
 
 /* What the reader must find in the whole frame: 0 and phy, or -1 (json-c and OpenSSL). */
@@ -521,32 +620,43 @@ static int dl_reference(const uint8_t *f, const struct dl_case *dc, uint8_t *phy
 }
 
 /* One load of the program for all of them: loading costs more than a thousand runs. */
-static int downlinks(uint64_t cases, uint64_t (*rnd)(void), uint64_t *checked, uint64_t *mismatches)
+static int downlinks(struct lw_crypto *c, const struct xr_aes_tables *tab, uint64_t cases,
+		     uint64_t (*rnd)(void), uint64_t *checked, uint64_t *mismatches)
 {
 	size_t n = cases < DL_MAX ? cases : DL_MAX;
-	uint8_t *frames = malloc(n * DL_FRAME);
+	uint8_t *frames = malloc(n * DL_FRAME), key[16];
 	struct xr_lora_dl_test *got = calloc(n, sizeof(*got));
 	struct dl_case *dc = calloc(n, sizeof(*dc));
 	uint32_t *lens = calloc(n, sizeof(*lens));
+	struct xr_lora_dev dev = {};
 	int err = frames && got && dc && lens ? 0 : -ENOMEM;
 
+	/* the test device: a random NwkSKey, its round keys and CMAC subkeys as the fleet's are made */
+	for (int i = 0; i < 16; i++)
+		key[i] = rnd();
+	lw_aes_expand(tab, key, dev.nwk_rk);
+	if (!err && lw_cmac_subkeys(c, key, (uint8_t *)dev.k1, (uint8_t *)dev.k2))
+		err = -EIO;
 	for (size_t i = 0; i < n && !err; i++) {
-		dl_frame(frames + i * DL_FRAME, &dc[i], rnd);
+		err = dl_frame(frames + i * DL_FRAME, &dc[i], rnd, c, key);
 		lens[i] = dc[i].len;
+		got[i].fcnt = dc[i].fcnt;
 	}
 	if (!err)
-		err = lw_kernel_dl_test(frames, DL_FRAME, lens, n, got);
+		err = lw_kernel_dl_test(frames, DL_FRAME, lens, n, &dev, got);
 	for (size_t i = 0; i < n && !err; i++) {
-		uint8_t want[XR_LORA_DL_PHY];
-		int ret = dl_reference(frames + i * DL_FRAME, &dc[i], want);
+		uint8_t want[XR_LORA_DL_PHY], full[XR_LORA_B64_MAX];
+		int ret = dl_reference(frames + i * DL_FRAME, &dc[i], want),
+		    len = dl_reference_full(frames + i * DL_FRAME, &dc[i], full), mic;
 		char what[96];
 
 		/* cut short: found only when its 12 characters are all there */
 		if (!ret && dc[i].len < dc[i].full_len &&
 		    (dc[i].value_at < 0 || (uint32_t)dc[i].value_at + 12 > dc[i].len))
 			ret = -1;
-		snprintf(what, sizeof(what), "downlink %zu (%u of %u bytes, value at %d)", i,
-			 dc[i].len, dc[i].full_len, dc[i].value_at);
+		snprintf(what, sizeof(what),
+			 "downlink %zu (%u of %u bytes, value at %d, PHYPayload %d)", i, dc[i].len,
+			 dc[i].full_len, dc[i].value_at, len);
 		(*checked)++;
 		if ((got[i].ret == 0) != (ret == 0))
 			report(mismatches, what,
@@ -554,6 +664,21 @@ static int downlinks(uint64_t cases, uint64_t (*rnd)(void), uint64_t *checked, u
 				     "BPF did not read the reference's PHYPayload");
 		else if (!ret && memcmp(got[i].phy, want, XR_LORA_DL_PHY))
 			report(mismatches, what, "BPF read other bytes");
+		(*checked)++;
+		if (got[i].len != len) {
+			report(mismatches, what, "BPF decoded a PHYPayload of another length");
+			continue;
+		}
+		if (len > 0 && memcmp(got[i].full, full, len))
+			report(mismatches, what, "BPF decoded other bytes");
+		mic = len < 0 ? 0 : dl_reference_mic(c, key, full, len, dc[i].fcnt);
+		(*checked)++;
+		if (mic < 0)
+			err = -EIO;
+		else if (got[i].mic_ok != mic)
+			report(mismatches, what,
+			       mic ? "BPF refused a downlink's right MIC" :
+				     "BPF took a downlink's wrong MIC");
 	}
 	free(frames);
 	free(got);
@@ -580,7 +705,7 @@ int selftest_lorawan(const struct iface *lo, uint64_t cases, uint64_t (*rnd)(voi
 	if (!err)
 		err = join_vectors(c, checked, mismatches);
 	if (!err)
-		err = downlinks(cases * 20, rnd, checked, mismatches);
+		err = downlinks(c, &tab, cases * 20, rnd, checked, mismatches);
 	for (uint64_t i = 0; i < cases && !err; i++) {
 		static const char *const sizes[] = { "1", "1-16", "15-17", "1-96", "31-33", "96" };
 		struct lw_gen_opts g = { .devices = 1 + rnd() % 40,

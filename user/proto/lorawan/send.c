@@ -374,13 +374,14 @@ static void lw_report(void *st, const struct engine_result *res, uint64_t ready_
 			fprintf(human,
 				"  downlinks: %llu PULL_RESP to our gateways, %llu answered with TX_ACK; "
 				"%llu to no gateway of ours, %llu malformed, %llu without ACK bit, "
-				"%llu to unknown devices, %llu before an uplink\n",
+				"%llu to unknown devices, %llu before an uplink, %llu with a wrong MIC\n",
 				(unsigned long long)pull_resps, (unsigned long long)tx_acks,
 				(unsigned long long)lk->dl_ctr[XR_LORA_DL_UNKNOWN_GW],
 				(unsigned long long)lk->dl_ctr[XR_LORA_DL_MALFORMED],
 				(unsigned long long)lk->dl_ctr[XR_LORA_DL_NOT_ACK],
 				(unsigned long long)lk->dl_ctr[XR_LORA_DL_UNKNOWN_DEV],
-				(unsigned long long)lk->dl_ctr[XR_LORA_DL_NO_UPLINK]);
+				(unsigned long long)lk->dl_ctr[XR_LORA_DL_NO_UPLINK],
+				(unsigned long long)lk->dl_ctr[XR_LORA_DL_BAD_MIC]);
 		if (confirmed) {
 			fprintf(human,
 				"  confirmed uplinks: %llu sent, %llu ACKed (%.2f%%), %llu unanswered, "
@@ -480,6 +481,7 @@ static void lw_report(void *st, const struct engine_result *res, uint64_t ready_
 	json_u64(j, "unknown_device", lk->dl_ctr[XR_LORA_DL_UNKNOWN_DEV]);
 	json_u64(j, "before_uplink", lk->dl_ctr[XR_LORA_DL_NO_UPLINK]);
 	json_u64(j, "tx_ack_failed", lk->dl_ctr[XR_LORA_DL_TX_ACK_FAILED]);
+	json_u64(j, "bad_mic", lk->dl_ctr[XR_LORA_DL_BAD_MIC]);
 	json_u64(j, "join_accepts", lk->dl_ctr[XR_LORA_DL_JOIN_ACCEPT]);
 	json_u64(j, "join_accepts_lost", lk->dl_ctr[XR_LORA_DL_JOIN_LOST]);
 	json_u64(j, "join_accepts_unasked", lk->dl_ctr[XR_LORA_DL_JOIN_UNASKED]);
