@@ -147,6 +147,24 @@ struct {
 	__uint(max_entries, 4096);
 } lora_join_accepts SEC(".maps");
 
+/* The MIC's block B0 (LoRaWAN 1.0.3 §4.4): direction (0 up, 1 down), DevAddr as on air, FCnt, length. */
+static __always_inline void lora_b0(__u8 *b0, __u8 dir, const __u8 *devaddr, __u32 fcnt, __u32 msg)
+{
+	b0[0] = 0x49;
+	b0[1] = b0[2] = b0[3] = b0[4] = 0;
+	b0[5] = dir;
+	b0[6] = devaddr[0];
+	b0[7] = devaddr[1];
+	b0[8] = devaddr[2];
+	b0[9] = devaddr[3];
+	b0[10] = fcnt;
+	b0[11] = fcnt >> 8;
+	b0[12] = fcnt >> 16;
+	b0[13] = fcnt >> 24;
+	b0[14] = 0;
+	b0[15] = msg;
+}
+
 /* FRMPayload of sc->phy xor the key stream of A_1..A_k (LoRaWAN 1.0.3 §4.3.3), uplink. */
 static __noinline int lora_encrypt(const struct xr_lora_dev *dev, struct xr_lora_scratch *sc,
 				   __u32 fcnt)
@@ -203,19 +221,7 @@ static __noinline int lora_uplink(const struct xr_lora_dev *dev, struct xr_lora_
 
 	/* B0 | msg (LoRaWAN 1.0.3 §4.4); the zeros after msg are CMAC's padding but for 0x80 */
 	msg = len - 4;
-	sc->cm[0] = 0x49;
-	sc->cm[1] = sc->cm[2] = sc->cm[3] = sc->cm[4] = 0;
-	sc->cm[5] = 0; /* Dir: uplink */
-	sc->cm[6] = dev->phy[1];
-	sc->cm[7] = dev->phy[2];
-	sc->cm[8] = dev->phy[3];
-	sc->cm[9] = dev->phy[4];
-	sc->cm[10] = fcnt;
-	sc->cm[11] = fcnt >> 8;
-	sc->cm[12] = fcnt >> 16;
-	sc->cm[13] = fcnt >> 24;
-	sc->cm[14] = 0;
-	sc->cm[15] = msg;
+	lora_b0(sc->cm, 0, dev->phy + 1, fcnt, msg);
 	dst = (__u64 *)(sc->cm + 16);
 	src = (const __u64 *)sc->phy;
 	for (int i = 0; i < XR_LORA_MAX_PHY / 8; i++)
@@ -736,19 +742,7 @@ __noinline int lora_dl_mic_ok(const struct xr_lora_dev *dev, struct xr_lora_dl_s
 	if (!dev || !sc || len < 12 || len > XR_LORA_MAX_PHY)
 		return 0;
 	mac = (__u8 *)sc->x;
-	sc->cm[0] = 0x49;
-	sc->cm[1] = sc->cm[2] = sc->cm[3] = sc->cm[4] = 0;
-	sc->cm[5] = 1; /* Dir: downlink */
-	sc->cm[6] = sc->phy[1];
-	sc->cm[7] = sc->phy[2];
-	sc->cm[8] = sc->phy[3];
-	sc->cm[9] = sc->phy[4];
-	sc->cm[10] = fcnt;
-	sc->cm[11] = fcnt >> 8;
-	sc->cm[12] = fcnt >> 16;
-	sc->cm[13] = fcnt >> 24;
-	sc->cm[14] = 0;
-	sc->cm[15] = msg;
+	lora_b0(sc->cm, 1, sc->phy + 1, fcnt, msg);
 	/* msg, then CMAC's padding (0x80 and zeros: the MIC's bytes cleared) to the block's end */
 	dst = (__u64 *)(sc->cm + 16);
 	for (int i = 0; i < XR_LORA_MAX_PHY / 8; i++)

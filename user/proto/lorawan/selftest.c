@@ -423,25 +423,34 @@ struct dl_case {
 	uint32_t fcnt; /* the FCntDown its MIC is checked at */
 };
 
+/* A downlink's MIC (OpenSSL's CMAC over B0 with Dir 1 | msg) into mac: 0 or -EIO. */
+static int dl_mic(struct lw_crypto *c, const uint8_t key[16], const uint8_t *phy, int len,
+		  uint32_t fcnt, uint8_t mac[16])
+{
+	uint8_t cm[16 + XR_LORA_MAX_PHY];
+	int msg = len - 4;
+
+	memcpy(cm, (uint8_t[]){ 0x49, 0, 0, 0, 0, 1 }, 6);
+	memcpy(cm + 6, phy + 1, 4);
+	memcpy(cm + 10, (uint8_t[]){ fcnt, fcnt >> 8, fcnt >> 16, fcnt >> 24, 0, msg }, 6);
+	memcpy(cm + 16, phy, msg);
+	return lw_cmac(c, key, cm, 16 + msg, mac) ? -EIO : 0;
+}
+
 /* A downlink to the test device: random bytes, its MIC (a third of them then with a bit changed). */
 static int dl_phy(struct lw_crypto *c, const uint8_t key[16], uint32_t fcnt, uint8_t *phy, int len,
 		  uint64_t (*rnd)(void))
 {
-	uint8_t cm[16 + XR_LORA_MAX_PHY], mac[16];
-	int msg = len - 4;
+	uint8_t mac[16];
 
 	for (int i = 0; i < len; i++)
 		phy[i] = rnd();
 	phy[0] = 0x60; /* unconfirmed data down */
 	phy[6] = fcnt;
 	phy[7] = fcnt >> 8;
-	memcpy(cm, (uint8_t[]){ 0x49, 0, 0, 0, 0, 1 }, 6);
-	memcpy(cm + 6, phy + 1, 4);
-	memcpy(cm + 10, (uint8_t[]){ fcnt, fcnt >> 8, fcnt >> 16, fcnt >> 24, 0, msg }, 6);
-	memcpy(cm + 16, phy, msg);
-	if (lw_cmac(c, key, cm, 16 + msg, mac))
+	if (dl_mic(c, key, phy, len, fcnt, mac))
 		return -EIO;
-	memcpy(phy + msg, mac, 4);
+	memcpy(phy + len - 4, mac, 4);
 	if (rnd() % 3 == 0) {
 		int bit = rnd() % (8 * len);
 
@@ -578,18 +587,13 @@ out:
 static int dl_reference_mic(struct lw_crypto *c, const uint8_t key[16], const uint8_t *phy, int len,
 			    uint32_t fcnt)
 {
-	uint8_t cm[16 + XR_LORA_MAX_PHY], mac[16];
-	int msg = len - 4;
+	uint8_t mac[16];
 
 	if (len < 12 || len > XR_LORA_MAX_PHY)
 		return 0;
-	memcpy(cm, (uint8_t[]){ 0x49, 0, 0, 0, 0, 1 }, 6);
-	memcpy(cm + 6, phy + 1, 4);
-	memcpy(cm + 10, (uint8_t[]){ fcnt, fcnt >> 8, fcnt >> 16, fcnt >> 24, 0, msg }, 6);
-	memcpy(cm + 16, phy, msg);
-	if (lw_cmac(c, key, cm, 16 + msg, mac))
+	if (dl_mic(c, key, phy, len, fcnt, mac))
 		return -1;
-	return !memcmp(mac, phy + msg, 4);
+	return !memcmp(mac, phy + len - 4, 4);
 }
 
 /* What the reader must find in the whole frame: 0 and phy, or -1 (json-c and OpenSSL). */
