@@ -417,6 +417,8 @@ static int join_vectors(struct lw_crypto *c, uint64_t *checked, uint64_t *mismat
 #define DL_FRAME 2048
 #define DL_MAX 8192 /* downlinks in one selftest run */
 
+static const char dl_b64[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+
 struct dl_case {
 	uint32_t len, full_len; /* the frame as sent, and before a cut */
 	int value_at; /* offset of the "data" value in the frame; -1: none */
@@ -465,8 +467,6 @@ static int dl_frame(uint8_t *f, struct dl_case *dc, uint64_t (*rnd)(void), struc
 	static const char *const ws[] = { "", " ", "  ", "\t", "\n", " \n " };
 	static const char *const keys[] = { "imme", "tmst", "freq", "rfch", "powe", "modu",
 					    "datr", "codr", "ipol", "size", "data" };
-	static const char b64[] =
-		"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
 	char *js = (char *)f + XR_LORA_PUSH_DATA_OFF + 4, *end = (char *)f + DL_FRAME - 1;
 	int order[11], nk = rnd() % 8 ? 11 : 10; /* one in 8 without "data" */
 	char *p = js;
@@ -516,7 +516,7 @@ static int dl_frame(uint8_t *f, struct dl_case *dc, uint64_t (*rnd)(void), struc
 				continue;
 			}
 			for (int k = 0; k < n; k++)
-				*p++ = b64[rnd() % 64];
+				*p++ = dl_b64[rnd() % 64];
 			/* one in 5: a character that is not base64 among the first 12 */
 			if (n >= 12 && rnd() % 5 == 0)
 				p[-n + (int)(rnd() % 12)] = "-.=! "[rnd() % 5];
@@ -547,40 +547,46 @@ static int dl_frame(uint8_t *f, struct dl_case *dc, uint64_t (*rnd)(void), struc
 }
 
 /*
+ * The txpk's "data" string as json-c reads the whole frame, into v (DL_FRAME
+ * bytes), when the first "data" key is within the bytes the reader scans:
+ * its length, or -1.
+ */
+static int dl_value(const uint8_t *f, const struct dl_case *dc, char *v)
+{
+	size_t jl = dc->full_len - XR_LORA_PUSH_DATA_OFF - 4;
+	char *text = strndup((const char *)f + XR_LORA_PUSH_DATA_OFF + 4, jl), *first;
+	json_object *root = text ? json_tokener_parse(text) : NULL, *txpk, *data;
+	int n = -1;
+
+	first = text ? strstr(text, "\"data\"") : NULL;
+	if (root && json_object_object_get_ex(root, "txpk", &txpk) &&
+	    json_object_object_get_ex(txpk, "data", &data) &&
+	    json_object_is_type(data, json_type_string) && first && first - text < XR_LORA_DL_SCAN)
+		n = snprintf(v, DL_FRAME, "%s", json_object_get_string(data));
+	json_object_put(root);
+	free(text);
+	return n;
+}
+
+/*
  * What the whole-PHYPayload decoder must find: its length and bytes, or -1
  * when the value is not strict base64 (whole groups, '=' only as padding),
  * decodes to more than XR_LORA_MAX_PHY bytes, or its closing quote is cut off.
  */
 static int dl_reference_full(const uint8_t *f, const struct dl_case *dc, uint8_t *phy)
 {
-	static const char b64[] =
-		"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
-	size_t jl = dc->full_len - XR_LORA_PUSH_DATA_OFF - 4, n, pad;
-	char *text = strndup((const char *)f + XR_LORA_PUSH_DATA_OFF + 4, jl), *first;
-	json_object *root = text ? json_tokener_parse(text) : NULL, *txpk, *data;
 	uint8_t out[XR_LORA_B64_MAX];
-	const char *v = NULL;
-	int ret = -1;
+	char v[DL_FRAME];
+	int n = dl_value(f, dc, v), pad;
 
-	if (root && json_object_object_get_ex(root, "txpk", &txpk) &&
-	    json_object_object_get_ex(txpk, "data", &data) &&
-	    json_object_is_type(data, json_type_string))
-		v = json_object_get_string(data);
-	first = text ? strstr(text, "\"data\"") : NULL;
-	if (!v || !first || first - text >= XR_LORA_DL_SCAN || dc->value_at < 0 ||
-	    dc->value_at + strlen(v) >= dc->len)
-		goto out;
-	n = strlen(v);
+	if (n < 0 || dc->value_at < 0 || (uint32_t)(dc->value_at + n) >= dc->len)
+		return -1;
 	pad = n >= 1 && v[n - 1] == '=' ? (n >= 2 && v[n - 2] == '=' ? 2 : 1) : 0;
-	if (n % 4 || strspn(v, b64) != n - pad || n / 4 * 3 - pad > XR_LORA_MAX_PHY ||
+	if (n % 4 || (int)strspn(v, dl_b64) != n - pad || n / 4 * 3 - pad > XR_LORA_MAX_PHY ||
 	    EVP_DecodeBlock(out, (const unsigned char *)v, n) < 0)
-		goto out;
-	ret = n / 4 * 3 - pad;
-	memcpy(phy, out, ret);
-out:
-	json_object_put(root);
-	free(text);
-	return ret;
+		return -1;
+	memcpy(phy, out, n / 4 * 3 - pad);
+	return n / 4 * 3 - pad;
 }
 
 /* Whether phy (len bytes) carries key's MIC at fcnt, by OpenSSL's CMAC; -1 when it cannot say. */
@@ -599,28 +605,15 @@ static int dl_reference_mic(struct lw_crypto *c, const uint8_t key[16], const ui
 /* What the reader must find in the whole frame: 0 and phy, or -1 (json-c and OpenSSL). */
 static int dl_reference(const uint8_t *f, const struct dl_case *dc, uint8_t *phy)
 {
-	size_t jl = dc->full_len - XR_LORA_PUSH_DATA_OFF - 4;
-	char *text = strndup((const char *)f + XR_LORA_PUSH_DATA_OFF + 4, jl), *first;
-	json_object *root = text ? json_tokener_parse(text) : NULL, *txpk, *data;
-	const char *v = NULL;
 	uint8_t out[12];
-	int ret = -1;
+	char v[DL_FRAME];
+	int n = dl_value(f, dc, v);
 
-	if (root && json_object_object_get_ex(root, "txpk", &txpk) &&
-	    json_object_object_get_ex(txpk, "data", &data) &&
-	    json_object_is_type(data, json_type_string))
-		v = json_object_get_string(data);
-	first = text ? strstr(text, "\"data\"") : NULL;
-	if (v && strlen(v) >= 12 &&
-	    strspn(v, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/") >= 12 &&
-	    first && first - text < XR_LORA_DL_SCAN &&
-	    EVP_DecodeBlock(out, (const unsigned char *)v, 12) == 9) {
-		memcpy(phy, out, XR_LORA_DL_PHY);
-		ret = 0;
-	}
-	json_object_put(root);
-	free(text);
-	return ret;
+	if (n < 12 || strspn(v, dl_b64) < 12 ||
+	    EVP_DecodeBlock(out, (const unsigned char *)v, 12) != 9)
+		return -1;
+	memcpy(phy, out, XR_LORA_DL_PHY);
+	return 0;
 }
 
 /* One load of the program for all of them: loading costs more than a thousand runs. */
