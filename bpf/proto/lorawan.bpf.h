@@ -136,7 +136,8 @@ struct {
  */
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
-	__uint(max_entries, 65536);
+	__uint(max_entries,
+	       1); /* XR_LORA_STAT_TOKENS with lora_cfg.stat (a hash map is preallocated) */
 	__type(key, __u32);
 	__type(value, __u32);
 } lora_stat_tok SEC(".maps");

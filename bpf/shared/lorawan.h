@@ -143,6 +143,7 @@ struct xr_lora_gw_ctr {
 #define XR_LORA_PULL_DATA 2
 #define XR_LORA_PULL_RESP 3
 #define XR_LORA_PULL_ACK 4
+#define XR_LORA_STAT_TOKENS 65536 /* every 16-bit token: a stat in flight each */
 #define XR_LORA_TX_ACK 5
 
 /*

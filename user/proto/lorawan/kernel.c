@@ -41,8 +41,8 @@ static int lw_before_load(void *ctx, struct gen_bpf *skel, const struct engine_o
 	bpf_map__set_max_entries(skel->maps.lora_gws, f->ngw);
 	bpf_map__set_max_entries(skel->maps.lora_gw_ctr, f->ngw);
 	/* a token per stat in flight; without stats the map is not read */
-	if (!lk->ka.stat_interval_ns)
-		bpf_map__set_max_entries(skel->maps.lora_stat_tok, 1);
+	if (lk->ka.stat_interval_ns)
+		bpf_map__set_max_entries(skel->maps.lora_stat_tok, XR_LORA_STAT_TOKENS);
 	{
 		size_t nconf = 0;
 
