@@ -480,7 +480,9 @@ test_lorawan_webhook_gaps_and_duplicates() {
 		--duration 30s --json "$WORK/w2.json" -q &
 	WH=$!
 	sleep 0.3
+	# and a second run from n 0 that has not begun (in 2100): the uplinks are the first run's
 	echo '{"t0_unix":1.0,"pps":1000,"first_n":0}' >>"$WORK/sched.json"
+	echo '{"t0_unix":4102444800.0,"pps":1000,"first_n":0}' >>"$WORK/sched.json"
 	python3 - "$eui" "$fcnt0" <<-'PY' || fail "POST"
 	import sys, urllib.request
 	for f in (2, 3):
@@ -491,6 +493,9 @@ test_lorawan_webhook_gaps_and_duplicates() {
 	wait "$WH" || fail "count --webhook exited $?"
 	expect_eq "$(jget "$WORK/w2.json" webhook.uplinks)" 2 "uplinks received"
 	expect_eq "$(jget "$WORK/w2.json" webhook.lost)" 2 "lost before the first seen (schedule: first_n 0)"
+	expect_eq "$(jget "$WORK/w2.json" webhook.runs.0.uplinks)" 2 "uplinks of the run that had sent them"
+	expect_eq "$(jget "$WORK/w2.json" webhook.runs.1.uplinks)" 0 "uplinks of the run that had not begun"
+	expect_eq "$(jget "$WORK/w2.json" webhook.latency_ms.before_departure)" 0 "uplinks timed before their departure"
 }
 
 test_lorawan_no_push_ack() {

@@ -196,16 +196,35 @@ static void time_arrival(struct webhook *w, struct wh_run *r, uint64_t n, uint64
 	lat_add(&w->lat, (uint64_t)(lat * 1e9));
 }
 
-/*
- * The run n belongs to: the latest whose first n is at or below it (a search's
- * trials go on from where the last stopped; a new session may start over).
- */
-static struct wh_run *run_of(struct webhook *w, uint64_t n)
+/* Whether the uplink first sent as n could have left in run r by at_ns (an untimed run: yes). */
+static bool departed(const struct wh_run *r, uint64_t n, uint64_t at_ns)
 {
-	for (size_t i = w->nruns; i-- > 0;)
-		if (w->runs[i].sched.first_n <= n)
-			return &w->runs[i];
-	return NULL;
+	return !(r->sched.pps > 0) ||
+	       r->sched.t0_unix + (double)(n - r->sched.first_n) / r->sched.pps <= at_ns / 1e9;
+}
+
+/*
+ * The run n belongs to: the latest whose first n is at or below it and that
+ * had sent it by the time it arrived. A search's trials go on from where the
+ * last stopped, but a second search (or run) may start over at the same n:
+ * then a late uplink of the first is not taken for one the second has yet
+ * to send. Without such a run (clocks apart), the latest at or below n.
+ */
+static struct wh_run *run_of(struct webhook *w, uint64_t n, uint64_t at_ns)
+{
+	struct wh_run *below = NULL;
+
+	for (size_t i = w->nruns; i-- > 0;) {
+		struct wh_run *r = &w->runs[i];
+
+		if (r->sched.first_n > n)
+			continue;
+		if (departed(r, n, at_ns))
+			return r;
+		if (!below)
+			below = r;
+	}
+	return below;
 }
 
 /*
@@ -255,7 +274,7 @@ static void read_runs(struct webhook *w)
 	}
 	if (added) {
 		for (size_t i = 0; i < w->npending; i++) {
-			struct wh_run *r = run_of(w, w->pending[i].n);
+			struct wh_run *r = run_of(w, w->pending[i].n, w->pending[i].at_ns);
 
 			if (r)
 				time_arrival(w, r, w->pending[i].n, w->pending[i].at_ns);
@@ -276,7 +295,7 @@ static void arrival(struct webhook *w, uint64_t n, uint64_t at_ns)
 	if (!w->schedule)
 		return;
 	read_runs(w);
-	r = run_of(w, n);
+	r = run_of(w, n, at_ns);
 	if (r) {
 		time_arrival(w, r, n, at_ns);
 		return;
