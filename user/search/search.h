@@ -67,7 +67,8 @@ struct trial {
 	 * latency from departure is the one its goals judge
 	 */
 	bool from_run;
-	bool witness_webhook; /* the witness is count --webhook (a run is expected) */
+	bool witness_webhook; /* the witness has count --webhook's figures */
+	bool webhook_alone; /* and nothing else (no -i): received is the run's, not delivered's growth */
 	double run_p99_us; /* < 0: no uplink of the run was timed */
 	/* count --listen: the attribution's counters, growth during the trial */
 	int nattr;

@@ -265,7 +265,8 @@ int run_trial(struct search *s, double load, struct trial *t)
 			pr_warn("cannot read the trial's results: %s\n", strerror(-err));
 			goto out;
 		}
-		if (t->witness_webhook && !t->from_run) {
+		if (t->witness_webhook && !t->from_run &&
+		    (t->webhook_alone || search_has_latency_goal(s))) {
 			pr_warn("the witness (count --webhook) has no run that began at n=%llu: give the "
 				"trial --schedule FILE, the file count --webhook reads with --schedule\n",
 				(unsigned long long)rt.first_n);
@@ -291,8 +292,8 @@ int run_trial(struct search *s, double load, struct trial *t)
 	else
 		s->next_n += t->asked;
 	/* a witness whose count went down restarted: the trial cannot be read from it */
-	t->witness_reset = !replies && !t->from_run && after < before;
-	t->received = replies || t->from_run ? after : t->witness_reset ? 0 : after - before;
+	t->witness_reset = !replies && !t->webhook_alone && after < before;
+	t->received = replies || t->webhook_alone ? after : t->witness_reset ? 0 : after - before;
 	t->loss = t->asked ? (t->asked > t->received ? (double)(t->asked - t->received) / t->asked :
 						       0) :
 			     1;

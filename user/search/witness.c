@@ -167,10 +167,16 @@ static int witness_http(const struct search *s, uint64_t first_n, uint64_t *out,
 		return err;
 	if (attr)
 		json_attribution(root, attr);
+	/*
+	 * count --webhook: its run for this trial. Alone (no "matched": not the
+	 * --listen of a count with -i) its uplinks are also what was received
+	 */
 	if (attr && !s->field && json_object_object_get_ex(root, "webhook", &wh)) {
 		attr->witness_webhook = true;
+		attr->webhook_alone = !json_object_object_get_ex(root, "matched", NULL);
 		webhook_run(wh, first_n, out, attr);
-		goto out;
+		if (attr->webhook_alone)
+			goto out;
 	}
 	if (s->field) {
 		err = json_path_u64(root, s->field, out);
