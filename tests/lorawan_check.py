@@ -26,6 +26,10 @@ import time
 from cryptography.hazmat.primitives import cmac
 from cryptography.hazmat.primitives.ciphers import Cipher, algorithms, modes
 
+# device-to-server MAC commands (LoRaWAN 1.0.3 §5): CID -> payload bytes
+MAC_UP_LEN = {0x02: 0, 0x03: 1, 0x04: 0, 0x05: 1, 0x06: 2, 0x07: 1, 0x08: 0, 0x09: 0, 0x0a: 1, 0x0d: 0}
+LINK_CHECK, DEVICE_TIME = 0x02, 0x0d
+GPS_EPOCH_UNIX, GPS_LEAP = 315964800, 18
 CODR = {"4/5", "4/6", "4/7", "4/8", "3/8", "1/3", "2/6", "1/4", "1/6", "5/6", "4/5LI", "4/6LI", "4/8LI"}
 DATR = re.compile(r"^SF(\d+)BW(\d+)$")
 
@@ -83,7 +87,8 @@ class Verifier:
                 "tx_ack_bad", "not_push_data", "rejected", "rxpk", "valid", "uplinks", "copies",
                 "unknown_devaddr", "bad_mic", "bad_payload", "bad_json", "bad_fcnt", "bad_field", "same_gateway",
                 "join_requests", "join_copies", "join_unknown_dev", "join_bad_mic", "join_nonce_reused",
-                "join_accepts_sent", "sessions", "downlinks_bad_mic")
+                "join_accepts_sent", "sessions", "downlinks_bad_mic", "bad_fopts", "mac_uplinks",
+                "link_check_reqs", "device_time_reqs", "mac_downlinks", "mac_in_frm")
 
     def __init__(self, fleet, verify=True, otaa=None):
         self.fleet = fleet
@@ -108,6 +113,8 @@ class Verifier:
         self.fcnt_down = {}  # DevAddr -> next downlink FCnt
         self.pending = {}    # PULL_RESP token -> the gateway EUI it went to, until its TX_ACK
         self.token = 0
+        self.asks = {}       # DevAddr -> the MAC requests (CIDs) of its last uplink
+        self.heard = {}      # DevAddr -> gateways that sent its last uplink
 
     def error(self, kind, msg):
         self.c[kind] += 1
@@ -214,7 +221,8 @@ class Verifier:
                 gw not in dev["gateways"]:
             return self.error("bad_field", f"{addr:08x}: freq/datr/gateway not the fleet's")
         mhdr, fctrl = phy[0], phy[5]
-        if mhdr != (0x80 if dev["confirmed"] else 0x40) or fctrl & 0x0f:
+        fol = fctrl & 0x0f
+        if mhdr != (0x80 if dev["confirmed"] else 0x40) or fctrl & 0xf0 or len(phy) < 13 + fol:
             return self.error("bad_field", f"{addr:08x}: MHDR {mhdr:02x} FCtrl {fctrl:02x}")
         fcnt16 = struct.unpack_from("<H", phy, 6)[0]
         nxt = self.next.get(addr, dev["fcnt_start"])
@@ -224,7 +232,7 @@ class Verifier:
             bytes([0, len(msg)])
         if aes_cmac(dev["nwk"], b0 + msg)[:4] != phy[-4:]:
             return self.error("bad_mic", f"{addr:08x} FCnt {fcnt}")
-        fport, frm = phy[8], phy[9:-4]
+        fport, frm = phy[8 + fol], phy[9 + fol:-4]
         key = dev["app"] if fport else dev["nwk"]
         stream = b""
         for i in range((len(frm) + 15) // 16):
@@ -233,6 +241,12 @@ class Verifier:
         plain = bytes(x ^ y for x, y in zip(frm, stream))
         if fport != dev["fport"] or plain != dev["payload"]:
             return self.error("bad_payload", f"{addr:08x} FCnt {fcnt}")
+        asks, i = [], 8
+        while i < 8 + fol:
+            if phy[i] not in MAC_UP_LEN or i + 1 + MAC_UP_LEN[phy[i]] > 8 + fol:
+                return self.error("bad_fopts", f"{addr:08x}: FOpts {phy[8:8 + fol].hex()}")
+            asks.append(phy[i])
+            i += 1 + MAC_UP_LEN[phy[i]]
         last = self.last.get(addr)
         if last and last[0] == fcnt:
             # another gateway's copy of the same uplink
@@ -245,6 +259,11 @@ class Verifier:
         if fcnt < nxt or (last and fcnt <= last[0]):
             return self.error("bad_fcnt", f"{addr:08x}: FCnt {fcnt} after {last[0] if last else None}")
         self.last[addr] = (fcnt, {gw})
+        self.asks[addr] = asks
+        if asks:
+            self.c["mac_uplinks"] += 1
+            self.c["link_check_reqs"] += LINK_CHECK in asks
+            self.c["device_time_reqs"] += DEVICE_TIME in asks
         self.next[addr] = fcnt + 1
         self.c["valid"] += 1
         self.c["uplinks"] += 1
@@ -334,6 +353,53 @@ class Verifier:
         self.token = (self.token + 1) % 65536
         self.pending[self.token] = gw
         self.c["downlinks_sent"] += 1
+        return bytes([2, self.token & 0xff, self.token >> 8, 3]) + json.dumps({"txpk": txpk}).encode(), peer
+
+    def mac_downlink(self, dev, addr, gw, rx, t_rx, in_frm=False, other=False, unknown=False):
+        """The PULL_RESP answering the MAC requests of a device's last uplink (heard first by gw, at t_rx),
+        as a network server answers them after its deduplication: LinkCheckAns (margin from the SNR, GwCnt
+        the gateways that sent the uplink), DeviceTimeAns (GPS time when the uplink arrived), with the ACK bit
+        for a confirmed device. In FOpts (plaintext, 1.0.x), or with in_frm in an FRMPayload on FPort 0
+        encrypted with NwkSKey; other puts a DevStatusReq before them (a device skips it by its length),
+        unknown a CID no version has after them."""
+        peer = self.pull_peer.get(gw)
+        if peer is None:
+            self.c["downlink_no_gateway"] += 1
+            return None, None
+        cmds = b"\x06" if other else b""
+        for cid in self.asks.get(addr, ()):
+            if cid == LINK_CHECK:
+                cmds += bytes([LINK_CHECK, max(0, min(254, int(rx["lsnr"]) + 10)),
+                               len(self.last[addr][1])])
+            elif cid == DEVICE_TIME:
+                g = t_rx - GPS_EPOCH_UNIX + GPS_LEAP
+                cmds += bytes([DEVICE_TIME]) + struct.pack("<I", int(g) & 0xffffffff) + \
+                    bytes([int((g % 1) * 256)])
+        if unknown:
+            cmds += b"\x7f"
+        fcnt = self.fcnt_down.get(addr, self.fcnt_down_start)
+        self.fcnt_down[addr] = fcnt + 1
+        fctrl = 0x20 if dev["confirmed"] else 0
+        if in_frm:
+            stream = b""
+            for i in range((len(cmds) + 15) // 16):
+                stream += aes_ecb(dev["nwk"], bytes([1, 0, 0, 0, 0, 1]) + struct.pack("<I", addr) +
+                                  struct.pack("<I", fcnt) + bytes([0, i + 1]))
+            body = b"\x00" + bytes(x ^ y for x, y in zip(cmds, stream))
+            self.c["mac_in_frm"] += 1
+        else:
+            fctrl |= len(cmds)
+            body = cmds
+        msg = bytes([0x60]) + struct.pack("<I", addr) + bytes([fctrl]) + struct.pack("<H", fcnt & 0xffff) + body
+        b0 = bytes([0x49, 0, 0, 0, 0, 1]) + struct.pack("<I", addr) + struct.pack("<I", fcnt) + bytes([0, len(msg)])
+        phy = msg + aes_cmac(dev["nwk"], b0 + msg)[:4]
+        txpk = {"imme": False, "tmst": (rx["tmst"] + 1000000) % 2**32, "freq": rx["freq"], "rfch": 0, "powe": 14,
+                "modu": "LORA", "datr": rx["datr"], "codr": "4/5", "ipol": True, "size": len(phy),
+                "data": base64.b64encode(phy).decode()}
+        self.token = (self.token + 1) % 65536
+        self.pending[self.token] = gw
+        self.c["downlinks_sent"] += 1
+        self.c["mac_downlinks"] += 1
         return bytes([2, self.token & 0xff, self.token >> 8, 3]) + json.dumps({"txpk": txpk}).encode(), peer
 
     def report(self):

@@ -7,7 +7,10 @@ addresses each gateway sent from, verifies every uplink (lorawan_check.Verifier)
 acknowledges each confirmed uplink with a downlink (PULL_RESP) through the
 gateway that heard it first, if that gateway sent PULL_DATA, counting the
 TX_ACKs, answers each OTAA device's JoinRequest with a JoinAccept the same way
-(a new DevAddr and session, against which its later uplinks are verified), and, with --webhook, posts one ChirpStack-style JSON "up" event per
+(a new DevAddr and session, against which its later uplinks are verified),
+answers the MAC requests in an uplink's FOpts (LinkCheckReq, DeviceTimeReq) after
+--mac-delay (its deduplication window, so that LinkCheckAns counts the gateways that
+heard it), and, with --webhook, posts one ChirpStack-style JSON "up" event per
 deduplicated uplink, as ChirpStack's HTTP integration does.
 
     semtech_server.py --bind 198.18.0.2:1700 --fleet DIR --out FILE
@@ -83,6 +86,10 @@ def main():
     ap.add_argument("--no-verify", action="store_true", help="only parse and answer, as the bridge does")
     ap.add_argument("--fcnt-down-start", type=int, default=0, help="each device's first downlink FCnt")
     ap.add_argument("--bad-dl-mic", type=int, default=0, help="every N-th ACK downlink with a wrong MIC")
+    ap.add_argument("--mac-delay", type=float, default=0.05, help="seconds from an uplink to its MAC answers")
+    ap.add_argument("--mac-frm-every", type=int, default=0, help="every N-th MAC downlink on FPort 0")
+    ap.add_argument("--mac-other", action="store_true", help="a DevStatusReq before the answers")
+    ap.add_argument("--mac-unknown-every", type=int, default=0, help="every N-th MAC downlink ends in CID 0x7f")
     a = ap.parse_args()
 
     host, port = a.bind.rsplit(":", 1)
@@ -109,11 +116,27 @@ def main():
     if a.ready:
         open(a.ready, "w").close()
     last = None
+    mac_due = []  # (when, device, DevAddr, gateway, rxpk, time it arrived): answers after the dedup window
+
+    def answer_mac(now):
+        while mac_due and mac_due[0][0] <= now:
+            _, dev, addr, gw, rx, t_rx = mac_due.pop(0)
+            k = v.c["mac_downlinks"] + 1
+            dl, to = v.mac_downlink(dev, addr, gw, rx, t_rx,
+                                    in_frm=bool(a.mac_frm_every and k % a.mac_frm_every == 0),
+                                    other=a.mac_other,
+                                    unknown=bool(a.mac_unknown_every and k % a.mac_unknown_every == 0))
+            if dl:
+                s.sendto(dl, to)
+
     while not stop:
+        s.settimeout(0.01 if mac_due else 0.2)
         try:
             data, peer = s.recvfrom(65535)
+            t_wall = time.time()
         except socket.timeout:
-            if a.idle and last and time.monotonic() - last > a.idle:
+            answer_mac(time.monotonic())
+            if a.idle and last and time.monotonic() - last > a.idle and not mac_due:
                 break
             continue
         last = time.monotonic()
@@ -126,10 +149,14 @@ def main():
             if dl:
                 s.sendto(dl, to)
         for dev, addr, fcnt, phy, gw, rx in v.new if not a.no_downlinks else ():
-            if dev["confirmed"]:
+            if v.asks.get(addr):
+                mac_due.append((last + a.mac_delay, dev, addr, gw, rx, t_wall))
+            elif dev["confirmed"]:
                 dl, to = v.ack_downlink(dev, addr, gw, rx)
                 if dl:
                     s.sendto(dl, to)
+        # after this datagram's uplinks: a late server still counts the copy it was reading
+        answer_mac(time.monotonic())
         for dev, addr, fcnt, phy, gw, rx in (v.new if q is not None else ()):
             # the fields of ChirpStack v4's UplinkEvent (api/proto/integration) in its JSON form
             q.put({"deduplicationId": f"{addr:08x}-{fcnt}",

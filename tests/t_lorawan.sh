@@ -16,7 +16,7 @@ lw_server_start() {
 
 # lw_server_valid N: the server (lw.out) found no fault and N valid uplinks (copies included)
 lw_server_valid() {
-	for k in rejected bad_json bad_field bad_mic bad_payload bad_fcnt unknown_devaddr same_gateway; do
+	for k in rejected bad_json bad_field bad_mic bad_payload bad_fcnt bad_fopts unknown_devaddr same_gateway; do
 		expect_eq "$(jget "$WORK/lw.out" "$k")" 0 "server: $k"
 	done
 	expect_eq "$(jget "$WORK/lw.out" valid)" "$1" "valid uplinks at the server"
@@ -108,6 +108,25 @@ test_lorawan_bad_input() {
 		--server "$TB_SRV_IP" --keepalive 5x --count 10
 	run_bad 2 "--stat 10us: at least 1ms" tb_gen "$XR" lorawan send -i "$TB_GEN_IF" --fleet "$WORK/f" \
 		--server "$TB_SRV_IP" --stat 10us --count 10
+	# MAC requests: names once each, a device whose uplinks can carry them
+	for bad in "foo" "linkcheck,linkcheck" "linkcheck," ""; do
+		run_bad 2 "--mac $bad: a list of linkcheck and devicetime" tb_gen "$XR" lorawan send \
+			-i "$TB_GEN_IF" --fleet "$WORK/f" --server "$TB_SRV_IP" --mac "$bad" --count 10
+	done
+	run_bad 2 "--mac-every 0: from 1" tb_gen "$XR" lorawan send -i "$TB_GEN_IF" --fleet "$WORK/f" \
+		--server "$TB_SRV_IP" --mac linkcheck --mac-every 0 --count 10
+	run_bad 2 "--mac-every goes with --mac" tb_gen "$XR" lorawan send -i "$TB_GEN_IF" --fleet "$WORK/f" \
+		--server "$TB_SRV_IP" --mac-every 2 --count 10
+	"$XR" lorawan fleet --devices 3 --fport 0 --out "$WORK/p0" -q || fail "fleet"
+	run_bad 2 "--mac: device 1: it sends on FPort 0" tb_gen "$XR" lorawan send -i "$TB_GEN_IF" \
+		--fleet "$WORK/p0" --server "$TB_SRV_IP" --mac devicetime --count 10
+	"$XR" lorawan fleet --devices 3 --datr SF12BW125 --payload-size 50 --out "$WORK/big" -q || fail "fleet"
+	run_bad 2 "--mac: device 1: payload of 50 bytes and its FOpts is too large for SF12BW125" tb_gen "$XR" \
+		lorawan send -i "$TB_GEN_IF" --fleet "$WORK/big" --server "$TB_SRV_IP" --mac linkcheck,devicetime \
+		--count 10
+	"$XR" lorawan fleet --devices 3 --otaa --out "$WORK/otaa" -q || fail "fleet"
+	run_bad 2 "--mac: MAC commands ride on uplinks, not on JoinRequests" tb_gen "$XR" lorawan send \
+		-i "$TB_GEN_IF" --fleet "$WORK/otaa" --server "$TB_SRV_IP" --join --mac linkcheck --count 10
 }
 
 test_lorawan_gateways_keepalives_and_downlinks() {
@@ -321,6 +340,76 @@ test_lorawan_downlink_mic_checked() {
 	expect_eq "$(jget "$WORK/s.json" lorawan.confirmed.acked)" 772 "ACKed: every ACK whose MIC is right"
 	expect_eq "$(jget "$WORK/s.json" lorawan.confirmed.unanswered)" 128 "unanswered"
 	expect_eq "$(jget "$WORK/s.json" lorawan.confirmed.dup_acks)" 0 "duplicate ACKs"
+}
+
+test_lorawan_mac_commands() {
+	bed
+	"$XR" lorawan fleet --devices 400 --gateways 8 --heard-by 2 --seed "$RANDOM" --out "$WORK/f" -q ||
+		fail "fleet"
+	# the server answers 200 ms after an uplink (its dedup window: GwCnt counts both copies); every
+	# answer after a DevStatusReq (skipped by its length), every 3rd on FPort 0 (encrypted with
+	# NwkSKey), every 5th ending in CID 0x7f (unknown: the device stops reading there)
+	lw_server_start --fleet "$WORK/f" --idle 3 --mac-delay 0.2 --mac-frm-every 3 --mac-other \
+		--mac-unknown-every 5
+	count_start --udp --dport 1700 --duration 60s --idle 4s --json "$WORK/c.json"
+	# devices 1, 3, 5, ... ask (200 of 400), 3 rounds: 600 uplinks with LinkCheckReq and DeviceTimeReq
+	tb_gen "$XR" lorawan send -i "$TB_GEN_IF" --fleet "$WORK/f" --server "$TB_SRV_IP" --src 198.18.64.0/29 \
+		--keepalive 200ms --mac linkcheck,devicetime --mac-every 2 --pps 800 --rounds 3 --wait 3s \
+		--json "$WORK/s.json" || fail "lorawan send exited $?"
+	wait "$LW_PID"
+	count_wait
+	lw_server_valid 2400
+	expect_eq "$(jget "$WORK/lw.out" mac_uplinks)" 600 "uplinks with MAC requests at the server"
+	expect_eq "$(jget "$WORK/lw.out" link_check_reqs)" 600 "LinkCheckReqs at the server"
+	expect_eq "$(jget "$WORK/lw.out" device_time_reqs)" 600 "DeviceTimeReqs at the server"
+	expect_eq "$(jget "$WORK/lw.out" mac_downlinks)" 600 "answers the server sent"
+	expect_eq "$(jget "$WORK/lw.out" mac_in_frm)" 200 "of them on FPort 0"
+	expect_eq "$(jget "$WORK/lw.out" downlink_no_gateway)" 0 "answers with no gateway address"
+	expect_eq "$(jget "$WORK/s.json" replies.push_acks)" 2400 "PUSH_ACKs matched"
+	expect_eq "$(jget "$WORK/s.json" lorawan.downlinks.pull_resps)" 600 "PULL_RESP received"
+	expect_eq "$(jget "$WORK/s.json" lorawan.downlinks.tx_acks)" 600 "TX_ACKs"
+	for k in malformed bad_mic not_ack unknown_device before_uplink; do
+		expect_eq "$(jget "$WORK/s.json" lorawan.downlinks.$k)" 0 "downlinks: $k"
+	done
+	expect_eq "$(jget "$WORK/s.json" lorawan.downlinks.mac_other)" 600 "downlinks with a DevStatusReq skipped"
+	expect_eq "$(jget "$WORK/s.json" lorawan.downlinks.mac_unknown)" 120 "downlinks with an unknown CID"
+	expect_eq "$(jget "$WORK/s.json" lorawan.mac.uplinks)" 600 "uplinks that asked"
+	expect_eq "$(jget "$WORK/s.json" lorawan.mac.answered)" 600 "uplinks answered"
+	expect_eq "$(jget "$WORK/s.json" lorawan.mac.unanswered)" 0 "uplinks unanswered"
+	expect_eq "$(jget "$WORK/s.json" lorawan.mac.answered_twice)" 0 "answered twice"
+	expect_eq "$(jget "$WORK/s.json" lorawan.mac.link_check_ans)" 600 "LinkCheckAns read"
+	expect_eq "$(jget "$WORK/s.json" lorawan.mac.device_time_ans)" 600 "DeviceTimeAns read"
+	expect_eq "$(jget "$WORK/s.json" lorawan.mac.gw_cnt_sum)" 1200 "GwCnt: both gateways heard each"
+	expect_eq "$(jget "$WORK/s.json" lorawan.mac.device_time_devices)" 200 "devices with a device time"
+	# the server's GPS time of the uplink's arrival against its departure: a wrong epoch or leap
+	# second count would be seconds to decades off; the fraction is in 1/256 s
+	python3 - "$WORK/s.json" <<-'PY' || fail "MAC answer times"
+	import json, sys
+	m = json.load(open(sys.argv[1]))["lorawan"]["mac"]
+	assert -10 < m["device_time_error_mean_ms"] < 500, m
+	assert m["device_time_error_max_ms"] < 1000, m
+	# answered after the server's 200 ms window (a histogram cell's lower edge: 192.9 ms)
+	assert 180e3 <= m["latency_us"]["p50"] <= m["latency_us"]["max"] < 2e6, m["latency_us"]
+	PY
+
+	# confirmed devices: the answer carries the ACK for those that ask, a plain ACK for the others
+	"$XR" lorawan fleet --devices 100 --gateways 4 --heard-by 1 --confirmed --seed "$RANDOM" \
+		--out "$WORK/g" -q || fail "fleet"
+	lw_server_start --fleet "$WORK/g" --idle 3
+	tb_gen "$XR" lorawan send -i "$TB_GEN_IF" --fleet "$WORK/g" --server "$TB_SRV_IP" --src 198.18.64.0/30 \
+		--keepalive 200ms --mac devicetime --mac-every 4 --pps 400 --rounds 2 --wait 3s \
+		--json "$WORK/s2.json" || fail "lorawan send exited $?"
+	wait "$LW_PID"
+	lw_server_valid 200
+	expect_eq "$(jget "$WORK/lw.out" mac_downlinks)" 50 "answers with the ACK"
+	expect_eq "$(jget "$WORK/lw.out" downlinks_sent)" 200 "downlinks"
+	expect_eq "$(jget "$WORK/s2.json" lorawan.confirmed.uplinks)" 200 "confirmed uplinks"
+	expect_eq "$(jget "$WORK/s2.json" lorawan.confirmed.acked)" 200 "all ACKed"
+	expect_eq "$(jget "$WORK/s2.json" lorawan.mac.uplinks)" 50 "uplinks that asked"
+	expect_eq "$(jget "$WORK/s2.json" lorawan.mac.answered)" 50 "answered"
+	expect_eq "$(jget "$WORK/s2.json" lorawan.mac.link_check_ans)" 0 "LinkCheckAns (not asked)"
+	expect_eq "$(jget "$WORK/s2.json" lorawan.mac.device_time_ans)" 50 "DeviceTimeAns"
+	expect_eq "$(jget "$WORK/s2.json" lorawan.downlinks.not_ack)" 0 "downlinks without ACK"
 }
 
 test_lorawan_every_uplink_valid() {

@@ -33,6 +33,21 @@ _Static_assert(sizeof(((struct xr_lora_scratch *)0)->cm) <= XR_CMAC_MAX_BYTES,
 /* Set by userspace before load (user/proto/lorawan/): the fleet's shape and the ring. */
 const volatile struct xr_lora_cfg lora_cfg = {};
 
+static const signed char mac_down_len[32] = XR_LORA_MAC_DOWN_LENS;
+
+/*
+ * A downlink command's payload bytes, -1 for an unknown CID. The barrier
+ * keeps the mask: without it clang folds it into the test, into a form
+ * whose bound the verifier does not see.
+ */
+static __always_inline int lora_mac_down_len(__u32 cid)
+{
+	if (cid > XR_LORA_CID_DOWN_MAX)
+		return -1;
+	barrier_var(cid);
+	return mac_down_len[cid & 31];
+}
+
 static const char b64_alphabet[64] =
 	"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
 
@@ -117,6 +132,14 @@ struct {
 	__type(key, __u32);
 	__type(value, __u64);
 } lora_ack_hist SEC(".maps");
+
+/* An uplink that asked for MAC answers to the downlink that answered it, per second, as rtt_hist. */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, XR_RTT_CELLS);
+	__type(key, __u32);
+	__type(value, __u64);
+} lora_mac_hist SEC(".maps");
 
 /* Join storms: each device's last JoinRequest (struct xr_lora_join); sized by userspace. */
 struct {
@@ -379,17 +402,23 @@ static __always_inline __u32 lora_gw_address(void *data, const struct xr_lora_gw
 	return (d >> 8 | d << 8) & 0xffff;
 }
 
-/* Uplink u's device, when it sends confirmed uplinks, is now waiting for u's ACK. */
+/*
+ * Uplink u's device, when it sends confirmed uplinks or asks for MAC
+ * answers, is now waiting for u's ACK or answers.
+ */
 static __always_inline void lora_stamp_confirmed(__u64 u)
 {
 	__u32 d = u % lora_cfg.ndev;
 	struct xr_lora_confirmed *c = bpf_map_lookup_elem(&lora_confirmed, &d);
 
-	if (!c || !c->is_confirmed)
+	if (!c || !(c->is_confirmed || c->mac_asks))
 		return;
 	c->sent_ns = bpf_ktime_get_ns();
 	c->last_u = u + 1;
-	__sync_fetch_and_add(&c->uplinks, 1);
+	if (c->is_confirmed)
+		__sync_fetch_and_add(&c->uplinks, 1);
+	if (c->mac_asks)
+		__sync_fetch_and_add(&c->mac_uplinks, 1);
 }
 
 /* A JoinRequest goes out as userspace built it: what the copies need of its device. */
@@ -757,6 +786,120 @@ __noinline int lora_dl_mic_ok(const struct xr_lora_dev *dev, struct xr_lora_dl_s
 }
 
 /*
+ * The MAC commands of a downlink whose MIC is right (sc->phy, len bytes)
+ * into sc->mac: those in FOpts, or with none there and FPort 0, those in
+ * the FRMPayload, decrypted in place with NwkSKey (A_i: Dir 1, the 32-bit
+ * FCntDown; LoRaWAN 1.0.3 §4.3.3). 0, or -1 when the frame is too short for
+ * what FCtrl says. A global function, like lora_dl_mic_ok.
+ */
+__noinline int lora_dl_mac(const struct xr_lora_dev *dev, struct xr_lora_dl_scratch *sc, __u32 len,
+			   __u32 fcnt)
+{
+	__u32 off, end, fopts;
+	__u8 *a;
+
+	if (!dev || !sc || len < 12 || len > XR_LORA_MAX_PHY)
+		return -1;
+	__builtin_memset(&sc->mac, 0, sizeof(sc->mac));
+	fopts = sc->phy[5] & 15;
+	off = 8;
+	end = 8 + fopts;
+	if (end > len - 4)
+		return -1;
+	if (!fopts) {
+		/* FPort 0 and an FRMPayload: MAC commands, encrypted */
+		if (len < 8 + 1 + 1 + 4 || sc->phy[8])
+			return 0;
+		off = 9;
+		end = len - 4;
+		sc->mac.in_frm = 1;
+		a = (__u8 *)sc->a;
+		for (int i = 0; i < XR_LORA_MAX_PHY / 16; i++) {
+			if (off + i * 16 >= end)
+				break;
+			lora_b0(a, 1, sc->phy + 1, fcnt, i + 1);
+			a[0] = 0x01;
+			aes_encrypt(dev->nwk_rk, sc->a);
+			for (int j = 0; j < 16; j++) {
+				__u32 p = off + i * 16 + j;
+
+				if (p >= end || p >= XR_LORA_MAX_PHY)
+					break;
+				sc->phy[p] ^= a[j];
+			}
+		}
+	}
+	for (int i = 0; i < XR_LORA_MAC_MAX_CMDS; i++) {
+		__u32 cid, n;
+		int cl;
+
+		if (off >= end)
+			break;
+		cid = sc->phy[off & 127];
+		cl = lora_mac_down_len(cid);
+		if (cl < 0 || off + 1 + cl > end) {
+			sc->mac.unknown = 1;
+			break;
+		}
+		/* the command ends before end (checked): the masks are for the verifier */
+		n = off + 1;
+		if (cid == XR_LORA_CID_LINK_CHECK) {
+			sc->mac.found |= XR_LORA_ASK_LINK_CHECK;
+			sc->mac.margin = sc->phy[n & 127];
+			sc->mac.gw_cnt = sc->phy[(n + 1) & 127];
+		} else if (cid == XR_LORA_CID_DEVICE_TIME) {
+			sc->mac.found |= XR_LORA_ASK_DEVICE_TIME;
+			sc->mac.device_time =
+				((__u64)sc->phy[n & 127] | (__u64)sc->phy[(n + 1) & 127] << 8 |
+				 (__u64)sc->phy[(n + 2) & 127] << 16 |
+				 (__u64)sc->phy[(n + 3) & 127] << 24)
+					<< 8 |
+				sc->phy[(n + 4) & 127];
+		} else {
+			sc->mac.other++;
+		}
+		off = n + cl;
+	}
+	/* more commands than a device reads: the rest unread, as after an unknown CID */
+	if (off < end)
+		sc->mac.unknown = 1;
+	return 0;
+}
+
+/*
+ * A downlink's MAC answers counted for the device's last asking uplink,
+ * once per uplink, with the time since it left.
+ */
+static __always_inline void lora_dl_answers(struct xr_lora_confirmed *c,
+					    const struct xr_lora_dl_mac *m)
+{
+	__u64 last = c->last_u;
+
+	if (m->unknown)
+		lora_dl_count(XR_LORA_DL_MAC_UNKNOWN);
+	if (m->other)
+		lora_dl_count(XR_LORA_DL_MAC_OTHER);
+	if (m->found & XR_LORA_ASK_LINK_CHECK) {
+		__sync_fetch_and_add(&c->link_check_ans, 1);
+		__sync_fetch_and_add(&c->gw_cnt_sum, m->gw_cnt);
+	}
+	if (m->found & XR_LORA_ASK_DEVICE_TIME) {
+		__sync_fetch_and_add(&c->device_time_ans, 1);
+		c->device_time = m->device_time;
+		c->device_time_sent_ns = c->sent_ns;
+	}
+	if (!(m->found & c->mac_asks) || !last)
+		return;
+	if (c->mac_answered_u == last) {
+		__sync_fetch_and_add(&c->mac_dup, 1);
+		return;
+	}
+	c->mac_answered_u = last;
+	__sync_fetch_and_add(&c->mac_answered, 1);
+	record_hist(&lora_mac_hist, c->sent_ns);
+}
+
+/*
  * A JoinAccept's PULL_RESP (its JSON from byte 4) handed to userspace, which
  * finds its device (struct xr_lora_join). The JSON is copied as it is: a
  * JoinAccept is 17 or 33 bytes, all of which userspace decrypts.
@@ -803,6 +946,8 @@ static __always_inline void lora_join_accept(struct xdp_md *ctx, __u32 gw)
  * last uplink (LoRaWAN 1.0.3 §4.3.1.2), counted once with the time since it
  * left, once its MIC is the device's (a device drops a downlink whose MIC is
  * not). FCntDown's upper 16 bits follow from the device's last downlink.
+ * To a device that asks for MAC answers, the downlink's commands are read
+ * and its answers counted (lora_dl_answers).
  */
 static __always_inline void lora_dl_match(struct xdp_md *ctx, __u32 gw)
 {
@@ -810,7 +955,7 @@ static __always_inline void lora_dl_match(struct xdp_md *ctx, __u32 gw)
 	struct xr_lora_confirmed *c;
 	struct xr_lora_dev *dev;
 	__u8 phy[XR_LORA_DL_PHY];
-	__u32 addr, *d, zero = 0, fcnt;
+	__u32 addr, *d, zero = 0, fcnt, ack;
 	__u64 last;
 	int len;
 
@@ -826,14 +971,15 @@ static __always_inline void lora_dl_match(struct xdp_md *ctx, __u32 gw)
 		lora_dl_count(XR_LORA_DL_MALFORMED);
 		return;
 	}
-	if (!(phy[5] & 0x20)) {
-		lora_dl_count(XR_LORA_DL_NOT_ACK);
-		return;
-	}
+	ack = phy[5] & 0x20;
 	/* on air little-endian, as userspace keys it by its number */
 	addr = phy[1] | (__u32)phy[2] << 8 | (__u32)phy[3] << 16 | (__u32)phy[4] << 24;
 	d = bpf_map_lookup_elem(&lora_devaddr, &addr);
 	c = d ? bpf_map_lookup_elem(&lora_confirmed, d) : NULL;
+	if (!ack && !(c && c->mac_asks)) {
+		lora_dl_count(XR_LORA_DL_NOT_ACK);
+		return;
+	}
 	if (!c) {
 		lora_dl_count(XR_LORA_DL_UNKNOWN_DEV);
 		return;
@@ -853,6 +999,21 @@ static __always_inline void lora_dl_match(struct xdp_md *ctx, __u32 gw)
 		return;
 	}
 	c->fcnt_down = fcnt;
+	if (c->mac_asks) {
+		if (lora_dl_mac(dev, sc, len, fcnt)) {
+			lora_dl_count(XR_LORA_DL_MALFORMED);
+			return;
+		}
+		lora_dl_answers(c, &sc->mac);
+		if (!ack && !(sc->mac.found & c->mac_asks))
+			lora_dl_count(XR_LORA_DL_NOT_ACK);
+	}
+	if (!ack)
+		return;
+	if (!c->is_confirmed) {
+		lora_dl_count(XR_LORA_DL_UNKNOWN_DEV);
+		return;
+	}
 	last = c->last_u;
 	if (!last) {
 		lora_dl_count(XR_LORA_DL_NO_UPLINK);
@@ -1084,6 +1245,11 @@ int xr_lora_dl_test(struct xdp_md *ctx)
 	for (int i = 0; i < (XR_LORA_MAX_PHY + 8) / 8; i++)
 		((__u64 *)t->full)[i] = ((__u64 *)sc->phy)[i];
 	t->mic_ok = lora_dl_mic_ok(dev, sc, t->len, t->fcnt);
+	t->mac_ret = -2;
+	if (!t->mic_ok)
+		return XDP_PASS;
+	t->mac_ret = lora_dl_mac(dev, sc, t->len, t->fcnt);
+	t->mac = sc->mac;
 	return XDP_PASS;
 }
 

@@ -154,7 +154,7 @@ struct xr_lora_gw_ctr {
  * last uplink) is matched to that uplink, once.
  */
 struct xr_lora_confirmed {
-	__u64 sent_ns; /* when the last confirmed uplink's first copy was rewritten */
+	__u64 sent_ns; /* when its last confirmed (or asking) uplink's first copy was rewritten */
 	__u64 last_u; /* that uplink's number u, plus 1 (0: none yet) */
 	__u64 acked_u; /* the last uplink matched to an ACK, plus 1 */
 	__u64 uplinks; /* confirmed uplinks of this device sent (their first copies) */
@@ -162,7 +162,54 @@ struct xr_lora_confirmed {
 	__u64 dup_acks; /* ACKs to an uplink already ACKed */
 	__u64 is_confirmed; /* set by userspace: the device sends confirmed uplinks */
 	__u32 fcnt_down; /* the 32-bit FCntDown of its last downlink whose MIC was right */
-	__u32 pad;
+	__u32 mac_asks; /* set by userspace: what its uplinks ask in FOpts (XR_LORA_ASK_*) */
+	/* MAC commands: uplinks that asked, the answers that came (sent_ns and last_u stamp both) */
+	__u64 mac_uplinks; /* uplinks sent with the requests (their first copies) */
+	__u64 mac_answered_u; /* the last uplink whose requests were answered, plus 1 */
+	__u64 mac_answered; /* uplinks answered (by a downlink with an answer to what they asked) */
+	__u64 mac_dup; /* answers to an uplink already answered */
+	__u64 link_check_ans, device_time_ans; /* answers of each kind */
+	__u64 gw_cnt_sum; /* the LinkCheckAns' GwCnt (gateways that heard the request), summed */
+	__u64 device_time; /* the last DeviceTimeAns: GPS seconds << 8 | 1/256 s */
+	__u64 device_time_sent_ns; /* when the uplink it answered left */
+};
+
+/*
+ * MAC commands (LoRaWAN 1.0.3 §5, 1.1 §5): an uplink may ask in FOpts for
+ * LinkCheckReq and DeviceTimeReq; the server answers in a downlink's FOpts or
+ * in its FRMPayload on FPort 0 (encrypted with NwkSKey). A downlink's other
+ * commands are skipped by their length (XR_LORA_MAC_DOWN_LENS); an unknown
+ * CID, or a command cut short, ends the reading, as a device would stop.
+ */
+#define XR_LORA_CID_LINK_CHECK 0x02
+#define XR_LORA_CID_DEVICE_TIME 0x0d
+#define XR_LORA_ASK_LINK_CHECK 1
+#define XR_LORA_ASK_DEVICE_TIME 2
+#define XR_LORA_CID_DOWN_MAX 0x13
+#define XR_LORA_MAC_MAX_CMDS 16 /* commands of one downlink read (a verifier's bound) */
+
+/*
+ * Payload bytes of a server-to-device command by CID, 0..31; -1 for none:
+ * ResetConf, LinkCheckAns, LinkADRReq, DutyCycleReq, RXParamSetupReq,
+ * DevStatusReq, NewChannelReq, RXTimingSetupReq, TxParamSetupReq,
+ * DlChannelReq, RekeyConf, ADRParamSetupReq, DeviceTimeAns, ForceRejoinReq,
+ * RejoinParamSetupReq, PingSlotInfoAns, PingSlotChannelReq,
+ * BeaconTimingAns, BeaconFreqReq (CIDs 1 to XR_LORA_CID_DOWN_MAX).
+ */
+#define XR_LORA_MAC_DOWN_LENS                                                                    \
+	{                                                                                        \
+		-1, 1, 2, 4, 1, 4, 0, 5, 1, 1, 4, 1, 1, 5, 2, 1, 0, 4, 3, 3, -1, -1, -1, -1, -1, \
+			-1, -1, -1, -1, -1, -1, -1                                               \
+	}
+
+/* A downlink's MAC commands as lora_dl_mac reads them. */
+struct xr_lora_dl_mac {
+	__u32 found; /* answers in it (XR_LORA_ASK_*) */
+	__u32 gw_cnt, margin; /* LinkCheckAns */
+	__u32 other; /* other commands (skipped) */
+	__u32 unknown; /* 1: an unknown CID ended the reading */
+	__u32 in_frm; /* 1: the commands were in an FRMPayload on FPort 0 */
+	__u64 device_time; /* DeviceTimeAns: GPS seconds << 8 | 1/256 s */
 };
 
 /* A downlink's whole PHYPayload and its MIC's input (lora_dl_scratch, per CPU). */
@@ -170,6 +217,8 @@ struct xr_lora_dl_scratch {
 	__u32 x[4]; /* the CMAC */
 	__u8 phy[XR_LORA_MAX_PHY + 8]; /* zero after the PHYPayload */
 	__u8 cm[16 + XR_LORA_MAX_PHY + 16]; /* B0 | msg, padded to whole blocks */
+	__u32 a[4]; /* a key stream block of the FRMPayload's decryption */
+	struct xr_lora_dl_mac mac;
 };
 
 /* Downlink counters (lora_dl_ctr, per CPU) */
@@ -184,6 +233,8 @@ enum xr_lora_dl_ctr {
 	XR_LORA_DL_JOIN_LOST, /* JoinAccepts not handed on: the ring was full */
 	XR_LORA_DL_JOIN_UNASKED, /* JoinAccepts in a run that sent no JoinRequest */
 	XR_LORA_DL_BAD_MIC, /* a downlink to a confirmed device whose MIC is not its NwkSKey's */
+	XR_LORA_DL_MAC_UNKNOWN, /* a MAC command with a CID no LoRaWAN version has: the rest unread */
+	XR_LORA_DL_MAC_OTHER, /* MAC commands other than the answers asked for (skipped) */
 	XR_LORA_DL_CTRS
 };
 
@@ -263,8 +314,9 @@ struct xr_lora_dl_test {
 	__s32 len; /* the whole PHYPayload's length (in full), or -1 */
 	__s32 mic_ok; /* with len 12..XR_LORA_MAX_PHY: its MIC is lora_dl_test_dev's at fcnt */
 	__u32 fcnt; /* set by the caller: the 32-bit FCntDown */
-	__u32 pad;
+	__s32 mac_ret; /* with mic_ok: lora_dl_mac's return, its reading in mac */
 	__u8 full[XR_LORA_MAX_PHY + 8];
+	struct xr_lora_dl_mac mac;
 };
 
 /* Read-only configuration of the kernel engine (rodata). */

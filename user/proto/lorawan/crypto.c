@@ -168,7 +168,7 @@ int lw_bpf_device(const struct lw_fleet *f, size_t di, const struct xr_aes_table
 	out->phy_len = lw_phy_template(d, out->phy);
 	/* the program writes FCnt and MIC: the template's bytes there must be the same for every round */
 	out->phy[6] = out->phy[7] = 0;
-	out->frm_off = 9;
+	out->frm_off = 9 + d->fopts_len;
 	out->frm_len = d->payload_len;
 	out->fcnt0 = d->fcnt_start;
 	out->b64_off = d->b64_off;
@@ -273,7 +273,7 @@ int lw_ref_phy(struct lw_crypto *c, const struct lw_device *d, uint32_t fcnt, ui
 		if (lw_aes128(c, key, blk, s))
 			return -EIO;
 		for (int j = 0; j < 16 && i * 16 + j < d->payload_len; j++)
-			phy[9 + i * 16 + j] ^= s[j];
+			phy[9 + d->fopts_len + i * 16 + j] ^= s[j];
 	}
 	/* B0: 49 | 4 x 00 | Dir | DevAddr | FCnt | 00 | len(msg) */
 	uplink_block(cm, 0x49, phy + 1, fcnt, msg);

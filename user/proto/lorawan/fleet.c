@@ -135,10 +135,18 @@ int lw_check_device(const struct lw_fleet *f, const struct lw_device *d, char *w
 			 XR_LORA_MAX_FRM);
 		return -EINVAL;
 	}
-	if (max && d->payload_len > max) {
+	/* N is the FRMPayload without FOpts: FOpts take from it (Regional Parameters, M - 8) */
+	if (max && d->payload_len + d->fopts_len > max) {
 		snprintf(why, wl,
-			 "payload of %u bytes is too large for SF%uBW%u at %.1f MHz (at most %u)",
-			 d->payload_len, d->sf, d->bw_khz, d->freq_hz / 1e6, max);
+			 "payload of %u bytes%s is too large for SF%uBW%u at %.1f MHz (at most %u)",
+			 d->payload_len, d->fopts_len ? " and its FOpts" : "", d->sf, d->bw_khz,
+			 d->freq_hz / 1e6, max);
+		return -EINVAL;
+	}
+	if (d->fopts_len && !d->fport) {
+		snprintf(
+			why, wl,
+			"it sends on FPort 0, and an uplink with FOpts cannot (LoRaWAN 1.0.4 §4.3.1.6)");
 		return -EINVAL;
 	}
 	if (d->fport > 223) {

@@ -1,7 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0
 /* LoRaWAN in the kernel engine: see kernel.h. */
 #include <errno.h>
+#include <math.h>
 #include <pthread.h>
+#include <time.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -46,9 +48,9 @@ static int lw_before_load(void *ctx, struct gen_bpf *skel, const struct engine_o
 	{
 		size_t nconf = 0;
 
-		/* JoinRequests are no confirmed uplinks */
+		/* JoinRequests are no confirmed uplinks; uplinks that ask for MAC answers wait as they do */
 		for (size_t d = 0; d < f->ndev && !f->joining; d++)
-			nconf += f->dev[d].confirmed;
+			nconf += f->dev[d].confirmed || f->dev[d].mac_asks;
 		skel->rodata->lora_cfg.confirmed = nconf > 0;
 		if (nconf) {
 			bpf_map__set_max_entries(skel->maps.lora_confirmed, f->ndev);
@@ -67,7 +69,10 @@ static int lw_before_load(void *ctx, struct gen_bpf *skel, const struct engine_o
 	return 0;
 }
 
-/* The confirmed devices: marked in their table, and their DevAddrs into the downlinks' index. */
+/*
+ * The confirmed devices and those that ask for MAC answers: marked in their
+ * table, and their DevAddrs into the downlinks' index.
+ */
 static int confirmed_fill(struct lw_kernel *lk, struct gen_bpf *skel)
 {
 	const struct lw_fleet *f = lk->fleet;
@@ -76,9 +81,10 @@ static int confirmed_fill(struct lw_kernel *lk, struct gen_bpf *skel)
 	for (size_t d = 0; d < f->ndev; d++) {
 		uint32_t idx = d, addr = f->dev[d].dev_addr;
 
-		if (!f->dev[d].confirmed)
+		if (!f->dev[d].confirmed && !f->dev[d].mac_asks)
 			continue;
-		lk->confirmed_map[d].is_confirmed = 1;
+		lk->confirmed_map[d].is_confirmed = f->dev[d].confirmed;
+		lk->confirmed_map[d].mac_asks = f->dev[d].mac_asks;
 		if (bpf_map_update_elem(fd, &addr, &idx, BPF_NOEXIST)) {
 			int err = -errno;
 
@@ -304,6 +310,55 @@ static bool lw_settled(void *ctx, uint64_t sent)
 	return lk->join.running && atomic_load(&lk->join.joined) >= sent / lk->fleet->heard_by;
 }
 
+/*
+ * GPS time (DeviceTimeAns) is TAI - 19 s, counted from 1980-01-06: Unix time
+ * + 18 leap seconds (the count since 2017-01-01, still so in 2026) - the
+ * epochs' distance.
+ */
+#define LW_GPS_EPOCH_UNIX_S 315964800LL
+#define LW_GPS_LEAP_S 18LL
+
+/*
+ * MAC answers summed over the devices; each DeviceTimeAns's time against its
+ * uplink's departure (the program's clock is CLOCK_MONOTONIC).
+ */
+static void mac_finish(struct lw_kernel *lk, struct gen_bpf *skel)
+{
+	struct lw_mac_result *m = &lk->mac;
+	struct timespec rt, mono;
+	double sum = 0, gps_of_mono_ns;
+
+	clock_gettime(CLOCK_REALTIME, &rt);
+	clock_gettime(CLOCK_MONOTONIC, &mono);
+	gps_of_mono_ns = (rt.tv_sec - mono.tv_sec - LW_GPS_EPOCH_UNIX_S + LW_GPS_LEAP_S) * 1e9 +
+			 (rt.tv_nsec - mono.tv_nsec);
+	for (size_t d = 0; d < lk->fleet->ndev; d++) {
+		const struct xr_lora_confirmed *c = &lk->confirmed_map[d];
+		double err_ms;
+
+		if (!c->mac_asks)
+			continue;
+		m->uplinks += c->mac_uplinks;
+		m->answered += c->mac_answered;
+		m->dup += c->mac_dup;
+		m->link_check += c->link_check_ans;
+		m->device_time += c->device_time_ans;
+		m->gw_cnt_sum += c->gw_cnt_sum;
+		if (!c->device_time_ans)
+			continue;
+		err_ms = ((double)(c->device_time >> 8) * 1e9 + (c->device_time & 255) * 1e9 / 256 -
+			  (c->device_time_sent_ns + gps_of_mono_ns)) /
+			 1e6;
+		sum += err_ms;
+		if (fabs(err_ms) > m->device_time_err_max_ms)
+			m->device_time_err_max_ms = fabs(err_ms);
+		m->device_time_devices++;
+	}
+	if (m->device_time_devices)
+		m->device_time_err_mean_ms = sum / m->device_time_devices;
+	engine_hist_read(bpf_map__fd(skel->maps.lora_mac_hist), &m->hist);
+}
+
 static void lw_finish(void *ctx, struct gen_bpf *skel)
 {
 	struct lw_kernel *lk = ctx;
@@ -325,6 +380,7 @@ static void lw_finish(void *ctx, struct gen_bpf *skel)
 		lk->dup_acks += c->dup_acks;
 	}
 	engine_hist_read(bpf_map__fd(skel->maps.lora_ack_hist), &lk->ack_hist);
+	mac_finish(lk, skel);
 }
 
 static void lw_close(void *ctx)
@@ -385,6 +441,8 @@ void lw_kernel_free(struct lw_kernel *lk)
 	lk->gw_ctr = NULL;
 	free(lk->ack_hist.hist);
 	lk->ack_hist.hist = NULL;
+	free(lk->mac.hist.hist);
+	lk->mac.hist.hist = NULL;
 	lw_join_stop(&lk->join);
 	lw_join_free(&lk->join);
 }

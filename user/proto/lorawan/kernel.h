@@ -30,7 +30,7 @@ struct lw_kernel {
 	struct lw_keepalive ka;
 	struct lw_net net;
 	int ifindex;
-	struct xr_lora_confirmed *confirmed_map; /* mmapped, with lora_cfg.confirmed */
+	struct xr_lora_confirmed *confirmed_map; /* mmapped, with lora_cfg.confirmed (or MAC asks) */
 	size_t confirmed_sz;
 	/* a join storm (fleet->joining): the departures, mmapped, and the JoinAccepts' reader */
 	struct xr_lora_join *join_map;
@@ -43,6 +43,13 @@ struct lw_kernel {
 	uint64_t confirmed_uplinks, confirmed_acked, dup_acks;
 	uint64_t dl_ctr[XR_LORA_DL_CTRS];
 	struct engine_replies ack_hist; /* confirmed uplink to its ACK */
+	/* MAC commands (lorawan send --mac), summed over devices */
+	struct lw_mac_result {
+		uint64_t uplinks, answered, dup, link_check, device_time, gw_cnt_sum;
+		uint64_t device_time_devices; /* devices with a DeviceTimeAns, for the error's mean */
+		double device_time_err_mean_ms, device_time_err_max_ms; /* max: of its magnitude */
+		struct engine_replies hist; /* uplink to the downlink that answered it */
+	} mac;
 	bool ring_used;
 	/* the producer thread */
 	const struct xr_gen_slot *slots;

@@ -37,6 +37,10 @@ struct lw_device {
 	uint8_t fport;
 	uint8_t confirmed;
 	uint8_t payload_len;
+	/* MAC commands its uplinks carry in FOpts (lorawan send --mac), and what they ask */
+	uint8_t fopts_len;
+	uint8_t fopts[15];
+	uint8_t mac_asks; /* XR_LORA_ASK_* */
 	uint8_t sf; /* datr SF<sf>BW<bw_khz> */
 	uint16_t bw_khz;
 	uint8_t codr; /* index into lw_codr_names */

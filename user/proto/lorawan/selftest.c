@@ -282,6 +282,8 @@ static int vectors(const struct iface *lo, struct lw_crypto *c, uint64_t *checke
 		const char *name, *nwk, *app, *payload, *phy;
 		uint32_t addr, fcnt;
 		uint8_t fport;
+		const char *fopts;
+		uint8_t confirmed;
 	} v[] = {
 		{ "U1 (lora-packet, FCnt 2)", "44024241ed4ce9a68c6a8bc055233fd3",
 		  "ec925802ae430ca77fd3dd73cb2cc588", "74657374",
@@ -295,17 +297,21 @@ static int vectors(const struct iface *lo, struct lw_crypto *c, uint64_t *checke
 		{ "U4 (lora-packet, FPort 0)", "a1b2c3d4e5f6a1b2c3d4e5f6a1b2c3d4",
 		  "00000000000000000000000000000000", "02", "40d4c3b2a1001000002712a3f9c9",
 		  0xa1b2c3d4, 16, 0 },
+		{ "U3 (brocaar/lorawan, confirmed, FOpts DevStatusAns)",
+		  "0102030405060708090a0b0c0d0e0f10", "100f0e0d0c0b0a090807060504030201",
+		  "01020304", "80040302010300000673070ae264d4f7e117d2c0", 0x01020304, 0, 10,
+		  "067307", 1 },
 	};
 	const size_t nv = sizeof(v) / sizeof(v[0]);
-	struct lw_device dev[3] = {};
+	struct lw_device dev[4] = {};
 	struct lw_gateway gw = { { 1, 2, 3, 4, 5, 6, 7, 8 } };
 	struct lw_fleet f = { .dev = dev, .ndev = nv, .gw = &gw, .ngw = 1, .heard_by = 1 };
 	struct engine_opts o = { .threads = 1 };
 	struct lw_kernel lk;
 	uint8_t *out = malloc(nv * XR_MAX_FRAME), phy[XR_LORA_MAX_PHY], want[XR_LORA_MAX_PHY];
 	char b64[XR_LORA_B64_MAX + 4];
-	uint32_t out_len[3];
-	uint64_t ns[3] = { 0, 1, 2 };
+	uint32_t out_len[4];
+	uint64_t ns[4] = { 0, 1, 2, 3 };
 	struct frameset fs;
 	int err;
 
@@ -318,6 +324,8 @@ static int vectors(const struct iface *lo, struct lw_crypto *c, uint64_t *checke
 		dev[i].payload_len = unhex_s(v[i].payload, dev[i].payload);
 		dev[i].fcnt_start = v[i].fcnt;
 		dev[i].fport = v[i].fport;
+		dev[i].confirmed = v[i].confirmed;
+		dev[i].fopts_len = v[i].fopts ? unhex_s(v[i].fopts, dev[i].fopts) : 0;
 		dev[i].freq_hz = 868100000;
 		dev[i].sf = 7;
 		dev[i].bw_khz = 125;
@@ -439,7 +447,143 @@ static int dl_mic(struct lw_crypto *c, const uint8_t key[16], const uint8_t *phy
 	return lw_cmac(c, key, cm, 16 + msg, mac) ? -EIO : 0;
 }
 
-/* A downlink to the test device: random bytes, its MIC (a third of them then with a bit changed). */
+/* Payload bytes of a downlink MAC command (LoRaWAN 1.1 §5, Class B of 1.0.3 §13); -1 unknown. */
+static int ref_mac_len(uint8_t cid)
+{
+	switch (cid) {
+	case 0x06: /* DevStatusReq */
+	case 0x10: /* PingSlotInfoAns */ return 0;
+	case 0x01: /* ResetConf */
+	case 0x04: /* DutyCycleReq */
+	case 0x08: /* RXTimingSetupReq */
+	case 0x09: /* TxParamSetupReq */
+	case 0x0b: /* RekeyConf */
+	case 0x0c: /* ADRParamSetupReq */
+	case 0x0f: /* RejoinParamSetupReq */ return 1;
+	case 0x02: /* LinkCheckAns: Margin, GwCnt */
+	case 0x0e: /* ForceRejoinReq */ return 2;
+	case 0x12: /* BeaconTimingAns */
+	case 0x13: /* BeaconFreqReq */ return 3;
+	case 0x03: /* LinkADRReq */
+	case 0x05: /* RXParamSetupReq */
+	case 0x0a: /* DlChannelReq */
+	case 0x11: /* PingSlotChannelReq */ return 4;
+	case 0x07: /* NewChannelReq */
+	case 0x0d: /* DeviceTimeAns: GPS seconds (4), fraction (1) */ return 5;
+	}
+	return -1;
+}
+
+/* A_i of a downlink (Dir 1) xor FRMPayload bytes from..to of phy, in place, by OpenSSL. */
+static int ref_dl_decrypt(struct lw_crypto *c, const uint8_t key[16], uint8_t *phy, int from,
+			  int to, uint32_t fcnt)
+{
+	for (int i = 0; from + 16 * i < to; i++) {
+		uint8_t a[16] = { 1,	      0,	  0,	  0,	  0,	1,
+				  phy[1],     phy[2],	  phy[3], phy[4], fcnt, fcnt >> 8,
+				  fcnt >> 16, fcnt >> 24, 0,	  i + 1 },
+			s[16];
+
+		if (lw_aes128(c, key, a, s))
+			return -EIO;
+		for (int j = 0; j < 16 && from + 16 * i + j < to; j++)
+			phy[from + 16 * i + j] ^= s[j];
+	}
+	return 0;
+}
+
+/*
+ * The MAC commands a device reads in a downlink (len bytes, its MIC right):
+ * FOpts, or the FRMPayload on FPort 0 decrypted. 0 with m set; 1 when FCtrl
+ * says more FOpts than there are bytes; -EIO.
+ */
+static int dl_reference_mac(struct lw_crypto *c, const uint8_t key[16], const uint8_t *in, int len,
+			    uint32_t fcnt, struct xr_lora_dl_mac *m)
+{
+	uint8_t phy[XR_LORA_MAX_PHY];
+	int fopts = in[5] & 15, at, end, cmds = 0;
+
+	memset(m, 0, sizeof(*m));
+	memcpy(phy, in, len);
+	if (8 + fopts > len - 4)
+		return 1;
+	at = 8;
+	end = 8 + fopts;
+	if (!fopts) {
+		if (len < 14 || phy[8] != 0)
+			return 0;
+		at = 9;
+		end = len - 4;
+		m->in_frm = 1;
+		if (ref_dl_decrypt(c, key, phy, at, end, fcnt))
+			return -EIO;
+	}
+	while (at < end) {
+		int l = ref_mac_len(phy[at]);
+
+		if (cmds++ == XR_LORA_MAC_MAX_CMDS || l < 0 || at + 1 + l > end) {
+			m->unknown = 1;
+			break;
+		}
+		if (phy[at] == XR_LORA_CID_LINK_CHECK) {
+			m->found |= XR_LORA_ASK_LINK_CHECK;
+			m->margin = phy[at + 1];
+			m->gw_cnt = phy[at + 2];
+		} else if (phy[at] == XR_LORA_CID_DEVICE_TIME) {
+			m->found |= XR_LORA_ASK_DEVICE_TIME;
+			m->device_time = (uint64_t)(phy[at + 1] | phy[at + 2] << 8 |
+						    phy[at + 3] << 16 | (uint32_t)phy[at + 4] << 24)
+						 << 8 |
+					 phy[at + 5];
+		} else {
+			m->other++;
+		}
+		at += 1 + l;
+	}
+	return 0;
+}
+
+/*
+ * A downlink whose MAC commands mean something: known commands (LinkCheckAns
+ * and DeviceTimeAns often), now and then an unknown CID, in FOpts or
+ * encrypted in an FRMPayload on FPort 0; its length.
+ */
+static int dl_mac_phy(struct lw_crypto *c, const uint8_t key[16], uint32_t fcnt, uint8_t *phy,
+		      uint64_t (*rnd)(void))
+{
+	bool in_frm = rnd() % 2;
+	int max = in_frm ? XR_LORA_MAX_PHY - 13 : 15, n = 0;
+	uint8_t cmds[XR_LORA_MAX_PHY];
+
+	while (n < max && rnd() % 6) {
+		uint8_t cid =
+			rnd() % 3 ? (rnd() % 2 ? XR_LORA_CID_LINK_CHECK : XR_LORA_CID_DEVICE_TIME) :
+				    rnd() % 24;
+		int l = ref_mac_len(cid);
+
+		if (n + 1 + (l < 0 ? 0 : l) > max)
+			break;
+		cmds[n++] = cid;
+		for (int i = 0; i < l; i++)
+			cmds[n++] = rnd();
+	}
+	phy[5] = in_frm ? 0 : n;
+	if (!in_frm) {
+		memcpy(phy + 8, cmds, n);
+		return 12 + n;
+	}
+	phy[8] = 0;
+	memcpy(phy + 9, cmds, n);
+	if (ref_dl_decrypt(c, key, phy, 9, 9 + n, fcnt))
+		return -EIO;
+	return 13 + n;
+}
+
+/*
+ * A downlink to the test device: random bytes, or (one in 3) MAC commands;
+ * its MIC (a third of them then with a bit changed). Its length (len for
+ * random bytes), or -EIO.
+ */
 static int dl_phy(struct lw_crypto *c, const uint8_t key[16], uint32_t fcnt, uint8_t *phy, int len,
 		  uint64_t (*rnd)(void))
 {
@@ -450,6 +594,11 @@ static int dl_phy(struct lw_crypto *c, const uint8_t key[16], uint32_t fcnt, uin
 	phy[0] = 0x60; /* unconfirmed data down */
 	phy[6] = fcnt;
 	phy[7] = fcnt >> 8;
+	if (rnd() % 3 == 0) {
+		len = dl_mac_phy(c, key, fcnt, phy, rnd);
+		if (len < 0)
+			return len;
+	}
 	if (dl_mic(c, key, phy, len, fcnt, mac))
 		return -EIO;
 	memcpy(phy + len - 4, mac, 4);
@@ -458,7 +607,7 @@ static int dl_phy(struct lw_crypto *c, const uint8_t key[16], uint32_t fcnt, uin
 
 		phy[bit / 8] ^= 1 << bit % 8;
 	}
-	return 0;
+	return len;
 }
 
 static int dl_frame(uint8_t *f, struct dl_case *dc, uint64_t (*rnd)(void), struct lw_crypto *c,
@@ -509,7 +658,8 @@ static int dl_frame(uint8_t *f, struct dl_case *dc, uint64_t (*rnd)(void), struc
 				uint8_t phy[XR_LORA_MAX_PHY];
 				int len = 12 + rnd() % (XR_LORA_MAX_PHY - 11);
 
-				if (dl_phy(c, key, dc->fcnt, phy, len, rnd))
+				len = dl_phy(c, key, dc->fcnt, phy, len, rnd);
+				if (len < 0)
 					return -EIO;
 				p += EVP_EncodeBlock((unsigned char *)p, phy, len);
 				*p++ = '"';
@@ -676,6 +826,20 @@ static int downlinks(struct lw_crypto *c, const struct xr_aes_tables *tab, uint6
 			report(mismatches, what,
 			       mic ? "BPF refused a downlink's right MIC" :
 				     "BPF took a downlink's wrong MIC");
+		if (mic == 1 && got[i].mic_ok) {
+			struct xr_lora_dl_mac m;
+			int mr = dl_reference_mac(c, key, full, len, dc[i].fcnt, &m);
+
+			(*checked)++;
+			if (mr < 0)
+				err = -EIO;
+			else if ((got[i].mac_ret != 0) != (mr != 0))
+				report(mismatches, what,
+				       mr ? "BPF read MAC commands past the PHYPayload" :
+					    "BPF refused a downlink's MAC commands");
+			else if (!mr && memcmp(&got[i].mac, &m, sizeof(m)))
+				report(mismatches, what, "BPF read other MAC commands");
+		}
 	}
 	free(frames);
 	free(got);
@@ -739,6 +903,17 @@ int selftest_lorawan(const struct iface *lo, uint64_t cases, uint64_t (*rnd)(voi
 			break;
 		/* an OTAA fleet sends its JoinRequests */
 		f.joining = g.otaa;
+		/* half the others: some devices with FOpts (lorawan send --mac), which move FPort */
+		for (size_t d = 0; d < f.ndev && g.fport && !f.joining && i % 2; d++) {
+			struct lw_device *dev = &f.dev[d];
+			int room = XR_LORA_MAX_PHY - 13 - dev->payload_len;
+
+			if (rnd() % 2)
+				continue;
+			dev->fopts_len = 1 + rnd() % (room < 15 ? room : 15);
+			for (int k = 0; k < dev->fopts_len; k++)
+				dev->fopts[k] = rnd();
+		}
 		/* half the fleets: gateways with their own addresses (the program rewrites them) */
 		if (rnd() % 2) {
 			uint64_t naddr = 1 + rnd() % 8;
@@ -752,10 +927,11 @@ int selftest_lorawan(const struct iface *lo, uint64_t cases, uint64_t (*rnd)(voi
 		for (int j = 1; j < LW_NS; j++)
 			ns[j] = j % 8 ? ns[j - 1] + 1 :
 					rnd() % (f.ndev * f.heard_by * (uint64_t)70000);
-		snprintf(label, sizeof(label), "fleet %llu (%zu devices, heard by %u, %s%s%s)",
+		snprintf(label, sizeof(label), "fleet %llu (%zu devices, heard by %u, %s%s%s%s)",
 			 (unsigned long long)i, f.ndev, f.heard_by,
 			 f.joining ? "JoinRequests" : "payload ", f.joining ? "" : sz,
-			 f.gw_addrs ? ", gateway addresses" : "");
+			 f.gw_addrs ? ", gateway addresses" : "",
+			 g.fport && !f.joining && i % 2 ? ", FOpts" : "");
 		/* the uplinks computed in BPF, then taken from the AES-NI ring */
 		err = fleet_check(lo, c, &f, ns, LW_NS, false, label, checked, mismatches);
 		*frames += LW_NS;

@@ -87,7 +87,10 @@ static uint16_t csum_rest(const uint8_t *frame, uint32_t len, const struct lw_de
 	return xr_lora_csum_fold(xr_lora_csum_fold(sum) + (uint16_t)~xr_lora_csum_fold(out));
 }
 
-/* The PHYPayload template: FCnt's low 16 bits of round 0, FRMPayload in plaintext, MIC zero. */
+/*
+ * The PHYPayload template: FCnt's low 16 bits of round 0, FOpts (plaintext in
+ * LoRaWAN 1.0.x), FRMPayload in plaintext, MIC zero.
+ */
 int lw_phy_template(const struct lw_device *d, uint8_t *phy)
 {
 	memset(phy, 0, XR_LORA_MAX_PHY);
@@ -96,12 +99,13 @@ int lw_phy_template(const struct lw_device *d, uint8_t *phy)
 	phy[2] = d->dev_addr >> 8;
 	phy[3] = d->dev_addr >> 16;
 	phy[4] = d->dev_addr >> 24;
-	phy[5] = 0; /* FCtrl: no ADR, no FOpts */
+	phy[5] = d->fopts_len; /* FCtrl: no ADR, FOptsLen */
 	phy[6] = d->fcnt_start;
 	phy[7] = d->fcnt_start >> 8;
-	phy[8] = d->fport;
-	memcpy(phy + 9, d->payload, d->payload_len);
-	return 13 + d->payload_len;
+	memcpy(phy + 8, d->fopts, d->fopts_len);
+	phy[8 + d->fopts_len] = d->fport;
+	memcpy(phy + 9 + d->fopts_len, d->payload, d->payload_len);
+	return 13 + d->fopts_len + d->payload_len;
 }
 
 int lw_build_frame(struct lw_fleet *f, size_t di, const struct lw_net *net, const uint8_t *join,

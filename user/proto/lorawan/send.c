@@ -29,7 +29,9 @@ enum {
 	O_KEEPALIVE,
 	O_JOIN,
 	O_JOINED,
-	O_STAT
+	O_STAT,
+	O_MAC,
+	O_MAC_EVERY
 };
 
 struct lw_send {
@@ -42,6 +44,8 @@ struct lw_send {
 	uint64_t first_n;
 	uint64_t keepalive_ns;
 	uint64_t stat_ns; /* --stat: each gateway's status message every this */
+	uint8_t mac_asks; /* --mac: what the uplinks ask in FOpts (XR_LORA_ASK_*) */
+	uint64_t mac_every; /* --mac-every K: the devices d with d mod K = 0 ask */
 	bool join; /* --join: one JoinRequest per device */
 	const char *joined_dir; /* --joined: where the fleet goes with its new sessions */
 	bool joined_failed;
@@ -60,8 +64,39 @@ static const struct option lw_opts[] = {
 	{ "join", no_argument, NULL, O_JOIN },
 	{ "joined", required_argument, NULL, O_JOINED },
 	{ "stat", required_argument, NULL, O_STAT },
+	{ "mac", required_argument, NULL, O_MAC },
+	{ "mac-every", required_argument, NULL, O_MAC_EVERY },
 	{},
 };
+
+/* --mac linkcheck,devicetime: the requests, each once, into *asks. 0, or a usage error. */
+static int parse_mac_asks(const char *cmd, const char *arg, uint8_t *asks)
+{
+	static const struct {
+		const char *name;
+		uint8_t ask;
+	} names[] = { { "linkcheck", XR_LORA_ASK_LINK_CHECK },
+		      { "devicetime", XR_LORA_ASK_DEVICE_TIME } };
+	const char *p = arg;
+
+	*asks = 0;
+	for (;;) {
+		size_t n = strcspn(p, ","), i;
+
+		/* an empty name ("", ",", a trailing comma) matches none */
+		for (i = 0; i < sizeof(names) / sizeof(names[0]); i++)
+			if (n == strlen(names[i].name) && !strncmp(p, names[i].name, n))
+				break;
+		if (i == sizeof(names) / sizeof(names[0]) || (*asks & names[i].ask))
+			return cli_usage_error(
+				cmd, "--mac %s: a list of linkcheck and devicetime, each once",
+				arg);
+		*asks |= names[i].ask;
+		if (!p[n])
+			return 0;
+		p += n + 1;
+	}
+}
 
 static int lw_opt(void *st, int id, const char *arg, const struct send_opts *so)
 {
@@ -93,6 +128,17 @@ static int lw_opt(void *st, int id, const char *arg, const struct send_opts *so)
 		break;
 	case O_JOIN: s->join = true; break;
 	case O_JOINED: s->joined_dir = arg; break;
+	case O_MAC:
+		if (parse_mac_asks(so->cmd, arg, &s->mac_asks))
+			return XR_EXIT_USAGE;
+		break;
+	case O_MAC_EVERY:
+		if (cli_count(so->cmd, "mac-every", arg, &s->mac_every))
+			return XR_EXIT_USAGE;
+		if (!s->mac_every || s->mac_every > UINT32_MAX)
+			return cli_usage_error(so->cmd, "--mac-every %s: from 1 to 4294967295",
+					       arg);
+		break;
 	}
 	return -1;
 }
@@ -118,8 +164,43 @@ static int lw_check(void *st, const struct send_opts *so)
 		return cli_usage_error(
 			so->cmd,
 			"--join sends each device's JoinRequest once (its dev_nonce): no --rounds, no --static");
+	if (s->mac_every && !s->mac_asks)
+		return cli_usage_error(so->cmd, "--mac-every goes with --mac");
+	if (s->mac_asks && s->join)
+		return cli_usage_error(so->cmd,
+				       "--mac: MAC commands ride on uplinks, not on JoinRequests");
+	if (!s->mac_every)
+		s->mac_every = 1;
 	if (!s->have_rounds)
 		s->rounds = 1;
+	return 0;
+}
+
+/*
+ * --mac: the requests (LoRaWAN 1.0.3 §5: LinkCheckReq and DeviceTimeReq, a
+ * CID each) in the FOpts of every uplink of the devices that ask, in
+ * plaintext as 1.0.x sends them. 0, or -EINVAL after a line naming the
+ * first device whose uplinks they no longer fit.
+ */
+static int lw_add_mac(struct lw_send *s, const struct send_opts *so)
+{
+	struct lw_fleet *f = &s->fleet;
+	char why[160];
+
+	for (size_t d = 0; d < f->ndev; d += s->mac_every) {
+		struct lw_device *dev = &f->dev[d];
+
+		dev->fopts_len = 0;
+		if (s->mac_asks & XR_LORA_ASK_LINK_CHECK)
+			dev->fopts[dev->fopts_len++] = XR_LORA_CID_LINK_CHECK;
+		if (s->mac_asks & XR_LORA_ASK_DEVICE_TIME)
+			dev->fopts[dev->fopts_len++] = XR_LORA_CID_DEVICE_TIME;
+		dev->mac_asks = s->mac_asks;
+		if (lw_check_device(f, dev, why, sizeof(why))) {
+			cli_usage_error(so->cmd, "--mac: device %zu: %s", d + 1, why);
+			return -EINVAL;
+		}
+	}
 	return 0;
 }
 
@@ -268,6 +349,11 @@ static int lw_build(void *st, const struct send_opts *so, const struct iface *if
 	if (err)
 		return err;
 	s->fleet.joining = s->join;
+	if (s->mac_asks) {
+		err = lw_add_mac(s, so);
+		if (err)
+			return err;
+	}
 	err = lw_frames(s, so, ifc, fs, o);
 	if (err)
 		return err;
@@ -306,7 +392,7 @@ static void lw_report(void *st, const struct engine_result *res, uint64_t ready_
 		 misdirected = 0, pull_resps = 0, tx_acks = 0, dl_other = 0, stat_acks = 0,
 		 stat_acked = 0;
 	const struct lw_kernel *lk = &s->lk;
-	bool confirmed = lk->confirmed_uplinks || lk->ack_hist.hist;
+	bool confirmed = lk->confirmed_uplinks;
 	const struct lw_keepalive *ka = &s->lk.ka;
 	uint64_t ring_hits = res->hook_ctr[XR_LORA_RING_HITS],
 		 computed = res->hook_ctr[XR_LORA_COMPUTED];
@@ -314,6 +400,8 @@ static void lw_report(void *st, const struct engine_result *res, uint64_t ready_
 	char a[16], b[16];
 
 	getrusage(RUSAGE_SELF, &ru);
+	for (size_t d = 0; d < f->ndev && !f->joining && !confirmed; d++)
+		confirmed = f->dev[d].confirmed;
 	for (size_t g = 0; g < f->ngw && s->lk.gw_ctr; g++) {
 		const struct xr_lora_gw_ctr *c = &s->lk.gw_ctr[g];
 
@@ -395,6 +483,32 @@ static void lw_report(void *st, const struct engine_result *res, uint64_t ready_
 				(unsigned long long)lk->dup_acks);
 			if (lk->confirmed_acked)
 				replies_hist_line(human, "uplink to its ACK", &lk->ack_hist);
+		}
+		if (s->mac_asks) {
+			const struct lw_mac_result *m = &lk->mac;
+
+			fprintf(human,
+				"  MAC commands: %llu uplinks asked, %llu answered (%.2f%%), %llu unanswered, "
+				"%llu answered twice; %llu LinkCheckAns (GwCnt %.2f on average), "
+				"%llu DeviceTimeAns; %llu other commands, %llu unknown CIDs\n",
+				(unsigned long long)m->uplinks, (unsigned long long)m->answered,
+				m->uplinks ? 100.0 * m->answered / m->uplinks : 0,
+				(unsigned long long)(m->uplinks > m->answered ?
+							     m->uplinks - m->answered :
+							     0),
+				(unsigned long long)m->dup, (unsigned long long)m->link_check,
+				m->link_check ? (double)m->gw_cnt_sum / m->link_check : 0,
+				(unsigned long long)m->device_time,
+				(unsigned long long)lk->dl_ctr[XR_LORA_DL_MAC_OTHER],
+				(unsigned long long)lk->dl_ctr[XR_LORA_DL_MAC_UNKNOWN]);
+			if (m->device_time_devices)
+				fprintf(human,
+					"  device time: the server's time minus the uplink's departure, "
+					"%.3f ms on average, at most %.3f ms apart (last answer of %llu devices)\n",
+					m->device_time_err_mean_ms, m->device_time_err_max_ms,
+					(unsigned long long)m->device_time_devices);
+			if (m->answered)
+				replies_hist_line(human, "uplink to its MAC answers", &m->hist);
 		}
 		if (misdirected)
 			fprintf(human,
@@ -485,7 +599,30 @@ static void lw_report(void *st, const struct engine_result *res, uint64_t ready_
 	json_u64(j, "join_accepts", lk->dl_ctr[XR_LORA_DL_JOIN_ACCEPT]);
 	json_u64(j, "join_accepts_lost", lk->dl_ctr[XR_LORA_DL_JOIN_LOST]);
 	json_u64(j, "join_accepts_unasked", lk->dl_ctr[XR_LORA_DL_JOIN_UNASKED]);
+	json_u64(j, "mac_other", lk->dl_ctr[XR_LORA_DL_MAC_OTHER]);
+	json_u64(j, "mac_unknown", lk->dl_ctr[XR_LORA_DL_MAC_UNKNOWN]);
 	json_close(j, '}');
+	if (s->mac_asks) {
+		const struct lw_mac_result *m = &lk->mac;
+
+		json_open(j, "mac", '{');
+		json_flag(j, "linkcheck", s->mac_asks & XR_LORA_ASK_LINK_CHECK);
+		json_flag(j, "devicetime", s->mac_asks & XR_LORA_ASK_DEVICE_TIME);
+		json_u64(j, "every", s->mac_every);
+		json_u64(j, "uplinks", m->uplinks);
+		json_u64(j, "answered", m->answered);
+		json_u64(j, "unanswered", m->uplinks > m->answered ? m->uplinks - m->answered : 0);
+		json_u64(j, "answered_twice", m->dup);
+		json_u64(j, "link_check_ans", m->link_check);
+		json_u64(j, "gw_cnt_sum", m->gw_cnt_sum);
+		json_u64(j, "device_time_ans", m->device_time);
+		json_u64(j, "device_time_devices", m->device_time_devices);
+		json_double(j, "device_time_error_mean_ms", m->device_time_err_mean_ms);
+		json_double(j, "device_time_error_max_ms", m->device_time_err_max_ms);
+		if (m->answered)
+			replies_hist_json(j, "latency_us", &m->hist);
+		json_close(j, '}');
+	}
 	if (f->joining) {
 		const struct lw_join *jn = &lk->join;
 		uint64_t joined = atomic_load(&jn->joined), lat[4];
