@@ -13,6 +13,10 @@ For each device:   POST /api/devices              {"device": {devEui, name, appl
 LoRaWAN 1.0.x ABP: the three network session keys are all the NwkSKey (api/proto/api/device.proto:
 "For LoRaWAN 1.0.x devices, set this to the NwkSKey"); fCntUp is the fleet's fcnt_start. The device
 profile must be LoRaWAN 1.0.x, ABP (supports_otaa false), in the fleet's region.
+LoRaWAN 1.1 ABP (mac_version 1.1.0: lorawan fleet --mac-version 1.1.0): fNwkSIntKey is the CSV's
+nwk_s_key, sNwkSIntKey and nwkSEncKey its s_nwk_s_int_key and nwk_s_enc_key; the profile must be
+LoRaWAN 1.1.0, and its region's channels in the order xdpreplay numbers them (the MIC's B1 carries
+the channel index).
 OTAA devices (an app_key in the CSV: lorawan fleet --otaa) get their JoinEUI and
                    POST /api/devices/{devEui}/keys  {"deviceKeys": {nwkKey, appKey}}
 instead of an activation: for LoRaWAN 1.0.x the AppKey goes in nwkKey (device.proto: "For LoRaWAN
@@ -53,9 +57,11 @@ def requests(a):
                     "nwkKey": d["app_key"], "appKey": "00000000000000000000000000000000"}}
                 continue
             yield "POST", "/api/devices", {"device": dev}
+            v11 = (d.get("mac_version") or "1.0.3").startswith("1.1")
             yield "POST", f"/api/devices/{d['dev_eui']}/activate", {"deviceActivation": {
-                "devAddr": d["dev_addr"], "appSKey": d["app_s_key"], "nwkSEncKey": d["nwk_s_key"],
-                "sNwkSIntKey": d["nwk_s_key"], "fNwkSIntKey": d["nwk_s_key"],
+                "devAddr": d["dev_addr"], "appSKey": d["app_s_key"],
+                "nwkSEncKey": d["nwk_s_enc_key"] if v11 else d["nwk_s_key"],
+                "sNwkSIntKey": d["s_nwk_s_int_key"] if v11 else d["nwk_s_key"], "fNwkSIntKey": d["nwk_s_key"],
                 "fCntUp": int(d["fcnt_start"]), "nFCntDown": 0, "aFCntDown": 0}}
 
 

@@ -55,6 +55,11 @@ def load_fleet(d, otaa=None):
             if row["dev_addr"]:
                 devices[int(row["dev_addr"], 16)] = dict(dev, nwk=bytes.fromhex(row["nwk_s_key"]),
                                                          app=bytes.fromhex(row["app_s_key"]))
+                if (row.get("mac_version") or "1.0.3").startswith("1.1"):
+                    # a 1.1 session: nwk_s_key is its FNwkSIntKey
+                    devices[int(row["dev_addr"], 16)].update(
+                        v11=True, s_nwk=bytes.fromhex(row["s_nwk_s_int_key"]),
+                        nwk_enc=bytes.fromhex(row["nwk_s_enc_key"]))
     return devices
 
 
@@ -72,6 +77,30 @@ def aes_cmac(key, msg):
     c = cmac.CMAC(algorithms.AES(key))
     c.update(msg)
     return c.finalize()
+
+
+EU868_CHANNELS = (868100000, 868300000, 868500000, 867100000, 867300000, 867500000, 867700000, 867900000)
+
+
+def tx_dr_ch(freq_hz, datr):
+    """The data rate and channel index a network server derives from an rxpk (ChirpStack's get_uplink_dr
+    and get_uplink_ch; EU868's channels in its configuration's order, US915's 64 + 8), for 1.1's B1."""
+    sf, bw = (int(x) for x in DATR.match(datr).groups())
+    if 863000000 <= freq_hz <= 870000000:
+        dr = 12 - sf if bw == 125 else 6
+        return dr, EU868_CHANNELS.index(freq_hz)
+    if bw == 500:
+        return 4, 64 + (freq_hz - 903000000) // 1600000
+    return 10 - sf, (freq_hz - 902300000) // 200000
+
+
+def mic11(f_key, s_key, conf_fcnt, tx_dr, tx_ch, phy, fcnt):
+    """LoRaWAN 1.1 uplink MIC: cmacS[0:2] | cmacF[0:2], B1 = B0 with ConfFCnt, TxDr, TxCh (§4.4)."""
+    msg = phy[:-4]
+    tail = phy[1:5] + struct.pack("<I", fcnt & 0xffffffff) + bytes([0, len(msg)])
+    b0 = bytes([0x49, 0, 0, 0, 0, 0]) + tail
+    b1 = bytes([0x49]) + struct.pack("<H", conf_fcnt) + bytes([tx_dr, tx_ch, 0]) + tail
+    return aes_cmac(s_key, b1 + msg)[:2] + aes_cmac(f_key, b0 + msg)[:2]
 
 
 def full_fcnt(next_expected, fcnt16):
@@ -222,7 +251,8 @@ class Verifier:
             return self.error("bad_field", f"{addr:08x}: freq/datr/gateway not the fleet's")
         mhdr, fctrl = phy[0], phy[5]
         fol = fctrl & 0x0f
-        if mhdr != (0x80 if dev["confirmed"] else 0x40) or fctrl & 0xf0 or len(phy) < 13 + fol:
+        # ADR (bit 7) may be set; ACK, ADRACKReq and ClassB may not
+        if mhdr != (0x80 if dev["confirmed"] else 0x40) or fctrl & 0x70 or len(phy) < 13 + fol:
             return self.error("bad_field", f"{addr:08x}: MHDR {mhdr:02x} FCtrl {fctrl:02x}")
         fcnt16 = struct.unpack_from("<H", phy, 6)[0]
         nxt = self.next.get(addr, dev["fcnt_start"])
@@ -230,10 +260,15 @@ class Verifier:
         msg = phy[:-4]
         b0 = bytes([0x49, 0, 0, 0, 0, 0]) + phy[1:5] + struct.pack("<I", fcnt & 0xffffffff) + \
             bytes([0, len(msg)])
-        if aes_cmac(dev["nwk"], b0 + msg)[:4] != phy[-4:]:
+        if dev.get("v11"):
+            tx_dr, tx_ch = tx_dr_ch(int(round(rx["freq"] * 1000000)), rx["datr"])
+            mic = mic11(dev["nwk"], dev["s_nwk"], 0, tx_dr, tx_ch, phy, fcnt)
+        else:
+            mic = aes_cmac(dev["nwk"], b0 + msg)[:4]
+        if mic != phy[-4:]:
             return self.error("bad_mic", f"{addr:08x} FCnt {fcnt}")
         fport, frm = phy[8 + fol], phy[9 + fol:-4]
-        key = dev["app"] if fport else dev["nwk"]
+        key = dev["app"] if fport else dev.get("nwk_enc", dev["nwk"])
         stream = b""
         for i in range((len(frm) + 15) // 16):
             a = bytes([1, 0, 0, 0, 0, 0]) + phy[1:5] + struct.pack("<I", fcnt & 0xffffffff) + bytes([0, i + 1])

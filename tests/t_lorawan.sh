@@ -72,11 +72,13 @@ test_lorawan_bad_input() {
 		"key|3s/,[0-9a-f]\{32\},/,0011zz,/|nwk_s_key '0011zz' is not 32 hex digits"
 		"dup|3s/^\([^,]*\),[0-9a-f]*,/\1,01d47acc,/;4s/^\([^,]*\),[0-9a-f]*,/\1,01d47acc,/|dev_addr 01d47acc is used twice"
 		"eui|3s/^[0-9a-f]*,/0200aaaa00000001,/;4s/^[0-9a-f]*,/0200aaaa00000001,/|dev_eui 0200aaaa00000001 is used twice"
-		"gw|5s/;[0-9a-f]*,,,$/;0102030405060708,,,/|gateway 0102030405060708 is not in gateways.csv"
-		"heard|6s/;[0-9a-f]*,,,$/,,,/|heard by 1 gateways, the devices before by 2"
-		"fields|7s/,4\/5,/,/|fields, expected 17"
-		"otaa|9s/,,,$/,0011,,7/|join_eui '0011' is not 16 hex digits"
-		"nonce|9s/,,,$/,0200000000000001,00112233445566778899aabbccddeeff,65536/|dev_nonce '65536' is not"
+		"gw|5s/;[0-9a-f]*,,,,1\.0\.3,,$/;0102030405060708,,,,1.0.3,,/|gateway 0102030405060708 is not in gateways.csv"
+		"heard|6s/;[0-9a-f]*,,,,1\.0\.3,,$/,,,,1.0.3,,/|heard by 1 gateways, the devices before by 2"
+		"fields|7s/,4\/5,/,/|fields, expected 20"
+		"otaa|9s/,,,,1\.0\.3,,$/,0011,,7,1.0.3,,/|join_eui '0011' is not 16 hex digits"
+		"nonce|9s/,,,,1\.0\.3,,$/,0200000000000001,00112233445566778899aabbccddeeff,65536,1.0.3,,/|dev_nonce '65536' is not"
+		"version|4s/1\.0\.3,,$/1.2,,/|mac_version '1.2' is not 1.0.x or 1.1.0"
+		"v11key|4s/1\.0\.3,,$/1.1.0,00,/|s_nwk_s_int_key '00' is not 32 hex digits"
 		"codr|8s/,4\/5,/,4\/9,/|codr '4.9' is not"
 	)
 	for b in "${breaks[@]}"; do
@@ -89,8 +91,10 @@ test_lorawan_bad_input() {
 		[ "$(wc -l <"$WORK/e")" -eq 1 ] || fail "$name: more than one line: $(cat "$WORK/e")"
 		grep -q "devices.csv:[0-9]*: .*$msg\|devices.csv: .*$msg" "$WORK/e" || fail "$name: message: $(cat "$WORK/e")"
 	done
-	# a fleet written before OTAA (14 fields, no join columns) still loads
+	# fleets written before OTAA (14 fields) and before LoRaWAN 1.1 (17) still load
 	rm -rf "$WORK/old"; cp -r "$WORK/f" "$WORK/old"
+	sed -i 's/,mac_version,s_nwk_s_int_key,nwk_s_enc_key$//; s/,1\.0\.3,,$//' "$WORK/old/devices.csv"
+	send "$WORK/old" || fail "a 17-field fleet: $(cat "$WORK/e")"
 	sed -i 's/,join_eui,app_key,dev_nonce$//; s/,,,$//' "$WORK/old/devices.csv"
 	send "$WORK/old" || fail "a 14-field fleet: $(cat "$WORK/e")"
 	send "$WORK/nope"
@@ -410,6 +414,52 @@ test_lorawan_mac_commands() {
 	expect_eq "$(jget "$WORK/s2.json" lorawan.mac.link_check_ans)" 0 "LinkCheckAns (not asked)"
 	expect_eq "$(jget "$WORK/s2.json" lorawan.mac.device_time_ans)" 50 "DeviceTimeAns"
 	expect_eq "$(jget "$WORK/s2.json" lorawan.downlinks.not_ack)" 0 "downlinks without ACK"
+}
+
+test_lorawan_v11_abp_uplinks() {
+	bed
+	# EU868 on FPort 0 (FRMPayload with NwkSEncKey), uplinks precomputed by AES-NI
+	"$XR" lorawan fleet --devices 600 --gateways 4 --heard-by 2 --mac-version 1.1.0 --fport 0 \
+		--seed "$RANDOM" --fcnt-start 65534 --out "$WORK/f" -q || fail "fleet"
+	lw_server_start --fleet "$WORK/f" --idle 2
+	tb_gen "$XR" lorawan send -i "$TB_GEN_IF" --fleet "$WORK/f" --server "$TB_SRV_IP" --pps 5k --rounds 3 \
+		--json "$WORK/s.json" -q || fail "lorawan send exited $?"
+	wait "$LW_PID"
+	lw_server_valid 3600
+	expect_eq "$(jget "$WORK/lw.out" uplinks)" 1800 "distinct uplinks (two MICs right, FCnt across the wrap)"
+	expect_eq "$(jget "$WORK/s.json" lorawan.uplinks_computed_in_bpf)" 0 "uplinks computed in BPF"
+	# US915's 500 kHz channel (TxDr 4, TxCh 65), every uplink's two CMACs in BPF
+	"$XR" lorawan fleet --devices 300 --gateways 3 --heard-by 1 --mac-version 1.1.0 --region us915 \
+		--datr SF8BW500 --payload-size 1-60 --seed "$RANDOM" --out "$WORK/g" -q || fail "fleet"
+	lw_server_start --fleet "$WORK/g" --idle 2
+	tb_gen "$XR" lorawan send -i "$TB_GEN_IF" --fleet "$WORK/g" --server "$TB_SRV_IP" --pps 5k --rounds 2 \
+		--no-precompute --json "$WORK/s2.json" -q || fail "lorawan send exited $?"
+	wait "$LW_PID"
+	lw_server_valid 600
+	expect_eq "$(jget "$WORK/s2.json" lorawan.uplinks_computed_in_bpf)" 600 "uplinks computed in BPF"
+	# the fleet's CSV carries the 1.1 keys, and the provisioning maps them to ChirpStack's four
+	python3 "$TOP/scripts/chirpstack-provision.py" --fleet "$WORK/g" --no-gateways --dry-run >"$WORK/req" ||
+		fail "chirpstack-provision.py"
+	python3 - "$WORK/req" "$WORK/g/devices.csv" <<-'PY' || fail "1.1 activation requests"
+	import csv, json, sys
+	acts = {r["path"].split("/")[3]: r["body"]["deviceActivation"] for r in map(json.loads, open(sys.argv[1]))
+	        if r["path"].endswith("/activate")}
+	for d in csv.DictReader(open(sys.argv[2])):
+	    a = acts[d["dev_eui"]]
+	    assert d["mac_version"] == "1.1.0", d
+	    assert (a["fNwkSIntKey"], a["sNwkSIntKey"], a["nwkSEncKey"], a["appSKey"]) == \
+	        (d["nwk_s_key"], d["s_nwk_s_int_key"], d["nwk_s_enc_key"], d["app_s_key"]), (a, d)
+	    assert len({d["nwk_s_key"], d["s_nwk_s_int_key"], d["nwk_s_enc_key"], d["app_s_key"]}) == 4, d
+	PY
+	# what 1.1 does not have yet is refused with one line
+	run_bad 2 "LoRaWAN 1.1 confirmed uplinks .* are not built yet" "$XR" lorawan fleet --devices 3 \
+		--mac-version 1.1.0 --confirmed --out "$WORK/x"
+	run_bad 2 "LoRaWAN 1.1 joins \(OTAA\) are not built yet" "$XR" lorawan fleet --devices 3 \
+		--mac-version 1.1.0 --otaa --out "$WORK/x"
+	run_bad 2 "--mac-version 1.2: 1.0.3 or 1.1.0" "$XR" lorawan fleet --devices 3 --mac-version 1.2 \
+		--out "$WORK/x"
+	run_bad 2 "--mac: device 1: LoRaWAN 1.1 FOpts .* are not built yet" tb_gen "$XR" lorawan send \
+		-i "$TB_GEN_IF" --fleet "$WORK/g" --server "$TB_SRV_IP" --mac linkcheck --count 10
 }
 
 test_lorawan_every_uplink_valid() {

@@ -74,6 +74,15 @@ struct {
 	__type(value, struct xr_lora_dev);
 } lora_devs SEC(".maps");
 
+/* LoRaWAN 1.1 sessions' second key, per device (struct xr_lora_dev11); sized with lora_cfg.v11. */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(map_flags, BPF_F_MMAPABLE);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct xr_lora_dev11);
+} lora_devs11 SEC(".maps");
+
 /* The gateways (EUI, address); sized and filled by userspace. */
 struct {
 	__uint(type, BPF_MAP_TYPE_ARRAY);
@@ -224,11 +233,33 @@ static __noinline int lora_encrypt(const struct xr_lora_dev *dev, struct xr_lora
 }
 
 /*
- * The PHYPayload of uplink fcnt in sc->phy, then its base64 from byte 6 on in
- * sc->b64, and in sc->csum the device's csum_rest plus those characters' sum.
+ * A 1.1 MIC (struct xr_lora_dev11) in sc->x from cmacF there and cm's B0 | msg:
+ * B0 turned into B1, cmacS, then cmacS[0..1] | cmacF[0..1].
+ */
+static __always_inline int lora_mic11(struct xr_lora_scratch *sc, __u32 d, __u32 msg)
+{
+	struct xr_lora_dev11 *d11 = bpf_map_lookup_elem(&lora_devs11, &d);
+	__u8 *x = (__u8 *)sc->x, f0 = x[0], f1 = x[1];
+
+	if (!d11)
+		return -1;
+	sc->cm[1] = 0; /* ConfFCnt: 0, the uplink has no ACK bit */
+	sc->cm[2] = 0;
+	sc->cm[3] = d11->tx_dr;
+	sc->cm[4] = d11->tx_ch;
+	aes_cmac(d11->s_rk, d11->s_k1, sc->cm, msg + 16, sc->x);
+	x[2] = f0;
+	x[3] = f1;
+	return 0;
+}
+
+/*
+ * The PHYPayload of uplink fcnt of device d in sc->phy, then its base64
+ * from byte 6 on in sc->b64, and in sc->csum the device's csum_rest plus
+ * those characters' sum.
  */
 static __noinline int lora_uplink(const struct xr_lora_dev *dev, struct xr_lora_scratch *sc,
-				  __u32 fcnt)
+				  __u32 fcnt, __u32 d)
 {
 	__u32 len = dev->phy_len, msg, groups, even = 0, odd = 0, chars;
 	__u64 *dst = (__u64 *)sc->phy;
@@ -254,6 +285,9 @@ static __noinline int lora_uplink(const struct xr_lora_dev *dev, struct xr_lora_
 	if (((msg + 16) & 15) && msg + 16 < sizeof(sc->cm))
 		sc->cm[msg + 16] = 0x80;
 	aes_cmac(dev->nwk_rk, dev->k1, sc->cm, msg + 16, sc->x);
+	/* rodata: a 1.0 fleet's program has no second CMAC to verify */
+	if (lora_cfg.v11 && dev->v11 && lora_mic11(sc, d, msg))
+		return -1;
 	if (msg > XR_LORA_MAX_PHY - 4)
 		return -1;
 	__builtin_memcpy(sc->phy + msg, sc->x, 4);
@@ -474,7 +508,8 @@ static __always_inline int lora_rewrite(struct xdp_md *ctx, struct xr_gen_slot *
 			__u32 d = u % lora_cfg.ndev;
 			struct xr_lora_dev *dev = bpf_map_lookup_elem(&lora_devs, &d);
 
-			if (!dev || lora_uplink(dev, sc, dev->fcnt0 + (__u32)(u / lora_cfg.ndev)))
+			if (!dev ||
+			    lora_uplink(dev, sc, dev->fcnt0 + (__u32)(u / lora_cfg.ndev), d))
 				return -1;
 			lora_dev_meta(sc, dev);
 			s->hook_ctr[XR_LORA_COMPUTED]++;

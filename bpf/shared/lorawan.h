@@ -35,13 +35,27 @@ struct xr_lora_dev {
 	__u8 phy_len;
 	__u8 frm_off; /* FRMPayload's offset in phy */
 	__u8 frm_len;
-	__u8 pad;
+	__u8 v11; /* a LoRaWAN 1.1 session: the MIC's other half in lora_devs11 */
 	__u16 b64_off; /* frame offset of the PHYPayload's base64 in "data" */
 	__u16 tmst_off; /* frame offset of tmst's 10 digits */
 	__u16 gw[XR_LORA_MAX_HEARD]; /* indices of the gateways that hear it */
 	__u16 csum_rest; /* its frame's UDP sum without what the program writes (below) */
 	__u16 pad1;
 	__u32 pad2[2]; /* a multiple of 8 bytes: the mmapped array's stride */
+};
+
+/*
+ * What a LoRaWAN 1.1 session adds (lora_devs11, by device, sized only for a
+ * fleet with 1.1 devices): the MIC is cmacS[0..1] | cmacF[0..1], cmacF as a
+ * 1.0 MIC with FNwkSIntKey (struct xr_lora_dev's nwk_rk), cmacS with
+ * SNwkSIntKey over B1 | msg, B1 being B0 with ConfFCnt (0: an uplink without
+ * the ACK bit), TxDr and TxCh in bytes 1-4 (LoRaWAN 1.1 §4.4).
+ */
+struct xr_lora_dev11 {
+	__u32 s_rk[44]; /* SNwkSIntKey's round keys */
+	__u32 s_k1[4], s_k2[4]; /* its CMAC subkeys, K2 right after K1 */
+	__u8 tx_dr, tx_ch; /* the data rate and channel index the server derives from the rxpk */
+	__u8 pad[6];
 };
 
 /*
@@ -84,6 +98,7 @@ struct xr_lora_cfg {
 	__u32 confirmed; /* 1: the fleet has confirmed devices (struct xr_lora_confirmed) */
 	__u32 join; /* 1: the frames are JoinRequests (struct xr_lora_join) */
 	__u32 stat; /* 1: gateways send stat PUSH_DATA, their tokens in lora_stat_tok */
+	__u32 v11; /* 1: the fleet has LoRaWAN 1.1 devices (lora_devs11) */
 };
 
 /*

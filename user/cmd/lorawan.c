@@ -92,7 +92,7 @@ static void fleet_usage(FILE *f)
 	fprintf(f,
 		"Usage: xdpreplay lorawan fleet --out DIR [options]\n"
 		"\n"
-		"Makes a fleet of LoRaWAN 1.0.x devices (ABP, or OTAA with --otaa) and the gateways\n"
+		"Makes a fleet of LoRaWAN devices (1.0.x ABP or OTAA, 1.1 ABP) and the gateways\n"
 		"that hear them, as a pure function of --seed, and writes DIR/devices.csv and\n"
 		"DIR/gateways.csv: the same fleet can then be provisioned in the server under test\n"
 		"(README: \"LoRaWAN\") and sent by xdpreplay lorawan send. DevAddrs are unique\n"
@@ -112,10 +112,14 @@ static void fleet_usage(FILE *f)
 		"      --fcnt-start N|random  FCnt of the first uplink (default 0)\n"
 		"      --otaa              devices join (OTAA): an AppKey each, one JoinEUI, a random\n"
 		"                          first DevNonce; no session until lorawan send --join\n"
+		"      --mac-version V     1.0.3 (default) or 1.1.0: ABP sessions with four keys\n"
+		"                          (FNwkSIntKey, SNwkSIntKey, NwkSEncKey, AppSKey) and the\n"
+		"                          uplink MIC of both integrity keys (B0 and B1: TxDr, TxCh)\n"
 		"\n"
 		"Examples:\n"
 		"  xdpreplay lorawan fleet --devices 300k --gateways 2k --heard-by 3 --seed 7 --out fleet/\n"
 		"  xdpreplay lorawan fleet --devices 10k --gateways 50 --otaa --out otaa/\n"
+		"  xdpreplay lorawan fleet --devices 10k --mac-version 1.1.0 --out v11/\n"
 		"  xdpreplay lorawan fleet --devices 100 --datr SF12BW125 --payload-size 51 --out small/\n");
 }
 
@@ -133,7 +137,8 @@ static int cmd_fleet(int argc, char **argv)
 		O_FPORT,
 		O_CONFIRMED,
 		O_FCNT,
-		O_OTAA
+		O_OTAA,
+		O_MAC_VERSION
 	};
 	static const struct option opts[] = {
 		{ "out", required_argument, NULL, O_OUT },
@@ -148,6 +153,7 @@ static int cmd_fleet(int argc, char **argv)
 		{ "confirmed", no_argument, NULL, O_CONFIRMED },
 		{ "fcnt-start", required_argument, NULL, O_FCNT },
 		{ "otaa", no_argument, NULL, O_OTAA },
+		{ "mac-version", required_argument, NULL, O_MAC_VERSION },
 		{ "quiet", no_argument, NULL, 'q' },
 		{ "help", no_argument, NULL, 'h' },
 		{},
@@ -215,6 +221,13 @@ static int cmd_fleet(int argc, char **argv)
 			break;
 		case O_CONFIRMED: g.confirmed = true; break;
 		case O_OTAA: g.otaa = true; break;
+		case O_MAC_VERSION:
+			if (strcmp(optarg, "1.1.0") && strcmp(optarg, "1.1") &&
+			    strcmp(optarg, "1.0.3"))
+				return cli_usage_error(cmd, "--mac-version %s: 1.0.3 or 1.1.0",
+						       optarg);
+			g.v11 = optarg[2] == '1';
+			break;
 		case O_FCNT:
 			if (!strcmp(optarg, "random")) {
 				g.fcnt_random = true;

@@ -2,7 +2,7 @@
 /*
  * AES-128 with AES-NI for precomputing uplinks: FRMPayload xor AES(A_i),
  * then AES-CMAC (RFC 4493) over B0 | msg, as LoRaWAN 1.0.3 §4.3.3 and §4.4
- * give them. Built with -maes -mssse3 (Makefile); used only when the CPU
+ * give them (1.1 §4.4: and over B1 | msg with the second key). Built with -maes -mssse3 (Makefile); used only when the CPU
  * says it has them. Held against OpenSSL and the BPF code by selftest.
  */
 #include <string.h>
@@ -51,7 +51,23 @@ static void block(uint8_t b[16], uint8_t first, const struct xr_lora_dev *dev, u
 	b[15] = last;
 }
 
-int aesni_uplink_b64(const struct xr_lora_dev *dev, uint32_t fcnt, uint8_t *b64)
+/* AES-CMAC of cm (nb blocks, padded by the caller; the last one whole when whole) with rk and K1, K2. */
+static __m128i cmac(const uint32_t *rk, const uint32_t *k1, const uint32_t *k2, const uint8_t *cm,
+		    unsigned int nb, bool whole)
+{
+	__m128i x = _mm_setzero_si128();
+
+	for (unsigned int i = 0; i < nb; i++) {
+		x = _mm_xor_si128(x, _mm_loadu_si128((const __m128i *)(cm + 16 * i)));
+		if (i == nb - 1)
+			x = _mm_xor_si128(x, _mm_loadu_si128((const __m128i *)(whole ? k1 : k2)));
+		x = encrypt(rk, x);
+	}
+	return x;
+}
+
+int aesni_uplink_b64(const struct xr_lora_dev *dev, const struct xr_lora_dev11 *dev11,
+		     uint32_t fcnt, uint8_t *b64)
 {
 	uint8_t phy[XR_LORA_MAX_PHY + 16], cm[16 + XR_LORA_MAX_PHY + 16] = {}, blk[16];
 	unsigned int len = dev->phy_len, msg = len - 4, nb;
@@ -75,17 +91,19 @@ int aesni_uplink_b64(const struct xr_lora_dev *dev, uint32_t fcnt, uint8_t *b64)
 	nb = (16 + msg + 15) / 16;
 	if ((16 + msg) % 16)
 		cm[16 + msg] = 0x80;
-	x = _mm_setzero_si128();
-	for (unsigned int i = 0; i < nb; i++) {
-		x = _mm_xor_si128(x, _mm_loadu_si128((const __m128i *)(cm + 16 * i)));
-		if (i == nb - 1)
-			x = _mm_xor_si128(
-				x, _mm_loadu_si128(
-					   (const __m128i *)((16 + msg) % 16 ? dev->k2 : dev->k1)));
-		x = encrypt(dev->nwk_rk, x);
-	}
+	x = cmac(dev->nwk_rk, dev->k1, dev->k2, cm, nb, !((16 + msg) % 16));
 	_mm_storeu_si128((__m128i *)blk, x);
 	memcpy(phy + msg, blk, 4);
+	if (dev->v11 && dev11) {
+		/* 1.1: B1 (ConfFCnt 0, TxDr, TxCh), cmacS[0..1] | cmacF[0..1] */
+		cm[3] = dev11->tx_dr;
+		cm[4] = dev11->tx_ch;
+		x = cmac(dev11->s_rk, dev11->s_k1, dev11->s_k2, cm, nb, !((16 + msg) % 16));
+		_mm_storeu_si128((__m128i *)blk, x);
+		phy[msg + 2] = phy[msg];
+		phy[msg + 3] = phy[msg + 1];
+		memcpy(phy + msg, blk, 2);
+	}
 	EVP_EncodeBlock((unsigned char *)full, phy, len);
 	/* the characters the program writes: from byte 6 (group 2) on, without the '=' padding */
 	chars = (len + 2) / 3 * 4 - (3 - len % 3) % 3 - 8;

@@ -16,10 +16,12 @@ bool aesni_available(void);
 /* AES-128 of one block with round keys in the BPF layout (big-endian words as integers). */
 void aesni_encrypt(const uint32_t rk[44], const uint8_t in[16], uint8_t out[16]);
 /*
- * Uplink fcnt of device dev: the base64 characters from the PHYPayload's byte 6
- * on (without '=' padding) into b64; returns their number, or -1 if they do
- * not fit XR_LORA_RING_CHARS.
+ * Uplink fcnt of device dev (dev11: what its 1.1 session adds, or NULL):
+ * the base64 characters from the PHYPayload's byte 6 on (without '='
+ * padding) into b64; returns their number, or -1 if they do not fit
+ * XR_LORA_RING_CHARS.
  */
-int aesni_uplink_b64(const struct xr_lora_dev *dev, uint32_t fcnt, uint8_t *b64);
+int aesni_uplink_b64(const struct xr_lora_dev *dev, const struct xr_lora_dev11 *dev11,
+		     uint32_t fcnt, uint8_t *b64);
 
 #endif

@@ -161,8 +161,13 @@ int lw_bpf_device(const struct lw_fleet *f, size_t di, const struct xr_aes_table
 
 	memset(out, 0, sizeof(*out));
 	lw_aes_expand(t, d->nwk_s_key, out->nwk_rk);
-	/* FPort 0 carries MAC commands, encrypted with NwkSKey (LoRaWAN 1.0.3 Table 4) */
-	lw_aes_expand(t, d->fport ? d->app_s_key : d->nwk_s_key, out->enc_rk);
+	/* FPort 0 carries MAC commands, encrypted with NwkSKey (LoRaWAN 1.0.3 Table 4; 1.1: NwkSEncKey) */
+	lw_aes_expand(t,
+		      d->fport ? d->app_s_key :
+		      d->v11   ? d->nwk_s_enc_key :
+				 d->nwk_s_key,
+		      out->enc_rk);
+	out->v11 = d->v11;
 	if (lw_cmac_subkeys(c, d->nwk_s_key, (uint8_t *)out->k1, (uint8_t *)out->k2))
 		return -EIO;
 	out->phy_len = lw_phy_template(d, out->phy);
@@ -177,6 +182,18 @@ int lw_bpf_device(const struct lw_fleet *f, size_t di, const struct xr_aes_table
 	for (unsigned int k = 0; k < XR_LORA_MAX_HEARD; k++)
 		out->gw[k] = k < f->heard_by ? d->gw[k] : 0;
 	return 0;
+}
+
+int lw_bpf_device11(const struct lw_device *d, const struct xr_aes_tables *t, struct lw_crypto *c,
+		    struct xr_lora_dev11 *out)
+{
+	memset(out, 0, sizeof(*out));
+	lw_aes_expand(t, d->s_nwk_s_int_key, out->s_rk);
+	out->tx_dr = lw_tx_dr(d->freq_hz, d->sf, d->bw_khz);
+	out->tx_ch = lw_tx_ch(d->freq_hz);
+	return lw_cmac_subkeys(c, d->s_nwk_s_int_key, (uint8_t *)out->s_k1, (uint8_t *)out->s_k2) ?
+		       -EIO :
+		       0;
 }
 
 int lw_join_request(struct lw_crypto *c, const struct lw_device *d, uint16_t nonce, uint8_t *phy)
@@ -259,11 +276,36 @@ static void uplink_block(uint8_t b[16], uint8_t first, const uint8_t *devaddr, u
 	b[15] = last;
 }
 
+int lw_mic11(struct lw_crypto *c, const uint8_t f_key[16], const uint8_t s_key[16],
+	     uint16_t conf_fcnt, uint8_t tx_dr, uint8_t tx_ch, const uint8_t dev_addr[4],
+	     uint32_t fcnt, const uint8_t *msg, size_t len, uint8_t mic[4])
+{
+	uint8_t cm[16 + XR_LORA_MAX_PHY], f[16], s[16];
+
+	if (len > XR_LORA_MAX_PHY)
+		return -EIO;
+	uplink_block(cm, 0x49, dev_addr, fcnt, len);
+	memcpy(cm + 16, msg, len);
+	if (lw_cmac(c, f_key, cm, 16 + len, f))
+		return -EIO;
+	/* B1: 49 | ConfFCnt (2, LE) | TxDr | TxCh | Dir 0 | DevAddr | FCnt | 00 | len(msg) */
+	cm[1] = conf_fcnt;
+	cm[2] = conf_fcnt >> 8;
+	cm[3] = tx_dr;
+	cm[4] = tx_ch;
+	if (lw_cmac(c, s_key, cm, 16 + len, s))
+		return -EIO;
+	memcpy(mic, s, 2);
+	memcpy(mic + 2, f, 2);
+	return 0;
+}
+
 int lw_ref_phy(struct lw_crypto *c, const struct lw_device *d, uint32_t fcnt, uint8_t *phy)
 {
 	uint8_t blk[16], s[16], cm[16 + XR_LORA_MAX_PHY], mac[16];
 	int len = lw_phy_template(d, phy), msg = len - 4;
-	const uint8_t *key = d->fport ? d->app_s_key : d->nwk_s_key;
+	/* FPort 0: the network's key (1.1: NwkSEncKey; 1.0: NwkSKey) */
+	const uint8_t *key = d->fport ? d->app_s_key : d->v11 ? d->nwk_s_enc_key : d->nwk_s_key;
 
 	phy[6] = fcnt;
 	phy[7] = fcnt >> 8;
@@ -275,6 +317,13 @@ int lw_ref_phy(struct lw_crypto *c, const struct lw_device *d, uint32_t fcnt, ui
 		for (int j = 0; j < 16 && i * 16 + j < d->payload_len; j++)
 			phy[9 + d->fopts_len + i * 16 + j] ^= s[j];
 	}
+	/* 1.1: no ACK bit, so ConfFCnt 0; TxDr and TxCh as the server derives them from the rxpk */
+	if (d->v11)
+		return lw_mic11(c, d->nwk_s_key, d->s_nwk_s_int_key, 0,
+				lw_tx_dr(d->freq_hz, d->sf, d->bw_khz), lw_tx_ch(d->freq_hz),
+				phy + 1, fcnt, phy, msg, phy + msg) ?
+			       -EIO :
+			       len;
 	/* B0: 49 | 4 x 00 | Dir | DevAddr | FCnt | 00 | len(msg) */
 	uplink_block(cm, 0x49, phy + 1, fcnt, msg);
 	memcpy(cm + 16, phy, msg);

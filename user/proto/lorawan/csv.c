@@ -75,10 +75,13 @@ int lw_fleet_save(const struct lw_fleet *f, const char *dir)
 	fp = open_in(dir, "devices.csv", "w", path, sizeof(path));
 	if (!fp)
 		return -errno;
-	/* an OTAA device has no session until it joins: its dev_addr and session keys are empty */
+	/*
+	 * an OTAA device has no session until it joins: its dev_addr and session keys are empty;
+	 * a 1.1 session's nwk_s_key is its FNwkSIntKey, beside its SNwkSIntKey and NwkSEncKey
+	 */
 	fprintf(fp,
 		"dev_eui,dev_addr,nwk_s_key,app_s_key,fcnt_start,fport,confirmed,payload,freq_hz,datr,codr,"
-		"rssi,lsnr,gateways,join_eui,app_key,dev_nonce\n");
+		"rssi,lsnr,gateways,join_eui,app_key,dev_nonce,mac_version,s_nwk_s_int_key,nwk_s_enc_key\n");
 	for (size_t i = 0; i < f->ndev; i++) {
 		const struct lw_device *d = &f->dev[i];
 		char addr[9] = "";
@@ -101,10 +104,16 @@ int lw_fleet_save(const struct lw_fleet *f, const char *dir)
 		if (d->otaa) {
 			hex(e, d->join_eui, 8);
 			hex(a, d->app_key, 16);
-			fprintf(fp, ",%s,%s,%u\n", e, a, d->dev_nonce);
+			fprintf(fp, ",%s,%s,%u", e, a, d->dev_nonce);
 		} else {
-			fputs(",,,\n", fp);
+			fputs(",,,", fp);
 		}
+		a[0] = b[0] = 0;
+		if (d->v11 && d->has_session) {
+			hex(a, d->s_nwk_s_int_key, 16);
+			hex(b, d->nwk_s_enc_key, 16);
+		}
+		fprintf(fp, ",%s,%s,%s\n", d->v11 ? "1.1.0" : "1.0.3", a, b);
 	}
 	if (fclose(fp) && !err)
 		err = -errno;
@@ -252,23 +261,39 @@ out:
 static int parse_device(struct lw_fleet *f, const struct lw_eui_index *gidx, char *line,
 			struct lw_device *d, const char *where)
 {
-	char *fl[18], *gws[XR_LORA_MAX_HEARD + 1], why[160];
+	char *fl[21], *gws[XR_LORA_MAX_HEARD + 1], why[160];
 	long v;
 	int n, ng;
 
 	memset(d, 0, sizeof(*d));
-	/* 14 fields (ABP fleets before OTAA), or 17 with join_eui,app_key,dev_nonce */
-	n = split(line, fl, 17, ',');
-	if (n != 14 && n != 17) {
-		pr_warn("%s: %d fields, expected 17 (dev_eui,...,gateways,join_eui,app_key,dev_nonce)\n",
-			where, n > 17 ? 18 : n);
+	/*
+	 * 14 fields (ABP fleets before OTAA), 17 with join_eui,app_key,dev_nonce, or 20 with
+	 * mac_version,s_nwk_s_int_key,nwk_s_enc_key
+	 */
+	n = split(line, fl, 20, ',');
+	if (n != 14 && n != 17 && n != 20) {
+		pr_warn("%s: %d fields, expected 20 (dev_eui,...,gateways,join_eui,app_key,dev_nonce,"
+			"mac_version,s_nwk_s_int_key,nwk_s_enc_key)\n",
+			where, n > 20 ? 21 : n);
+		return -EINVAL;
+	}
+	if (n == 20 && *fl[17] && strncmp(fl[17], "1.0.", 4)) {
+		if (strcmp(fl[17], "1.1.0") && strcmp(fl[17], "1.1")) {
+			pr_warn("%s: mac_version '%s' is not 1.0.x or 1.1.0\n", where, fl[17]);
+			return -EINVAL;
+		}
+		d->v11 = true;
+	}
+	if (n == 20 && !strncmp(fl[17], "1.0.", 4) &&
+	    (!fl[17][4] || !strchr("01234", fl[17][4]) || fl[17][5])) {
+		pr_warn("%s: mac_version '%s' is not 1.0.x or 1.1.0\n", where, fl[17]);
 		return -EINVAL;
 	}
 	if (unhex(fl[0], strlen(fl[0]), d->dev_eui, 8)) {
 		pr_warn("%s: dev_eui '%s' is not 16 hex digits\n", where, fl[0]);
 		return -EINVAL;
 	}
-	if (n == 17 && (*fl[14] || *fl[15] || *fl[16])) {
+	if (n >= 17 && (*fl[14] || *fl[15] || *fl[16])) {
 		if (unhex(fl[14], strlen(fl[14]), d->join_eui, 8)) {
 			pr_warn("%s: join_eui '%s' is not 16 hex digits\n", where, fl[14]);
 			return -EINVAL;
@@ -304,6 +329,16 @@ static int parse_device(struct lw_fleet *f, const struct lw_eui_index *gidx, cha
 		}
 		if (unhex(fl[3], strlen(fl[3]), d->app_s_key, 16)) {
 			pr_warn("%s: app_s_key '%s' is not 32 hex digits\n", where, fl[3]);
+			return -EINVAL;
+		}
+		if (d->v11 && unhex(fl[18], strlen(fl[18]), d->s_nwk_s_int_key, 16)) {
+			pr_warn("%s: s_nwk_s_int_key '%s' is not 32 hex digits (a 1.1 session has one)\n",
+				where, fl[18]);
+			return -EINVAL;
+		}
+		if (d->v11 && unhex(fl[19], strlen(fl[19]), d->nwk_s_enc_key, 16)) {
+			pr_warn("%s: nwk_s_enc_key '%s' is not 32 hex digits (a 1.1 session has one)\n",
+				where, fl[19]);
 			return -EINVAL;
 		}
 		d->has_session = true;

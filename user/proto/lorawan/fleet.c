@@ -94,6 +94,39 @@ unsigned int lw_max_payload(uint32_t freq_hz, uint8_t sf, uint16_t bw_khz)
 	return 0;
 }
 
+int lw_tx_dr(uint32_t freq_hz, uint8_t sf, uint16_t bw_khz)
+{
+	const struct region *r = region_of(freq_hz);
+
+	if (!r)
+		return -1;
+	/* EU868: DR0-5 = SF12-SF7 at 125 kHz, DR6 = SF7 at 250; US915: DR0-3 = SF10-SF7, DR4 = SF8 at 500 */
+	if (!strcmp(r->name, "eu868"))
+		return bw_khz == 125 && sf >= 7 && sf <= 12 ? 12 - sf :
+		       bw_khz == 250 && sf == 7		    ? 6 :
+							      -1;
+	return bw_khz == 125 && sf >= 7 && sf <= 10 ? 10 - sf : bw_khz == 500 && sf == 8 ? 4 : -1;
+}
+
+/*
+ * The channel index a network server finds for an uplink's frequency: EU868's
+ * channels as the plan lists them (regions[]); US915's 64 channels of 125 kHz
+ * from 902.3 MHz by 200 kHz, then 8 of 500 kHz from 903.0 MHz by 1.6 MHz.
+ */
+int lw_tx_ch(uint32_t hz)
+{
+	const struct region *r = region_of(hz);
+
+	if (r && !strcmp(r->name, "us915")) {
+		if (hz >= 902300000 && (hz - 902300000) % 200000 == 0 && hz <= 914900000)
+			return (hz - 902300000) / 200000;
+		if (hz >= 903000000 && (hz - 903000000) % 1600000 == 0 && hz <= 914200000)
+			return 64 + (hz - 903000000) / 1600000;
+		return -1;
+	}
+	return lw_chan_of(hz);
+}
+
 int lw_chan_of(uint32_t hz)
 {
 	const struct region *r = region_of(hz);
@@ -121,6 +154,32 @@ int lw_fleet_gateway_addrs(struct lw_fleet *f, uint32_t base, uint64_t naddr, ui
 		f->gw[g].sport = port_lo + g / naddr;
 	}
 	f->gw_addrs = true;
+	return 0;
+}
+
+/*
+ * LoRaWAN 1.1 as far as xdpreplay sends it: ABP uplinks, their MIC's B1 with
+ * the DR and channel the server derives from the rxpk.
+ */
+static int check_v11(const struct lw_device *d, char *why, size_t wl)
+{
+	const char *what = d->otaa	? "joins (OTAA)" :
+			   d->confirmed ? "confirmed uplinks (their ACKs' MIC with SNwkSIntKey)" :
+			   d->fopts_len ? "FOpts (encrypted with NwkSEncKey)" :
+					  NULL;
+
+	if (what) {
+		snprintf(why, wl, "LoRaWAN 1.1 %s are not built yet (1.1: ABP uplinks)", what);
+		return -EINVAL;
+	}
+	if (lw_tx_dr(d->freq_hz, d->sf, d->bw_khz) < 0 || lw_tx_ch(d->freq_hz) < 0) {
+		snprintf(
+			why, wl,
+			"LoRaWAN 1.1: %.1f MHz at SF%uBW%u is no channel and data rate of its region "
+			"(the MIC's B1 carries both)",
+			d->freq_hz / 1e6, d->sf, d->bw_khz);
+		return -EINVAL;
+	}
 	return 0;
 }
 
@@ -178,6 +237,8 @@ int lw_check_device(const struct lw_fleet *f, const struct lw_device *d, char *w
 				snprintf(why, wl, "gateway listed twice");
 				return -EINVAL;
 			}
+	if (d->v11)
+		return check_v11(d, why, wl);
 	return 0;
 }
 
@@ -257,7 +318,13 @@ int lw_fleet_generate(const struct lw_gen_opts *o, struct lw_fleet *f)
 			rnd_bytes(&st, d->nwk_s_key, 16);
 			rnd_bytes(&st, d->app_s_key, 16);
 			d->has_session = true;
+			/* drawn only for 1.1: a 1.0 fleet of a seed stays what it was */
+			if (o->v11) {
+				rnd_bytes(&st, d->s_nwk_s_int_key, 16);
+				rnd_bytes(&st, d->nwk_s_enc_key, 16);
+			}
 		}
+		d->v11 = o->v11;
 		d->fcnt_start = o->fcnt_random ? (uint32_t)(rnd(&st) & 0x7fffffff) : o->fcnt_start;
 		d->fport = o->fport;
 		d->confirmed = o->confirmed;

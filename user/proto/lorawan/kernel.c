@@ -57,6 +57,10 @@ static int lw_before_load(void *ctx, struct gen_bpf *skel, const struct engine_o
 			bpf_map__set_max_entries(skel->maps.lora_devaddr, nconf);
 		}
 	}
+	for (size_t d = 0; d < f->ndev && !f->joining; d++)
+		skel->rodata->lora_cfg.v11 |= f->dev[d].v11;
+	if (skel->rodata->lora_cfg.v11)
+		bpf_map__set_max_entries(skel->maps.lora_devs11, f->ndev);
 	if (f->joining) {
 		bpf_map__set_max_entries(skel->maps.lora_join, f->ndev);
 		bpf_map__set_max_entries(skel->maps.lora_join_accepts, LORA_JOIN_RING_BYTES);
@@ -145,8 +149,19 @@ static int lw_after_load(void *ctx, struct gen_bpf *skel, const struct engine_op
 		gws[g].saddr = f->gw[g].saddr;
 		gws[g].sport = htons(f->gw[g].sport);
 	}
-	for (size_t d = 0; d < f->ndev && !err; d++)
+	if (skel->rodata->lora_cfg.v11) {
+		lk->devs11 = engine_map_mmap(skel->maps.lora_devs11, &lk->devs11_sz);
+		if (!lk->devs11) {
+			err = -ENOMEM;
+			pr_warn("cannot map the LoRaWAN 1.1 device table: %s\n", strerror(ENOMEM));
+			goto out;
+		}
+	}
+	for (size_t d = 0; d < f->ndev && !err; d++) {
 		err = lw_bpf_device(f, d, t, c, &lk->devs[d]);
+		if (!err && lk->devs11 && f->dev[d].v11)
+			err = lw_bpf_device11(&f->dev[d], t, c, &lk->devs11[d]);
+	}
 	if (err)
 		pr_warn("cannot compute the devices' CMAC subkeys (OpenSSL)\n");
 out:
@@ -163,12 +178,13 @@ static void ring_fill(struct lw_kernel *lk, uint64_t u)
 	struct xr_lora_ring_slot *slot = &lk->ring[(u / lk->u_step) & (LORA_RING_SLOTS - 1)];
 	size_t d = u % f->ndev;
 	const struct xr_lora_dev *dev = &lk->devs[d];
+	const struct xr_lora_dev11 *dev11 = lk->devs11 ? &lk->devs11[d] : NULL;
 	uint32_t sum;
 	int chars;
 
 	__atomic_store_n(&slot->tag, 0, __ATOMIC_RELAXED);
 	__atomic_signal_fence(__ATOMIC_SEQ_CST);
-	chars = aesni_uplink_b64(dev, dev->fcnt0 + (uint32_t)(u / f->ndev), slot->b64);
+	chars = aesni_uplink_b64(dev, dev11, dev->fcnt0 + (uint32_t)(u / f->ndev), slot->b64);
 	if (chars < 0)
 		return; /* too long for a slot: the program computes it */
 	sum = dev->csum_rest;
@@ -393,6 +409,9 @@ static void lw_close(void *ctx)
 	lk->join_map = NULL;
 	if (lk->devs)
 		munmap(lk->devs, lk->devs_sz);
+	if (lk->devs11)
+		munmap(lk->devs11, lk->devs11_sz);
+	lk->devs11 = NULL;
 	if (lk->ring)
 		munmap(lk->ring, lk->ring_sz);
 	if (lk->gw_ctr_map)

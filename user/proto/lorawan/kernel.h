@@ -22,6 +22,8 @@ struct lw_kernel {
 	bool precompute; /* AES-NI ahead of the senders into the ring */
 	struct xr_lora_dev *devs; /* mmapped device records, also read by the producer */
 	size_t devs_sz;
+	struct xr_lora_dev11 *devs11; /* with lora_cfg.v11: what 1.1 sessions add, mmapped */
+	size_t devs11_sz;
 	struct xr_lora_ring_slot *ring;
 	size_t ring_sz;
 	struct xr_lora_gw_ctr *gw_ctr_map; /* mmapped answers per gateway */

@@ -26,7 +26,12 @@ struct lw_device {
 	uint8_t dev_eui[8];
 	/* the session: set for ABP, and for OTAA once joined (has_session) */
 	uint32_t dev_addr; /* as written (MSB first); LE on air */
+	/* 1.0.x: NwkSKey; 1.1: FNwkSIntKey (the MIC's B0 half), with the two keys below */
 	uint8_t nwk_s_key[16], app_s_key[16];
+	uint8_t s_nwk_s_int_key[16]; /* 1.1: the MIC's B1 half */
+	uint8_t nwk_s_enc_key[16]; /* 1.1: FPort 0's FRMPayload (and FOpts) */
+	bool v11; /* a LoRaWAN 1.1 session (mac_version 1.1.0) */
+	bool adr; /* FCtrl's ADR bit (the published 1.1 vectors set it) */
 	bool has_session;
 	/* OTAA (1.0.x): the root key and the DevNonce of the next JoinRequest */
 	bool otaa;
@@ -75,6 +80,7 @@ struct lw_gen_opts {
 	bool fcnt_random; /* a random 32-bit start below 2^31 */
 	uint32_t fcnt_start;
 	bool otaa; /* devices join (AppKey, JoinEUI, DevNonce) instead of an ABP session */
+	bool v11; /* LoRaWAN 1.1 sessions: four session keys, two MICs */
 };
 
 /* Where the frames go: addresses in network order, ports in host order. */
@@ -137,6 +143,9 @@ int lw_cmac_subkeys(struct lw_crypto *c, const uint8_t key[16], uint8_t k1[16], 
 /* Device d's record for the BPF rewriter (its frame must be built). 0 or -EIO. */
 int lw_bpf_device(const struct lw_fleet *f, size_t d, const struct xr_aes_tables *t,
 		  struct lw_crypto *c, struct xr_lora_dev *out);
+/* What a 1.1 device's record adds (lora_devs11). 0 or -EIO. */
+int lw_bpf_device11(const struct lw_device *d, const struct xr_aes_tables *t, struct lw_crypto *c,
+		    struct xr_lora_dev11 *out);
 
 /* LoRaWAN 1.0.x join (§6.2), by OpenSSL. */
 #define LW_JOIN_REQUEST_LEN 23 /* MHDR, JoinEUI, DevEUI, DevNonce, MIC */
@@ -182,6 +191,18 @@ static inline void lw_of_n(const struct lw_fleet *f, uint64_t n, size_t *d, unsi
 	*d = u % f->ndev;
 	*fcnt = f->dev[*d].fcnt_start + (uint32_t)(u / f->ndev);
 }
+
+/*
+ * A 1.1 uplink's MIC (LoRaWAN 1.1 §4.4): cmacS[0..1] | cmacF[0..1], cmacF
+ * with FNwkSIntKey over B0 | msg, cmacS with SNwkSIntKey over B1 | msg
+ * (B1: ConfFCnt, TxDr, TxCh). dev_addr as on air. 0 or -EIO.
+ */
+int lw_mic11(struct lw_crypto *c, const uint8_t f_key[16], const uint8_t s_key[16],
+	     uint16_t conf_fcnt, uint8_t tx_dr, uint8_t tx_ch, const uint8_t dev_addr[4],
+	     uint32_t fcnt, const uint8_t *msg, size_t len, uint8_t mic[4]);
+/* The data rate index and channel index of an uplink in its region (the TxDr and TxCh of B1). */
+int lw_tx_dr(uint32_t freq_hz, uint8_t sf, uint16_t bw_khz);
+int lw_tx_ch(uint32_t freq_hz);
 
 /* SF<5..12>BW<125|250|500>, the whole string: 0 or -EINVAL. */
 int lw_parse_datr(const char *s, uint8_t *sf, uint16_t *bw_khz);

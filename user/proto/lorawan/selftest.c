@@ -284,6 +284,9 @@ static int vectors(const struct iface *lo, struct lw_crypto *c, uint64_t *checke
 		uint8_t fport;
 		const char *fopts;
 		uint8_t confirmed;
+		const char *s_nwk; /* a 1.1 session: nwk is FNwkSIntKey, this SNwkSIntKey; ADR set */
+		uint32_t freq; /* 0: 868.1 MHz */
+		uint8_t sf; /* 0: SF7 */
 	} v[] = {
 		{ "U1 (lora-packet, FCnt 2)", "44024241ed4ce9a68c6a8bc055233fd3",
 		  "ec925802ae430ca77fd3dd73cb2cc588", "74657374",
@@ -301,17 +304,22 @@ static int vectors(const struct iface *lo, struct lw_crypto *c, uint64_t *checke
 		  "0102030405060708090a0b0c0d0e0f10", "100f0e0d0c0b0a090807060504030201",
 		  "01020304", "80040302010300000673070ae264d4f7e117d2c0", 0x01020304, 0, 10,
 		  "067307", 1 },
+		/* TxDr 2 = SF10BW125 and TxCh 3 = 867.1 MHz in EU868 */
+		{ "lora-packet's Lorawan11 (brocaar), LoRaWAN 1.1",
+		  "02020202020202020202020202020203", "01010101010101010101010101010101",
+		  "68656c6c6f", "400403020180010001a6946426157612366a", 0x01020304, 1, 1, NULL, 0,
+		  "02020202020202020202020202020202", 867100000, 10 },
 	};
 	const size_t nv = sizeof(v) / sizeof(v[0]);
-	struct lw_device dev[4] = {};
+	struct lw_device dev[5] = {};
 	struct lw_gateway gw = { { 1, 2, 3, 4, 5, 6, 7, 8 } };
 	struct lw_fleet f = { .dev = dev, .ndev = nv, .gw = &gw, .ngw = 1, .heard_by = 1 };
 	struct engine_opts o = { .threads = 1 };
 	struct lw_kernel lk;
 	uint8_t *out = malloc(nv * XR_MAX_FRAME), phy[XR_LORA_MAX_PHY], want[XR_LORA_MAX_PHY];
 	char b64[XR_LORA_B64_MAX + 4];
-	uint32_t out_len[4];
-	uint64_t ns[4] = { 0, 1, 2, 3 };
+	uint32_t out_len[5];
+	uint64_t ns[5] = { 0, 1, 2, 3, 4 };
 	struct frameset fs;
 	int err;
 
@@ -326,8 +334,11 @@ static int vectors(const struct iface *lo, struct lw_crypto *c, uint64_t *checke
 		dev[i].fport = v[i].fport;
 		dev[i].confirmed = v[i].confirmed;
 		dev[i].fopts_len = v[i].fopts ? unhex_s(v[i].fopts, dev[i].fopts) : 0;
-		dev[i].freq_hz = 868100000;
-		dev[i].sf = 7;
+		dev[i].freq_hz = v[i].freq ? v[i].freq : 868100000;
+		dev[i].sf = v[i].sf ? v[i].sf : 7;
+		dev[i].v11 = dev[i].adr = v[i].s_nwk;
+		if (v[i].s_nwk)
+			unhex_s(v[i].s_nwk, dev[i].s_nwk_s_int_key);
 		dev[i].bw_khz = 125;
 	}
 	lw_kernel_init(&lk, &f, true, false, &o);
@@ -360,6 +371,34 @@ static int vectors(const struct iface *lo, struct lw_crypto *c, uint64_t *checke
 	frameset_free(&fs);
 	free(out);
 	return err;
+}
+
+/*
+ * lora-packet's LoRaWAN 1.1 MIC example (mic_test.ts): a frame whose keys but
+ * not plaintext are published, so the MIC alone (lw_mic11), and with one
+ * bit of the message changed.
+ */
+static int mic11_vector(struct lw_crypto *c, uint64_t *checked, uint64_t *mismatches)
+{
+	uint8_t f[16], s[16], msg[16], want[4], mic[4];
+	int len;
+
+	unhex_s("e163635133105cc690cb2d57ba9c31b9", f);
+	unhex_s("05ec7c795b2f0b5bcdfa710db52b9d8f", s);
+	len = unhex_s("40736310e080000000c86c", msg);
+	unhex_s("36165131", want);
+	*checked += 2;
+	/* ConfFCnt 0, TxDr 0, TxCh 1, DevAddr as on air, FCnt 0 */
+	if (lw_mic11(c, f, s, 0, 0, 1, msg + 1, 0, msg, len, mic))
+		return -EIO;
+	if (memcmp(mic, want, 4))
+		report(mismatches, "lora-packet LoRaWAN 1.1 MIC", "lw_mic11 differs");
+	msg[9] ^= 1;
+	if (lw_mic11(c, f, s, 0, 0, 1, msg + 1, 0, msg, len, mic))
+		return -EIO;
+	if (!memcmp(mic, want, 4))
+		report(mismatches, "lora-packet LoRaWAN 1.1 MIC", "a changed message kept its MIC");
+	return 0;
 }
 
 /*
@@ -866,6 +905,8 @@ int selftest_lorawan(const struct iface *lo, uint64_t cases, uint64_t (*rnd)(voi
 	if (!err)
 		err = join_vectors(c, checked, mismatches);
 	if (!err)
+		err = mic11_vector(c, checked, mismatches);
+	if (!err)
 		err = downlinks(c, &tab, cases * 20, rnd, checked, mismatches);
 	for (uint64_t i = 0; i < cases && !err; i++) {
 		static const char *const sizes[] = { "1", "1-16", "15-17", "1-96", "31-33", "96" };
@@ -878,6 +919,9 @@ int selftest_lorawan(const struct iface *lo, uint64_t cases, uint64_t (*rnd)(voi
 					 .fport = rnd() % 4 ? 1 + rnd() % 223 : 0,
 					 .confirmed = rnd() % 2,
 					 .otaa = rnd() % 4 == 0 };
+
+		/* a third of the ABP unconfirmed fleets: LoRaWAN 1.1 (two MICs) */
+		g.v11 = !g.otaa && !g.confirmed && rnd() % 3 == 0;
 		const char *sz = sizes[rnd() % 6];
 		struct lw_fleet f;
 		uint64_t ns[LW_NS];
@@ -904,7 +948,7 @@ int selftest_lorawan(const struct iface *lo, uint64_t cases, uint64_t (*rnd)(voi
 		/* an OTAA fleet sends its JoinRequests */
 		f.joining = g.otaa;
 		/* half the others: some devices with FOpts (lorawan send --mac), which move FPort */
-		for (size_t d = 0; d < f.ndev && g.fport && !f.joining && i % 2; d++) {
+		for (size_t d = 0; d < f.ndev && g.fport && !f.joining && !g.v11 && i % 2; d++) {
 			struct lw_device *dev = &f.dev[d];
 			int room = XR_LORA_MAX_PHY - 13 - dev->payload_len;
 
@@ -927,11 +971,12 @@ int selftest_lorawan(const struct iface *lo, uint64_t cases, uint64_t (*rnd)(voi
 		for (int j = 1; j < LW_NS; j++)
 			ns[j] = j % 8 ? ns[j - 1] + 1 :
 					rnd() % (f.ndev * f.heard_by * (uint64_t)70000);
-		snprintf(label, sizeof(label), "fleet %llu (%zu devices, heard by %u, %s%s%s%s)",
+		snprintf(label, sizeof(label), "fleet %llu (%zu devices, heard by %u, %s%s%s%s%s)",
 			 (unsigned long long)i, f.ndev, f.heard_by,
 			 f.joining ? "JoinRequests" : "payload ", f.joining ? "" : sz,
 			 f.gw_addrs ? ", gateway addresses" : "",
-			 g.fport && !f.joining && i % 2 ? ", FOpts" : "");
+			 g.fport && !f.joining && !g.v11 && i % 2 ? ", FOpts" : "",
+			 g.v11 ? ", LoRaWAN 1.1" : "");
 		/* the uplinks computed in BPF, then taken from the AES-NI ring */
 		err = fleet_check(lo, c, &f, ns, LW_NS, false, label, checked, mismatches);
 		*frames += LW_NS;

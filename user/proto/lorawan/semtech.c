@@ -99,7 +99,7 @@ int lw_phy_template(const struct lw_device *d, uint8_t *phy)
 	phy[2] = d->dev_addr >> 8;
 	phy[3] = d->dev_addr >> 16;
 	phy[4] = d->dev_addr >> 24;
-	phy[5] = d->fopts_len; /* FCtrl: no ADR, FOptsLen */
+	phy[5] = (d->adr ? 0x80 : 0) | d->fopts_len; /* FCtrl: ADR, FOptsLen */
 	phy[6] = d->fcnt_start;
 	phy[7] = d->fcnt_start >> 8;
 	memcpy(phy + 8, d->fopts, d->fopts_len);
