@@ -280,7 +280,7 @@ test_lorawan_join_bad_input() {
 	run_bad 2 "no --rounds" tb_gen "$XR" lorawan send -i "$TB_GEN_IF" --fleet "$WORK/otaa" \
 		--server "$TB_SRV_IP" --join --rounds 2
 	# a bad app_key in the CSV is named
-	sed -i '2s/,\([0-9a-f]\{32\}\),\([0-9]*\)$/,zz\1,\2/' "$WORK/otaa/devices.csv"
+	sed -i '2s/,\([0-9a-f]\{32\}\),\([0-9]*\),1\.0\.3,,$/,zz\1,\2,1.0.3,,/' "$WORK/otaa/devices.csv"
 	run_bad 2 "app_key" tb_gen "$XR" lorawan send -i "$TB_GEN_IF" --fleet "$WORK/otaa" \
 		--server "$TB_SRV_IP" --join --count 10
 	# ChirpStack provisioning of an OTAA fleet: its JoinEUI and AppKey (as 1.0.x's nwkKey), no activation
