@@ -138,6 +138,9 @@ class Verifier:
         self.bad_mic_every = 0    # every N-th ACK downlink gets a wrong MIC (0: none)
         self.stats = {}      # gateway EUI (hex) -> stat messages
         self.stat_dl = {}    # gateway EUI (hex) -> downlinks its stats reported (dwnb)
+        self.stat_rx = {}    # gateway EUI (hex) -> uplinks its stats reported (rxnb)
+        self.stat_ackr = []  # every stat's ackr
+        self.rx_by_gw = {}   # gateway EUI (hex) -> rxpk it sent
         self.pull_peer = {}  # gateway EUI (hex) -> where its last PULL_DATA came from: its downlinks go there
         self.fcnt_down = {}  # DevAddr -> next downlink FCnt
         self.pending = {}    # PULL_RESP token -> the gateway EUI it went to, until its TX_ACK
@@ -197,6 +200,8 @@ class Verifier:
         self.c["push_data"] += 1
         if "stat" in obj:
             self.stat(obj["stat"], gw)
+        if isinstance(obj.get("rxpk"), list):
+            self.rx_by_gw[gw] = self.rx_by_gw.get(gw, 0) + len(obj["rxpk"])
         for rx in obj.get("rxpk", []) if self.verify else ():
             up = self.rxpk(rx, gw)
             if up:
@@ -214,12 +219,16 @@ class Verifier:
         for k in ("rxnb", "rxok", "rxfw", "dwnb", "txnb"):
             v = st.get(k)
             ok = ok and isinstance(v, int) and not isinstance(v, bool) and v >= 0
-        ok = ok and isinstance(st.get("ackr"), (int, float))
+        ok = ok and isinstance(st.get("ackr"), (int, float)) and 0 <= st["ackr"] <= 100
+        # a forwarder that drops nothing: every frame received had a right CRC and was forwarded
+        ok = ok and st["rxnb"] == st["rxok"] == st["rxfw"]
         if not ok:
             return self.error("bad_stat", f"{st!r}")
         self.c["stats"] += 1
         self.stats[gw] = self.stats.get(gw, 0) + 1
         self.stat_dl[gw] = self.stat_dl.get(gw, 0) + st["dwnb"]
+        self.stat_rx[gw] = self.stat_rx.get(gw, 0) + st["rxnb"]
+        self.stat_ackr.append(st["ackr"])
         return None
 
     def rxpk(self, rx, gw):
@@ -440,7 +449,8 @@ class Verifier:
     def report(self):
         return dict(self.c, devices_seen=len(self.last), errors=self.errors, gateway_peers=self.peers,
                     pull_data_per_gateway=self.pulls, stats_per_gateway=self.stats,
-                    stat_downlinks_per_gateway=self.stat_dl)
+                    stat_downlinks_per_gateway=self.stat_dl, stat_uplinks_per_gateway=self.stat_rx,
+                    stat_ackr=self.stat_ackr, rxpk_per_gateway=self.rx_by_gw)
 
 
 def pcap_udp_payloads(path, port):

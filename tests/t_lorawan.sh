@@ -188,6 +188,12 @@ test_lorawan_gateways_keepalives_and_downlinks() {
 	assert len(r["stats_per_gateway"]) == 50 and min(r["stats_per_gateway"].values()) >= 2, r["stats_per_gateway"]
 	dl = sum(r["stat_downlinks_per_gateway"].values())
 	assert 0 < dl <= 2000, dl
+	# rxnb: the uplinks each gateway forwarded before its stat; the stats end with the sending, so
+	# they report most of them, and never more than the server got from that gateway
+	rx = r["stat_uplinks_per_gateway"]
+	assert 2000 <= sum(rx.values()) <= 4000, sum(rx.values())
+	assert all(0 < v <= r["rxpk_per_gateway"][g] for g, v in rx.items()), (rx, r["rxpk_per_gateway"])
+	assert 90 <= sorted(r["stat_ackr"])[len(r["stat_ackr"]) // 2] <= 100, r["stat_ackr"]
 	PY
 	expect_eq "$(jget "$WORK/c.json" matched)" $((4000 + pulls + stats + 2000)) \
 		"PUSH_DATA, PULL_DATA, stats and TX_ACKs at the server's XDP hook"

@@ -756,6 +756,42 @@ static void test_join_match(void)
 	lw_join_free(&j);
 }
 
+/* A gateway's copies up to n (a stat's rxnb) against counting every sequence number's gateway. */
+static void test_gw_copies(void)
+{
+	struct lw_gen_opts o = { .devices = 37,
+				 .gateways = 5,
+				 .heard_by = 3,
+				 .seed = 9,
+				 .region = "eu868",
+				 .sf = 7,
+				 .bw_khz = 125,
+				 .payload_min = 4,
+				 .payload_max = 4,
+				 .fport = 1 };
+	uint64_t count[5] = {}, bad = 0;
+	struct lw_gw_index ix = {};
+	struct lw_fleet f;
+
+	if (lw_fleet_generate(&o, &f) || lw_gw_index_build(&f, &ix)) {
+		CHECK(0, "fleet or index");
+		return;
+	}
+	for (uint64_t n = 0; n <= 3 * 37 * 3 + 5; n++) {
+		size_t d;
+		unsigned int k;
+		uint32_t fcnt;
+
+		for (size_t g = 0; g < 5; g++)
+			bad += lw_gw_copies(&f, &ix, g, n) != count[g];
+		lw_of_n(&f, n, &d, &k, &fcnt);
+		count[f.dev[d].gw[k]]++;
+	}
+	CHECK(!bad, "%llu counts differ", (unsigned long long)bad);
+	lw_gw_index_free(&ix);
+	lw_fleet_free(&f);
+}
+
 static void test_meter(void)
 {
 	struct engine_opts o = { .count = 100 };
@@ -864,5 +900,6 @@ int main(void)
 	run("mqtt_stream", test_mqtt_stream);
 	run("shards_partition", test_shards_partition);
 	run("join_match", test_join_match);
+	run("gw_copies", test_gw_copies);
 	return nfail ? 1 : 0;
 }

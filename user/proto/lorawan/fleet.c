@@ -137,6 +137,63 @@ int lw_chan_of(uint32_t hz)
 	return -1;
 }
 
+int lw_gw_index_build(const struct lw_fleet *f, struct lw_gw_index *ix)
+{
+	uint32_t *fill;
+
+	ix->start = calloc(f->ngw + 1, sizeof(*ix->start));
+	ix->dev = calloc(f->ndev * f->heard_by + 1, sizeof(*ix->dev));
+	fill = calloc(f->ngw + 1, sizeof(*fill));
+	if (!ix->start || !ix->dev || !fill) {
+		free(fill);
+		lw_gw_index_free(ix);
+		return -ENOMEM;
+	}
+	for (size_t d = 0; d < f->ndev; d++)
+		for (unsigned int k = 0; k < f->heard_by; k++)
+			ix->start[f->dev[d].gw[k] + 1]++;
+	for (size_t g = 0; g < f->ngw; g++)
+		ix->start[g + 1] += ix->start[g];
+	/* devices in order, so each gateway's list is ascending */
+	for (size_t d = 0; d < f->ndev; d++)
+		for (unsigned int k = 0; k < f->heard_by; k++) {
+			uint32_t g = f->dev[d].gw[k];
+
+			ix->dev[ix->start[g] + fill[g]++] = d;
+		}
+	free(fill);
+	return 0;
+}
+
+void lw_gw_index_free(struct lw_gw_index *ix)
+{
+	free(ix->start);
+	free(ix->dev);
+	ix->start = ix->dev = NULL;
+}
+
+uint64_t lw_gw_copies(const struct lw_fleet *f, const struct lw_gw_index *ix, size_t g, uint64_t n)
+{
+	uint64_t u = n / f->heard_by, rounds = u / f->ndev, copies;
+	uint32_t r = u % f->ndev, lo = ix->start[g], hi = ix->start[g + 1];
+	const struct lw_device *last = &f->dev[r];
+
+	/* whole rounds, then the devices below r that it hears (a binary search), then u's copies */
+	copies = rounds * (hi - lo);
+	while (lo < hi) {
+		uint32_t mid = lo + (hi - lo) / 2;
+
+		if (ix->dev[mid] < r)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	copies += lo - ix->start[g];
+	for (unsigned int k = 0; k < n % f->heard_by; k++)
+		copies += last->gw[k] == g;
+	return copies;
+}
+
 void lw_fleet_free(struct lw_fleet *f)
 {
 	free(f->dev);

@@ -31,7 +31,7 @@ void lw_build_pull_data(const struct lw_fleet *f, size_t g, const struct lw_net 
 }
 
 size_t lw_build_stat(const struct lw_fleet *f, size_t g, const struct lw_net *net, uint16_t tok,
-		     uint64_t dwnb, uint64_t txnb, time_t now, uint8_t *out)
+		     const struct lw_stat_counts *sc, time_t now, uint8_t *out)
 {
 	const struct lw_gateway *gw = &f->gw[g];
 	uint8_t *pd = out + XR_LORA_PUSH_DATA_OFF;
@@ -46,16 +46,15 @@ size_t lw_build_stat(const struct lw_fleet *f, size_t g, const struct lw_net *ne
 	pd[2] = tok >> 8;
 	pd[3] = 0; /* PUSH_DATA */
 	memcpy(pd + 4, gw->eui, 8);
-	/*
-	 * lora_pkt_fwd's fields (Semtech's PROTOCOL.TXT §4); what a gateway
-	 * received is not counted per gateway here: rxnb, rxok, rxfw and ackr are 0
-	 */
+	/* lora_pkt_fwd's fields (Semtech's PROTOCOL.TXT §4) */
 	n = snprintf((char *)pd + 12, LW_STAT_MAX - XR_LORA_PUSH_DATA_OFF - 12,
-		     "{\"stat\":{\"time\":\"%s\",\"rxnb\":0,\"rxok\":0,\"rxfw\":0,"
-		     "\"ackr\":0.0,\"dwnb\":%llu,\"txnb\":%llu}}",
-		     when, (unsigned long long)dwnb, (unsigned long long)txnb);
+		     "{\"stat\":{\"time\":\"%s\",\"rxnb\":%llu,\"rxok\":%llu,\"rxfw\":%llu,"
+		     "\"ackr\":%.1f,\"dwnb\":%llu,\"txnb\":%llu}}",
+		     when, (unsigned long long)sc->rx, (unsigned long long)sc->rx,
+		     (unsigned long long)sc->rx, sc->ackr, (unsigned long long)sc->dwnb,
+		     (unsigned long long)sc->txnb);
 	if (n < 0 || n >= LW_STAT_MAX - XR_LORA_PUSH_DATA_OFF - 12)
-		n = 0; /* cannot happen: two 20-digit numbers fit */
+		n = 0; /* cannot happen: five 20-digit numbers and ackr (0..100) fit */
 	lw_udp4_headers(out, net, f->gw_addrs ? gw->saddr : net->saddr,
 			f->gw_addrs ? gw->sport : net->sport, XR_LORA_PUSH_DATA_OFF + 12 + n);
 	lw_udp4_csum_fill(out, XR_LORA_PUSH_DATA_OFF + 12 + n);
@@ -110,16 +109,28 @@ static void send_pull_data(struct lw_keepalive *ka, size_t g)
 static void send_stat(struct lw_keepalive *ka, size_t g)
 {
 	uint64_t dl = ka->gw_ctr ? ka->gw_ctr[g].pull_resps : 0,
-		 tx = ka->gw_ctr ? ka->gw_ctr[g].tx_acks : 0;
-	uint16_t tok = ka->cur_n ? (uint16_t)(ka->cur_n(ka->cur_n_ctx) + 32768) :
-				   (uint16_t)random();
+		 tx = ka->gw_ctr ? ka->gw_ctr[g].tx_acks : 0,
+		 acks = ka->gw_ctr ? ka->gw_ctr[g].push_acks : 0,
+		 n = ka->cur_n ? ka->cur_n(ka->cur_n_ctx) : 0,
+		 rx = ka->gw_index.start ? lw_gw_copies(ka->fleet, &ka->gw_index, g, n) : 0,
+		 *prev = ka->stat_prev + 4 * g;
+	uint16_t tok = ka->cur_n ? (uint16_t)(n + 32768) : (uint16_t)random();
+	struct lw_stat_counts sc = { .rx = rx - prev[2],
+				     .dwnb = dl - prev[0],
+				     .txnb = tx - prev[1] };
 	uint8_t frame[LW_STAT_MAX];
 	uint32_t key = tok, val = g + 1;
-	size_t len = lw_build_stat(ka->fleet, g, &ka->net, tok, dl - ka->stat_prev[2 * g],
-				   tx - ka->stat_prev[2 * g + 1], time(NULL), frame);
+	size_t len;
 
-	ka->stat_prev[2 * g] = dl;
-	ka->stat_prev[2 * g + 1] = tx;
+	/* the uplinks' PUSH_ACKs against the uplinks (PUSH_ACKs come late: at most 100%) */
+	sc.ackr = sc.rx ? 100.0 * (acks - prev[3]) / sc.rx : 0;
+	if (sc.ackr > 100)
+		sc.ackr = 100;
+	len = lw_build_stat(ka->fleet, g, &ka->net, tok, &sc, time(NULL), frame);
+	prev[0] = dl;
+	prev[1] = tx;
+	prev[2] = rx;
+	prev[3] = acks;
 	if (bpf_map_update_elem(ka->stat_tok_fd, &key, &val, BPF_ANY)) {
 		ka->last_errno = errno;
 		ka->stat_failed++;
@@ -189,11 +200,16 @@ int lw_keepalive_start(struct lw_keepalive *ka, const struct lw_fleet *f, const 
 		return 0; /* none of the gateways is this shard's: nothing to start or stop */
 	ka->started = true;
 	ka->frames = ka->interval_ns ? malloc(f->ngw * LW_PULL_DATA_LEN) : NULL;
-	ka->stat_prev = ka->stat_interval_ns ? calloc(2 * f->ngw, sizeof(*ka->stat_prev)) : NULL;
-	if ((ka->interval_ns && !ka->frames) || (ka->stat_interval_ns && !ka->stat_prev)) {
+	ka->stat_prev = ka->stat_interval_ns ? calloc(4 * f->ngw, sizeof(*ka->stat_prev)) : NULL;
+	if ((ka->interval_ns && !ka->frames) || (ka->stat_interval_ns && !ka->stat_prev) ||
+	    (ka->stat_interval_ns && ka->cur_n && lw_gw_index_build(f, &ka->gw_index))) {
 		err = -ENOMEM;
 		goto err;
 	}
+	/* what each gateway received before the run's first sequence number is not this run's */
+	for (size_t g = 0; g < f->ngw && ka->gw_index.start; g++)
+		ka->stat_prev[4 * g + 2] =
+			lw_gw_copies(f, &ka->gw_index, g, ka->cur_n(ka->cur_n_ctx));
 	for (size_t g = 0; g < f->ngw && ka->frames; g++)
 		lw_build_pull_data(f, g, net, ka->frames + g * LW_PULL_DATA_LEN);
 	/* protocol 0: the socket sends, never receives */
@@ -227,6 +243,7 @@ err:
 	ka->frames = NULL;
 	free(ka->stat_prev);
 	ka->stat_prev = NULL;
+	lw_gw_index_free(&ka->gw_index);
 	ka->started = false;
 	return err;
 }
@@ -247,5 +264,6 @@ void lw_keepalive_stop(struct lw_keepalive *ka)
 	ka->frames = NULL;
 	free(ka->stat_prev);
 	ka->stat_prev = NULL;
+	lw_gw_index_free(&ka->gw_index);
 	ka->started = false;
 }

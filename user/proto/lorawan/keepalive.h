@@ -46,7 +46,8 @@ struct lw_keepalive {
 	uint8_t *frames; /* one PULL_DATA per gateway, LW_PULL_DATA_LEN bytes each */
 	const struct lw_fleet *fleet;
 	struct lw_net net;
-	uint64_t *stat_prev; /* per gateway: downlinks and TX_ACKs at its last stat */
+	uint64_t *stat_prev; /* per gateway: downlinks, TX_ACKs, copies and PUSH_ACKs at its last stat */
+	struct lw_gw_index gw_index; /* with cur_n: the copies each gateway received (rxnb) */
 	size_t ngw;
 	atomic_bool stop;
 	bool started, running;
@@ -64,11 +65,18 @@ struct lw_keepalive {
 void lw_build_pull_data(const struct lw_fleet *f, size_t g, const struct lw_net *net, uint8_t *out);
 
 /*
- * Builds gateway g's stat PUSH_DATA (token tok; dwnb and txnb as given, time
- * at unix time now) into out (LW_STAT_MAX bytes): its length.
+ * Gateway g's status since its last: uplinks received (all with a right CRC
+ * and forwarded: rxnb = rxok = rxfw), the share of its PUSH_DATA that were
+ * acknowledged (ackr, %), downlinks received and sent (dwnb, txnb).
  */
+struct lw_stat_counts {
+	uint64_t rx, dwnb, txnb;
+	double ackr;
+};
+
+/* Builds gateway g's stat PUSH_DATA (token tok, time at unix time now) into out (LW_STAT_MAX bytes): its length. */
 size_t lw_build_stat(const struct lw_fleet *f, size_t g, const struct lw_net *net, uint16_t tok,
-		     uint64_t dwnb, uint64_t txnb, time_t now, uint8_t *out);
+		     const struct lw_stat_counts *sc, time_t now, uint8_t *out);
 
 /* Starts sending f's keepalives (and stats) on ifindex: 0 or -errno after a one-line message. */
 int lw_keepalive_start(struct lw_keepalive *ka, const struct lw_fleet *f, const struct lw_net *net,

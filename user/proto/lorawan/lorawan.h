@@ -181,6 +181,20 @@ int lw_ref_phy(struct lw_crypto *c, const struct lw_device *dev, uint32_t fcnt, 
 int lw_ref_frame(struct lw_crypto *c, const struct lw_fleet *f, uint64_t n, uint32_t tmst,
 		 uint8_t *frame, uint32_t len);
 
+/*
+ * The devices each gateway hears, by gateway (their indices ascending from
+ * dev + start[g] to dev + start[g + 1]): how many copies a gateway received
+ * up to a sequence number, without counting them as they leave.
+ */
+struct lw_gw_index {
+	uint32_t *start; /* ngw + 1 */
+	uint32_t *dev; /* ndev x heard_by */
+};
+int lw_gw_index_build(const struct lw_fleet *f, struct lw_gw_index *ix); /* 0 or -ENOMEM */
+void lw_gw_index_free(struct lw_gw_index *ix);
+/* The copies (PUSH_DATA) of gateway g among sequence numbers 0 .. n - 1. */
+uint64_t lw_gw_copies(const struct lw_fleet *f, const struct lw_gw_index *ix, size_t g, uint64_t n);
+
 /* Which device, gateway copy and FCnt sequence number n carries. */
 static inline void lw_of_n(const struct lw_fleet *f, uint64_t n, size_t *d, unsigned int *k,
 			   uint32_t *fcnt)
