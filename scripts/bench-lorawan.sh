@@ -12,8 +12,11 @@
 #  3. Join requests/s: an OTAA fleet of 1M devices (2,000 gateways, heard by 1) sends one JoinRequest
 #     each (valid MIC, distinct DevNonces) at top speed with `lorawan send --join`, received at the
 #     server (nobody answers: the JoinAccept path is measured by tests/t_lorawan.sh).
+#  4. LoRaWAN 1.1 (fleet --mac-version 1.1.0, the same 300k x 2k heard by 1): two CMACs per uplink,
+#     precomputed and in BPF, against the 1.0 fleet's static frames (the same sizes).
 # Results: a table on stdout and results/bench-lorawan.{txt,raw.tsv}.
-#   BENCH_REPS=5 BENCH_SECS=3 scripts/bench-lorawan.sh     (BENCH_ONLY=join: the join rows alone)
+#   BENCH_REPS=5 BENCH_SECS=3 scripts/bench-lorawan.sh     (BENCH_ONLY=join: the join rows alone;
+#   BENCH_ONLY=v11: the 1.0 and 1.1 rows heard by 1)
 . "$(dirname "$0")/bench-lib.sh"
 REPS=${BENCH_REPS:-5}
 SECS=${BENCH_SECS:-3}
@@ -24,11 +27,15 @@ READY=$WORK/ready.tsv
 : >"$READY"
 
 ONLY=${BENCH_ONLY:-}
-for hb in 1 3; do
-	[ -z "$ONLY" ] || break
+HBS="1 3"
+[ "$ONLY" = v11 ] && HBS=1
+for hb in $HBS; do
+	[ "$ONLY" = join ] && break
 	"$XR" lorawan fleet --devices 300k --gateways 2k --heard-by $hb --seed 1 --out "$WORK/fleet$hb" -q
 done
-"$XR" lorawan fleet --devices 1M --gateways 2k --otaa --seed 1 --out "$WORK/otaa" -q
+[ "$ONLY" = join ] || "$XR" lorawan fleet --devices 300k --gateways 2k --heard-by 1 --seed 1 \
+	--mac-version 1.1.0 --out "$WORK/fleetv11" -q
+[ "$ONLY" = v11 ] || "$XR" lorawan fleet --devices 1M --gateways 2k --otaa --seed 1 --out "$WORK/otaa" -q
 # one valid PUSH_DATA (device 0, its first FCnt) for the netcat loop
 [ -n "$ONLY" ] || "$PY" - "$WORK/fleet1" "$WORK/push_data.bin" <<-'PY'
 import base64, csv, json, struct, sys
@@ -59,10 +66,14 @@ export SECS TB_SRV_IP WORK
 echo "== LoRaWAN uplinks, 1 thread, ${SECS}s runs, medians of $REPS" >&2
 for rep in $(seq "$REPS"); do
 	# a join storm's rate: the frames are built with their MICs, BPF writes what every copy gets
-	measure "xdpreplay-join" "otaa" "$XR" lorawan send -i "$TB_GEN_IF" --fleet "$WORK/otaa" \
-		--server "$TB_SRV_IP" --join --wait 0 -q --json "$WORK/j.json"
-	[ -z "$ONLY" ] || continue
-	for hb in 1 3; do
+	[ "$ONLY" = v11 ] || measure "xdpreplay-join" "otaa" "$XR" lorawan send -i "$TB_GEN_IF" \
+		--fleet "$WORK/otaa" --server "$TB_SRV_IP" --join --wait 0 -q --json "$WORK/j.json"
+	[ "$ONLY" = join ] && continue
+	measure "xdpreplay-lorawan" "hb1v11" "$XR" lorawan send -i "$TB_GEN_IF" --fleet "$WORK/fleetv11" \
+		--server "$TB_SRV_IP" --duration ${SECS}s --wait 0 -q
+	measure "xdpreplay-bpf-only" "hb1v11" "$XR" lorawan send -i "$TB_GEN_IF" --fleet "$WORK/fleetv11" \
+		--server "$TB_SRV_IP" --duration ${SECS}s --wait 0 -q --no-precompute
+	for hb in $HBS; do
 		measure "xdpreplay-lorawan" "hb$hb" "$XR" lorawan send -i "$TB_GEN_IF" --fleet "$WORK/fleet$hb" \
 			--server "$TB_SRV_IP" --duration ${SECS}s --wait 0 -q --json "$WORK/s.json"
 		printf 'hb%s\t%s\t%s\n' $hb "$(jget "$WORK/s.json" lorawan.ready_s)" \
@@ -72,7 +83,7 @@ for rep in $(seq "$REPS"); do
 		measure "xdpreplay-static" "hb$hb" "$XR" lorawan send -i "$TB_GEN_IF" --fleet "$WORK/fleet$hb" \
 			--server "$TB_SRV_IP" --duration ${SECS}s --wait 0 -q --static
 	done
-	[ "$rep" -le 2 ] && have nc && measure "nc-loop" "hb1" bash -c nc_loop
+	[ -z "$ONLY" ] && [ "$rep" -le 2 ] && have nc && measure "nc-loop" "hb1" bash -c nc_loop
 done
 python3 scripts/bench_report.py lorawan "$RAW" "$READY" "$REPS" "$SECS" | tee results/bench-lorawan.txt
 cp "$RAW" results/bench-lorawan.raw.tsv

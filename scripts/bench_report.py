@@ -130,11 +130,17 @@ def lorawan(a):
                 print("%-20s %6s %14.0f %16.0f %10.3f" % (n, hb, v[0], v[0] / k, v[1]))
     print()
     nc = res.get(("nc-loop", "hb1"))
-    for hb in ("hb1", "hb3"):
+    for hb in ("hb1", "hb3", "hb1v11"):
         ours = res.get(("xdpreplay-lorawan", hb))
         for n, what in (("xdpreplay-lorawan", "precomputed with AES-NI, written in BPF"),
                         ("xdpreplay-bpf-only", "all crypto in BPF")):
-            r, med = round_ratios(rounds, (n, hb), ("xdpreplay-static", hb))
+            # LoRaWAN 1.1 against the 1.0 fleet's static frames (the same sizes), and against 1.0
+            r, med = round_ratios(rounds, (n, hb), ("xdpreplay-static", hb[:3]))
+            if hb.endswith("v11"):
+                r11, med11 = round_ratios(rounds, (n, hb), (n, "hb1"))
+                if med11 is not None:
+                    print("hb1: LoRaWAN 1.1 / 1.0 valid uplinks (%s), per round: %.1f%% [%s]"
+                          % (what, 100 * med11, " ".join("%.1f" % (100 * x) for x in r11)))
             if med is not None:
                 print("%s: valid uplinks (%s) / the same frames static, per round: %.1f%% [%s]"
                       % (hb, what, 100 * med, " ".join("%.1f" % (100 * x) for x in r)))
