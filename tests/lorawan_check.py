@@ -375,7 +375,7 @@ class Verifier:
         self.c["join_accepts_sent"] += 1
         return bytes([2, self.token & 0xff, self.token >> 8, 3]) + json.dumps({"txpk": txpk}).encode(), peer
 
-    def ack_downlink(self, dev, addr, gw, rx):
+    def ack_downlink(self, dev, addr, gw, rx, fcnt_up=0):
         """The PULL_RESP acknowledging a confirmed uplink heard by gateway gw, and where it goes (as
         ChirpStack: an unconfirmed data down with FCtrl.ACK, in RX1 of the uplink, through the gateway's
         PULL_DATA address); None, counted, when the gateway never sent PULL_DATA."""
@@ -386,8 +386,11 @@ class Verifier:
         fcnt = self.fcnt_down.get(addr, self.fcnt_down_start)
         self.fcnt_down[addr] = fcnt + 1
         msg = bytes([0x60]) + struct.pack("<I", addr) + bytes([0x20]) + struct.pack("<H", fcnt & 0xffff)
-        b0 = bytes([0x49, 0, 0, 0, 0, 1]) + struct.pack("<I", addr) + struct.pack("<I", fcnt) + bytes([0, len(msg)])
-        phy = msg + aes_cmac(dev["nwk"], b0 + msg)[:4]
+        # 1.1 (§4.4): SNwkSIntKey, and B0's bytes 1-2 the ConfFCnt of the uplink the ACK is for
+        conf = struct.pack("<H", fcnt_up & 0xffff) if dev.get("v11") else b"\0\0"
+        b0 = bytes([0x49]) + conf + bytes([0, 0, 1]) + struct.pack("<I", addr) + struct.pack("<I", fcnt) + \
+            bytes([0, len(msg)])
+        phy = msg + aes_cmac(dev["s_nwk"] if dev.get("v11") else dev["nwk"], b0 + msg)[:4]
         if self.bad_mic_every and self.c["downlinks_sent"] % self.bad_mic_every == self.bad_mic_every - 1:
             phy = phy[:-1] + bytes([phy[-1] ^ 1])
             self.c["downlinks_bad_mic"] += 1

@@ -152,7 +152,7 @@ def main():
             if v.asks.get(addr):
                 mac_due.append((last + a.mac_delay, dev, addr, gw, rx, t_wall))
             elif dev["confirmed"]:
-                dl, to = v.ack_downlink(dev, addr, gw, rx)
+                dl, to = v.ack_downlink(dev, addr, gw, rx, fcnt)
                 if dl:
                     s.sendto(dl, to)
         # after this datagram's uplinks: a late server still counts the copy it was reading

@@ -797,16 +797,12 @@ __noinline int lora_dl_decode(struct xdp_md *ctx, struct xr_lora_dl_scratch *sc)
  * takes the ACK. A global function: verified once, not in each state of
  * the reply path (which AES would take past the verifier's limit, E2BIG).
  */
-__noinline int lora_dl_mic_ok(const struct xr_lora_dev *dev, struct xr_lora_dl_scratch *sc,
-			      __u32 len, __u32 fcnt)
+/* B0 | msg of a downlink (len bytes in sc->phy) in sc->cm, padded for CMAC; msg's length. */
+static __always_inline __u32 lora_dl_cm(struct xr_lora_dl_scratch *sc, __u32 len, __u32 fcnt)
 {
 	__u32 msg = len - 4;
-	__u8 *mac;
 	__u64 *dst;
 
-	if (!dev || !sc || len < 12 || len > XR_LORA_MAX_PHY)
-		return 0;
-	mac = (__u8 *)sc->x;
 	lora_b0(sc->cm, 1, sc->phy + 1, fcnt, msg);
 	/* msg, then CMAC's padding (0x80 and zeros: the MIC's bytes cleared) to the block's end */
 	dst = (__u64 *)(sc->cm + 16);
@@ -815,9 +811,48 @@ __noinline int lora_dl_mic_ok(const struct xr_lora_dev *dev, struct xr_lora_dl_s
 	__builtin_memset(sc->cm + 16 + msg, 0, 4);
 	if (msg & 15)
 		sc->cm[16 + msg] = 0x80;
-	aes_cmac(dev->nwk_rk, dev->k1, sc->cm, msg + 16, sc->x);
+	return msg;
+}
+
+/* The CMAC in sc->x against the downlink's MIC (msg's length in). */
+static __always_inline int lora_dl_mic_same(struct xr_lora_dl_scratch *sc, __u32 msg)
+{
+	__u8 *mac = (__u8 *)sc->x;
+
 	return mac[0] == sc->phy[msg] && mac[1] == sc->phy[msg + 1] && mac[2] == sc->phy[msg + 2] &&
 	       mac[3] == sc->phy[msg + 3];
+}
+
+__noinline int lora_dl_mic_ok(const struct xr_lora_dev *dev, struct xr_lora_dl_scratch *sc,
+			      __u32 len, __u32 fcnt)
+{
+	__u32 msg;
+
+	if (!dev || !sc || len < 12 || len > XR_LORA_MAX_PHY)
+		return 0;
+	msg = lora_dl_cm(sc, len, fcnt);
+	aes_cmac(dev->nwk_rk, dev->k1, sc->cm, msg + 16, sc->x);
+	return lora_dl_mic_same(sc, msg);
+}
+
+/*
+ * The same for a LoRaWAN 1.1 session (LoRaWAN 1.1 §4.4): AES-CMAC with
+ * SNwkSIntKey over B0 whose bytes 1-2 are ConfFCnt, the 16 low bits of the
+ * FCnt of the confirmed uplink an ACK acknowledges (sc->conf_fcnt; 0 without
+ * the ACK bit).
+ */
+__noinline int lora_dl_mic11_ok(const struct xr_lora_dev11 *d11, struct xr_lora_dl_scratch *sc,
+				__u32 len, __u32 fcnt)
+{
+	__u32 msg;
+
+	if (!d11 || !sc || len < 12 || len > XR_LORA_MAX_PHY)
+		return 0;
+	msg = lora_dl_cm(sc, len, fcnt);
+	sc->cm[1] = sc->conf_fcnt;
+	sc->cm[2] = sc->conf_fcnt >> 8;
+	aes_cmac(d11->s_rk, d11->s_k1, sc->cm, msg + 16, sc->x);
+	return lora_dl_mic_same(sc, msg);
 }
 
 /*
@@ -1029,7 +1064,18 @@ static __always_inline void lora_dl_match(struct xdp_md *ctx, __u32 gw)
 	fcnt = (c->fcnt_down & 0xffff0000) | phy[6] | (__u32)phy[7] << 8;
 	if (fcnt < c->fcnt_down)
 		fcnt += 0x10000;
-	if (!lora_dl_mic_ok(dev, sc, len, fcnt)) {
+	/* 1.1 (rodata: a 1.0 fleet's program has no second check) */
+	if (lora_cfg.v11 && dev->v11) {
+		struct xr_lora_dev11 *d11 = bpf_map_lookup_elem(&lora_devs11, d);
+		__u64 u = c->last_u - 1;
+
+		/* ConfFCnt: an ACK's uplink's FCnt (the uplink u it answers: the device's last) */
+		sc->conf_fcnt = ack && c->last_u ? dev->fcnt0 + (__u32)(u / lora_cfg.ndev) : 0;
+		if (!lora_dl_mic11_ok(d11, sc, len, fcnt)) {
+			lora_dl_count(XR_LORA_DL_BAD_MIC);
+			return;
+		}
+	} else if (!lora_dl_mic_ok(dev, sc, len, fcnt)) {
 		lora_dl_count(XR_LORA_DL_BAD_MIC);
 		return;
 	}
@@ -1262,6 +1308,14 @@ struct {
 	__type(value, struct xr_lora_dev);
 } lora_dl_test_dev SEC(".maps");
 
+/* selftest only: the 1.1 device whose SNwkSIntKey the MIC check uses with t->v11. */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct xr_lora_dev11);
+} lora_dl_test_dev11 SEC(".maps");
+
 SEC("xdp")
 int xr_lora_dl_test(struct xdp_md *ctx)
 {
@@ -1279,6 +1333,13 @@ int xr_lora_dl_test(struct xdp_md *ctx)
 		return XDP_PASS;
 	for (int i = 0; i < (XR_LORA_MAX_PHY + 8) / 8; i++)
 		((__u64 *)t->full)[i] = ((__u64 *)sc->phy)[i];
+	if (t->v11) {
+		struct xr_lora_dev11 *d11 = bpf_map_lookup_elem(&lora_dl_test_dev11, &zero);
+
+		sc->conf_fcnt = t->conf_fcnt;
+		t->mic_ok = lora_dl_mic11_ok(d11, sc, t->len, t->fcnt);
+		return XDP_PASS;
+	}
 	t->mic_ok = lora_dl_mic_ok(dev, sc, t->len, t->fcnt);
 	t->mac_ret = -2;
 	if (!t->mic_ok)

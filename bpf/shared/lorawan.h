@@ -234,6 +234,8 @@ struct xr_lora_dl_scratch {
 	__u8 cm[16 + XR_LORA_MAX_PHY + 16]; /* B0 | msg, padded to whole blocks */
 	__u32 a[4]; /* a key stream block of the FRMPayload's decryption */
 	struct xr_lora_dl_mac mac;
+	__u32 conf_fcnt; /* 1.1: the ConfFCnt of the downlink's MIC (lora_dl_mic11_ok) */
+	__u32 pad;
 };
 
 /* Downlink counters (lora_dl_ctr, per CPU) */
@@ -332,6 +334,8 @@ struct xr_lora_dl_test {
 	__s32 mac_ret; /* with mic_ok: lora_dl_mac's return, its reading in mac */
 	__u8 full[XR_LORA_MAX_PHY + 8];
 	struct xr_lora_dl_mac mac;
+	__u32 v11; /* set by the caller: the 1.1 check (lora_dl_test_dev11's key) */
+	__u32 conf_fcnt; /* and its ConfFCnt */
 };
 
 /* Read-only configuration of the kernel engine (rodata). */

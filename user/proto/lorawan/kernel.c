@@ -496,7 +496,8 @@ out:
 }
 
 int lw_kernel_dl_test(const uint8_t *frames, size_t stride, const uint32_t *lens, size_t n,
-		      const struct xr_lora_dev *dev, struct xr_lora_dl_test *out)
+		      const struct xr_lora_dev *dev, const struct xr_lora_dev11 *dev11,
+		      struct xr_lora_dl_test *out)
 {
 	struct gen_bpf *skel;
 	__u32 zero = 0;
@@ -508,15 +509,19 @@ int lw_kernel_dl_test(const uint8_t *frames, size_t stride, const uint32_t *lens
 	/* the MIC check's AES reads its tables from rodata */
 	lw_aes_tables((struct xr_aes_tables *)&skel->rodata->aes);
 	err = gen_bpf__load(skel);
-	if (!err && bpf_map_update_elem(bpf_map__fd(skel->maps.lora_dl_test_dev), &zero, dev, 0))
+	if (!err &&
+	    (bpf_map_update_elem(bpf_map__fd(skel->maps.lora_dl_test_dev), &zero, dev, 0) ||
+	     bpf_map_update_elem(bpf_map__fd(skel->maps.lora_dl_test_dev11), &zero, dev11, 0)))
 		err = -errno;
 	for (size_t i = 0; i < n && !err; i++) {
 		LIBBPF_OPTS(bpf_test_run_opts, topts, .data_in = frames + i * stride,
 			    .data_size_in = lens[i], .repeat = 1);
-		uint32_t fcnt = out[i].fcnt;
+		uint32_t fcnt = out[i].fcnt, v11 = out[i].v11, conf = out[i].conf_fcnt;
 
 		memset(&out[i], 0, sizeof(out[i]));
 		out[i].fcnt = fcnt;
+		out[i].v11 = v11;
+		out[i].conf_fcnt = conf;
 		if (bpf_map_update_elem(bpf_map__fd(skel->maps.lora_dl_test), &zero, &out[i], 0) ||
 		    bpf_prog_test_run_opts(bpf_program__fd(skel->progs.xr_lora_dl_test), &topts) ||
 		    bpf_map_lookup_elem(bpf_map__fd(skel->maps.lora_dl_test), &zero, &out[i]))

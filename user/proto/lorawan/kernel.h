@@ -75,9 +75,11 @@ int lw_kernel_aes_test(struct xr_aes_test *t);
 /*
  * Runs the BPF downlink reader (xr_lora_dl_test) on n frames (frame i at
  * frames + i x stride, lens[i] bytes), and the MIC check with dev's NwkSKey
- * at out[i].fcnt; out[i] receives its result. For the tests.
+ * (out[i].v11: dev11's SNwkSIntKey with out[i].conf_fcnt) at out[i].fcnt;
+ * out[i] receives its result. For the tests.
  */
 int lw_kernel_dl_test(const uint8_t *frames, size_t stride, const uint32_t *lens, size_t n,
-		      const struct xr_lora_dev *dev, struct xr_lora_dl_test *out);
+		      const struct xr_lora_dev *dev, const struct xr_lora_dev11 *dev11,
+		      struct xr_lora_dl_test *out);
 
 #endif

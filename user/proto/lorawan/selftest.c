@@ -470,16 +470,21 @@ struct dl_case {
 	uint32_t len, full_len; /* the frame as sent, and before a cut */
 	int value_at; /* offset of the "data" value in the frame; -1: none */
 	uint32_t fcnt; /* the FCntDown its MIC is checked at */
+	bool v11; /* its MIC is a 1.1 session's: SNwkSIntKey, ConfFCnt */
+	uint16_t conf; /* that ConfFCnt */
 };
 
-/* A downlink's MIC (OpenSSL's CMAC over B0 with Dir 1 | msg) into mac: 0 or -EIO. */
-static int dl_mic(struct lw_crypto *c, const uint8_t key[16], const uint8_t *phy, int len,
-		  uint32_t fcnt, uint8_t mac[16])
+/*
+ * A downlink's MIC (OpenSSL's CMAC over B0 with Dir 1 | msg; in 1.1, B0's
+ * bytes 1-2 are ConfFCnt, 0 in 1.0) into mac: 0 or -EIO.
+ */
+static int dl_mic(struct lw_crypto *c, const uint8_t key[16], uint16_t conf, const uint8_t *phy,
+		  int len, uint32_t fcnt, uint8_t mac[16])
 {
 	uint8_t cm[16 + XR_LORA_MAX_PHY];
 	int msg = len - 4;
 
-	memcpy(cm, (uint8_t[]){ 0x49, 0, 0, 0, 0, 1 }, 6);
+	memcpy(cm, (uint8_t[]){ 0x49, conf, conf >> 8, 0, 0, 1 }, 6);
 	memcpy(cm + 6, phy + 1, 4);
 	memcpy(cm + 10, (uint8_t[]){ fcnt, fcnt >> 8, fcnt >> 16, fcnt >> 24, 0, msg }, 6);
 	memcpy(cm + 16, phy, msg);
@@ -623,8 +628,8 @@ static int dl_mac_phy(struct lw_crypto *c, const uint8_t key[16], uint32_t fcnt,
  * its MIC (a third of them then with a bit changed). Its length (len for
  * random bytes), or -EIO.
  */
-static int dl_phy(struct lw_crypto *c, const uint8_t key[16], uint32_t fcnt, uint8_t *phy, int len,
-		  uint64_t (*rnd)(void))
+static int dl_phy(struct lw_crypto *c, const uint8_t key[16], uint16_t conf, uint32_t fcnt,
+		  uint8_t *phy, int len, uint64_t (*rnd)(void))
 {
 	uint8_t mac[16];
 
@@ -638,7 +643,7 @@ static int dl_phy(struct lw_crypto *c, const uint8_t key[16], uint32_t fcnt, uin
 		if (len < 0)
 			return len;
 	}
-	if (dl_mic(c, key, phy, len, fcnt, mac))
+	if (dl_mic(c, key, conf, phy, len, fcnt, mac))
 		return -EIO;
 	memcpy(phy + len - 4, mac, 4);
 	if (rnd() % 3 == 0) {
@@ -697,7 +702,7 @@ static int dl_frame(uint8_t *f, struct dl_case *dc, uint64_t (*rnd)(void), struc
 				uint8_t phy[XR_LORA_MAX_PHY];
 				int len = 12 + rnd() % (XR_LORA_MAX_PHY - 11);
 
-				len = dl_phy(c, key, dc->fcnt, phy, len, rnd);
+				len = dl_phy(c, key, dc->conf, dc->fcnt, phy, len, rnd);
 				if (len < 0)
 					return -EIO;
 				p += EVP_EncodeBlock((unsigned char *)p, phy, len);
@@ -779,14 +784,14 @@ static int dl_reference_full(const uint8_t *f, const struct dl_case *dc, uint8_t
 }
 
 /* Whether phy (len bytes) carries key's MIC at fcnt, by OpenSSL's CMAC; -1 when it cannot say. */
-static int dl_reference_mic(struct lw_crypto *c, const uint8_t key[16], const uint8_t *phy, int len,
-			    uint32_t fcnt)
+static int dl_reference_mic(struct lw_crypto *c, const uint8_t key[16], uint16_t conf,
+			    const uint8_t *phy, int len, uint32_t fcnt)
 {
 	uint8_t mac[16];
 
 	if (len < 12 || len > XR_LORA_MAX_PHY)
 		return 0;
-	if (dl_mic(c, key, phy, len, fcnt, mac))
+	if (dl_mic(c, key, conf, phy, len, fcnt, mac))
 		return -1;
 	return !memcmp(mac, phy + len - 4, 4);
 }
@@ -810,11 +815,12 @@ static int downlinks(struct lw_crypto *c, const struct xr_aes_tables *tab, uint6
 		     uint64_t (*rnd)(void), uint64_t *checked, uint64_t *mismatches)
 {
 	size_t n = cases < DL_MAX ? cases : DL_MAX;
-	uint8_t *frames = malloc(n * DL_FRAME), key[16];
+	uint8_t *frames = malloc(n * DL_FRAME), key[16], skey[16];
 	struct xr_lora_dl_test *got = calloc(n, sizeof(*got));
 	struct dl_case *dc = calloc(n, sizeof(*dc));
 	uint32_t *lens = calloc(n, sizeof(*lens));
 	struct xr_lora_dev dev = {};
+	struct xr_lora_dev11 dev11 = {};
 	int err = frames && got && dc && lens ? 0 : -ENOMEM;
 
 	/* the test device: a random NwkSKey, its round keys and CMAC subkeys as the fleet's are made */
@@ -823,13 +829,23 @@ static int downlinks(struct lw_crypto *c, const struct xr_aes_tables *tab, uint6
 	lw_aes_expand(tab, key, dev.nwk_rk);
 	if (!err && lw_cmac_subkeys(c, key, (uint8_t *)dev.k1, (uint8_t *)dev.k2))
 		err = -EIO;
+	/* and a 1.1 session's SNwkSIntKey: a quarter of the downlinks carry its MIC, with a ConfFCnt */
+	for (int i = 0; i < 16; i++)
+		skey[i] = rnd();
+	lw_aes_expand(tab, skey, dev11.s_rk);
+	if (!err && lw_cmac_subkeys(c, skey, (uint8_t *)dev11.s_k1, (uint8_t *)dev11.s_k2))
+		err = -EIO;
 	for (size_t i = 0; i < n && !err; i++) {
-		err = dl_frame(frames + i * DL_FRAME, &dc[i], rnd, c, key);
+		dc[i].v11 = rnd() % 4 == 0;
+		dc[i].conf = dc[i].v11 && rnd() % 2 ? rnd() : 0;
+		err = dl_frame(frames + i * DL_FRAME, &dc[i], rnd, c, dc[i].v11 ? skey : key);
 		lens[i] = dc[i].len;
 		got[i].fcnt = dc[i].fcnt;
+		got[i].v11 = dc[i].v11;
+		got[i].conf_fcnt = dc[i].conf;
 	}
 	if (!err)
-		err = lw_kernel_dl_test(frames, DL_FRAME, lens, n, &dev, got);
+		err = lw_kernel_dl_test(frames, DL_FRAME, lens, n, &dev, &dev11, got);
 	for (size_t i = 0; i < n && !err; i++) {
 		uint8_t want[XR_LORA_DL_PHY], full[XR_LORA_B64_MAX];
 		int ret = dl_reference(frames + i * DL_FRAME, &dc[i], want),
@@ -857,7 +873,9 @@ static int downlinks(struct lw_crypto *c, const struct xr_aes_tables *tab, uint6
 		}
 		if (len > 0 && memcmp(got[i].full, full, len))
 			report(mismatches, what, "BPF decoded other bytes");
-		mic = len < 0 ? 0 : dl_reference_mic(c, key, full, len, dc[i].fcnt);
+		mic = len < 0 ? 0 :
+				dl_reference_mic(c, dc[i].v11 ? skey : key, dc[i].conf, full, len,
+						 dc[i].fcnt);
 		(*checked)++;
 		if (mic < 0)
 			err = -EIO;
@@ -865,7 +883,7 @@ static int downlinks(struct lw_crypto *c, const struct xr_aes_tables *tab, uint6
 			report(mismatches, what,
 			       mic ? "BPF refused a downlink's right MIC" :
 				     "BPF took a downlink's wrong MIC");
-		if (mic == 1 && got[i].mic_ok) {
+		if (mic == 1 && got[i].mic_ok && !dc[i].v11) {
 			struct xr_lora_dl_mac m;
 			int mr = dl_reference_mac(c, key, full, len, dc[i].fcnt, &m);
 
