@@ -394,13 +394,18 @@ class Verifier:
         if self.bad_mic_every and self.c["downlinks_sent"] % self.bad_mic_every == self.bad_mic_every - 1:
             phy = phy[:-1] + bytes([phy[-1] ^ 1])
             self.c["downlinks_bad_mic"] += 1
+        return self.rx1_pull_resp(phy, rx, gw), peer
+
+    def rx1_pull_resp(self, phy, rx, gw):
+        """A data downlink's PULL_RESP in RX1 of the uplink rxpk (1 s later), to gateway gw, its token
+        remembered until the TX_ACK."""
         txpk = {"imme": False, "tmst": (rx["tmst"] + 1000000) % 2**32, "freq": rx["freq"], "rfch": 0, "powe": 14,
                 "modu": "LORA", "datr": rx["datr"], "codr": "4/5", "ipol": True, "size": len(phy),
                 "data": base64.b64encode(phy).decode()}
         self.token = (self.token + 1) % 65536
         self.pending[self.token] = gw
         self.c["downlinks_sent"] += 1
-        return bytes([2, self.token & 0xff, self.token >> 8, 3]) + json.dumps({"txpk": txpk}).encode(), peer
+        return bytes([2, self.token & 0xff, self.token >> 8, 3]) + json.dumps({"txpk": txpk}).encode()
 
     def mac_downlink(self, dev, addr, gw, rx, t_rx, in_frm=False, other=False, unknown=False):
         """The PULL_RESP answering the MAC requests of a device's last uplink (heard first by gw, at t_rx),
@@ -440,14 +445,8 @@ class Verifier:
         msg = bytes([0x60]) + struct.pack("<I", addr) + bytes([fctrl]) + struct.pack("<H", fcnt & 0xffff) + body
         b0 = bytes([0x49, 0, 0, 0, 0, 1]) + struct.pack("<I", addr) + struct.pack("<I", fcnt) + bytes([0, len(msg)])
         phy = msg + aes_cmac(dev["nwk"], b0 + msg)[:4]
-        txpk = {"imme": False, "tmst": (rx["tmst"] + 1000000) % 2**32, "freq": rx["freq"], "rfch": 0, "powe": 14,
-                "modu": "LORA", "datr": rx["datr"], "codr": "4/5", "ipol": True, "size": len(phy),
-                "data": base64.b64encode(phy).decode()}
-        self.token = (self.token + 1) % 65536
-        self.pending[self.token] = gw
-        self.c["downlinks_sent"] += 1
         self.c["mac_downlinks"] += 1
-        return bytes([2, self.token & 0xff, self.token >> 8, 3]) + json.dumps({"txpk": txpk}).encode(), peer
+        return self.rx1_pull_resp(phy, rx, gw), peer
 
     def report(self):
         return dict(self.c, devices_seen=len(self.last), errors=self.errors, gateway_peers=self.peers,
