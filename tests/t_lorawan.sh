@@ -121,16 +121,16 @@ test_lorawan_bad_input() {
 		--server "$TB_SRV_IP" --mac linkcheck --mac-every 0 --count 10
 	run_bad 2 "--mac-every goes with --mac" tb_gen "$XR" lorawan send -i "$TB_GEN_IF" --fleet "$WORK/f" \
 		--server "$TB_SRV_IP" --mac-every 2 --count 10
-	"$XR" lorawan fleet --devices 3 --fport 0 --out "$WORK/p0" -q || fail "fleet"
+	"$XR" lorawan fleet --devices 3 --fport 0 --out "$WORK/mac_fport0" -q || fail "fleet"
 	run_bad 2 "--mac: device 1: it sends on FPort 0" tb_gen "$XR" lorawan send -i "$TB_GEN_IF" \
-		--fleet "$WORK/p0" --server "$TB_SRV_IP" --mac devicetime --count 10
-	"$XR" lorawan fleet --devices 3 --datr SF12BW125 --payload-size 50 --out "$WORK/big" -q || fail "fleet"
+		--fleet "$WORK/mac_fport0" --server "$TB_SRV_IP" --mac devicetime --count 10
+	"$XR" lorawan fleet --devices 3 --datr SF12BW125 --payload-size 50 --out "$WORK/mac_big" -q || fail "fleet"
 	run_bad 2 "--mac: device 1: payload of 50 bytes and its FOpts is too large for SF12BW125" tb_gen "$XR" \
-		lorawan send -i "$TB_GEN_IF" --fleet "$WORK/big" --server "$TB_SRV_IP" --mac linkcheck,devicetime \
+		lorawan send -i "$TB_GEN_IF" --fleet "$WORK/mac_big" --server "$TB_SRV_IP" --mac linkcheck,devicetime \
 		--count 10
-	"$XR" lorawan fleet --devices 3 --otaa --out "$WORK/otaa" -q || fail "fleet"
+	"$XR" lorawan fleet --devices 3 --otaa --out "$WORK/mac_otaa" -q || fail "fleet"
 	run_bad 2 "--mac: MAC commands ride on uplinks, not on JoinRequests" tb_gen "$XR" lorawan send \
-		-i "$TB_GEN_IF" --fleet "$WORK/otaa" --server "$TB_SRV_IP" --join --mac linkcheck --count 10
+		-i "$TB_GEN_IF" --fleet "$WORK/mac_otaa" --server "$TB_SRV_IP" --join --mac linkcheck --count 10
 }
 
 test_lorawan_gateways_keepalives_and_downlinks() {
@@ -404,9 +404,9 @@ test_lorawan_mac_commands() {
 
 	# confirmed devices: the answer carries the ACK for those that ask, a plain ACK for the others
 	"$XR" lorawan fleet --devices 100 --gateways 4 --heard-by 1 --confirmed --seed "$RANDOM" \
-		--out "$WORK/g" -q || fail "fleet"
-	lw_server_start --fleet "$WORK/g" --idle 3
-	tb_gen "$XR" lorawan send -i "$TB_GEN_IF" --fleet "$WORK/g" --server "$TB_SRV_IP" --src 198.18.64.0/30 \
+		--out "$WORK/mac_conf" -q || fail "fleet"
+	lw_server_start --fleet "$WORK/mac_conf" --idle 3
+	tb_gen "$XR" lorawan send -i "$TB_GEN_IF" --fleet "$WORK/mac_conf" --server "$TB_SRV_IP" --src 198.18.64.0/30 \
 		--keepalive 200ms --mac devicetime --mac-every 4 --pps 400 --rounds 2 --wait 3s \
 		--json "$WORK/s2.json" || fail "lorawan send exited $?"
 	wait "$LW_PID"
@@ -436,9 +436,9 @@ test_lorawan_v11_abp_uplinks() {
 	expect_eq "$(jget "$WORK/s.json" lorawan.uplinks_computed_in_bpf)" 0 "uplinks computed in BPF"
 	# US915's 500 kHz channel (TxDr 4, TxCh 65), every uplink's two CMACs in BPF
 	"$XR" lorawan fleet --devices 300 --gateways 3 --heard-by 1 --mac-version 1.1.0 --region us915 \
-		--datr SF8BW500 --payload-size 1-60 --seed "$RANDOM" --out "$WORK/g" -q || fail "fleet"
-	lw_server_start --fleet "$WORK/g" --idle 2
-	tb_gen "$XR" lorawan send -i "$TB_GEN_IF" --fleet "$WORK/g" --server "$TB_SRV_IP" --pps 5k --rounds 2 \
+		--datr SF8BW500 --payload-size 1-60 --seed "$RANDOM" --out "$WORK/v11_us" -q || fail "fleet"
+	lw_server_start --fleet "$WORK/v11_us" --idle 2
+	tb_gen "$XR" lorawan send -i "$TB_GEN_IF" --fleet "$WORK/v11_us" --server "$TB_SRV_IP" --pps 5k --rounds 2 \
 		--no-precompute --json "$WORK/s2.json" -q || fail "lorawan send exited $?"
 	wait "$LW_PID"
 	lw_server_valid 600
@@ -446,10 +446,10 @@ test_lorawan_v11_abp_uplinks() {
 	# confirmed 1.1 uplinks: each ACK's MIC with SNwkSIntKey and the uplink's ConfFCnt, FCnt and
 	# FCntDown across the 16-bit wrap, every 5th ACK with a wrong MIC
 	"$XR" lorawan fleet --devices 200 --gateways 2 --heard-by 1 --mac-version 1.1.0 --confirmed \
-		--fcnt-start 65535 --seed "$RANDOM" --out "$WORK/c" -q || fail "fleet"
-	lw_server_start --fleet "$WORK/c" --idle 3 --bad-dl-mic 5 --fcnt-down-start 65535
+		--fcnt-start 65535 --seed "$RANDOM" --out "$WORK/v11_conf" -q || fail "fleet"
+	lw_server_start --fleet "$WORK/v11_conf" --idle 3 --bad-dl-mic 5 --fcnt-down-start 65535
 	count_start --udp --dport 1700 --duration 60s --idle 4s --json "$WORK/c.json"
-	tb_gen "$XR" lorawan send -i "$TB_GEN_IF" --fleet "$WORK/c" --server "$TB_SRV_IP" --src 198.18.64.0/31 \
+	tb_gen "$XR" lorawan send -i "$TB_GEN_IF" --fleet "$WORK/v11_conf" --server "$TB_SRV_IP" --src 198.18.64.0/31 \
 		--keepalive 200ms --pps 400 --rounds 2 --wait 3s --json "$WORK/s3.json" -q ||
 		fail "lorawan send exited $?"
 	wait "$LW_PID"
@@ -462,9 +462,9 @@ test_lorawan_v11_abp_uplinks() {
 	expect_eq "$(jget "$WORK/s3.json" lorawan.downlinks.bad_mic)" 80 "downlinks with a wrong MIC"
 	expect_eq "$(jget "$WORK/s3.json" lorawan.downlinks.malformed)" 0 "malformed downlinks"
 	# the fleet's CSV carries the 1.1 keys, and the provisioning maps them to ChirpStack's four
-	python3 "$TOP/scripts/chirpstack-provision.py" --fleet "$WORK/g" --no-gateways --dry-run >"$WORK/req" ||
+	python3 "$TOP/scripts/chirpstack-provision.py" --fleet "$WORK/v11_us" --no-gateways --dry-run >"$WORK/req" ||
 		fail "chirpstack-provision.py"
-	python3 - "$WORK/req" "$WORK/g/devices.csv" <<-'PY' || fail "1.1 activation requests"
+	python3 - "$WORK/req" "$WORK/v11_us/devices.csv" <<-'PY' || fail "1.1 activation requests"
 	import csv, json, sys
 	acts = {r["path"].split("/")[3]: r["body"]["deviceActivation"] for r in map(json.loads, open(sys.argv[1]))
 	        if r["path"].endswith("/activate")}
@@ -481,7 +481,7 @@ test_lorawan_v11_abp_uplinks() {
 	run_bad 2 "--mac-version 1.2: 1.0.3 or 1.1.0" "$XR" lorawan fleet --devices 3 --mac-version 1.2 \
 		--out "$WORK/x"
 	run_bad 2 "--mac: device 1: LoRaWAN 1.1 FOpts .* are not built yet" tb_gen "$XR" lorawan send \
-		-i "$TB_GEN_IF" --fleet "$WORK/g" --server "$TB_SRV_IP" --mac linkcheck --count 10
+		-i "$TB_GEN_IF" --fleet "$WORK/v11_us" --server "$TB_SRV_IP" --mac linkcheck --count 10
 }
 
 test_lorawan_every_uplink_valid() {
