@@ -4,6 +4,7 @@
 # one shell function test_* each, run in a subshell with its own test bed).
 # Prints PASS/FAIL/SKIP per test and ends with "tests: N passed, N failed, N skipped".
 #   tests/run.sh [PATTERN]     only tests whose name contains PATTERN
+#   XR_KEEP=1 tests/run.sh ...  keeps the work directory (each test's log) after the run
 set -u
 cd "$(dirname "$0")/.." || exit 2
 TOP=$PWD
@@ -18,7 +19,7 @@ fi
 
 WORK=$(mktemp -d /tmp/xdpreplay-tests.XXXXXX)
 export WORK
-trap 'rm -rf "$WORK"' EXIT
+trap '[ -n "${XR_KEEP:-}" ] || rm -rf "$WORK"' EXIT
 python3 pcaps/mkpcap.py hostile "$WORK/hostile" || { echo "cannot write the test captures" >&2; exit 2; }
 
 record() { # name status detail
