@@ -1,7 +1,8 @@
 # SPDX-License-Identifier: GPL-2.0
 # nginx for the test bed (sourced by tests/t_tcp.sh): one worker serving a 600-byte index.html, a
 # 100 KB big.html, the same chunked under /chunked/, /long-header (a 3 KB header field) and /post
-# (reads any body up to 1 MiB whole, answers "ok"), every request in DIR/access.log as
+# (reads any body up to 1 MiB whole, answers "ok"), http://127.0.0.1:8081/status its stub_status,
+# every request in DIR/access.log as
 # "ADDR STATUS REQUEST_LENGTH BODY_BYTES_SENT CONNECTION_REQUESTS URI" (request_length counts the request
 # line, header and body: a request that arrived whole).
 #   nginx_conf DIR ADDR [BACKLOG]   writes DIR/nginx.conf; start with: nginx -c DIR/nginx.conf -p DIR
@@ -55,6 +56,8 @@ nginx_conf() {
 		server {
 			listen 127.0.0.1:8081;
 			access_log off;
+			# its connections at one moment (stub_status: Active counts this request's own)
+			location = /status { stub_status; }
 			location / { return 200 "ok\n"; }
 		}
 	}

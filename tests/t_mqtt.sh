@@ -126,6 +126,31 @@ test_mqtt_wrong_password_refused() {
 	grep -q "refused (return codes: 0x05 (not authorised) 50)" "$WORK/out" || fail "no refusal line: $(cat "$WORK/out")"
 }
 
+# A closed loop (--concurrency): 16 publishers connected at once, 200 in all, each new one as
+# another disconnects; every message once and in order at the subscriber. Then with a wrong
+# password: sessions that fail end too, so the loop goes on to the last one instead of waiting.
+test_mqtt_closed_loop() {
+	bed
+	mosquitto_start
+	# its XDP program makes veth deliver our XDP_TX'd segments at once (t_tcp.sh)
+	count_start --tcp --dport 1883 --duration 120s --idle 5s --json "$WORK/c.json"
+	SUB_QOS=1 sub_start 4000 'msg/#'
+	mqtt_gen --username "$MQ_USER" --password "$MQ_PASS" --qos 1 --payload 32 --messages 20 \
+		--concurrency 16 --count 200 --wait 20s || fail "gen mqtt exited $?: $(cat "$WORK/out")"
+	cat "$WORK/out"
+	wait "$SUB_PID" || fail "mosquitto_sub exited $? after $(wc -l <"$WORK/sub") messages: $(cat "$WORK/sub.err")"
+	messages_add_up
+	expect_eq "$(jget "$WORK/g.json" sessions.completed)" 200 "sessions completed"
+	expect_eq "$(jget "$WORK/g.json" messages.acked)" 4000 "PUBACKs"
+	expect_eq "$(jget "$WORK/g.json" sessions.concurrency.open_peak)" 16 "publishers open at the most"
+	sub_check 200 20
+	mqtt_gen --username "$MQ_USER" --password wrong --qos 1 --messages 10 --concurrency 4 \
+		--count 50 --first-seq 1000 --wait 20s && fail "gen mqtt exited 0 with every CONNECT refused"
+	messages_add_up
+	expect_eq "$(jget "$WORK/g.json" connects.refused)" 50 "CONNECTs refused in a closed loop"
+	expect_eq "$(jget "$WORK/g.json" sessions.asked)" 50 "sessions asked"
+}
+
 test_mqtt_selftest() {
 	# the per-session bytes (client id, topic, stamps) in BPF against user/proto/mqtt/stream.c's
 	"$XR" selftest --only mqtt --cases 100 --seed "$RANDOM" >"$WORK/out" 2>&1 || fail "$(cat "$WORK/out")"

@@ -114,6 +114,71 @@ test_tcp_keepalive_and_rst() {
 	books_balanced
 }
 
+# A closed loop: 8 sessions of 50 requests open at once, 200 in all, each started as another
+# ended. Held against the server's own count of its connections (nginx's stub_status, read while
+# the run runs: a connection counts from its accept to nginx's close, which comes after our FIN,
+# so nginx never holds more than we have open; the reading's own connection is one of them). An
+# open loop would open all 200 at once. (A socket dump, ss, is no witness here: it walks the hash
+# table while sockets come and go, and saw 9 for a loop that never had more than 8.)
+test_tcp_closed_loop() {
+	bed
+	nginx_start
+	count_start --tcp --dport 80 --duration 60s --idle 3s --json "$WORK/c.json"
+	tb_srv python3 - "$WORK/closed_loop_max" <<-'PY' &
+	import sys, time, urllib.request
+	top = 0
+	while True:
+	    with urllib.request.urlopen("http://127.0.0.1:8081/status") as r:
+	        n = int(r.read().split(b"\n")[0].split(b":")[1]) - 1
+	    if n > top:
+	        top = n
+	        open(sys.argv[1], "w").write("%d\n" % top)
+	    time.sleep(0.002)
+	PY
+	local sampler=$!
+	tb_gen "$XR" gen tcp -i "$TB_GEN_IF" --dst "$TB_SRV_IP" --src 198.18.64.0/23 --http 'GET /' \
+		--requests-per-session 50 --concurrency 8 --count 200 --wait 5s \
+		--json "$WORK/g.json" >"$WORK/out" 2>&1
+	local rc=$?
+	kill "$sampler"
+	wait "$sampler" 2>/dev/null
+	[ "$rc" = 0 ] || fail "gen tcp exited $rc: $(cat "$WORK/out")"
+	count_wait
+	sessions_add_up
+	grep "closed loop" "$WORK/out"
+	expect_eq "$(jget "$WORK/g.json" sessions.completed)" 200 "sessions completed: $(grep -A2 sessions: "$WORK/out")"
+	expect_eq "$(jget "$WORK/g.json" requests.responses)" 10000 "responses"
+	expect_eq "$(log_lines 200)" 10000 "200s in nginx's access log"
+	expect_eq "$(awk '$5 == 50' "$NGINX_DIR/access.log" | wc -l)" 200 "50th requests of a connection"
+	expect_eq "$(jget "$WORK/g.json" sessions.concurrency.limit)" 8 "the closed loop's limit"
+	expect_eq "$(jget "$WORK/g.json" sessions.concurrency.open_peak)" 8 "sessions open at the most, as the sender saw them"
+	local seen
+	seen=$(cat "$WORK/closed_loop_max" 2>/dev/null || echo 0)
+	echo "nginx's connections at once, at the most: $seen"
+	[ "$seen" -le 8 ] || fail "the server held $seen connections at once, more than --concurrency 8"
+	[ "$seen" -ge 4 ] || fail "the server held at most $seen connections at once: the loop never filled"
+	server_clean
+	books_balanced
+}
+
+# --concurrency is a closed loop: a rate, a search, or the xsk engine with it is refused in one line
+test_tcp_closed_loop_bad_usage() {
+	local out rc
+	out=$("$XR" gen tcp -i lo --dst 198.18.0.2 --http 'GET /' --concurrency 8 --pps 1k 2>&1)
+	rc=$?
+	expect_eq "$rc" 2 "--concurrency with --pps: exit status ($out)"
+	expect_eq "$(printf '%s\n' "$out" | wc -l)" 1 "one line: $out"
+	for bad in 0 -1 2M x; do
+		out=$("$XR" gen tcp -i lo --dst 198.18.0.2 --http 'GET /' --concurrency "$bad" 2>&1)
+		expect_eq "$?" 2 "--concurrency $bad: exit status ($out)"
+	done
+	out=$("$XR" gen syn -i lo --dst 198.18.0.2 --concurrency 8 2>&1)
+	expect_eq "$?" 2 "gen syn has no sessions to loop ($out)"
+	out=$("$XR" search --witness replies -- gen tcp -i lo --dst 198.18.0.2 --http 'GET /' --concurrency 8 2>&1)
+	expect_eq "$?" 2 "search with a closed loop: exit status ($out)"
+	echo "$out" | grep -q "closed loop" || fail "search does not say why: $out"
+}
+
 test_tcp_large_post() {
 	bed
 	nginx_start

@@ -42,6 +42,9 @@ static void usage(FILE *f, const struct xr_proto *p)
 		"      --wait T            how long answers may take after the last frame (default 1s)\n"
 		"      --seed N            syn, tcp, mqtt: ISNs keyed from N, not at random (the\n"
 		"                          shards of one run must share it)\n"
+		"      --concurrency C     tcp, mqtt: a closed loop of C sessions open at once (as\n"
+		"                          wrk's connections): one starts as another ends, at top\n"
+		"                          speed (no --pps); --count sessions in all, or --duration\n"
 		"      --rewrite SPEC      as replay's (see 'xdpreplay replay --help')\n",
 		send_opts_help);
 	for (const struct xr_proto *const *q = xr_protos; *q; q++)

@@ -450,6 +450,12 @@ int cmd_search(int argc, char **argv)
 		 * each shard's search would choose its own loads: nothing would add
 		 * up; under MPI a rank's shard is its rank
 		 */
+		if (s->so.concurrency) {
+			ret = cli_usage_error("search",
+					      "--concurrency: a closed loop has no rate for a "
+					      "search to vary; give the trial none");
+			goto out;
+		}
 		if (s->so.shards > 1) {
 			ret = cli_usage_error(
 				"search", "--shard: the shards of a trial must share its load and "

@@ -41,6 +41,11 @@ struct engine_proto {
 	void (*finish)(void *ctx, struct gen_bpf *skel);
 	/* the program is about to be unloaded: unmap what after_load mapped */
 	void (*close)(void *ctx);
+	/*
+	 * --concurrency: the sessions that ended so far (answered or given up),
+	 * of those whose first frame was sent; called by the sender threads
+	 */
+	uint64_t (*ended)(void *ctx);
 };
 
 /*
@@ -93,6 +98,12 @@ struct engine_opts {
 	uint64_t frame_div; /* frame of n: (n / frame_div) mod N (0 or 1: n mod N) */
 	const struct engine_proto *proto;
 	uint64_t umem_limit; /* xsk: refuse a UMEM larger than this (0: no limit) */
+	/*
+	 * A closed loop (gen tcp --concurrency): at most this many frames sent
+	 * whose session has not ended (proto->ended), so that a new session
+	 * starts as another ends; 0: an open loop, as the pace says
+	 */
+	uint64_t concurrency;
 };
 
 /* The server's answers to a run's frames and their round trips (bpf/shared/replies.h). */
@@ -129,6 +140,8 @@ struct engine_result {
 	/* CPU time the replies' XDP program ran (kernel.bpf_stats_enabled=1; else 0) */
 	uint64_t replies_run_ns, replies_run_cnt;
 	uint64_t hook_ctr[2]; /* the protocol hook's counters, summed over threads */
+	/* --concurrency: the most sessions open at once that a sender saw, and its waits for one to end */
+	uint64_t open_peak, gate_waits;
 };
 
 /* mmaps an mmapable array map whole; *sz is the mapped size. NULL on failure. */

@@ -27,6 +27,7 @@
 #include <errno.h>
 #include <pthread.h>
 #include <sched.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -53,6 +54,8 @@
  * fewer, fuller calls, at the price of frames leaving up to this much late.
  */
 #define USER_PACED_TICK_NS 100000ULL
+/* A closed loop with every session open looks again this often for one that ended. */
+#define GATE_WAIT_NS 20000ULL
 
 volatile sig_atomic_t xr_stop;
 
@@ -71,6 +74,15 @@ struct kengine {
 	uint8_t *tmpl;
 	uint32_t tmpl_len;
 	int ifindex;
+	/*
+	 * --concurrency: frames the senders took leave to send (less those an
+	 * interrupted call did not send), the most sessions seen open at once,
+	 * and the times a sender found none may start
+	 */
+	_Atomic uint64_t admitted;
+	_Atomic uint64_t open_peak, gate_waits;
+	unsigned int nthreads;
+	const int *cpus;
 };
 
 struct sender {
@@ -337,6 +349,36 @@ static int run_live(struct kengine *k, int repeat, unsigned int batch)
 	return bpf_prog_test_run_opts(bpf_program__fd(k->skel->progs.xr_gen), &topts) ? -errno : 0;
 }
 
+/*
+ * --concurrency: how many of want frames thread sd may send now, taken from
+ * what the closed loop leaves: admitted less the frames the driver refused
+ * (their sessions never started) less the sessions that ended is what is
+ * open, and at most o->concurrency may be.
+ */
+static uint64_t gate_take(struct kengine *k, const struct engine_opts *o, uint64_t want)
+{
+	uint64_t lost = 0, ended = o->proto->ended(o->proto->ctx), a, open, room, take, peak;
+
+	for (unsigned int i = 0; i < k->nthreads; i++) {
+		const struct xr_gen_slot *s = &k->slots[k->cpus[i]];
+
+		lost += s->xmit_drops + s->redirect_err + s->bad_frame;
+	}
+	a = atomic_load(&k->admitted);
+	do {
+		open = a > lost + ended ? a - lost - ended : 0;
+		room = open < o->concurrency ? o->concurrency - open : 0;
+		take = want < room ? want : room;
+	} while (take && !atomic_compare_exchange_weak(&k->admitted, &a, a + take));
+	open += take;
+	peak = atomic_load(&k->open_peak);
+	while (open > peak && !atomic_compare_exchange_weak(&k->open_peak, &peak, open))
+		;
+	if (!take)
+		atomic_fetch_add(&k->gate_waits, 1);
+	return take;
+}
+
 static void *sender_main(void *arg)
 {
 	struct sender *sd = arg;
@@ -364,11 +406,21 @@ static void *sender_main(void *arg)
 		} else {
 			repeat = LONG_RUN_MAX;
 		}
-		uint64_t t = now_ns();
+		if (o->concurrency) {
+			repeat = (int)gate_take(k, o, repeat);
+			if (!repeat) {
+				sleep_until(now_ns() + GATE_WAIT_NS);
+				continue;
+			}
+		}
+		uint64_t t = now_ns(), k_before = s->k_next;
 
 		err = run_live(k, repeat, o->batch);
 		sd->call_ns += now_ns() - t;
 		sd->calls++;
+		/* what an interrupted call did not send goes back to the closed loop */
+		if (o->concurrency && s->k_next - k_before < (uint64_t)repeat)
+			atomic_fetch_sub(&k->admitted, (uint64_t)repeat - (s->k_next - k_before));
 		if (err && err != -EINTR) {
 			sd->err = err;
 			pr_warn("BPF_PROG_RUN (live frames) on CPU %d failed: %s\n", sd->cpu,
@@ -565,6 +617,14 @@ int kengine_run(const struct engine_opts *o, struct engine_result *res)
 	/* no SA_RESTART: the signal must end a BPF_PROG_RUN call with EINTR */
 	sigaction(SIGUSR1, &sa, &old_sa);
 
+	if (o->concurrency && (!proto || !proto->ended || o->pace != XR_PACE_NONE)) {
+		pr_warn("a closed loop (--concurrency) needs sessions that say when they end, at top speed\n");
+		sigaction(SIGUSR1, &old_sa, NULL);
+		kengine_close(&k);
+		return -EINVAL;
+	}
+	k.nthreads = o->threads;
+	k.cpus = o->cpus;
 	/* a short lead so that every thread is running before the first departure */
 	t0 = engine_t0(o, 2 * POLL_NS);
 	for (unsigned int i = 0; i < o->threads; i++) {
@@ -687,6 +747,8 @@ int kengine_run(const struct engine_opts *o, struct engine_result *res)
 		read_replies(&k, res);
 	}
 	sigaction(SIGUSR1, &old_sa, NULL);
+	res->open_peak = atomic_load(&k.open_peak);
+	res->gate_waits = atomic_load(&k.gate_waits);
 
 	for (unsigned int i = 0; i < o->threads; i++) {
 		const struct xr_gen_slot *s = &k.slots[o->cpus[i]];

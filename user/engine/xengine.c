@@ -181,6 +181,10 @@ int xengine_run(const struct engine_opts *o, struct engine_result *res)
 
 	memset(res, 0, sizeof(*res));
 	libxdp_set_print(libxdp_quiet);
+	if (o->concurrency) {
+		pr_warn("a closed loop (--concurrency) runs on the kernel engine only\n");
+		return -EINVAL;
+	}
 	if (o->threads > o->ifc->ntxq || o->threads > o->ifc->nrxq) {
 		pr_warn("--engine xsk needs a queue per thread: %s has %u\n", o->ifc->name,
 			o->ifc->ntxq < o->ifc->nrxq ? o->ifc->ntxq : o->ifc->nrxq);

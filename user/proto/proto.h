@@ -36,6 +36,8 @@ enum send_opt_set {
 	SO_FILES = 1 << 7, /* FILE... arguments */
 	SO_VLAN = 1 << 8, /* --vlan VID[:PRI] */
 	SO_SEED = 1 << 9, /* --seed N: the run's keys (TCP ISNs) */
+	SO_CONCURRENCY =
+		1 << 10, /* --concurrency C: a closed loop of sessions (engine_proto.ended) */
 };
 
 /* The plan specs of a run: the user's --rewrite ops, then those the protocol adds (source, port, ISN). */

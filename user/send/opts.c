@@ -39,6 +39,7 @@ enum {
 	O_NETNS,
 	O_SEED,
 	O_START_AT,
+	O_CONCURRENCY,
 };
 
 /* set: the protocol must accept it (enum send_opt_set); 0: every sender command takes it */
@@ -77,10 +78,13 @@ static const struct send_opt_row {
 	{ "seed", required_argument, O_SEED, SO_SEED },
 	{ "start-at", required_argument, O_START_AT, 0 },
 	{ "vlan", required_argument, O_VLAN, SO_VLAN },
+	{ "concurrency", required_argument, O_CONCURRENCY, SO_CONCURRENCY },
 };
 
 #define NROWS (sizeof(rows) / sizeof(rows[0]))
 #define MAX_PROTO_OPTS 16
+/* sessions open at once: a session table's worth (bpf/shared/tcp.h) */
+#define XR_CONCURRENCY_MAX (1U << 20)
 
 const char send_opts_help[] =
 	"  -i, --iface IFACE       interface to send from (required)\n"
@@ -313,6 +317,13 @@ static int parse_one(struct send_opts *so, const struct xr_proto *p, int opt, co
 		if (cli_duration(cmd, "wait", arg, &so->reply_wait_ns))
 			return XR_EXIT_USAGE;
 		break;
+	case O_CONCURRENCY:
+		if (cli_count(cmd, "concurrency", arg, &so->concurrency))
+			return XR_EXIT_USAGE;
+		if (!so->concurrency || so->concurrency > XR_CONCURRENCY_MAX)
+			return cli_usage_error(cmd, "--concurrency must be between 1 and %u",
+					       XR_CONCURRENCY_MAX);
+		break;
 	default: return XR_EXIT_USAGE;
 	}
 	return -1;
@@ -380,6 +391,10 @@ int send_opts_parse(struct send_opts *so, const struct xr_proto *p, void *st, in
 		so->net.dst.port = p->default_port;
 	if (paced > 1)
 		return cli_usage_error(cmd, "give one of --topspeed, --pps, --rate, --multiplier");
+	if (so->concurrency && so->pace != XR_PACE_NONE)
+		return cli_usage_error(cmd,
+				       "--concurrency is a closed loop (a session starts as "
+				       "another ends): no --pps, --rate or --multiplier with it");
 	if (so->have_token && !so->have_listen)
 		return cli_usage_error(cmd, "--token-file goes with --listen");
 	if (p->kernel_only && so->engine == SEND_ENGINE_XSK)

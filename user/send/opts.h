@@ -39,6 +39,7 @@ struct send_opts {
 	const char *netns; /* --netns: a name under /run/netns, or a path */
 	uint64_t start_unix_ns; /* --start-at: CLOCK_REALTIME of the first departure; 0 = at once */
 	uint64_t reply_wait_ns; /* --wait */
+	uint64_t concurrency; /* --concurrency: sessions open at once (0: an open loop, as paced) */
 	const char *json_path;
 	const char *pcap_out; /* --pcap-out: write the frames instead of sending them */
 	bool quiet;

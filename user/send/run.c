@@ -120,7 +120,8 @@ int send_run(const struct send_opts *so, const struct xr_proto *p, void *st)
 				 .duration_ns = so->duration_ns,
 				 .first_n = so->first_n,
 				 .start_unix_ns = so->start_unix_ns,
-				 .reply_wait_ns = so->reply_wait_ns };
+				 .reply_wait_ns = so->reply_wait_ns,
+				 .concurrency = so->concurrency };
 	struct send_live sl = { .live.lock = PTHREAD_MUTEX_INITIALIZER };
 	uint64_t t_begin = now_ns();
 	struct httpd *http = NULL;

@@ -426,7 +426,7 @@ const struct xr_proto proto_mqtt = {
 		"  sent but not answered, or not sent because its session failed (with its reason:\n"
 		"  CONNECT refused with its return code, reset, stalled, ...).\n",
 	.opts = mqtt_opts,
-	.accepts = SO_DST | SO_SRC | SO_SPORT | SO_DSTMAC | SO_WAIT | SO_SEED,
+	.accepts = SO_DST | SO_SRC | SO_SPORT | SO_DSTMAC | SO_WAIT | SO_SEED | SO_CONCURRENCY,
 	.default_port = 1883,
 	.kernel_only = true,
 	.state_size = sizeof(struct mqtt),

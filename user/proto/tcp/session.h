@@ -35,6 +35,8 @@ struct tcp_resender {
 	struct xr_send_ts *ts; /* send_ts, mapped */
 	size_t ts_sz;
 	atomic_uint_fast64_t syns_resent;
+	/* SYNs unanswered 7 s, sessions whose last retransmission went unanswered: given up */
+	atomic_uint_fast64_t syns_given_up, sessions_given_up;
 	int fd;
 	int ifindex;
 	pthread_t tid;
@@ -85,6 +87,7 @@ struct tcp {
 	const void *patch_ctx;
 	struct xr_tcp_fields fields; /* gen tcp's {c} and {k} in its request */
 	uint64_t requests; /* requests per session, request 0 included */
+	uint64_t concurrency; /* --concurrency: sessions open at once (0: an open loop) */
 	uint8_t close, response;
 	uint64_t resp_size;
 	struct xr_mqtt_cfg mqtt; /* response XR_TCP_RESP_MQTT */
@@ -132,6 +135,18 @@ void tcp_fields_write(const void *ctx, const struct xr_tcp_session *s, uint8_t *
 /* The sessions of a run whose stream t holds: SYN template, table, engine hooks. 0 or -errno. */
 int tcp_sessions_build(struct tcp *t, const struct send_opts *so, const struct iface *ifc,
 		       struct frameset *fs, struct send_plan *plan, struct engine_opts *o);
+
+/* Every session asked, by how it ended. */
+struct tcp_books {
+	uint64_t asked, completed, not_sent, no_answer, refused, reset, table_full, malformed,
+		closed_early, app_refused, app_protocol;
+	uint64_t syn_recovered; /* SYNs the driver refused, sent again and answered */
+	struct tcp_stalled stalled;
+	uint64_t failed, unaccounted;
+};
+
+/* The books of t's run res: every session asked, completed or failed with its reason. */
+void tcp_books(const struct tcp *t, const struct engine_result *res, struct tcp_books *b);
 
 /* The sessions' books, segments and handshake times (lines and JSON members). */
 void tcp_sessions_report(const struct tcp *t, const struct engine_result *res, FILE *human,

@@ -410,9 +410,15 @@ static void tcp_resend_pass(struct tcp *t)
 		memcpy(&s, live, sizeof(s));
 		if ((s.state == XR_TCP_REQUEST && !s.in_flight) ||
 		    (s.state == XR_TCP_FIN_SENT && (s.flags & XR_TCPF_FIN_ACKED)) ||
-		    s.retries >= XR_TCP_MAX_RETRIES || !s.t_sent || s.t_sent > now ||
+		    s.retries > XR_TCP_MAX_RETRIES || !s.t_sent || s.t_sent > now ||
 		    now - s.t_sent < (XR_TCP_RTO_NS << s.retries))
 			continue;
+		if (s.retries == XR_TCP_MAX_RETRIES) {
+			/* the last retransmission's timeout passed too: given up (a closed loop's to know) */
+			live->retries = s.retries + 1;
+			atomic_fetch_add(&t->rs.sessions_given_up, 1);
+			continue;
+		}
 		len = tcp_rebuild(t, &s, f);
 		if (!len)
 			continue;
@@ -474,16 +480,22 @@ static void tcp_resend_syns(struct tcp *t, const struct sockaddr_ll *to)
 
 		/* answered, given up, or another's: the oldest still waiting moves on */
 		if (e->n32 != (uint32_t)c || (e->answered & XR_ANSWERED_FIRST) ||
-		    e->tag >= XR_TCP_SYN_RETRIES) {
+		    e->tag > XR_TCP_SYN_RETRIES) {
 			if (c == t->rs.syn_lo)
 				t->rs.syn_lo++;
 			continue;
 		}
-		/* tag counts the SYN's timeouts (gen tcp's frames have no tag of their own): 1 s, 3 s */
+		/*
+		 * tag counts the SYN's timeouts (gen tcp's frames have no tag of
+		 * their own): again at 1 s and 3 s, given up at 7 s, as Linux does
+		 */
 		if (!ts || ts > now ||
 		    now - ts < (XR_TCP_SYN_RTO_NS << (e->tag + 1)) - XR_TCP_SYN_RTO_NS)
 			continue;
-		e->tag++;
+		if (++e->tag > XR_TCP_SYN_RETRIES) {
+			atomic_fetch_add(&t->rs.syns_given_up, 1);
+			continue;
+		}
 		if (sendto(t->rs.fd, f, tcp_rebuild_syn(t, c, f), 0, (const struct sockaddr *)to,
 			   sizeof(*to)) > 0)
 			atomic_fetch_add(&t->rs.syns_resent, 1);
@@ -567,6 +579,18 @@ static uint64_t tcp_ended(const struct xr_replies_stats *r)
 	       r->ctr[XR_MQTT_REFUSED] + r->ctr[XR_MQTT_PROTOCOL];
 }
 
+/* engine_proto.ended: what XDP ended, and what the retransmission thread gave up */
+static uint64_t tcp_ended_now(void *ctx)
+{
+	struct tcp *t = ctx;
+	struct xr_replies_stats r;
+
+	if (engine_replies_sum(bpf_map__fd(t->skel->maps.replies_stats), &r))
+		return 0;
+	return tcp_ended(&r) + atomic_load(&t->rs.syns_given_up) +
+	       atomic_load(&t->rs.sessions_given_up);
+}
+
 static bool tcp_settled(void *ctx, uint64_t sent)
 {
 	struct xr_replies_stats r;
@@ -646,8 +670,18 @@ int tcp_sessions_build(struct tcp *t, const struct send_opts *so, const struct i
 	memcpy(t->rs.syn, fs->bytes + fs->frames[0].off, t->rs.syn_len);
 	t->rs.isn_step = isn.step;
 	t->rs.fd = -1;
+	t->concurrency = so->concurrency;
 	if (!planned)
 		planned = XR_TCP_TABLE_MAX;
+	/*
+	 * A closed loop's open sessions are a window of consecutive numbers,
+	 * so of consecutive slots: room for eight such windows keeps a session
+	 * that waits for a retransmission out of the way of the next ones, and
+	 * the retransmission thread's pass over the table short (a million
+	 * slots, 80 MiB read 20 times a second, took more CPU than the sessions)
+	 */
+	if (so->concurrency && planned > 8.0 * so->concurrency)
+		planned = 8.0 * so->concurrency;
 	if (ta.tuples && planned > ta.tuples)
 		planned = ta.tuples;
 	t->table = next_pow2(planned < 1024 ? 1024 : planned);
@@ -673,7 +707,8 @@ int tcp_sessions_build(struct tcp *t, const struct send_opts *so, const struct i
 					.start = tcp_start,
 					.settled = tcp_settled,
 					.finish = tcp_finish,
-					.close = tcp_close };
+					.close = tcp_close,
+					.ended = tcp_ended_now };
 	o->proto = &t->ops;
 	o->reply_kind = XR_REPLY_TCP;
 	o->rpl = ta.match;
@@ -689,15 +724,7 @@ static int tcp_build(void *st, const struct send_opts *so, const struct iface *i
 	return err ? err : tcp_sessions_build(t, so, ifc, fs, plan, o);
 }
 
-/* Every session asked, by how it ended. */
-struct tcp_books {
-	uint64_t asked, completed, not_sent, no_answer, refused, reset, table_full, malformed,
-		closed_early, app_refused, app_protocol;
-	struct tcp_stalled stalled;
-	uint64_t failed, unaccounted;
-};
-
-static void tcp_books(const struct tcp *t, const struct engine_result *res, struct tcp_books *b)
+void tcp_books(const struct tcp *t, const struct engine_result *res, struct tcp_books *b)
 {
 	const __u64 *c = res->replies.st.ctr;
 	uint64_t answered = res->replies.st.answered, ended;
@@ -714,6 +741,19 @@ static void tcp_books(const struct tcp *t, const struct engine_result *res, stru
 				 .app_protocol = c[XR_MQTT_PROTOCOL],
 				 .stalled = t->stalled };
 	b->no_answer = res->sent > answered + b->refused ? res->sent - answered - b->refused : 0;
+	/*
+	 * A SYN the driver refused has its send time recorded all the same,
+	 * so the retransmission thread sends it again after 1 s: answered
+	 * then, its session is not "not sent" (more handshakes answered than
+	 * SYNs the driver took says how many)
+	 */
+	if (answered + b->refused > res->sent) {
+		uint64_t again = answered + b->refused - res->sent,
+			 refused = res->unsent.ring_full + res->unsent.redirect;
+
+		b->syn_recovered = again < refused ? again : refused;
+		b->not_sent -= b->syn_recovered;
+	}
 	b->failed = b->not_sent + b->no_answer + b->refused + b->reset + b->table_full +
 		    b->malformed + b->closed_early + b->app_refused + b->app_protocol +
 		    b->stalled.request + b->stalled.response + b->stalled.close +
@@ -735,7 +775,7 @@ void tcp_sessions_report(const struct tcp *t, const struct engine_result *res, F
 	if (human) {
 		fprintf(human, "  sessions: %llu asked, %llu completed (%s/s), %llu failed",
 			(unsigned long long)b.asked, (unsigned long long)b.completed,
-			fmt_si(replies_per_s(res, b.completed), x, sizeof(x)),
+			fmt_si(tcp_answers_per_s(t, res, b.completed), x, sizeof(x)),
 			(unsigned long long)b.failed);
 		if (b.unaccounted)
 			fprintf(human, ", %llu UNACCOUNTED", (unsigned long long)b.unaccounted);
@@ -794,6 +834,18 @@ void tcp_sessions_report(const struct tcp *t, const struct engine_result *res, F
 				(unsigned long long)(c[XR_TCP_PUMP_FULL] + t->pump.send_errors),
 				(unsigned long long)c[XR_TCP_PUMP_FULL],
 				(unsigned long long)t->pump.send_errors);
+		if (b.syn_recovered)
+			fprintf(human,
+				"  %llu SYNs the driver refused went again after 1 s and were answered "
+				"(not counted as not sent)\n",
+				(unsigned long long)b.syn_recovered);
+		if (t->concurrency)
+			fprintf(human,
+				"  closed loop: at most %llu sessions open, %llu at the most seen, %llu "
+				"waits for one to end\n",
+				(unsigned long long)t->concurrency,
+				(unsigned long long)res->open_peak,
+				(unsigned long long)res->gate_waits);
 		if (!res->replies.st.answered && !b.refused)
 			replies_rtt_line(res, human);
 		else
@@ -806,7 +858,7 @@ void tcp_sessions_report(const struct tcp *t, const struct engine_result *res, F
 	json_u64(j, "completed", b.completed);
 	json_u64(j, "failed", b.failed);
 	json_u64(j, "unaccounted", b.unaccounted);
-	json_double(j, "completed_per_s", replies_per_s(res, b.completed));
+	json_double(j, "completed_per_s", tcp_answers_per_s(t, res, b.completed));
 	json_open(j, "failed_by", '{');
 	json_u64(j, "not_sent", b.not_sent);
 	json_u64(j, "no_syn_ack", b.no_answer);
@@ -822,6 +874,13 @@ void tcp_sessions_report(const struct tcp *t, const struct engine_result *res, F
 	json_u64(j, "stalled_close", b.stalled.close);
 	json_u64(j, "timeout", b.stalled.timeout);
 	json_close(j, '}');
+	if (t->concurrency) {
+		json_open(j, "concurrency", '{');
+		json_u64(j, "limit", t->concurrency);
+		json_u64(j, "open_peak", res->open_peak);
+		json_u64(j, "waits", res->gate_waits);
+		json_close(j, '}');
+	}
 	json_u64(j, "table_slots", t->table);
 	json_u64(j, "table_bytes", (uint64_t)t->table * sizeof(struct xr_tcp_session));
 	json_close(j, '}');
@@ -831,6 +890,7 @@ void tcp_sessions_report(const struct tcp *t, const struct engine_result *res, F
 	json_u64(j, "after_timeout", t->rs.resent);
 	json_u64(j, "after_duplicate_acks", c[XR_TCP_FAST_RESENT]);
 	json_u64(j, "syns_again", t->rs.syns_resent);
+	json_u64(j, "syns_refused_then_answered", b.syn_recovered);
 	json_u64(j, "timeout_send_errors", t->rs.failed);
 	json_u64(j, "out_of_order", c[XR_TCP_OUT_OF_ORDER]);
 	json_u64(j, "stray", c[XR_TCP_STRAY]);
@@ -879,7 +939,7 @@ static void tcp_report(void *st, const struct engine_result *res, uint64_t ready
 		fprintf(human, "  requests: %llu sent whole, %llu responses (%s/s):",
 			(unsigned long long)c[XR_TCP_REQUESTS],
 			(unsigned long long)c[XR_TCP_RESPONSES],
-			fmt_si(replies_per_s(res, c[XR_TCP_RESPONSES]), y, sizeof(y)));
+			fmt_si(tcp_answers_per_s(t, res, c[XR_TCP_RESPONSES]), y, sizeof(y)));
 		for (int i = 0; i < 4; i++)
 			if (c[XR_TCP_2XX + i])
 				fprintf(human, " %s %llu", cls[i],
@@ -898,7 +958,7 @@ static void tcp_report(void *st, const struct engine_result *res, uint64_t ready
 	json_open(j, "requests", '{');
 	json_u64(j, "sent", c[XR_TCP_REQUESTS]);
 	json_u64(j, "responses", c[XR_TCP_RESPONSES]);
-	json_double(j, "responses_per_s", replies_per_s(res, c[XR_TCP_RESPONSES]));
+	json_double(j, "responses_per_s", tcp_answers_per_s(t, res, c[XR_TCP_RESPONSES]));
 	json_open(j, "status", '{');
 	for (int i = 0; i < 4; i++)
 		json_u64(j, cls[i], c[XR_TCP_2XX + i]);
@@ -955,7 +1015,7 @@ const struct xr_proto proto_tcp = {
 		"  retransmissions). On veth, the server's side needs an XDP program (xdpreplay\n"
 		"  count) for our segments to reach it at once.\n",
 	.opts = tcp_opts,
-	.accepts = SO_DST | SO_SRC | SO_SPORT | SO_DSTMAC | SO_WAIT | SO_SEED,
+	.accepts = SO_DST | SO_SRC | SO_SPORT | SO_DSTMAC | SO_WAIT | SO_SEED | SO_CONCURRENCY,
 	.default_port = 80,
 	.kernel_only = true,
 	.state_size = sizeof(struct tcp),
