@@ -12,15 +12,20 @@
 #    between departures, a core whatever the rate.
 # BENCH_TCP_BODY=N: each session is one POST /post of an N-byte body instead (nginx reads it whole;
 # xdpreplay's segments then go through its pump, several full ones in flight).
+# BENCH_TCP_KEEPALIVE=K: keep-alive instead, a closed loop of BENCH_TCP_CONC connections for every
+# tool (xdpreplay: --concurrency, K requests per session, a new session as one ends; wrk, ab -k and
+# h2load keep theirs open), and the figure is requests/s.
 # Results: a table on stdout and results/bench-tcp.{txt,raw.tsv}; per-round ratios against wrk.
 #   BENCH_REPS=3 BENCH_SECS=3 scripts/bench-tcp.sh
 #   BENCH_TCP_BODY=10240 BENCH_TCP_RATE=5000 scripts/bench-tcp.sh
+#   BENCH_TCP_KEEPALIVE=100 BENCH_TCP_CONC=8 scripts/bench-tcp.sh
 . "$(dirname "$0")/bench-lib.sh"
 . "$(dirname "$0")/nginx.sh"
 REPS=${BENCH_REPS:-3}
 SECS=${BENCH_SECS:-3}
 RATE=${BENCH_TCP_RATE:-15000}
 CONC=${BENCH_TCP_CONC:-64}
+KEEP=${BENCH_TCP_KEEPALIVE:-0}
 have nginx && have ab && have wrk && have h2load ||
 	{ echo "bench-tcp: needs nginx, ab, wrk and h2load (scripts/deps.sh --bench)" >&2; exit 1; }
 bench_setup
@@ -32,6 +37,17 @@ BPF_STATS=$(sysctl -n kernel.bpf_stats_enabled)
 trap 'kill $NGINX_PID 2>/dev/null; wait $NGINX_PID 2>/dev/null; sysctl -qw kernel.bpf_stats_enabled=$BPF_STATS; tb_down; rm -rf "$WORK"' EXIT
 nginx_wait "$NS_S" "$TB_SRV_IP" "$NGINX_PID" || { echo "bench-tcp: nginx did not start" >&2; exit 1; }
 sysctl -qw kernel.bpf_stats_enabled=1
+# Each client's own network work on the sender's CPU (0), as a NIC's interrupt affinity would put
+# it: wrk's and ab's runs in their syscalls there; xdpreplay's is its XDP program, which on veth
+# runs in the NAPI of the CPU that sent the server's segment (nginx's). So the generator side gets
+# a NAPI thread of its own, pinned to CPU 0 (BENCH_TCP_GEN_NAPI=0: leave it in nginx's softirq).
+if [ "${BENCH_TCP_GEN_NAPI:-1}" = 1 ]; then
+	before=$(pgrep '^napi/' | sort || true)
+	ip netns exec "$NS_G" sh -c "echo 1 > /sys/class/net/$TB_GEN_IF/threaded"
+	for p in $(comm -13 <(echo "$before") <(pgrep '^napi/' | sort)); do
+		taskset -pc 0 "$p" >/dev/null
+	done
+fi
 # xdpreplay's segments reach nginx's side of the veth at once only when it has an XDP program
 COUNT_ARGS=(--tcp --dport 80)
 COUNT_DROP=
@@ -71,7 +87,37 @@ print("%s\t%s\t%.0f\t%.2f" % (sys.argv[1], sys.argv[2], n / s if s > 0 else 0, c
 	echo "  round $2 $1: $(tail -n 1 "$TCP_RAW" | cut -f3) sessions/s, $(tail -n 1 "$TCP_RAW" | cut -f4) us CPU each" >&2
 }
 
+# keep_round ROUND: one round of keep-alive requests on BENCH_TCP_CONC connections, every tool
+keep_round() {
+	local round=$1 n
+	run xdpreplay "$XR" gen tcp -i "$TB_GEN_IF" --dst "$TB_SRV_IP" --src 198.18.64.0/23 "${XR_REQ[@]}" \
+		--concurrency "$CONC" --requests-per-session "$KEEP" --duration "${SECS}s" --wait 5s \
+		--json "$WORK/g.json"
+	n=$(jget "$WORK/g.json" requests.responses)
+	local xdp secs
+	xdp=$(python3 -c 'import json,sys; g = json.load(open(sys.argv[1]))
+print((g.get("replies_xdp_ns", 0) + g["segments"]["pump"]["cpu_ns"]) / 1e9)' "$WORK/g.json")
+	# from the first SYN to the last response: the sessions open at the end finish after --duration
+	secs=$(python3 -c 'import json,sys; r = json.load(open(sys.argv[1]))["requests"]
+print(r["responses"] / r["responses_per_s"] if r["responses_per_s"] else 0)' "$WORK/g.json")
+	record xdpreplay "$round" "$n" "$secs" "$(python3 -c "print($CPU + $xdp)")"
+	record xdpreplay-xdp "$round" "$n" "$secs" "$xdp"
+	run ab ab -q -k -n $((RATE * SECS)) -c "$CONC" "${AB_REQ[@]}" "$URL"
+	n=$(awk '/^Complete requests:/ { c = $3 } /^Failed requests:/ { f = $3 } END { print c - f }' "$WORK/out")
+	record ab "$round" "$n" "$(awk '/^Time taken for tests:/ { print $5 }' "$WORK/out")" "$CPU"
+	run wrk wrk -t1 -c "$CONC" -d "${SECS}s" "${WRK_REQ[@]}" "$URL"
+	n=$(awk '/requests in/ { print $1 }' "$WORK/out")
+	record wrk "$round" "$n" "$(awk '/requests in/ { sub(/s,$/, "", $4); print $4 }' "$WORK/out")" "$CPU"
+	run h2load h2load --h1 -D "$SECS" -c "$CONC" "${H2_REQ[@]}" "$URL"
+	n=$(awk '/^requests:/ { print $8 }' "$WORK/out")
+	record h2load "$round" "$n" "$(awk '/^finished in/ { sub(/s,$/, "", $3); print $3 }' "$WORK/out")" "$CPU"
+}
+
 for round in $(seq "$REPS"); do
+	if [ "$KEEP" -gt 0 ]; then
+		keep_round "$round"
+		continue
+	fi
 	run xdpreplay "$XR" gen tcp -i "$TB_GEN_IF" --dst "$TB_SRV_IP" --src 198.18.64.0/23 "${XR_REQ[@]}" \
 		--pps "$RATE" --duration "${SECS}s" --wait 3s --json "$WORK/g.json"
 	n=$(jget "$WORK/g.json" sessions.completed)
@@ -96,19 +142,25 @@ count_stop
 
 what="one GET / each"
 [ "$BODY" -gt 0 ] && what="one POST of $BODY bytes each"
-python3 - "$TCP_RAW" "$what" <<'PY' | tee results/bench-tcp.txt
+unit=sessions
+if [ "$KEEP" -gt 0 ]; then
+	what="keep-alive on $CONC connections (xdpreplay: --concurrency $CONC, $KEEP requests a session)"
+	unit=requests
+fi
+python3 - "$TCP_RAW" "$what" "$unit" <<'PY' | tee results/bench-tcp.txt
 import statistics, sys
 rows = [l.rstrip("\n").split("\t") for l in open(sys.argv[1]) if l.strip()]
 tools = ["xdpreplay", "xdpreplay-xdp", "ab", "wrk", "h2load"]
 by = {t: [r for r in rows if r[0] == t] for t in tools}
-print("new HTTP sessions against nginx (one worker), %s, median of %d rounds"
-      % (sys.argv[2], len(by["wrk"])))
-print("%-14s %14s %22s" % ("sender", "sessions/s", "sender CPU/session us"))
+u = sys.argv[3]
+print("HTTP %s against nginx (one worker), %s, median of %d rounds"
+      % (u, sys.argv[2], len(by["wrk"])))
+print("%-14s %14s %22s" % ("sender", u + "/s", "sender CPU/%s us" % u[:-1]))
 for t in tools:
     if by[t]:
         print("%-14s %14.0f %22.2f" % (t, statistics.median(float(r[2]) for r in by[t]),
                                        statistics.median(float(r[3]) for r in by[t])))
-print("per round, xdpreplay / wrk: sessions/s, CPU per session (with the spinning thread; XDP alone)")
+print("per round, xdpreplay / wrk: %s/s, CPU per %s (with the spinning thread; XDP alone)" % (u, u[:-1]))
 for x, xx, w in zip(by["xdpreplay"], by["xdpreplay-xdp"], by["wrk"]):
     print("  round %s: %.2f, %.3f; %.3f" % (x[1], float(x[2]) / max(float(w[2]), 1),
           float(x[3]) / max(float(w[3]), 1e-9), float(xx[3]) / max(float(w[3]), 1e-9)))
