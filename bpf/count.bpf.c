@@ -8,6 +8,9 @@
 #include <bpf/bpf_helpers.h>
 #include <bpf/bpf_endian.h>
 #include "xdpreplay.h"
+#include "lib/csum.bpf.h"
+#include "lib/parse.bpf.h"
+#include "lib/tcp.bpf.h"
 
 #define ETH_P_IP 0x0800
 #define ETH_P_IPV6 0x86DD
@@ -33,6 +36,27 @@ struct {
 
 /* Arrival of the first matched frame on any CPU: the origin of the series. */
 __u64 series_origin_ns = 0;
+
+/* --respond: what the stateless server answered (per CPU). */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct xr_respond_stats);
+} respond_stats SEC(".maps");
+
+/* --respond: the answer to a request (resp_len bytes), and 64 bytes of checksum scratch. */
+struct respond_buf {
+	__u8 body[2048];
+	__u8 tail[64];
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct respond_buf);
+} respond_body SEC(".maps");
 
 /* Per-flow sequence state; shared by CPUs, so each update holds the entry's lock. */
 struct {
@@ -239,6 +263,76 @@ static __always_inline void seq_frame(const struct parsed *p, void *data_end)
 	track(f, seq);
 }
 
+/*
+ * --respond: answers a matched TCP segment in place (bpf/shared/count.h).
+ * Each answer follows from the segment alone: a SYN-ACK's ISN is a hash
+ * of the client's address, port and ISN, and every later segment of ours
+ * takes the sequence number the client acknowledges.
+ */
+static __always_inline int respond(struct xdp_md *ctx, const struct parsed *p, void *data_end)
+{
+	struct xr_respond_stats *rs;
+	struct respond_buf *rb;
+	struct tcphdr *th = p->l4h;
+	__u32 key = 0, seq, ack, plen, isn;
+	__u8 flags;
+
+	rs = bpf_map_lookup_elem(&respond_stats, &key);
+	rb = bpf_map_lookup_elem(&respond_body, &key);
+	if (!rs || !rb)
+		return XDP_DROP;
+	if (!p->iph || p->l4 != IPPROTO_TCP || p->iph->ihl != 5 || (void *)(th + 1) > data_end) {
+		rs->not_tcp++;
+		return XDP_DROP;
+	}
+	flags = ((__u8 *)th)[13];
+	seq = bpf_ntohl(th->seq);
+	ack = bpf_ntohl(th->ack_seq);
+	plen = bpf_ntohs(p->iph->tot_len) - 20 - th->doff * 4;
+	if (bpf_ntohs(p->iph->tot_len) < 20 + th->doff * 4)
+		plen = 0;
+	if (flags & TCP_RST) {
+		rs->absorbed++;
+		return XDP_DROP;
+	}
+	if ((flags & (TCP_SYN | TCP_ACK)) == TCP_SYN) {
+		isn = (p->iph->saddr ^ ((__u32)th->source << 16) ^ seq) * 2654435761u;
+		if (tcp_reply(ctx, TCP_SYN | TCP_ACK, isn, seq + 1))
+			goto no_room;
+		rs->syn_acks++;
+		return XDP_TX;
+	}
+	if (flags & TCP_FIN) {
+		/* after --respond-close's FIN, the client's is only acknowledged */
+		if (tcp_reply(ctx, cfg.respond == XR_RESPOND_CLOSE ? TCP_ACK : TCP_FIN | TCP_ACK,
+			      ack, seq + plen + 1))
+			goto no_room;
+		rs->fin_acks++;
+		return XDP_TX;
+	}
+	if (!plen) {
+		rs->absorbed++;
+		return XDP_DROP;
+	}
+	if (!(flags & TCP_PSH)) {
+		if (tcp_reply(ctx, TCP_ACK, ack, seq + plen))
+			goto no_room;
+		rs->data_acks++;
+		return XDP_TX;
+	}
+	if (tcp_reply_data(ctx,
+			   cfg.respond == XR_RESPOND_CLOSE ? TCP_FIN | TCP_ACK | TCP_PSH :
+							     TCP_ACK | TCP_PSH,
+			   ack, seq + plen, rb->body,
+			   cfg.resp_len > XR_RESPOND_MAX ? XR_RESPOND_MAX : cfg.resp_len, rb->tail))
+		goto no_room;
+	rs->responses++;
+	return XDP_TX;
+no_room:
+	rs->no_room++;
+	return XDP_DROP;
+}
+
 SEC("xdp")
 int xr_count(struct xdp_md *ctx)
 {
@@ -272,6 +366,11 @@ int xr_count(struct xdp_md *ctx)
 	st->last_ns = now;
 	st->matched++;
 	st->matched_bytes += data_end - data;
+	if (cfg.respond) {
+		/* the stack never sees them: dropped as far as its books go */
+		st->dropped++;
+		return respond(ctx, &p, data_end);
+	}
 	if (cfg.drop) {
 		st->dropped++;
 		return XDP_DROP;

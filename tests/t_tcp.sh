@@ -179,6 +179,60 @@ test_tcp_closed_loop_bad_usage() {
 	echo "$out" | grep -q "closed loop" || fail "search does not say why: $out"
 }
 
+# count --respond: the stateless HTTP server in XDP that benchmarks use when the server must not be
+# the limit. gen tcp's sessions against it complete whole (keep-alive, then one request each with the
+# server's FIN on the response), every answer counted; a kernel client reads its 200 too.
+test_count_respond() {
+	bed
+	count_start --tcp --dport 80 --respond --respond-body 600 --duration 60s --idle 2s --json "$WORK/c.json"
+	tb_gen "$XR" gen tcp -i "$TB_GEN_IF" --dst "$TB_SRV_IP" --src 198.18.64.0/23 --http 'GET /' \
+		--requests-per-session 3 --pps 20k --count 20k --wait 3s --json "$WORK/g.json" >"$WORK/out" 2>&1 ||
+		fail "gen tcp exited $?: $(cat "$WORK/out")"
+	count_wait
+	sessions_add_up
+	expect_eq "$(jget "$WORK/g.json" sessions.completed)" 20000 "sessions completed"
+	expect_eq "$(jget "$WORK/g.json" requests.status.2xx)" 60000 "200s read"
+	expect_eq "$(jget "$WORK/c.json" respond.syn_acks)" 20000 "SYN-ACKs from XDP"
+	expect_eq "$(jget "$WORK/c.json" respond.responses)" 60000 "responses from XDP"
+	expect_eq "$(jget "$WORK/c.json" respond.fin_acks)" 20000 "FIN-ACKs from XDP"
+	expect_eq "$(jget "$WORK/c.json" respond.no_room)" 0 "answers that did not fit"
+	# the stack saw none of it
+	expect_eq "$(jget "$WORK/c.json" passed)" 0 "passed to the server's stack"
+
+	count_start --tcp --dport 80 --respond-close --duration 60s --idle 2s --json "$WORK/c.json"
+	tb_gen "$XR" gen tcp -i "$TB_GEN_IF" --dst "$TB_SRV_IP" --src 198.18.64.0/23 --http 'GET /' \
+		--pps 20k --count 20k --first-seq 20000 --wait 3s --json "$WORK/g.json" >"$WORK/out" 2>&1 ||
+		fail "gen tcp exited $?: $(cat "$WORK/out")"
+	sessions_add_up
+	expect_eq "$(jget "$WORK/g.json" sessions.completed)" 20000 "sessions completed (the server closing)"
+	# a kernel client (Python's): its SYN-ACK comes by XDP_TX, which veth delivers at once to a
+	# peer with an XDP program
+	ip netns exec "$TB_NS_GEN" "$XR" count -i "$TB_GEN_IF" --any --no-drop-reasons -q --duration 30s &
+	local gen_count=$!
+	sleep 0.5
+	local body
+	body=$(tb_gen python3 -c 'import sys, urllib.request
+print(urllib.request.urlopen("http://%s/" % sys.argv[1], timeout=5).read().decode())' "$TB_SRV_IP")
+	kill -INT "$gen_count"
+	wait "$gen_count"
+	expect_eq "$body" "xx" "the kernel client's body"
+	count_wait
+	expect_eq "$(jget "$WORK/c.json" respond.responses)" 20001 "responses from XDP"
+	expect_eq "$(jget "$WORK/c.json" respond.fin_acks)" 20001 "client FINs acknowledged"
+}
+
+test_count_respond_bad_usage() {
+	local a
+	for a in "--respond" "--udp --dport 80 --respond" "--tcp --respond" "--tcp --dport 80 --respond --drop" \
+		"--tcp --dport 80 --respond-body 10" "--tcp --dport 80 --respond --respond-body 1359" \
+		"--tcp --dport 80 --respond --respond-body x"; do
+		# shellcheck disable=SC2086
+		out=$("$XR" count -i lo $a --duration 1s 2>&1)
+		expect_eq "$?" 2 "count $a: exit status ($out)"
+		expect_eq "$(printf '%s\n' "$out" | wc -l)" 1 "count $a: one line ($out)"
+	done
+}
+
 test_tcp_large_post() {
 	bed
 	nginx_start

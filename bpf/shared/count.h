@@ -28,7 +28,35 @@ struct xr_count_cfg {
 	__u16 dport; /* network order; 0 = any */
 	__u16 sport; /* network order; 0 = any */
 	__u32 saddr; /* IPv4, network order; 0 = any */
+	__u32 respond; /* enum xr_respond: answer matched TCP segments in XDP (bpf/count.bpf.c) */
+	__u32 resp_len; /* bytes of the answer to a request (respond_body) */
 	__u32 pad2;
+};
+
+/*
+ * count --respond: a stateless TCP server in XDP, for benchmarks whose server
+ * must not be the limit. A SYN gets a SYN-ACK (ISN a hash of the client's
+ * address, port and ISN); a segment with data and PSH gets the response
+ * (seq: the client's acknowledgement, so nothing is kept), one without PSH
+ * a bare ACK; a FIN a FIN-ACK; everything else of the port is dropped.
+ * XR_RESPOND_CLOSE sends its FIN with the response, as a server does to
+ * 'Connection: close', and then only acknowledges the client's.
+ */
+enum xr_respond {
+	XR_RESPOND_NONE = 0,
+	XR_RESPOND_KEEP = 1, /* the client closes (keep-alive: any number of requests) */
+	XR_RESPOND_CLOSE = 2, /* FIN on every response: one request a connection */
+};
+#define XR_RESPOND_MAX 1400
+struct xr_respond_stats {
+	__u64 syn_acks; /* SYNs answered */
+	__u64 responses; /* requests answered (data with PSH) */
+	__u64 data_acks; /* data without PSH: acknowledged */
+	__u64 fin_acks; /* FINs answered */
+	__u64 absorbed; /* bare ACKs and RSTs: nothing to answer */
+	__u64 not_tcp; /* matched but not a TCP segment this server reads (dropped) */
+	__u64 no_room; /* the frame could not grow to the answer (dropped) */
+	__u64 pad;
 };
 
 /* Server counter: frames matched per second since the first one, for rate spreads. */

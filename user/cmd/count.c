@@ -40,6 +40,16 @@ static void usage(FILE *f)
 		"Options:\n"
 		"  -i, --iface IFACE     interface to count on (required)\n"
 		"      --drop            drop matched frames in XDP (a sink that counts)\n"
+		"      --respond         with --tcp --dport: answer matched segments in XDP instead,\n"
+		"                        a stateless HTTP server for benchmarks whose server must\n"
+		"                        not be the limit: SYN-ACK to a SYN, an HTTP/1.1 200 to a\n"
+		"                        request (data with PSH), FIN-ACK to a FIN, nothing to ACKs\n"
+		"      --respond-body N  the 200's body: N bytes (default 2; header and body at\n"
+		"                        most 1400; what does not fit the frame the request came\n"
+		"                        in is dropped and counted: on veth a kernel client's\n"
+		"                        frames have ~200 bytes of room, xdpreplay's 1400)\n"
+		"      --respond-close   FIN with every response, as to 'Connection: close' (one\n"
+		"                        request a connection; wrk, ab and h2load need it)\n"
 		"      --duration T      stop after T (e.g. 10s)\n"
 		"      --idle T          stop when nothing matched for T after the first frame\n"
 		"      --ready-file F    create F once the counter is attached (for scripts)\n"
@@ -76,6 +86,7 @@ static void usage(FILE *f)
 		"  xdpreplay count -i eth1 --any --drop --idle 2s --json -\n"
 		"  xdpreplay count -i eth1 --udp --listen 0.0.0.0:9100  # curl http://HOST:9100/metrics\n"
 		"  xdpreplay count -i eth1 --udp --dport 9 --seq ip.id --idle 1s\n"
+		"  xdpreplay count -i eth1 --tcp --dport 80 --respond --idle 2s  # for gen tcp\n"
 		"  xdpreplay count --webhook :8090 --fleet fleet/ --schedule sched.json --idle 5s\n");
 }
 
@@ -151,7 +162,10 @@ int cmd_count(int argc, char **argv)
 		O_WEBHOOK,
 		O_FLEET,
 		O_SCHEDULE,
-		O_TOKEN
+		O_TOKEN,
+		O_RESPOND,
+		O_RESPOND_BODY,
+		O_RESPOND_CLOSE
 	};
 	static const struct option opts[] = {
 		{ "iface", required_argument, NULL, 'i' },
@@ -164,6 +178,9 @@ int cmd_count(int argc, char **argv)
 		{ "dport", required_argument, NULL, O_DPORT },
 		{ "sport", required_argument, NULL, O_SPORT },
 		{ "drop", no_argument, NULL, O_DROP },
+		{ "respond", no_argument, NULL, O_RESPOND },
+		{ "respond-body", required_argument, NULL, O_RESPOND_BODY },
+		{ "respond-close", no_argument, NULL, O_RESPOND_CLOSE },
 		{ "duration", required_argument, NULL, O_DURATION },
 		{ "idle", required_argument, NULL, O_IDLE },
 		{ "ready-file", required_argument, NULL, O_READY },
@@ -183,7 +200,8 @@ int cmd_count(int argc, char **argv)
 		{},
 	};
 	const char *listen_addr = NULL, *webhook_addr = NULL, *token_file = NULL;
-	struct count_opts co = { .seq_bucket = 1000 };
+	struct count_opts co = { .seq_bucket = 1000, .respond_body = 2 };
+	bool have_body = false;
 	uint64_t proto;
 	int opt;
 
@@ -219,6 +237,24 @@ int cmd_count(int argc, char **argv)
 				return XR_EXIT_USAGE;
 			break;
 		case O_DROP: co.cfg.drop = 1; break;
+		case O_RESPOND:
+			if (!co.cfg.respond)
+				co.cfg.respond = XR_RESPOND_KEEP;
+			break;
+		case O_RESPOND_CLOSE: co.cfg.respond = XR_RESPOND_CLOSE; break;
+		case O_RESPOND_BODY: {
+			uint64_t v;
+
+			if (cli_count("count", "respond-body", optarg, &v))
+				return XR_EXIT_USAGE;
+			/* the header takes 38 bytes and the length's digits */
+			if (v > XR_RESPOND_MAX - 42)
+				return cli_usage_error("count", "--respond-body: at most %u bytes",
+						       XR_RESPOND_MAX - 42);
+			co.respond_body = v;
+			have_body = true;
+			break;
+		}
 		case O_DURATION:
 			if (cli_duration("count", "duration", optarg, &co.duration_ns))
 				return XR_EXIT_USAGE;
@@ -272,6 +308,13 @@ int cmd_count(int argc, char **argv)
 			"--webhook counts per device: give the --fleet DIR the sender used");
 	if ((co.fleet_dir || co.schedule) && !webhook_addr)
 		return cli_usage_error("count", "--fleet and --schedule go with --webhook");
+	if (co.cfg.respond && (co.cfg.proto != IPPROTO_TCP || !co.cfg.dport))
+		return cli_usage_error("count",
+				       "--respond answers TCP on one port: give --tcp --dport N");
+	if (co.cfg.respond && co.cfg.drop)
+		return cli_usage_error("count", "--respond or --drop, not both");
+	if (have_body && !co.cfg.respond)
+		return cli_usage_error("count", "--respond-body goes with --respond");
 	if (co.cfg.proto == 255 && (co.cfg.daddr || co.cfg.saddr || co.cfg.dport || co.cfg.sport))
 		return cli_usage_error("count",
 				       "--any cannot be combined with address or port filters");

@@ -32,7 +32,55 @@
 
 struct count_totals {
 	uint64_t seen, matched, bytes, passed, dropped, first_ns, last_ns;
+	bool respond; /* --respond: rsp holds what the XDP server answered */
+	struct xr_respond_stats rsp;
 };
+
+/* --respond's counters, summed over CPUs into t. 0 or -errno. */
+static int read_respond(struct count_bpf *skel, struct count_totals *t)
+{
+	int ncpu = libbpf_num_possible_cpus();
+	struct xr_respond_stats *per = calloc(ncpu, sizeof(*per));
+	__u32 key = 0;
+	int err = 0;
+
+	if (!per)
+		return -ENOMEM;
+	if (bpf_map_lookup_elem(bpf_map__fd(skel->maps.respond_stats), &key, per)) {
+		err = -errno;
+		goto out;
+	}
+	for (int i = 0; i < ncpu; i++) {
+		t->rsp.syn_acks += per[i].syn_acks;
+		t->rsp.responses += per[i].responses;
+		t->rsp.data_acks += per[i].data_acks;
+		t->rsp.fin_acks += per[i].fin_acks;
+		t->rsp.absorbed += per[i].absorbed;
+		t->rsp.not_tcp += per[i].not_tcp;
+		t->rsp.no_room += per[i].no_room;
+	}
+out:
+	free(per);
+	return err;
+}
+
+/* --respond's answer to a request, filled into the respond_body map after load. */
+static struct {
+	uint8_t body[2048];
+	uint8_t tail[64];
+} respond_buf;
+
+int respond_http(uint8_t *buf, uint32_t body)
+{
+	char head[64];
+	int n = snprintf(head, sizeof(head), "HTTP/1.1 200 OK\r\nContent-Length: %u\r\n\r\n", body);
+
+	if (n < 0 || (uint64_t)n + body > XR_RESPOND_MAX)
+		return -1;
+	memcpy(buf, head, n);
+	memset(buf + n, 'x', body);
+	return n + body;
+}
 
 static int read_totals(struct count_bpf *skel, struct count_totals *t)
 {
@@ -60,6 +108,9 @@ static int read_totals(struct count_bpf *skel, struct count_totals *t)
 		if (per[i].last_ns > t->last_ns)
 			t->last_ns = per[i].last_ns;
 	}
+	t->respond = skel->rodata->cfg.respond;
+	if (t->respond)
+		err = read_respond(skel, t);
 out:
 	free(per);
 	return err;
@@ -133,6 +184,17 @@ static void report_text(const char *ifname, const struct count_totals *t, const 
 		fmt_si(matched_rate(t), y, sizeof(y)), (unsigned long long)t->seen);
 	fprintf(stderr, "  before XDP: interface rx_dropped %llu, softnet dropped %llu\n",
 		(unsigned long long)a->if_rx_dropped, (unsigned long long)a->softnet_dropped);
+	if (t->respond) {
+		fprintf(stderr,
+			"  answered in XDP (--respond): %llu SYN-ACKs, %llu responses, %llu FIN-ACKs, "
+			"%llu data ACKs; %llu ACKs and RSTs absorbed; dropped: %llu not TCP, %llu "
+			"no room for the answer\n",
+			(unsigned long long)t->rsp.syn_acks, (unsigned long long)t->rsp.responses,
+			(unsigned long long)t->rsp.fin_acks, (unsigned long long)t->rsp.data_acks,
+			(unsigned long long)t->rsp.absorbed, (unsigned long long)t->rsp.not_tcp,
+			(unsigned long long)t->rsp.no_room);
+		return;
+	}
 	if (drop) {
 		fprintf(stderr, "  dropped in XDP (--drop): %llu\n",
 			(unsigned long long)t->dropped);
@@ -243,6 +305,17 @@ static void report_json(FILE *f, const char *ifname, const struct count_totals *
 		json_u64(&j, "untracked", st.untracked);
 		if (drops)
 			drops_seq_json(drops, &j);
+		json_close(&j, '}');
+	}
+	if (t->respond) {
+		json_open(&j, "respond", '{');
+		json_u64(&j, "syn_acks", t->rsp.syn_acks);
+		json_u64(&j, "responses", t->rsp.responses);
+		json_u64(&j, "fin_acks", t->rsp.fin_acks);
+		json_u64(&j, "data_acks", t->rsp.data_acks);
+		json_u64(&j, "absorbed", t->rsp.absorbed);
+		json_u64(&j, "not_tcp", t->rsp.not_tcp);
+		json_u64(&j, "no_room", t->rsp.no_room);
 		json_close(&j, '}');
 	}
 	json_open(&j, "attribution", '{');
@@ -567,12 +640,32 @@ int count_run(const struct count_opts *co)
 		pr_warn("cannot open the counter's BPF object: %s\n", strerror(errno));
 		goto out;
 	}
+	if (cfg.respond) {
+		int n = respond_http(respond_buf.body, co->respond_body);
+
+		if (n < 0) {
+			pr_warn("--respond-body: at most %u bytes with the header\n",
+				XR_RESPOND_MAX);
+			goto out;
+		}
+		cfg.resp_len = n;
+	}
 	skel->rodata->cfg = cfg;
 	err = count_bpf__load(skel);
 	if (err) {
 		pr_warn("cannot load the counter's BPF program: %s (-vv shows why)\n",
 			strerror(-err));
 		goto out;
+	}
+	if (cfg.respond) {
+		__u32 key = 0;
+
+		if (bpf_map_update_elem(bpf_map__fd(skel->maps.respond_body), &key, &respond_buf,
+					0)) {
+			err = -errno;
+			pr_warn("cannot set --respond's answer: %s\n", strerror(-err));
+			goto out;
+		}
 	}
 	link = bpf_program__attach_xdp(skel->progs.xr_count, ifc.ifindex);
 	if (!link) {
@@ -582,8 +675,8 @@ int count_run(const struct count_opts *co)
 							  "");
 		goto out;
 	}
-	/* with --drop nothing matched reaches the stack: no drops to explain */
-	if (!cfg.drop && !co->no_drop_reasons) {
+	/* with --drop or --respond nothing matched reaches the stack: no drops to explain */
+	if (!cfg.drop && !cfg.respond && !co->no_drop_reasons) {
 		uint32_t local = cfg.daddr;
 
 		if (!local)
@@ -680,7 +773,7 @@ int count_run(const struct count_opts *co)
 			fprintf(stderr,
 				"count: no frame matched, so --idle never started (it counts from the first "
 				"frame)\n");
-		report_text(ifname, &t, &d, &a, (now - start) / 1e9, cfg.drop,
+		report_text(ifname, &t, &d, &a, (now - start) / 1e9, cfg.drop || cfg.respond,
 			    use_nft ? nft_d : NULL);
 		if (drops) {
 			struct drops_totals dt;
@@ -689,7 +782,7 @@ int count_run(const struct count_opts *co)
 				drops_report(drops, &dt, stderr);
 				drops_books(&dt, t.passed, stderr);
 			}
-		} else if (!cfg.drop && !co->no_drop_reasons) {
+		} else if (!cfg.drop && !cfg.respond && !co->no_drop_reasons) {
 			fprintf(stderr, "  kernel drop reasons: unavailable on this kernel\n");
 		}
 		if (webhook_addr)

@@ -21,7 +21,14 @@ struct count_opts {
 	struct sockaddr_in listen, webhook;
 	char token[260]; /* --token-file's token; empty: none */
 	const char *fleet_dir, *schedule; /* --webhook's */
+	uint32_t respond_body; /* --respond-body: bytes of the HTTP response's body */
 };
+
+/*
+ * --respond's answer: an HTTP/1.1 200 whose body is `body` bytes of 'x',
+ * into buf (XR_RESPOND_MAX bytes of room); its length, or -1 when longer.
+ */
+int respond_http(uint8_t *buf, uint32_t body);
 
 /* Counts until --duration, --idle or a signal, then reports. The exit status. */
 int count_run(const struct count_opts *co);
