@@ -15,6 +15,12 @@
 # BENCH_TCP_KEEPALIVE=K: keep-alive instead, a closed loop of BENCH_TCP_CONC connections for every
 # tool (xdpreplay: --concurrency, K requests per session, a new session as one ends; wrk, ab -k and
 # h2load keep theirs open), and the figure is requests/s.
+# BENCH_TCP_RESPONDER=1: a server that is not the limit instead of nginx: xdpreplay count --respond
+# answers in XDP on the server's interface (SYN-ACK, a 200 of 2 bytes with a FIN, the last ACK).
+# xdpreplay is offered the rates of BENCH_TCP_LADDER in turn (the figure: the highest it completed
+# whole); wrk and ab go as fast as they go (Connection: close), with a counter's XDP
+# program on the generator's side for their runs (veth wakes a peer for XDP_TX frames only when it
+# has one; xdpreplay's own program is there during its runs).
 # Results: a table on stdout and results/bench-tcp.{txt,raw.tsv}; per-round ratios against wrk.
 #   BENCH_REPS=3 BENCH_SECS=3 scripts/bench-tcp.sh
 #   BENCH_TCP_BODY=10240 BENCH_TCP_RATE=5000 scripts/bench-tcp.sh
@@ -41,7 +47,11 @@ sysctl -qw kernel.bpf_stats_enabled=1
 # it: wrk's and ab's runs in their syscalls there; xdpreplay's is its XDP program, which on veth
 # runs in the NAPI of the CPU that sent the server's segment (nginx's). So the generator side gets
 # a NAPI thread of its own, pinned to CPU 0 (BENCH_TCP_GEN_NAPI=0: leave it in nginx's softirq).
-if [ "${BENCH_TCP_GEN_NAPI:-1}" = 1 ]; then
+# (Against the responder: no NAPI thread, so that every XDP program runs in the sender's softirq,
+# one core for the client and the server's XDP alike; a thread measured worse there.)
+GEN_NAPI=${BENCH_TCP_GEN_NAPI:-1}
+[ "${BENCH_TCP_RESPONDER:-0}" = 1 ] && GEN_NAPI=${BENCH_TCP_GEN_NAPI:-0}
+if [ "$GEN_NAPI" = 1 ]; then
 	before=$(pgrep '^napi/' | sort || true)
 	ip netns exec "$NS_G" sh -c "echo 1 > /sys/class/net/$TB_GEN_IF/threaded"
 	for p in $(comm -13 <(echo "$before") <(pgrep '^napi/' | sort)); do
@@ -50,6 +60,9 @@ if [ "${BENCH_TCP_GEN_NAPI:-1}" = 1 ]; then
 fi
 # xdpreplay's segments reach nginx's side of the veth at once only when it has an XDP program
 COUNT_ARGS=(--tcp --dport 80)
+RESPONDER=${BENCH_TCP_RESPONDER:-0}
+LADDER=${BENCH_TCP_LADDER:-100k 150k 200k 250k 300k 350k 400k}
+[ "$RESPONDER" = 1 ] && COUNT_ARGS+=(--respond --respond-close)
 COUNT_DROP=
 count_start
 TCP_RAW=$WORK/tcp.tsv
@@ -113,7 +126,43 @@ print(r["responses"] / r["responses_per_s"] if r["responses_per_s"] else 0)' "$W
 	record h2load "$round" "$n" "$(awk '/^finished in/ { sub(/s,$/, "", $3); print $3 }' "$WORK/out")" "$CPU"
 }
 
+# responder_round ROUND: xdpreplay up the ladder (the highest rate every session of completed),
+# then the socket clients as fast as they go, all against the XDP responder
+responder_round() {
+	local round=$1 best=0 best_cpu=0 best_xdp=0 r n asked xdp
+	for r in $LADDER; do
+		run xdpreplay "$XR" gen tcp -i "$TB_GEN_IF" --dst "$TB_SRV_IP" --src 198.18.64.0/18 \
+			"${XR_REQ[@]}" --pps "$r" --duration "${SECS}s" --wait 3s --json "$WORK/g.json"
+		n=$(jget "$WORK/g.json" sessions.completed)
+		asked=$(jget "$WORK/g.json" sessions.asked)
+		xdp=$(python3 -c 'import json,sys; g = json.load(open(sys.argv[1]))
+print((g.get("replies_xdp_ns", 0) + g["segments"]["pump"]["cpu_ns"]) / 1e9)' "$WORK/g.json")
+		echo "  round $round xdpreplay at $r: $n of $asked sessions completed" >&2
+		[ "$n" = "$asked" ] || break
+		best=$n best_cpu=$CPU best_xdp=$xdp
+	done
+	record xdpreplay "$round" "$best" "$SECS" "$(python3 -c "print($best_cpu + $best_xdp)")"
+	record xdpreplay-xdp "$round" "$best" "$SECS" "$best_xdp"
+	ip netns exec "$NS_G" "$XR" count -i "$TB_GEN_IF" --any --no-drop-reasons -q --duration 600s &
+	local gen_count=$!
+	sleep 0.5
+	run ab ab -q -n 200000 -c "$CONC" "${AB_REQ[@]}" "$URL"
+	n=$(awk '/^Complete requests:/ { c = $3 } /^Failed requests:/ { f = $3 } END { print c - f }' "$WORK/out")
+	record ab "$round" "$n" "$(awk '/^Time taken for tests:/ { print $5 }' "$WORK/out")" "$CPU"
+	run wrk wrk -t1 -c "$CONC" -d "${SECS}s" -H 'Connection: close' "${WRK_REQ[@]}" "$URL"
+	n=$(awk '/requests in/ { print $1 }' "$WORK/out")
+	record wrk "$round" "$n" "$(awk '/requests in/ { sub(/s,$/, "", $4); print $4 }' "$WORK/out")" "$CPU"
+	# (no h2load: against the responder each of its connections made one request and its second
+	# connections never sent a SYN, 32 requests/s; not understood)
+	kill -INT "$gen_count"
+	wait "$gen_count" || true
+}
+
 for round in $(seq "$REPS"); do
+	if [ "$RESPONDER" = 1 ]; then
+		responder_round "$round"
+		continue
+	fi
 	if [ "$KEEP" -gt 0 ]; then
 		keep_round "$round"
 		continue
@@ -140,11 +189,12 @@ print((g.get("replies_xdp_ns", 0) + g["segments"]["pump"]["cpu_ns"]) / 1e9)' "$W
 done
 count_stop
 
-what="one GET / each"
-[ "$BODY" -gt 0 ] && what="one POST of $BODY bytes each"
+what="against nginx (one worker), one GET / each"
+[ "$BODY" -gt 0 ] && what="against nginx (one worker), one POST of $BODY bytes each"
 unit=sessions
+[ "$RESPONDER" = 1 ] && what="against a stateless responder in XDP, one GET / each (count --respond; xdpreplay: the highest of $LADDER completed whole)"
 if [ "$KEEP" -gt 0 ]; then
-	what="keep-alive on $CONC connections (xdpreplay: --concurrency $CONC, $KEEP requests a session)"
+	what="against nginx (one worker), keep-alive on $CONC connections (xdpreplay: --concurrency $CONC, $KEEP requests a session)"
 	unit=requests
 fi
 python3 - "$TCP_RAW" "$what" "$unit" <<'PY' | tee results/bench-tcp.txt
@@ -153,7 +203,7 @@ rows = [l.rstrip("\n").split("\t") for l in open(sys.argv[1]) if l.strip()]
 tools = ["xdpreplay", "xdpreplay-xdp", "ab", "wrk", "h2load"]
 by = {t: [r for r in rows if r[0] == t] for t in tools}
 u = sys.argv[3]
-print("HTTP %s against nginx (one worker), %s, median of %d rounds"
+print("HTTP %s %s, median of %d rounds"
       % (u, sys.argv[2], len(by["wrk"])))
 print("%-14s %14s %22s" % ("sender", u + "/s", "sender CPU/%s us" % u[:-1]))
 for t in tools:
