@@ -285,12 +285,17 @@ class Verifier:
         plain = bytes(x ^ y for x, y in zip(frm, stream))
         if fport != dev["fport"] or plain != dev["payload"]:
             return self.error("bad_payload", f"{addr:08x} FCnt {fcnt}")
-        asks, i = [], 8
-        while i < 8 + fol:
-            if phy[i] not in MAC_UP_LEN or i + 1 + MAC_UP_LEN[phy[i]] > 8 + fol:
-                return self.error("bad_fopts", f"{addr:08x}: FOpts {phy[8:8 + fol].hex()}")
-            asks.append(phy[i])
-            i += 1 + MAC_UP_LEN[phy[i]]
+        fopts = phy[8:8 + fol]
+        if dev.get("v11") and fol:
+            # 1.1 (§4.3.1.6, errata): FOpts under NwkSEncKey, A = 01 00 00 00 01 | Dir 0 | DevAddr | FCntUp | 00 01
+            a = bytes([1, 0, 0, 0, 1, 0]) + phy[1:5] + struct.pack("<I", fcnt & 0xffffffff) + bytes([0, 1])
+            fopts = bytes(x ^ y for x, y in zip(fopts, aes_ecb(dev["nwk_enc"], a)))
+        asks, i = [], 0
+        while i < fol:
+            if fopts[i] not in MAC_UP_LEN or i + 1 + MAC_UP_LEN[fopts[i]] > fol:
+                return self.error("bad_fopts", f"{addr:08x}: FOpts {fopts.hex()}")
+            asks.append(fopts[i])
+            i += 1 + MAC_UP_LEN[fopts[i]]
         last = self.last.get(addr)
         if last and last[0] == fcnt:
             # another gateway's copy of the same uplink
@@ -411,9 +416,10 @@ class Verifier:
         """The PULL_RESP answering the MAC requests of a device's last uplink (heard first by gw, at t_rx),
         as a network server answers them after its deduplication: LinkCheckAns (margin from the SNR, GwCnt
         the gateways that sent the uplink), DeviceTimeAns (GPS time when the uplink arrived), with the ACK bit
-        for a confirmed device. In FOpts (plaintext, 1.0.x), or with in_frm in an FRMPayload on FPort 0
-        encrypted with NwkSKey; other puts a DevStatusReq before them (a device skips it by its length),
-        unknown a CID no version has after them."""
+        for a confirmed device. In FOpts (plaintext in 1.0.x; 1.1: under NwkSEncKey, NFCntDown's block), or
+        with in_frm in an FRMPayload on FPort 0 encrypted with NwkSKey (1.1: NwkSEncKey); other puts a
+        DevStatusReq before them (a device skips it by its length), unknown a CID no version has after them.
+        A 1.1 session's MIC: SNwkSIntKey, with the ConfFCnt of the uplink answered when the ACK bit is set."""
         peer = self.pull_peer.get(gw)
         if peer is None:
             self.c["downlink_no_gateway"] += 1
@@ -432,19 +438,26 @@ class Verifier:
         fcnt = self.fcnt_down.get(addr, self.fcnt_down_start)
         self.fcnt_down[addr] = fcnt + 1
         fctrl = 0x20 if dev["confirmed"] else 0
+        v11 = dev.get("v11")
+        enc = dev["nwk_enc"] if v11 else dev["nwk"]
         if in_frm:
             stream = b""
             for i in range((len(cmds) + 15) // 16):
-                stream += aes_ecb(dev["nwk"], bytes([1, 0, 0, 0, 0, 1]) + struct.pack("<I", addr) +
+                stream += aes_ecb(enc, bytes([1, 0, 0, 0, 0, 1]) + struct.pack("<I", addr) +
                                   struct.pack("<I", fcnt) + bytes([0, i + 1]))
             body = b"\x00" + bytes(x ^ y for x, y in zip(cmds, stream))
             self.c["mac_in_frm"] += 1
         else:
             fctrl |= len(cmds)
             body = cmds
+            if v11 and cmds:
+                a = bytes([1, 0, 0, 0, 1, 1]) + struct.pack("<I", addr) + struct.pack("<I", fcnt) + bytes([0, 1])
+                body = bytes(x ^ y for x, y in zip(cmds, aes_ecb(enc, a)))
         msg = bytes([0x60]) + struct.pack("<I", addr) + bytes([fctrl]) + struct.pack("<H", fcnt & 0xffff) + body
-        b0 = bytes([0x49, 0, 0, 0, 0, 1]) + struct.pack("<I", addr) + struct.pack("<I", fcnt) + bytes([0, len(msg)])
-        phy = msg + aes_cmac(dev["nwk"], b0 + msg)[:4]
+        conf = struct.pack("<H", self.last[addr][0] & 0xffff) if v11 and fctrl & 0x20 else b"\0\0"
+        b0 = bytes([0x49]) + conf + bytes([0, 0, 1]) + struct.pack("<I", addr) + struct.pack("<I", fcnt) + \
+            bytes([0, len(msg)])
+        phy = msg + aes_cmac(dev["s_nwk"] if v11 else dev["nwk"], b0 + msg)[:4]
         self.c["mac_downlinks"] += 1
         return self.rx1_pull_resp(phy, rx, gw), peer
 

@@ -232,6 +232,34 @@ static __noinline int lora_encrypt(const struct xr_lora_dev *dev, struct xr_lora
 	return 0;
 }
 
+/* The 1.1 FOpts key stream block (bpf/shared/lorawan.h) in a, from DevAddr as on air at devaddr. */
+static __always_inline void lora_fopts_a(__u8 *a, __u8 a4, __u8 dir, const __u8 *devaddr,
+					 __u32 fcnt)
+{
+	lora_b0(a, dir, devaddr, fcnt, 1);
+	a[0] = 0x01;
+	a[4] = a4;
+}
+
+/* An uplink's FOpts (1.1) in sc->phy encrypted with device d's NwkSEncKey. */
+static __always_inline int lora_fopts11_up(struct xr_lora_scratch *sc, __u32 d, __u32 fcnt)
+{
+	struct xr_lora_dev11 *d11 = bpf_map_lookup_elem(&lora_devs11, &d);
+	__u8 *a = (__u8 *)sc->a;
+	__u32 n = sc->phy[5] & 15;
+
+	if (!d11)
+		return -1;
+	lora_fopts_a(a, XR_LORA_FOPTS_A4_UP_NFCNT, 0, sc->phy + 1, fcnt);
+	aes_encrypt(d11->e_rk, sc->a);
+	for (__u32 i = 0; i < 15; i++) {
+		if (i >= n)
+			break;
+		sc->phy[8 + i] ^= a[i];
+	}
+	return 0;
+}
+
 /*
  * A 1.1 MIC (struct xr_lora_dev11) in sc->x from cmacF there and cm's B0 | msg:
  * B0 turned into B1, cmacS, then cmacS[0..1] | cmacF[0..1].
@@ -273,6 +301,9 @@ static __noinline int lora_uplink(const struct xr_lora_dev *dev, struct xr_lora_
 	sc->phy[6] = fcnt;
 	sc->phy[7] = fcnt >> 8;
 	lora_encrypt(dev, sc, fcnt);
+	/* 1.1 encrypts FOpts too (rodata: a 1.0 fleet's program has none of it) */
+	if (lora_cfg.v11 && dev->v11 && (sc->phy[5] & 15) && lora_fopts11_up(sc, d, fcnt))
+		return -1;
 
 	/* B0 | msg (LoRaWAN 1.0.3 §4.4); the zeros after msg are CMAC's padding but for 0x80 */
 	msg = len - 4;
@@ -856,48 +887,89 @@ __noinline int lora_dl_mic11_ok(const struct xr_lora_dev11 *d11, struct xr_lora_
 }
 
 /*
- * The MAC commands of a downlink whose MIC is right (sc->phy, len bytes)
- * into sc->mac: those in FOpts, or with none there and FPort 0, those in
- * the FRMPayload, decrypted in place with NwkSKey (A_i: Dir 1, the 32-bit
- * FCntDown; LoRaWAN 1.0.3 §4.3.3). 0, or -1 when the frame is too short for
- * what FCtrl says. A global function, like lora_dl_mic_ok.
+ * A downlink's MAC commands opened in place (sc->phy, len bytes, its MIC
+ * right): with FOpts, a 1.1 session's (d11 not NULL) decrypted with
+ * NwkSEncKey (NFCntDown's block, AFCntDown's when an FPort > 0 follows);
+ * with none there and FPort 0, the FRMPayload decrypted with NwkSKey (1.1:
+ * NwkSEncKey; A_i: Dir 1, the 32-bit FCntDown; LoRaWAN 1.0.3 §4.3.3), and
+ * sc->mac.in_frm set. 0, or -1 when the frame is too short for what FCtrl
+ * says. A global function (verified once, like lora_dl_mic_ok), apart from
+ * the reading: with the keys' two cases in it, the reading's states took
+ * the verifier past its million instructions (E2BIG).
  */
-__noinline int lora_dl_mac(const struct xr_lora_dev *dev, struct xr_lora_dl_scratch *sc, __u32 len,
-			   __u32 fcnt)
+__noinline int lora_dl_mac_open(const struct xr_lora_dev *dev, const struct xr_lora_dev11 *d11,
+				struct xr_lora_dl_scratch *sc, __u32 len, __u32 fcnt)
 {
-	__u32 off, end, fopts;
+	const __u32 *rk;
+	__u32 end, fopts;
 	__u8 *a;
 
 	if (!dev || !sc || len < 12 || len > XR_LORA_MAX_PHY)
 		return -1;
+	rk = dev->nwk_rk;
+	if (d11) {
+		/* else clang adds e_rk's offset before the NULL check (a select): refused */
+		barrier_var(d11);
+		rk = d11->e_rk;
+	}
 	__builtin_memset(&sc->mac, 0, sizeof(sc->mac));
+	a = (__u8 *)sc->a;
 	fopts = sc->phy[5] & 15;
-	off = 8;
 	end = 8 + fopts;
 	if (end > len - 4)
 		return -1;
-	if (!fopts) {
-		/* FPort 0 and an FRMPayload: MAC commands, encrypted */
-		if (len < 8 + 1 + 1 + 4 || sc->phy[8])
+	if (fopts) {
+		if (!d11)
 			return 0;
+		lora_fopts_a(a,
+			     end < len - 4 && sc->phy[end & 127] ? XR_LORA_FOPTS_A4_AFCNT :
+								   XR_LORA_FOPTS_A4_UP_NFCNT,
+			     1, sc->phy + 1, fcnt);
+		aes_encrypt(rk, sc->a);
+		for (__u32 i = 0; i < 15; i++) {
+			if (i >= fopts)
+				break;
+			sc->phy[8 + i] ^= a[i];
+		}
+		return 0;
+	}
+	/* FPort 0 and an FRMPayload: MAC commands, encrypted */
+	if (len < 8 + 1 + 1 + 4 || sc->phy[8])
+		return 0;
+	sc->mac.in_frm = 1;
+	end = len - 4;
+	for (int i = 0; i < XR_LORA_MAX_PHY / 16; i++) {
+		if (9 + i * 16 >= end)
+			break;
+		lora_b0(a, 1, sc->phy + 1, fcnt, i + 1);
+		a[0] = 0x01;
+		aes_encrypt(rk, sc->a);
+		for (int j = 0; j < 16; j++) {
+			__u32 p = 9 + i * 16 + j;
+
+			if (p >= end || p >= XR_LORA_MAX_PHY)
+				break;
+			sc->phy[p] ^= a[j];
+		}
+	}
+	return 0;
+}
+
+/*
+ * The MAC commands lora_dl_mac_open opened (sc->phy, len bytes) read into
+ * sc->mac: those in FOpts, or (sc->mac.in_frm) those of FPort 0's
+ * FRMPayload. Always 0. A global function.
+ */
+__noinline int lora_dl_mac_read(struct xr_lora_dl_scratch *sc, __u32 len)
+{
+	__u32 off = 8, end;
+
+	if (!sc || len < 12 || len > XR_LORA_MAX_PHY)
+		return -1;
+	end = 8 + (sc->phy[5] & 15);
+	if (sc->mac.in_frm) {
 		off = 9;
 		end = len - 4;
-		sc->mac.in_frm = 1;
-		a = (__u8 *)sc->a;
-		for (int i = 0; i < XR_LORA_MAX_PHY / 16; i++) {
-			if (off + i * 16 >= end)
-				break;
-			lora_b0(a, 1, sc->phy + 1, fcnt, i + 1);
-			a[0] = 0x01;
-			aes_encrypt(dev->nwk_rk, sc->a);
-			for (int j = 0; j < 16; j++) {
-				__u32 p = off + i * 16 + j;
-
-				if (p >= end || p >= XR_LORA_MAX_PHY)
-					break;
-				sc->phy[p] ^= a[j];
-			}
-		}
 	}
 	for (int i = 0; i < XR_LORA_MAC_MAX_CMDS; i++) {
 		__u32 cid, n;
@@ -934,6 +1006,16 @@ __noinline int lora_dl_mac(const struct xr_lora_dev *dev, struct xr_lora_dl_scra
 	if (off < end)
 		sc->mac.unknown = 1;
 	return 0;
+}
+
+/* A downlink's MAC commands (its MIC right) opened and read into sc->mac: 0, or -1. */
+static __always_inline int lora_dl_mac(const struct xr_lora_dev *dev,
+				       const struct xr_lora_dev11 *d11,
+				       struct xr_lora_dl_scratch *sc, __u32 len, __u32 fcnt)
+{
+	if (lora_dl_mac_open(dev, d11, sc, len, fcnt))
+		return -1;
+	return lora_dl_mac_read(sc, len);
 }
 
 /*
@@ -1081,7 +1163,15 @@ static __always_inline void lora_dl_match(struct xdp_md *ctx, __u32 gw)
 	}
 	c->fcnt_down = fcnt;
 	if (c->mac_asks) {
-		if (lora_dl_mac(dev, sc, len, fcnt)) {
+		struct xr_lora_dev11 *d11 = NULL;
+
+		if (lora_cfg.v11 && dev->v11)
+			d11 = bpf_map_lookup_elem(&lora_devs11, d);
+		if (lora_cfg.v11 && dev->v11 && !d11) {
+			lora_dl_count(XR_LORA_DL_MALFORMED);
+			return;
+		}
+		if (lora_dl_mac(dev, d11, sc, len, fcnt)) {
 			lora_dl_count(XR_LORA_DL_MALFORMED);
 			return;
 		}
@@ -1323,6 +1413,7 @@ int xr_lora_dl_test(struct xdp_md *ctx)
 	struct xr_lora_dl_test *t = bpf_map_lookup_elem(&lora_dl_test, &zero);
 	struct xr_lora_dl_scratch *sc = bpf_map_lookup_elem(&lora_dl_scratch, &zero);
 	struct xr_lora_dev *dev = bpf_map_lookup_elem(&lora_dl_test_dev, &zero);
+	struct xr_lora_dev11 *d11 = NULL;
 
 	if (!t || !sc || !dev)
 		return XDP_ABORTED;
@@ -1334,17 +1425,16 @@ int xr_lora_dl_test(struct xdp_md *ctx)
 	for (int i = 0; i < (XR_LORA_MAX_PHY + 8) / 8; i++)
 		((__u64 *)t->full)[i] = ((__u64 *)sc->phy)[i];
 	if (t->v11) {
-		struct xr_lora_dev11 *d11 = bpf_map_lookup_elem(&lora_dl_test_dev11, &zero);
-
+		d11 = bpf_map_lookup_elem(&lora_dl_test_dev11, &zero);
 		sc->conf_fcnt = t->conf_fcnt;
 		t->mic_ok = lora_dl_mic11_ok(d11, sc, t->len, t->fcnt);
-		return XDP_PASS;
+	} else {
+		t->mic_ok = lora_dl_mic_ok(dev, sc, t->len, t->fcnt);
 	}
-	t->mic_ok = lora_dl_mic_ok(dev, sc, t->len, t->fcnt);
 	t->mac_ret = -2;
 	if (!t->mic_ok)
 		return XDP_PASS;
-	t->mac_ret = lora_dl_mac(dev, sc, t->len, t->fcnt);
+	t->mac_ret = lora_dl_mac(dev, d11, sc, t->len, t->fcnt);
 	t->mac = sc->mac;
 	return XDP_PASS;
 }

@@ -54,9 +54,19 @@ struct xr_lora_dev {
 struct xr_lora_dev11 {
 	__u32 s_rk[44]; /* SNwkSIntKey's round keys */
 	__u32 s_k1[4], s_k2[4]; /* its CMAC subkeys, K2 right after K1 */
+	__u32 e_rk[44]; /* NwkSEncKey's: FOpts, and FPort 0's FRMPayload both ways */
 	__u8 tx_dr, tx_ch; /* the data rate and channel index the server derives from the rxpk */
 	__u8 pad[6];
 };
+
+/*
+ * 1.1 encrypts FOpts (LoRaWAN 1.1 §4.3.1.6 as its errata fix it, and as
+ * ChirpStack does): FOpts xor AES(NwkSEncKey, A), A = 01 | 00 00 00 | a4 |
+ * Dir | DevAddr | FCnt (32 bits, LE) | 00 | 01, a4 = 1 for an uplink's
+ * FCntUp and a downlink's NFCntDown, 2 for AFCntDown (a downlink on FPort > 0).
+ */
+#define XR_LORA_FOPTS_A4_UP_NFCNT 1
+#define XR_LORA_FOPTS_A4_AFCNT 2
 
 /*
  * The UDP checksum of a PUSH_DATA without reading it: the program writes the

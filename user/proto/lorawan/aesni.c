@@ -86,6 +86,14 @@ int aesni_uplink_b64(const struct xr_lora_dev *dev, const struct xr_lora_dev11 *
 		for (unsigned int j = 0; j < 16 && i * 16 + j < dev->frm_len; j++)
 			phy[dev->frm_off + i * 16 + j] ^= blk[j];
 	}
+	if (dev->v11 && dev11 && (phy[5] & 15)) {
+		/* 1.1: FOpts too, with NwkSEncKey (bpf/shared/lorawan.h) */
+		block(blk, 0x01, dev, fcnt, 1);
+		blk[4] = XR_LORA_FOPTS_A4_UP_NFCNT;
+		aesni_encrypt(dev11->e_rk, blk, blk);
+		for (unsigned int j = 0; j < (phy[5] & 15u); j++)
+			phy[8 + j] ^= blk[j];
+	}
 	block(cm, 0x49, dev, fcnt, msg);
 	memcpy(cm + 16, phy, msg);
 	nb = (16 + msg + 15) / 16;

@@ -189,6 +189,7 @@ int lw_bpf_device11(const struct lw_device *d, const struct xr_aes_tables *t, st
 {
 	memset(out, 0, sizeof(*out));
 	lw_aes_expand(t, d->s_nwk_s_int_key, out->s_rk);
+	lw_aes_expand(t, d->nwk_s_enc_key, out->e_rk);
 	out->tx_dr = lw_tx_dr(d->freq_hz, d->sf, d->bw_khz);
 	out->tx_ch = lw_tx_ch(d->freq_hz);
 	return lw_cmac_subkeys(c, d->s_nwk_s_int_key, (uint8_t *)out->s_k1, (uint8_t *)out->s_k2) ?
@@ -276,6 +277,24 @@ static void uplink_block(uint8_t b[16], uint8_t first, const uint8_t *devaddr, u
 	b[15] = last;
 }
 
+int lw_fopts11(struct lw_crypto *c, const uint8_t key[16], uint8_t a4, uint8_t dir,
+	       const uint8_t dev_addr[4], uint32_t fcnt, uint8_t *fopts, size_t n)
+{
+	uint8_t a[16], s[16];
+
+	if (n > 15)
+		return -EINVAL;
+	/* 01 | 00 00 00 | a4 | Dir | DevAddr | FCnt | 00 | 01 */
+	uplink_block(a, 0x01, dev_addr, fcnt, 0x01);
+	a[4] = a4;
+	a[5] = dir;
+	if (lw_aes128(c, key, a, s))
+		return -EIO;
+	for (size_t i = 0; i < n; i++)
+		fopts[i] ^= s[i];
+	return 0;
+}
+
 int lw_mic11(struct lw_crypto *c, const uint8_t f_key[16], const uint8_t s_key[16],
 	     uint16_t conf_fcnt, uint8_t tx_dr, uint8_t tx_ch, const uint8_t dev_addr[4],
 	     uint32_t fcnt, const uint8_t *msg, size_t len, uint8_t mic[4])
@@ -317,6 +336,11 @@ int lw_ref_phy(struct lw_crypto *c, const struct lw_device *d, uint32_t fcnt, ui
 		for (int j = 0; j < 16 && i * 16 + j < d->payload_len; j++)
 			phy[9 + d->fopts_len + i * 16 + j] ^= s[j];
 	}
+	/* 1.1: FOpts encrypted with NwkSEncKey, FCntUp's block */
+	if (d->v11 && d->fopts_len &&
+	    lw_fopts11(c, d->nwk_s_enc_key, XR_LORA_FOPTS_A4_UP_NFCNT, 0, phy + 1, fcnt, phy + 8,
+		       d->fopts_len))
+		return -EIO;
 	/* 1.1: no ACK bit, so ConfFCnt 0; TxDr and TxCh as the server derives them from the rxpk */
 	if (d->v11)
 		return lw_mic11(c, d->nwk_s_key, d->s_nwk_s_int_key, 0,

@@ -216,18 +216,15 @@ int lw_fleet_gateway_addrs(struct lw_fleet *f, uint32_t base, uint64_t naddr, ui
 
 /*
  * LoRaWAN 1.1 as far as xdpreplay sends it: ABP uplinks, their MIC's B1 with
- * the DR and channel the server derives from the rxpk, confirmed or not.
+ * the DR and channel the server derives from the rxpk, confirmed or not,
+ * with MAC commands in FOpts (encrypted with NwkSEncKey).
  */
 static int check_v11(const struct lw_device *d, char *why, size_t wl)
 {
-	const char *what = d->otaa	? "joins (OTAA)" :
-			   d->fopts_len ? "FOpts (encrypted with NwkSEncKey)" :
-					  NULL;
-
-	if (what) {
+	if (d->otaa) {
 		snprintf(why, wl,
-			 "LoRaWAN 1.1 %s are not built yet (1.1: ABP uplinks and their ACKs)",
-			 what);
+			 "LoRaWAN 1.1 joins (OTAA) are not built yet (1.1: ABP uplinks, their ACKs "
+			 "and MAC commands)");
 		return -EINVAL;
 	}
 	if (lw_tx_dr(d->freq_hz, d->sf, d->bw_khz) < 0 || lw_tx_ch(d->freq_hz) < 0) {

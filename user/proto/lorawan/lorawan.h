@@ -207,6 +207,14 @@ static inline void lw_of_n(const struct lw_fleet *f, uint64_t n, size_t *d, unsi
 }
 
 /*
+ * 1.1's FOpts (n <= 15 bytes) encrypted or decrypted in place with NwkSEncKey
+ * key: a4 XR_LORA_FOPTS_A4_* (bpf/shared/lorawan.h), dir 0 up / 1 down,
+ * dev_addr as on air, fcnt the 32-bit counter. 0, -EINVAL or -EIO.
+ */
+int lw_fopts11(struct lw_crypto *c, const uint8_t key[16], uint8_t a4, uint8_t dir,
+	       const uint8_t dev_addr[4], uint32_t fcnt, uint8_t *fopts, size_t n);
+
+/*
  * A 1.1 uplink's MIC (LoRaWAN 1.1 §4.4): cmacS[0..1] | cmacF[0..1], cmacF
  * with FNwkSIntKey over B0 | msg, cmacS with SNwkSIntKey over B1 | msg
  * (B1: ConfFCnt, TxDr, TxCh). dev_addr as on air. 0 or -EIO.

@@ -541,8 +541,8 @@ static int ref_dl_decrypt(struct lw_crypto *c, const uint8_t key[16], uint8_t *p
  * FOpts, or the FRMPayload on FPort 0 decrypted. 0 with m set; 1 when FCtrl
  * says more FOpts than there are bytes; -EIO.
  */
-static int dl_reference_mac(struct lw_crypto *c, const uint8_t key[16], const uint8_t *in, int len,
-			    uint32_t fcnt, struct xr_lora_dl_mac *m)
+static int dl_reference_mac(struct lw_crypto *c, const uint8_t key[16], bool v11, const uint8_t *in,
+			    int len, uint32_t fcnt, struct xr_lora_dl_mac *m)
 {
 	uint8_t phy[XR_LORA_MAX_PHY];
 	int fopts = in[5] & 15, at, end, cmds = 0;
@@ -553,6 +553,13 @@ static int dl_reference_mac(struct lw_crypto *c, const uint8_t key[16], const ui
 		return 1;
 	at = 8;
 	end = 8 + fopts;
+	/* 1.1: FOpts under NwkSEncKey (key), AFCntDown's block when an FPort > 0 follows */
+	if (v11 && fopts &&
+	    lw_fopts11(c, key,
+		       end < len - 4 && phy[end] ? XR_LORA_FOPTS_A4_AFCNT :
+						   XR_LORA_FOPTS_A4_UP_NFCNT,
+		       1, phy + 1, fcnt, phy + 8, fopts))
+		return -EIO;
 	if (!fopts) {
 		if (len < 14 || phy[8] != 0)
 			return 0;
@@ -592,8 +599,8 @@ static int dl_reference_mac(struct lw_crypto *c, const uint8_t key[16], const ui
  * and DeviceTimeAns often), now and then an unknown CID, in FOpts or
  * encrypted in an FRMPayload on FPort 0; its length.
  */
-static int dl_mac_phy(struct lw_crypto *c, const uint8_t key[16], uint32_t fcnt, uint8_t *phy,
-		      uint64_t (*rnd)(void))
+static int dl_mac_phy(struct lw_crypto *c, const uint8_t key[16], bool v11, uint32_t fcnt,
+		      uint8_t *phy, uint64_t (*rnd)(void))
 {
 	bool in_frm = rnd() % 2;
 	int max = in_frm ? XR_LORA_MAX_PHY - 13 : 15, n = 0;
@@ -614,6 +621,10 @@ static int dl_mac_phy(struct lw_crypto *c, const uint8_t key[16], uint32_t fcnt,
 	phy[5] = in_frm ? 0 : n;
 	if (!in_frm) {
 		memcpy(phy + 8, cmds, n);
+		/* 1.1: under NwkSEncKey, NFCntDown's block (no FPort follows) */
+		if (v11 &&
+		    lw_fopts11(c, key, XR_LORA_FOPTS_A4_UP_NFCNT, 1, phy + 1, fcnt, phy + 8, n))
+			return -EIO;
 		return 12 + n;
 	}
 	phy[8] = 0;
@@ -628,8 +639,8 @@ static int dl_mac_phy(struct lw_crypto *c, const uint8_t key[16], uint32_t fcnt,
  * its MIC (a third of them then with a bit changed). Its length (len for
  * random bytes), or -EIO.
  */
-static int dl_phy(struct lw_crypto *c, const uint8_t key[16], uint16_t conf, uint32_t fcnt,
-		  uint8_t *phy, int len, uint64_t (*rnd)(void))
+static int dl_phy(struct lw_crypto *c, const uint8_t key[16], const uint8_t enc_key[16], bool v11,
+		  uint16_t conf, uint32_t fcnt, uint8_t *phy, int len, uint64_t (*rnd)(void))
 {
 	uint8_t mac[16];
 
@@ -639,7 +650,7 @@ static int dl_phy(struct lw_crypto *c, const uint8_t key[16], uint16_t conf, uin
 	phy[6] = fcnt;
 	phy[7] = fcnt >> 8;
 	if (rnd() % 3 == 0) {
-		len = dl_mac_phy(c, key, fcnt, phy, rnd);
+		len = dl_mac_phy(c, enc_key, v11, fcnt, phy, rnd);
 		if (len < 0)
 			return len;
 	}
@@ -655,7 +666,7 @@ static int dl_phy(struct lw_crypto *c, const uint8_t key[16], uint16_t conf, uin
 }
 
 static int dl_frame(uint8_t *f, struct dl_case *dc, uint64_t (*rnd)(void), struct lw_crypto *c,
-		    const uint8_t key[16])
+		    const uint8_t key[16], const uint8_t enc_key[16])
 {
 	static const char *const ws[] = { "", " ", "  ", "\t", "\n", " \n " };
 	static const char *const keys[] = { "imme", "tmst", "freq", "rfch", "powe", "modu",
@@ -702,7 +713,8 @@ static int dl_frame(uint8_t *f, struct dl_case *dc, uint64_t (*rnd)(void), struc
 				uint8_t phy[XR_LORA_MAX_PHY];
 				int len = 12 + rnd() % (XR_LORA_MAX_PHY - 11);
 
-				len = dl_phy(c, key, dc->conf, dc->fcnt, phy, len, rnd);
+				len = dl_phy(c, key, enc_key, dc->v11, dc->conf, dc->fcnt, phy, len,
+					     rnd);
 				if (len < 0)
 					return -EIO;
 				p += EVP_EncodeBlock((unsigned char *)p, phy, len);
@@ -810,12 +822,46 @@ static int dl_reference(const uint8_t *f, const struct dl_case *dc, uint8_t *phy
 	return 0;
 }
 
+/*
+ * ChirpStack's LoRaWAN 1.1 downlink with encrypted FOpts (lrwn's PhyPayload
+ * documentation): LinkCheckAns 02 07 01 on FPort 1 (AFCntDown's block) is
+ * 22 ac 0a under NwkSEncKey 01..0200; the frame's MIC (SNwkSIntKey 01..0100,
+ * ConfFCnt 0) too; and the reference's decryption gives the command back.
+ */
+static int fopts11_vector(struct lw_crypto *c, uint64_t *checked, uint64_t *mismatches)
+{
+	static const char *const name = "ChirpStack's 1.1 downlink with encrypted FOpts";
+	uint8_t phy[20], e[16], si[16], fopts[3] = { 0x02, 0x07, 0x01 }, mac[16];
+
+	unhex_s("6004030201030000"
+		"22ac0a01"
+		"f0b468dd"
+		"aa5ed13a",
+		phy);
+	unhex_s("01010101010101010101010101010200", e);
+	unhex_s("01010101010101010101010101010100", si);
+	*checked += 3;
+	if (lw_fopts11(c, e, XR_LORA_FOPTS_A4_AFCNT, 1, phy + 1, 0, fopts, 3))
+		return -EIO;
+	if (memcmp(fopts, phy + 8, 3))
+		report(mismatches, name, "lw_fopts11 encrypts to other bytes");
+	if (dl_mic(c, si, 0, phy, sizeof(phy), 0, mac))
+		return -EIO;
+	if (memcmp(mac, phy + 16, 4))
+		report(mismatches, name, "its MIC differs");
+	if (lw_fopts11(c, e, XR_LORA_FOPTS_A4_AFCNT, 1, phy + 1, 0, fopts, 3))
+		return -EIO;
+	if (fopts[0] != 0x02 || fopts[1] != 0x07 || fopts[2] != 0x01)
+		report(mismatches, name, "lw_fopts11 does not decrypt what it encrypted");
+	return 0;
+}
+
 /* One load of the program for all of them: loading costs more than a thousand runs. */
 static int downlinks(struct lw_crypto *c, const struct xr_aes_tables *tab, uint64_t cases,
 		     uint64_t (*rnd)(void), uint64_t *checked, uint64_t *mismatches)
 {
 	size_t n = cases < DL_MAX ? cases : DL_MAX;
-	uint8_t *frames = malloc(n * DL_FRAME), key[16], skey[16];
+	uint8_t *frames = malloc(n * DL_FRAME), key[16], skey[16], ekey[16];
 	struct xr_lora_dl_test *got = calloc(n, sizeof(*got));
 	struct dl_case *dc = calloc(n, sizeof(*dc));
 	uint32_t *lens = calloc(n, sizeof(*lens));
@@ -835,10 +881,15 @@ static int downlinks(struct lw_crypto *c, const struct xr_aes_tables *tab, uint6
 	lw_aes_expand(tab, skey, dev11.s_rk);
 	if (!err && lw_cmac_subkeys(c, skey, (uint8_t *)dev11.s_k1, (uint8_t *)dev11.s_k2))
 		err = -EIO;
+	/* and its NwkSEncKey: its MAC commands' key, in FOpts and on FPort 0 */
+	for (int i = 0; i < 16; i++)
+		ekey[i] = rnd();
+	lw_aes_expand(tab, ekey, dev11.e_rk);
 	for (size_t i = 0; i < n && !err; i++) {
 		dc[i].v11 = rnd() % 4 == 0;
 		dc[i].conf = dc[i].v11 && rnd() % 2 ? rnd() : 0;
-		err = dl_frame(frames + i * DL_FRAME, &dc[i], rnd, c, dc[i].v11 ? skey : key);
+		err = dl_frame(frames + i * DL_FRAME, &dc[i], rnd, c, dc[i].v11 ? skey : key,
+			       dc[i].v11 ? ekey : key);
 		lens[i] = dc[i].len;
 		got[i].fcnt = dc[i].fcnt;
 		got[i].v11 = dc[i].v11;
@@ -883,9 +934,10 @@ static int downlinks(struct lw_crypto *c, const struct xr_aes_tables *tab, uint6
 			report(mismatches, what,
 			       mic ? "BPF refused a downlink's right MIC" :
 				     "BPF took a downlink's wrong MIC");
-		if (mic == 1 && got[i].mic_ok && !dc[i].v11) {
+		if (mic == 1 && got[i].mic_ok) {
 			struct xr_lora_dl_mac m;
-			int mr = dl_reference_mac(c, key, full, len, dc[i].fcnt, &m);
+			int mr = dl_reference_mac(c, dc[i].v11 ? ekey : key, dc[i].v11, full, len,
+						  dc[i].fcnt, &m);
 
 			(*checked)++;
 			if (mr < 0)
@@ -924,6 +976,8 @@ int selftest_lorawan(const struct iface *lo, uint64_t cases, uint64_t (*rnd)(voi
 		err = join_vectors(c, checked, mismatches);
 	if (!err)
 		err = mic11_vector(c, checked, mismatches);
+	if (!err)
+		err = fopts11_vector(c, checked, mismatches);
 	if (!err)
 		err = downlinks(c, &tab, cases * 20, rnd, checked, mismatches);
 	for (uint64_t i = 0; i < cases && !err; i++) {
@@ -965,8 +1019,11 @@ int selftest_lorawan(const struct iface *lo, uint64_t cases, uint64_t (*rnd)(voi
 			break;
 		/* an OTAA fleet sends its JoinRequests */
 		f.joining = g.otaa;
-		/* half the others: some devices with FOpts (lorawan send --mac), which move FPort */
-		for (size_t d = 0; d < f.ndev && g.fport && !f.joining && !g.v11 && i % 2; d++) {
+		/*
+		 * half the others, and every 1.1 fleet (which encrypts them): some
+		 * devices with FOpts (lorawan send --mac), which move FPort
+		 */
+		for (size_t d = 0; d < f.ndev && g.fport && !f.joining && (i % 2 || g.v11); d++) {
 			struct lw_device *dev = &f.dev[d];
 			int room = XR_LORA_MAX_PHY - 13 - dev->payload_len;
 
@@ -993,7 +1050,7 @@ int selftest_lorawan(const struct iface *lo, uint64_t cases, uint64_t (*rnd)(voi
 			 (unsigned long long)i, f.ndev, f.heard_by,
 			 f.joining ? "JoinRequests" : "payload ", f.joining ? "" : sz,
 			 f.gw_addrs ? ", gateway addresses" : "",
-			 g.fport && !f.joining && !g.v11 && i % 2 ? ", FOpts" : "",
+			 g.fport && !f.joining && (i % 2 || g.v11) ? ", FOpts" : "",
 			 g.v11 ? ", LoRaWAN 1.1" : "");
 		/* the uplinks computed in BPF, then taken from the AES-NI ring */
 		err = fleet_check(lo, c, &f, ns, LW_NS, false, label, checked, mismatches);
