@@ -241,6 +241,16 @@ static __always_inline void lora_fopts_a(__u8 *a, __u8 a4, __u8 dir, const __u8 
 	a[4] = a4;
 }
 
+/* FOptsLen (n, at most 15) bytes of phy from 8 on xor the key stream block ks. */
+static __always_inline void lora_fopts_xor(__u8 *phy, const __u8 *ks, __u32 n)
+{
+	for (__u32 i = 0; i < 15; i++) {
+		if (i >= n)
+			break;
+		phy[8 + i] ^= ks[i];
+	}
+}
+
 /* An uplink's FOpts (1.1) in sc->phy encrypted with device d's NwkSEncKey. */
 static __always_inline int lora_fopts11_up(struct xr_lora_scratch *sc, __u32 d, __u32 fcnt)
 {
@@ -252,11 +262,7 @@ static __always_inline int lora_fopts11_up(struct xr_lora_scratch *sc, __u32 d, 
 		return -1;
 	lora_fopts_a(a, XR_LORA_FOPTS_A4_UP_NFCNT, 0, sc->phy + 1, fcnt);
 	aes_encrypt(d11->e_rk, sc->a);
-	for (__u32 i = 0; i < 15; i++) {
-		if (i >= n)
-			break;
-		sc->phy[8 + i] ^= a[i];
-	}
+	lora_fopts_xor(sc->phy, a, n);
 	return 0;
 }
 
@@ -926,11 +932,7 @@ __noinline int lora_dl_mac_open(const struct xr_lora_dev *dev, const struct xr_l
 								   XR_LORA_FOPTS_A4_UP_NFCNT,
 			     1, sc->phy + 1, fcnt);
 		aes_encrypt(rk, sc->a);
-		for (__u32 i = 0; i < 15; i++) {
-			if (i >= fopts)
-				break;
-			sc->phy[8 + i] ^= a[i];
-		}
+		lora_fopts_xor(sc->phy, a, fopts);
 		return 0;
 	}
 	/* FPort 0 and an FRMPayload: MAC commands, encrypted */
