@@ -8,6 +8,8 @@ cd "$(dirname "$0")/../.." || exit 2
 secs=${FUZZ_SECS:-60}
 out=${FUZZ_OUT:-/tmp}
 pass=0 fail=0
+# MPICH's UCX catches SIGILL/SIGSEGV first and exits without libFuzzer's crash input
+export UCX_HANDLE_ERRORS=none
 for bin in .output/fuzz/fuzz_*; do
 	name=$(basename "$bin")
 	name=${name#fuzz_}

@@ -291,6 +291,17 @@ static int ipv4(struct static_rewrite *sr, uint8_t *f, uint32_t *len, uint32_t o
 
 	if (ihl < 20 || *len < off + ihl)
 		return 1; /* not a header we can read: a misfit */
+	/* a cut into the UDP/TCP header leaves no segment a server could read: a misfit */
+	if (sr->mtu_trunc && tot > sr->mtu) {
+		uint32_t keep = ihl + 8;
+
+		if (tcp && first_frag)
+			keep = ihl + (*len >= l4 + 13 && f[l4 + 12] >> 4 > 5 ?
+					      (f[l4 + 12] >> 4) * 4 :
+					      20);
+		if (sr->mtu < keep)
+			return 1;
+	}
 	if (sr->nmaps) {
 		map_ip(sr, &s2);
 		map_ip(sr, &d2);
@@ -313,7 +324,7 @@ static int ipv4(struct static_rewrite *sr, uint8_t *f, uint32_t *len, uint32_t o
 	}
 	if (sr->nports && (udp || tcp) && first_frag && *len >= l4 + 4)
 		map_ports(sr, f + l4, have_csum ? f + csum_at : NULL, udp);
-	if (sr->mtu_trunc && tot > sr->mtu && sr->mtu >= ihl + 8) {
+	if (sr->mtu_trunc && tot > sr->mtu) {
 		put16(f + off + 2, sr->mtu);
 		if (*len > off + sr->mtu)
 			*len = off + sr->mtu;
