@@ -20,7 +20,9 @@ the channel index).
 OTAA devices (an app_key in the CSV: lorawan fleet --otaa) get their JoinEUI and
                    POST /api/devices/{devEui}/keys  {"deviceKeys": {nwkKey, appKey}}
 instead of an activation: for LoRaWAN 1.0.x the AppKey goes in nwkKey (device.proto: "For LoRaWAN
-1.0.x, use this field for the LoRaWAN 1.0.x 'AppKey'"); their profile must support OTAA. Alternatively set
+1.0.x, use this field for the LoRaWAN 1.0.x 'AppKey'"), for 1.1 (an nwk_key in the CSV: --otaa
+--mac-version 1.1.0) nwkKey and appKey are the CSV's; their profile must support OTAA (and be 1.1.0
+for 1.1 devices). Alternatively set
 [gateway] allow_unknown_gateways=true in chirpstack.toml and skip the gateways (--no-gateways).
 
     chirpstack-provision.py --url http://HOST:8090 --token API_TOKEN --tenant-id T \\
@@ -53,8 +55,12 @@ def requests(a):
                 # OTAA: the server derives the session at the join; a fleet already joined elsewhere
                 # (xdpreplay lorawan send --joined) has sessions this server never made
                 yield "POST", "/api/devices", {"device": dict(dev, joinEui=d["join_eui"])}
-                yield "POST", f"/api/devices/{d['dev_eui']}/keys", {"deviceKeys": {
-                    "nwkKey": d["app_key"], "appKey": "00000000000000000000000000000000"}}
+                if d.get("nwk_key"):
+                    # LoRaWAN 1.1 (lorawan fleet --otaa --mac-version 1.1.0): both root keys
+                    keys = {"nwkKey": d["nwk_key"], "appKey": d["app_key"]}
+                else:
+                    keys = {"nwkKey": d["app_key"], "appKey": "00000000000000000000000000000000"}
+                yield "POST", f"/api/devices/{d['dev_eui']}/keys", {"deviceKeys": keys}
                 continue
             yield "POST", "/api/devices", {"device": dev}
             v11 = (d.get("mac_version") or "1.0.3").startswith("1.1")

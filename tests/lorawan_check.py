@@ -52,6 +52,9 @@ def load_fleet(d, otaa=None):
             if row.get("app_key") and otaa is not None:
                 otaa[row["dev_eui"]] = dict(dev, app_key=bytes.fromhex(row["app_key"]),
                                             join_eui=row["join_eui"])
+                if row.get("nwk_key"):
+                    # a 1.1 device: NwkKey signs its JoinRequest and makes the network's keys
+                    otaa[row["dev_eui"]]["nwk_key"] = bytes.fromhex(row["nwk_key"])
             if row["dev_addr"]:
                 devices[int(row["dev_addr"], 16)] = dict(dev, nwk=bytes.fromhex(row["nwk_s_key"]),
                                                          app=bytes.fromhex(row["app_s_key"]))
@@ -326,7 +329,7 @@ class Verifier:
         dev = self.otaa.get(dev_eui)
         if dev is None or dev["join_eui"] != join_eui:
             return self.error("join_unknown_dev", f"DevEUI {dev_eui} JoinEUI {join_eui}")
-        if aes_cmac(dev["app_key"], phy[:19])[:4] != phy[19:]:
+        if aes_cmac(dev.get("nwk_key", dev["app_key"]), phy[:19])[:4] != phy[19:]:
             return self.error("join_bad_mic", f"DevEUI {dev_eui} DevNonce {nonce}")
         if gw not in dev["gateways"]:
             return self.error("bad_field", f"JoinRequest of {dev_eui} from gateway {gw}, not the fleet's")
@@ -347,29 +350,46 @@ class Verifier:
     def join_accept(self, dev, nonce, gw, rx):
         """The PULL_RESP with the JoinAccept for a JoinRequest, through the gateway's PULL_DATA address, in
         RX1 (5 s after it) as ChirpStack sends it; the session (DevAddr, keys, FCnt 0) replaces any before.
-        Every other device gets the EU868 CFList, so both lengths (17 and 33 bytes) are sent."""
+        Every other device gets the EU868 CFList, so both lengths (17 and 33 bytes) are sent.
+        A 1.1 device (NwkKey) gets, as from a 1.1 join server, OptNeg with a MIC by JSIntKey over
+        JoinReqType | JoinEUI | DevNonce and four session keys (LoRaWAN 1.1 §6.2.3); every third one
+        is answered as a 1.0 server would (no OptNeg, NwkKey's MIC, a 1.0 session from NwkKey)."""
         peer = self.pull_peer.get(gw)
         if peer is None:
             self.c["downlink_no_gateway"] += 1
             return None, None
         addr, self.next_addr = self.next_addr, self.next_addr + 1
         app_nonce, net_id = (addr * 2654435761) & 0xffffff, 0x000013
+        root = dev.get("nwk_key", dev["app_key"])
+        opt_neg = "nwk_key" in dev and addr % 3 != 0
         body = struct.pack("<I", app_nonce)[:3] + struct.pack("<I", net_id)[:3] + struct.pack("<I", addr) + \
-            bytes([0x00, 0x01])
+            bytes([0x80 if opt_neg else 0x00, 0x01])
         if addr % 2:
             body += b"".join(struct.pack("<I", f // 100)[:3] for f in
                              (867100000, 867300000, 867500000, 867700000, 867900000)) + b"\x00"
-        mic = aes_cmac(dev["app_key"], b"\x20" + body)[:4]
-        phy = b"\x20" + aes_ecb_decrypt(dev["app_key"], body + mic)
-        base = struct.pack("<I", app_nonce)[:3] + struct.pack("<I", net_id)[:3] + struct.pack("<H", nonce) + bytes(7)
+        join_eui = bytes.fromhex(dev["join_eui"])[::-1]
+        if opt_neg:
+            js_int = aes_ecb(root, b"\x06" + bytes.fromhex(dev["eui"])[::-1] + bytes(7))
+            mic = aes_cmac(js_int, b"\xff" + join_eui + struct.pack("<H", nonce) + b"\x20" + body)[:4]
+        else:
+            mic = aes_cmac(root, b"\x20" + body)[:4]
+        phy = b"\x20" + aes_ecb_decrypt(root, body + mic)
         old = self.session_of.get(dev["eui"])
         if old is None:
             self.c["sessions"] += 1
         else:
             del self.fleet[old]
         self.session_of[dev["eui"]] = addr
-        self.fleet[addr] = dict(dev, nwk=aes_ecb(dev["app_key"], b"\x01" + base),
-                                app=aes_ecb(dev["app_key"], b"\x02" + base), fcnt_start=0)
+        if opt_neg:
+            base = struct.pack("<I", app_nonce)[:3] + join_eui + struct.pack("<H", nonce) + bytes(2)
+            self.fleet[addr] = dict(dev, nwk=aes_ecb(root, b"\x01" + base), s_nwk=aes_ecb(root, b"\x03" + base),
+                                    nwk_enc=aes_ecb(root, b"\x04" + base),
+                                    app=aes_ecb(dev["app_key"], b"\x02" + base), fcnt_start=0, v11=True)
+        else:
+            base = struct.pack("<I", app_nonce)[:3] + struct.pack("<I", net_id)[:3] + struct.pack("<H", nonce) + \
+                bytes(7)
+            self.fleet[addr] = dict(dev, nwk=aes_ecb(root, b"\x01" + base),
+                                    app=aes_ecb(root, b"\x02" + base), fcnt_start=0)
         self.next.pop(addr, None)
         self.last.pop(addr, None)
         txpk = {"imme": False, "tmst": (rx["tmst"] + 5000000) % 2**32, "freq": rx["freq"], "rfch": 0,

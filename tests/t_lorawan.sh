@@ -72,14 +72,15 @@ test_lorawan_bad_input() {
 		"key|3s/,[0-9a-f]\{32\},/,0011zz,/|nwk_s_key '0011zz' is not 32 hex digits"
 		"dup|3s/^\([^,]*\),[0-9a-f]*,/\1,01d47acc,/;4s/^\([^,]*\),[0-9a-f]*,/\1,01d47acc,/|dev_addr 01d47acc is used twice"
 		"eui|3s/^[0-9a-f]*,/0200aaaa00000001,/;4s/^[0-9a-f]*,/0200aaaa00000001,/|dev_eui 0200aaaa00000001 is used twice"
-		"gw|5s/;[0-9a-f]*,,,,1\.0\.3,,$/;0102030405060708,,,,1.0.3,,/|gateway 0102030405060708 is not in gateways.csv"
-		"heard|6s/;[0-9a-f]*,,,,1\.0\.3,,$/,,,,1.0.3,,/|heard by 1 gateways, the devices before by 2"
-		"fields|7s/,4\/5,/,/|fields, expected 20"
-		"otaa|9s/,,,,1\.0\.3,,$/,0011,,7,1.0.3,,/|join_eui '0011' is not 16 hex digits"
-		"nonce|9s/,,,,1\.0\.3,,$/,0200000000000001,00112233445566778899aabbccddeeff,65536,1.0.3,,/|dev_nonce '65536' is not"
-		"version|4s/1\.0\.3,,$/1.2,,/|mac_version '1.2' is not 1.0.x or 1.1.0"
-		"v11key|4s/1\.0\.3,,$/1.1.0,00,/|s_nwk_s_int_key '00' is not 32 hex digits"
+		"gw|5s/;[0-9a-f]*,,,,1\.0\.3,,,$/;0102030405060708,,,,1.0.3,,,/|gateway 0102030405060708 is not in gateways.csv"
+		"heard|6s/;[0-9a-f]*,,,,1\.0\.3,,,$/,,,,1.0.3,,,/|heard by 1 gateways, the devices before by 2"
+		"fields|7s/,4\/5,[^,]*,/,/|fields, expected 21"
+		"otaa|9s/,,,,1\.0\.3,,,$/,0011,,7,1.0.3,,,/|join_eui '0011' is not 16 hex digits"
+		"nonce|9s/,,,,1\.0\.3,,,$/,0200000000000001,00112233445566778899aabbccddeeff,65536,1.0.3,,,/|dev_nonce '65536' is not"
+		"version|4s/1\.0\.3,,,$/1.2,,,/|mac_version '1.2' is not 1.0.x or 1.1.0"
+		"v11key|4s/1\.0\.3,,,$/1.1.0,00,,/|s_nwk_s_int_key '00' is not 32 hex digits"
 		"codr|8s/,4\/5,/,4\/9,/|codr '4.9' is not"
+		"nwkkey|9s/,,,,1\.0\.3,,,$/,,,,1.0.3,,,00112233445566778899aabbccddeeff/|an nwk_key (a 1.1 root key) without OTAA"
 	)
 	for b in "${breaks[@]}"; do
 		IFS='|' read -r name sedexpr msg <<<"$b"
@@ -91,8 +92,10 @@ test_lorawan_bad_input() {
 		[ "$(wc -l <"$WORK/e")" -eq 1 ] || fail "$name: more than one line: $(cat "$WORK/e")"
 		grep -q "devices.csv:[0-9]*: .*$msg\|devices.csv: .*$msg" "$WORK/e" || fail "$name: message: $(cat "$WORK/e")"
 	done
-	# fleets written before OTAA (14 fields) and before LoRaWAN 1.1 (17) still load
+	# fleets written before OTAA (14 fields), before LoRaWAN 1.1 (17) and before 1.1 joins (20) still load
 	rm -rf "$WORK/old"; cp -r "$WORK/f" "$WORK/old"
+	sed -i 's/,nwk_key$//; s/,$//' "$WORK/old/devices.csv"
+	send "$WORK/old" || fail "a 20-field fleet: $(cat "$WORK/e")"
 	sed -i 's/,mac_version,s_nwk_s_int_key,nwk_s_enc_key$//; s/,1\.0\.3,,$//' "$WORK/old/devices.csv"
 	send "$WORK/old" || fail "a 17-field fleet: $(cat "$WORK/e")"
 	sed -i 's/,join_eui,app_key,dev_nonce$//; s/,,,$//' "$WORK/old/devices.csv"
@@ -286,7 +289,7 @@ test_lorawan_join_bad_input() {
 	run_bad 2 "no --rounds" tb_gen "$XR" lorawan send -i "$TB_GEN_IF" --fleet "$WORK/otaa" \
 		--server "$TB_SRV_IP" --join --rounds 2
 	# a bad app_key in the CSV is named
-	sed -i '2s/,\([0-9a-f]\{32\}\),\([0-9]*\),1\.0\.3,,$/,zz\1,\2,1.0.3,,/' "$WORK/otaa/devices.csv"
+	sed -i '2s/,\([0-9a-f]\{32\}\),\([0-9]*\),1\.0\.3,,,$/,zz\1,\2,1.0.3,,,/' "$WORK/otaa/devices.csv"
 	run_bad 2 "app_key" tb_gen "$XR" lorawan send -i "$TB_GEN_IF" --fleet "$WORK/otaa" \
 		--server "$TB_SRV_IP" --join --count 10
 	# ChirpStack provisioning of an OTAA fleet: its JoinEUI and AppKey (as 1.0.x's nwkKey), no activation
@@ -303,6 +306,18 @@ test_lorawan_join_bad_input() {
 	assert not [r for r in reqs if r["path"].endswith("/activate")]
 	assert all(r["body"]["device"]["joinEui"] == devs[0]["join_eui"] for r in reqs if r["path"] == "/api/devices")
 	PY
+	# a 1.1 OTAA fleet: both root keys, each where ChirpStack wants it
+	"$XR" lorawan fleet --devices 10 --gateways 2 --otaa --mac-version 1.1.0 --out "$WORK/o11" -q || fail "fleet"
+	python3 "$TOP/scripts/chirpstack-provision.py" --fleet "$WORK/o11" --dry-run >"$WORK/req11" 2>/dev/null ||
+		fail "chirpstack-provision.py (1.1)"
+	python3 - "$WORK/req11" "$WORK/o11/devices.csv" <<-'PY' || fail "1.1 OTAA provisioning requests"
+	import csv, json, sys
+	reqs = [json.loads(l) for l in open(sys.argv[1])]
+	devs = list(csv.DictReader(open(sys.argv[2])))
+	keys = {r["path"].split("/")[3]: r["body"]["deviceKeys"] for r in reqs if r["path"].endswith("/keys")}
+	assert keys == {d["dev_eui"]: {"nwkKey": d["nwk_key"], "appKey": d["app_key"]} for d in devs}, keys
+	assert all(d["mac_version"] == "1.1.0" and d["nwk_key"] != d["app_key"] for d in devs), devs
+	PY
 	# nobody answers: every device that asked is counted as not answered, and the run fails
 	"$XR" lorawan fleet --devices 10 --gateways 1 --otaa --out "$WORK/o2" -q || fail "fleet"
 	tb_gen "$XR" lorawan send -i "$TB_GEN_IF" --fleet "$WORK/o2" --server "$TB_SRV_IP" --join \
@@ -311,6 +326,48 @@ test_lorawan_join_bad_input() {
 	grep -q "no device joined" "$WORK/err" || fail "no one-line reason: $(cat "$WORK/err")"
 	expect_eq "$(jget "$WORK/s.json" lorawan.join.requested)" 10 "devices that asked"
 	expect_eq "$(jget "$WORK/s.json" lorawan.join.not_answered)" 10 "devices not answered"
+}
+
+test_lorawan_v11_otaa_join() {
+	bed
+	# 1,000 LoRaWAN 1.1 devices join through 10 gateways: JoinRequests signed by NwkKey; the server
+	# answers two in three with OptNeg (JSIntKey's MIC, four session keys, AppSKey from AppKey) and
+	# every third as a 1.0 server (NwkKey's MIC, a 1.0 session); then every uplink is held against
+	# the sessions the server made, with the MIC of the session's version
+	"$XR" lorawan fleet --devices 1000 --gateways 10 --heard-by 1 --otaa --mac-version 1.1.0 \
+		--seed "$RANDOM" --out "$WORK/f11" -q || fail "fleet"
+	lw_server_start --fleet "$WORK/f11" --idle 5
+	tb_gen "$XR" lorawan send -i "$TB_GEN_IF" --fleet "$WORK/f11" --server "$TB_SRV_IP" \
+		--src 198.18.64.0/28 --keepalive 500ms --join --joined "$WORK/j11" --pps 1k --wait 8s \
+		--json "$WORK/s11.json" || fail "lorawan send --join exited $?"
+	expect_eq "$(jget "$WORK/s11.json" lorawan.join.requested)" 1000 "devices that asked"
+	expect_eq "$(jget "$WORK/s11.json" lorawan.join.joined)" 1000 "devices joined (JoinAccept opened, MIC right)"
+	for k in not_answered duplicates unmatched malformed; do
+		expect_eq "$(jget "$WORK/s11.json" lorawan.join.$k)" 0 "joins: $k"
+	done
+	"$PY" - "$WORK/j11/devices.csv" <<-'PY' || fail "the joined 1.1 fleet"
+	import csv, sys
+	b = list(csv.DictReader(open(sys.argv[1])))
+	v11 = [y for y in b if y["mac_version"] == "1.1.0"]
+	v10 = [y for y in b if y["mac_version"].startswith("1.0")]
+	assert len(v11) + len(v10) == 1000 and 600 <= len(v11) <= 700, (len(v11), len(v10))
+	for y in v11:
+	    assert len({y["nwk_s_key"], y["s_nwk_s_int_key"], y["nwk_s_enc_key"], y["app_s_key"]}) == 4, y
+	for y in b:
+	    assert len(y["nwk_key"]) == 32 and len(y["dev_addr"]) == 8, y
+	PY
+	tb_gen "$XR" lorawan send -i "$TB_GEN_IF" --fleet "$WORK/j11" --server "$TB_SRV_IP" \
+		--src 198.18.64.0/28 --pps 5k --wait 3s --json "$WORK/u11.json" ||
+		fail "uplinks of the joined fleet: exit $?"
+	wait "$LW_PID"
+	expect_eq "$(jget "$WORK/lw.out" join_requests)" 1000 "JoinRequests at the server (NwkKey's MIC)"
+	expect_eq "$(jget "$WORK/lw.out" sessions)" 1000 "sessions at the server"
+	for k in join_unknown_dev join_bad_mic join_nonce_reused downlink_no_gateway; do
+		expect_eq "$(jget "$WORK/lw.out" $k)" 0 "server: $k"
+	done
+	# 1,000 JoinRequests, then 1,000 uplinks, all valid with the keys the server derived
+	lw_server_valid 2000
+	expect_eq "$(jget "$WORK/lw.out" uplinks)" 1000 "distinct uplinks of the joined devices"
 }
 
 test_lorawan_confirmed_unanswered_counted() {
@@ -505,9 +562,6 @@ test_lorawan_v11_abp_uplinks() {
 	        (d["nwk_s_key"], d["s_nwk_s_int_key"], d["nwk_s_enc_key"], d["app_s_key"]), (a, d)
 	    assert len({d["nwk_s_key"], d["s_nwk_s_int_key"], d["nwk_s_enc_key"], d["app_s_key"]}) == 4, d
 	PY
-	# what 1.1 does not have yet is refused with one line
-	run_bad 2 "LoRaWAN 1.1 joins \(OTAA\) are not built yet" "$XR" lorawan fleet --devices 3 \
-		--mac-version 1.1.0 --otaa --out "$WORK/x"
 	run_bad 2 "--mac-version 1.2: 1.0.3 or 1.1.0" "$XR" lorawan fleet --devices 3 --mac-version 1.2 \
 		--out "$WORK/x"
 }

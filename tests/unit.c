@@ -732,7 +732,8 @@ static void test_join_match(void)
 	lw_join_accept(&j, 1, 5000, js, strlen(js));
 	CHECK(atomic_load(&j.joined) == 1 && j.by_trial == 0, "by tmst: %llu joined, %llu by trial",
 	      (unsigned long long)atomic_load(&j.joined), (unsigned long long)j.by_trial);
-	CHECK(j.sessions[2].dev_addr == 0x26012e43 && !memcmp(j.sessions[2].nwk_s_key, nwk, 16) &&
+	CHECK(j.sessions[2].dev_addr == 0x26012e43 &&
+		      !memcmp(j.sessions[2].keys.nwk_s_key, nwk, 16) &&
 		      j.sessions[2].join_ns == 5000 - 1002,
 	      "device 2's session: DevAddr %08x, join %llu ns", j.sessions[2].dev_addr,
 	      (unsigned long long)j.sessions[2].join_ns);

@@ -31,6 +31,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		for (int d = 0; d < NDEV; d++) {
 			dev[d].otaa = true;
 			memset(dev[d].app_key, d + 1, 16);
+			/* odd devices are 1.1's: NwkKey, and JSIntKey's MIC when OptNeg is set */
+			dev[d].join11 = d & 1;
+			memset(dev[d].nwk_key, 0x40 + d, 16);
 			dev[d].gw[0] = d % NGW;
 			dev[d].gw[1] = (d + 1) % NGW;
 			/* devices 0..3 asked, with tmsts 5 s before 1,000,000,000 + d */

@@ -93,7 +93,7 @@ static void fleet_usage(FILE *f)
 	fprintf(f,
 		"Usage: xdpreplay lorawan fleet --out DIR [options]\n"
 		"\n"
-		"Makes a fleet of LoRaWAN devices (1.0.x ABP or OTAA, 1.1 ABP) and the gateways\n"
+		"Makes a fleet of LoRaWAN devices (1.0.x or 1.1, ABP or OTAA) and the gateways\n"
 		"that hear them, as a pure function of --seed, and writes DIR/devices.csv and\n"
 		"DIR/gateways.csv: the same fleet can then be provisioned in the server under test\n"
 		"(README: \"LoRaWAN\") and sent by xdpreplay lorawan send. DevAddrs are unique\n"
@@ -113,15 +113,18 @@ static void fleet_usage(FILE *f)
 		"      --fcnt-start N|random  FCnt of the first uplink (default 0)\n"
 		"      --otaa              devices join (OTAA): an AppKey each, one JoinEUI, a random\n"
 		"                          first DevNonce; no session until lorawan send --join\n"
-		"      --mac-version V     1.0.3 (default) or 1.1.0: ABP sessions with four keys\n"
+		"      --mac-version V     1.0.3 (default) or 1.1.0: sessions with four keys\n"
 		"                          (FNwkSIntKey, SNwkSIntKey, NwkSEncKey, AppSKey) and the\n"
 		"                          uplink MIC of both integrity keys (B0 and B1: TxDr, TxCh),\n"
-		"                          FOpts encrypted with NwkSEncKey\n"
+		"                          FOpts encrypted with NwkSEncKey; with --otaa two root\n"
+		"                          keys (NwkKey signs the JoinRequest, JSIntKey the\n"
+		"                          JoinAccept when the server sets OptNeg)\n"
 		"\n"
 		"Examples:\n"
 		"  xdpreplay lorawan fleet --devices 300k --gateways 2k --heard-by 3 --seed 7 --out fleet/\n"
 		"  xdpreplay lorawan fleet --devices 10k --gateways 50 --otaa --out otaa/\n"
 		"  xdpreplay lorawan fleet --devices 10k --mac-version 1.1.0 --out v11/\n"
+		"  xdpreplay lorawan fleet --devices 1k --otaa --mac-version 1.1.0 --out otaa11/\n"
 		"  xdpreplay lorawan fleet --devices 100 --datr SF12BW125 --payload-size 51 --out small/\n");
 }
 

@@ -197,19 +197,24 @@ int lw_bpf_device11(const struct lw_device *d, const struct xr_aes_tables *t, st
 		       0;
 }
 
+/* JoinEUI or DevEUI as on air: little-endian (the CSV writes EUIs MSB first) */
+static void eui_le(uint8_t *out, const uint8_t eui[8])
+{
+	for (int i = 0; i < 8; i++)
+		out[i] = eui[7 - i];
+}
+
 int lw_join_request(struct lw_crypto *c, const struct lw_device *d, uint16_t nonce, uint8_t *phy)
 {
 	uint8_t mac[16];
 
-	/* MHDR 00 | JoinEUI | DevEUI | DevNonce, each little-endian on air (the CSV writes EUIs MSB first) */
+	/* MHDR 00 | JoinEUI | DevEUI | DevNonce, each little-endian on air */
 	phy[0] = 0x00;
-	for (int i = 0; i < 8; i++) {
-		phy[1 + i] = d->join_eui[7 - i];
-		phy[9 + i] = d->dev_eui[7 - i];
-	}
+	eui_le(phy + 1, d->join_eui);
+	eui_le(phy + 9, d->dev_eui);
 	phy[17] = nonce;
 	phy[18] = nonce >> 8;
-	if (lw_cmac(c, d->app_key, phy, 19, mac))
+	if (lw_cmac(c, d->join11 ? d->nwk_key : d->app_key, phy, 19, mac))
 		return -EIO;
 	memcpy(phy + 19, mac, 4);
 	return 0;
@@ -220,21 +225,42 @@ static uint32_t le24(const uint8_t *b)
 	return b[0] | (uint32_t)b[1] << 8 | (uint32_t)b[2] << 16;
 }
 
-int lw_join_accept_open(struct lw_crypto *c, const uint8_t app_key[16], const uint8_t *phy,
-			size_t len, struct lw_join_accept *ja)
+/* 1.1's JSIntKey = aes128(NwkKey, 0x06 | DevEUI | pad16) */
+static int js_int_key(struct lw_crypto *c, const struct lw_device *dev, uint8_t key[16])
 {
-	uint8_t plain[33], mac[16];
+	uint8_t b[16] = { 0x06 };
+
+	eui_le(b + 1, dev->dev_eui);
+	return lw_aes128(c, dev->nwk_key, b, key) ? -EIO : 0;
+}
+
+int lw_join_accept_open(struct lw_crypto *c, const struct lw_device *dev, uint16_t dev_nonce,
+			const uint8_t *phy, size_t len, struct lw_join_accept *ja)
+{
+	const uint8_t *root = dev->join11 ? dev->nwk_key : dev->app_key;
+	/* 1.1 with OptNeg: JoinReqType 0xff | JoinEUI | DevNonce ahead of the accept */
+	uint8_t signed_msg[11 + 33], *plain = signed_msg + 11, mac[16], key[16];
+	bool opt_neg;
 
 	if ((len != 17 && len != 33) || phy[0] != 0x20)
 		return -EINVAL;
 	/* the server encrypts with AES decrypt, so that a device needs only AES encrypt to read it */
 	plain[0] = phy[0];
 	for (size_t i = 1; i < len; i += 16)
-		if (lw_aes128(c, app_key, phy + i, plain + i))
+		if (lw_aes128(c, root, phy + i, plain + i))
 			return -EIO;
-	/* MIC = CMAC(AppKey, MHDR | AppNonce | NetID | DevAddr | DLSettings | RxDelay | CFList) */
-	if (lw_cmac(c, app_key, plain, len - 4, mac))
+	/* MIC = CMAC(key, [JoinReqType | JoinEUI | DevNonce |] MHDR | AppNonce | NetID | DevAddr | DLSettings | RxDelay | CFList) */
+	opt_neg = dev->join11 && (plain[11] & 0x80);
+	if (opt_neg) {
+		signed_msg[0] = 0xff;
+		eui_le(signed_msg + 1, dev->join_eui);
+		signed_msg[9] = dev_nonce;
+		signed_msg[10] = dev_nonce >> 8;
+		if (js_int_key(c, dev, key) || lw_cmac(c, key, signed_msg, 11 + len - 4, mac))
+			return -EIO;
+	} else if (lw_cmac(c, root, plain, len - 4, mac)) {
 		return -EIO;
+	}
 	if (memcmp(mac, plain + len - 4, 4))
 		return -EBADMSG;
 	memset(ja, 0, sizeof(*ja));
@@ -243,24 +269,50 @@ int lw_join_accept_open(struct lw_crypto *c, const uint8_t app_key[16], const ui
 	ja->dev_addr = le24(plain + 7) | (uint32_t)plain[10] << 24;
 	ja->dl_settings = plain[11];
 	ja->rx_delay = plain[12];
+	ja->opt_neg = opt_neg;
 	ja->has_cflist = len == 33;
 	if (ja->has_cflist)
 		memcpy(ja->cflist, plain + 13, 16);
 	return 0;
 }
 
-int lw_session_keys(struct lw_crypto *c, const uint8_t app_key[16], const struct lw_join_accept *ja,
-		    uint16_t dev_nonce, uint8_t nwk_s_key[16], uint8_t app_s_key[16])
+int lw_session_keys(struct lw_crypto *c, const struct lw_device *dev,
+		    const struct lw_join_accept *ja, uint16_t dev_nonce, struct lw_keys *k)
 {
-	/* 0x01 (NwkSKey) or 0x02 (AppSKey) | AppNonce | NetID | DevNonce | pad16, little-endian fields */
-	uint8_t b[16] = { 0x01,		 ja->app_nonce,	  ja->app_nonce >> 8, ja->app_nonce >> 16,
-			  ja->net_id,	 ja->net_id >> 8, ja->net_id >> 16,   dev_nonce,
-			  dev_nonce >> 8 };
+	/*
+	 * type | AppNonce | NetID | DevNonce | pad16 (1.0.x, and 1.1 without OptNeg), or
+	 * type | JoinNonce | JoinEUI | DevNonce | pad16 (1.1 with OptNeg); little-endian fields
+	 */
+	uint8_t b[16] = { 0x01, ja->app_nonce, ja->app_nonce >> 8, ja->app_nonce >> 16 };
+	const uint8_t *root = dev->join11 ? dev->nwk_key : dev->app_key;
 
-	if (lw_aes128(c, app_key, b, nwk_s_key))
+	memset(k, 0, sizeof(*k));
+	if (!ja->opt_neg) {
+		b[4] = ja->net_id;
+		b[5] = ja->net_id >> 8;
+		b[6] = ja->net_id >> 16;
+		b[7] = dev_nonce;
+		b[8] = dev_nonce >> 8;
+		if (lw_aes128(c, root, b, k->nwk_s_key))
+			return -EIO;
+		b[0] = 0x02;
+		return lw_aes128(c, root, b, k->app_s_key) ? -EIO : 0;
+	}
+	eui_le(b + 4, dev->join_eui);
+	b[12] = dev_nonce;
+	b[13] = dev_nonce >> 8;
+	k->v11 = true;
+	/* FNwkSIntKey 0x01, SNwkSIntKey 0x03, NwkSEncKey 0x04 from NwkKey; AppSKey 0x02 from AppKey */
+	if (lw_aes128(c, dev->nwk_key, b, k->nwk_s_key))
+		return -EIO;
+	b[0] = 0x03;
+	if (lw_aes128(c, dev->nwk_key, b, k->s_nwk_s_int_key))
+		return -EIO;
+	b[0] = 0x04;
+	if (lw_aes128(c, dev->nwk_key, b, k->nwk_s_enc_key))
 		return -EIO;
 	b[0] = 0x02;
-	return lw_aes128(c, app_key, b, app_s_key) ? -EIO : 0;
+	return lw_aes128(c, dev->app_key, b, k->app_s_key) ? -EIO : 0;
 }
 
 /* A_i and B0 of an uplink (Dir 0): first | 4 x 00 | 00 | DevAddr (as on air) | FCnt (32 bits LE) | 00 | last */

@@ -81,7 +81,8 @@ int lw_fleet_save(const struct lw_fleet *f, const char *dir)
 	 */
 	fprintf(fp,
 		"dev_eui,dev_addr,nwk_s_key,app_s_key,fcnt_start,fport,confirmed,payload,freq_hz,datr,codr,"
-		"rssi,lsnr,gateways,join_eui,app_key,dev_nonce,mac_version,s_nwk_s_int_key,nwk_s_enc_key\n");
+		"rssi,lsnr,gateways,join_eui,app_key,dev_nonce,mac_version,s_nwk_s_int_key,nwk_s_enc_key,"
+		"nwk_key\n");
 	for (size_t i = 0; i < f->ndev; i++) {
 		const struct lw_device *d = &f->dev[i];
 		char addr[9] = "";
@@ -113,7 +114,11 @@ int lw_fleet_save(const struct lw_fleet *f, const char *dir)
 			hex(a, d->s_nwk_s_int_key, 16);
 			hex(b, d->nwk_s_enc_key, 16);
 		}
-		fprintf(fp, ",%s,%s,%s\n", d->v11 ? "1.1.0" : "1.0.3", a, b);
+		fprintf(fp, ",%s,%s,%s,", d->v11 ? "1.1.0" : "1.0.3", a, b);
+		a[0] = 0;
+		if (d->join11)
+			hex(a, d->nwk_key, 16);
+		fprintf(fp, "%s\n", a);
 	}
 	if (fclose(fp) && !err)
 		err = -errno;
@@ -261,30 +266,30 @@ out:
 static int parse_device(struct lw_fleet *f, const struct lw_eui_index *gidx, char *line,
 			struct lw_device *d, const char *where)
 {
-	char *fl[21], *gws[XR_LORA_MAX_HEARD + 1], why[160];
+	char *fl[22], *gws[XR_LORA_MAX_HEARD + 1], why[160];
 	long v;
 	int n, ng;
 
 	memset(d, 0, sizeof(*d));
 	/*
-	 * 14 fields (ABP fleets before OTAA), 17 with join_eui,app_key,dev_nonce, or 20 with
-	 * mac_version,s_nwk_s_int_key,nwk_s_enc_key
+	 * 14 fields (ABP fleets before OTAA), 17 with join_eui,app_key,dev_nonce, 20 with
+	 * mac_version,s_nwk_s_int_key,nwk_s_enc_key, or 21 with nwk_key (1.1 OTAA)
 	 */
-	n = split(line, fl, 20, ',');
-	if (n != 14 && n != 17 && n != 20) {
-		pr_warn("%s: %d fields, expected 20 (dev_eui,...,gateways,join_eui,app_key,dev_nonce,"
-			"mac_version,s_nwk_s_int_key,nwk_s_enc_key)\n",
-			where, n > 20 ? 21 : n);
+	n = split(line, fl, 21, ',');
+	if (n != 14 && n != 17 && n != 20 && n != 21) {
+		pr_warn("%s: %d fields, expected 21 (dev_eui,...,gateways,join_eui,app_key,dev_nonce,"
+			"mac_version,s_nwk_s_int_key,nwk_s_enc_key,nwk_key)\n",
+			where, n > 21 ? 22 : n);
 		return -EINVAL;
 	}
-	if (n == 20 && *fl[17] && strncmp(fl[17], "1.0.", 4)) {
+	if (n >= 20 && *fl[17] && strncmp(fl[17], "1.0.", 4)) {
 		if (strcmp(fl[17], "1.1.0") && strcmp(fl[17], "1.1")) {
 			pr_warn("%s: mac_version '%s' is not 1.0.x or 1.1.0\n", where, fl[17]);
 			return -EINVAL;
 		}
 		d->v11 = true;
 	}
-	if (n == 20 && !strncmp(fl[17], "1.0.", 4) &&
+	if (n >= 20 && !strncmp(fl[17], "1.0.", 4) &&
 	    (!fl[17][4] || !strchr("01234", fl[17][4]) || fl[17][5])) {
 		pr_warn("%s: mac_version '%s' is not 1.0.x or 1.1.0\n", where, fl[17]);
 		return -EINVAL;
@@ -309,6 +314,13 @@ static int parse_device(struct lw_fleet *f, const struct lw_eui_index *gidx, cha
 		}
 		d->dev_nonce = v;
 		d->otaa = true;
+	}
+	if (n == 21 && *fl[20]) {
+		if (unhex(fl[20], strlen(fl[20]), d->nwk_key, 16)) {
+			pr_warn("%s: nwk_key '%s' is not 32 hex digits\n", where, fl[20]);
+			return -EINVAL;
+		}
+		d->join11 = true;
 	}
 	/* the session: all three fields, or none for an OTAA device that has not joined */
 	if (d->otaa && !*fl[1] && !*fl[2] && !*fl[3]) {

@@ -215,16 +215,15 @@ int lw_fleet_gateway_addrs(struct lw_fleet *f, uint32_t base, uint64_t naddr, ui
 }
 
 /*
- * LoRaWAN 1.1 as far as xdpreplay sends it: ABP uplinks, their MIC's B1 with
- * the DR and channel the server derives from the rxpk, confirmed or not,
- * with MAC commands in FOpts (encrypted with NwkSEncKey).
+ * LoRaWAN 1.1 as far as xdpreplay sends it: ABP sessions and joins (NwkKey and
+ * AppKey), uplinks with their MIC's B1 with the DR and channel the server
+ * derives from the rxpk, confirmed or not, with MAC commands in FOpts
+ * (encrypted with NwkSEncKey).
  */
 static int check_v11(const struct lw_device *d, char *why, size_t wl)
 {
-	if (d->otaa) {
-		snprintf(why, wl,
-			 "LoRaWAN 1.1 joins (OTAA) are not built yet (1.1: ABP uplinks, their ACKs "
-			 "and MAC commands)");
+	if (d->otaa && !d->join11) {
+		snprintf(why, wl, "a LoRaWAN 1.1 OTAA device joins with its nwk_key: it has none");
 		return -EINVAL;
 	}
 	if (lw_tx_dr(d->freq_hz, d->sf, d->bw_khz) < 0 || lw_tx_ch(d->freq_hz) < 0) {
@@ -292,6 +291,10 @@ int lw_check_device(const struct lw_fleet *f, const struct lw_device *d, char *w
 				snprintf(why, wl, "gateway listed twice");
 				return -EINVAL;
 			}
+	if (d->join11 && !d->otaa) {
+		snprintf(why, wl, "an nwk_key (a 1.1 root key) without OTAA (join_eui, app_key)");
+		return -EINVAL;
+	}
 	if (d->v11)
 		return check_v11(d, why, wl);
 	return 0;
@@ -367,6 +370,11 @@ int lw_fleet_generate(const struct lw_gen_opts *o, struct lw_fleet *f)
 			memcpy(d->join_eui, join_eui, 8);
 			rnd_bytes(&st, d->app_key, 16);
 			d->dev_nonce = rnd(&st);
+			/* 1.1's second root key; a 1.0 fleet of a seed stays what it was */
+			if (o->v11) {
+				d->join11 = true;
+				rnd_bytes(&st, d->nwk_key, 16);
+			}
 		} else {
 			d->dev_addr = 0x01000000 |
 				      ((((uint32_t)i * addr_mul) ^ addr_key) & 0xffffff);

@@ -63,13 +63,13 @@ static bool tmst_fits(uint32_t sent, uint32_t txpk)
 	return false;
 }
 
-/* Opens phy with device d's AppKey: 1 if it is d's (and d now has its session), 0 if not, -EIO. */
+/* Opens phy with device d's root key: 1 if it is d's (and d now has its session), 0 if not, -EIO. */
 static int try_device(struct lw_join *j, size_t d, const uint8_t *phy, size_t plen, uint64_t rx_ns)
 {
 	const struct lw_device *dev = &j->fleet->dev[d];
 	struct lw_session *s = &j->sessions[d];
 	struct lw_join_accept ja;
-	int err = lw_join_accept_open(j->c, dev->app_key, phy, plen, &ja);
+	int err = lw_join_accept_open(j->c, dev, dev->dev_nonce, phy, plen, &ja);
 
 	if (err == -EBADMSG)
 		return 0;
@@ -79,7 +79,7 @@ static int try_device(struct lw_join *j, size_t d, const uint8_t *phy, size_t pl
 		j->duplicates++;
 		return 1;
 	}
-	if (lw_session_keys(j->c, dev->app_key, &ja, dev->dev_nonce, s->nwk_s_key, s->app_s_key))
+	if (lw_session_keys(j->c, dev, &ja, dev->dev_nonce, &s->keys))
 		return -EIO;
 	s->dev_addr = ja.dev_addr;
 	/* a clock that cannot go back: at least 1 ns marks it joined */

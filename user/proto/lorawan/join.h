@@ -3,10 +3,10 @@
  * A join storm's answers: the JoinAccepts that XDP hands on
  * (bpf/proto/lorawan.bpf.h, lora_join_accept) are read by a thread, matched
  * to the device they are for, opened (decrypted, MIC checked) and turned into
- * sessions (DevAddr, NwkSKey, AppSKey), timed from the JoinRequest's departure.
+ * sessions (DevAddr, NwkSKey and AppSKey; 1.1's four keys), timed from the JoinRequest's departure.
  *
  * A JoinAccept names no device: a device in its receive window tries to
- * open whatever it hears with its own AppKey. So do we, first with the
+ * open whatever it hears with its own AppKey (1.1: NwkKey). So do we, first with the
  * devices heard by the gateway it reached whose JoinRequest's tmst is the
  * txpk's less 5 or 6 s (JOIN_ACCEPT_DELAY1 and 2), then with every device
  * of that gateway still waiting.
@@ -25,7 +25,7 @@ struct ring_buffer;
 struct lw_session {
 	uint64_t join_ns; /* JoinRequest to JoinAccept; 0: not joined */
 	uint32_t dev_addr;
-	uint8_t nwk_s_key[16], app_s_key[16];
+	struct lw_keys keys;
 	bool requested; /* its JoinRequest left (set by lw_join_stop) */
 };
 

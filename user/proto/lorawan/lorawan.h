@@ -33,9 +33,12 @@ struct lw_device {
 	bool v11; /* a LoRaWAN 1.1 session (mac_version 1.1.0) */
 	bool adr; /* FCtrl's ADR bit (the published 1.1 vectors set it) */
 	bool has_session;
-	/* OTAA (1.0.x): the root key and the DevNonce of the next JoinRequest */
-	bool otaa;
-	uint8_t join_eui[8], app_key[16];
+	/*
+	 * OTAA: the root keys and the DevNonce of the next JoinRequest. 1.0.x: AppKey;
+	 * 1.1 (join11): NwkKey signs the JoinRequest and makes the network's keys, AppKey AppSKey
+	 */
+	bool otaa, join11;
+	uint8_t join_eui[8], app_key[16], nwk_key[16];
 	uint16_t dev_nonce;
 	uint32_t fcnt_start; /* the 32-bit FCnt of round 0 */
 	uint32_t freq_hz;
@@ -147,29 +150,46 @@ int lw_bpf_device(const struct lw_fleet *f, size_t d, const struct xr_aes_tables
 int lw_bpf_device11(const struct lw_device *d, const struct xr_aes_tables *t, struct lw_crypto *c,
 		    struct xr_lora_dev11 *out);
 
-/* LoRaWAN 1.0.x join (§6.2), by OpenSSL. */
+/* LoRaWAN join (1.0.x §6.2; 1.1 §6.2 with NwkKey, OptNeg and JSIntKey), by OpenSSL. */
 #define LW_JOIN_REQUEST_LEN 23 /* MHDR, JoinEUI, DevEUI, DevNonce, MIC */
-/* Device dev's JoinRequest with DevNonce nonce into phy (LW_JOIN_REQUEST_LEN bytes). 0 or -EIO. */
+/*
+ * Device dev's JoinRequest with DevNonce nonce into phy (LW_JOIN_REQUEST_LEN
+ * bytes), its MIC by AppKey (1.0.x) or NwkKey (1.1). 0 or -EIO.
+ */
 int lw_join_request(struct lw_crypto *c, const struct lw_device *dev, uint16_t nonce, uint8_t *phy);
 
 struct lw_join_accept {
-	uint32_t app_nonce, net_id; /* 24 bits each */
+	uint32_t app_nonce, net_id; /* 24 bits each (AppNonce is 1.1's JoinNonce) */
 	uint32_t dev_addr; /* as a number (MSB first) */
 	uint8_t dl_settings, rx_delay;
+	bool opt_neg; /* a 1.1 device's accept from a 1.1 server: DLSettings bit 7 */
 	bool has_cflist;
 	uint8_t cflist[16];
 };
 /*
- * Opens the JoinAccept PHYPayload phy (17 or 33 bytes) with app_key: decrypts
- * it (AES encrypt, §6.2.5) and checks its MIC. 0 with *ja set; -EBADMSG when
- * the MIC does not match (another device's, or corrupt); -EINVAL for a
- * length or MHDR that is no JoinAccept; -EIO if OpenSSL fails.
+ * Opens the JoinAccept PHYPayload phy (17 or 33 bytes) for device dev, whose
+ * JoinRequest had DevNonce dev_nonce: decrypts it (AES encrypt, §6.2.5) with
+ * AppKey (1.0.x) or NwkKey (1.1) and checks its MIC: by that key, or with
+ * OptNeg by JSIntKey over JoinReqType | JoinEUI | DevNonce first. 0 with *ja
+ * set; -EBADMSG when the MIC does not match (another device's, or corrupt);
+ * -EINVAL for a length or MHDR that is no JoinAccept; -EIO if OpenSSL fails.
  */
-int lw_join_accept_open(struct lw_crypto *c, const uint8_t app_key[16], const uint8_t *phy,
-			size_t len, struct lw_join_accept *ja);
-/* NwkSKey and AppSKey of a session from its JoinAccept and the JoinRequest's DevNonce. 0 or -EIO. */
-int lw_session_keys(struct lw_crypto *c, const uint8_t app_key[16], const struct lw_join_accept *ja,
-		    uint16_t dev_nonce, uint8_t nwk_s_key[16], uint8_t app_s_key[16]);
+int lw_join_accept_open(struct lw_crypto *c, const struct lw_device *dev, uint16_t dev_nonce,
+			const uint8_t *phy, size_t len, struct lw_join_accept *ja);
+
+/* A joined session's keys; without v11, nwk_s_key is NwkSKey and the other two are unset. */
+struct lw_keys {
+	uint8_t nwk_s_key[16], app_s_key[16]; /* 1.1: nwk_s_key is FNwkSIntKey */
+	uint8_t s_nwk_s_int_key[16], nwk_s_enc_key[16];
+	bool v11;
+};
+/*
+ * The session keys of device dev from its JoinAccept and the JoinRequest's
+ * DevNonce: 1.0.x's two from AppKey; a 1.1 device's four (OptNeg), or with a
+ * 1.0 server's accept (no OptNeg) a 1.0 session's two from NwkKey. 0 or -EIO.
+ */
+int lw_session_keys(struct lw_crypto *c, const struct lw_device *dev,
+		    const struct lw_join_accept *ja, uint16_t dev_nonce, struct lw_keys *k);
 
 /* The PHYPayload of device dev's uplink with 32-bit FCnt fcnt, by OpenSSL; its length, or -EIO. */
 int lw_ref_phy(struct lw_crypto *c, const struct lw_device *dev, uint32_t fcnt, uint8_t *phy);

@@ -684,8 +684,12 @@ static int write_joined(struct lw_send *s)
 			continue;
 		dev->has_session = true;
 		dev->dev_addr = ss->dev_addr;
-		memcpy(dev->nwk_s_key, ss->nwk_s_key, 16);
-		memcpy(dev->app_s_key, ss->app_s_key, 16);
+		memcpy(dev->nwk_s_key, ss->keys.nwk_s_key, 16);
+		memcpy(dev->app_s_key, ss->keys.app_s_key, 16);
+		memcpy(dev->s_nwk_s_int_key, ss->keys.s_nwk_s_int_key, 16);
+		memcpy(dev->nwk_s_enc_key, ss->keys.nwk_s_enc_key, 16);
+		/* a 1.1 device that a 1.0 server accepted (no OptNeg) runs a 1.0 session */
+		dev->v11 = ss->keys.v11;
 		dev->fcnt_start = 0;
 	}
 	return lw_fleet_save(f, s->joined_dir);
