@@ -120,7 +120,7 @@ class Verifier:
                 "unknown_devaddr", "bad_mic", "bad_payload", "bad_json", "bad_fcnt", "bad_field", "same_gateway",
                 "join_requests", "join_copies", "join_unknown_dev", "join_bad_mic", "join_nonce_reused",
                 "join_accepts_sent", "sessions", "downlinks_bad_mic", "bad_fopts", "mac_uplinks",
-                "link_check_reqs", "device_time_reqs", "mac_downlinks", "mac_in_frm")
+                "link_check_reqs", "device_time_reqs", "mac_downlinks", "mac_in_frm", "app_downlinks")
 
     def __init__(self, fleet, verify=True, otaa=None):
         self.fleet = fleet
@@ -139,6 +139,8 @@ class Verifier:
         self.pulls = {}      # gateway EUI (hex) -> PULL_DATA
         self.fcnt_down_start = 0  # a device's first FCntDown
         self.bad_mic_every = 0    # every N-th ACK downlink gets a wrong MIC (0: none)
+        self.app_every = 0        # every N-th ACK downlink carries application data on FPort 1 (0: none)
+        self.afcnt_down = {}      # DevAddr -> next AFCntDown of a 1.1 session (from 0)
         self.stats = {}      # gateway EUI (hex) -> stat messages
         self.stat_dl = {}    # gateway EUI (hex) -> downlinks its stats reported (dwnb)
         self.stat_rx = {}    # gateway EUI (hex) -> uplinks its stats reported (rxnb)
@@ -408,9 +410,17 @@ class Verifier:
         if peer is None:
             self.c["downlink_no_gateway"] += 1
             return None, None
-        fcnt = self.fcnt_down.get(addr, self.fcnt_down_start)
-        self.fcnt_down[addr] = fcnt + 1
+        # every app_every-th: one byte of application data on FPort 1, under AppSKey; a 1.1 session
+        # counts such downlinks apart, AFCntDown from 0 (LoRaWAN 1.1 §4.3.1.5)
+        app = self.app_every and self.c["downlinks_sent"] % self.app_every == self.app_every - 1
+        counters = self.afcnt_down if app and dev.get("v11") else self.fcnt_down
+        fcnt = counters.get(addr, 0 if counters is self.afcnt_down else self.fcnt_down_start)
+        counters[addr] = fcnt + 1
         msg = bytes([0x60]) + struct.pack("<I", addr) + bytes([0x20]) + struct.pack("<H", fcnt & 0xffff)
+        if app:
+            a = bytes([1, 0, 0, 0, 0, 1]) + struct.pack("<I", addr) + struct.pack("<I", fcnt) + bytes([0, 1])
+            msg += bytes([1, 0x5a ^ aes_ecb(dev["app"], a)[0]])
+            self.c["app_downlinks"] += 1
         # 1.1 (§4.4): SNwkSIntKey, and B0's bytes 1-2 the ConfFCnt of the uplink the ACK is for
         conf = struct.pack("<H", fcnt_up & 0xffff) if dev.get("v11") else b"\0\0"
         b0 = bytes([0x49]) + conf + bytes([0, 0, 1]) + struct.pack("<I", addr) + struct.pack("<I", fcnt) + \

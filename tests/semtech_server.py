@@ -86,6 +86,8 @@ def main():
     ap.add_argument("--no-verify", action="store_true", help="only parse and answer, as the bridge does")
     ap.add_argument("--fcnt-down-start", type=int, default=0, help="each device's first downlink FCnt")
     ap.add_argument("--bad-dl-mic", type=int, default=0, help="every N-th ACK downlink with a wrong MIC")
+    ap.add_argument("--app-downlink-every", type=int, default=0,
+                    help="every N-th ACK downlink with data on FPort 1 (1.1: AFCntDown)")
     ap.add_argument("--mac-delay", type=float, default=0.05, help="seconds from an uplink to its MAC answers")
     ap.add_argument("--mac-frm-every", type=int, default=0, help="every N-th MAC downlink on FPort 0")
     ap.add_argument("--mac-other", action="store_true", help="a DevStatusReq before the answers")
@@ -95,7 +97,7 @@ def main():
     host, port = a.bind.rsplit(":", 1)
     otaa = {}
     v = Verifier(load_fleet(a.fleet, otaa), verify=not a.no_verify, otaa=otaa)
-    v.fcnt_down_start, v.bad_mic_every = a.fcnt_down_start, a.bad_dl_mic
+    v.fcnt_down_start, v.bad_mic_every, v.app_every = a.fcnt_down_start, a.bad_dl_mic, a.app_downlink_every
     extra = {"acks_sent": 0, "pull_acks_sent": 0, "webhook_posted": 0, "webhook_failed": 0}
     s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
     # verifying costs more than receiving: hold a whole test's datagrams (root may exceed rmem_max)

@@ -531,10 +531,12 @@ test_lorawan_v11_abp_uplinks() {
 	lw_server_valid 600
 	expect_eq "$(jget "$WORK/s2.json" lorawan.uplinks_computed_in_bpf)" 600 "uplinks computed in BPF"
 	# confirmed 1.1 uplinks: each ACK's MIC with SNwkSIntKey and the uplink's ConfFCnt, FCnt and
-	# FCntDown across the 16-bit wrap, every 5th ACK with a wrong MIC
+	# NFCntDown across the 16-bit wrap, every 5th ACK with a wrong MIC; every 3rd ACK carries data on
+	# FPort 1 and so AFCntDown, from 0: a device whose first ACK was NFCntDown 65535 then gets AFCntDown
+	# 0, which one tracker for both would take for 131072
 	"$XR" lorawan fleet --devices 200 --gateways 2 --heard-by 1 --mac-version 1.1.0 --confirmed \
 		--fcnt-start 65535 --seed "$RANDOM" --out "$WORK/v11_conf" -q || fail "fleet"
-	lw_server_start --fleet "$WORK/v11_conf" --idle 3 --bad-dl-mic 5 --fcnt-down-start 65535
+	lw_server_start --fleet "$WORK/v11_conf" --idle 3 --bad-dl-mic 5 --fcnt-down-start 65535 --app-downlink-every 3
 	count_start --udp --dport 1700 --duration 60s --idle 4s --json "$WORK/c.json"
 	tb_gen "$XR" lorawan send -i "$TB_GEN_IF" --fleet "$WORK/v11_conf" --server "$TB_SRV_IP" --src 198.18.64.0/31 \
 		--keepalive 200ms --pps 400 --rounds 2 --wait 3s --json "$WORK/s3.json" -q ||
@@ -544,6 +546,7 @@ test_lorawan_v11_abp_uplinks() {
 	lw_server_valid 400
 	expect_eq "$(jget "$WORK/lw.out" downlinks_sent)" 400 "ACK downlinks the server sent"
 	expect_eq "$(jget "$WORK/lw.out" downlinks_bad_mic)" 80 "of them with a wrong MIC"
+	expect_eq "$(jget "$WORK/lw.out" app_downlinks)" 133 "of them with data on FPort 1 (AFCntDown)"
 	expect_eq "$(jget "$WORK/s3.json" lorawan.confirmed.uplinks)" 400 "confirmed uplinks"
 	expect_eq "$(jget "$WORK/s3.json" lorawan.confirmed.acked)" 320 "ACKed: every ACK whose 1.1 MIC is right"
 	expect_eq "$(jget "$WORK/s3.json" lorawan.downlinks.bad_mic)" 80 "downlinks with a wrong MIC"

@@ -1099,7 +1099,8 @@ static __always_inline void lora_join_accept(struct xdp_md *ctx, __u32 gw)
  * downlink (MType 3 or 5) with FCtrl's ACK bit acknowledges the device's
  * last uplink (LoRaWAN 1.0.3 §4.3.1.2), counted once with the time since it
  * left, once its MIC is the device's (a device drops a downlink whose MIC is
- * not). FCntDown's upper 16 bits follow from the device's last downlink.
+ * not). FCntDown's upper 16 bits follow from the device's last downlink
+ * (1.1: the last of the same counter, AFCntDown or NFCntDown).
  * To a device that asks for MAC answers, the downlink's commands are read
  * and its answers counted (lora_dl_answers).
  */
@@ -1109,7 +1110,7 @@ static __always_inline void lora_dl_match(struct xdp_md *ctx, __u32 gw)
 	struct xr_lora_confirmed *c;
 	struct xr_lora_dev *dev;
 	__u8 phy[XR_LORA_DL_PHY];
-	__u32 addr, *d, zero = 0, fcnt, ack;
+	__u32 addr, *d, zero = 0, fcnt, ack, *tracker;
 	__u64 last;
 	int len;
 
@@ -1145,8 +1146,16 @@ static __always_inline void lora_dl_match(struct xdp_md *ctx, __u32 gw)
 		lora_dl_count(XR_LORA_DL_MALFORMED);
 		return;
 	}
-	fcnt = (c->fcnt_down & 0xffff0000) | phy[6] | (__u32)phy[7] << 8;
-	if (fcnt < c->fcnt_down)
+	tracker = &c->fcnt_down;
+	if (lora_cfg.v11 && dev->v11) {
+		__u32 end = 8 + (sc->phy[5] & 15);
+
+		/* an FPort > 0 follows FOpts: AFCntDown's */
+		if (end < len - 4 && sc->phy[end & 127])
+			tracker = &c->afcnt_down;
+	}
+	fcnt = (*tracker & 0xffff0000) | phy[6] | (__u32)phy[7] << 8;
+	if (fcnt < *tracker)
 		fcnt += 0x10000;
 	/* 1.1 (rodata: a 1.0 fleet's program has no second check) */
 	if (lora_cfg.v11 && dev->v11) {
@@ -1163,7 +1172,7 @@ static __always_inline void lora_dl_match(struct xdp_md *ctx, __u32 gw)
 		lora_dl_count(XR_LORA_DL_BAD_MIC);
 		return;
 	}
-	c->fcnt_down = fcnt;
+	*tracker = fcnt;
 	if (c->mac_asks) {
 		struct xr_lora_dev11 *d11 = NULL;
 

@@ -186,8 +186,13 @@ struct xr_lora_confirmed {
 	__u64 acked; /* of them, ACKed */
 	__u64 dup_acks; /* ACKs to an uplink already ACKed */
 	__u64 is_confirmed; /* set by userspace: the device sends confirmed uplinks */
-	__u32 fcnt_down; /* the 32-bit FCntDown of its last downlink whose MIC was right */
+	/*
+	 * the 32-bit FCntDown of its last downlink whose MIC was right; a 1.1 session
+	 * keeps two (LoRaWAN 1.1 §4.3.1.5): AFCntDown for FPort > 0, NFCntDown for the rest
+	 */
+	__u32 fcnt_down, afcnt_down;
 	__u32 mac_asks; /* set by userspace: what its uplinks ask in FOpts (XR_LORA_ASK_*) */
+	__u32 pad;
 	/* MAC commands: uplinks that asked, the answers that came (sent_ns and last_u stamp both) */
 	__u64 mac_uplinks; /* uplinks sent with the requests (their first copies) */
 	__u64 mac_answered_u; /* the last uplink whose requests were answered, plus 1 */
