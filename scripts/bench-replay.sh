@@ -107,18 +107,20 @@ for rate in 1000 10000 100000 1000000 $top; do
 		python3 - "$WORK/c.json" "$WORK/time" $rate "$RATE_SECS" $tool "$WORK/s.json" >>"$RATES" <<-'EOF'
 		import json, os, sys
 		c = json.load(open(sys.argv[1]))
-		# what the sender itself says it could not send in time (xdpreplay only)
-		behind = "-"
+		# what the sender itself says it could not send in time, and what the driver refused (a full
+		# ring: the receiver did not drain it), xdpreplay only
+		behind = refused = "-"
 		if os.path.exists(sys.argv[6]):
-		    behind = str(json.load(open(sys.argv[6]))["failed_reasons"]["fell_behind"])
+		    why = json.load(open(sys.argv[6]))["failed_reasons"]
+		    behind, refused = str(why["fell_behind"]), str(why["driver_refused"])
 		u, s, e = map(float, open(sys.argv[2]).read().split()[-3:])
 		rate, secs, tool = float(sys.argv[3]), float(sys.argv[4]), sys.argv[5]
 		full = c["per_second"][:int(secs)]
 		spread = (max(full) - min(full)) / rate * 100 if full else 0
 		# n frames span n - 1 intervals
 		achieved = (c["matched"] - 1) / c["first_to_last_s"] if c["first_to_last_s"] > 0 else 0
-		print("%s\t%d\t%d\t%.1f\t%.4f\t%.3f\t%.1f\t%s" % (tool, rate, c["matched"], achieved,
-		      (achieved - rate) / rate * 100, spread, (u + s) / e * 100, behind))
+		print("%s\t%d\t%d\t%.1f\t%.4f\t%.3f\t%.1f\t%s\t%s" % (tool, rate, c["matched"], achieved,
+		      (achieved - rate) / rate * 100, spread, (u + s) / e * 100, behind, refused))
 		EOF
 		echo "  $tool $rate pps: $(tail -n 1 "$RATES" | cut -f3-)" >&2
 	done

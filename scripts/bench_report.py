@@ -65,16 +65,18 @@ def replay(a):
         print("  xdp-trafficgen: not run; XDP_TOOLS=DIR (an xdp-tools v1.6.3 tree) builds and runs it")
     print()
     print("Rate precision (64 B, one run each): asked, received, error, per-second spread, CPU of one core,")
-    print("and the frames the sender says fell behind its schedule (the last rate: 90% of this run's top speed)")
-    print("%-10s %9s %11s %12s %9s %9s %7s %12s" % ("sender", "asked pps", "received", "achieved pps", "error %",
-                                                 "spread %", "CPU %", "fell behind"))
+    print("the frames the sender says fell behind its schedule, and those the driver refused (a ring the")
+    print("receiver had not drained); the last rate: 90% of this run's top speed")
+    print("%-10s %9s %11s %12s %9s %9s %7s %12s %9s" % ("sender", "asked pps", "received", "achieved pps",
+                                                      "error %", "spread %", "CPU %", "fell behind", "refused"))
     precision = []
     for l in open(a[1]):
-        t, rate, n, ach, err, spread, cpu, behind = (l.rstrip("\n").split("\t") + ["-"])[:8]
+        t, rate, n, ach, err, spread, cpu, behind, refused = (l.rstrip("\n").split("\t") + ["-", "-"])[:9]
         precision.append({"sender": t, "asked_pps": float(rate), "received": int(n), "achieved_pps": float(ach),
                           "error_pct": float(err), "spread_pct": float(spread), "cpu_pct": float(cpu),
-                          "fell_behind": int(behind) if behind.isdigit() else None})
-        print("%-10s %9s %11s %12s %9s %9s %7s %12s" % (t, rate, n, ach, err, spread, cpu, behind))
+                          "fell_behind": int(behind) if behind.isdigit() else None,
+                          "driver_refused": int(refused) if refused.isdigit() else None})
+        print("%-10s %9s %11s %12s %9s %9s %7s %12s %9s" % (t, rate, n, ach, err, spread, cpu, behind, refused))
     json.dump({"napi": mode,
                "top_speed": [{"sender": n, "size": s, "pps": v[0], "cpu_us_per_pkt": v[1], "runs": v[2],
                               "rounds": [rounds[(n, s)][i] for i in sorted(rounds[(n, s)])]}
