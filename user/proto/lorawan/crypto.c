@@ -204,6 +204,12 @@ static void eui_le(uint8_t *out, const uint8_t eui[8])
 		out[i] = eui[7 - i];
 }
 
+/* The key of the JoinRequest's MIC and of the JoinAccept: 1.0.x's AppKey, 1.1's NwkKey */
+static const uint8_t *join_root_key(const struct lw_device *dev)
+{
+	return dev->join11 ? dev->nwk_key : dev->app_key;
+}
+
 int lw_join_request(struct lw_crypto *c, const struct lw_device *d, uint16_t nonce, uint8_t *phy)
 {
 	uint8_t mac[16];
@@ -214,7 +220,7 @@ int lw_join_request(struct lw_crypto *c, const struct lw_device *d, uint16_t non
 	eui_le(phy + 9, d->dev_eui);
 	phy[17] = nonce;
 	phy[18] = nonce >> 8;
-	if (lw_cmac(c, d->join11 ? d->nwk_key : d->app_key, phy, 19, mac))
+	if (lw_cmac(c, join_root_key(d), phy, 19, mac))
 		return -EIO;
 	memcpy(phy + 19, mac, 4);
 	return 0;
@@ -237,7 +243,7 @@ static int js_int_key(struct lw_crypto *c, const struct lw_device *dev, uint8_t 
 int lw_join_accept_open(struct lw_crypto *c, const struct lw_device *dev, uint16_t dev_nonce,
 			const uint8_t *phy, size_t len, struct lw_join_accept *ja)
 {
-	const uint8_t *root = dev->join11 ? dev->nwk_key : dev->app_key;
+	const uint8_t *root = join_root_key(dev);
 	/* 1.1 with OptNeg: JoinReqType 0xff | JoinEUI | DevNonce ahead of the accept */
 	uint8_t signed_msg[11 + 33], *plain = signed_msg + 11, mac[16], key[16];
 	bool opt_neg;
@@ -284,7 +290,7 @@ int lw_session_keys(struct lw_crypto *c, const struct lw_device *dev,
 	 * type | JoinNonce | JoinEUI | DevNonce | pad16 (1.1 with OptNeg); little-endian fields
 	 */
 	uint8_t b[16] = { 0x01, ja->app_nonce, ja->app_nonce >> 8, ja->app_nonce >> 16 };
-	const uint8_t *root = dev->join11 ? dev->nwk_key : dev->app_key;
+	const uint8_t *root = join_root_key(dev);
 
 	memset(k, 0, sizeof(*k));
 	if (!ja->opt_neg) {
