@@ -155,9 +155,11 @@ test_dns_search_on_a_busy_host() {
 	PY
 	) || fail "the search's answer: $(tail -n 8 "$WORK/out")"
 	# runs at fixed rates confirm the bound, judged as the goal is (exceed ratio 0.5: what most of
-	# the time does): at 0.85 of it at most one run of three loses over 0.5%, at 1.5 times it two
+	# the time does): at 0.75 of it at most one run of three loses over 0.5%, at 1.5 times it two.
+	# 0.85 was too near under the sanitizers: the busy host's capacity moved between the search
+	# and these runs (PDR 77.9k, then 1.4% and 1.7% lost at 66k in a CI run)
 	local f i over loss losses
-	for f in 85 150; do
+	for f in 75 150; do
 		over=0 losses=
 		for i in 1 2 3; do
 			tb_gen taskset -c 0 "$XR" gen dns -i "$TB_GEN_IF" --dst "$TB_SRV_IP" --names "$WORK/names" \
@@ -167,8 +169,8 @@ test_dns_search_on_a_busy_host() {
 			over=$((over + $(python3 -c "print(int($loss > 0.5))")))
 		done
 		echo "at ${f}% of PDR $pdr: lost$losses"
-		if [ $f = 85 ]; then
-			[ $over -le 1 ] || fail "PDR $pdr: $over of 3 runs at 0.85x lost over 0.5% ($losses); $(tail -n 8 "$WORK/out")"
+		if [ $f = 75 ]; then
+			[ $over -le 1 ] || fail "PDR $pdr: $over of 3 runs at 0.75x lost over 0.5% ($losses); $(tail -n 8 "$WORK/out")"
 		else
 			[ $over -ge 2 ] || fail "PDR $pdr: only $over of 3 runs at 1.5x lost over 0.5% ($losses)"
 		fi
