@@ -63,6 +63,22 @@ count_start() {
 	done
 	fail "the counter did not attach within 5 s"
 }
+# webhook_start [tb_srv] ARGS...: count --webhook ARGS (in the server namespace with tb_srv); returns once
+# it listens (and has taken its schedule's offset), with its pid in WH. A sleep was not enough on a
+# busy CI host: lines appended to the schedule before count read it were taken as an earlier session's
+webhook_start() {
+	local ns=()
+	[ "$1" = tb_srv ] && ns=(ip netns exec "$TB_NS_SRV") && shift
+	rm -f "$WORK/wh.ready"
+	"${ns[@]}" "$XR" count --ready-file "$WORK/wh.ready" "$@" &
+	WH=$!
+	for _ in $(seq 200); do
+		[ -f "$WORK/wh.ready" ] && return 0
+		kill -0 "$WH" 2>/dev/null || fail "count --webhook exited before listening"
+		sleep 0.05
+	done
+	fail "count --webhook did not listen within 10 s"
+}
 count_wait() { wait "$COUNT_PID" || fail "the counter failed (exit $?)"; }
 
 # helper_start NAME SCRIPT ARGS...: tests/SCRIPT in the server namespace, with --ready and --out

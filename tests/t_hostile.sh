@@ -81,10 +81,8 @@ test_webhook_floods_bodies_and_tokens() {
 	"$XR" lorawan fleet --devices 50 --gateways 2 --seed 4 --out "$WORK/f" -q || fail "fleet"
 	echo "tok-$$" >"$WORK/token"
 	PORT=9112
-	tb_srv "$XR" count --webhook 127.0.0.1:$PORT --fleet "$WORK/f" --schedule "$WORK/sched.json" \
-		--token-file "$WORK/token" --duration 60s --idle 2s --json "$WORK/w.json" -q &
-	WH=$!
-	sleep 0.5
+	webhook_start tb_srv --webhook 127.0.0.1:$PORT --fleet "$WORK/f" --schedule "$WORK/sched.json" \
+		--token-file "$WORK/token" --duration 60s --idle 2s --json "$WORK/w.json" -q
 	# the sender's run, as lorawan send --schedule appends it; then a line torn and one not JSON
 	echo '{"t0_unix":1.0,"pps":1000,"first_n":0}' >>"$WORK/sched.json"
 	printf 'not json\n{"t0_unix":' >>"$WORK/sched.json"

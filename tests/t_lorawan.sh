@@ -631,10 +631,8 @@ test_lorawan_two_threads_exact() {
 test_lorawan_webhook_counts_per_device() {
 	bed
 	"$XR" lorawan fleet --devices 500 --gateways 30 --heard-by 3 --seed 9 --out "$WORK/f" -q || fail "fleet"
-	tb_srv "$XR" count --webhook "$TB_SRV_IP:8090" --fleet "$WORK/f" --schedule "$WORK/sched.json" \
-		--idle 3s --duration 60s --json "$WORK/w.json" -q &
-	WH=$!
-	sleep 0.5
+	webhook_start tb_srv --webhook "$TB_SRV_IP:8090" --fleet "$WORK/f" --schedule "$WORK/sched.json" \
+		--idle 3s --duration 60s --json "$WORK/w.json" -q
 	lw_server_start --fleet "$WORK/f" --idle 2 --webhook "http://$TB_SRV_IP:8090/"
 	# from a later sequence number, as a second run or a search trial starts: every device begins at
 	# fcnt_start + 1, and that is no loss (it was counted as 500 lost uplinks before)
@@ -658,10 +656,8 @@ test_lorawan_webhook_latency_search() {
 	# from departure (p99 within 100 ms over 4 s trials) finds where: 250 x (1 + 0.1 / (0.99 x 4)) = 256/s
 	bed
 	"$XR" lorawan fleet --devices 1000 --gateways 20 --seed 11 --out "$WORK/f" -q || fail "fleet"
-	tb_srv "$XR" count --webhook "$TB_SRV_IP:8090" --fleet "$WORK/f" --schedule "$WORK/sched.json" \
-		--duration 900s --idle 10s --json "$WORK/w.json" -q &
-	WH=$!
-	sleep 0.5
+	webhook_start tb_srv --webhook "$TB_SRV_IP:8090" --fleet "$WORK/f" --schedule "$WORK/sched.json" \
+		--duration 900s --idle 10s --json "$WORK/w.json" -q
 	lw_server_start --fleet "$WORK/f" --webhook "http://$TB_SRV_IP:8090/" --webhook-rate 250 --idle 12
 	tb_gen "$XR" search --witness "http://$TB_SRV_IP:8090/" --latency-goal p99=100ms --goal PDR=0.01 \
 		--min 100 --max 500 --width 0.02 --trial 4s --pause 5s --max-trials 24 --json "$WORK/s.json" -- \
@@ -696,9 +692,7 @@ test_lorawan_webhook_gaps_and_duplicates() {
 	eui=$(sed -n 2p "$WORK/f/devices.csv" | cut -d, -f1)
 	"$XR" count --webhook 127.0.0.1:0 --fleet "$WORK/f" 2>"$WORK/e"
 	expect_eq $? 2 "port 0 refused"
-	"$XR" count --webhook 127.0.0.1:18090 --fleet "$WORK/f" --idle 1s --duration 30s --json "$WORK/w.json" -q &
-	WH=$!
-	sleep 0.3
+	webhook_start --webhook 127.0.0.1:18090 --fleet "$WORK/f" --idle 1s --duration 30s --json "$WORK/w.json" -q
 	python3 - "$eui" <<-'PY' || fail "POST"
 	import sys, urllib.request
 	def post(body):
@@ -722,10 +716,8 @@ test_lorawan_webhook_gaps_and_duplicates() {
 	fcnt0=$(sed -n 2p "$WORK/f/devices.csv" | cut -d, -f5)
 	# a run from before count started is not this count's: only what senders append from then on
 	echo '{"t0_unix":1.0,"pps":1000,"first_n":2}' >"$WORK/sched.json"
-	"$XR" count --webhook 127.0.0.1:18091 --fleet "$WORK/f" --schedule "$WORK/sched.json" --idle 1s \
-		--duration 30s --json "$WORK/w2.json" -q &
-	WH=$!
-	sleep 0.3
+	webhook_start --webhook 127.0.0.1:18091 --fleet "$WORK/f" --schedule "$WORK/sched.json" --idle 1s \
+		--duration 30s --json "$WORK/w2.json" -q
 	# and a second run from n 0 that has not begun (in 2100): the uplinks are the first run's
 	echo '{"t0_unix":1.0,"pps":1000,"first_n":0}' >>"$WORK/sched.json"
 	echo '{"t0_unix":4102444800.0,"pps":1000,"first_n":0}' >>"$WORK/sched.json"
