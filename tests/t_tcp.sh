@@ -207,9 +207,12 @@ test_count_respond() {
 	expect_eq "$(jget "$WORK/g.json" sessions.completed)" 20000 "sessions completed (the server closing)"
 	# a kernel client (Python's): its SYN-ACK comes by XDP_TX, which veth delivers at once to a
 	# peer with an XDP program
-	ip netns exec "$TB_NS_GEN" "$XR" count -i "$TB_GEN_IF" --any --no-drop-reasons -q --duration 30s &
+	rm -f "$WORK/gen.ready"
+	ip netns exec "$TB_NS_GEN" "$XR" count -i "$TB_GEN_IF" --any --no-drop-reasons -q --duration 30s \
+		--ready-file "$WORK/gen.ready" &
 	local gen_count=$!
-	sleep 0.5
+	for _ in $(seq 200); do [ -f "$WORK/gen.ready" ] && break; sleep 0.05; done
+	[ -f "$WORK/gen.ready" ] || fail "the sender-side counter did not attach within 10 s"
 	local body
 	body=$(tb_gen python3 -c 'import sys, urllib.request
 print(urllib.request.urlopen("http://%s/" % sys.argv[1], timeout=5).read().decode())' "$TB_SRV_IP")
