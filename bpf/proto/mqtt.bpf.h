@@ -21,6 +21,23 @@ struct {
 	__type(value, __u64);
 } mqtt_reasons SEC(".maps");
 
+/* Subscribers' deliveries per (subscriber, publisher) pair; sized by userspace before load. */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(map_flags, BPF_F_MMAPABLE);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct xr_mqtt_recv);
+} mqtt_recv SEC(".maps");
+
+/* Publish (the stamp's send time) to delivery, per second, as rtt_hist. */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, XR_RTT_CELLS);
+	__type(key, __u32);
+	__type(value, __u64);
+} mqtt_deliver_hist SEC(".maps");
+
 /* The bytes of one field of a message: {c}'s digits or a stamp. */
 struct mqtt_field {
 	__u8 b[XR_MQTT_STAMP];
@@ -97,6 +114,8 @@ static __always_inline void mqtt_patch(const struct xr_tcp_session *s, __u8 *seg
 /* The broker's packets that answer request k. */
 static __always_inline __u32 mqtt_wanted(const struct xr_tcp_session *s)
 {
+	if (mqtt_cfg.subscriber)
+		return 2 + mqtt_cfg.sub_expect; /* CONNACK, SUBACK, the deliveries */
 	if (!s->k)
 		return 1; /* CONNACK */
 	return mqtt_cfg.qos ? mqtt_cfg.batch : 1; /* PUBACKs, or the PINGRESP */
@@ -114,8 +133,117 @@ struct mqtt_read {
 	struct xr_tcp_session *s;
 	struct xr_replies_stats *st;
 	const __u8 *buf;
+	__u32 i, n; /* the next byte of buf to read, and how many it holds */
 	int fail; /* the counter the session fails with, or 0 */
 };
+
+#define MQTT_PAYLOAD_FAR 0xffff /* a delivery whose payload starts too far in to read its stamp */
+
+static __always_inline __u32 mqtt_be32(const __u8 *b)
+{
+	return (__u32)b[0] << 24 | (__u32)b[1] << 16 | (__u32)b[2] << 8 | b[3];
+}
+
+/*
+ * A whole delivery: its stamp booked in its (subscriber, publisher) pair,
+ * its latency from the stamp's send time timed.
+ */
+static __always_inline void mqtt_book(struct xr_tcp_session *s, struct xr_replies_stats *st)
+{
+	__u32 pub, seq, key, d;
+	struct xr_mqtt_recv *v;
+	__u64 t;
+
+	if (s->mq_payload_at == MQTT_PAYLOAD_FAR || s->mq_props != 5 ||
+	    s->mq_at < (__u32)s->mq_payload_at + XR_MQTT_STAMP) {
+		st->ctr[XR_MQTT_UNSTAMPED]++;
+		return;
+	}
+	pub = mqtt_be32(s->mq_stamp);
+	seq = mqtt_be32(s->mq_stamp + 4);
+	t = (__u64)mqtt_be32(s->mq_stamp + 8) << 32 | mqtt_be32(s->mq_stamp + 12);
+	if (pub >= mqtt_cfg.pubs || !mqtt_cfg.subs) {
+		st->ctr[XR_MQTT_FOREIGN]++;
+		return;
+	}
+	key = (s->c32 % mqtt_cfg.subs) * mqtt_cfg.pubs + pub;
+	v = bpf_map_lookup_elem(&mqtt_recv, &key);
+	if (!v) {
+		st->ctr[XR_MQTT_FOREIGN]++;
+		return;
+	}
+	/* one session's segments are read on one CPU at a time: the pair is this session's alone */
+	if (seq >= v->next) {
+		d = seq - v->next + 1;
+		v->window = d >= 64 ? 1 : v->window << d | 1;
+		v->next = seq + 1;
+		v->got++;
+	} else {
+		d = v->next - 1 - seq;
+		if (d < 64 && (v->window & (1ULL << d))) {
+			v->dup++;
+			return;
+		}
+		/* older than the window: taken as late, not as a duplicate */
+		if (d < 64)
+			v->window |= 1ULL << d;
+		v->late++;
+		v->got++;
+	}
+	if (t && t <= bpf_ktime_get_ns())
+		record_hist(&mqtt_deliver_hist, t);
+}
+
+/*
+ * Byte at of a delivery's body (a PUBLISH to a subscriber): the topic's
+ * length, the packet id (QoS > 0), 5.0's properties' length, then the stamp
+ * at the payload's start.
+ */
+static __always_inline void mqtt_delivery_byte(struct xr_tcp_session *s, __u8 b)
+{
+	__u32 at = s->mq_at, pa;
+
+	if (at < 2) {
+		s->mq_body[at & 1] = b;
+		if (!at)
+			return;
+		pa = 2 + ((__u32)s->mq_body[0] << 8 | b) + ((s->mq_flags & 6) ? 2 : 0);
+		s->mq_payload_at = pa > MQTT_PAYLOAD_FAR ? MQTT_PAYLOAD_FAR : pa;
+		s->mq_props = mqtt_cfg.version == 5 ? 0 : 5;
+		return;
+	}
+	if (s->mq_payload_at == MQTT_PAYLOAD_FAR)
+		return;
+	if (s->mq_props < 5) {
+		if (!s->mq_props && at != s->mq_payload_at)
+			return;
+		/* the properties' length, 7 bits a byte: the payload starts after them */
+		pa = s->mq_payload_at + 1 + ((__u32)(b & 0x7f) << (7 * (s->mq_props & 3)));
+		s->mq_payload_at = pa > MQTT_PAYLOAD_FAR ? MQTT_PAYLOAD_FAR : pa;
+		s->mq_props = (b & 0x80) && s->mq_props < 3 ? s->mq_props + 1 : 5;
+		return;
+	}
+	if (at >= s->mq_payload_at && at - s->mq_payload_at < XR_MQTT_STAMP)
+		s->mq_stamp[(at - s->mq_payload_at) & (XR_MQTT_STAMP - 1)] = b;
+}
+
+/* A subscriber's delivery (the body's stamp is all it reads of it) */
+static __always_inline bool mqtt_is_delivery(const struct xr_tcp_session *s)
+{
+	return mqtt_cfg.subscriber && (s->mq_type & 15) == 3;
+}
+
+/* Body bytes from here on that nobody reads: all but the last (a SUBACK's code) skipped whole. */
+static __always_inline bool mqtt_skippable(const struct xr_tcp_session *s)
+{
+	if (s->mq_state != 5 || s->mq_left < 2)
+		return false;
+	if (!mqtt_is_delivery(s))
+		return s->mq_pos >= 4;
+	return s->mq_at >= 2 && s->mq_props == 5 &&
+	       (s->mq_payload_at == MQTT_PAYLOAD_FAR ||
+		s->mq_at >= (__u32)s->mq_payload_at + XR_MQTT_STAMP);
+}
 
 /* A whole packet of the broker's: 0 to read on, 1 to stop (r->fail says why). */
 static __always_inline long mqtt_packet(struct mqtt_read *r)
@@ -131,9 +259,27 @@ static __always_inline long mqtt_packet(struct mqtt_read *r)
 		r->fail = XR_TCP_CLOSED_EARLY;
 		return 1;
 	}
-	if (s->resp_got >= mqtt_wanted(s))
+	/* a delivery past those waited for (another run's publisher) is booked, not a fault */
+	if (s->resp_got >= mqtt_wanted(s) && !mqtt_is_delivery(s))
 		goto unexpected;
 	switch (type) {
+	case 3: /* PUBLISH: a delivery to a subscriber (after its CONNACK) */
+		if (!mqtt_cfg.subscriber || !s->resp_got || (s->mq_flags & 6))
+			goto unexpected;
+		r->st->ctr[XR_MQTT_DELIVERED]++;
+		mqtt_book(s, r->st);
+		break;
+	case 9: /* SUBACK: packet id, (5.0) properties, one return or reason code: the last byte */
+		if (!mqtt_cfg.subscriber || s->mq_pos < 3)
+			goto unexpected;
+		rc = s->mq_last;
+		if (rc >= 0x80) {
+			mqtt_why(XR_MQTT_WHY_SUBACK + rc);
+			r->fail = XR_MQTT_SUB_REFUSED;
+			return 1;
+		}
+		r->st->ctr[XR_MQTT_SUBACKED]++;
+		break;
 	case 2: /* CONNACK: flags, return or reason code */
 		if (s->k || s->mq_pos < 2)
 			goto unexpected;
@@ -176,18 +322,40 @@ unexpected:
 	return 1;
 }
 
-/* bpf_loop's body: one byte of the broker's stream */
-static long mqtt_byte(__u32 i, void *data)
+/*
+ * bpf_loop's body: the broker's stream from byte r->i, one byte, or a run of
+ * a body's bytes nobody reads (each call takes at least one: n calls read n)
+ */
+static long mqtt_byte(__u32 unused, void *data)
 {
 	struct mqtt_read *r = data;
 	struct xr_tcp_session *s = r->s;
-	__u8 b = r->buf[i & (XR_TCP_READ_MAX - 1)];
+	__u32 i = r->i, skip;
+	__u8 b;
 
+	if (i >= r->n)
+		return 1;
+	if (mqtt_skippable(s)) {
+		skip = s->mq_left - 1;
+		if (skip > r->n - i)
+			skip = r->n - i;
+		s->mq_left -= skip;
+		s->mq_at += skip;
+		s->mq_pos = s->mq_pos + skip > 255 ? 255 : s->mq_pos + skip;
+		r->i = i + skip;
+		return 0;
+	}
+	b = r->buf[i & (XR_TCP_READ_MAX - 1)];
+	r->i = i + 1;
 	switch (s->mq_state) {
 	case 0:
 		s->mq_type = b >> 4;
+		s->mq_flags = b & 15;
 		s->mq_left = 0;
 		s->mq_pos = 0;
+		s->mq_at = 0;
+		s->mq_payload_at = 0;
+		s->mq_props = 0;
 		s->mq_state = 1;
 		return 0;
 	case 1:
@@ -210,10 +378,14 @@ static long mqtt_byte(__u32 i, void *data)
 			return 0;
 		break;
 	default:
-		if (s->mq_pos < 4)
+		if (mqtt_is_delivery(s))
+			mqtt_delivery_byte(s, b);
+		else if (s->mq_pos < 4)
 			s->mq_body[s->mq_pos & 3] = b;
 		if (s->mq_pos < 255)
 			s->mq_pos++;
+		s->mq_at++;
+		s->mq_last = b;
 		if (--s->mq_left)
 			return 0;
 	}
@@ -230,7 +402,6 @@ static __always_inline int mqtt_read(struct xdp_md *ctx, struct xr_tcp_session *
 				     int *why)
 {
 	struct mqtt_read r = { .s = s, .st = st, .buf = buf };
-
 	__u32 n = plen;
 
 	if (n > XR_TCP_READ_MAX)
@@ -240,6 +411,7 @@ static __always_inline int mqtt_read(struct xdp_md *ctx, struct xr_tcp_session *
 		*why = XR_TCP_MALFORMED;
 		return -1;
 	}
+	r.n = n;
 	bpf_loop(n, mqtt_byte, &r, 0);
 	if (r.fail) {
 		*why = r.fail;

@@ -12,6 +12,12 @@
  * Each message of at least XR_MQTT_STAMP bytes of payload starts with a stamp:
  * publisher (c, 4 bytes), its sequence number among c's messages (4 bytes),
  * when its burst went out (CLOCK_MONOTONIC ns, 8 bytes), all big-endian.
+ *
+ * Subscribers (gen mqtt --subscribe): session c's stream is CONNECT and
+ * SUBSCRIBE (QoS 0, packet id 1) in one request, answered by CONNACK, SUBACK
+ * and the deliveries it waits for (sub_expect); each delivery's stamp is
+ * booked per (subscriber, publisher) pair in mqtt_recv, its latency from the
+ * stamp's send time in mqtt_deliver_hist. Then DISCONNECT on our FIN.
  */
 #ifndef __XR_SHARED_MQTT_H
 #define __XR_SHARED_MQTT_H
@@ -33,8 +39,22 @@ struct xr_mqtt_cfg {
 	__u16 stamp_off; /* where the stamp is in each PUBLISH, or XR_MQTT_NONE */
 	__u8 qos;
 	__u8 version; /* 4: 3.1.1, 5: 5.0 */
-	__u8 pad[2];
+	__u8 subscriber; /* the sessions subscribe and read deliveries */
+	__u8 pad;
+	/* subscribers: deliveries each waits for, publishers (stamps 0..pubs - 1), subscribers */
+	__u32 sub_expect, pubs, subs;
 };
+
+/* mqtt_recv[] (subscriber i, publisher p at i * pubs + p): one pair's deliveries */
+struct xr_mqtt_recv {
+	__u32 next; /* one past the highest sequence number delivered */
+	__u32 got; /* distinct sequence numbers delivered */
+	__u32 dup; /* delivered again */
+	__u32 late; /* delivered after a higher one (reordered) */
+	__u64 window; /* bit i: next - 1 - i delivered */
+};
+/* The most (subscriber, publisher) pairs booked: 96 MiB */
+#define XR_MQTT_PAIRS_MAX (4U << 20)
 
 /* xr_replies_stats.ctr[] past gen tcp's (bpf/shared/tcp.h) */
 enum xr_mqtt_ctr {
@@ -45,6 +65,12 @@ enum xr_mqtt_ctr {
 		21, /* messages the broker took: PUBACKs that accept (QoS 1), bursts * B (QoS 0) */
 	XR_MQTT_NACKED = 22, /* PUBACKs that refuse, 5.0 (by reason) */
 	XR_MQTT_PROTOCOL = 23, /* sessions ended on a packet we did not ask for (by type) */
+	/* 24-26: gen tcp's */
+	XR_MQTT_SUBACKED = 27, /* SUBACKs that granted */
+	XR_MQTT_SUB_REFUSED = 28, /* SUBACKs that refused (by reason: XR_MQTT_WHY_SUBACK) */
+	XR_MQTT_DELIVERED = 29, /* PUBLISH packets delivered to our subscribers */
+	XR_MQTT_UNSTAMPED = 30, /* deliveries without a stamp (payload under 16 bytes) */
+	XR_MQTT_FOREIGN = 31, /* deliveries stamped by a publisher outside 0..pubs - 1 */
 };
 
 /* mqtt_reasons[]: what the broker said, by packet and reason code */
@@ -52,6 +78,7 @@ enum xr_mqtt_ctr {
 #define XR_MQTT_WHY_PUBACK 256 /* + the PUBACK's reason code */
 #define XR_MQTT_WHY_DISCONNECT 512 /* + a DISCONNECT's from the broker (5.0) */
 #define XR_MQTT_WHY_TYPE 768 /* + the type of a packet we did not expect */
-#define XR_MQTT_WHY_CELLS 784
+#define XR_MQTT_WHY_SUBACK 784 /* + a SUBACK's return or reason code */
+#define XR_MQTT_WHY_CELLS 1040
 
 #endif /* __XR_SHARED_MQTT_H */

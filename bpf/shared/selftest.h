@@ -41,4 +41,13 @@ struct xr_http_read_test {
 	__u8 buf[XR_TCP_READ_MAX];
 };
 
+/* mqtt_read's subscriber session and counters, read on from one segment of the broker's to the next. */
+struct xr_mqtt_read_test {
+	struct xr_tcp_session s;
+	struct xr_replies_stats st;
+	__s32 ret; /* mqtt_read's */
+	__s32 why;
+	__u8 buf[XR_TCP_READ_MAX];
+};
+
 #endif /* __XR_SHARED_SELFTEST_H */

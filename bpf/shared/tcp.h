@@ -49,7 +49,7 @@ struct xr_tcp_pump_seg {
 };
 #define XR_TCP_PUMP_RING (4U << 20) /* bytes of ring: ~87,000 segments asked for */
 #define XR_TCP_FLIGHT_SEGS 10 /* as Linux's initial congestion window */
-/* The most sessions the table holds at once (80 MiB). */
+/* The most sessions the table holds at once (96 MiB). */
 #define XR_TCP_TABLE_MAX (1U << 20)
 /* The most bytes of the server's one segment that are read (a 1500-byte MTU's fit). */
 #define XR_TCP_READ_MAX 2048
@@ -130,21 +130,24 @@ enum xr_tcp_state {
 	XR_TCP_DONE = 4, /* completed or failed: late segments are answered, not counted */
 };
 
-/* One session's state: 80 bytes, the slot of (source, port) in the session table. */
+/* One session's state: 96 bytes, the slot of (source, port) in the session table. */
 struct xr_tcp_session {
 	__u32 tkey; /* (address - base) + (port - base) * addresses + 1: whose slot this is (0: nobody's) */
 	__u32 c32; /* low 32 bits of the session number */
 	__u32 isn; /* ours */
 	__u32 rcv_nxt; /* the server's next byte */
 	__u32 acked; /* bytes of request k the server acknowledged */
-	__u32 resp_got; /* bytes of response k so far */
-	__u32 pad0;
+	__u32 resp_got; /* bytes of response k so far (MQTT: the broker's packets) */
+	__u32 mq_at; /* the broker's packet: body bytes read (a delivery's whole length) */
 	__u16 wnd; /* the server's receive window */
 	__u16 mss; /* the server's MSS */
 	__u16 k; /* responses complete */
 	__u8 state; /* enum xr_tcp_state */
 	__u8 flags; /* XR_TCPF_* */
-	__u16 status; /* response k's HTTP status */
+	union {
+		__u16 status; /* response k's HTTP status */
+		__u16 mq_payload_at; /* a delivery: where its payload starts in the body (0: unknown yet) */
+	};
 	__u16 in_flight; /* bytes of request k sent past acked */
 	__u8 retries; /* timeouts since the server last acknowledged something new (user/proto/tcp/) */
 	/* where the reading of the server's answer is: the protocol's own */
@@ -168,13 +171,16 @@ struct xr_tcp_session {
 		__u32 http_num; /* Content-Length, a chunk's size, or what is left of either */
 	};
 	__u8 dupacks; /* ACKs in a row that acknowledged nothing new while something was in flight */
-	__u8 pad[3];
+	__u8 mq_last; /* the broker's packet's last body byte so far (a SUBACK's code) */
+	__u8 mq_props; /* a 5.0 delivery: 0 before its properties' length, 1-4 in it, 5 after */
+	__u8 mq_flags; /* the packet's first byte's low four bits (a delivery's QoS) */
 	__u64 t_req; /* when request k's first byte went out */
 	__u64 t_sent; /* when our last segment that wants an acknowledgement went out */
 	union {
 		__u64 mq_acked; /* the packet ids (1 << (id - 1)) of burst k's PUBACKs so far */
 		__u64 http_last8; /* the header's last 8 bytes, lower case, the last in the low bits */
 	};
+	__u8 mq_stamp[16]; /* a delivery's stamp so far (bpf/shared/mqtt.h) */
 };
 
 /* Retransmission after a timeout (userspace, user/proto/tcp/tcp.c): 200 ms, doubled each time, 6 times. */

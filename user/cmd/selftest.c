@@ -502,6 +502,18 @@ done:
 		       "%llu mismatches\n",
 		       (unsigned long long)checked, (unsigned long long)m_mis);
 		mismatches += m_mis;
+		checked = m_mis = 0;
+		err = selftest_mqtt_deliveries(cases, rnd, &checked, &m_mis);
+		if (err) {
+			fprintf(stderr, "selftest mqtt deliveries: could not run: %s\n",
+				strerror(-err));
+			return XR_EXIT_ENV;
+		}
+		printf("selftest mqtt deliveries: %llu subscriber streams (3.1.1 and 5.0) in %llu "
+		       "segments, %llu mismatches\n",
+		       (unsigned long long)cases, (unsigned long long)checked,
+		       (unsigned long long)m_mis);
+		mismatches += m_mis;
 	}
 	if (part("http")) {
 		uint64_t checked = 0, h_mis = 0;

@@ -23,6 +23,14 @@ int selftest_lib(uint64_t cases, uint64_t (*rnd)(void), uint64_t *checked, uint6
 int selftest_mqtt(uint64_t cases, uint64_t (*rnd)(void), uint64_t *checked, uint64_t *mismatches);
 
 /*
+ * gen mqtt's subscriber reader in XDP (CONNACK, SUBACK, deliveries with their
+ * stamps booked per pair) against a whole-packet reading of random streams
+ * cut into random segments.
+ */
+int selftest_mqtt_deliveries(uint64_t cases, uint64_t (*rnd)(void), uint64_t *checked,
+			     uint64_t *mismatches);
+
+/*
  * gen tcp's HTTP reader in XDP against user/proto/tcp/http.c over random
  * responses cut into random segments.
  */

@@ -266,6 +266,146 @@ int selftest_mqtt(uint64_t cases, uint64_t (*rnd)(void), uint64_t *checked, uint
 	return err;
 }
 
+/* A random subscriber stream and what a whole-packet reading of it books. */
+#define MQ_SEQ_MAX 4096
+#define MQ_DELIVERIES 60 /* per stream: what the loaded reader waits for */
+struct mq_case {
+	uint8_t version;
+	uint32_t pubs, subs, c32, deliveries;
+	size_t len;
+	/* the reference's books: per pair, the sequence numbers seen */
+	struct mq_pair {
+		uint32_t next, got, dup, late;
+		uint8_t seen[MQ_SEQ_MAX / 8];
+	} *pair;
+	uint64_t unstamped, foreign;
+};
+
+static void mq_varint(uint8_t *b, size_t *len, uint32_t v)
+{
+	do {
+		b[(*len)++] = (v & 0x7f) | (v >= 128 ? 0x80 : 0);
+		v >>= 7;
+	} while (v);
+}
+
+/* A packet of type byte t and body [body, body + n) at b + *len. */
+static void mq_packet(uint8_t *b, size_t *len, uint8_t t, const uint8_t *body, uint32_t n)
+{
+	b[(*len)++] = t;
+	mq_varint(b, len, n);
+	memcpy(b + *len, body, n);
+	*len += n;
+}
+
+/* The sequence number publisher p's next delivery carries: mostly the next, else a gap, a repeat or a late one. */
+static uint32_t mq_next_seq(struct mq_pair *q, uint64_t (*rnd)(void))
+{
+	uint32_t r = rnd() % 20, s;
+
+	if (r == 0 && q->next > 0) {
+		/* a repeat within the window (older ones are booked as late: not asked here) */
+		for (int tries = 0; tries < 8; tries++) {
+			s = q->next - 1 - rnd() % (q->next < 64 ? q->next : 64);
+			if (q->seen[s / 8] & (1 << s % 8))
+				return s;
+		}
+	}
+	if (r <= 2) {
+		/* a late one: a gap below next, any distance */
+		for (int tries = 0; tries < 8 && q->next; tries++) {
+			s = rnd() % q->next;
+			if (!(q->seen[s / 8] & (1 << s % 8)))
+				return s;
+		}
+	}
+	return q->next + (r == 3 ? 1 + rnd() % 80 : 0);
+}
+
+static void mq_reference_book(struct mq_case *k, uint32_t pub, uint32_t seq)
+{
+	struct mq_pair *q = &k->pair[(k->c32 % k->subs) * k->pubs + pub];
+
+	if (q->seen[seq / 8] & (1 << seq % 8)) {
+		q->dup++;
+		return;
+	}
+	q->seen[seq / 8] |= 1 << seq % 8;
+	q->got++;
+	if (seq < q->next)
+		q->late++;
+	else
+		q->next = seq + 1;
+}
+
+/* The stream: CONNACK, SUBACK, then deliveries; the reference's books of it in k. */
+static void mq_random_stream(struct mq_case *k, uint8_t *b, uint64_t (*rnd)(void))
+{
+	static uint8_t body[140000];
+	bool v5 = k->version == 5;
+	size_t n;
+
+	k->len = 0;
+	mq_packet(b, &k->len, 0x20, (const uint8_t *)"\0\0\0", v5 ? 3 : 2);
+	n = 0;
+	body[n++] = 0;
+	body[n++] = 1;
+	if (v5) {
+		uint32_t props = rnd() % 3 ? 0 : rnd() % 300;
+
+		mq_varint(body, &n, props);
+		memset(body + n, 0x1f, props);
+		n += props;
+	}
+	body[n++] = rnd() % 3; /* granted QoS 0..2 */
+	mq_packet(b, &k->len, 0x90, body, n);
+	for (uint32_t d = 0; d < k->deliveries; d++) {
+		uint32_t pub = rnd() % (k->pubs + (rnd() % 10 ? 0 : 3)), seq = 0, topic, props = 0,
+			 payload, at;
+		bool far = rnd() % 60 == 0;
+
+		topic = far ? 65530 : rnd() % 4 ? 1 + rnd() % 40 : rnd() % 700;
+		if (v5) {
+			uint32_t r = rnd() % 4;
+
+			props = r < 2 ? 0 : r == 2 ? rnd() % 128 : 128 + rnd() % 20000;
+		}
+		payload = rnd() % 5 == 0 ? rnd() % 16 :
+					   16 + (rnd() % 4 ? rnd() % 200 : rnd() % 6000);
+		n = 0;
+		body[n++] = topic >> 8;
+		body[n++] = topic;
+		for (uint32_t i = 0; i < topic; i++)
+			body[n++] = 'a' + i % 26;
+		if (v5) {
+			mq_varint(body, &n, props);
+			memset(body + n, 0x23, props);
+			n += props;
+		}
+		at = n;
+		for (uint32_t i = 0; i < payload; i++)
+			body[n++] = rnd();
+		if (payload >= XR_MQTT_STAMP && at <= 0xffff - 1) {
+			uint64_t t = rnd() % 1000;
+
+			if (pub < k->pubs)
+				seq = mq_next_seq(&k->pair[(k->c32 % k->subs) * k->pubs + pub],
+						  rnd);
+			put32(body + at, pub);
+			put32(body + at + 4, seq);
+			put32(body + at + 8, t >> 32);
+			put32(body + at + 12, t);
+			if (pub >= k->pubs)
+				k->foreign++;
+			else
+				mq_reference_book(k, pub, seq);
+		} else {
+			k->unstamped++;
+		}
+		mq_packet(b, &k->len, 0x30 | (rnd() % 2), body, n); /* retain or not */
+	}
+}
+
 /* Appends n bytes of p to the response being built (at most cap). */
 static void put(uint8_t *r, size_t *len, size_t cap, const void *p, size_t n)
 {
@@ -418,5 +558,117 @@ int selftest_http(uint64_t cases, uint64_t (*rnd)(void), uint64_t *checked, uint
 				t.s.http_phase, pos);
 	}
 	selftest_bpf__destroy(skel);
+	return err;
+}
+
+/*
+ * Cases of random subscriber streams (3.1.1 and 5.0: properties of 0 to 20,000
+ * bytes, topics of up to 700 bytes and some whose payload starts past 65,535,
+ * payloads with and without stamps, repeats, gaps and late deliveries) read by
+ * the XDP reader in random segments: its counters and per-pair books against
+ * the reference's.
+ */
+int selftest_mqtt_deliveries(uint64_t cases, uint64_t (*rnd)(void), uint64_t *checked,
+			     uint64_t *mismatches)
+{
+	static struct xr_mqtt_read_test t;
+	/* 60 deliveries of at most 91.5 KB each */
+	static uint8_t stream[6 << 20], frame[14 + XR_TCP_PAYLOAD_MAX];
+	const uint32_t pubs = 8, subs = 3;
+	struct xr_mqtt_recv zero_recv = {};
+	int err = 0;
+
+	/* one load per version (a load maps the reply handlers' maps: tens of MiB) */
+	for (uint8_t version = 4; version <= 5 && !err; version++) {
+		struct xr_mqtt_cfg cfg = { .subscriber = 1,
+					   .version = version,
+					   .pubs = pubs,
+					   .subs = subs,
+					   .sub_expect = MQ_DELIVERIES };
+		struct selftest_bpf *skel = selftest_bpf__open();
+
+		if (!skel)
+			return -errno;
+		skel->rodata->mqtt_cfg = cfg;
+		err = bpf_map__set_max_entries(skel->maps.mqtt_recv, pubs * subs) ?:
+			      selftest_bpf__load(skel);
+		for (uint64_t c = version - 4; !err && c < cases; c += 2) {
+			struct mq_case k = { .version = version,
+					     .pubs = pubs,
+					     .subs = subs,
+					     .c32 = rnd(),
+					     .deliveries = MQ_DELIVERIES };
+			uint32_t mss = rnd() % 2 ? XR_TCP_PAYLOAD_MAX :
+						   1 + rnd() % XR_TCP_PAYLOAD_MAX;
+			const char *why = NULL;
+			size_t pos = 0;
+
+			k.pair = calloc(pubs * subs, sizeof(*k.pair));
+			if (!k.pair) {
+				err = -ENOMEM;
+				break;
+			}
+			mq_random_stream(&k, stream, rnd);
+			for (uint32_t i = 0; i < pubs * subs && !err; i++)
+				if (bpf_map_update_elem(bpf_map__fd(skel->maps.mqtt_recv), &i,
+							&zero_recv, 0))
+					err = -errno;
+			memset(&t, 0, sizeof(t));
+			t.s.c32 = k.c32;
+			while (!err && pos < k.len && !why) {
+				uint32_t seg = 1 + rnd() % mss;
+				LIBBPF_OPTS(bpf_test_run_opts, topts, .data_in = frame,
+					    .repeat = 1);
+
+				if (seg > k.len - pos)
+					seg = k.len - pos;
+				memset(frame, 0, 14);
+				memcpy(frame + 14, stream + pos, seg);
+				topts.data_size_in = 14 + seg;
+				err = test_prog_run(skel->maps.mqtt_read_test,
+						    skel->progs.xr_mqtt_read_test, &t, &topts);
+				pos += seg;
+				(*checked)++;
+				if (t.ret < 0)
+					why = "failed the session";
+				else if (t.ret != (pos == k.len))
+					why = pos == k.len ? "not complete at the stream's end" :
+							     "complete early";
+			}
+			if (!err && !why) {
+				const __u64 *ct = t.st.ctr;
+
+				if (ct[XR_MQTT_CONNACKED] != 1 || ct[XR_MQTT_SUBACKED] != 1)
+					why = "CONNACK or SUBACK not read";
+				else if (ct[XR_MQTT_DELIVERED] != k.deliveries)
+					why = "deliveries counted";
+				else if (ct[XR_MQTT_UNSTAMPED] != k.unstamped)
+					why = "deliveries without a stamp";
+				else if (ct[XR_MQTT_FOREIGN] != k.foreign)
+					why = "deliveries of other publishers";
+			}
+			for (uint32_t i = 0; !err && !why && i < pubs * subs; i++) {
+				struct xr_mqtt_recv v;
+				const struct mq_pair *q = &k.pair[i];
+
+				if (bpf_map_lookup_elem(bpf_map__fd(skel->maps.mqtt_recv), &i,
+							&v)) {
+					err = -errno;
+					break;
+				}
+				if (v.got != q->got || v.dup != q->dup || v.late != q->late ||
+				    v.next != q->next)
+					why = "a pair's books";
+			}
+			if (why && ++*mismatches <= 5)
+				fprintf(stderr,
+					"selftest mqtt deliveries: case %llu (MQTT %s, %zu bytes, "
+					"segments up to %u): %s at byte %zu\n",
+					(unsigned long long)c, version == 5 ? "5.0" : "3.1.1",
+					k.len, mss, why, pos);
+			free(k.pair);
+		}
+		selftest_bpf__destroy(skel);
+	}
 	return err;
 }

@@ -31,12 +31,15 @@ enum {
 	O_PAYLOAD,
 	O_MESSAGES,
 	O_BURST,
+	O_SUBSCRIBE,
+	O_PUBLISHERS,
 };
 
 struct mqtt {
 	struct tcp t; /* the sessions */
 	struct mqtt_stream_opts so;
-	uint64_t messages; /* per session */
+	uint64_t messages; /* per session; a subscriber's: per publisher */
+	uint64_t publishers; /* --publishers: a subscriber's */
 	bool burst_set;
 	uint16_t refused_all; /* every CONNECT answered was refused: the first code, + 1 */
 };
@@ -53,6 +56,8 @@ static const struct option mqtt_opts[] = {
 	{ "payload", required_argument, NULL, O_PAYLOAD },
 	{ "messages", required_argument, NULL, O_MESSAGES },
 	{ "burst", required_argument, NULL, O_BURST },
+	{ "subscribe", required_argument, NULL, O_SUBSCRIBE },
+	{ "publishers", required_argument, NULL, O_PUBLISHERS },
 	{},
 };
 
@@ -111,8 +116,63 @@ static int mqtt_opt(void *st, int id, const char *arg, const struct send_opts *s
 		m->so.burst = v;
 		m->burst_set = true;
 		break;
+	case O_SUBSCRIBE: m->so.subscribe = arg; break;
+	case O_PUBLISHERS:
+		if (cli_count(so->cmd, "publishers", arg, &m->publishers))
+			return XR_EXIT_USAGE;
+		if (!m->publishers)
+			return cli_usage_error(so->cmd, "--publishers: at least 1");
+		break;
 	}
 	return -1;
+}
+
+/* A subscriber's: it needs its publishers' numbers to book their stamps. */
+static int mqtt_check_subscriber(struct mqtt *m, const struct send_opts *so)
+{
+	const char *c;
+
+	if (!m->so.client_id)
+		m->so.client_id = "xr-sub-{c}";
+	if (!m->so.version)
+		m->so.version = 4;
+	if (!m->so.keepalive_s)
+		m->so.keepalive_s = 60;
+	if (!m->messages)
+		m->messages = 100;
+	c = strstr(m->so.client_id, "{c}");
+	if (!c || strstr(c + 1, "{c}"))
+		return cli_usage_error(so->cmd,
+				       "--client-id needs {c} once: a broker keeps one session per "
+				       "client id and drops the older one");
+	if (!m->so.subscribe[0] || strlen(m->so.subscribe) > 65535)
+		return cli_usage_error(so->cmd, "--subscribe: a topic filter of 1 to 65535 bytes");
+	if (m->so.password && !m->so.username && m->so.version == 4)
+		return cli_usage_error(so->cmd, "--password goes with --username in MQTT 3.1.1");
+	if (m->so.qos || m->so.retain || m->so.payload || m->burst_set || m->so.topic)
+		return cli_usage_error(so->cmd,
+				       "--qos, --retain, --payload, --burst and --topic "
+				       "are a publisher's: a subscriber subscribes at QoS 0");
+	if (!m->publishers)
+		return cli_usage_error(so->cmd, "--subscribe needs --publishers N: the publishers' "
+						"--count, whose stamps (0 to N-1) it books");
+	if (!so->count || so->concurrency || so->duration_ns)
+		return cli_usage_error(so->cmd,
+				       "--subscribe needs --count (subscribers), without "
+				       "--concurrency or --duration: --wait bounds the run");
+	if (so->count * m->publishers > XR_MQTT_PAIRS_MAX)
+		return cli_usage_error(so->cmd,
+				       "--count x --publishers: at most %u (subscriber, publisher) "
+				       "pairs, not %llu",
+				       XR_MQTT_PAIRS_MAX,
+				       (unsigned long long)(so->count * m->publishers));
+	if (m->publishers * m->messages > UINT32_MAX - 2)
+		return cli_usage_error(so->cmd,
+				       "--publishers x --messages: at most %u deliveries "
+				       "per subscriber",
+				       UINT32_MAX - 2);
+	m->so.burst = 1;
+	return 0;
 }
 
 static int mqtt_check(void *st, const struct send_opts *so)
@@ -122,6 +182,10 @@ static int mqtt_check(void *st, const struct send_opts *so)
 
 	if (so->net.dst.ipv6)
 		return cli_usage_error(so->cmd, "sessions are IPv4 only for now");
+	if (m->so.subscribe)
+		return mqtt_check_subscriber(m, so);
+	if (m->publishers)
+		return cli_usage_error(so->cmd, "--publishers goes with --subscribe");
 	if (!m->so.client_id)
 		m->so.client_id = "xr-{c}";
 	if (!m->so.topic)
@@ -181,6 +245,16 @@ static int mqtt_build(void *st, const struct send_opts *so, const struct iface *
 	if (err)
 		return err;
 	t->requests = 1 + m->messages / m->so.burst;
+	if (m->so.subscribe) {
+		/* one request, CONNECT and SUBSCRIBE, answered by CONNACK, SUBACK and the deliveries */
+		t->req = t->first;
+		t->req_len = t->first_len;
+		t->requests = 1;
+		t->mqtt.subscriber = 1;
+		t->mqtt.pubs = m->publishers;
+		t->mqtt.subs = so->count;
+		t->mqtt.sub_expect = m->publishers * m->messages;
+	}
 	t->response = XR_TCP_RESP_MQTT;
 	t->close = XR_TCP_CLOSE_FIN;
 	memcpy(t->bye, "\xe0\0", 2); /* DISCONNECT, normal (3.1.1 and 5.0) */
@@ -285,6 +359,143 @@ static void mqtt_reasons(const struct tcp *t, uint32_t base, FILE *human, struct
 		json_close(j, '}');
 }
 
+/* Deliveries to the subscribers, by what became of each one they waited for. */
+struct mqtt_deliveries {
+	uint64_t expected, received, lost, duplicated, reordered;
+	uint64_t pubs_complete; /* publishers whose every message reached every subscriber */
+	uint64_t worst_pub, worst_got; /* the publisher the fewest reached */
+};
+
+/* Publisher p's deliveries, summed over the subscribers. */
+static void mqtt_publisher_sum(const struct tcp *t, uint64_t p, struct xr_mqtt_recv *sum)
+{
+	memset(sum, 0, sizeof(*sum));
+	for (uint64_t i = 0; i < t->mqtt.subs && t->nrecv; i++) {
+		const struct xr_mqtt_recv *v = &t->recv[i * t->mqtt.pubs + p];
+
+		sum->got += v->got;
+		sum->dup += v->dup;
+		sum->late += v->late;
+	}
+}
+
+static void mqtt_deliveries(const struct mqtt *m, struct mqtt_deliveries *d)
+{
+	const struct tcp *t = &m->t;
+	uint64_t per_pub = m->messages * t->mqtt.subs;
+
+	*d = (struct mqtt_deliveries){ .expected = per_pub * t->mqtt.pubs,
+				       .worst_got = UINT64_MAX };
+	for (uint64_t p = 0; p < t->mqtt.pubs; p++) {
+		struct xr_mqtt_recv sum;
+
+		mqtt_publisher_sum(t, p, &sum);
+		d->received += sum.got;
+		d->duplicated += sum.dup;
+		d->reordered += sum.late;
+		d->pubs_complete += sum.got == per_pub;
+		if (sum.got < d->worst_got) {
+			d->worst_got = sum.got;
+			d->worst_pub = p;
+		}
+	}
+	/* a sequence number past --messages is booked as received: lost never goes below 0 */
+	d->lost = d->expected > d->received ? d->expected - d->received : 0;
+}
+
+/* Per-publisher rows in the JSON up to this many publishers */
+#define MQTT_JSON_PUBLISHERS 10000
+
+static void mqtt_report_subscribers(struct mqtt *m, const struct engine_result *res, FILE *human,
+				    struct json *j)
+{
+	const struct tcp *t = &m->t;
+	const __u64 *c = res->replies.st.ctr;
+	struct mqtt_deliveries d;
+
+	mqtt_deliveries(m, &d);
+	if (human) {
+		fprintf(human,
+			"  subscribers: %llu CONNACK accepted, %llu refused; %llu SUBACK granted, "
+			"%llu refused",
+			(unsigned long long)c[XR_MQTT_CONNACKED],
+			(unsigned long long)c[XR_MQTT_REFUSED],
+			(unsigned long long)c[XR_MQTT_SUBACKED],
+			(unsigned long long)c[XR_MQTT_SUB_REFUSED]);
+		if (c[XR_MQTT_SUB_REFUSED]) {
+			fprintf(human, " (codes: ");
+			mqtt_reasons(t, XR_MQTT_WHY_SUBACK, human, NULL, NULL);
+			fputc(')', human);
+		}
+		fputc('\n', human);
+		fprintf(human,
+			"  deliveries: %llu expected (%llu publishers x %llu messages x %u "
+			"subscribers), %llu received, %llu lost, %llu duplicated, %llu reordered\n",
+			(unsigned long long)d.expected, (unsigned long long)t->mqtt.pubs,
+			(unsigned long long)m->messages, t->mqtt.subs,
+			(unsigned long long)d.received, (unsigned long long)d.lost,
+			(unsigned long long)d.duplicated, (unsigned long long)d.reordered);
+		fprintf(human, "  publishers: %llu of %llu reached every subscriber whole",
+			(unsigned long long)d.pubs_complete, (unsigned long long)t->mqtt.pubs);
+		if (d.pubs_complete < t->mqtt.pubs)
+			fprintf(human, "; the fewest: publisher %llu, %llu of %llu",
+				(unsigned long long)d.worst_pub, (unsigned long long)d.worst_got,
+				(unsigned long long)(m->messages * t->mqtt.subs));
+		fputc('\n', human);
+		if (c[XR_MQTT_UNSTAMPED] || c[XR_MQTT_FOREIGN])
+			fprintf(human,
+				"  deliveries not booked: %llu without a stamp (payload under %u B), "
+				"%llu from publishers past --publishers\n",
+				(unsigned long long)c[XR_MQTT_UNSTAMPED], XR_MQTT_STAMP,
+				(unsigned long long)c[XR_MQTT_FOREIGN]);
+		if (t->deliver.hist)
+			replies_hist_line(human, "publish to delivery", &t->deliver);
+	}
+	if (!j)
+		return;
+	json_open(j, "subscribers", '{');
+	json_u64(j, "connacked", c[XR_MQTT_CONNACKED]);
+	json_u64(j, "refused", c[XR_MQTT_REFUSED]);
+	mqtt_reasons(t, XR_MQTT_WHY_CONNACK, NULL, j, "refused_by_code");
+	json_u64(j, "subacked", c[XR_MQTT_SUBACKED]);
+	json_u64(j, "sub_refused", c[XR_MQTT_SUB_REFUSED]);
+	mqtt_reasons(t, XR_MQTT_WHY_SUBACK, NULL, j, "sub_refused_by_code");
+	json_str(j, "filter", m->so.subscribe);
+	json_close(j, '}');
+	json_open(j, "deliveries", '{');
+	json_u64(j, "expected", d.expected);
+	json_u64(j, "delivered", c[XR_MQTT_DELIVERED]);
+	json_u64(j, "received", d.received);
+	json_u64(j, "lost", d.lost);
+	json_u64(j, "duplicated", d.duplicated);
+	json_u64(j, "reordered", d.reordered);
+	json_u64(j, "unstamped", c[XR_MQTT_UNSTAMPED]);
+	json_u64(j, "foreign", c[XR_MQTT_FOREIGN]);
+	json_u64(j, "publishers", t->mqtt.pubs);
+	json_u64(j, "per_publisher_messages", m->messages);
+	json_u64(j, "publishers_complete", d.pubs_complete);
+	if (t->deliver.hist)
+		replies_hist_json(j, "latency_us", &t->deliver);
+	if (t->mqtt.pubs <= MQTT_JSON_PUBLISHERS) {
+		json_open(j, "per_publisher", '[');
+		for (uint64_t p = 0; p < t->mqtt.pubs; p++) {
+			struct xr_mqtt_recv sum;
+			uint64_t want = m->messages * t->mqtt.subs;
+
+			mqtt_publisher_sum(t, p, &sum);
+			json_open(j, NULL, '{');
+			json_u64(j, "publisher", p);
+			json_u64(j, "received", sum.got);
+			json_u64(j, "lost", want > sum.got ? want - sum.got : 0);
+			json_u64(j, "duplicated", sum.dup);
+			json_u64(j, "reordered", sum.late);
+			json_close(j, '}');
+		}
+		json_close(j, ']');
+	}
+	json_close(j, '}');
+}
+
 static void mqtt_report(void *st, const struct engine_result *res, uint64_t ready_ns, FILE *human,
 			struct json *j)
 {
@@ -297,6 +508,10 @@ static void mqtt_report(void *st, const struct engine_result *res, uint64_t read
 	if (!res->replies.hist)
 		return;
 	tcp_sessions_report(t, res, human, j);
+	if (m->so.subscribe) {
+		mqtt_report_subscribers(m, res, human, j);
+		return;
+	}
 	mqtt_books(m, res, &b);
 	m->refused_all = 0;
 	for (uint32_t rc = 1; rc < 256 && c[XR_MQTT_REFUSED] && !c[XR_MQTT_CONNACKED]; rc++)
@@ -420,6 +635,15 @@ const struct xr_proto proto_mqtt = {
 		"                        PINGRESP to a PINGREQ after them (default: what one\n"
 		"                        1460-byte segment holds, at most 64)\n"
 		"      --keepalive T     the CONNECT's keep-alive (default 60s)\n"
+		"      --subscribe F     subscribers, not publishers: each subscribes to filter F\n"
+		"                        (QoS 0) and waits for --messages from each of\n"
+		"                        --publishers N publishers (their stamps: publisher 0 to\n"
+		"                        N-1, so their --payload >= 16), then disconnects;\n"
+		"                        per publisher: received, lost, duplicated, reordered,\n"
+		"                        and publish-to-delivery latency. Start them first, from\n"
+		"                        another interface (one XDP program per interface), with\n"
+		"                        a --wait that outlasts the publishers\n"
+		"      --publishers N    with --subscribe: the publishers' --count\n"
 		"  --count is sessions (connections), --pps new sessions per second; each one\n"
 		"  publishes as fast as the broker answers. Every message asked is taken by the\n"
 		"  broker (PUBACK, or read before the PINGRESP), refused with its reason code (5.0),\n"

@@ -136,6 +136,28 @@ static int mqtt_connect(const struct mqtt_stream_opts *o, struct mq_buf *b, stru
 	return 0;
 }
 
+/* A subscriber's SUBSCRIBE (packet id 1) to its filter at QoS 0, after its CONNECT */
+static int mqtt_subscribe(const struct mqtt_stream_opts *o, struct mq_buf *b)
+{
+	size_t flen = strlen(o->subscribe);
+
+	put_u8(b, 0x82);
+	put_varint(b, 2 + (o->version == 5) + 2 + flen + 1);
+	put_u16(b, 1);
+	if (o->version == 5)
+		put_u8(b, 0); /* no properties */
+	put_u16(b, flen);
+	put_bytes(b, o->subscribe, flen);
+	put_u8(b, 0); /* QoS 0: deliveries want no answer */
+	if (b->over) {
+		pr_warn("the CONNECT and SUBSCRIBE would be more than the %u bytes a session's "
+			"request holds\n",
+			XR_MQTT_REQUEST_MAX);
+		return -EINVAL;
+	}
+	return 0;
+}
+
 /* Message i of the burst; its length into *len. */
 static void mqtt_publish(const struct mqtt_stream_opts *o, uint32_t i, struct mq_buf *b,
 			 struct xr_mqtt_cfg *cfg)
@@ -177,6 +199,16 @@ int mqtt_stream_build(const struct mqtt_stream_opts *o, uint8_t **connect, size_
 	err = mqtt_connect(o, &c, cfg);
 	if (err)
 		goto fail;
+	if (o->subscribe) {
+		err = mqtt_subscribe(o, &c);
+		if (err)
+			goto fail;
+		free(p.p);
+		*connect = c.p;
+		*connect_len = c.len;
+		*burst_len = 0;
+		return 0;
+	}
 	cfg->msg_len = mqtt_message_len(o);
 	if ((uint64_t)cfg->msg_len * o->burst + (o->qos ? 0 : 2) > XR_MQTT_REQUEST_MAX) {
 		pr_warn("a burst of %u messages of %u bytes would be more than the %u bytes a "

@@ -16,6 +16,7 @@ struct mqtt_stream_opts {
 	const char *client_id; /* holds {c} */
 	const char *username, *password; /* NULL: none */
 	const char *topic; /* may hold {c} */
+	const char *subscribe; /* a subscriber's topic filter (NULL: a publisher) */
 	uint8_t version; /* 4 or 5 */
 	uint8_t qos; /* 0 or 1 */
 	bool retain;
@@ -29,7 +30,8 @@ struct mqtt_stream_opts {
 
 /*
  * The CONNECT into *connect and a burst into *burst (malloc'ed), the offsets
- * of what changes into cfg. 0, or -EINVAL after a one-line message naming
+ * of what changes into cfg; a subscriber's CONNECT and SUBSCRIBE into
+ * *connect, and no burst (NULL). 0, or -EINVAL after a one-line message naming
  * what is too long, -ENOMEM.
  */
 int mqtt_stream_build(const struct mqtt_stream_opts *o, uint8_t **connect, size_t *connect_len,

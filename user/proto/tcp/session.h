@@ -106,6 +106,10 @@ struct tcp {
 	struct engine_replies first_byte; /* request to first byte */
 	uint64_t last_answer_ns; /* when the last response completed (CLOCK_MONOTONIC) */
 	uint64_t why[XR_MQTT_WHY_CELLS]; /* XR_TCP_RESP_MQTT: what the broker said (mqtt_reasons) */
+	/* gen mqtt --subscribe: the deliveries' books per pair (copied at the end), their latencies */
+	struct xr_mqtt_recv *recv;
+	uint64_t nrecv;
+	struct engine_replies deliver;
 	struct tcp_resender rs;
 	struct tcp_pump pump;
 };

@@ -278,8 +278,11 @@ static int tcp_before_load(void *ctx, struct gen_bpf *skel, const struct engine_
 
 	skel->rodata->tcp_cfg = t->cfg;
 	skel->rodata->mqtt_cfg = t->mqtt;
-	return bpf_map__set_max_entries(skel->maps.tcp_sessions, t->table) ?:
-		       bpf_map__set_max_entries(skel->maps.tcp_pump, XR_TCP_PUMP_RING);
+	return bpf_map__set_max_entries(skel->maps.tcp_sessions, t->table)	       ?:
+		       bpf_map__set_max_entries(skel->maps.tcp_pump, XR_TCP_PUMP_RING) ?:
+		       bpf_map__set_max_entries(skel->maps.mqtt_recv,
+						t->mqtt.subscriber ? t->mqtt.subs * t->mqtt.pubs :
+								     1);
 }
 
 static int tcp_after_load(void *ctx, struct gen_bpf *skel, const struct engine_opts *o)
@@ -576,7 +579,7 @@ static uint64_t tcp_ended(const struct xr_replies_stats *r)
 {
 	return r->ctr[XR_TCP_REFUSED] + r->ctr[XR_TCP_COMPLETED] + r->ctr[XR_TCP_RESET] +
 	       r->ctr[XR_TCP_TABLE_FULL] + r->ctr[XR_TCP_MALFORMED] + r->ctr[XR_TCP_CLOSED_EARLY] +
-	       r->ctr[XR_MQTT_REFUSED] + r->ctr[XR_MQTT_PROTOCOL];
+	       r->ctr[XR_MQTT_REFUSED] + r->ctr[XR_MQTT_PROTOCOL] + r->ctr[XR_MQTT_SUB_REFUSED];
 }
 
 /* engine_proto.ended: what XDP ended, and what the retransmission thread gave up */
@@ -624,6 +627,20 @@ static void tcp_finish(void *ctx, struct gen_bpf *skel)
 	t->last_answer_ns = skel->bss->tcp_last_answer_ns;
 	if (t->response == XR_TCP_RESP_MQTT)
 		engine_percpu_sum(bpf_map__fd(skel->maps.mqtt_reasons), XR_MQTT_WHY_CELLS, t->why);
+	if (t->mqtt.subscriber) {
+		size_t sz;
+		struct xr_mqtt_recv *m = engine_map_mmap(skel->maps.mqtt_recv, &sz);
+
+		engine_hist_read(bpf_map__fd(skel->maps.mqtt_deliver_hist), &t->deliver);
+		t->nrecv = (uint64_t)t->mqtt.subs * t->mqtt.pubs;
+		t->recv = m ? malloc(t->nrecv * sizeof(*t->recv)) : NULL;
+		if (t->recv)
+			memcpy(t->recv, m, t->nrecv * sizeof(*t->recv));
+		else
+			t->nrecv = 0;
+		if (m)
+			munmap(m, sz);
+	}
 }
 
 static void tcp_close(void *ctx)
@@ -678,7 +695,7 @@ int tcp_sessions_build(struct tcp *t, const struct send_opts *so, const struct i
 	 * so of consecutive slots: room for eight such windows keeps a session
 	 * that waits for a retransmission out of the way of the next ones, and
 	 * the retransmission thread's pass over the table short (a million
-	 * slots, 80 MiB read 20 times a second, took more CPU than the sessions)
+	 * slots, 80 MiB then, read 20 times a second, took more CPU than the sessions)
 	 */
 	if (so->concurrency && planned > 8.0 * so->concurrency)
 		planned = 8.0 * so->concurrency;
@@ -737,7 +754,7 @@ void tcp_books(const struct tcp *t, const struct engine_result *res, struct tcp_
 				 .table_full = c[XR_TCP_TABLE_FULL],
 				 .malformed = c[XR_TCP_MALFORMED],
 				 .closed_early = c[XR_TCP_CLOSED_EARLY],
-				 .app_refused = c[XR_MQTT_REFUSED],
+				 .app_refused = c[XR_MQTT_REFUSED] + c[XR_MQTT_SUB_REFUSED],
 				 .app_protocol = c[XR_MQTT_PROTOCOL],
 				 .stalled = t->stalled };
 	b->no_answer = res->sent > answered + b->refused ? res->sent - answered - b->refused : 0;
@@ -985,6 +1002,8 @@ void tcp_sessions_free(struct tcp *t)
 	free(t->req);
 	free(t->resp.hist);
 	free(t->first_byte.hist);
+	free(t->deliver.hist);
+	free(t->recv);
 }
 
 static void tcp_free(void *st)
