@@ -89,6 +89,7 @@ struct tcp {
 	uint64_t requests; /* requests per session, request 0 included */
 	uint64_t concurrency; /* --concurrency: sessions open at once (0: an open loop) */
 	uint8_t close, response;
+	bool veth; /* the sender's interface is a veth (its XDP_TX needs a program on the peer) */
 	uint64_t resp_size;
 	struct xr_mqtt_cfg mqtt; /* response XR_TCP_RESP_MQTT */
 
