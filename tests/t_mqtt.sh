@@ -241,6 +241,8 @@ test_mqtt_subscribers_in_xdp() {
 	local short=$XSUB_PID
 	# a real client beside them
 	sub_start 10000 'msg/#'
+	# idle longer than 1.5 x a keep-alive of 1 s: the subscribers' default is none (they send nothing)
+	sleep 2
 	mqtt_gen --username "$MQ_USER" --password "$MQ_PASS" --qos 1 --payload 64 --messages 100 \
 		--pps 1000 --count 100 --wait 30s || fail "gen mqtt exited $?: $(cat "$WORK/out")"
 	wait "$whole" || fail "the subscribers exited $?: $(cat "$WORK/xsub.1.out")"

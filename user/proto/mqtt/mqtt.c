@@ -40,7 +40,7 @@ struct mqtt {
 	struct mqtt_stream_opts so;
 	uint64_t messages; /* per session; a subscriber's: per publisher */
 	uint64_t publishers; /* --publishers: a subscriber's */
-	bool burst_set;
+	bool burst_set, keepalive_set;
 	uint16_t refused_all; /* every CONNECT answered was refused: the first code, + 1 */
 };
 
@@ -92,6 +92,7 @@ static int mqtt_opt(void *st, int id, const char *arg, const struct send_opts *s
 		if (v / 1000000000ULL > 65535)
 			return cli_usage_error(so->cmd, "--keepalive: at most 65535 s");
 		m->so.keepalive_s = v / 1000000000ULL;
+		m->keepalive_set = true;
 		break;
 	case O_PAYLOAD:
 		if (cli_count(so->cmd, "payload", arg, &v))
@@ -136,8 +137,12 @@ static int mqtt_check_subscriber(struct mqtt *m, const struct send_opts *so)
 		m->so.client_id = "xr-sub-{c}";
 	if (!m->so.version)
 		m->so.version = 4;
-	if (!m->so.keepalive_s)
-		m->so.keepalive_s = 60;
+	/*
+	 * off: a subscriber only reads, and a broker closes a client that sent
+	 * nothing for 1.5 keep-alives however much it delivers to it
+	 */
+	if (!m->keepalive_set)
+		m->so.keepalive_s = 0;
 	if (!m->messages)
 		m->messages = 100;
 	c = strstr(m->so.client_id, "{c}");
@@ -192,7 +197,7 @@ static int mqtt_check(void *st, const struct send_opts *so)
 		m->so.topic = "msg/{c}";
 	if (!m->so.version)
 		m->so.version = 4;
-	if (!m->so.keepalive_s)
+	if (!m->keepalive_set)
 		m->so.keepalive_s = 60;
 	if (!m->messages)
 		m->messages = 100;
@@ -634,7 +639,8 @@ const struct xr_proto proto_mqtt = {
 		"                        burst: QoS 1 by B PUBACKs (default 1), QoS 0 by the\n"
 		"                        PINGRESP to a PINGREQ after them (default: what one\n"
 		"                        1460-byte segment holds, at most 64)\n"
-		"      --keepalive T     the CONNECT's keep-alive (default 60s)\n"
+		"      --keepalive T     the CONNECT's keep-alive (default 60s; subscribers: 0, off,\n"
+		"                        since they send nothing while they read)\n"
 		"      --subscribe F     subscribers, not publishers: each subscribes to filter F\n"
 		"                        (QoS 0) and waits for --messages from each of\n"
 		"                        --publishers N publishers (their stamps: publisher 0 to\n"
