@@ -56,12 +56,17 @@ count_start() {
 	# not through tb_srv: $! must be the counter itself, so that signals reach it
 	ip netns exec "$TB_NS_SRV" "$XR" count -i "$TB_SRV_IF" --ready-file "$WORK/ready.$$" "$@" &
 	COUNT_PID=$!
-	for _ in $(seq 100); do
-		[ -f "$WORK/ready.$$" ] && return 0
-		kill -0 "$COUNT_PID" 2>/dev/null || fail "the counter exited before attaching"
+	wait_ready "$WORK/ready.$$" "$COUNT_PID" "the counter" 100
+}
+
+# wait_ready FILE PID WHAT TRIES: until FILE exists (TRIES x 50 ms), failing if PID ends first
+wait_ready() {
+	for _ in $(seq "$4"); do
+		[ -f "$1" ] && return 0
+		kill -0 "$2" 2>/dev/null || fail "$3 exited before it was ready"
 		sleep 0.05
 	done
-	fail "the counter did not attach within 5 s"
+	fail "$3 was not ready within $(($4 / 20)) s"
 }
 # webhook_start [tb_srv] ARGS...: count --webhook ARGS (in the server namespace with tb_srv); returns once
 # it listens (and has taken its schedule's offset), with its pid in WH. A sleep was not enough on a
@@ -72,12 +77,7 @@ webhook_start() {
 	rm -f "$WORK/wh.ready"
 	"${ns[@]}" "$XR" count --ready-file "$WORK/wh.ready" "$@" &
 	WH=$!
-	for _ in $(seq 200); do
-		[ -f "$WORK/wh.ready" ] && return 0
-		kill -0 "$WH" 2>/dev/null || fail "count --webhook exited before listening"
-		sleep 0.05
-	done
-	fail "count --webhook did not listen within 10 s"
+	wait_ready "$WORK/wh.ready" "$WH" "count --webhook" 200
 }
 count_wait() { wait "$COUNT_PID" || fail "the counter failed (exit $?)"; }
 

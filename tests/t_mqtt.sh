@@ -224,8 +224,7 @@ peer_xdp_start() {
 	tb_srv "$XR" count -i "srvp$1" --any --no-drop-reasons -q --duration 120s --idle 10s \
 		--ready-file "$WORK/peer$1.ready" &
 	PEER_XDP_PIDS+=($!)
-	for _ in $(seq 200); do [ -f "$WORK/peer$1.ready" ] && return 0; sleep 0.05; done
-	fail "count on srvp$1 did not attach"
+	wait_ready "$WORK/peer$1.ready" "$!" "count on srvp$1" 200
 }
 
 test_mqtt_subscribers_in_xdp() {

@@ -211,8 +211,7 @@ test_count_respond() {
 	ip netns exec "$TB_NS_GEN" "$XR" count -i "$TB_GEN_IF" --any --no-drop-reasons -q --duration 30s \
 		--ready-file "$WORK/gen.ready" &
 	local gen_count=$!
-	for _ in $(seq 200); do [ -f "$WORK/gen.ready" ] && break; sleep 0.05; done
-	[ -f "$WORK/gen.ready" ] || fail "the sender-side counter did not attach within 10 s"
+	wait_ready "$WORK/gen.ready" "$gen_count" "the sender-side counter" 200
 	local body
 	body=$(tb_gen python3 -c 'import sys, urllib.request
 print(urllib.request.urlopen("http://%s/" % sys.argv[1], timeout=5).read().decode())' "$TB_SRV_IP")

@@ -128,21 +128,21 @@ static int mqtt_opt(void *st, int id, const char *arg, const struct send_opts *s
 	return -1;
 }
 
-/* A subscriber's: it needs its publishers' numbers to book their stamps. */
-static int mqtt_check_subscriber(struct mqtt *m, const struct send_opts *so)
+/*
+ * What publishers and subscribers share: the defaults (client id cid,
+ * keep-alive keepalive_s), {c} once in the client id, credentials.
+ */
+static int mqtt_check_connect(struct mqtt *m, const struct send_opts *so, const char *cid,
+			      uint16_t keepalive_s)
 {
 	const char *c;
 
 	if (!m->so.client_id)
-		m->so.client_id = "xr-sub-{c}";
+		m->so.client_id = cid;
 	if (!m->so.version)
 		m->so.version = 4;
-	/*
-	 * off: a subscriber only reads, and a broker closes a client that sent
-	 * nothing for 1.5 keep-alives however much it delivers to it
-	 */
 	if (!m->keepalive_set)
-		m->so.keepalive_s = 0;
+		m->so.keepalive_s = keepalive_s;
 	if (!m->messages)
 		m->messages = 100;
 	c = strstr(m->so.client_id, "{c}");
@@ -150,10 +150,22 @@ static int mqtt_check_subscriber(struct mqtt *m, const struct send_opts *so)
 		return cli_usage_error(so->cmd,
 				       "--client-id needs {c} once: a broker keeps one session per "
 				       "client id and drops the older one");
-	if (!m->so.subscribe[0] || strlen(m->so.subscribe) > 65535)
-		return cli_usage_error(so->cmd, "--subscribe: a topic filter of 1 to 65535 bytes");
 	if (m->so.password && !m->so.username && m->so.version == 4)
 		return cli_usage_error(so->cmd, "--password goes with --username in MQTT 3.1.1");
+	return 0;
+}
+
+/* A subscriber's: it needs its publishers' numbers to book their stamps. */
+static int mqtt_check_subscriber(struct mqtt *m, const struct send_opts *so)
+{
+	/*
+	 * keep-alive off: a subscriber only reads, and a broker closes a client
+	 * that sent nothing for 1.5 keep-alives however much it delivers to it
+	 */
+	if (mqtt_check_connect(m, so, "xr-sub-{c}", 0))
+		return XR_EXIT_USAGE;
+	if (!m->so.subscribe[0] || strlen(m->so.subscribe) > 65535)
+		return cli_usage_error(so->cmd, "--subscribe: a topic filter of 1 to 65535 bytes");
 	if (m->so.qos || m->so.retain || m->so.payload || m->burst_set || m->so.topic)
 		return cli_usage_error(so->cmd,
 				       "--qos, --retain, --payload, --burst and --topic "
@@ -191,29 +203,16 @@ static int mqtt_check(void *st, const struct send_opts *so)
 		return mqtt_check_subscriber(m, so);
 	if (m->publishers)
 		return cli_usage_error(so->cmd, "--publishers goes with --subscribe");
-	if (!m->so.client_id)
-		m->so.client_id = "xr-{c}";
+	if (mqtt_check_connect(m, so, "xr-{c}", 60))
+		return XR_EXIT_USAGE;
 	if (!m->so.topic)
 		m->so.topic = "msg/{c}";
-	if (!m->so.version)
-		m->so.version = 4;
-	if (!m->keepalive_set)
-		m->so.keepalive_s = 60;
-	if (!m->messages)
-		m->messages = 100;
-	c = strstr(m->so.client_id, "{c}");
-	if (!c || strstr(c + 1, "{c}"))
-		return cli_usage_error(so->cmd,
-				       "--client-id needs {c} once: a broker keeps one session per "
-				       "client id and drops the older one");
 	c = strstr(m->so.topic, "{c}");
 	if (c && strstr(c + 1, "{c}"))
 		return cli_usage_error(so->cmd, "--topic holds {c} at most once");
 	if (!m->so.topic[0] || strpbrk(m->so.topic, "#+"))
 		return cli_usage_error(
 			so->cmd, "--topic: a topic name to publish to (no wildcards, not empty)");
-	if (m->so.password && !m->so.username && m->so.version == 4)
-		return cli_usage_error(so->cmd, "--password goes with --username in MQTT 3.1.1");
 	if (!m->burst_set) {
 		/*
 		 * QoS 1: one message, one PUBACK (sync); QoS 0: what one full segment
