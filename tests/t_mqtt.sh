@@ -236,7 +236,8 @@ test_mqtt_subscribers_in_xdp() {
 	[ -n "${XR_DEBUG_PCAP:-}" ] && { tb_srv tcpdump -i "$TB_SRV_IF" -w "$WORK/srv.pcap" -s 200 port 1883 2>/dev/null & sleep 0.3; }
 	xsub_start 1 3 --subscribe 'msg/#' --publishers 100 --messages 100 --wait 30s
 	local whole=$XSUB_PID
-	xsub_start 2 2 --subscribe 'msg/#' --publishers 101 --messages 100 --wait 8s --client-id 'xr-short-{c}'
+	xsub_start 2 2 --subscribe 'msg/#' --publishers 101 --messages 100 --wait 12s --client-id 'xr-short-{c}' \
+		--listen :9311
 	local short=$XSUB_PID
 	# a real client beside them
 	sub_start 10000 'msg/#'
@@ -246,6 +247,15 @@ test_mqtt_subscribers_in_xdp() {
 		--pps 1000 --count 100 --wait 30s || fail "gen mqtt exited $?: $(cat "$WORK/out")"
 	wait "$whole" || fail "the subscribers exited $?: $(cat "$WORK/xsub.1.out")"
 	cat "$WORK/xsub.1.out"
+	# the others still wait: their live figures (--listen) say what came so far
+	tb_geni 2 curl -sf http://127.0.0.1:9311/ >"$WORK/live.json" || fail "the subscribers' --listen"
+	tb_geni 2 curl -sf http://127.0.0.1:9311/metrics >"$WORK/live.prom" || fail "the subscribers' /metrics"
+	expect_eq "$(jget "$WORK/live.json" replies.deliveries.delivered)" 20000 "deliveries so far (live)"
+	expect_eq "$(jget "$WORK/live.json" replies.deliveries.expected)" 20200 "deliveries expected (live)"
+	expect_eq "$(jget "$WORK/live.json" replies.deliveries.subacked)" 2 "SUBACKs (live)"
+	expect_eq "$(jget "$WORK/live.json" replies.sessions.ended)" 0 "sessions ended (live)"
+	grep -q '^xdpreplay_mqtt_delivered_total{command="gen",iface="gen0"} 20000$' "$WORK/live.prom" ||
+		fail "deliveries in /metrics: $(grep delivered "$WORK/live.prom")"
 	wait "$short" || fail "the subscribers that wait for a 101st publisher exited $?: $(cat "$WORK/xsub.2.out")"
 	wait "$SUB_PID" || fail "mosquitto_sub exited $?: $(cat "$WORK/sub.err")"
 	kill -INT "${PEER_XDP_PIDS[@]}" 2>/dev/null

@@ -10,9 +10,12 @@
 #include <signal.h>
 #include <stdbool.h>
 #include <stdint.h>
+#include <stdio.h>
 #include "frames/frameset.h"
 #include "engine/iface.h"
 #include "xdpreplay.h"
+
+struct json;
 
 #define XR_FOREVER UINT64_MAX
 
@@ -46,6 +49,14 @@ struct engine_proto {
 	 * of those whose first frame was sent; called by the sender threads
 	 */
 	uint64_t (*ended)(void *ctx);
+	/*
+	 * --listen: the protocol's live figures from a snapshot of the reply
+	 * counters, as JSON members and Prometheus samples (labels: the
+	 * sender's own, '{command="...",iface="..."}'); the HTTP thread's calls
+	 */
+	void (*live_json)(void *ctx, const struct xr_replies_stats *r, struct json *j);
+	void (*live_metrics)(void *ctx, const struct xr_replies_stats *r, FILE *f,
+			     const char *labels);
 };
 
 /*
@@ -57,6 +68,9 @@ struct engine_live {
 	uint64_t sent, failed, bytes, total; /* total: frames planned, XR_FOREVER when unknown */
 	uint64_t start_ns, now_ns;
 	bool running;
+	/* with a reply kind: its counters, summed over CPUs, also while the run waits for answers */
+	bool have_replies;
+	struct xr_replies_stats replies;
 };
 
 struct engine_opts {

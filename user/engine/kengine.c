@@ -528,6 +528,21 @@ int engine_replies_sum(int fd, struct xr_replies_stats *sum)
 	return err;
 }
 
+/* --listen: the reply counters as they are now */
+static void live_replies(struct kengine *k, const struct engine_opts *o)
+{
+	struct xr_replies_stats r;
+
+	if (!o->live || o->reply_kind == XR_REPLY_NONE || !k->skel ||
+	    engine_replies_sum(bpf_map__fd(k->skel->maps.replies_stats), &r))
+		return;
+	pthread_mutex_lock(&o->live->lock);
+	o->live->have_replies = true;
+	o->live->replies = r;
+	o->live->now_ns = now_ns();
+	pthread_mutex_unlock(&o->live->lock);
+}
+
 static void read_replies(struct kengine *k, struct engine_result *res)
 {
 	int hfd = bpf_map__fd(k->skel->maps.rtt_hist);
@@ -713,6 +728,7 @@ int kengine_run(const struct engine_opts *o, struct engine_result *res)
 			slots_sum(&k, sd, started, &sent, &failed, &bytes);
 			meter_tick(&meter, now, sent, failed,
 				   sent + failed ? (double)bytes / (sent + failed) : 0);
+			live_replies(&k, o);
 		}
 		sleep_until(now + POLL_NS);
 	}
@@ -736,6 +752,7 @@ int kengine_run(const struct engine_opts *o, struct engine_result *res)
 		while (!xr_stop && now_ns() < until) {
 			if (proto && proto->settled && proto->settled(proto->ctx, sent))
 				break;
+			live_replies(&k, o);
 			sleep_until(now_ns() + 10000000ULL);
 		}
 		/*

@@ -1,4 +1,5 @@
 // SPDX-License-Identifier: GPL-2.0
+#include <stdio.h>
 #include <string.h>
 #include "util/json.h"
 #include "engine/pacer.h"
@@ -33,6 +34,15 @@ const char *send_live_serve(const char *method, const char *path, const char *bo
 		json_double(&j, "elapsed_s", el);
 		json_double(&j, "pps", el > 0 ? v.sent / el : 0);
 		json_double(&j, "target_pps", sl->target_pps);
+		if (v.have_replies) {
+			json_open(&j, "replies", '{');
+			json_u64(&j, "answered", v.replies.answered);
+			json_u64(&j, "repeated", v.replies.repeated);
+			json_u64(&j, "unmatched", v.replies.unmatched);
+			if (sl->proto && sl->proto->live_json)
+				sl->proto->live_json(sl->proto->ctx, &v.replies, &j);
+			json_close(&j, '}');
+		}
 		json_close(&j, '}');
 		return "application/json";
 	}
@@ -57,5 +67,18 @@ const char *send_live_serve(const char *method, const char *path, const char *bo
 			"# TYPE xdpreplay_sender_planned_frames gauge\n"
 			"xdpreplay_sender_planned_frames{command=\"%s\",iface=\"%s\"} %llu\n",
 			sl->cmd, sl->ifname, (unsigned long long)v.total);
+	if (v.have_replies) {
+		char labels[160];
+
+		snprintf(labels, sizeof(labels), "{command=\"%s\",iface=\"%s\"}", sl->cmd,
+			 sl->ifname);
+		fprintf(f,
+			"# HELP xdpreplay_sender_answered_total Frames of this run the server answered.\n"
+			"# TYPE xdpreplay_sender_answered_total counter\n"
+			"xdpreplay_sender_answered_total%s %llu\n",
+			labels, (unsigned long long)v.replies.answered);
+		if (sl->proto && sl->proto->live_metrics)
+			sl->proto->live_metrics(sl->proto->ctx, &v.replies, f, labels);
+	}
 	return "text/plain; version=0.0.4";
 }

@@ -11,6 +11,7 @@ struct send_live {
 	struct engine_live live; /* the engine keeps it up to date */
 	const char *cmd, *ifname;
 	double target_pps; /* 0: top speed or capture timing */
+	const struct engine_proto *proto; /* its live figures, or NULL */
 };
 
 /* An httpd_handler; ctx is a struct send_live. */

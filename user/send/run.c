@@ -237,6 +237,7 @@ int send_run(const struct send_opts *so, const struct xr_proto *p, void *st)
 		sl.cmd = strncmp(so->cmd, "gen ", 4) ? so->cmd : "gen";
 		sl.ifname = ifc.name;
 		sl.target_pps = o.pace == XR_PACE_RATE ? o.pps : 0;
+		sl.proto = o.proto;
 		o.live = &sl.live;
 		listen_fd = -1; /* httpd_start takes it over, or closes it */
 		if (httpd_start(&http, &so->listen, &ho, send_live_serve, &sl))

@@ -603,6 +603,59 @@ static bool tcp_settled(void *ctx, uint64_t sent)
 	       tcp_ended(&r) >= sent;
 }
 
+/* --listen: the sessions so far; gen mqtt's messages taken, or its subscribers' deliveries */
+static void tcp_live_json(void *ctx, const struct xr_replies_stats *r, struct json *j)
+{
+	const struct tcp *t = ctx;
+
+	json_open(j, "sessions", '{');
+	json_u64(j, "completed", r->ctr[XR_TCP_COMPLETED]);
+	json_u64(j, "ended", tcp_ended(r));
+	json_u64(j, "responses", r->ctr[XR_TCP_RESPONSES]);
+	json_close(j, '}');
+	if (t->mqtt.subscriber) {
+		json_open(j, "deliveries", '{');
+		json_u64(j, "subacked", r->ctr[XR_MQTT_SUBACKED]);
+		json_u64(j, "expected", (uint64_t)t->mqtt.subs * t->mqtt.sub_expect);
+		json_u64(j, "delivered", r->ctr[XR_MQTT_DELIVERED]);
+		json_close(j, '}');
+	} else if (t->response == XR_TCP_RESP_MQTT) {
+		json_open(j, "messages", '{');
+		json_u64(j, "acked", r->ctr[XR_MQTT_ACKED]);
+		json_u64(j, "refused", r->ctr[XR_MQTT_NACKED]);
+		json_close(j, '}');
+	}
+}
+
+static void tcp_live_metrics(void *ctx, const struct xr_replies_stats *r, FILE *f,
+			     const char *labels)
+{
+	const struct tcp *t = ctx;
+
+	fprintf(f,
+		"# HELP xdpreplay_sessions_completed_total Sessions that completed every response.\n"
+		"# TYPE xdpreplay_sessions_completed_total counter\n"
+		"xdpreplay_sessions_completed_total%s %llu\n"
+		"# HELP xdpreplay_sessions_ended_total Sessions that ended, completed or failed.\n"
+		"# TYPE xdpreplay_sessions_ended_total counter\n"
+		"xdpreplay_sessions_ended_total%s %llu\n",
+		labels, (unsigned long long)r->ctr[XR_TCP_COMPLETED], labels,
+		(unsigned long long)tcp_ended(r));
+	if (t->mqtt.subscriber)
+		fprintf(f,
+			"# HELP xdpreplay_mqtt_delivered_total PUBLISH packets delivered to the "
+			"subscribers.\n"
+			"# TYPE xdpreplay_mqtt_delivered_total counter\n"
+			"xdpreplay_mqtt_delivered_total%s %llu\n",
+			labels, (unsigned long long)r->ctr[XR_MQTT_DELIVERED]);
+	else if (t->response == XR_TCP_RESP_MQTT)
+		fprintf(f,
+			"# HELP xdpreplay_mqtt_acked_total Messages the broker took.\n"
+			"# TYPE xdpreplay_mqtt_acked_total counter\n"
+			"xdpreplay_mqtt_acked_total%s %llu\n",
+			labels, (unsigned long long)r->ctr[XR_MQTT_ACKED]);
+}
+
 static void tcp_finish(void *ctx, struct gen_bpf *skel)
 {
 	struct tcp *t = ctx;
@@ -726,7 +779,9 @@ int tcp_sessions_build(struct tcp *t, const struct send_opts *so, const struct i
 					.settled = tcp_settled,
 					.finish = tcp_finish,
 					.close = tcp_close,
-					.ended = tcp_ended_now };
+					.ended = tcp_ended_now,
+					.live_json = tcp_live_json,
+					.live_metrics = tcp_live_metrics };
 	o->proto = &t->ops;
 	o->reply_kind = XR_REPLY_TCP;
 	o->rpl = ta.match;
