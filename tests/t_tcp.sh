@@ -126,7 +126,7 @@ test_tcp_closed_loop() {
 	count_start --tcp --dport 80 --duration 60s --idle 3s --json "$WORK/c.json"
 	tb_srv python3 - "$WORK/closed_loop_max" <<-'PY' &
 	import sys, time, urllib.request
-	top = 0
+	top = -1
 	while True:
 	    with urllib.request.urlopen("http://127.0.0.1:8081/status") as r:
 	        n = int(r.read().split(b"\n")[0].split(b":")[1]) - 1
@@ -136,6 +136,9 @@ test_tcp_closed_loop() {
 	    time.sleep(0.002)
 	PY
 	local sampler=$!
+	# the run lasts ~0.3 s: it starts once the sampler has read the status once (CI saw it start
+	# after the run had ended: "at most 0 connections")
+	wait_ready "$WORK/closed_loop_max" "$sampler" "the connection sampler" 200
 	tb_gen "$XR" gen tcp -i "$TB_GEN_IF" --dst "$TB_SRV_IP" --src 198.18.64.0/23 --http 'GET /' \
 		--requests-per-session 50 --concurrency 8 --count 200 --wait 5s \
 		--json "$WORK/g.json" >"$WORK/out" 2>&1
