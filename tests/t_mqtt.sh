@@ -124,6 +124,12 @@ test_mqtt_wrong_password_refused() {
 	expect_eq "$(jget "$WORK/g.json" sessions.failed_by.refused_after_handshake)" 50 "sessions failed"
 	expect_eq "$(jget "$WORK/g.json" messages.not_sent)" 500 "messages not sent"
 	grep -q "refused (return codes: 0x05 (not authorised) 50)" "$WORK/out" || fail "no refusal line: $(cat "$WORK/out")"
+	# subscribers too: every CONNECT refused is one line and exit 1
+	mqtt_gen --username "$MQ_USER" --password wrong --subscribe 'msg/#' --publishers 1 --count 3 --wait 3s
+	expect_eq $? 1 "exit of subscribers whose every CONNECT was refused: $(cat "$WORK/out")"
+	grep -q "the broker refused every CONNECT (return code 0x05" "$WORK/out" ||
+		fail "no verdict line for the subscribers: $(cat "$WORK/out")"
+	expect_eq "$(jget "$WORK/g.json" subscribers.refused_by_code.0x05)" 3 "subscribers' return code 5"
 }
 
 # A closed loop (--concurrency): 16 publishers connected at once, 200 in all, each new one as

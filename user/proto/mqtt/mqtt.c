@@ -512,17 +512,18 @@ static void mqtt_report(void *st, const struct engine_result *res, uint64_t read
 	if (!res->replies.hist)
 		return;
 	tcp_sessions_report(t, res, human, j);
-	if (m->so.subscribe) {
-		mqtt_report_subscribers(m, res, human, j);
-		return;
-	}
-	mqtt_books(m, res, &b);
+	/* every CONNECT refused, publishers' or subscribers': the verdict's one line */
 	m->refused_all = 0;
 	for (uint32_t rc = 1; rc < 256 && c[XR_MQTT_REFUSED] && !c[XR_MQTT_CONNACKED]; rc++)
 		if (t->why[XR_MQTT_WHY_CONNACK + rc]) {
 			m->refused_all = rc + 1;
 			break;
 		}
+	if (m->so.subscribe) {
+		mqtt_report_subscribers(m, res, human, j);
+		return;
+	}
+	mqtt_books(m, res, &b);
 	if (human) {
 		fprintf(human, "  connects: %llu CONNACK accepted, %llu refused",
 			(unsigned long long)c[XR_MQTT_CONNACKED],
