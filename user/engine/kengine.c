@@ -61,6 +61,7 @@ volatile sig_atomic_t xr_stop;
 
 struct kengine {
 	struct gen_bpf *skel;
+	uint64_t live_replies_next; /* when --listen's reply counters are read again */
 	struct bpf_link *links[2];
 	struct bpf_link *hold; /* keeps xr_gen in the XDP dispatcher */
 	struct bpf_link *replies; /* xr_replies on the interface */
@@ -532,14 +533,18 @@ int engine_replies_sum(int fd, struct xr_replies_stats *sum)
 static void live_replies(struct kengine *k, const struct engine_opts *o)
 {
 	struct xr_replies_stats r;
+	uint64_t now = now_ns();
 
-	if (!o->live || o->reply_kind == XR_REPLY_NONE || !k->skel ||
-	    engine_replies_sum(bpf_map__fd(k->skel->maps.replies_stats), &r))
+	/* ten times a second: a read sums every CPU's copy, and the control loop runs every ms */
+	if (!o->live || o->reply_kind == XR_REPLY_NONE || !k->skel || now < k->live_replies_next)
+		return;
+	k->live_replies_next = now + 100000000ULL;
+	if (engine_replies_sum(bpf_map__fd(k->skel->maps.replies_stats), &r))
 		return;
 	pthread_mutex_lock(&o->live->lock);
 	o->live->have_replies = true;
 	o->live->replies = r;
-	o->live->now_ns = now_ns();
+	o->live->now_ns = now;
 	pthread_mutex_unlock(&o->live->lock);
 }
 
