@@ -78,7 +78,9 @@ int xr_mqtt_read_test(struct xdp_md *ctx)
 
 	if (!t)
 		return XDP_ABORTED;
-	t->ret = mqtt_read(ctx, &t->s, &t->st, t->buf, 14, plen, &why);
+	t->nacks = 0;
+	t->ret =
+		mqtt_read(ctx, &t->s, &t->st, t->buf, 14, plen, &why, t->acks, &t->ring, &t->nacks);
 	t->why = why;
 	return XDP_PASS;
 }

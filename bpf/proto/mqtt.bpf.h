@@ -30,6 +30,17 @@ struct {
 	__type(value, struct xr_mqtt_recv);
 } mqtt_recv SEC(".maps");
 
+/* A QoS-1 subscriber's PUBACKs' packet ids, by table slot (bpf/shared/mqtt.h); sized by userspace. */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(map_flags, BPF_F_MMAPABLE);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct xr_mqtt_pubacks);
+} mqtt_pubacks SEC(".maps");
+
+#define MQTT_SUB_QOS1 (mqtt_cfg.subscriber && mqtt_cfg.sub_qos)
+
 /* Publish (the stamp's send time) to delivery, per second, as rtt_hist. */
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
@@ -135,6 +146,15 @@ struct mqtt_read {
 	const __u8 *buf;
 	__u32 i, n; /* the next byte of buf to read, and how many it holds */
 	int fail; /* the counter the session fails with, or 0 */
+	/*
+	 * A QoS-1 subscriber's: the PUBACKs this segment's deliveries want, their
+	 * ids' ring, and s->pa_sent before the segment. The count is kept in
+	 * s->pa_sent (map memory), not here: a count on the stack starts as the
+	 * constant 0 and the verifier walked bpf_loop's body once per value of it.
+	 */
+	__u8 *acks;
+	struct xr_mqtt_pubacks *ring;
+	__u32 pa_first;
 };
 
 #define MQTT_PAYLOAD_FAR 0xffff /* a delivery whose payload starts too far in to read its stamp */
@@ -194,14 +214,20 @@ static __always_inline void mqtt_book(struct xr_tcp_session *s, struct xr_replie
 		record_hist(&mqtt_deliver_hist, t);
 }
 
+/* A delivery's topic length (its body's first two bytes, once read). */
+static __always_inline __u32 mqtt_topic_len(const struct xr_tcp_session *s)
+{
+	return (__u32)s->mq_body[0] << 8 | s->mq_body[1];
+}
+
 /*
  * Byte at of a delivery's body (a PUBLISH to a subscriber): the topic's
- * length, the packet id (QoS > 0), 5.0's properties' length, then the stamp
- * at the payload's start.
+ * length, the packet id (QoS > 0, into mq_body[2..3]), 5.0's properties'
+ * length, then the stamp at the payload's start.
  */
 static __always_inline void mqtt_delivery_byte(struct xr_tcp_session *s, __u8 b)
 {
-	__u32 at = s->mq_at, pa;
+	__u32 at = s->mq_at, pa, pid_at;
 
 	if (at < 2) {
 		s->mq_body[at & 1] = b;
@@ -210,6 +236,11 @@ static __always_inline void mqtt_delivery_byte(struct xr_tcp_session *s, __u8 b)
 		pa = 2 + ((__u32)s->mq_body[0] << 8 | b) + ((s->mq_flags & 6) ? 2 : 0);
 		s->mq_payload_at = pa > MQTT_PAYLOAD_FAR ? MQTT_PAYLOAD_FAR : pa;
 		s->mq_props = mqtt_cfg.version == 5 ? 0 : 5;
+		return;
+	}
+	pid_at = 2 + mqtt_topic_len(s);
+	if ((s->mq_flags & 6) && at - pid_at < 2) {
+		s->mq_body[2 + ((at - pid_at) & 1)] = b;
 		return;
 	}
 	if (s->mq_payload_at == MQTT_PAYLOAD_FAR)
@@ -240,6 +271,9 @@ static __always_inline bool mqtt_skippable(const struct xr_tcp_session *s)
 		return false;
 	if (!mqtt_is_delivery(s))
 		return s->mq_pos >= 4;
+	/* a QoS-1 delivery's packet id is read, however far in it is */
+	if ((s->mq_flags & 6) && (s->mq_at < 2 || s->mq_at < 2 + mqtt_topic_len(s) + 2))
+		return false;
 	return s->mq_at >= 2 && s->mq_props == 5 &&
 	       (s->mq_payload_at == MQTT_PAYLOAD_FAR ||
 		s->mq_at >= (__u32)s->mq_payload_at + XR_MQTT_STAMP);
@@ -264,8 +298,23 @@ static __always_inline long mqtt_packet(struct mqtt_read *r)
 		goto unexpected;
 	switch (type) {
 	case 3: /* PUBLISH: a delivery to a subscriber (after its CONNACK) */
-		if (!mqtt_cfg.subscriber || !s->resp_got || (s->mq_flags & 6))
+		if (!mqtt_cfg.subscriber || !s->resp_got)
 			goto unexpected;
+		if (s->mq_flags & 6) {
+			/* QoS 1, to a QoS-1 subscription, whole up to its packet id: PUBACKed */
+			__u32 j = s->pa_sent - r->pa_first, o = (j & (XR_MQTT_PUBACK_RING - 1)) * 4;
+
+			if ((s->mq_flags & 6) != 2 || !mqtt_cfg.sub_qos || !r->ring || !r->acks ||
+			    s->mq_at < 2 + mqtt_topic_len(s) + 2 || j >= XR_MQTT_PUBACK_RING)
+				goto unexpected;
+			r->acks[o] = 0x40;
+			r->acks[o + 1] = 2;
+			r->acks[o + 2] = s->mq_body[2];
+			r->acks[o + 3] = s->mq_body[3];
+			r->ring->pid[s->pa_sent & (XR_MQTT_PUBACK_RING - 1)] =
+				(__u16)s->mq_body[2] << 8 | s->mq_body[3];
+			s->pa_sent++;
+		}
 		r->st->ctr[XR_MQTT_DELIVERED]++;
 		mqtt_book(s, r->st);
 		break;
@@ -395,13 +444,22 @@ static long mqtt_byte(__u32 unused, void *data)
 
 /*
  * plen bytes of the broker's at off: 1 when request k's answer is complete, 0
- * when more is to come, -1 when the session fails (*why: its counter).
+ * when more is to come, -1 when the session fails (*why: its counter). A
+ * QoS-1 subscriber's PUBACKs for them: *nacks of 4 bytes in acks (2048 bytes),
+ * their ids in ring from pid[s->pa_sent] on, counted into s->pa_sent (not
+ * when the session fails).
  */
 static __always_inline int mqtt_read(struct xdp_md *ctx, struct xr_tcp_session *s,
 				     struct xr_replies_stats *st, __u8 *buf, __u32 off, __u32 plen,
-				     int *why)
+				     int *why, __u8 *acks, struct xr_mqtt_pubacks *ring,
+				     __u32 *nacks)
 {
-	struct mqtt_read r = { .s = s, .st = st, .buf = buf };
+	struct mqtt_read r = { .s = s,
+			       .st = st,
+			       .buf = buf,
+			       .acks = acks,
+			       .ring = ring,
+			       .pa_first = s->pa_sent };
 	__u32 n = plen;
 
 	if (n > XR_TCP_READ_MAX)
@@ -413,6 +471,15 @@ static __always_inline int mqtt_read(struct xdp_md *ctx, struct xr_tcp_session *
 	}
 	r.n = n;
 	bpf_loop(n, mqtt_byte, &r, 0);
+	/* pa_sent shares its bytes with a publisher's mq_acked (bpf/shared/tcp.h) */
+	if (!MQTT_SUB_QOS1) {
+		*nacks = 0;
+	} else if (r.fail) {
+		/* the session ends with a RST at our sequence number without them */
+		s->pa_sent = r.pa_first;
+	} else {
+		*nacks = s->pa_sent - r.pa_first;
+	}
 	if (r.fail) {
 		*why = r.fail;
 		return -1;

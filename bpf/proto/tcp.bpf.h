@@ -77,12 +77,20 @@ struct {
 #include "proto/http.bpf.h"
 #include "proto/fields.bpf.h"
 
-/* Our next sequence number at offset off of request k (k == requests: the bye's and FIN's). */
+/*
+ * Our next sequence number at offset off of request k (k == requests: the
+ * bye's and FIN's). A QoS-1 subscriber's PUBACKs come between its request 0
+ * and its goodbye (none are sent before request 0 is acknowledged whole).
+ */
 static __always_inline __u32 tcp_our_seq(const struct xr_tcp_session *s, __u32 off)
 {
+	__u32 seq = s->isn + 1 + off;
+
+	if (TCP_MQTT && MQTT_SUB_QOS1)
+		seq += 4 * s->pa_sent;
 	if (!s->k)
-		return s->isn + 1 + off;
-	return s->isn + 1 + tcp_cfg.first_len + (__u32)(s->k - 1) * tcp_cfg.req_len + off;
+		return seq;
+	return seq + tcp_cfg.first_len + (__u32)(s->k - 1) * tcp_cfg.req_len;
 }
 
 /* The length of request k. */
@@ -337,7 +345,9 @@ static __always_inline int tcp_next(struct xdp_md *ctx, struct xr_tcp_session *s
 	s->http_phase = 0;
 	s->http_flags = 0;
 	s->http_num = 0;
-	s->mq_acked = 0;
+	/* a QoS-1 subscriber's PUBACK count places its goodbye */
+	if (!(TCP_MQTT && MQTT_SUB_QOS1))
+		s->mq_acked = 0;
 	if (s->k < tcp_cfg.requests) {
 		if (s->flags & XR_TCPF_FIN_RCVD) {
 			tcp_done(s, st, XR_TCP_CLOSED_EARLY);
@@ -394,10 +404,52 @@ static __always_inline int tcp_answered(struct xdp_md *ctx, struct xr_tcp_sessio
 	return tcp_next(ctx, s, st, sc);
 }
 
-/* Request k sent whole and the broker's answer to it read whole. */
+/*
+ * A QoS-1 subscriber's PUBACKs again from the first the broker did not take
+ * (the broker's duplicate ACKs say one was lost; its inflight window waits
+ * for it), from their ids in mqtt_pubacks: 0 and the frame ready for XDP_TX.
+ */
+static __always_inline int tcp_pubacks_again(struct xdp_md *ctx, struct xr_tcp_session *s,
+					     struct xr_replies_stats *st, struct tcp_scratch *sc,
+					     __u32 slot)
+{
+	struct xr_mqtt_pubacks *ring = bpf_map_lookup_elem(&mqtt_pubacks, &slot);
+	__u32 n = s->pa_sent - s->pa_acked, max = tcp_seg_max(s) / 4;
+	__u16 pid;
+
+	if (!ring)
+		return -1;
+	if (n > max)
+		n = max;
+	if (n > s->wnd / 4)
+		n = s->wnd / 4;
+	if (n > XR_MQTT_PUBACKS_AGAIN)
+		n = XR_MQTT_PUBACKS_AGAIN;
+	if (!n)
+		return -1;
+	for (__u32 j = 0; j < XR_MQTT_PUBACKS_AGAIN; j++) {
+		if (j >= n)
+			break;
+		pid = ring->pid[(s->pa_acked + j) & (XR_MQTT_PUBACK_RING - 1)];
+		sc->seg[4 * j] = 0x40;
+		sc->seg[4 * j + 1] = 2;
+		sc->seg[4 * j + 2] = pid >> 8;
+		sc->seg[4 * j + 3] = pid & 0xff;
+	}
+	if (tcp_reply_data(ctx, TCP_ACK | TCP_PSH, s->isn + 1 + tcp_cfg.first_len + 4 * s->pa_acked,
+			   s->rcv_nxt, sc->seg, 4 * n, sc->tail))
+		return -1;
+	st->ctr[XR_TCP_RESENT]++;
+	st->ctr[XR_TCP_FAST_RESENT]++;
+	s->t_sent = bpf_ktime_get_ns();
+	return 0;
+}
+
+/* Request k sent whole, the broker's answer to it read whole, and our PUBACKs to it taken. */
 static __always_inline bool tcp_mqtt_answered(const struct xr_tcp_session *s)
 {
-	return s->state == XR_TCP_RESPONSE && !s->mq_state && s->resp_got >= mqtt_wanted(s);
+	return s->state == XR_TCP_RESPONSE && !s->mq_state && s->resp_got >= mqtt_wanted(s) &&
+	       (!MQTT_SUB_QOS1 || s->pa_acked == s->pa_sent);
 }
 
 static __always_inline int tcp_session_reply(struct xdp_md *ctx)
@@ -406,7 +458,7 @@ static __always_inline int tcp_session_reply(struct xdp_md *ctx)
 	struct xr_replies_stats *st;
 	struct xr_tcp_session *s;
 	struct tcp_scratch *sc;
-	bool in_order, fin;
+	bool in_order, fin, pubacks_again = false;
 	struct tcphdr *th;
 	struct pkt4 p;
 	__u8 flags;
@@ -505,6 +557,33 @@ static __always_inline int tcp_session_reply(struct xdp_md *ctx)
 					       XDP_DROP :
 					       XDP_TX;
 			}
+		} else if (s->state == XR_TCP_RESPONSE && TCP_MQTT && MQTT_SUB_QOS1) {
+			/* a QoS-1 subscriber's PUBACKs the broker took (they follow request 0) */
+			__u32 got = ack - (s->isn + 1 + tcp_cfg.first_len);
+
+			if (got > 4 * s->pa_acked && got <= 4 * s->pa_sent) {
+				s->pa_acked = got / 4;
+				s->retries = 0;
+				s->dupacks = 0;
+				s->t_sent = bpf_ktime_get_ns();
+			} else if (got == 4 * s->pa_acked && s->pa_sent != s->pa_acked) {
+				/*
+				 * a lost PUBACK: two duplicate ACKs say so, or 16 segments of
+				 * deliveries whose ACK stayed there (a broker that goes on
+				 * delivering sends no pure duplicate ACK)
+				 */
+				bool dup = !plen && !fin && same_wnd;
+
+				s->dupacks += dup ? 8 : 1;
+				if (s->dupacks >= 16) {
+					s->dupacks = 0;
+					if (dup)
+						return tcp_pubacks_again(ctx, s, st, sc, slot) ?
+							       XDP_DROP :
+							       XDP_TX;
+					pubacks_again = true;
+				}
+			}
 		} else if (s->state == XR_TCP_FIN_SENT && ack == tcp_snd_nxt(s)) {
 			s->flags |= XR_TCPF_FIN_ACKED;
 		}
@@ -525,6 +604,19 @@ static __always_inline int tcp_session_reply(struct xdp_md *ctx)
 		st->ctr[XR_TCP_OUT_OF_ORDER]++;
 		return tcp_reply(ctx, TCP_ACK, tcp_snd_nxt(s), s->rcv_nxt) ? XDP_DROP : XDP_TX;
 	}
+	if (TCP_MQTT && MQTT_SUB_QOS1 && plen &&
+	    s->pa_sent - s->pa_acked + plen / XR_MQTT_QOS1_MIN + 1 > XR_MQTT_PUBACK_RING) {
+		/*
+		 * its PUBACKs could overrun the ids the broker has not acknowledged:
+		 * not taken now. So many unacknowledged say one was lost: they go
+		 * again (the broker sends the held segment again when its timer
+		 * fires, a timer that doubles each time, so waiting costs seconds).
+		 */
+		st->ctr[XR_MQTT_HELD]++;
+		if (!tcp_pubacks_again(ctx, s, st, sc, slot))
+			return XDP_TX;
+		return tcp_reply(ctx, TCP_ACK, tcp_snd_nxt(s), s->rcv_nxt) ? XDP_DROP : XDP_TX;
+	}
 	s->rcv_nxt += plen + fin;
 	if (fin)
 		s->flags |= XR_TCPF_FIN_RCVD;
@@ -535,11 +627,43 @@ static __always_inline int tcp_session_reply(struct xdp_md *ctx)
 		return tcp_reply(ctx, TCP_ACK, tcp_snd_nxt(s), s->rcv_nxt) ? XDP_DROP : XDP_TX;
 	}
 	if (TCP_MQTT) {
+		struct xr_mqtt_pubacks *ring = NULL;
+		__u32 nacks = 0, ack_seq = tcp_snd_nxt(s);
 		int why = 0;
 
-		if (plen && mqtt_read(ctx, s, st, sc->head, 14 + 20 + doff, plen, &why) < 0) {
+		if (MQTT_SUB_QOS1) {
+			/*
+			 * checked here, not in bpf_loop's body: a maybe-NULL ring
+			 * there split every state the verifier walked in two
+			 */
+			ring = bpf_map_lookup_elem(&mqtt_pubacks, &slot);
+			if (!ring)
+				return XDP_DROP;
+		}
+		if (plen && mqtt_read(ctx, s, st, sc->head, 14 + 20 + doff, plen, &why, sc->seg,
+				      ring, &nacks) < 0) {
 			tcp_done(s, st, why);
 			return tcp_reply(ctx, TCP_RST | TCP_ACK, tcp_snd_nxt(s), s->rcv_nxt) ?
+				       XDP_DROP :
+				       XDP_TX;
+		}
+		if (nacks || pubacks_again) {
+			/* the deliveries' PUBACKs, on the ACK of their segment */
+			if (nacks && s->pa_sent - nacks == s->pa_acked)
+				s->t_sent = bpf_ktime_get_ns();
+			st->ctr[XR_MQTT_PUBACKS] += nacks;
+			if (fin) {
+				tcp_done(s, st, XR_TCP_CLOSED_EARLY);
+				return tcp_reply(ctx, TCP_RST | TCP_ACK, tcp_snd_nxt(s),
+						 s->rcv_nxt) ?
+					       XDP_DROP :
+					       XDP_TX;
+			}
+			/* or from the lost one on, these with it as far as a segment takes */
+			if (pubacks_again)
+				return tcp_pubacks_again(ctx, s, st, sc, slot) ? XDP_DROP : XDP_TX;
+			return tcp_reply_data(ctx, TCP_ACK | TCP_PSH, ack_seq, s->rcv_nxt, sc->seg,
+					      nacks * 4, sc->tail) ?
 				       XDP_DROP :
 				       XDP_TX;
 		}

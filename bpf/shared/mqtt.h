@@ -18,6 +18,13 @@
  * and the deliveries it waits for (sub_expect); each delivery's stamp is
  * booked per (subscriber, publisher) pair in mqtt_recv, its latency from the
  * stamp's send time in mqtt_deliver_hist. Then DISCONNECT on our FIN.
+ *
+ * A QoS-1 subscription (sub_qos 1): each QoS-1 delivery is answered with a
+ * PUBACK of its packet id. Those 4-byte PUBACKs follow request 0 in our
+ * stream (PUBACK j at offset first_len + 4 j), and since the broker chose
+ * their ids, the ids of the last XR_MQTT_PUBACK_RING are kept per session
+ * (mqtt_pubacks) so that userspace can send again what the broker did not
+ * acknowledge. The DISCONNECT and FIN come after the last PUBACK.
  */
 #ifndef __XR_SHARED_MQTT_H
 #define __XR_SHARED_MQTT_H
@@ -40,7 +47,7 @@ struct xr_mqtt_cfg {
 	__u8 qos;
 	__u8 version; /* 4: 3.1.1, 5: 5.0 */
 	__u8 subscriber; /* the sessions subscribe and read deliveries */
-	__u8 pad;
+	__u8 sub_qos; /* the subscription's QoS: 1, QoS-1 deliveries are PUBACKed */
 	/* subscribers: deliveries each waits for, publishers (stamps 0..pubs - 1), subscribers */
 	__u32 sub_expect, pubs, subs;
 };
@@ -55,6 +62,28 @@ struct xr_mqtt_recv {
 };
 /* The most (subscriber, publisher) pairs booked: 96 MiB */
 #define XR_MQTT_PAIRS_MAX (4U << 20)
+
+/*
+ * mqtt_pubacks[] (a session's table slot): the packet ids of its PUBACKs
+ * j (at pid[j % XR_MQTT_PUBACK_RING]) that the broker may not have
+ * acknowledged yet. A segment of deliveries that could bring more PUBACKs
+ * than the ring has room for is not taken (XR_MQTT_HELD): the broker sends it
+ * again once it acknowledged ours.
+ */
+#define XR_MQTT_PUBACK_RING 512
+struct xr_mqtt_pubacks {
+	__u16 pid[XR_MQTT_PUBACK_RING];
+};
+/*
+ * A QoS-1 subscriber's unacknowledged PUBACKs go again (at most
+ * XR_MQTT_PUBACKS_AGAIN of them) before the timeout on two duplicate ACKs,
+ * not TCP's three (the broker's inflight window, Mosquitto's 20 messages,
+ * stops its deliveries and with them its duplicate ACKs soon after a PUBACK
+ * is lost), or on 16 segments of deliveries whose ACK stayed at the lost one.
+ */
+#define XR_MQTT_PUBACKS_AGAIN 64
+/* The fewest bytes of a QoS-1 delivery: fixed header 2, topic length 2, a 1-byte topic, packet id 2. */
+#define XR_MQTT_QOS1_MIN 7
 
 /* xr_replies_stats.ctr[] past gen tcp's (bpf/shared/tcp.h) */
 enum xr_mqtt_ctr {
@@ -71,6 +100,9 @@ enum xr_mqtt_ctr {
 	XR_MQTT_DELIVERED = 29, /* PUBLISH packets delivered to our subscribers */
 	XR_MQTT_UNSTAMPED = 30, /* deliveries without a stamp (payload under 16 bytes) */
 	XR_MQTT_FOREIGN = 31, /* deliveries stamped by a publisher outside 0..pubs - 1 */
+	XR_MQTT_PUBACKS = 32, /* PUBACKs our subscribers sent (first transmissions) */
+	XR_MQTT_HELD =
+		33, /* segments of deliveries not taken: their PUBACKs would overrun mqtt_pubacks */
 };
 
 /* mqtt_reasons[]: what the broker said, by packet and reason code */

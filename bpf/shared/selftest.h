@@ -47,7 +47,10 @@ struct xr_mqtt_read_test {
 	struct xr_replies_stats st;
 	__s32 ret; /* mqtt_read's */
 	__s32 why;
+	__u32 nacks; /* the segment's PUBACKs (a QoS-1 subscription): in acks, their ids in ring */
 	__u8 buf[XR_TCP_READ_MAX];
+	__u8 acks[2048];
+	struct xr_mqtt_pubacks ring;
 };
 
 #endif /* __XR_SHARED_SELFTEST_H */

@@ -179,6 +179,10 @@ struct xr_tcp_session {
 	union {
 		__u64 mq_acked; /* the packet ids (1 << (id - 1)) of burst k's PUBACKs so far */
 		__u64 http_last8; /* the header's last 8 bytes, lower case, the last in the low bits */
+		/* a QoS-1 subscriber's PUBACKs (bpf/shared/mqtt.h): sent, and acknowledged by the broker */
+		struct {
+			__u32 pa_sent, pa_acked;
+		};
 	};
 	__u8 mq_stamp[16]; /* a delivery's stamp so far (bpf/shared/mqtt.h) */
 };
@@ -219,7 +223,7 @@ enum xr_tcp_ctr {
 		24, /* segments asked of the pump (counted in XR_TCP_SEGMENTS or RESENT too) */
 	XR_TCP_PUMP_FULL = 25, /* segments the pump's ring had no room for: left to the timeout */
 	XR_TCP_FAST_RESENT =
-		26, /* segments sent again on the third duplicate ACK (also in RESENT) */
+		26, /* sent again on duplicate ACKs (the third; QoS-1 PUBACKs: mqtt.h) (also in RESENT) */
 };
 
 #endif /* __XR_SHARED_TCP_H */

@@ -279,6 +279,9 @@ struct mq_case {
 		uint8_t seen[MQ_SEQ_MAX / 8];
 	} *pair;
 	uint64_t unstamped, foreign;
+	/* the QoS-1 deliveries' packet ids, in order: what the PUBACKs must say */
+	uint16_t pid[MQ_DELIVERIES];
+	uint32_t npid;
 };
 
 static void mq_varint(uint8_t *b, size_t *len, uint32_t v)
@@ -362,7 +365,7 @@ static void mq_random_stream(struct mq_case *k, uint8_t *b, uint64_t (*rnd)(void
 	for (uint32_t d = 0; d < k->deliveries; d++) {
 		uint32_t pub = rnd() % (k->pubs + (rnd() % 10 ? 0 : 3)), seq = 0, topic, props = 0,
 			 payload, at;
-		bool far = rnd() % 60 == 0;
+		bool far = rnd() % 60 == 0, qos1 = rnd() % 2;
 
 		topic = far ? 65530 : rnd() % 4 ? 1 + rnd() % 40 : rnd() % 700;
 		if (v5) {
@@ -377,6 +380,13 @@ static void mq_random_stream(struct mq_case *k, uint8_t *b, uint64_t (*rnd)(void
 		body[n++] = topic;
 		for (uint32_t i = 0; i < topic; i++)
 			body[n++] = 'a' + i % 26;
+		if (qos1) {
+			uint16_t pid = 1 + rnd() % 65535;
+
+			body[n++] = pid >> 8;
+			body[n++] = pid;
+			k->pid[k->npid++] = pid;
+		}
 		if (v5) {
 			mq_varint(body, &n, props);
 			memset(body + n, 0x23, props);
@@ -402,7 +412,8 @@ static void mq_random_stream(struct mq_case *k, uint8_t *b, uint64_t (*rnd)(void
 		} else {
 			k->unstamped++;
 		}
-		mq_packet(b, &k->len, 0x30 | (rnd() % 2), body, n); /* retain or not */
+		/* QoS 0 or 1 (a QoS-1 subscription gets each at its publisher's), retain or not */
+		mq_packet(b, &k->len, 0x30 | qos1 << 1 | (rnd() % 2), body, n);
 	}
 }
 
@@ -581,6 +592,7 @@ int selftest_mqtt_deliveries(uint64_t cases, uint64_t (*rnd)(void), uint64_t *ch
 	/* one load per version (a load maps the reply handlers' maps: tens of MiB) */
 	for (uint8_t version = 4; version <= 5 && !err; version++) {
 		struct xr_mqtt_cfg cfg = { .subscriber = 1,
+					   .sub_qos = 1,
 					   .version = version,
 					   .pubs = pubs,
 					   .subs = subs,
@@ -602,6 +614,7 @@ int selftest_mqtt_deliveries(uint64_t cases, uint64_t (*rnd)(void), uint64_t *ch
 						   1 + rnd() % XR_TCP_PAYLOAD_MAX;
 			const char *why = NULL;
 			size_t pos = 0;
+			uint32_t acked = 0;
 
 			k.pair = calloc(pubs * subs, sizeof(*k.pair));
 			if (!k.pair) {
@@ -615,6 +628,8 @@ int selftest_mqtt_deliveries(uint64_t cases, uint64_t (*rnd)(void), uint64_t *ch
 					err = -errno;
 			memset(&t, 0, sizeof(t));
 			t.s.c32 = k.c32;
+			/* anywhere in the ring: its index wraps */
+			t.s.pa_sent = t.s.pa_acked = rnd();
 			while (!err && pos < k.len && !why) {
 				uint32_t seg = 1 + rnd() % mss;
 				LIBBPF_OPTS(bpf_test_run_opts, topts, .data_in = frame,
@@ -629,6 +644,22 @@ int selftest_mqtt_deliveries(uint64_t cases, uint64_t (*rnd)(void), uint64_t *ch
 						    skel->progs.xr_mqtt_read_test, &t, &topts);
 				pos += seg;
 				(*checked)++;
+				/* the segment's PUBACKs, and their ids in the ring from pa_sent on */
+				for (uint32_t i = 0; !err && !why && i < t.nacks; i++) {
+					uint16_t want = acked + i < k.npid ? k.pid[acked + i] : 0;
+					uint32_t at =
+						(t.s.pa_sent - t.nacks + i) % XR_MQTT_PUBACK_RING;
+
+					if (acked + i >= k.npid || t.acks[4 * i] != 0x40 ||
+					    t.acks[4 * i + 1] != 2 ||
+					    (t.acks[4 * i + 2] << 8 | t.acks[4 * i + 3]) != want)
+						why = "a PUBACK";
+					else if (t.ring.pid[at] != want)
+						why = "a PUBACK's id in the ring";
+				}
+				acked += t.nacks;
+				if (why)
+					break;
 				if (t.ret < 0)
 					why = "failed the session";
 				else if (t.ret != (pos == k.len))
@@ -640,6 +671,8 @@ int selftest_mqtt_deliveries(uint64_t cases, uint64_t (*rnd)(void), uint64_t *ch
 
 				if (ct[XR_MQTT_CONNACKED] != 1 || ct[XR_MQTT_SUBACKED] != 1)
 					why = "CONNACK or SUBACK not read";
+				else if (acked != k.npid)
+					why = "PUBACKs for the QoS-1 deliveries";
 				else if (ct[XR_MQTT_DELIVERED] != k.deliveries)
 					why = "deliveries counted";
 				else if (ct[XR_MQTT_UNSTAMPED] != k.unstamped)

@@ -166,10 +166,10 @@ static int mqtt_check_subscriber(struct mqtt *m, const struct send_opts *so)
 		return XR_EXIT_USAGE;
 	if (!m->so.subscribe[0] || strlen(m->so.subscribe) > 65535)
 		return cli_usage_error(so->cmd, "--subscribe: a topic filter of 1 to 65535 bytes");
-	if (m->so.qos || m->so.retain || m->so.payload || m->burst_set || m->so.topic)
+	if (m->so.retain || m->so.payload || m->burst_set || m->so.topic)
 		return cli_usage_error(so->cmd,
-				       "--qos, --retain, --payload, --burst and --topic "
-				       "are a publisher's: a subscriber subscribes at QoS 0");
+				       "--retain, --payload, --burst and --topic are a "
+				       "publisher's (a subscriber's --qos is its subscription's)");
 	if (!m->publishers)
 		return cli_usage_error(so->cmd, "--subscribe needs --publishers N: the publishers' "
 						"--count, whose stamps (0 to N-1) it books");
@@ -255,6 +255,8 @@ static int mqtt_build(void *st, const struct send_opts *so, const struct iface *
 		t->req_len = t->first_len;
 		t->requests = 1;
 		t->mqtt.subscriber = 1;
+		t->mqtt.sub_qos = m->so.qos;
+		t->mqtt.qos = 0;
 		t->mqtt.pubs = m->publishers;
 		t->mqtt.subs = so->count;
 		t->mqtt.sub_expect = m->publishers * m->messages;
@@ -452,6 +454,12 @@ static void mqtt_report_subscribers(struct mqtt *m, const struct engine_result *
 				"%llu from publishers past --publishers\n",
 				(unsigned long long)c[XR_MQTT_UNSTAMPED], XR_MQTT_STAMP,
 				(unsigned long long)c[XR_MQTT_FOREIGN]);
+		if (t->mqtt.sub_qos)
+			fprintf(human,
+				"  QoS-1 subscription: %llu PUBACKs sent; %llu segments of "
+				"deliveries held back until the broker took earlier PUBACKs\n",
+				(unsigned long long)c[XR_MQTT_PUBACKS],
+				(unsigned long long)c[XR_MQTT_HELD]);
 		if (t->deliver.hist)
 			replies_hist_line(human, "publish to delivery", &t->deliver);
 	}
@@ -465,6 +473,7 @@ static void mqtt_report_subscribers(struct mqtt *m, const struct engine_result *
 	json_u64(j, "sub_refused", c[XR_MQTT_SUB_REFUSED]);
 	mqtt_reasons(t, XR_MQTT_WHY_SUBACK, NULL, j, "sub_refused_by_code");
 	json_str(j, "filter", m->so.subscribe);
+	json_u64(j, "qos", t->mqtt.sub_qos);
 	json_close(j, '}');
 	json_open(j, "deliveries", '{');
 	json_u64(j, "expected", d.expected);
@@ -475,6 +484,8 @@ static void mqtt_report_subscribers(struct mqtt *m, const struct engine_result *
 	json_u64(j, "reordered", d.reordered);
 	json_u64(j, "unstamped", c[XR_MQTT_UNSTAMPED]);
 	json_u64(j, "foreign", c[XR_MQTT_FOREIGN]);
+	json_u64(j, "pubacks_sent", c[XR_MQTT_PUBACKS]);
+	json_u64(j, "held", c[XR_MQTT_HELD]);
 	json_u64(j, "publishers", t->mqtt.pubs);
 	json_u64(j, "per_publisher_messages", m->messages);
 	json_u64(j, "publishers_complete", d.pubs_complete);
@@ -630,7 +641,8 @@ const struct xr_proto proto_mqtt = {
 		"      --username U, --password P  credentials in the CONNECT\n"
 		"      --mqtt-version 3.1.1|5  (default 3.1.1)\n"
 		"      --topic T         where to publish, {c} as in --client-id (default msg/{c})\n"
-		"      --qos 0|1         (default 0)\n"
+		"      --qos 0|1         (default 0; a subscriber's: its subscription's, 1 to\n"
+		"                        PUBACK each QoS-1 delivery)\n"
 		"      --retain          the retain flag on every message\n"
 		"      --payload N       bytes of each message (default 0; from 16 on, each starts\n"
 		"                        with a stamp: session, sequence number, send time)\n"
@@ -642,7 +654,7 @@ const struct xr_proto proto_mqtt = {
 		"      --keepalive T     the CONNECT's keep-alive (default 60s; subscribers: 0, off,\n"
 		"                        since they send nothing while they read)\n"
 		"      --subscribe F     subscribers, not publishers: each subscribes to filter F\n"
-		"                        (QoS 0) and waits for --messages from each of\n"
+		"                        (at --qos) and waits for --messages from each of\n"
 		"                        --publishers N publishers (their stamps: publisher 0 to\n"
 		"                        N-1, so their --payload >= 16), then disconnects;\n"
 		"                        per publisher: received, lost, duplicated, reordered,\n"

@@ -136,7 +136,7 @@ static int mqtt_connect(const struct mqtt_stream_opts *o, struct mq_buf *b, stru
 	return 0;
 }
 
-/* A subscriber's SUBSCRIBE (packet id 1) to its filter at QoS 0, after its CONNECT */
+/* A subscriber's SUBSCRIBE (packet id 1) to its filter at --qos, after its CONNECT */
 static int mqtt_subscribe(const struct mqtt_stream_opts *o, struct mq_buf *b)
 {
 	size_t flen = strlen(o->subscribe);
@@ -148,7 +148,7 @@ static int mqtt_subscribe(const struct mqtt_stream_opts *o, struct mq_buf *b)
 		put_u8(b, 0); /* no properties */
 	put_u16(b, flen);
 	put_bytes(b, o->subscribe, flen);
-	put_u8(b, 0); /* QoS 0: deliveries want no answer */
+	put_u8(b, o->qos); /* the most QoS it takes: 1, its deliveries at QoS 1 want a PUBACK */
 	if (b->over) {
 		pr_warn("the CONNECT and SUBSCRIBE would be more than the %u bytes a session's "
 			"request holds\n",

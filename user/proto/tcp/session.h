@@ -111,6 +111,9 @@ struct tcp {
 	struct xr_mqtt_recv *recv;
 	uint64_t nrecv;
 	struct engine_replies deliver;
+	/* QoS-1 subscribers: their PUBACKs' ids (mqtt_pubacks, mapped), for retransmissions */
+	struct xr_mqtt_pubacks *pubacks;
+	size_t pubacks_sz;
 	struct tcp_resender rs;
 	struct tcp_pump pump;
 };

@@ -272,6 +272,12 @@ static int tcp_make_request(struct tcp *t, const struct send_opts *so)
 	return 0;
 }
 
+/* gen mqtt's QoS-1 subscribers: their PUBACKs follow request 0 (bpf/shared/mqtt.h) */
+static bool tcp_sub_qos1(const struct tcp *t)
+{
+	return t->response == XR_TCP_RESP_MQTT && t->mqtt.subscriber && t->mqtt.sub_qos;
+}
+
 static int tcp_before_load(void *ctx, struct gen_bpf *skel, const struct engine_opts *o)
 {
 	struct tcp *t = ctx;
@@ -280,9 +286,9 @@ static int tcp_before_load(void *ctx, struct gen_bpf *skel, const struct engine_
 	skel->rodata->mqtt_cfg = t->mqtt;
 	return bpf_map__set_max_entries(skel->maps.tcp_sessions, t->table)	       ?:
 		       bpf_map__set_max_entries(skel->maps.tcp_pump, XR_TCP_PUMP_RING) ?:
-		       bpf_map__set_max_entries(skel->maps.mqtt_recv,
-						t->mqtt.subscriber ? t->mqtt.subs * t->mqtt.pubs :
-								     1);
+		       bpf_map__set_max_entries(skel->maps.mqtt_recv, t->mqtt.subscriber ? t->mqtt.subs * t->mqtt.pubs : 1) ?:
+		       bpf_map__set_max_entries(skel->maps.mqtt_pubacks,
+						tcp_sub_qos1(t) ? t->table : 1);
 }
 
 static int tcp_after_load(void *ctx, struct gen_bpf *skel, const struct engine_opts *o)
@@ -305,7 +311,9 @@ static int tcp_after_load(void *ctx, struct gen_bpf *skel, const struct engine_o
 	t->skel = skel;
 	t->sessions = engine_map_mmap(skel->maps.tcp_sessions, &t->sessions_sz);
 	t->rs.ts = engine_map_mmap(skel->maps.send_ts, &t->rs.ts_sz);
-	if (!err && !t->sessions)
+	if (tcp_sub_qos1(t))
+		t->pubacks = engine_map_mmap(skel->maps.mqtt_pubacks, &t->pubacks_sz);
+	if (!err && (!t->sessions || (tcp_sub_qos1(t) && !t->pubacks)))
 		err = -ENOMEM;
 	return err;
 }
@@ -343,6 +351,8 @@ static uint32_t tcp_request_seq(const struct tcp *t, const struct xr_tcp_session
 {
 	uint32_t seq = s->isn + 1 + off;
 
+	if (tcp_sub_qos1(t))
+		seq += 4 * s->pa_sent;
 	if (s->k)
 		seq += t->first_len + (uint32_t)(s->k - 1) * t->req_len;
 	return seq;
@@ -367,13 +377,47 @@ size_t tcp_request_segment(const struct tcp *t, const struct xr_tcp_session *s, 
 }
 
 /*
+ * A QoS-1 subscriber's PUBACKs from the first the broker did not acknowledge
+ * (as many as a segment, the window and the ring take), from their ids in
+ * mqtt_pubacks: the segment into f, its length, or 0.
+ */
+static size_t tcp_rebuild_pubacks(const struct tcp *t, const struct xr_tcp_session *s, uint8_t *f)
+{
+	const struct xr_mqtt_pubacks *ring = &t->pubacks[s->tkey & (t->table - 1)];
+	uint32_t n = s->pa_sent - s->pa_acked,
+		 mss = s->mss < XR_TCP_PAYLOAD_MAX ? s->mss : XR_TCP_PAYLOAD_MAX;
+
+	if (n > XR_MQTT_PUBACK_RING)
+		return 0;
+	if (n > mss / 4)
+		n = mss / 4;
+	if (n > s->wnd / 4u)
+		n = s->wnd / 4u;
+	for (uint32_t j = 0; j < n; j++) {
+		uint16_t pid = ring->pid[(s->pa_acked + j) % XR_MQTT_PUBACK_RING];
+		uint8_t *p = f + 54 + 4 * j;
+
+		p[0] = 0x40;
+		p[1] = 2;
+		put16(p + 2, pid);
+	}
+	if (!n)
+		return 0;
+	return tcp_segment_headers(t, s->tkey, s->isn + 1 + t->first_len + 4 * s->pa_acked,
+				   s->rcv_nxt, 0x10 | 0x08, 4 * n, f);
+}
+
+/*
  * Session s's segment that is due again into f: request k's bytes from
- * acked (as much as MSS and window take), or our goodbye and FIN. Its
- * length, or 0.
+ * acked (as much as MSS and window take), a QoS-1 subscriber's PUBACKs, or
+ * our goodbye and FIN. Its length, or 0.
  */
 static size_t tcp_rebuild(const struct tcp *t, const struct xr_tcp_session *s, uint8_t *f)
 {
 	uint32_t plen, rlen = s->k ? t->req_len : t->first_len;
+
+	if (s->state == XR_TCP_RESPONSE)
+		return tcp_sub_qos1(t) ? tcp_rebuild_pubacks(t, s, f) : 0;
 
 	if (s->state == XR_TCP_REQUEST) {
 		plen = rlen - s->acked;
@@ -407,11 +451,13 @@ static void tcp_resend_pass(struct tcp *t)
 		struct xr_tcp_session *live = &t->sessions[i], s;
 		size_t len;
 
-		if (live->state != XR_TCP_REQUEST && live->state != XR_TCP_FIN_SENT)
+		if (live->state != XR_TCP_REQUEST && live->state != XR_TCP_FIN_SENT &&
+		    !(live->state == XR_TCP_RESPONSE && tcp_sub_qos1(t)))
 			continue;
 		/* a copy: XDP may change it meanwhile; at worst a segment goes once too often */
 		memcpy(&s, live, sizeof(s));
 		if ((s.state == XR_TCP_REQUEST && !s.in_flight) ||
+		    (s.state == XR_TCP_RESPONSE && s.pa_sent == s.pa_acked) ||
 		    (s.state == XR_TCP_FIN_SENT && (s.flags & XR_TCPF_FIN_ACKED)) ||
 		    s.retries > XR_TCP_MAX_RETRIES || !s.t_sent || s.t_sent > now ||
 		    now - s.t_sent < (XR_TCP_RTO_NS << s.retries))
@@ -705,6 +751,9 @@ static void tcp_close(void *ctx)
 		munmap(t->sessions, t->sessions_sz);
 	if (t->rs.ts)
 		munmap(t->rs.ts, t->rs.ts_sz);
+	if (t->pubacks)
+		munmap(t->pubacks, t->pubacks_sz);
+	t->pubacks = NULL;
 	t->rs.ts = NULL;
 	t->sessions = NULL;
 	t->skel = NULL;
@@ -884,8 +933,8 @@ void tcp_sessions_report(const struct tcp *t, const struct engine_result *res, F
 			fputc('\n', human);
 		}
 		fprintf(human,
-			"  segments: %llu sent, %llu again (%llu after a timeout, %llu on the third "
-			"duplicate ACK), %llu out of order "
+			"  segments: %llu sent, %llu again (%llu after a timeout, %llu on duplicate "
+			"ACKs), %llu out of order "
 			"answered, %llu stray; %llu SYNs again, %llu SYN-ACKs repeated; session table %u "
 			"slots (%.1f MiB)\n",
 			(unsigned long long)c[XR_TCP_SEGMENTS],
