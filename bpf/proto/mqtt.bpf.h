@@ -302,10 +302,10 @@ static __always_inline long mqtt_packet(struct mqtt_read *r)
 			goto unexpected;
 		if (s->mq_flags & 6) {
 			/* QoS 1, to a QoS-1 subscription, whole up to its packet id: PUBACKed */
-			__u32 j = s->pa_sent - r->pa_first, o = (j & (XR_MQTT_PUBACK_RING - 1)) * 4;
+			__u32 j = s->pa_sent - r->pa_first, o = (j & (XR_MQTT_SEG_PUBACKS - 1)) * 4;
 
 			if ((s->mq_flags & 6) != 2 || !mqtt_cfg.sub_qos || !r->ring || !r->acks ||
-			    s->mq_at < 2 + mqtt_topic_len(s) + 2 || j >= XR_MQTT_PUBACK_RING)
+			    s->mq_at < 2 + mqtt_topic_len(s) + 2 || j >= XR_MQTT_SEG_PUBACKS)
 				goto unexpected;
 			r->acks[o] = 0x40;
 			r->acks[o + 1] = 2;

@@ -404,18 +404,47 @@ static __always_inline int tcp_answered(struct xdp_md *ctx, struct xr_tcp_sessio
 	return tcp_next(ctx, s, st, sc);
 }
 
+/* s->dupacks of a QoS-1 subscriber whose unacknowledged PUBACKs are due again */
+#define XR_TCP_PUBACKS_DUE 0xff
+
+struct tcp_puback_fill {
+	const struct xr_mqtt_pubacks *ring;
+	__u8 *seg;
+	__u32 from;
+};
+
 /*
- * A QoS-1 subscriber's PUBACKs again from the first the broker did not take
- * (the broker's duplicate ACKs say one was lost; its inflight window waits
- * for it), from their ids in mqtt_pubacks: 0 and the frame ready for XDP_TX.
+ * bpf_loop's body: PUBACK j of those from ring id `from` into seg (a loop the
+ * verifier would unroll)
  */
-static __always_inline int tcp_pubacks_again(struct xdp_md *ctx, struct xr_tcp_session *s,
-					     struct xr_replies_stats *st, struct tcp_scratch *sc,
-					     __u32 slot)
+static long tcp_puback_fill(__u32 j, void *data)
+{
+	struct tcp_puback_fill *f = data;
+	__u16 pid = f->ring->pid[(f->from + j) & (XR_MQTT_PUBACK_RING - 1)];
+	__u32 o = (j & (XR_MQTT_SEG_PUBACKS - 1)) * 4;
+
+	f->seg[o] = 0x40;
+	f->seg[o + 1] = 2;
+	f->seg[o + 2] = pid >> 8;
+	f->seg[o + 3] = pid & 0xff;
+	return 0;
+}
+
+/*
+ * A QoS-1 subscriber's PUBACKs from its j-th on (from their ids in
+ * mqtt_pubacks), as many as a segment, the window and want take: a
+ * segment's new ones, or again from the first the broker did not take (its
+ * duplicate ACKs say one was lost; its inflight window waits for it). 0 and
+ * the frame ready for XDP_TX. One caller: each inlined copy cost the
+ * verifier ~100k instructions.
+ */
+static __always_inline int tcp_pubacks_send(struct xdp_md *ctx, struct xr_tcp_session *s,
+					    struct xr_replies_stats *st, struct tcp_scratch *sc,
+					    __u32 slot, __u32 j, __u32 want, bool again)
 {
 	struct xr_mqtt_pubacks *ring = bpf_map_lookup_elem(&mqtt_pubacks, &slot);
-	__u32 n = s->pa_sent - s->pa_acked, max = tcp_seg_max(s) / 4;
-	__u16 pid;
+	struct tcp_puback_fill fill = { .ring = ring, .seg = sc->seg, .from = j };
+	__u32 n = want, max = tcp_seg_max(s) / 4;
 
 	if (!ring)
 		return -1;
@@ -423,25 +452,19 @@ static __always_inline int tcp_pubacks_again(struct xdp_md *ctx, struct xr_tcp_s
 		n = max;
 	if (n > s->wnd / 4)
 		n = s->wnd / 4;
-	if (n > XR_MQTT_PUBACKS_AGAIN)
-		n = XR_MQTT_PUBACKS_AGAIN;
+	if (n > XR_MQTT_SEG_PUBACKS)
+		n = XR_MQTT_SEG_PUBACKS;
 	if (!n)
 		return -1;
-	for (__u32 j = 0; j < XR_MQTT_PUBACKS_AGAIN; j++) {
-		if (j >= n)
-			break;
-		pid = ring->pid[(s->pa_acked + j) & (XR_MQTT_PUBACK_RING - 1)];
-		sc->seg[4 * j] = 0x40;
-		sc->seg[4 * j + 1] = 2;
-		sc->seg[4 * j + 2] = pid >> 8;
-		sc->seg[4 * j + 3] = pid & 0xff;
-	}
-	if (tcp_reply_data(ctx, TCP_ACK | TCP_PSH, s->isn + 1 + tcp_cfg.first_len + 4 * s->pa_acked,
+	bpf_loop(n, tcp_puback_fill, &fill, 0);
+	if (tcp_reply_data(ctx, TCP_ACK | TCP_PSH, s->isn + 1 + tcp_cfg.first_len + 4 * j,
 			   s->rcv_nxt, sc->seg, 4 * n, sc->tail))
 		return -1;
-	st->ctr[XR_TCP_RESENT]++;
-	st->ctr[XR_TCP_FAST_RESENT]++;
-	s->t_sent = bpf_ktime_get_ns();
+	if (again) {
+		st->ctr[XR_TCP_RESENT]++;
+		st->ctr[XR_TCP_FAST_RESENT]++;
+		s->t_sent = bpf_ktime_get_ns();
+	}
 	return 0;
 }
 
@@ -458,7 +481,8 @@ static __always_inline int tcp_session_reply(struct xdp_md *ctx)
 	struct xr_replies_stats *st;
 	struct xr_tcp_session *s;
 	struct tcp_scratch *sc;
-	bool in_order, fin, pubacks_again = false;
+	__u32 pa_from = 0, pa_want = 0;
+	bool in_order, fin, pa_again;
 	struct tcphdr *th;
 	struct pkt4 p;
 	__u8 flags;
@@ -576,12 +600,14 @@ static __always_inline int tcp_session_reply(struct xdp_md *ctx)
 
 				s->dupacks += dup ? 8 : 1;
 				if (s->dupacks >= 16) {
-					s->dupacks = 0;
+					/*
+					 * due, in the session: a flag on the stack split the
+					 * verifier's states in two all the way through
+					 * mqtt_read (~300k more instructions)
+					 */
+					s->dupacks = XR_TCP_PUBACKS_DUE;
 					if (dup)
-						return tcp_pubacks_again(ctx, s, st, sc, slot) ?
-							       XDP_DROP :
-							       XDP_TX;
-					pubacks_again = true;
+						goto pubacks;
 				}
 			}
 		} else if (s->state == XR_TCP_FIN_SENT && ack == tcp_snd_nxt(s)) {
@@ -613,9 +639,8 @@ static __always_inline int tcp_session_reply(struct xdp_md *ctx)
 		 * fires, a timer that doubles each time, so waiting costs seconds).
 		 */
 		st->ctr[XR_MQTT_HELD]++;
-		if (!tcp_pubacks_again(ctx, s, st, sc, slot))
-			return XDP_TX;
-		return tcp_reply(ctx, TCP_ACK, tcp_snd_nxt(s), s->rcv_nxt) ? XDP_DROP : XDP_TX;
+		s->dupacks = XR_TCP_PUBACKS_DUE;
+		goto pubacks;
 	}
 	s->rcv_nxt += plen + fin;
 	if (fin)
@@ -628,7 +653,7 @@ static __always_inline int tcp_session_reply(struct xdp_md *ctx)
 	}
 	if (TCP_MQTT) {
 		struct xr_mqtt_pubacks *ring = NULL;
-		__u32 nacks = 0, ack_seq = tcp_snd_nxt(s);
+		__u32 nacks = 0;
 		int why = 0;
 
 		if (MQTT_SUB_QOS1) {
@@ -647,7 +672,7 @@ static __always_inline int tcp_session_reply(struct xdp_md *ctx)
 				       XDP_DROP :
 				       XDP_TX;
 		}
-		if (nacks || pubacks_again) {
+		if (nacks || s->dupacks == XR_TCP_PUBACKS_DUE) {
 			/* the deliveries' PUBACKs, on the ACK of their segment */
 			if (nacks && s->pa_sent - nacks == s->pa_acked)
 				s->t_sent = bpf_ktime_get_ns();
@@ -660,12 +685,9 @@ static __always_inline int tcp_session_reply(struct xdp_md *ctx)
 					       XDP_TX;
 			}
 			/* or from the lost one on, these with it as far as a segment takes */
-			if (pubacks_again)
-				return tcp_pubacks_again(ctx, s, st, sc, slot) ? XDP_DROP : XDP_TX;
-			return tcp_reply_data(ctx, TCP_ACK | TCP_PSH, ack_seq, s->rcv_nxt, sc->seg,
-					      nacks * 4, sc->tail) ?
-				       XDP_DROP :
-				       XDP_TX;
+			pa_from = s->pa_sent - nacks;
+			pa_want = nacks;
+			goto pubacks;
 		}
 		if (tcp_mqtt_answered(s))
 			return tcp_answered(ctx, s, st, sc);
@@ -729,6 +751,17 @@ static __always_inline int tcp_session_reply(struct xdp_md *ctx)
 	}
 	return tcp_reply(ctx, TCP_ACK, tcp_our_seq(s, tcp_req_len(s)), s->rcv_nxt) ? XDP_DROP :
 										     XDP_TX;
+pubacks:
+	/* a QoS-1 subscriber's PUBACKs: a segment's new ones, or again from the first not taken */
+	pa_again = s->dupacks == XR_TCP_PUBACKS_DUE;
+	if (pa_again) {
+		s->dupacks = 0;
+		pa_from = s->pa_acked;
+		pa_want = s->pa_sent - s->pa_acked;
+	}
+	if (!tcp_pubacks_send(ctx, s, st, sc, slot, pa_from, pa_want, pa_again))
+		return XDP_TX;
+	return tcp_reply(ctx, TCP_ACK, tcp_snd_nxt(s), s->rcv_nxt) ? XDP_DROP : XDP_TX;
 }
 
 #endif /* __XR_PROTO_TCP_BPF_H */

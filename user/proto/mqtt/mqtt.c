@@ -457,9 +457,10 @@ static void mqtt_report_subscribers(struct mqtt *m, const struct engine_result *
 		if (t->mqtt.sub_qos)
 			fprintf(human,
 				"  QoS-1 subscription: %llu PUBACKs sent; %llu segments of "
-				"deliveries held back until the broker took earlier PUBACKs\n",
+				"deliveries held back until the broker took earlier PUBACKs; "
+				"their ids kept in %.1f MiB\n",
 				(unsigned long long)c[XR_MQTT_PUBACKS],
-				(unsigned long long)c[XR_MQTT_HELD]);
+				(unsigned long long)c[XR_MQTT_HELD], t->pubacks_sz / 1048576.0);
 		if (t->deliver.hist)
 			replies_hist_line(human, "publish to delivery", &t->deliver);
 	}
@@ -486,6 +487,7 @@ static void mqtt_report_subscribers(struct mqtt *m, const struct engine_result *
 	json_u64(j, "foreign", c[XR_MQTT_FOREIGN]);
 	json_u64(j, "pubacks_sent", c[XR_MQTT_PUBACKS]);
 	json_u64(j, "held", c[XR_MQTT_HELD]);
+	json_u64(j, "puback_ids_bytes", t->pubacks_sz);
 	json_u64(j, "publishers", t->mqtt.pubs);
 	json_u64(j, "per_publisher_messages", m->messages);
 	json_u64(j, "publishers_complete", d.pubs_complete);
