@@ -220,6 +220,13 @@ xsub_start() {
 	sleep 0.5
 }
 
+# deliveries_clean JSON [WHAT]: a subscribers' run lost, repeated, reordered and misread nothing
+deliveries_clean() {
+	for k in lost duplicated reordered unstamped foreign; do
+		expect_eq "$(jget "$1" "deliveries.$k")" 0 "deliveries $k${2:-}"
+	done
+}
+
 # peer_xdp_start I: an XDP program (count) on the bridge port of sender I. A veth delivers the
 # frames its end sends by XDP_TX (the sessions' ACKs and requests) at once only to a peer with an XDP
 # program: with GRO alone they wait in the peer's ring for its next ordinary packet (6.18's
@@ -275,9 +282,7 @@ test_mqtt_subscribers_in_xdp() {
 	expect_eq "$(jget "$x" deliveries.expected)" 30000 "deliveries expected"
 	expect_eq "$(jget "$x" deliveries.delivered)" 30000 "deliveries read"
 	expect_eq "$(jget "$x" deliveries.received)" 30000 "deliveries received"
-	for k in lost duplicated reordered unstamped foreign; do
-		expect_eq "$(jget "$x" "deliveries.$k")" 0 "deliveries $k"
-	done
+	deliveries_clean "$x"
 	expect_eq "$(jget "$x" deliveries.publishers_complete)" 100 "publishers that reached every subscriber"
 	python3 - "$x" <<-'PY' || fail "per publisher and latency"
 	import json, sys
@@ -341,13 +346,12 @@ test_mqtt_qos1_subscribers() {
 		expect_eq "$(jget "$x" sessions.completed)" 2 "subscriber sessions completed ($i)"
 		expect_eq "$(jget "$x" subscribers.qos)" 1 "the subscription's QoS ($i)"
 		expect_eq "$(jget "$x" deliveries.received)" 10000 "deliveries received ($i)"
-		for k in lost duplicated reordered unstamped foreign; do
-			expect_eq "$(jget "$x" "deliveries.$k")" 0 "deliveries $k ($i)"
-		done
+		deliveries_clean "$x" " ($i)"
 		# the QoS-1 publishers' 2 x 2,500 deliveries, not the QoS-0 ones'
 		expect_eq "$(jget "$x" deliveries.pubacks_sent)" 5000 "PUBACKs sent ($i)"
 	done
-	expect_range "$(jget "$WORK/xsub.1.json" segments.after_timeout)" 1 1e9 "segments sent again after a timeout (the firewall's drops)"
+	# on duplicate ACKs or after a timeout: either may take them all
+	expect_range "$(jget "$WORK/xsub.1.json" segments.again)" 1 1e9 "segments sent again (the firewall's drops)"
 	expect_eq "$(grep -cE 'Client (xr-sub|v5)-[0-9]+ disconnected\.$' "$MQ_DIR/mosquitto.log")" 4 "clean disconnects"
 	expect_eq "$(grep -c 'protocol error' "$MQ_DIR/mosquitto.log")" 0 "protocol errors in the broker's log"
 }
