@@ -79,9 +79,27 @@ int xr_mqtt_read_test(struct xdp_md *ctx)
 	if (!t)
 		return XDP_ABORTED;
 	t->nacks = 0;
-	t->ret =
-		mqtt_read(ctx, &t->s, &t->st, t->buf, 14, plen, &why, t->acks, &t->ring, &t->nacks);
+	t->ret = mqtt_read(ctx, &t->s, &t->st, t->buf, 14, plen, &why,
+			   mqtt_cfg.responder ? NULL : &t->ring,
+			   mqtt_cfg.responder ? &t->answers : NULL, &t->nacks);
 	t->why = why;
+	return XDP_PASS;
+}
+
+/* A subscriber's replies fill_from .. into seg, as tcp_replies_send writes them, from mqtt_read_test's rings */
+SEC("xdp")
+int xr_mqtt_fill_test(struct xdp_md *ctx)
+{
+	__u32 zero = 0;
+	struct xr_mqtt_read_test *t = bpf_map_lookup_elem(&mqtt_read_test, &zero);
+	struct mqtt_reply_fill fill = { .from = t ? t->fill_from : 0 };
+
+	if (!t || t->fill_n > XR_MQTT_SEG_REPLIES)
+		return XDP_ABORTED;
+	fill.seg = t->seg;
+	fill.ring = &t->ring;
+	fill.answers = &t->answers;
+	bpf_loop(t->fill_n, mqtt_cfg.responder ? mqtt_answer_fill : mqtt_puback_fill, &fill, 0);
 	return XDP_PASS;
 }
 

@@ -356,6 +356,41 @@ test_mqtt_qos1_subscribers() {
 	expect_eq "$(grep -c 'protocol error' "$MQ_DIR/mosquitto.log")" 0 "protocol errors in the broker's log"
 }
 
+# A responder in XDP answers 20 publishers' 2,000 stamped requests on req/{c} with their stamps on
+# res/{c}; subscribers in XDP on res/# (the callers' side) book each answer as the request's publisher
+# sent it: every request answered once, in order, timed from its send
+test_mqtt_responder_answers() {
+	bed --senders 3
+	mosquitto_start
+	for i in 0 1 2; do peer_xdp_start "$i"; done
+	xsub_start 2 2 --subscribe 'res/#' --publishers 20 --messages 100 --wait 40s
+	local subs=$XSUB_PID
+	xsub_start 1 1 --subscribe 'req/+' --answer 'res/{c}' --client-id 'resp-{c}' \
+		--publishers 20 --messages 100 --wait 40s
+	local resp=$XSUB_PID
+	mqtt_gen --username "$MQ_USER" --password "$MQ_PASS" --topic 'req/{c}' --payload 16 \
+		--messages 100 --burst 10 --pps 1000 --count 20 --wait 30s ||
+		fail "gen mqtt exited $?: $(cat "$WORK/out")"
+	wait "$resp" || fail "the responder exited $?: $(cat "$WORK/xsub.1.out")"
+	wait "$subs" || fail "the answers' subscribers exited $?: $(cat "$WORK/xsub.2.out")"
+	cat "$WORK/xsub.1.out" "$WORK/xsub.2.out"
+	local r=$WORK/xsub.1.json a=$WORK/xsub.2.json
+	expect_eq "$(jget "$r" sessions.completed)" 1 "responder sessions completed"
+	expect_eq "$(jget "$r" deliveries.received)" 2000 "requests the responder received"
+	deliveries_clean "$r" " (requests)"
+	expect_eq "$(jget "$r" deliveries.answers_sent)" 2000 "answers sent"
+	expect_eq "$(jget "$r" deliveries.pubacks_sent)" 0 "PUBACKs sent by a QoS-0 responder"
+	expect_eq "$(jget "$r" subscribers.answer_topic)" 'res/{c}' "the answer topic in the JSON"
+	expect_eq "$(jget "$a" sessions.completed)" 2 "answers' subscribers completed"
+	expect_eq "$(jget "$a" deliveries.received)" 4000 "answers received (2 x 2,000)"
+	deliveries_clean "$a" " (answers)"
+	expect_eq "$(jget "$a" deliveries.publishers_complete)" 20 "callers whose every request was answered"
+	# publish to answer: the call's round trip through the broker twice
+	expect_range "$(jget "$a" deliveries.latency_us.p50)" 1 10e6 "answers' median latency (us)"
+	expect_eq "$(jget "$r" segments.again)" 0 "the responder's segments sent again (no loss here)"
+	expect_eq "$(grep -c 'protocol error' "$MQ_DIR/mosquitto.log")" 0 "protocol errors in the broker's log"
+}
+
 test_mqtt_acl_denied() {
 	bed
 	mosquitto_start
@@ -381,7 +416,11 @@ test_mqtt_bad_input() {
 		"--messages 10 --burst 3" "--payload 20000" "--mqtt-version 4.0" "--topic msg/#" \
 		"--keepalive 1d" "--messages 0" "--subscribe msg/#" "--publishers 3" \
 		"--subscribe msg/# --publishers 2 --payload 16" "--subscribe msg/# --publishers 5000000" \
-		"--subscribe msg/# --publishers 2 --duration 5s" "--subscribe msg/# --publishers 0"; do
+		"--subscribe msg/# --publishers 2 --duration 5s" "--subscribe msg/# --publishers 0" \
+		"--answer res/{c}" "--subscribe req/+ --publishers 2 --answer res/#" \
+		"--subscribe req/+ --publishers 2 --answer res/{c}{c}" \
+		"--subscribe req/+ --publishers 2 --qos 1 --answer res/{c}" \
+		"--subscribe req/+ --publishers 2 --answer res/{c}/$(printf '%048d' 0)"; do
 		# shellcheck disable=SC2086
 		"$XR" gen mqtt -i lo --dst 198.18.0.2 --count 1 $args >"$WORK/out" 2>&1
 		rc=$?

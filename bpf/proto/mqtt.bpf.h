@@ -39,7 +39,19 @@ struct {
 	__type(value, struct xr_mqtt_pubacks);
 } mqtt_pubacks SEC(".maps");
 
-#define MQTT_SUB_QOS1 (mqtt_cfg.subscriber && mqtt_cfg.sub_qos)
+/* A responder's answers' stamps, by table slot (bpf/shared/mqtt.h); sized by userspace. */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(map_flags, BPF_F_MMAPABLE);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct xr_mqtt_answers);
+} mqtt_answers SEC(".maps");
+
+/* A subscriber that replies to its deliveries: PUBACKs (QoS 1) or answers (a responder) */
+#define MQTT_REPLIES (mqtt_cfg.subscriber && (mqtt_cfg.sub_qos || mqtt_cfg.responder))
+/* The bytes of one reply */
+#define MQTT_REPLY_LEN (mqtt_cfg.responder ? (__u32)mqtt_cfg.ans_len : 4U)
 
 /* Publish (the stamp's send time) to delivery, per second, as rtt_hist. */
 struct {
@@ -147,13 +159,14 @@ struct mqtt_read {
 	__u32 i, n; /* the next byte of buf to read, and how many it holds */
 	int fail; /* the counter the session fails with, or 0 */
 	/*
-	 * A QoS-1 subscriber's: the PUBACKs this segment's deliveries want, their
-	 * ids' ring, and s->pa_sent before the segment. The count is kept in
-	 * s->pa_sent (map memory), not here: a count on the stack starts as the
-	 * constant 0 and the verifier walked bpf_loop's body once per value of it.
+	 * A replying subscriber's: the ring its replies' ids or stamps go to
+	 * (the other NULL), and s->pa_sent before the segment. The count is kept
+	 * in s->pa_sent (map memory), not here: a count on the stack starts as
+	 * the constant 0 and the verifier walked bpf_loop's body once per value
+	 * of it.
 	 */
-	__u8 *acks;
 	struct xr_mqtt_pubacks *ring;
+	struct xr_mqtt_answers *answers;
 	__u32 pa_first;
 };
 
@@ -162,6 +175,13 @@ struct mqtt_read {
 static __always_inline __u32 mqtt_be32(const __u8 *b)
 {
 	return (__u32)b[0] << 24 | (__u32)b[1] << 16 | (__u32)b[2] << 8 | b[3];
+}
+
+/* A whole delivery whose payload began with a stamp (in s->mq_stamp) */
+static __always_inline bool mqtt_stamped(const struct xr_tcp_session *s)
+{
+	return s->mq_payload_at != MQTT_PAYLOAD_FAR && s->mq_props == 5 &&
+	       s->mq_at >= (__u32)s->mq_payload_at + XR_MQTT_STAMP;
 }
 
 /*
@@ -174,8 +194,7 @@ static __always_inline void mqtt_book(struct xr_tcp_session *s, struct xr_replie
 	struct xr_mqtt_recv *v;
 	__u64 t;
 
-	if (s->mq_payload_at == MQTT_PAYLOAD_FAR || s->mq_props != 5 ||
-	    s->mq_at < (__u32)s->mq_payload_at + XR_MQTT_STAMP) {
+	if (!mqtt_stamped(s)) {
 		st->ctr[XR_MQTT_UNSTAMPED]++;
 		return;
 	}
@@ -302,17 +321,18 @@ static __always_inline long mqtt_packet(struct mqtt_read *r)
 			goto unexpected;
 		if (s->mq_flags & 6) {
 			/* QoS 1, to a QoS-1 subscription, whole up to its packet id: PUBACKed */
-			__u32 j = s->pa_sent - r->pa_first, o = (j & (XR_MQTT_SEG_PUBACKS - 1)) * 4;
-
-			if ((s->mq_flags & 6) != 2 || !mqtt_cfg.sub_qos || !r->ring || !r->acks ||
-			    s->mq_at < 2 + mqtt_topic_len(s) + 2 || j >= XR_MQTT_SEG_PUBACKS)
+			if ((s->mq_flags & 6) != 2 || !mqtt_cfg.sub_qos || !r->ring ||
+			    s->mq_at < 2 + mqtt_topic_len(s) + 2)
 				goto unexpected;
-			r->acks[o] = 0x40;
-			r->acks[o + 1] = 2;
-			r->acks[o + 2] = s->mq_body[2];
-			r->acks[o + 3] = s->mq_body[3];
-			r->ring->pid[s->pa_sent & (XR_MQTT_PUBACK_RING - 1)] =
+			r->ring->pid[s->pa_sent & (XR_MQTT_REPLY_RING - 1)] =
 				(__u16)s->mq_body[2] << 8 | s->mq_body[3];
+			s->pa_sent++;
+		} else if (mqtt_cfg.responder && r->answers && mqtt_stamped(s)) {
+			/* a request: answered with its stamp (an unstamped one names no caller) */
+			__u8 *a = r->answers->stamp[s->pa_sent & (XR_MQTT_REPLY_RING - 1)];
+
+			for (int i = 0; i < XR_MQTT_STAMP; i++)
+				a[i] = s->mq_stamp[i];
 			s->pa_sent++;
 		}
 		r->st->ctr[XR_MQTT_DELIVERED]++;
@@ -445,20 +465,20 @@ static long mqtt_byte(__u32 unused, void *data)
 /*
  * plen bytes of the broker's at off: 1 when request k's answer is complete, 0
  * when more is to come, -1 when the session fails (*why: its counter). A
- * QoS-1 subscriber's PUBACKs for them: *nacks of 4 bytes in acks (2048 bytes),
- * their ids in ring from pid[s->pa_sent] on, counted into s->pa_sent (not
- * when the session fails).
+ * replying subscriber's replies to them: *nacks, their PUBACKs' ids in ring
+ * or their answers' stamps in answers from s->pa_sent on, counted into
+ * s->pa_sent (not when the session fails).
  */
 static __always_inline int mqtt_read(struct xdp_md *ctx, struct xr_tcp_session *s,
 				     struct xr_replies_stats *st, __u8 *buf, __u32 off, __u32 plen,
-				     int *why, __u8 *acks, struct xr_mqtt_pubacks *ring,
-				     __u32 *nacks)
+				     int *why, struct xr_mqtt_pubacks *ring,
+				     struct xr_mqtt_answers *answers, __u32 *nacks)
 {
 	struct mqtt_read r = { .s = s,
 			       .st = st,
 			       .buf = buf,
-			       .acks = acks,
 			       .ring = ring,
+			       .answers = answers,
 			       .pa_first = s->pa_sent };
 	__u32 n = plen;
 
@@ -472,7 +492,7 @@ static __always_inline int mqtt_read(struct xdp_md *ctx, struct xr_tcp_session *
 	r.n = n;
 	bpf_loop(n, mqtt_byte, &r, 0);
 	/* pa_sent shares its bytes with a publisher's mq_acked (bpf/shared/tcp.h) */
-	if (!MQTT_SUB_QOS1) {
+	if (!MQTT_REPLIES) {
 		*nacks = 0;
 	} else if (r.fail) {
 		/* the session ends with a RST at our sequence number without them */
@@ -485,6 +505,56 @@ static __always_inline int mqtt_read(struct xdp_md *ctx, struct xr_tcp_session *
 		return -1;
 	}
 	return !s->mq_state && s->resp_got >= mqtt_wanted(s);
+}
+
+/* Where replies are written from: a ring, its first index, the segment's bytes */
+struct mqtt_reply_fill {
+	const struct xr_mqtt_pubacks *ring;
+	const struct xr_mqtt_answers *answers;
+	__u8 *seg; /* 2048 bytes */
+	__u32 from;
+};
+
+/* bpf_loop's body: PUBACK j of those from ring id `from` into seg (a loop the verifier would unroll) */
+static long mqtt_puback_fill(__u32 j, void *data)
+{
+	struct mqtt_reply_fill *f = data;
+	__u16 pid = f->ring->pid[(f->from + j) & (XR_MQTT_REPLY_RING - 1)];
+	__u32 o = (j & (XR_MQTT_SEG_REPLIES - 1)) * 4;
+
+	f->seg[o] = 0x40;
+	f->seg[o + 1] = 2;
+	f->seg[o + 2] = pid >> 8;
+	f->seg[o + 3] = pid & 0xff;
+	return 0;
+}
+
+/*
+ * bpf_loop's body: answer j of those from ring index `from` into seg: the
+ * template, the caller's digits (the stamp's publisher), the stamp last.
+ * Its caller bounds j * ans_len + ans_len by a segment (1460 bytes).
+ */
+static long mqtt_answer_fill(__u32 j, void *data)
+{
+	struct mqtt_reply_fill *f = data;
+	const __u8 *stamp = f->answers->stamp[(f->from + j) & (XR_MQTT_REPLY_RING - 1)];
+	__u32 len = mqtt_cfg.ans_len, o = j * len, at = mqtt_cfg.ans_digits_off;
+	__u32 c = mqtt_be32(stamp);
+
+	if (len > XR_MQTT_ANSWER_MAX || len < XR_MQTT_STAMP || o >= 2048 - XR_MQTT_ANSWER_MAX)
+		return 1;
+	/* byte by byte from the volatile rodata (a copy through a plain pointer read zeros) */
+	for (int i = 0; i < XR_MQTT_ANSWER_MAX; i++)
+		if (i < len)
+			f->seg[(o + i) & 2047] = mqtt_cfg.ans[i];
+	if (at != XR_MQTT_NONE && at + XR_MQTT_DIGITS <= len)
+		for (int i = XR_MQTT_DIGITS - 1; i >= 0; i--) {
+			f->seg[(o + at + i) & 2047] = '0' + c % 10;
+			c /= 10;
+		}
+	for (int i = 0; i < XR_MQTT_STAMP; i++)
+		f->seg[(o + len - XR_MQTT_STAMP + i) & 2047] = stamp[i];
+	return 0;
 }
 
 #endif /* __XR_PROTO_MQTT_BPF_H */

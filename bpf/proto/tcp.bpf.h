@@ -79,15 +79,16 @@ struct {
 
 /*
  * Our next sequence number at offset off of request k (k == requests: the
- * bye's and FIN's). A QoS-1 subscriber's PUBACKs come between its request 0
- * and its goodbye (none are sent before request 0 is acknowledged whole).
+ * bye's and FIN's). A subscriber's replies (PUBACKs, answers) come between
+ * its request 0 and its goodbye (none are sent before request 0 is
+ * acknowledged whole).
  */
 static __always_inline __u32 tcp_our_seq(const struct xr_tcp_session *s, __u32 off)
 {
 	__u32 seq = s->isn + 1 + off;
 
-	if (TCP_MQTT && MQTT_SUB_QOS1)
-		seq += 4 * s->pa_sent;
+	if (TCP_MQTT && MQTT_REPLIES)
+		seq += MQTT_REPLY_LEN * s->pa_sent;
 	if (!s->k)
 		return seq;
 	return seq + tcp_cfg.first_len + (__u32)(s->k - 1) * tcp_cfg.req_len;
@@ -345,8 +346,8 @@ static __always_inline int tcp_next(struct xdp_md *ctx, struct xr_tcp_session *s
 	s->http_phase = 0;
 	s->http_flags = 0;
 	s->http_num = 0;
-	/* a QoS-1 subscriber's PUBACK count places its goodbye */
-	if (!(TCP_MQTT && MQTT_SUB_QOS1))
+	/* a replying subscriber's count of replies places its goodbye */
+	if (!(TCP_MQTT && MQTT_REPLIES))
 		s->mq_acked = 0;
 	if (s->k < tcp_cfg.requests) {
 		if (s->flags & XR_TCPF_FIN_RCVD) {
@@ -404,62 +405,63 @@ static __always_inline int tcp_answered(struct xdp_md *ctx, struct xr_tcp_sessio
 	return tcp_next(ctx, s, st, sc);
 }
 
-/* s->dupacks of a QoS-1 subscriber whose unacknowledged PUBACKs are due again */
-#define XR_TCP_PUBACKS_DUE 0xff
-
-struct tcp_puback_fill {
-	const struct xr_mqtt_pubacks *ring;
-	__u8 *seg;
-	__u32 from;
-};
+/* s->dupacks of a replying subscriber whose unacknowledged replies are due again */
+#define XR_TCP_REPLIES_DUE 0xff
 
 /*
- * bpf_loop's body: PUBACK j of those from ring id `from` into seg (a loop the
- * verifier would unroll)
+ * A replying subscriber's replies from its j-th on (PUBACKs from their ids
+ * in mqtt_pubacks, answers from their stamps in mqtt_answers), as many as a
+ * segment, the window, want and room (the bytes the broker's frame can grow
+ * to) take: those not sent yet, or again from the first the broker did not
+ * take (its duplicate ACKs say one was lost; its inflight window waits for
+ * it). Those left unsent are counted in s->in_flight, a subscriber's
+ * replies not sent yet. 0 and the frame ready for XDP_TX. One caller: each
+ * inlined copy cost the verifier ~100k instructions.
  */
-static long tcp_puback_fill(__u32 j, void *data)
-{
-	struct tcp_puback_fill *f = data;
-	__u16 pid = f->ring->pid[(f->from + j) & (XR_MQTT_PUBACK_RING - 1)];
-	__u32 o = (j & (XR_MQTT_SEG_PUBACKS - 1)) * 4;
-
-	f->seg[o] = 0x40;
-	f->seg[o + 1] = 2;
-	f->seg[o + 2] = pid >> 8;
-	f->seg[o + 3] = pid & 0xff;
-	return 0;
-}
-
-/*
- * A QoS-1 subscriber's PUBACKs from its j-th on (from their ids in
- * mqtt_pubacks), as many as a segment, the window and want take: a
- * segment's new ones, or again from the first the broker did not take (its
- * duplicate ACKs say one was lost; its inflight window waits for it). 0 and
- * the frame ready for XDP_TX. One caller: each inlined copy cost the
- * verifier ~100k instructions.
- */
-static __always_inline int tcp_pubacks_send(struct xdp_md *ctx, struct xr_tcp_session *s,
+static __always_inline int tcp_replies_send(struct xdp_md *ctx, struct xr_tcp_session *s,
 					    struct xr_replies_stats *st, struct tcp_scratch *sc,
-					    __u32 slot, __u32 j, __u32 want, bool again)
+					    __u32 slot, __u32 j, __u32 want, bool again, __u32 room)
 {
-	struct xr_mqtt_pubacks *ring = bpf_map_lookup_elem(&mqtt_pubacks, &slot);
-	struct tcp_puback_fill fill = { .ring = ring, .seg = sc->seg, .from = j };
-	__u32 n = want, max = tcp_seg_max(s) / 4;
+	struct mqtt_reply_fill fill = { .seg = sc->seg };
+	__u32 n = want, len = MQTT_REPLY_LEN, unsent, ahead;
 
-	if (!ring)
+	/* unsent ones that a retransmission after the timeout sent and the broker took */
+	if ((__s32)(j - s->pa_acked) < 0) {
+		n = s->pa_acked - j >= n ? 0 : n - (s->pa_acked - j);
+		j = s->pa_acked;
+	}
+	fill.from = j;
+	/* never past the window's right edge: it counts from the broker's ACK, not from j */
+	ahead = (j - s->pa_acked) * len;
+	if (!len || !n || ahead >= s->wnd)
 		return -1;
-	if (n > max)
-		n = max;
-	if (n > s->wnd / 4)
-		n = s->wnd / 4;
-	if (n > XR_MQTT_SEG_PUBACKS)
-		n = XR_MQTT_SEG_PUBACKS;
+	if (n > room / len)
+		n = room / len;
+	if (n > (s->wnd - ahead) / len)
+		n = (s->wnd - ahead) / len;
+	if (n > tcp_seg_max(s) / len)
+		n = tcp_seg_max(s) / len;
+	if (n > XR_MQTT_SEG_REPLIES)
+		n = XR_MQTT_SEG_REPLIES;
 	if (!n)
 		return -1;
-	bpf_loop(n, tcp_puback_fill, &fill, 0);
-	if (tcp_reply_data(ctx, TCP_ACK | TCP_PSH, s->isn + 1 + tcp_cfg.first_len + 4 * j,
-			   s->rcv_nxt, sc->seg, 4 * n, sc->tail))
+	if (mqtt_cfg.responder) {
+		fill.answers = bpf_map_lookup_elem(&mqtt_answers, &slot);
+		if (!fill.answers)
+			return -1;
+		bpf_loop(n, mqtt_answer_fill, &fill, 0);
+	} else {
+		fill.ring = bpf_map_lookup_elem(&mqtt_pubacks, &slot);
+		if (!fill.ring)
+			return -1;
+		bpf_loop(n, mqtt_puback_fill, &fill, 0);
+	}
+	if (tcp_reply_data(ctx, TCP_ACK | TCP_PSH, s->isn + 1 + tcp_cfg.first_len + len * j,
+			   s->rcv_nxt, sc->seg, len * n, sc->tail))
 		return -1;
+	unsent = s->pa_sent - j - n;
+	if (unsent < s->in_flight)
+		s->in_flight = unsent;
 	if (again) {
 		st->ctr[XR_TCP_RESENT]++;
 		st->ctr[XR_TCP_FAST_RESENT]++;
@@ -468,11 +470,11 @@ static __always_inline int tcp_pubacks_send(struct xdp_md *ctx, struct xr_tcp_se
 	return 0;
 }
 
-/* Request k sent whole, the broker's answer to it read whole, and our PUBACKs to it taken. */
+/* Request k sent whole, the broker's answer to it read whole, and our replies to it (PUBACKs, answers) taken. */
 static __always_inline bool tcp_mqtt_answered(const struct xr_tcp_session *s)
 {
 	return s->state == XR_TCP_RESPONSE && !s->mq_state && s->resp_got >= mqtt_wanted(s) &&
-	       (!MQTT_SUB_QOS1 || s->pa_acked == s->pa_sent);
+	       (!MQTT_REPLIES || s->pa_acked == s->pa_sent);
 }
 
 static __always_inline int tcp_session_reply(struct xdp_md *ctx)
@@ -581,18 +583,18 @@ static __always_inline int tcp_session_reply(struct xdp_md *ctx)
 					       XDP_DROP :
 					       XDP_TX;
 			}
-		} else if (s->state == XR_TCP_RESPONSE && TCP_MQTT && MQTT_SUB_QOS1) {
-			/* a QoS-1 subscriber's PUBACKs the broker took (they follow request 0) */
-			__u32 got = ack - (s->isn + 1 + tcp_cfg.first_len);
+		} else if (s->state == XR_TCP_RESPONSE && TCP_MQTT && MQTT_REPLIES) {
+			/* a subscriber's replies the broker took (they follow request 0) */
+			__u32 got = ack - (s->isn + 1 + tcp_cfg.first_len), len = MQTT_REPLY_LEN;
 
-			if (got > 4 * s->pa_acked && got <= 4 * s->pa_sent) {
-				s->pa_acked = got / 4;
+			if (got > len * s->pa_acked && got <= len * s->pa_sent && len) {
+				s->pa_acked = got / len;
 				s->retries = 0;
 				s->dupacks = 0;
 				s->t_sent = bpf_ktime_get_ns();
-			} else if (got == 4 * s->pa_acked && s->pa_sent != s->pa_acked) {
+			} else if (got == len * s->pa_acked && s->pa_sent != s->pa_acked) {
 				/*
-				 * a lost PUBACK: two duplicate ACKs say so, or 16 segments of
+				 * a lost reply: two duplicate ACKs say so, or 16 segments of
 				 * deliveries whose ACK stayed there (a broker that goes on
 				 * delivering sends no pure duplicate ACK)
 				 */
@@ -605,10 +607,20 @@ static __always_inline int tcp_session_reply(struct xdp_md *ctx)
 					 * verifier's states in two all the way through
 					 * mqtt_read (~300k more instructions)
 					 */
-					s->dupacks = XR_TCP_PUBACKS_DUE;
+					s->dupacks = XR_TCP_REPLIES_DUE;
 					if (dup)
-						goto pubacks;
+						goto replies;
 				}
+			}
+			/*
+			 * replies a segment could not take (the window, the frame's
+			 * room) go when the broker's ACK moves on or its window
+			 * opens: a window update repeats the ACK
+			 */
+			if (s->in_flight && !plen && !fin && s->dupacks != XR_TCP_REPLIES_DUE) {
+				pa_from = s->pa_sent - s->in_flight;
+				pa_want = s->in_flight;
+				goto replies;
 			}
 		} else if (s->state == XR_TCP_FIN_SENT && ack == tcp_snd_nxt(s)) {
 			s->flags |= XR_TCPF_FIN_ACKED;
@@ -630,17 +642,20 @@ static __always_inline int tcp_session_reply(struct xdp_md *ctx)
 		st->ctr[XR_TCP_OUT_OF_ORDER]++;
 		return tcp_reply(ctx, TCP_ACK, tcp_snd_nxt(s), s->rcv_nxt) ? XDP_DROP : XDP_TX;
 	}
-	if (TCP_MQTT && MQTT_SUB_QOS1 && plen &&
-	    s->pa_sent - s->pa_acked + plen / XR_MQTT_QOS1_MIN + 1 > XR_MQTT_PUBACK_RING) {
+	if (TCP_MQTT && MQTT_REPLIES && plen &&
+	    s->pa_sent - s->pa_acked +
+			    plen / (mqtt_cfg.responder ? XR_MQTT_STAMPED_MIN : XR_MQTT_QOS1_MIN) +
+			    1 >
+		    XR_MQTT_REPLY_RING) {
 		/*
-		 * its PUBACKs could overrun the ids the broker has not acknowledged:
+		 * its replies could overrun those the broker has not acknowledged:
 		 * not taken now. So many unacknowledged say one was lost: they go
 		 * again (the broker sends the held segment again when its timer
 		 * fires, a timer that doubles each time, so waiting costs seconds).
 		 */
 		st->ctr[XR_MQTT_HELD]++;
-		s->dupacks = XR_TCP_PUBACKS_DUE;
-		goto pubacks;
+		s->dupacks = XR_TCP_REPLIES_DUE;
+		goto replies;
 	}
 	s->rcv_nxt += plen + fin;
 	if (fin)
@@ -653,30 +668,42 @@ static __always_inline int tcp_session_reply(struct xdp_md *ctx)
 	}
 	if (TCP_MQTT) {
 		struct xr_mqtt_pubacks *ring = NULL;
-		__u32 nacks = 0;
+		struct xr_mqtt_answers *answers = NULL;
+		__u32 nacks = 0, unsent;
 		int why = 0;
 
-		if (MQTT_SUB_QOS1) {
-			/*
-			 * checked here, not in bpf_loop's body: a maybe-NULL ring
-			 * there split every state the verifier walked in two
-			 */
+		/*
+		 * checked here, not in bpf_loop's body: a maybe-NULL ring there
+		 * split every state the verifier walked in two
+		 */
+		if (MQTT_REPLIES && mqtt_cfg.responder) {
+			answers = bpf_map_lookup_elem(&mqtt_answers, &slot);
+			if (!answers)
+				return XDP_DROP;
+		} else if (MQTT_REPLIES) {
 			ring = bpf_map_lookup_elem(&mqtt_pubacks, &slot);
 			if (!ring)
 				return XDP_DROP;
 		}
-		if (plen && mqtt_read(ctx, s, st, sc->head, 14 + 20 + doff, plen, &why, sc->seg,
-				      ring, &nacks) < 0) {
+		if (plen && mqtt_read(ctx, s, st, sc->head, 14 + 20 + doff, plen, &why, ring,
+				      answers, &nacks) < 0) {
 			tcp_done(s, st, why);
 			return tcp_reply(ctx, TCP_RST | TCP_ACK, tcp_snd_nxt(s), s->rcv_nxt) ?
 				       XDP_DROP :
 				       XDP_TX;
 		}
-		if (nacks || s->dupacks == XR_TCP_PUBACKS_DUE) {
-			/* the deliveries' PUBACKs, on the ACK of their segment */
+		/* in_flight: a replying subscriber's replies not sent yet (tcp_replies_send) */
+		if (MQTT_REPLIES && s->state == XR_TCP_RESPONSE) {
+			s->in_flight += nacks;
+			unsent = s->in_flight;
+		} else {
+			unsent = nacks;
+		}
+		if (unsent || s->dupacks == XR_TCP_REPLIES_DUE) {
+			/* the deliveries' replies, on the ACK of their segment */
 			if (nacks && s->pa_sent - nacks == s->pa_acked)
 				s->t_sent = bpf_ktime_get_ns();
-			st->ctr[XR_MQTT_PUBACKS] += nacks;
+			st->ctr[XR_MQTT_REPLIES] += nacks;
 			if (fin) {
 				tcp_done(s, st, XR_TCP_CLOSED_EARLY);
 				return tcp_reply(ctx, TCP_RST | TCP_ACK, tcp_snd_nxt(s),
@@ -685,9 +712,9 @@ static __always_inline int tcp_session_reply(struct xdp_md *ctx)
 					       XDP_TX;
 			}
 			/* or from the lost one on, these with it as far as a segment takes */
-			pa_from = s->pa_sent - nacks;
-			pa_want = nacks;
-			goto pubacks;
+			pa_from = s->pa_sent - unsent;
+			pa_want = unsent;
+			goto replies;
 		}
 		if (tcp_mqtt_answered(s))
 			return tcp_answered(ctx, s, st, sc);
@@ -751,15 +778,17 @@ static __always_inline int tcp_session_reply(struct xdp_md *ctx)
 	}
 	return tcp_reply(ctx, TCP_ACK, tcp_our_seq(s, tcp_req_len(s)), s->rcv_nxt) ? XDP_DROP :
 										     XDP_TX;
-pubacks:
-	/* a QoS-1 subscriber's PUBACKs: a segment's new ones, or again from the first not taken */
-	pa_again = s->dupacks == XR_TCP_PUBACKS_DUE;
+replies:
+	/* a subscriber's replies: a segment's new ones, or again from the first not taken */
+	pa_again = s->dupacks == XR_TCP_REPLIES_DUE;
 	if (pa_again) {
 		s->dupacks = 0;
 		pa_from = s->pa_acked;
 		pa_want = s->pa_sent - s->pa_acked;
 	}
-	if (!tcp_pubacks_send(ctx, s, st, sc, slot, pa_from, pa_want, pa_again))
+	/* as much as the broker's frame can grow to */
+	if (!tcp_replies_send(ctx, s, st, sc, slot, pa_from, pa_want, pa_again,
+			      plen + doff - 20 + XR_TCP_SMALL_SEGMENT))
 		return XDP_TX;
 	return tcp_reply(ctx, TCP_ACK, tcp_snd_nxt(s), s->rcv_nxt) ? XDP_DROP : XDP_TX;
 }

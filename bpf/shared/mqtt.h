@@ -22,9 +22,16 @@
  * A QoS-1 subscription (sub_qos 1): each QoS-1 delivery is answered with a
  * PUBACK of its packet id. Those 4-byte PUBACKs follow request 0 in our
  * stream (PUBACK j at offset first_len + 4 j), and since the broker chose
- * their ids, the ids of the last XR_MQTT_PUBACK_RING are kept per session
+ * their ids, the ids of the last XR_MQTT_REPLY_RING are kept per session
  * (mqtt_pubacks) so that userspace can send again what the broker did not
  * acknowledge. The DISCONNECT and FIN come after the last PUBACK.
+ *
+ * A responder (--subscribe F --answer T): a QoS-0 subscriber that answers each
+ * stamped delivery with a QoS-0 PUBLISH of ans_len bytes to topic T, {c} there
+ * the caller (the stamp's publisher), its payload the delivery's stamp. Its
+ * answers follow request 0 as a QoS-1 subscriber's PUBACKs do (answer j at
+ * offset first_len + ans_len j), their stamps kept in mqtt_answers. PUBACKs
+ * and answers are a subscriber's replies: one per delivery, of a fixed length.
  */
 #ifndef __XR_SHARED_MQTT_H
 #define __XR_SHARED_MQTT_H
@@ -37,6 +44,7 @@
 #define XR_MQTT_DIGITS 10 /* {c} in a client id or topic: the session number, zero-padded */
 #define XR_MQTT_BATCH_MAX 64 /* messages in one burst (the PUBACK bitmap's bits) */
 #define XR_MQTT_NONE 0xffff /* no such field */
+#define XR_MQTT_ANSWER_MAX 64 /* bytes of a responder's answer */
 
 struct xr_mqtt_cfg {
 	__u32 msg_len; /* bytes of one PUBLISH packet */
@@ -48,6 +56,11 @@ struct xr_mqtt_cfg {
 	__u8 version; /* 4: 3.1.1, 5: 5.0 */
 	__u8 subscriber; /* the sessions subscribe and read deliveries */
 	__u8 sub_qos; /* the subscription's QoS: 1, QoS-1 deliveries are PUBACKed */
+	__u8 responder; /* a QoS-0 subscriber that answers each stamped delivery */
+	__u8 ans_len; /* bytes of an answer */
+	__u16 ans_digits_off; /* where the caller's digits are in an answer, or XR_MQTT_NONE */
+	__u8 pad[2];
+	__u8 ans[XR_MQTT_ANSWER_MAX]; /* an answer: PUBLISH, topic, stamp (its last 16 bytes) */
 	/* subscribers: deliveries each waits for, publishers (stamps 0..pubs - 1), subscribers */
 	__u32 sub_expect, pubs, subs;
 };
@@ -65,7 +78,7 @@ struct xr_mqtt_recv {
 
 /*
  * mqtt_pubacks[] (a session's table slot): the packet ids of its PUBACKs
- * j (at pid[j % XR_MQTT_PUBACK_RING]) that the broker may not have
+ * j (at pid[j % XR_MQTT_REPLY_RING]) that the broker may not have
  * acknowledged yet. A segment of deliveries that could bring more PUBACKs
  * than the ring has room for is not taken (XR_MQTT_HELD): the broker sends it
  * again when its timer fires, a timer that doubles each time it is not
@@ -73,11 +86,15 @@ struct xr_mqtt_recv {
  * the ring behind a lost PUBACK and the held segments' backed-off timers left
  * deliveries 6-13 s late (one segment in 30 lost); with 2048, 0.7-0.8 s.
  */
-#define XR_MQTT_PUBACK_RING 2048
-/* The most PUBACKs in one segment of ours (4 bytes each in a 2048-byte buffer) */
-#define XR_MQTT_SEG_PUBACKS 512
+#define XR_MQTT_REPLY_RING 2048
+/* The most replies in one segment of ours (a PUBACK's 4 bytes each in a 2048-byte buffer) */
+#define XR_MQTT_SEG_REPLIES 512
 struct xr_mqtt_pubacks {
-	__u16 pid[XR_MQTT_PUBACK_RING];
+	__u16 pid[XR_MQTT_REPLY_RING];
+};
+/* mqtt_answers[] (a responder's table slot): the stamps its answers j echo, as mqtt_pubacks (32 KiB) */
+struct xr_mqtt_answers {
+	__u8 stamp[XR_MQTT_REPLY_RING][XR_MQTT_STAMP];
 };
 /*
  * A QoS-1 subscriber's unacknowledged PUBACKs go again (as many as a
@@ -88,6 +105,8 @@ struct xr_mqtt_pubacks {
  */
 /* The fewest bytes of a QoS-1 delivery: fixed header 2, topic length 2, a 1-byte topic, packet id 2. */
 #define XR_MQTT_QOS1_MIN 7
+/* The fewest bytes of a stamped delivery: fixed header 2, topic length 2, a 1-byte topic, the stamp. */
+#define XR_MQTT_STAMPED_MIN 21
 
 /* xr_replies_stats.ctr[] past gen tcp's (bpf/shared/tcp.h) */
 enum xr_mqtt_ctr {
@@ -104,9 +123,9 @@ enum xr_mqtt_ctr {
 	XR_MQTT_DELIVERED = 29, /* PUBLISH packets delivered to our subscribers */
 	XR_MQTT_UNSTAMPED = 30, /* deliveries without a stamp (payload under 16 bytes) */
 	XR_MQTT_FOREIGN = 31, /* deliveries stamped by a publisher outside 0..pubs - 1 */
-	XR_MQTT_PUBACKS = 32, /* PUBACKs our subscribers sent (first transmissions) */
+	XR_MQTT_REPLIES = 32, /* PUBACKs or a responder's answers sent (first transmissions) */
 	XR_MQTT_HELD =
-		33, /* segments of deliveries not taken: their PUBACKs would overrun mqtt_pubacks */
+		33, /* segments of deliveries not taken: their replies would overrun the ring */
 };
 
 /* mqtt_reasons[]: what the broker said, by packet and reason code */

@@ -47,10 +47,13 @@ struct xr_mqtt_read_test {
 	struct xr_replies_stats st;
 	__s32 ret; /* mqtt_read's */
 	__s32 why;
-	__u32 nacks; /* the segment's PUBACKs (a QoS-1 subscription): in acks, their ids in ring */
+	/* the segment's replies: a QoS-1 subscriber's PUBACKs' ids in ring, a responder's stamps in answers */
+	__u32 nacks;
+	__u32 fill_from, fill_n; /* xr_mqtt_fill_test: replies fill_from .. + fill_n - 1 into seg */
 	__u8 buf[XR_TCP_READ_MAX];
-	__u8 acks[2048];
+	__u8 seg[2048];
 	struct xr_mqtt_pubacks ring;
+	struct xr_mqtt_answers answers;
 };
 
 #endif /* __XR_SHARED_SELFTEST_H */

@@ -148,7 +148,8 @@ struct xr_tcp_session {
 		__u16 status; /* response k's HTTP status */
 		__u16 mq_payload_at; /* a delivery: where its payload starts in the body (0: unknown yet) */
 	};
-	__u16 in_flight; /* bytes of request k sent past acked */
+	__u16 in_flight; /* bytes of request k sent past acked (a replying subscriber's
+			  * RESPONSE: its replies not sent yet) */
 	__u8 retries; /* timeouts since the server last acknowledged something new (user/proto/tcp/) */
 	/* where the reading of the server's answer is: the protocol's own */
 	union {

@@ -509,7 +509,7 @@ done:
 				strerror(-err));
 			return XR_EXIT_ENV;
 		}
-		printf("selftest mqtt deliveries: %llu subscriber streams (3.1.1 and 5.0) in %llu "
+		printf("selftest mqtt deliveries: %llu subscriber streams (QoS-1 subscribers and responders, 3.1.1 and 5.0) in %llu "
 		       "segments, %llu mismatches\n",
 		       (unsigned long long)cases, (unsigned long long)checked,
 		       (unsigned long long)m_mis);

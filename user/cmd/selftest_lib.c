@@ -279,9 +279,13 @@ struct mq_case {
 		uint8_t seen[MQ_SEQ_MAX / 8];
 	} *pair;
 	uint64_t unstamped, foreign;
+	bool responder; /* QoS-0 deliveries, the stamped ones answered */
 	/* the QoS-1 deliveries' packet ids, in order: what the PUBACKs must say */
 	uint16_t pid[MQ_DELIVERIES];
 	uint32_t npid;
+	/* a responder's: the stamped deliveries' stamps, in order: what the answers echo */
+	uint8_t stamp[MQ_DELIVERIES][XR_MQTT_STAMP];
+	uint32_t nstamp;
 };
 
 static void mq_varint(uint8_t *b, size_t *len, uint32_t v)
@@ -365,7 +369,7 @@ static void mq_random_stream(struct mq_case *k, uint8_t *b, uint64_t (*rnd)(void
 	for (uint32_t d = 0; d < k->deliveries; d++) {
 		uint32_t pub = rnd() % (k->pubs + (rnd() % 10 ? 0 : 3)), seq = 0, topic, props = 0,
 			 payload, at;
-		bool far = rnd() % 60 == 0, qos1 = rnd() % 2;
+		bool far = rnd() % 60 == 0, qos1 = !k->responder && rnd() % 2;
 
 		topic = far ? 65530 : rnd() % 4 ? 1 + rnd() % 40 : rnd() % 700;
 		if (v5) {
@@ -409,6 +413,8 @@ static void mq_random_stream(struct mq_case *k, uint8_t *b, uint64_t (*rnd)(void
 				k->foreign++;
 			else
 				mq_reference_book(k, pub, seq);
+			if (k->responder)
+				memcpy(k->stamp[k->nstamp++], body + at, XR_MQTT_STAMP);
 		} else {
 			k->unstamped++;
 		}
@@ -572,12 +578,66 @@ int selftest_http(uint64_t cases, uint64_t (*rnd)(void), uint64_t *checked, uint
 	return err;
 }
 
+/* A responder's answer template (res/{c}/x, as gen mqtt --answer builds it) into cfg; 0 or -errno */
+static int mq_responder_cfg(struct xr_mqtt_cfg *cfg)
+{
+	struct mqtt_stream_opts o = { .client_id = "r{c}",
+				      .subscribe = "req/+",
+				      .answer = "res/{c}/x",
+				      .version = cfg->version };
+	struct xr_mqtt_cfg built;
+	uint8_t *connect, *burst;
+	size_t clen, blen;
+	int err = mqtt_stream_build(&o, &connect, &clen, &burst, &blen, &built);
+
+	if (err)
+		return err;
+	free(connect);
+	free(burst);
+	cfg->responder = 1;
+	cfg->ans_len = built.ans_len;
+	cfg->ans_digits_off = built.ans_digits_off;
+	memcpy(cfg->ans, built.ans, sizeof(cfg->ans));
+	return 0;
+}
+
+/*
+ * The replies [from, from + n) of a segment (PUBACKs from their ids, answers
+ * from their stamps in the ring) written by XDP's fill (xr_mqtt_fill_test)
+ * against userspace's mqtt_reply_write: NULL, or what differs.
+ */
+static const char *mq_check_fill(struct selftest_bpf *skel, const struct xr_mqtt_cfg *cfg,
+				 struct xr_mqtt_read_test *t, uint32_t from, uint32_t n,
+				 uint8_t *frame, int *err)
+{
+	uint32_t len = cfg->responder ? cfg->ans_len : 4;
+	uint8_t want[XR_MQTT_ANSWER_MAX];
+	LIBBPF_OPTS(bpf_test_run_opts, topts, .data_in = frame, .data_size_in = 64, .repeat = 1);
+
+	if (n > XR_TCP_PAYLOAD_MAX / len)
+		n = XR_TCP_PAYLOAD_MAX / len;
+	t->fill_from = from;
+	t->fill_n = n;
+	memset(t->seg, 0xa5, sizeof(t->seg));
+	*err = test_prog_run(skel->maps.mqtt_read_test, skel->progs.xr_mqtt_fill_test, t, &topts);
+	for (uint32_t j = 0; !*err && j < n; j++) {
+		uint32_t at = (from + j) % XR_MQTT_REPLY_RING;
+
+		mqtt_reply_write(cfg, t->answers.stamp[at], t->ring.pid[at], want);
+		if (memcmp(t->seg + len * j, want, len))
+			return cfg->responder ? "an answer's bytes" : "a PUBACK's bytes";
+	}
+	return NULL;
+}
+
 /*
  * Cases of random subscriber streams (3.1.1 and 5.0: properties of 0 to 20,000
  * bytes, topics of up to 700 bytes and some whose payload starts past 65,535,
  * payloads with and without stamps, repeats, gaps and late deliveries) read by
  * the XDP reader in random segments: its counters and per-pair books against
- * the reference's.
+ * the reference's; a QoS-1 subscriber's PUBACKs (the deliveries' ids in its
+ * ring) and a responder's answers (the stamps in its ring), and the segment
+ * XDP writes of them, against userspace's.
  */
 int selftest_mqtt_deliveries(uint64_t cases, uint64_t (*rnd)(void), uint64_t *checked,
 			     uint64_t *mismatches)
@@ -589,32 +649,41 @@ int selftest_mqtt_deliveries(uint64_t cases, uint64_t (*rnd)(void), uint64_t *ch
 	struct xr_mqtt_recv zero_recv = {};
 	int err = 0;
 
-	/* one load per version (a load maps the reply handlers' maps: tens of MiB) */
-	for (uint8_t version = 4; version <= 5 && !err; version++) {
+	/*
+	 * one load per kind: QoS-1 subscribers and responders of 3.1.1 and 5.0
+	 * (a load maps the reply handlers' maps: tens of MiB)
+	 */
+	for (uint32_t kind = 0; kind < 4 && !err; kind++) {
+		uint8_t version = 4 + kind % 2;
+		bool responder = kind >= 2;
 		struct xr_mqtt_cfg cfg = { .subscriber = 1,
-					   .sub_qos = 1,
+					   .sub_qos = !responder,
 					   .version = version,
 					   .pubs = pubs,
 					   .subs = subs,
 					   .sub_expect = MQ_DELIVERIES };
-		struct selftest_bpf *skel = selftest_bpf__open();
+		struct selftest_bpf *skel;
 
+		if (responder && (err = mq_responder_cfg(&cfg)))
+			break;
+		skel = selftest_bpf__open();
 		if (!skel)
 			return -errno;
 		skel->rodata->mqtt_cfg = cfg;
 		err = bpf_map__set_max_entries(skel->maps.mqtt_recv, pubs * subs) ?:
 			      selftest_bpf__load(skel);
-		for (uint64_t c = version - 4; !err && c < cases; c += 2) {
+		for (uint64_t c = kind; !err && c < cases; c += 4) {
 			struct mq_case k = { .version = version,
 					     .pubs = pubs,
 					     .subs = subs,
 					     .c32 = rnd(),
-					     .deliveries = MQ_DELIVERIES };
+					     .deliveries = MQ_DELIVERIES,
+					     .responder = responder };
 			uint32_t mss = rnd() % 2 ? XR_TCP_PAYLOAD_MAX :
 						   1 + rnd() % XR_TCP_PAYLOAD_MAX;
 			const char *why = NULL;
 			size_t pos = 0;
-			uint32_t acked = 0;
+			uint32_t replied = 0, want_replies;
 
 			k.pair = calloc(pubs * subs, sizeof(*k.pair));
 			if (!k.pair) {
@@ -622,6 +691,7 @@ int selftest_mqtt_deliveries(uint64_t cases, uint64_t (*rnd)(void), uint64_t *ch
 				break;
 			}
 			mq_random_stream(&k, stream, rnd);
+			want_replies = responder ? k.nstamp : k.npid;
 			for (uint32_t i = 0; i < pubs * subs && !err; i++)
 				if (bpf_map_update_elem(bpf_map__fd(skel->maps.mqtt_recv), &i,
 							&zero_recv, 0))
@@ -640,24 +710,28 @@ int selftest_mqtt_deliveries(uint64_t cases, uint64_t (*rnd)(void), uint64_t *ch
 				memset(frame, 0, 14);
 				memcpy(frame + 14, stream + pos, seg);
 				topts.data_size_in = 14 + seg;
+				t.nacks = 0;
 				err = test_prog_run(skel->maps.mqtt_read_test,
 						    skel->progs.xr_mqtt_read_test, &t, &topts);
 				pos += seg;
 				(*checked)++;
-				/* the segment's PUBACKs, and their ids in the ring from pa_sent on */
+				/* the segment's replies: their ids or stamps in the ring from pa_sent on */
 				for (uint32_t i = 0; !err && !why && i < t.nacks; i++) {
-					uint16_t want = acked + i < k.npid ? k.pid[acked + i] : 0;
-					uint32_t at =
-						(t.s.pa_sent - t.nacks + i) % XR_MQTT_PUBACK_RING;
+					uint32_t r = replied + i, at = (t.s.pa_sent - t.nacks + i) %
+								       XR_MQTT_REPLY_RING;
 
-					if (acked + i >= k.npid || t.acks[4 * i] != 0x40 ||
-					    t.acks[4 * i + 1] != 2 ||
-					    (t.acks[4 * i + 2] << 8 | t.acks[4 * i + 3]) != want)
-						why = "a PUBACK";
-					else if (t.ring.pid[at] != want)
-						why = "a PUBACK's id in the ring";
+					if (r >= want_replies)
+						why = "a reply too many";
+					else if (responder ? memcmp(t.answers.stamp[at], k.stamp[r],
+								    XR_MQTT_STAMP) :
+							     t.ring.pid[at] != k.pid[r])
+						why = responder ? "an answer's stamp in the ring" :
+								  "a PUBACK's id in the ring";
 				}
-				acked += t.nacks;
+				if (!err && !why && t.nacks)
+					why = mq_check_fill(skel, &cfg, &t, t.s.pa_sent - t.nacks,
+							    t.nacks, frame, &err);
+				replied += t.nacks;
 				if (why)
 					break;
 				if (t.ret < 0)
@@ -671,8 +745,9 @@ int selftest_mqtt_deliveries(uint64_t cases, uint64_t (*rnd)(void), uint64_t *ch
 
 				if (ct[XR_MQTT_CONNACKED] != 1 || ct[XR_MQTT_SUBACKED] != 1)
 					why = "CONNACK or SUBACK not read";
-				else if (acked != k.npid)
-					why = "PUBACKs for the QoS-1 deliveries";
+				else if (replied != want_replies)
+					why = responder ? "answers for the stamped deliveries" :
+							  "PUBACKs for the QoS-1 deliveries";
 				else if (ct[XR_MQTT_DELIVERED] != k.deliveries)
 					why = "deliveries counted";
 				else if (ct[XR_MQTT_UNSTAMPED] != k.unstamped)
@@ -695,10 +770,10 @@ int selftest_mqtt_deliveries(uint64_t cases, uint64_t (*rnd)(void), uint64_t *ch
 			}
 			if (why && ++*mismatches <= 5)
 				fprintf(stderr,
-					"selftest mqtt deliveries: case %llu (MQTT %s, %zu bytes, "
+					"selftest mqtt deliveries: case %llu (MQTT %s%s, %zu bytes, "
 					"segments up to %u): %s at byte %zu\n",
 					(unsigned long long)c, version == 5 ? "5.0" : "3.1.1",
-					k.len, mss, why, pos);
+					responder ? ", a responder" : "", k.len, mss, why, pos);
 			free(k.pair);
 		}
 		selftest_bpf__destroy(skel);

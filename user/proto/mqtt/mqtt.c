@@ -33,6 +33,7 @@ enum {
 	O_BURST,
 	O_SUBSCRIBE,
 	O_PUBLISHERS,
+	O_ANSWER,
 };
 
 struct mqtt {
@@ -58,6 +59,7 @@ static const struct option mqtt_opts[] = {
 	{ "burst", required_argument, NULL, O_BURST },
 	{ "subscribe", required_argument, NULL, O_SUBSCRIBE },
 	{ "publishers", required_argument, NULL, O_PUBLISHERS },
+	{ "answer", required_argument, NULL, O_ANSWER },
 	{},
 };
 
@@ -118,6 +120,7 @@ static int mqtt_opt(void *st, int id, const char *arg, const struct send_opts *s
 		m->burst_set = true;
 		break;
 	case O_SUBSCRIBE: m->so.subscribe = arg; break;
+	case O_ANSWER: m->so.answer = arg; break;
 	case O_PUBLISHERS:
 		if (cli_count(so->cmd, "publishers", arg, &m->publishers))
 			return XR_EXIT_USAGE;
@@ -173,6 +176,18 @@ static int mqtt_check_subscriber(struct mqtt *m, const struct send_opts *so)
 	if (!m->publishers)
 		return cli_usage_error(so->cmd, "--subscribe needs --publishers N: the publishers' "
 						"--count, whose stamps (0 to N-1) it books");
+	if (m->so.answer) {
+		const char *c = strstr(m->so.answer, "{c}");
+
+		if (m->so.qos)
+			return cli_usage_error(so->cmd,
+					       "--answer: a responder subscribes and answers at "
+					       "QoS 0 (no --qos 1 for now)");
+		if (!m->so.answer[0] || strpbrk(m->so.answer, "#+") || (c && strstr(c + 1, "{c}")))
+			return cli_usage_error(so->cmd,
+					       "--answer: a topic name, {c} (the caller) at most "
+					       "once, no wildcards");
+	}
 	if (!so->count || so->concurrency || so->duration_ns)
 		return cli_usage_error(so->cmd,
 				       "--subscribe needs --count (subscribers), without "
@@ -201,6 +216,8 @@ static int mqtt_check(void *st, const struct send_opts *so)
 		return cli_usage_error(so->cmd, "sessions are IPv4 only for now");
 	if (m->so.subscribe)
 		return mqtt_check_subscriber(m, so);
+	if (m->so.answer)
+		return cli_usage_error(so->cmd, "--answer goes with --subscribe (a responder)");
 	if (m->publishers)
 		return cli_usage_error(so->cmd, "--publishers goes with --subscribe");
 	if (mqtt_check_connect(m, so, "xr-{c}", 60))
@@ -459,8 +476,16 @@ static void mqtt_report_subscribers(struct mqtt *m, const struct engine_result *
 				"  QoS-1 subscription: %llu PUBACKs sent; %llu segments of "
 				"deliveries held back until the broker took earlier PUBACKs; "
 				"their ids kept in %.1f MiB\n",
-				(unsigned long long)c[XR_MQTT_PUBACKS],
+				(unsigned long long)c[XR_MQTT_REPLIES],
 				(unsigned long long)c[XR_MQTT_HELD], t->pubacks_sz / 1048576.0);
+		if (t->mqtt.responder)
+			fprintf(human,
+				"  responder: %llu answers sent to %s (%u B each, the request's "
+				"stamp); %llu segments of requests held back until the broker "
+				"took earlier answers; their stamps kept in %.1f MiB\n",
+				(unsigned long long)c[XR_MQTT_REPLIES], m->so.answer,
+				t->mqtt.ans_len, (unsigned long long)c[XR_MQTT_HELD],
+				t->answers_sz / 1048576.0);
 		if (t->deliver.hist)
 			replies_hist_line(human, "publish to delivery", &t->deliver);
 	}
@@ -475,6 +500,8 @@ static void mqtt_report_subscribers(struct mqtt *m, const struct engine_result *
 	mqtt_reasons(t, XR_MQTT_WHY_SUBACK, NULL, j, "sub_refused_by_code");
 	json_str(j, "filter", m->so.subscribe);
 	json_u64(j, "qos", t->mqtt.sub_qos);
+	if (m->so.answer)
+		json_str(j, "answer_topic", m->so.answer);
 	json_close(j, '}');
 	json_open(j, "deliveries", '{');
 	json_u64(j, "expected", d.expected);
@@ -485,9 +512,11 @@ static void mqtt_report_subscribers(struct mqtt *m, const struct engine_result *
 	json_u64(j, "reordered", d.reordered);
 	json_u64(j, "unstamped", c[XR_MQTT_UNSTAMPED]);
 	json_u64(j, "foreign", c[XR_MQTT_FOREIGN]);
-	json_u64(j, "pubacks_sent", c[XR_MQTT_PUBACKS]);
+	json_u64(j, "pubacks_sent", t->mqtt.responder ? 0 : c[XR_MQTT_REPLIES]);
+	json_u64(j, "answers_sent", t->mqtt.responder ? c[XR_MQTT_REPLIES] : 0);
 	json_u64(j, "held", c[XR_MQTT_HELD]);
 	json_u64(j, "puback_ids_bytes", t->pubacks_sz);
+	json_u64(j, "answer_stamps_bytes", t->answers_sz);
 	json_u64(j, "publishers", t->mqtt.pubs);
 	json_u64(j, "per_publisher_messages", m->messages);
 	json_u64(j, "publishers_complete", d.pubs_complete);
@@ -664,6 +693,11 @@ const struct xr_proto proto_mqtt = {
 		"                        another interface (one XDP program per interface), with\n"
 		"                        a --wait that outlasts the publishers\n"
 		"      --publishers N    with --subscribe: the publishers' --count\n"
+		"      --answer T        with --subscribe: a responder, the other end of calls:\n"
+		"                        each stamped delivery (a request) is answered at QoS 0\n"
+		"                        on topic T, {c} the caller (the stamp's publisher,\n"
+		"                        e.g. res/{c}), its payload the request's 16-byte stamp,\n"
+		"                        from XDP (32 KiB of stamps a session)\n"
 		"  --count is sessions (connections), --pps new sessions per second; each one\n"
 		"  publishes as fast as the broker answers. Every message asked is taken by the\n"
 		"  broker (PUBACK, or read before the PINGRESP), refused with its reason code (5.0),\n"

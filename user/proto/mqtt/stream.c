@@ -179,6 +179,59 @@ static void mqtt_publish(const struct mqtt_stream_opts *o, uint32_t i, struct mq
 		put_u8(b, j < XR_MQTT_STAMP ? 0 : 'a' + j % 26);
 }
 
+/*
+ * A responder's answer, the same for every request but its digits and stamp:
+ * PUBLISH QoS 0 to the answer topic ({c} as zeros), (5.0) no properties, the
+ * stamp's 16 bytes last.
+ */
+static int mqtt_answer_template(const struct mqtt_stream_opts *o, struct xr_mqtt_cfg *cfg)
+{
+	uint8_t tmp[XR_MQTT_ANSWER_MAX + 8];
+	struct mq_buf b = { .p = tmp, .cap = XR_MQTT_ANSWER_MAX };
+	size_t tlen = strlen(o->answer) + (strstr(o->answer, "{c}") ? XR_MQTT_DIGITS - 3 : 0);
+	uint16_t digits;
+
+	put_u8(&b, 0x30);
+	put_varint(&b, 2 + tlen + (o->version == 5) + XR_MQTT_STAMP);
+	put_template(&b, o->answer, &digits);
+	if (o->version == 5)
+		put_u8(&b, 0);
+	for (int i = 0; i < XR_MQTT_STAMP; i++)
+		put_u8(&b, 0);
+	if (b.over) {
+		pr_warn("--answer: an answer to '%s' would be more than %u bytes\n", o->answer,
+			XR_MQTT_ANSWER_MAX);
+		return -EINVAL;
+	}
+	memcpy(cfg->ans, tmp, b.len);
+	cfg->ans_len = b.len;
+	cfg->ans_digits_off = digits;
+	cfg->responder = 1;
+	return 0;
+}
+
+size_t mqtt_reply_write(const struct xr_mqtt_cfg *cfg, const uint8_t *stamp, uint16_t pid,
+			uint8_t *out)
+{
+	char digits[XR_MQTT_DIGITS + 1];
+	uint32_t caller;
+
+	if (!cfg->responder) {
+		out[0] = 0x40;
+		out[1] = 2;
+		out[2] = pid >> 8;
+		out[3] = pid;
+		return 4;
+	}
+	memcpy(out, cfg->ans, cfg->ans_len);
+	caller = (uint32_t)stamp[0] << 24 | stamp[1] << 16 | stamp[2] << 8 | stamp[3];
+	snprintf(digits, sizeof(digits), "%0*u", XR_MQTT_DIGITS, caller);
+	if (cfg->ans_digits_off != XR_MQTT_NONE)
+		memcpy(out + cfg->ans_digits_off, digits, XR_MQTT_DIGITS);
+	memcpy(out + cfg->ans_len - XR_MQTT_STAMP, stamp, XR_MQTT_STAMP);
+	return cfg->ans_len;
+}
+
 int mqtt_stream_build(const struct mqtt_stream_opts *o, uint8_t **connect, size_t *connect_len,
 		      uint8_t **burst, size_t *burst_len, struct xr_mqtt_cfg *cfg)
 {
@@ -201,6 +254,8 @@ int mqtt_stream_build(const struct mqtt_stream_opts *o, uint8_t **connect, size_
 		goto fail;
 	if (o->subscribe) {
 		err = mqtt_subscribe(o, &c);
+		if (!err && o->answer)
+			err = mqtt_answer_template(o, cfg);
 		if (err)
 			goto fail;
 		free(p.p);

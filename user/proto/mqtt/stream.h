@@ -17,6 +17,7 @@ struct mqtt_stream_opts {
 	const char *username, *password; /* NULL: none */
 	const char *topic; /* may hold {c} */
 	const char *subscribe; /* a subscriber's topic filter (NULL: a publisher) */
+	const char *answer; /* a responder's answers' topic, {c} the caller (NULL: not one) */
 	uint8_t version; /* 4 or 5 */
 	uint8_t qos; /* 0 or 1 */
 	bool retain;
@@ -36,6 +37,13 @@ struct mqtt_stream_opts {
  */
 int mqtt_stream_build(const struct mqtt_stream_opts *o, uint8_t **connect, size_t *connect_len,
 		      uint8_t **burst, size_t *burst_len, struct xr_mqtt_cfg *cfg);
+
+/*
+ * A subscriber's reply of cfg (bpf/shared/mqtt.h) into out: a responder's
+ * answer echoing stamp, or a PUBACK of packet id pid. Its length.
+ */
+size_t mqtt_reply_write(const struct xr_mqtt_cfg *cfg, const uint8_t *stamp, uint16_t pid,
+			uint8_t *out);
 
 /* Bytes of each PUBLISH of the burst. */
 size_t mqtt_message_len(const struct mqtt_stream_opts *o);

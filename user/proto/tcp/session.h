@@ -114,6 +114,9 @@ struct tcp {
 	/* QoS-1 subscribers: their PUBACKs' ids (mqtt_pubacks, mapped), for retransmissions */
 	struct xr_mqtt_pubacks *pubacks;
 	size_t pubacks_sz;
+	/* responders: their answers' stamps (mqtt_answers, mapped), for retransmissions */
+	struct xr_mqtt_answers *answers;
+	size_t answers_sz;
 	struct tcp_resender rs;
 	struct tcp_pump pump;
 };

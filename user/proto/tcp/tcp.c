@@ -30,6 +30,7 @@
 #include "proto/proto.h"
 #include "proto/syn/handshake.h"
 #include "proto/tcp/session.h"
+#include "proto/mqtt/stream.h"
 #include "send/opts.h"
 #include "engine/pacer.h"
 #include "engine/replies.h"
@@ -272,10 +273,20 @@ static int tcp_make_request(struct tcp *t, const struct send_opts *so)
 	return 0;
 }
 
-/* gen mqtt's QoS-1 subscribers: their PUBACKs follow request 0 (bpf/shared/mqtt.h) */
-static bool tcp_sub_qos1(const struct tcp *t)
+/*
+ * gen mqtt's replying subscribers (QoS 1, or responders): their replies
+ * follow request 0 (bpf/shared/mqtt.h)
+ */
+static bool tcp_replies(const struct tcp *t)
 {
-	return t->response == XR_TCP_RESP_MQTT && t->mqtt.subscriber && t->mqtt.sub_qos;
+	return t->response == XR_TCP_RESP_MQTT && t->mqtt.subscriber &&
+	       (t->mqtt.sub_qos || t->mqtt.responder);
+}
+
+/* The bytes of one of their replies */
+static uint32_t tcp_reply_len(const struct tcp *t)
+{
+	return t->mqtt.responder ? t->mqtt.ans_len : 4;
 }
 
 static int tcp_before_load(void *ctx, struct gen_bpf *skel, const struct engine_opts *o)
@@ -287,8 +298,9 @@ static int tcp_before_load(void *ctx, struct gen_bpf *skel, const struct engine_
 	return bpf_map__set_max_entries(skel->maps.tcp_sessions, t->table)	       ?:
 		       bpf_map__set_max_entries(skel->maps.tcp_pump, XR_TCP_PUMP_RING) ?:
 		       bpf_map__set_max_entries(skel->maps.mqtt_recv, t->mqtt.subscriber ? t->mqtt.subs * t->mqtt.pubs : 1) ?:
-		       bpf_map__set_max_entries(skel->maps.mqtt_pubacks,
-						tcp_sub_qos1(t) ? t->table : 1);
+		       bpf_map__set_max_entries(skel->maps.mqtt_pubacks, tcp_replies(t) && !t->mqtt.responder ? t->table : 1) ?:
+		       bpf_map__set_max_entries(skel->maps.mqtt_answers,
+						t->mqtt.responder ? t->table : 1);
 }
 
 static int tcp_after_load(void *ctx, struct gen_bpf *skel, const struct engine_opts *o)
@@ -311,9 +323,11 @@ static int tcp_after_load(void *ctx, struct gen_bpf *skel, const struct engine_o
 	t->skel = skel;
 	t->sessions = engine_map_mmap(skel->maps.tcp_sessions, &t->sessions_sz);
 	t->rs.ts = engine_map_mmap(skel->maps.send_ts, &t->rs.ts_sz);
-	if (tcp_sub_qos1(t))
+	if (tcp_replies(t) && !t->mqtt.responder)
 		t->pubacks = engine_map_mmap(skel->maps.mqtt_pubacks, &t->pubacks_sz);
-	if (!err && (!t->sessions || (tcp_sub_qos1(t) && !t->pubacks)))
+	if (t->mqtt.responder)
+		t->answers = engine_map_mmap(skel->maps.mqtt_answers, &t->answers_sz);
+	if (!err && (!t->sessions || (tcp_replies(t) && !t->pubacks && !t->answers)))
 		err = -ENOMEM;
 	return err;
 }
@@ -351,8 +365,8 @@ static uint32_t tcp_request_seq(const struct tcp *t, const struct xr_tcp_session
 {
 	uint32_t seq = s->isn + 1 + off;
 
-	if (tcp_sub_qos1(t))
-		seq += 4 * s->pa_sent;
+	if (tcp_replies(t))
+		seq += tcp_reply_len(t) * s->pa_sent;
 	if (s->k)
 		seq += t->first_len + (uint32_t)(s->k - 1) * t->req_len;
 	return seq;
@@ -377,34 +391,36 @@ size_t tcp_request_segment(const struct tcp *t, const struct xr_tcp_session *s, 
 }
 
 /*
- * A QoS-1 subscriber's PUBACKs from the first the broker did not acknowledge
- * (as many as a segment, the window and the ring take), from their ids in
- * mqtt_pubacks: the segment into f, its length, or 0.
+ * A replying subscriber's PUBACKs or answers from the first the broker did
+ * not acknowledge (as many as a segment, the window and the ring take), from
+ * their ids in mqtt_pubacks or stamps in mqtt_answers: the segment into f,
+ * its length, or 0.
  */
-static size_t tcp_rebuild_pubacks(const struct tcp *t, const struct xr_tcp_session *s, uint8_t *f)
+static size_t tcp_rebuild_replies(const struct tcp *t, const struct xr_tcp_session *s, uint8_t *f)
 {
-	const struct xr_mqtt_pubacks *ring = &t->pubacks[s->tkey & (t->table - 1)];
-	uint32_t n = s->pa_sent - s->pa_acked,
+	uint32_t slot = s->tkey & (t->table - 1), len = tcp_reply_len(t),
+		 n = s->pa_sent - s->pa_acked,
 		 mss = s->mss < XR_TCP_PAYLOAD_MAX ? s->mss : XR_TCP_PAYLOAD_MAX;
 
-	if (n > XR_MQTT_PUBACK_RING)
+	if (n > XR_MQTT_REPLY_RING || !len)
 		return 0;
-	if (n > mss / 4)
-		n = mss / 4;
-	if (n > s->wnd / 4u)
-		n = s->wnd / 4u;
+	if (n > mss / len)
+		n = mss / len;
+	if (n > s->wnd / len)
+		n = s->wnd / len;
 	for (uint32_t j = 0; j < n; j++) {
-		uint16_t pid = ring->pid[(s->pa_acked + j) % XR_MQTT_PUBACK_RING];
-		uint8_t *p = f + 54 + 4 * j;
+		uint32_t at = (s->pa_acked + j) % XR_MQTT_REPLY_RING;
 
-		p[0] = 0x40;
-		p[1] = 2;
-		put16(p + 2, pid);
+		if (t->answers)
+			mqtt_reply_write(&t->mqtt, t->answers[slot].stamp[at], 0, f + 54 + len * j);
+		else
+			mqtt_reply_write(&t->mqtt, NULL, t->pubacks[slot].pid[at],
+					 f + 54 + len * j);
 	}
 	if (!n)
 		return 0;
-	return tcp_segment_headers(t, s->tkey, s->isn + 1 + t->first_len + 4 * s->pa_acked,
-				   s->rcv_nxt, 0x10 | 0x08, 4 * n, f);
+	return tcp_segment_headers(t, s->tkey, s->isn + 1 + t->first_len + len * s->pa_acked,
+				   s->rcv_nxt, 0x10 | 0x08, len * n, f);
 }
 
 /*
@@ -417,7 +433,7 @@ static size_t tcp_rebuild(const struct tcp *t, const struct xr_tcp_session *s, u
 	uint32_t plen, rlen = s->k ? t->req_len : t->first_len;
 
 	if (s->state == XR_TCP_RESPONSE)
-		return tcp_sub_qos1(t) ? tcp_rebuild_pubacks(t, s, f) : 0;
+		return tcp_replies(t) ? tcp_rebuild_replies(t, s, f) : 0;
 
 	if (s->state == XR_TCP_REQUEST) {
 		plen = rlen - s->acked;
@@ -452,7 +468,7 @@ static void tcp_resend_pass(struct tcp *t)
 		size_t len;
 
 		if (live->state != XR_TCP_REQUEST && live->state != XR_TCP_FIN_SENT &&
-		    !(live->state == XR_TCP_RESPONSE && tcp_sub_qos1(t)))
+		    !(live->state == XR_TCP_RESPONSE && tcp_replies(t)))
 			continue;
 		/* a copy: XDP may change it meanwhile; at worst a segment goes once too often */
 		memcpy(&s, live, sizeof(s));
@@ -754,6 +770,9 @@ static void tcp_close(void *ctx)
 	if (t->pubacks)
 		munmap(t->pubacks, t->pubacks_sz);
 	t->pubacks = NULL;
+	if (t->answers)
+		munmap(t->answers, t->answers_sz);
+	t->answers = NULL;
 	t->rs.ts = NULL;
 	t->sessions = NULL;
 	t->skel = NULL;
@@ -804,7 +823,15 @@ int tcp_sessions_build(struct tcp *t, const struct send_opts *so, const struct i
 		planned = 8.0 * so->concurrency;
 	if (ta.tuples && planned > ta.tuples)
 		planned = ta.tuples;
-	t->table = next_pow2(planned < 1024 ? 1024 : planned);
+	/*
+	 * session c's slot is its (source, port) pair's number + 1; a
+	 * responder's slots hold 32 KiB of stamps each: as many as it has
+	 * sessions, not the usual 1,024 at least
+	 */
+	if (t->mqtt.responder)
+		t->table = next_pow2(planned + 1);
+	else
+		t->table = next_pow2(planned < 1024 ? 1024 : planned);
 	t->cfg = (struct xr_tcp_cfg){ .isn_base = isn.base,
 				      .isn_inv = isn.inv,
 				      .req_len = t->req_len,
