@@ -391,6 +391,48 @@ test_mqtt_responder_answers() {
 	expect_eq "$(grep -c 'protocol error' "$MQ_DIR/mosquitto.log")" 0 "protocol errors in the broker's log"
 }
 
+# Sync and async calls through Mosquitto: callers in XDP publish stamped requests on req/{c} and wait
+# for their answers on res/{c}, which the responder in XDP sends: every call answered once, in order
+test_mqtt_calls() {
+	bed --senders 2
+	mosquitto_start
+	for i in 0 1; do peer_xdp_start "$i"; done
+	xsub_start 1 1 --subscribe 'req/+' --answer 'res/{c}' --client-id 'resp-{c}' \
+		--publishers 40 --messages 50 --wait 40s
+	local resp=$XSUB_PID
+	# sync: 20 callers x 50 calls, one at a time
+	mqtt_gen --username "$MQ_USER" --password "$MQ_PASS" --topic 'req/{c}' --await 'res/{c}' \
+		--payload 16 --messages 50 --pps 1000 --count 20 --wait 30s ||
+		fail "gen mqtt (sync calls) exited $?: $(cat "$WORK/out")"
+	cat "$WORK/out"
+	cp "$WORK/g.json" "$WORK/sync.json"
+	# async: 20 more callers x 50 calls, 10 at a time
+	mqtt_gen --username "$MQ_USER" --password "$MQ_PASS" --topic 'req/{c}' --await 'res/{c}' \
+		--payload 64 --messages 50 --burst 10 --first-seq 20 --pps 1000 --count 20 --wait 30s ||
+		fail "gen mqtt (async calls) exited $?: $(cat "$WORK/out")"
+	cat "$WORK/out"
+	wait "$resp" || fail "the responder exited $?: $(cat "$WORK/xsub.1.out")"
+	cat "$WORK/xsub.1.out"
+	for x in sync async; do
+		local g=$WORK/$x.json
+		[ "$x" = async ] && g=$WORK/g.json
+		expect_eq "$(jget "$g" calls.pattern)" "$x" "the pattern ($x)"
+		expect_eq "$(jget "$g" sessions.completed)" 20 "callers completed ($x)"
+		expect_eq "$(jget "$g" calls.asked)" 1000 "calls asked ($x)"
+		expect_eq "$(jget "$g" calls.answered)" 1000 "calls answered ($x)"
+		for k in unanswered not_sent lost duplicated reordered foreign unstamped; do
+			expect_eq "$(jget "$g" "calls.$k")" 0 "calls $k ($x)"
+		done
+		expect_eq "$(jget "$g" calls.callers_complete)" 20 "callers whose every call was answered ($x)"
+		expect_range "$(jget "$g" calls.ms_each)" 0.001 10000 "ms each ($x)"
+	done
+	expect_eq "$(jget "$WORK/g.json" calls.window)" 10 "the async window"
+	expect_eq "$(jget "$WORK/xsub.1.json" deliveries.received)" 2000 "requests the responder received"
+	expect_eq "$(jget "$WORK/xsub.1.json" deliveries.answers_sent)" 2000 "answers sent"
+	deliveries_clean "$WORK/xsub.1.json" " (requests)"
+	expect_eq "$(grep -c 'protocol error' "$MQ_DIR/mosquitto.log")" 0 "protocol errors in the broker's log"
+}
+
 test_mqtt_acl_denied() {
 	bed
 	mosquitto_start
@@ -420,7 +462,9 @@ test_mqtt_bad_input() {
 		"--answer res/{c}" "--subscribe req/+ --publishers 2 --answer res/#" \
 		"--subscribe req/+ --publishers 2 --answer res/{c}{c}" \
 		"--subscribe req/+ --publishers 2 --qos 1 --answer res/{c}" \
-		"--subscribe req/+ --publishers 2 --answer res/{c}/$(printf '%048d' 0)"; do
+		"--subscribe req/+ --publishers 2 --answer res/{c}/$(printf '%048d' 0)" \
+		"--await res/x --payload 16" "--await res/{c} --payload 8" \
+		"--await res/{c} --payload 16 --qos 1" "--await res/{c} --payload 16 --duration 2s"; do
 		# shellcheck disable=SC2086
 		"$XR" gen mqtt -i lo --dst 198.18.0.2 --count 1 $args >"$WORK/out" 2>&1
 		rc=$?

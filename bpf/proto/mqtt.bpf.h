@@ -86,6 +86,25 @@ static __always_inline void mqtt_put(struct mqtt_patch *p, __u32 at, const struc
 	}
 }
 
+/*
+ * bpf_loop's body: digit i of request 0's: the client id's (i < 10), then a
+ * SUBSCRIBE's (a caller's answers); unrolled in line, the two cost the
+ * verifier ~240k instructions more
+ */
+static long mqtt_put_digit(__u32 i, void *data)
+{
+	struct mqtt_patch *p = data;
+	/* not i % 10: the verifier does not bound a remainder */
+	__u32 j = i < XR_MQTT_DIGITS ? i : i - XR_MQTT_DIGITS,
+	      at = i < XR_MQTT_DIGITS ? mqtt_cfg.cid_off : mqtt_cfg.sub_off, ro = at + j;
+
+	if (j >= XR_MQTT_DIGITS)
+		return 1;
+	if (at != XR_MQTT_NONE && ro >= p->off && ro - p->off < p->len)
+		p->seg[(ro - p->off) & 2047] = p->digits.b[j];
+	return 0;
+}
+
 /* bpf_loop's body: message p->first + i of the burst (verified once, not per message) */
 static long mqtt_patch_msg(__u32 i, void *data)
 {
@@ -119,8 +138,7 @@ static __always_inline void mqtt_patch(const struct xr_tcp_session *s, __u8 *seg
 		c /= 10;
 	}
 	if (!s->k) {
-		if (mqtt_cfg.cid_off != XR_MQTT_NONE)
-			mqtt_put(&p, mqtt_cfg.cid_off, &p.digits, XR_MQTT_DIGITS);
+		bpf_loop(2 * XR_MQTT_DIGITS, mqtt_put_digit, &p, 0);
 		return;
 	}
 	if (!mqtt_cfg.msg_len)
@@ -140,8 +158,9 @@ static __always_inline __u32 mqtt_wanted(const struct xr_tcp_session *s)
 	if (mqtt_cfg.subscriber)
 		return 2 + mqtt_cfg.sub_expect; /* CONNACK, SUBACK, the deliveries */
 	if (!s->k)
-		return 1; /* CONNACK */
-	return mqtt_cfg.qos ? mqtt_cfg.batch : 1; /* PUBACKs, or the PINGRESP */
+		return mqtt_cfg.caller ? 2 : 1; /* CONNACK (and a caller's SUBACK) */
+	/* a caller's answers, PUBACKs, or the PINGRESP */
+	return mqtt_cfg.caller || mqtt_cfg.qos ? mqtt_cfg.batch : 1;
 }
 
 static __always_inline void mqtt_why(__u32 cell)
@@ -186,9 +205,10 @@ static __always_inline bool mqtt_stamped(const struct xr_tcp_session *s)
 
 /*
  * A whole delivery: its stamp booked in its (subscriber, publisher) pair,
- * its latency from the stamp's send time timed.
+ * its latency from the stamp's send time timed. True when it was a sequence
+ * number not seen before (a caller's: of its own).
  */
-static __always_inline void mqtt_book(struct xr_tcp_session *s, struct xr_replies_stats *st)
+static __always_inline bool mqtt_book(struct xr_tcp_session *s, struct xr_replies_stats *st)
 {
 	__u32 pub, seq, key, d;
 	struct xr_mqtt_recv *v;
@@ -196,20 +216,30 @@ static __always_inline void mqtt_book(struct xr_tcp_session *s, struct xr_replie
 
 	if (!mqtt_stamped(s)) {
 		st->ctr[XR_MQTT_UNSTAMPED]++;
-		return;
+		return false;
 	}
 	pub = mqtt_be32(s->mq_stamp);
 	seq = mqtt_be32(s->mq_stamp + 4);
 	t = (__u64)mqtt_be32(s->mq_stamp + 8) << 32 | mqtt_be32(s->mq_stamp + 12);
-	if (pub >= mqtt_cfg.pubs || !mqtt_cfg.subs) {
-		st->ctr[XR_MQTT_FOREIGN]++;
-		return;
+	if (mqtt_cfg.caller) {
+		/* its answers are its own: another's is the broker's or the responder's error */
+		if (pub != s->c32 || !mqtt_cfg.pubs) {
+			st->ctr[XR_MQTT_FOREIGN]++;
+			return false;
+		}
+		/* a caller's row: any --first-seq's callers are 0..pubs - 1 apart */
+		key = pub % mqtt_cfg.pubs;
+	} else {
+		if (pub >= mqtt_cfg.pubs || !mqtt_cfg.subs) {
+			st->ctr[XR_MQTT_FOREIGN]++;
+			return false;
+		}
+		key = (s->c32 % mqtt_cfg.subs) * mqtt_cfg.pubs + pub;
 	}
-	key = (s->c32 % mqtt_cfg.subs) * mqtt_cfg.pubs + pub;
 	v = bpf_map_lookup_elem(&mqtt_recv, &key);
 	if (!v) {
 		st->ctr[XR_MQTT_FOREIGN]++;
-		return;
+		return false;
 	}
 	/* one session's segments are read on one CPU at a time: the pair is this session's alone */
 	if (seq >= v->next) {
@@ -221,7 +251,7 @@ static __always_inline void mqtt_book(struct xr_tcp_session *s, struct xr_replie
 		d = v->next - 1 - seq;
 		if (d < 64 && (v->window & (1ULL << d))) {
 			v->dup++;
-			return;
+			return false;
 		}
 		/* older than the window: taken as late, not as a duplicate */
 		if (d < 64)
@@ -231,6 +261,7 @@ static __always_inline void mqtt_book(struct xr_tcp_session *s, struct xr_replie
 	}
 	if (t && t <= bpf_ktime_get_ns())
 		record_hist(&mqtt_deliver_hist, t);
+	return true;
 }
 
 /* A delivery's topic length (its body's first two bytes, once read). */
@@ -277,10 +308,10 @@ static __always_inline void mqtt_delivery_byte(struct xr_tcp_session *s, __u8 b)
 		s->mq_stamp[(at - s->mq_payload_at) & (XR_MQTT_STAMP - 1)] = b;
 }
 
-/* A subscriber's delivery (the body's stamp is all it reads of it) */
+/* A subscriber's delivery, or a caller's answer (the body's stamp is all it reads of it) */
 static __always_inline bool mqtt_is_delivery(const struct xr_tcp_session *s)
 {
-	return mqtt_cfg.subscriber && (s->mq_type & 15) == 3;
+	return (mqtt_cfg.subscriber || mqtt_cfg.caller) && (s->mq_type & 15) == 3;
 }
 
 /* Body bytes from here on that nobody reads: all but the last (a SUBACK's code) skipped whole. */
@@ -316,8 +347,8 @@ static __always_inline long mqtt_packet(struct mqtt_read *r)
 	if (s->resp_got >= mqtt_wanted(s) && !mqtt_is_delivery(s))
 		goto unexpected;
 	switch (type) {
-	case 3: /* PUBLISH: a delivery to a subscriber (after its CONNACK) */
-		if (!mqtt_cfg.subscriber || !s->resp_got)
+	case 3: /* PUBLISH: a delivery to a subscriber or a caller (after its CONNACK) */
+		if (!(mqtt_cfg.subscriber || mqtt_cfg.caller) || (!s->k && !s->resp_got))
 			goto unexpected;
 		if (s->mq_flags & 6) {
 			/* QoS 1, to a QoS-1 subscription, whole up to its packet id: PUBACKed */
@@ -336,10 +367,16 @@ static __always_inline long mqtt_packet(struct mqtt_read *r)
 			s->pa_sent++;
 		}
 		r->st->ctr[XR_MQTT_DELIVERED]++;
-		mqtt_book(s, r->st);
+		/* a caller's before its first request (a retained message): not an answer */
+		if (mqtt_cfg.caller && !s->k)
+			goto unexpected;
+		if (!mqtt_book(s, r->st) && mqtt_cfg.caller)
+			return 0; /* not one of this caller's answers it waits for */
+		if (mqtt_cfg.caller)
+			r->st->ctr[XR_MQTT_ACKED]++;
 		break;
 	case 9: /* SUBACK: packet id, (5.0) properties, one return or reason code: the last byte */
-		if (!mqtt_cfg.subscriber || s->mq_pos < 3)
+		if (!(mqtt_cfg.subscriber || (mqtt_cfg.caller && !s->k)) || s->mq_pos < 3)
 			goto unexpected;
 		rc = s->mq_last;
 		if (rc >= 0x80) {
@@ -377,7 +414,7 @@ static __always_inline long mqtt_packet(struct mqtt_read *r)
 		}
 		break;
 	case 13: /* PINGRESP: the broker read the burst before it */
-		if (!s->k || mqtt_cfg.qos)
+		if (!s->k || mqtt_cfg.qos || mqtt_cfg.caller)
 			goto unexpected;
 		r->st->ctr[XR_MQTT_ACKED] += mqtt_cfg.batch;
 		break;

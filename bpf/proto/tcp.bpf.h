@@ -57,6 +57,8 @@ struct {
 	__type(value, __u64);
 } tcp_first_hist SEC(".maps");
 
+#include "proto/mqtt.bpf.h"
+
 struct tcp_scratch {
 	__u8 head[XR_TCP_READ_MAX]; /* the bytes of a server's segment, to read */
 	__u8 tail[64]; /* the checksum's last partial block */
@@ -69,8 +71,6 @@ struct {
 	__type(key, __u32);
 	__type(value, struct tcp_scratch);
 } tcp_scratch SEC(".maps");
-
-#include "proto/mqtt.bpf.h"
 
 #define TCP_MQTT (tcp_cfg.response == XR_TCP_RESP_MQTT)
 

@@ -32,6 +32,12 @@
  * answers follow request 0 as a QoS-1 subscriber's PUBACKs do (answer j at
  * offset first_len + ans_len j), their stamps kept in mqtt_answers. PUBACKs
  * and answers are a subscriber's replies: one per delivery, of a fixed length.
+ *
+ * Callers (publishers with --await T): request 0 is CONNECT and SUBSCRIBE
+ * to T ({c} their own number) at QoS 0; each burst of B QoS-0 requests, with
+ * no PINGREQ, is answered by the B deliveries on T whose stamps are the
+ * caller's own (a responder's answers): booked in mqtt_recv[c], each timed
+ * from its request's send (the call's round trip).
  */
 #ifndef __XR_SHARED_MQTT_H
 #define __XR_SHARED_MQTT_H
@@ -59,8 +65,10 @@ struct xr_mqtt_cfg {
 	__u8 responder; /* a QoS-0 subscriber that answers each stamped delivery */
 	__u8 ans_len; /* bytes of an answer */
 	__u16 ans_digits_off; /* where the caller's digits are in an answer, or XR_MQTT_NONE */
-	__u8 pad[2];
+	__u8 caller; /* publishers that subscribe to their answers and wait for them (calls) */
+	__u8 pad;
 	__u8 ans[XR_MQTT_ANSWER_MAX]; /* an answer: PUBLISH, topic, stamp (its last 16 bytes) */
+	__u16 sub_off; /* where {c}'s digits are in request 0's SUBSCRIBE, or XR_MQTT_NONE */
 	/* subscribers: deliveries each waits for, publishers (stamps 0..pubs - 1), subscribers */
 	__u32 sub_expect, pubs, subs;
 };

@@ -498,7 +498,7 @@ done:
 			fprintf(stderr, "selftest mqtt: could not run: %s\n", strerror(-err));
 			return XR_EXIT_ENV;
 		}
-		printf("selftest mqtt: %llu segments of CONNECTs and bursts in 5 stream shapes, "
+		printf("selftest mqtt: %llu segments of CONNECTs and bursts in 7 stream shapes (2 of callers), "
 		       "%llu mismatches\n",
 		       (unsigned long long)checked, (unsigned long long)m_mis);
 		mismatches += m_mis;

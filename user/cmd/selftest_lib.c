@@ -258,11 +258,27 @@ int selftest_mqtt(uint64_t cases, uint64_t (*rnd)(void), uint64_t *checked, uint
 		  .payload = 200,
 		  .burst = 64,
 		  .keepalive_s = 60 },
+		/* callers: request 0's SUBSCRIBE holds {c} too */
+		{ .client_id = "caller-{c}",
+		  .topic = "req/{c}",
+		  .await = "res/{c}/answers",
+		  .version = 5,
+		  .payload = 16,
+		  .burst = 10,
+		  .keepalive_s = 60,
+		  .username = "bench" },
+		{ .client_id = "{c}",
+		  .topic = "req/x",
+		  .await = "{c}",
+		  .version = 4,
+		  .payload = 40,
+		  .burst = 1 },
 	};
 	int err = 0;
 
 	for (size_t i = 0; i < sizeof(shapes) / sizeof(shapes[0]) && !err; i++)
-		err = mqtt_patch_cases(&shapes[i], cases / 5 + 1, rnd, checked, mismatches);
+		err = mqtt_patch_cases(&shapes[i], cases / (sizeof(shapes) / sizeof(shapes[0])) + 1,
+				       rnd, checked, mismatches);
 	return err;
 }
 

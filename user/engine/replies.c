@@ -86,6 +86,14 @@ void replies_hist_line(FILE *human, const char *label, const struct engine_repli
 		fmt_duration(hist_max(total, XR_RTT_BUCKETS), d, sizeof(d)));
 }
 
+double replies_hist_quantile_us(const struct engine_replies *r, double q)
+{
+	uint64_t total[XR_RTT_BUCKETS], n;
+
+	hist_total(r, total, &n);
+	return percentile(total, XR_RTT_BUCKETS, n, q) / 1e3;
+}
+
 void replies_hist_json(struct json *j, const char *name, const struct engine_replies *r)
 {
 	uint64_t total[XR_RTT_BUCKETS], n;

@@ -13,6 +13,8 @@ void replies_rtt_line(const struct engine_result *res, FILE *human);
 void replies_rtt_json(const struct engine_result *res, struct json *j);
 /* "  LABEL: p50 .., p90 .., p99 .., max ..\n" of any histogram laid out as the round trips' */
 void replies_hist_line(FILE *human, const char *label, const struct engine_replies *r);
+/* The q-quantile (0.5: the median) of such a histogram, in microseconds (0 when empty) */
+double replies_hist_quantile_us(const struct engine_replies *r, double q);
 /* "NAME": {p50, p90, p99, max} in microseconds */
 void replies_hist_json(struct json *j, const char *name, const struct engine_replies *r);
 /* v per second of the run */

@@ -34,6 +34,7 @@ enum {
 	O_SUBSCRIBE,
 	O_PUBLISHERS,
 	O_ANSWER,
+	O_AWAIT,
 };
 
 struct mqtt {
@@ -60,6 +61,7 @@ static const struct option mqtt_opts[] = {
 	{ "subscribe", required_argument, NULL, O_SUBSCRIBE },
 	{ "publishers", required_argument, NULL, O_PUBLISHERS },
 	{ "answer", required_argument, NULL, O_ANSWER },
+	{ "await", required_argument, NULL, O_AWAIT },
 	{},
 };
 
@@ -121,6 +123,7 @@ static int mqtt_opt(void *st, int id, const char *arg, const struct send_opts *s
 		break;
 	case O_SUBSCRIBE: m->so.subscribe = arg; break;
 	case O_ANSWER: m->so.answer = arg; break;
+	case O_AWAIT: m->so.await = arg; break;
 	case O_PUBLISHERS:
 		if (cli_count(so->cmd, "publishers", arg, &m->publishers))
 			return XR_EXIT_USAGE;
@@ -214,6 +217,9 @@ static int mqtt_check(void *st, const struct send_opts *so)
 
 	if (so->net.dst.ipv6)
 		return cli_usage_error(so->cmd, "sessions are IPv4 only for now");
+	if (m->so.subscribe && m->so.await)
+		return cli_usage_error(so->cmd,
+				       "--await is a caller's, --subscribe a subscriber's");
 	if (m->so.subscribe)
 		return mqtt_check_subscriber(m, so);
 	if (m->so.answer)
@@ -230,6 +236,27 @@ static int mqtt_check(void *st, const struct send_opts *so)
 	if (!m->so.topic[0] || strpbrk(m->so.topic, "#+"))
 		return cli_usage_error(
 			so->cmd, "--topic: a topic name to publish to (no wildcards, not empty)");
+	if (m->so.await) {
+		c = strstr(m->so.await, "{c}");
+		if (!c || strstr(c + 1, "{c}") || strlen(m->so.await) > 65535)
+			return cli_usage_error(so->cmd,
+					       "--await needs {c} once: each caller waits for its "
+					       "own answers (a responder's --answer res/{c})");
+		if (m->so.qos)
+			return cli_usage_error(so->cmd, "--await: calls go at QoS 0 for now");
+		if (m->so.payload < XR_MQTT_STAMP)
+			return cli_usage_error(
+				so->cmd,
+				"--await needs --payload >= %u: the stamp that names "
+				"the caller and times the call",
+				XR_MQTT_STAMP);
+		if (!so->count || so->duration_ns || so->count > XR_MQTT_PAIRS_MAX)
+			return cli_usage_error(
+				so->cmd,
+				"--await needs --count (callers, at most %u), without "
+				"--duration: each caller's answers are booked",
+				XR_MQTT_PAIRS_MAX);
+	}
 	if (!m->burst_set) {
 		/*
 		 * QoS 1: one message, one PUBACK (sync); QoS 0: what one full segment
@@ -238,9 +265,10 @@ static int mqtt_check(void *st, const struct send_opts *so)
 		 */
 		uint64_t fit = (XR_TCP_PAYLOAD_MAX - 2) / mqtt_message_len(&m->so);
 
-		m->so.burst = m->so.qos || !fit	      ? 1 :
-			      fit > XR_MQTT_BATCH_MAX ? XR_MQTT_BATCH_MAX :
-							fit;
+		/* a caller's default: sync calls, one at a time */
+		m->so.burst = m->so.qos || !fit || m->so.await ? 1 :
+			      fit > XR_MQTT_BATCH_MAX	       ? XR_MQTT_BATCH_MAX :
+								 fit;
 		while (m->messages % m->so.burst)
 			m->so.burst--;
 	}
@@ -266,6 +294,11 @@ static int mqtt_build(void *st, const struct send_opts *so, const struct iface *
 	if (err)
 		return err;
 	t->requests = 1 + m->messages / m->so.burst;
+	if (m->so.await) {
+		/* callers: each books its own answers, caller c's in mqtt_recv[c] */
+		t->mqtt.pubs = so->count;
+		t->mqtt.subs = 1;
+	}
 	if (m->so.subscribe) {
 		/* one request, CONNECT and SUBSCRIBE, answered by CONNACK, SUBACK and the deliveries */
 		t->req = t->first;
@@ -542,6 +575,70 @@ static void mqtt_report_subscribers(struct mqtt *m, const struct engine_result *
 	json_close(j, '}');
 }
 
+/*
+ * Callers' calls in the published flood benchmark's shape: count, size,
+ * seconds, per second, ms each; and their answers' books.
+ */
+static void mqtt_report_calls(struct mqtt *m, const struct engine_result *res,
+			      const struct mqtt_books *b, FILE *human, struct json *j)
+{
+	const struct tcp *t = &m->t;
+	const __u64 *c = res->replies.st.ctr;
+	double secs = t->last_answer_ns > res->start_ns ?
+			      (t->last_answer_ns - res->start_ns) / 1e9 :
+			      0,
+	       ms_each = t->deliver.hist ? replies_hist_quantile_us(&t->deliver, 0.5) / 1e3 : 0;
+	struct mqtt_deliveries d;
+	char x[16];
+
+	mqtt_deliveries(m, &d);
+	if (human) {
+		fprintf(human,
+			"  calls: %llu asked (%llu callers x %llu, %u at a time: %s, %u B requests), "
+			"%llu sent, %llu answered in %.3f s (%s/s), %.3f ms each (median round "
+			"trip); %llu sent but not answered, %llu not sent\n",
+			(unsigned long long)b->asked, (unsigned long long)t->mqtt.pubs,
+			(unsigned long long)m->messages, m->so.burst,
+			m->so.burst == 1 ? "sync" : "async", m->so.payload,
+			(unsigned long long)b->sent, (unsigned long long)b->acked, secs,
+			fmt_si(tcp_answers_per_s(t, res, b->acked), x, sizeof(x)), ms_each,
+			(unsigned long long)b->unanswered, (unsigned long long)b->not_sent);
+		fprintf(human,
+			"  answers: %llu read, %llu lost, %llu duplicated, %llu reordered, %llu "
+			"another caller's, %llu without a stamp\n",
+			(unsigned long long)c[XR_MQTT_DELIVERED], (unsigned long long)d.lost,
+			(unsigned long long)d.duplicated, (unsigned long long)d.reordered,
+			(unsigned long long)c[XR_MQTT_FOREIGN],
+			(unsigned long long)c[XR_MQTT_UNSTAMPED]);
+		if (t->deliver.hist)
+			replies_hist_line(human, "call (request to its answer)", &t->deliver);
+	}
+	if (!j)
+		return;
+	json_open(j, "calls", '{');
+	json_str(j, "pattern", m->so.burst == 1 ? "sync" : "async");
+	json_u64(j, "asked", b->asked);
+	json_u64(j, "sent", b->sent);
+	json_u64(j, "answered", b->acked);
+	json_u64(j, "unanswered", b->unanswered);
+	json_u64(j, "not_sent", b->not_sent);
+	json_u64(j, "window", m->so.burst);
+	json_u64(j, "payload_bytes", m->so.payload);
+	json_double(j, "seconds", secs);
+	json_double(j, "per_s", tcp_answers_per_s(t, res, b->acked));
+	json_double(j, "ms_each", ms_each);
+	json_u64(j, "answers_read", c[XR_MQTT_DELIVERED]);
+	json_u64(j, "lost", d.lost);
+	json_u64(j, "duplicated", d.duplicated);
+	json_u64(j, "reordered", d.reordered);
+	json_u64(j, "foreign", c[XR_MQTT_FOREIGN]);
+	json_u64(j, "unstamped", c[XR_MQTT_UNSTAMPED]);
+	json_u64(j, "callers_complete", d.pubs_complete);
+	if (t->deliver.hist)
+		replies_hist_json(j, "latency_us", &t->deliver);
+	json_close(j, '}');
+}
+
 static void mqtt_report(void *st, const struct engine_result *res, uint64_t ready_ns, FILE *human,
 			struct json *j)
 {
@@ -575,7 +672,21 @@ static void mqtt_report(void *st, const struct engine_result *res, uint64_t read
 			mqtt_reasons(t, XR_MQTT_WHY_CONNACK, human, NULL, NULL);
 			fputc(')', human);
 		}
+		if (m->so.await) {
+			fprintf(human, "; %llu SUBACK granted, %llu refused",
+				(unsigned long long)c[XR_MQTT_SUBACKED],
+				(unsigned long long)c[XR_MQTT_SUB_REFUSED]);
+			if (c[XR_MQTT_SUB_REFUSED]) {
+				fprintf(human, " (codes: ");
+				mqtt_reasons(t, XR_MQTT_WHY_SUBACK, human, NULL, NULL);
+				fputc(')', human);
+			}
+		}
 		fputc('\n', human);
+	}
+	if (m->so.await)
+		mqtt_report_calls(m, res, &b, human, j);
+	if (human && !m->so.await) {
 		fprintf(human,
 			"  messages: %llu asked (%llu per session, bursts of %u, QoS %u, %u B "
 			"payload), %llu sent, %llu taken by the broker (%s/s)",
@@ -596,6 +707,8 @@ static void mqtt_report(void *st, const struct engine_result *res, uint64_t read
 			fprintf(human, ", %llu not sent (their session failed or ended first)",
 				(unsigned long long)b.not_sent);
 		fputc('\n', human);
+	}
+	if (human) {
 		if (c[XR_MQTT_PROTOCOL] || c[XR_TCP_CLOSED_EARLY]) {
 			fprintf(human, "  the broker's DISCONNECTs (reason codes): ");
 			mqtt_reasons(t, XR_MQTT_WHY_DISCONNECT, human, NULL, NULL);
@@ -604,9 +717,11 @@ static void mqtt_report(void *st, const struct engine_result *res, uint64_t read
 			fputc('\n', human);
 		}
 		if (c[XR_TCP_RESPONSES])
-			tcp_answers_report(
-				t, m->so.qos ? "burst to its last PUBACK" : "burst to its PINGRESP",
-				human, NULL, NULL);
+			tcp_answers_report(t,
+					   m->so.await ? "burst of calls to its last answer" :
+					   m->so.qos   ? "burst to its last PUBACK" :
+							 "burst to its PINGRESP",
+					   human, NULL, NULL);
 	}
 	if (!j)
 		return;
@@ -698,6 +813,13 @@ const struct xr_proto proto_mqtt = {
 		"                        on topic T, {c} the caller (the stamp's publisher,\n"
 		"                        e.g. res/{c}), its payload the request's 16-byte stamp,\n"
 		"                        from XDP (32 KiB of stamps a session)\n"
+		"      --await T         callers, the benchmark's calls: each session subscribes to\n"
+		"                        T ({c} its own number, e.g. res/{c}) with its CONNECT,\n"
+		"                        publishes its requests at QoS 0 (--payload >= 16: the\n"
+		"                        stamp) and waits for each burst's answers there (a\n"
+		"                        responder's): --burst 1 (the default) makes sync calls,\n"
+		"                        --burst W async calls, W at a time; per call: answered,\n"
+		"                        round trip; per caller: lost, duplicated, reordered\n"
 		"  --count is sessions (connections), --pps new sessions per second; each one\n"
 		"  publishes as fast as the broker answers. Every message asked is taken by the\n"
 		"  broker (PUBACK, or read before the PINGRESP), refused with its reason code (5.0),\n"

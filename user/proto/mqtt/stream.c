@@ -136,19 +136,22 @@ static int mqtt_connect(const struct mqtt_stream_opts *o, struct mq_buf *b, stru
 	return 0;
 }
 
-/* A subscriber's SUBSCRIBE (packet id 1) to its filter at --qos, after its CONNECT */
-static int mqtt_subscribe(const struct mqtt_stream_opts *o, struct mq_buf *b)
+/*
+ * A subscriber's SUBSCRIBE (packet id 1) to filter at qos, after its
+ * CONNECT; {c} in the filter (a caller's answers) into cfg->sub_off
+ */
+static int mqtt_subscribe(const struct mqtt_stream_opts *o, const char *filter, uint8_t qos,
+			  struct mq_buf *b, struct xr_mqtt_cfg *cfg)
 {
-	size_t flen = strlen(o->subscribe);
+	size_t flen = strlen(filter) + (strstr(filter, "{c}") ? XR_MQTT_DIGITS - 3 : 0);
 
 	put_u8(b, 0x82);
 	put_varint(b, 2 + (o->version == 5) + 2 + flen + 1);
 	put_u16(b, 1);
 	if (o->version == 5)
 		put_u8(b, 0); /* no properties */
-	put_u16(b, flen);
-	put_bytes(b, o->subscribe, flen);
-	put_u8(b, o->qos); /* the most QoS it takes: 1, its deliveries at QoS 1 want a PUBACK */
+	put_template(b, filter, &cfg->sub_off);
+	put_u8(b, qos); /* the most QoS it takes: 1, its deliveries at QoS 1 want a PUBACK */
 	if (b->over) {
 		pr_warn("the CONNECT and SUBSCRIBE would be more than the %u bytes a session's "
 			"request holds\n",
@@ -243,7 +246,8 @@ int mqtt_stream_build(const struct mqtt_stream_opts *o, uint8_t **connect, size_
 				     .qos = o->qos,
 				     .version = o->version,
 				     .topic_off = XR_MQTT_NONE,
-				     .stamp_off = XR_MQTT_NONE };
+				     .stamp_off = XR_MQTT_NONE,
+				     .sub_off = XR_MQTT_NONE };
 	c.p = malloc(c.cap);
 	p.p = malloc(p.cap);
 	err = -ENOMEM;
@@ -253,7 +257,7 @@ int mqtt_stream_build(const struct mqtt_stream_opts *o, uint8_t **connect, size_
 	if (err)
 		goto fail;
 	if (o->subscribe) {
-		err = mqtt_subscribe(o, &c);
+		err = mqtt_subscribe(o, o->subscribe, o->qos, &c, cfg);
 		if (!err && o->answer)
 			err = mqtt_answer_template(o, cfg);
 		if (err)
@@ -264,8 +268,16 @@ int mqtt_stream_build(const struct mqtt_stream_opts *o, uint8_t **connect, size_
 		*burst_len = 0;
 		return 0;
 	}
+	if (o->await) {
+		/* a caller: its answers' topic, subscribed with the CONNECT */
+		err = mqtt_subscribe(o, o->await, 0, &c, cfg);
+		if (err)
+			goto fail;
+		cfg->caller = 1;
+	}
 	cfg->msg_len = mqtt_message_len(o);
-	if ((uint64_t)cfg->msg_len * o->burst + (o->qos ? 0 : 2) > XR_MQTT_REQUEST_MAX) {
+	if ((uint64_t)cfg->msg_len * o->burst + (o->qos || o->await ? 0 : 2) >
+	    XR_MQTT_REQUEST_MAX) {
 		pr_warn("a burst of %u messages of %u bytes would be more than the %u bytes a "
 			"session's request holds\n",
 			o->burst, cfg->msg_len, XR_MQTT_REQUEST_MAX);
@@ -274,9 +286,9 @@ int mqtt_stream_build(const struct mqtt_stream_opts *o, uint8_t **connect, size_
 	}
 	for (uint32_t i = 0; i < o->burst; i++)
 		mqtt_publish(o, i, &p, cfg);
-	if (!o->qos)
-		put_bytes(&p, "\xc0\0",
-			  2); /* PINGREQ: its PINGRESP says the broker read the burst */
+	/* PINGREQ: its PINGRESP says the broker read the burst (a caller's answers say so) */
+	if (!o->qos && !o->await)
+		put_bytes(&p, "\xc0\0", 2);
 	*connect = c.p;
 	*connect_len = c.len;
 	*burst = p.p;
@@ -307,6 +319,8 @@ void mqtt_stream_patch(const void *ctx, const struct xr_tcp_session *s, uint8_t 
 	if (!s->k) {
 		if (cfg->cid_off != XR_MQTT_NONE)
 			put_field(buf, off, len, cfg->cid_off, digits, XR_MQTT_DIGITS);
+		if (cfg->sub_off != XR_MQTT_NONE)
+			put_field(buf, off, len, cfg->sub_off, digits, XR_MQTT_DIGITS);
 		return;
 	}
 	for (int j = 0; j < 4; j++)

@@ -18,6 +18,7 @@ struct mqtt_stream_opts {
 	const char *topic; /* may hold {c} */
 	const char *subscribe; /* a subscriber's topic filter (NULL: a publisher) */
 	const char *answer; /* a responder's answers' topic, {c} the caller (NULL: not one) */
+	const char *await; /* a caller's answers' topic filter, {c} its own (NULL: not one) */
 	uint8_t version; /* 4 or 5 */
 	uint8_t qos; /* 0 or 1 */
 	bool retain;

@@ -283,6 +283,12 @@ static bool tcp_replies(const struct tcp *t)
 	       (t->mqtt.sub_qos || t->mqtt.responder);
 }
 
+/* gen mqtt's sessions that book stamps in mqtt_recv: subscribers, and callers (their answers) */
+static bool tcp_stamp_books(const struct tcp *t)
+{
+	return t->response == XR_TCP_RESP_MQTT && (t->mqtt.subscriber || t->mqtt.caller);
+}
+
 /* The bytes of one of their replies */
 static uint32_t tcp_reply_len(const struct tcp *t)
 {
@@ -297,7 +303,7 @@ static int tcp_before_load(void *ctx, struct gen_bpf *skel, const struct engine_
 	skel->rodata->mqtt_cfg = t->mqtt;
 	return bpf_map__set_max_entries(skel->maps.tcp_sessions, t->table)	       ?:
 		       bpf_map__set_max_entries(skel->maps.tcp_pump, XR_TCP_PUMP_RING) ?:
-		       bpf_map__set_max_entries(skel->maps.mqtt_recv, t->mqtt.subscriber ? t->mqtt.subs * t->mqtt.pubs : 1) ?:
+		       bpf_map__set_max_entries(skel->maps.mqtt_recv, tcp_stamp_books(t) ? t->mqtt.subs * t->mqtt.pubs : 1) ?:
 		       bpf_map__set_max_entries(skel->maps.mqtt_pubacks, tcp_replies(t) && !t->mqtt.responder ? t->table : 1) ?:
 		       bpf_map__set_max_entries(skel->maps.mqtt_answers,
 						t->mqtt.responder ? t->table : 1);
@@ -742,7 +748,7 @@ static void tcp_finish(void *ctx, struct gen_bpf *skel)
 	t->last_answer_ns = skel->bss->tcp_last_answer_ns;
 	if (t->response == XR_TCP_RESP_MQTT)
 		engine_percpu_sum(bpf_map__fd(skel->maps.mqtt_reasons), XR_MQTT_WHY_CELLS, t->why);
-	if (t->mqtt.subscriber) {
+	if (tcp_stamp_books(t)) {
 		size_t sz;
 		struct xr_mqtt_recv *m = engine_map_mmap(skel->maps.mqtt_recv, &sz);
 
