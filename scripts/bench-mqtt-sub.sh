@@ -29,7 +29,8 @@ MQ_PID=$!
 BPF_STATS=$(sysctl -n kernel.bpf_stats_enabled)
 PEERS=()
 cleanup() {
-	kill -INT "${PEERS[@]}" 2>/dev/null
+	# TERM, not INT: a script's background commands ignore SIGINT
+	kill -TERM "${PEERS[@]}" 2>/dev/null
 	kill $MQ_PID 2>/dev/null
 	wait 2>/dev/null
 	sysctl -qw kernel.bpf_stats_enabled="$BPF_STATS"
