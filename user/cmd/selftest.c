@@ -514,6 +514,17 @@ done:
 		       (unsigned long long)cases, (unsigned long long)checked,
 		       (unsigned long long)m_mis);
 		mismatches += m_mis;
+		checked = m_mis = 0;
+		err = selftest_mqtt_calls(cases, rnd, &checked, &m_mis);
+		if (err) {
+			fprintf(stderr, "selftest mqtt calls: could not run: %s\n", strerror(-err));
+			return XR_EXIT_ENV;
+		}
+		printf("selftest mqtt calls: %llu callers' answer streams (3.1.1 and 5.0) in %llu "
+		       "segments, %llu mismatches\n",
+		       (unsigned long long)cases, (unsigned long long)checked,
+		       (unsigned long long)m_mis);
+		mismatches += m_mis;
 	}
 	if (part("http")) {
 		uint64_t checked = 0, h_mis = 0;

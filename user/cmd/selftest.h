@@ -29,6 +29,9 @@ int selftest_mqtt(uint64_t cases, uint64_t (*rnd)(void), uint64_t *checked, uint
  */
 int selftest_mqtt_deliveries(uint64_t cases, uint64_t (*rnd)(void), uint64_t *checked,
 			     uint64_t *mismatches);
+/* gen mqtt's callers' reading of their answers against a reference */
+int selftest_mqtt_calls(uint64_t cases, uint64_t (*rnd)(void), uint64_t *checked,
+			uint64_t *mismatches);
 
 /*
  * gen tcp's HTTP reader in XDP against user/proto/tcp/http.c over random

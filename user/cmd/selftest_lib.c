@@ -796,3 +796,167 @@ int selftest_mqtt_deliveries(uint64_t cases, uint64_t (*rnd)(void), uint64_t *ch
 	}
 	return err;
 }
+
+/* A delivery on a caller's answers' topic at b + *len: a stamp of caller pub, sequence seq (payload 16 B), or none */
+static void mq_answer(uint8_t *b, size_t *len, bool v5, uint32_t pub, uint32_t seq, bool stamped,
+		      uint64_t (*rnd)(void))
+{
+	uint8_t body[64];
+	uint32_t n = 0, topic = 1 + rnd() % 14;
+
+	body[n++] = 0;
+	body[n++] = topic;
+	for (uint32_t i = 0; i < topic; i++)
+		body[n++] = 'r';
+	if (v5)
+		body[n++] = 0;
+	put32(body + n, pub);
+	put32(body + n + 4, seq);
+	put32(body + n + 8, 0);
+	put32(body + n + 12, rnd() % 1000);
+	n += stamped ? XR_MQTT_STAMP : rnd() % XR_MQTT_STAMP;
+	mq_packet(b, len, 0x30, body, n);
+}
+
+/*
+ * Cases of callers' answer streams (3.1.1 and 5.0): CONNACK and SUBACK, then
+ * per burst its B answers (the caller's own stamps, in order) among another
+ * caller's answers, repeats of its own and unstamped deliveries, read in
+ * random segments that end at each burst's end: a burst completes exactly at
+ * its last own answer, and the counters and the caller's books are the
+ * reference's.
+ */
+int selftest_mqtt_calls(uint64_t cases, uint64_t (*rnd)(void), uint64_t *checked,
+			uint64_t *mismatches)
+{
+	static struct xr_mqtt_read_test t;
+	static uint8_t stream[1 << 16], frame[14 + XR_TCP_PAYLOAD_MAX];
+	const uint32_t callers = 8;
+	struct xr_mqtt_recv zero_recv = {};
+	int err = 0;
+
+	for (uint8_t version = 4; version <= 5 && !err; version++) {
+		uint16_t batch = version == 4 ? 1 : 10;
+		struct xr_mqtt_cfg cfg = { .caller = 1,
+					   .version = version,
+					   .batch = batch,
+					   .pubs = callers,
+					   .subs = 1,
+					   .cid_off = XR_MQTT_NONE,
+					   .topic_off = XR_MQTT_NONE,
+					   .stamp_off = XR_MQTT_NONE,
+					   .sub_off = XR_MQTT_NONE };
+		struct selftest_bpf *skel = selftest_bpf__open();
+
+		if (!skel)
+			return -errno;
+		skel->rodata->mqtt_cfg = cfg;
+		err = bpf_map__set_max_entries(skel->maps.mqtt_recv, callers) ?:
+			      selftest_bpf__load(skel);
+		for (uint64_t c = version - 4; !err && c < cases; c += 2) {
+			uint32_t me = rnd() % callers, bursts = 1 + rnd() % 6, own = 0, foreign = 0,
+				 dups = 0, unstamped = 0, delivered = 0, done = 0;
+			/* where each request's answers end: CONNACK and SUBACK, then each burst's */
+			size_t ends[8], len = 0, pos = 0;
+			const char *why = NULL;
+
+			mq_packet(stream, &len, 0x20, (const uint8_t *)"\0\0\0",
+				  version == 5 ? 3 : 2);
+			mq_packet(stream, &len, 0x90,
+				  (const uint8_t *)(version == 5 ? "\0\1\0\0" : "\0\1\0"),
+				  version == 5 ? 4 : 3);
+			ends[0] = len;
+			for (uint32_t k = 1; k <= bursts; k++) {
+				for (uint32_t i = 0; i < batch; i++) {
+					while (rnd() % 3 == 0) {
+						uint32_t r = rnd() % 3;
+
+						if (r == 0) {
+							mq_answer(stream, &len, version == 5,
+								  (me + 1 + rnd() % (callers - 1)) %
+									  callers,
+								  rnd() % 100, true, rnd);
+							foreign++;
+						} else if (r == 1 && own) {
+							mq_answer(stream, &len, version == 5, me,
+								  own - 1 -
+									  rnd() % (own < 8 ? own :
+											     8),
+								  true, rnd);
+							dups++;
+						} else {
+							mq_answer(stream, &len, version == 5, me, 0,
+								  false, rnd);
+							unstamped++;
+						}
+						delivered++;
+					}
+					mq_answer(stream, &len, version == 5, me, own++, true, rnd);
+					delivered++;
+				}
+				ends[k] = len;
+			}
+			if (bpf_map_update_elem(bpf_map__fd(skel->maps.mqtt_recv), &me, &zero_recv,
+						0)) {
+				err = -errno;
+				break;
+			}
+			memset(&t, 0, sizeof(t));
+			t.s.c32 = me;
+			while (!err && pos < len && !why) {
+				uint32_t seg = 1 + rnd() % XR_TCP_PAYLOAD_MAX;
+				LIBBPF_OPTS(bpf_test_run_opts, topts, .data_in = frame,
+					    .repeat = 1);
+
+				/* a request's answers come before the next request goes */
+				if (seg > ends[done] - pos)
+					seg = ends[done] - pos;
+				memset(frame, 0, 14);
+				memcpy(frame + 14, stream + pos, seg);
+				topts.data_size_in = 14 + seg;
+				err = test_prog_run(skel->maps.mqtt_read_test,
+						    skel->progs.xr_mqtt_read_test, &t, &topts);
+				pos += seg;
+				(*checked)++;
+				if (t.ret < 0)
+					why = "failed the session";
+				else if (t.ret != (pos == ends[done]))
+					why = t.ret ? "a burst complete early" :
+						      "a burst not complete at its last answer";
+				else if (t.ret) {
+					/* tcp_next: the next request's answers */
+					t.s.k++;
+					t.s.resp_got = 0;
+					done++;
+				}
+			}
+			if (!err && !why) {
+				const __u64 *ct = t.st.ctr;
+				struct xr_mqtt_recv v;
+
+				if (bpf_map_lookup_elem(bpf_map__fd(skel->maps.mqtt_recv), &me, &v))
+					err = -errno;
+				else if (done != bursts + 1)
+					why = "bursts completed";
+				else if (ct[XR_MQTT_ACKED] != own)
+					why = "answers counted";
+				else if (ct[XR_MQTT_FOREIGN] != foreign)
+					why = "another caller's answers";
+				else if (ct[XR_MQTT_UNSTAMPED] != unstamped)
+					why = "answers without a stamp";
+				else if (ct[XR_MQTT_DELIVERED] != delivered)
+					why = "deliveries";
+				else if (v.got != own || v.dup != dups || v.late || v.next != own)
+					why = "the caller's books";
+			}
+			if (why && ++*mismatches <= 5)
+				fprintf(stderr,
+					"selftest mqtt calls: case %llu (MQTT %s, %u bursts of %u, "
+					"%zu bytes): %s at byte %zu\n",
+					(unsigned long long)c, version == 5 ? "5.0" : "3.1.1",
+					bursts, batch, len, why, pos);
+		}
+		selftest_bpf__destroy(skel);
+	}
+	return err;
+}

@@ -800,6 +800,7 @@ const struct xr_proto proto_mqtt = {
 		"      --keepalive T     the CONNECT's keep-alive (default 60s; subscribers: 0, off,\n"
 		"                        since they send nothing while they read)\n"
 		"      --subscribe F     subscribers, not publishers: each subscribes to filter F\n"
+		"                        ({c} as in --client-id)\n"
 		"                        (at --qos) and waits for --messages from each of\n"
 		"                        --publishers N publishers (their stamps: publisher 0 to\n"
 		"                        N-1, so their --payload >= 16), then disconnects;\n"
