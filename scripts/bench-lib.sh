@@ -26,6 +26,40 @@ bench_setup() {
 	NS_S=$TB_NS_SRV
 }
 
+# bench_mqtt_bed NAME: bench_setup with 2 senders, Mosquitto on the server's CPU 1 configured as
+# the flood benchmark's broker (scripts/mosquitto.sh: user bench, password flood-0), an XDP program
+# on each bridge port (a veth delivers XDP_TX frames at once only to a peer with one) and BPF run
+# times on (kernel.bpf_stats_enabled); all of it undone on exit, and BENCH_PIDS stopped with TERM
+# (not INT: a script's background commands ignore SIGINT)
+BENCH_PIDS=()
+bench_mqtt_bed() {
+	local name=$1 i
+	bench_setup --senders 2
+	mosquitto_conf "$WORK/mq" "$TB_SRV_IP" bench flood-0 >/dev/null
+	ip netns exec "$NS_S" taskset -c 1 mosquitto -c "$WORK/mq/mosquitto.conf" &
+	MQ_PID=$!
+	BPF_STATS=$(sysctl -n kernel.bpf_stats_enabled)
+	trap bench_mqtt_down EXIT
+	mosquitto_wait "$NS_S" "$TB_SRV_IP" "$MQ_PID" || { echo "$name: mosquitto did not start" >&2; exit 1; }
+	sysctl -qw kernel.bpf_stats_enabled=1
+	for i in 0 1; do
+		rm -f "$WORK/peer$i.ready"
+		ip netns exec "$NS_S" "$XR" count -i "srvp$i" --any --no-drop-reasons -q --duration 3600s \
+			--ready-file "$WORK/peer$i.ready" &
+		BENCH_PIDS+=($!)
+		for _ in $(seq 100); do [ -f "$WORK/peer$i.ready" ] && break; sleep 0.05; done
+	done
+}
+
+bench_mqtt_down() {
+	kill -TERM "${BENCH_PIDS[@]}" 2>/dev/null
+	kill "$MQ_PID" 2>/dev/null
+	wait 2>/dev/null
+	sysctl -qw kernel.bpf_stats_enabled="$BPF_STATS"
+	tb_down
+	rm -rf "$WORK"
+}
+
 jget() { python3 -c 'import json,sys; v=json.load(open(sys.argv[1]))
 for k in sys.argv[2].split("."): v=v[k]
 print(v)' "$1" "$2"; }

@@ -28,39 +28,14 @@ RR_CALLS=${BENCH_RR_CALLS:-100}
 SIZES=${BENCH_MQTT_SIZES:-16 1024 5120 10240}
 have mosquitto && have mosquitto_rr ||
 	{ echo "bench-mqtt-calls: needs mosquitto and mosquitto_rr (scripts/deps.sh)" >&2; exit 1; }
-bench_setup --senders 2
-mosquitto_conf "$WORK/mq" "$TB_SRV_IP" bench flood-0 >/dev/null
-ip netns exec "$NS_S" taskset -c 1 mosquitto -c "$WORK/mq/mosquitto.conf" &
-MQ_PID=$!
-BPF_STATS=$(sysctl -n kernel.bpf_stats_enabled)
-PEERS=()
-RESP_PID=
-# TERM, not INT: a script's background commands ignore SIGINT
-cleanup() {
-	kill -TERM $RESP_PID "${PEERS[@]}" 2>/dev/null
-	kill $MQ_PID 2>/dev/null
-	wait 2>/dev/null
-	sysctl -qw kernel.bpf_stats_enabled="$BPF_STATS"
-	tb_down
-	rm -rf "$WORK"
-}
-trap cleanup EXIT
-mosquitto_wait "$NS_S" "$TB_SRV_IP" "$MQ_PID" || { echo "bench-mqtt-calls: mosquitto did not start" >&2; exit 1; }
-sysctl -qw kernel.bpf_stats_enabled=1
-# a veth delivers XDP_TX frames at once only to a peer with an XDP program: one on each bridge port
-for i in 0 1; do
-	rm -f "$WORK/peer$i.ready"
-	ip netns exec "$NS_S" "$XR" count -i "srvp$i" --any --no-drop-reasons -q --duration 3600s \
-		--ready-file "$WORK/peer$i.ready" &
-	PEERS+=($!)
-	for _ in $(seq 100); do [ -f "$WORK/peer$i.ready" ] && break; sleep 0.05; done
-done
+bench_mqtt_bed bench-mqtt-calls
 # the responder for the whole run: it answers every stamped request, whoever sent it
 RESP_IP=$(tb_gen_ip 1)
 ip netns exec "$(tb_gen_ns 1)" "$XR" gen mqtt -i "$TB_GEN_IF" --dst "$TB_SRV_IP" --username bench --password flood-0 \
 	--client-id 'responder-{c}' --subscribe 'req/+' --answer 'res/{c}' --publishers 100000 \
 	--messages 10000 --count 1 --wait 3600s -q --json "$WORK/responder.json" &
 RESP_PID=$!
+BENCH_PIDS+=("$RESP_PID")
 for _ in $(seq 200); do
 	[ "$(ip netns exec "$NS_S" ss -tn state established "( sport = :1883 )" | grep -c " $RESP_IP:")" -ge 1 ] &&
 		break
@@ -155,5 +130,4 @@ PY
 cp "$RAW_CALLS" results/bench-mqtt-calls.raw.tsv
 kill -TERM $RESP_PID 2>/dev/null
 wait $RESP_PID 2>/dev/null || true
-RESP_PID=
 echo "responder: $(jget "$WORK/responder.json" deliveries.answers_sent) answers sent, $(jget "$WORK/responder.json" segments.again) segments sent again" >&2

@@ -22,32 +22,7 @@ PER=$((MSGS / CONNS))
 have mosquitto && have mosquitto_sub ||
 	{ echo "bench-mqtt-sub: needs mosquitto and mosquitto_sub (scripts/deps.sh)" >&2; exit 1; }
 [ "$PAYLOAD" -ge 16 ] || { echo "bench-mqtt-sub: BENCH_MQTT_PAYLOAD >= 16 (the stamp)" >&2; exit 2; }
-bench_setup --senders 2
-mosquitto_conf "$WORK/mq" "$TB_SRV_IP" bench flood-0 >/dev/null
-ip netns exec "$NS_S" taskset -c 1 mosquitto -c "$WORK/mq/mosquitto.conf" &
-MQ_PID=$!
-BPF_STATS=$(sysctl -n kernel.bpf_stats_enabled)
-PEERS=()
-cleanup() {
-	# TERM, not INT: a script's background commands ignore SIGINT
-	kill -TERM "${PEERS[@]}" 2>/dev/null
-	kill $MQ_PID 2>/dev/null
-	wait 2>/dev/null
-	sysctl -qw kernel.bpf_stats_enabled="$BPF_STATS"
-	tb_down
-	rm -rf "$WORK"
-}
-trap cleanup EXIT
-mosquitto_wait "$NS_S" "$TB_SRV_IP" "$MQ_PID" || { echo "bench-mqtt-sub: mosquitto did not start" >&2; exit 1; }
-sysctl -qw kernel.bpf_stats_enabled=1
-# a veth delivers XDP_TX frames at once only to a peer with an XDP program: one on each bridge port
-for i in 0 1; do
-	rm -f "$WORK/peer$i.ready"
-	ip netns exec "$NS_S" "$XR" count -i "srvp$i" --any --no-drop-reasons -q --duration 3600s \
-		--ready-file "$WORK/peer$i.ready" &
-	PEERS+=($!)
-	for _ in $(seq 100); do [ -f "$WORK/peer$i.ready" ] && break; sleep 0.05; done
-done
+bench_mqtt_bed bench-mqtt-sub
 SUB_IP=$(tb_gen_ip 1)
 RAW_SUB=$WORK/sub.tsv
 : >"$RAW_SUB"
