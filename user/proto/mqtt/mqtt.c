@@ -250,12 +250,9 @@ static int mqtt_check(void *st, const struct send_opts *so)
 				"--await needs --payload >= %u: the stamp that names "
 				"the caller and times the call",
 				XR_MQTT_STAMP);
-		if (!so->count || so->duration_ns || so->count > XR_MQTT_PAIRS_MAX)
-			return cli_usage_error(
-				so->cmd,
-				"--await needs --count (callers, at most %u), without "
-				"--duration: each caller's answers are booked",
-				XR_MQTT_PAIRS_MAX);
+		if (so->count > XR_MQTT_PAIRS_MAX)
+			return cli_usage_error(so->cmd, "--await: at most %u callers (--count)",
+					       XR_MQTT_PAIRS_MAX);
 	}
 	if (!m->burst_set) {
 		/*
@@ -295,8 +292,21 @@ static int mqtt_build(void *st, const struct send_opts *so, const struct iface *
 		return err;
 	t->requests = 1 + m->messages / m->so.burst;
 	if (m->so.await) {
-		/* callers: each books its own answers, caller c's in mqtt_recv[c] */
-		t->mqtt.pubs = so->count;
+		/*
+		 * callers: each books its own answers, caller c's in mqtt_recv[c %
+		 * rows], as many rows as the run has callers (a search's trial:
+		 * its rate times its time), so that no two share one
+		 */
+		double callers = so->count ? so->count : so->pps * (so->duration_ns / 1e9) + 1;
+
+		if ((!so->count && (!so->pps || !so->duration_ns || so->concurrency)) ||
+		    callers > XR_MQTT_PAIRS_MAX) {
+			pr_warn("--await: callers need --count (at most %u), or --pps with --duration "
+				"and no --concurrency: each one's answers are booked apart\n",
+				XR_MQTT_PAIRS_MAX);
+			return -EINVAL;
+		}
+		t->mqtt.pubs = callers;
 		t->mqtt.subs = 1;
 	}
 	if (m->so.subscribe) {
