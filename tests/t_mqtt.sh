@@ -391,14 +391,21 @@ test_mqtt_responder_answers() {
 	expect_eq "$(grep -c 'protocol error' "$MQ_DIR/mosquitto.log")" 0 "protocol errors in the broker's log"
 }
 
-# Sync and async calls through Mosquitto: callers in XDP publish stamped requests on req/{c} and wait
-# for their answers on res/{c}, which the responder in XDP sends: every call answered once, in order
-test_mqtt_calls() {
+# responder_start PUBLISHERS MESSAGES WAIT: a bed of 2 senders, Mosquitto, and a responder in XDP
+# (sender 1) answering req/+ on res/{c}, waiting for MESSAGES from each of PUBLISHERS callers; its
+# pid (the shell's that runs it) in XSUB_PID, its JSON in $WORK/xsub.1.json
+responder_start() {
 	bed --senders 2
 	mosquitto_start
 	for i in 0 1; do peer_xdp_start "$i"; done
 	xsub_start 1 1 --subscribe 'req/+' --answer 'res/{c}' --client-id 'resp-{c}' \
-		--publishers 40 --messages 50 --wait 40s
+		--publishers "$1" --messages "$2" --wait "$3"
+}
+
+# Sync and async calls through Mosquitto: callers in XDP publish stamped requests on req/{c} and wait
+# for their answers on res/{c}, which the responder in XDP sends: every call answered once, in order
+test_mqtt_calls() {
+	responder_start 40 50 40s
 	local resp=$XSUB_PID
 	# sync: 20 callers x 50 calls, one at a time
 	mqtt_gen --username "$MQ_USER" --password "$MQ_PASS" --topic 'req/{c}' --await 'res/{c}' \
@@ -436,11 +443,7 @@ test_mqtt_calls() {
 # search drives callers: each trial's callers (rate x time, new numbers each trial) make 10 sync calls
 # each through Mosquitto to the responder in XDP; below the broker's limit every session completes
 test_mqtt_calls_search() {
-	bed --senders 2
-	mosquitto_start
-	for i in 0 1; do peer_xdp_start "$i"; done
-	xsub_start 1 1 --subscribe 'req/+' --answer 'res/{c}' --client-id 'resp-{c}' \
-		--publishers 100000 --messages 1000 --wait 90s
+	responder_start 100000 1000 90s
 	local resp=$XSUB_PID
 	tb_gen "$XR" search --witness replies --preset quick --min 50 --max 500 --max-trials 5 \
 		--json "$WORK/s.json" -- gen mqtt -i "$TB_GEN_IF" --dst "$TB_SRV_IP" --src 198.18.64.0/23 \

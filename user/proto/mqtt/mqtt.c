@@ -425,6 +425,22 @@ static void mqtt_reasons(const struct tcp *t, uint32_t base, FILE *human, struct
 		json_close(j, '}');
 }
 
+/*
+ * "N PACKET VERB, M refused (codes: ...)": the broker's CONNACKs (whose
+ * 3.1.1 codes are return codes) or SUBACKs, the refused by code
+ */
+static void mqtt_acks_line(const struct tcp *t, FILE *human, const char *packet, const char *verb,
+			   uint64_t ok, uint64_t refused, uint32_t base)
+{
+	fprintf(human, "%llu %s %s, %llu refused", (unsigned long long)ok, packet, verb,
+		(unsigned long long)refused);
+	if (refused) {
+		fprintf(human, " (%s: ", base == XR_MQTT_WHY_CONNACK ? "return codes" : "codes");
+		mqtt_reasons(t, base, human, NULL, NULL);
+		fputc(')', human);
+	}
+}
+
 /* Deliveries to the subscribers, by what became of each one they waited for. */
 struct mqtt_deliveries {
 	uint64_t expected, received, lost, duplicated, reordered;
@@ -481,18 +497,12 @@ static void mqtt_report_subscribers(struct mqtt *m, const struct engine_result *
 
 	mqtt_deliveries(m, &d);
 	if (human) {
-		fprintf(human,
-			"  subscribers: %llu CONNACK accepted, %llu refused; %llu SUBACK granted, "
-			"%llu refused",
-			(unsigned long long)c[XR_MQTT_CONNACKED],
-			(unsigned long long)c[XR_MQTT_REFUSED],
-			(unsigned long long)c[XR_MQTT_SUBACKED],
-			(unsigned long long)c[XR_MQTT_SUB_REFUSED]);
-		if (c[XR_MQTT_SUB_REFUSED]) {
-			fprintf(human, " (codes: ");
-			mqtt_reasons(t, XR_MQTT_WHY_SUBACK, human, NULL, NULL);
-			fputc(')', human);
-		}
+		fprintf(human, "  subscribers: ");
+		mqtt_acks_line(t, human, "CONNACK", "accepted", c[XR_MQTT_CONNACKED],
+			       c[XR_MQTT_REFUSED], XR_MQTT_WHY_CONNACK);
+		fprintf(human, "; ");
+		mqtt_acks_line(t, human, "SUBACK", "granted", c[XR_MQTT_SUBACKED],
+			       c[XR_MQTT_SUB_REFUSED], XR_MQTT_WHY_SUBACK);
 		fputc('\n', human);
 		fprintf(human,
 			"  deliveries: %llu expected (%llu publishers x %llu messages x %u "
@@ -674,23 +684,13 @@ static void mqtt_report(void *st, const struct engine_result *res, uint64_t read
 	}
 	mqtt_books(m, res, &b);
 	if (human) {
-		fprintf(human, "  connects: %llu CONNACK accepted, %llu refused",
-			(unsigned long long)c[XR_MQTT_CONNACKED],
-			(unsigned long long)c[XR_MQTT_REFUSED]);
-		if (c[XR_MQTT_REFUSED]) {
-			fprintf(human, " (return codes: ");
-			mqtt_reasons(t, XR_MQTT_WHY_CONNACK, human, NULL, NULL);
-			fputc(')', human);
-		}
+		fprintf(human, "  connects: ");
+		mqtt_acks_line(t, human, "CONNACK", "accepted", c[XR_MQTT_CONNACKED],
+			       c[XR_MQTT_REFUSED], XR_MQTT_WHY_CONNACK);
 		if (m->so.await) {
-			fprintf(human, "; %llu SUBACK granted, %llu refused",
-				(unsigned long long)c[XR_MQTT_SUBACKED],
-				(unsigned long long)c[XR_MQTT_SUB_REFUSED]);
-			if (c[XR_MQTT_SUB_REFUSED]) {
-				fprintf(human, " (codes: ");
-				mqtt_reasons(t, XR_MQTT_WHY_SUBACK, human, NULL, NULL);
-				fputc(')', human);
-			}
+			fprintf(human, "; ");
+			mqtt_acks_line(t, human, "SUBACK", "granted", c[XR_MQTT_SUBACKED],
+				       c[XR_MQTT_SUB_REFUSED], XR_MQTT_WHY_SUBACK);
 		}
 		fputc('\n', human);
 	}
