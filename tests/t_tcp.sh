@@ -202,7 +202,9 @@ test_count_respond() {
 	# the stack saw none of it
 	expect_eq "$(jget "$WORK/c.json" passed)" 0 "passed to the server's stack"
 
-	count_start --tcp --dport 80 --respond-close --duration 60s --idle 2s --json "$WORK/c.json"
+	# idle 10 s, not 2: the kernel client below comes after the sender-side counter's start, which
+	# took longer than 2 s on a busy CI host (the responder had gone: the SYN met a RST)
+	count_start --tcp --dport 80 --respond-close --duration 60s --idle 10s --json "$WORK/c.json"
 	tb_gen "$XR" gen tcp -i "$TB_GEN_IF" --dst "$TB_SRV_IP" --src 198.18.64.0/23 --http 'GET /' \
 		--pps 20k --count 20k --first-seq 20000 --wait 3s --json "$WORK/g.json" >"$WORK/out" 2>&1 ||
 		fail "gen tcp exited $?: $(cat "$WORK/out")"

@@ -221,11 +221,13 @@ static int fleet_check(const struct iface *lo, struct lw_crypto *c, struct lw_fl
 	if (!err && precompute) {
 		uint64_t fit = 0;
 
-		for (size_t i = 0; i < count; i++)
-			fit += (f->dev[(ns[i] / f->heard_by) % f->ndev].payload_len + 13 + 2) / 3 *
-					       4 -
-				       8 <=
-			       XR_LORA_RING_CHARS;
+		for (size_t i = 0; i < count; i++) {
+			const struct lw_device *d = &f->dev[(ns[i] / f->heard_by) % f->ndev];
+			/* as aesni.c counts a slot's characters: the whole PHYPayload, FOpts too */
+			size_t len = 13 + d->fopts_len + d->payload_len;
+
+			fit += (len + 2) / 3 * 4 - (3 - len % 3) % 3 - 8 <= XR_LORA_RING_CHARS;
+		}
 		(*checked)++;
 		if (hits < 1 && fit)
 			report(mismatches, label, "the precomputed ring was never used");
