@@ -494,19 +494,92 @@ test_mqtt_bad_input() {
 		"--subscribe req/+ --publishers 2 --answer res/{c}/$(printf '%048d' 0)" \
 		"--await res/x --payload 16" "--await res/{c} --payload 8" \
 		"--await res/{c} --payload 16 --qos 1" \
-		"--await res/{c} --payload 16 --count 5000000"; do
+		"--await res/{c} --payload 16 --count 5000000" "--pattern ping" "--pattern notify" \
+		"--peer lo" "--subscribers 2" "--pattern fire --qos 1" "--pattern fire --peer lo" \
+		"--pattern sync --peer lo --burst 5" "--pattern notify --peer lo --payload 8" \
+		"--pattern notify --peer lo --duration 5s" "--pattern sync --peer lo --subscribers 2" \
+		"--pattern async --peer lo --subscribe msg/#" "--pattern sync --peer lo --qos 1"; do
 		# shellcheck disable=SC2086
 		"$XR" gen mqtt -i lo --dst 198.18.0.2 --count 1 $args >"$WORK/out" 2>&1
 		rc=$?
 		expect_eq "$rc" 2 "exit for '$args' ($(cat "$WORK/out"))"
 		expect_eq "$(wc -l <"$WORK/out")" 1 "lines for '$args' ($(cat "$WORK/out"))"
 	done
+	# search runs no other end: said before any trial
+	"$XR" search --witness replies -- gen mqtt -i lo --dst 198.18.0.2 --pattern notify --peer lo \
+		--count 1 >"$WORK/out" 2>&1
+	expect_eq "$?" 2 "exit for --pattern under search ($(cat "$WORK/out"))"
+	expect_eq "$(wc -l <"$WORK/out")" 1 "lines for --pattern under search ($(cat "$WORK/out"))"
 	# a broker that is down: every SYN answered by a RST, counted as refused, messages not sent
 	bed
 	mqtt_gen --qos 1 --messages 5 --pps 100 --count 10 --wait 2s
 	messages_add_up
 	expect_eq "$(jget "$WORK/g.json" sessions.failed_by.refused)" 10 "sessions refused (RST to the SYN)"
 	expect_eq "$(jget "$WORK/g.json" messages.not_sent)" 50 "messages not sent"
+}
+
+# The published flood benchmark's four patterns, one command each: the other end (subscribers, a
+# responder) runs in a child process on the second sender's interface, ready before the first
+# message; its figures are in the run's report
+test_mqtt_patterns() {
+	bed --senders 2
+	mosquitto_start
+	for i in 0 1; do peer_xdp_start "$i"; done
+	local peer=(--peer "$TB_GEN_IF" --peer-netns "$(tb_gen_ns 1)") x
+	# fire & forget: QoS 0, nobody listens
+	mqtt_gen --username "$MQ_USER" --password "$MQ_PASS" --pattern fire --payload 1024 --messages 100 \
+		--count 10 --pps 1000 --wait 5s || fail "--pattern fire exited $?: $(cat "$WORK/out")"
+	cat "$WORK/out"
+	expect_eq "$(jget "$WORK/g.json" pattern.name)" fire "pattern (fire)"
+	expect_eq "$(jget "$WORK/g.json" pattern.count)" 1000 "messages the broker took (fire)"
+	expect_eq "$(jget "$WORK/g.json" messages.qos)" 0 "fire & forget's QoS"
+	# notifications: 10 publishers x 100 messages of 1 KB, each to 3 subscribers, QoS 1 both ways
+	mqtt_gen --username "$MQ_USER" --password "$MQ_PASS" --pattern notify "${peer[@]}" --subscribers 3 \
+		--qos 1 --payload 1024 --messages 100 --count 10 --pps 1000 --wait 10s ||
+		fail "--pattern notify exited $?: $(cat "$WORK/out")"
+	cat "$WORK/out"
+	cp "$WORK/g.json" "$WORK/notify.json"
+	expect_eq "$(jget "$WORK/g.json" pattern.count)" 1000 "messages the broker took (notify)"
+	expect_eq "$(jget "$WORK/g.json" pattern.peer.sessions)" 3 "subscribers"
+	expect_eq "$(jget "$WORK/g.json" pattern.peer.subacked)" 3 "subscriptions granted"
+	expect_eq "$(jget "$WORK/g.json" pattern.peer.expected)" 3000 "deliveries expected"
+	expect_eq "$(jget "$WORK/g.json" pattern.peer.received)" 3000 "deliveries received"
+	for x in lost duplicated reordered; do
+		expect_eq "$(jget "$WORK/g.json" "pattern.peer.$x")" 0 "deliveries $x"
+	done
+	expect_eq "$(jget "$WORK/g.json" pattern.peer.exit)" 0 "the subscribers' exit (they end by themselves)"
+	grep -q "subscribers on $TB_GEN_IF: subscribed 3 of 3; 3000 of 3000 deliveries, 0 lost" "$WORK/out" ||
+		fail "no subscribers' line"
+	# sync calls: 5 callers x 40 calls, one at a time; async: 5 x 50, 10 at a time (the default window)
+	for x in sync async; do
+		mqtt_gen --username "$MQ_USER" --password "$MQ_PASS" --pattern "$x" "${peer[@]}" --payload 64 \
+			--messages "$([ $x = sync ] && echo 40 || echo 50)" --count 5 --pps 1000 --wait 10s ||
+			fail "--pattern $x exited $?: $(cat "$WORK/out")"
+		cat "$WORK/out"
+		local n=$([ $x = sync ] && echo 200 || echo 250)
+		expect_eq "$(jget "$WORK/g.json" calls.pattern)" "$x" "calls' pattern ($x)"
+		expect_eq "$(jget "$WORK/g.json" pattern.count)" "$n" "calls answered ($x)"
+		expect_eq "$(jget "$WORK/g.json" calls.answered)" "$n" "calls answered, the callers' books ($x)"
+		expect_eq "$(jget "$WORK/g.json" pattern.window)" "$([ $x = sync ] && echo 1 || echo 10)" "window ($x)"
+		expect_eq "$(jget "$WORK/g.json" pattern.peer.received)" "$n" "requests the responder read ($x)"
+		expect_eq "$(jget "$WORK/g.json" pattern.peer.answers)" "$n" "answers the responder sent ($x)"
+		for k in lost duplicated reordered; do
+			expect_eq "$(jget "$WORK/g.json" "calls.$k")" 0 "answers $k ($x)"
+		done
+		expect_range "$(jget "$WORK/g.json" pattern.ms_each)" 0.001 10000 "ms each ($x)"
+	done
+	expect_eq "$(grep -c 'protocol error' "$MQ_DIR/mosquitto.log")" 0 "protocol errors in the broker's log"
+	# an other end that cannot start: its own line, then this run's, and nothing sent
+	rm -f "$WORK/g.json"
+	mqtt_gen --username "$MQ_USER" --password "$MQ_PASS" --pattern notify --peer nosuch0 \
+		--messages 10 --count 2 --wait 2s
+	x=$?
+	cat "$WORK/out"
+	expect_range "$x" 2 3 "exit with an other end that cannot start"
+	grep -q "nosuch0" "$WORK/out" || fail "no line names the interface"
+	grep -q "ended before it was ready" "$WORK/out" || fail "no line says the run did not start"
+	[ -e "$WORK/g.json" ] && fail "the publishers ran without their subscribers"
+	return 0
 }
 
 test_mqtt_search() {

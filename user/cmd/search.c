@@ -450,6 +450,15 @@ int cmd_search(int argc, char **argv)
 		 * each shard's search would choose its own loads: nothing would add
 		 * up; under MPI a rank's shard is its rank
 		 */
+		/* a trial runs in a child already: its other end would have to be the trial's */
+		if (s->proto->peer && s->proto->peer(s->proto_state, &s->so, NULL, NULL, NULL)) {
+			ret = cli_usage_error("search",
+					      "--pattern: its other end (subscribers, a "
+					      "responder) does not run under search; start it "
+					      "apart (--subscribe, --answer) and give the trial "
+					      "the publishers' or callers' options");
+			goto out;
+		}
 		if (s->so.concurrency) {
 			ret = cli_usage_error("search",
 					      "--concurrency: a closed loop has no rate for a "

@@ -23,6 +23,7 @@
 #include "util/json.h"
 
 struct send_opts;
+struct json_object;
 
 /* What the shared send options a protocol takes (struct send_opts, user/send/opts.c). */
 enum send_opt_set {
@@ -81,6 +82,18 @@ struct xr_proto {
 	/* after report: XR_EXIT_FAIL when the run's figures say the set-up is wrong (every
 	 * CONNECT refused), after a one-line message; 0 otherwise */
 	int (*verdict)(void *st);
+	/*
+	 * gen mqtt --pattern: the run's other end (subscribers, a responder), run
+	 * by a child process on another interface (user/send/peer.c) from this
+	 * run's parsed options: peer_so (a copy of so) and peer_st (zeroed) made
+	 * that end's, *linger_ns how long it may go on after this run before it
+	 * is stopped. 1: there is one; 0: none; XR_EXIT_USAGE after a one-line
+	 * message. peer_so NULL: only whether there is one. NULL: never one.
+	 */
+	int (*peer)(void *st, const struct send_opts *so, struct send_opts *peer_so, void *peer_st,
+		    uint64_t *linger_ns);
+	/* the other end's JSON after its run (NULL: unreadable) and exit status, before report */
+	void (*peer_done)(void *st, struct json_object *peer, int exit_status);
 	/* the JSON path of the answers counted in the run's JSON (search --witness replies), or NULL */
 	const char *witness;
 	/* the JSON path of the p99 in microseconds that search --latency-goal judges (NULL: the round trip's) */

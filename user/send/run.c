@@ -15,6 +15,7 @@
 #include "engine/probe.h"
 #include "measure/httpd.h"
 #include "send/live.h"
+#include "send/peer.h"
 #include "send/run.h"
 #include "util/json.h"
 #include "util/log.h"
@@ -245,6 +246,9 @@ int send_run(const struct send_opts *so, const struct xr_proto *p, void *st)
 	}
 	cli_catch_signals();
 	err = use_xsk ? xengine_run(&o, &res) : kengine_run(&o, &res);
+	/* the other end's figures go into this run's report */
+	if (so->peer)
+		send_peer_end(so->peer, p, st);
 	/* the figures stay readable until the report is written: a scraper sees the end too */
 	if (err && !res.start_ns)
 		goto out;
@@ -305,6 +309,7 @@ int send_command(const char *cmd, const struct xr_proto *p, int argc, char **arg
 		 void (*usage)(FILE *f, const struct xr_proto *p))
 {
 	struct send_opts so = { .cmd = cmd };
+	struct send_peer peer;
 	void *st = p->state_size ? calloc(1, p->state_size) : NULL;
 	int ret;
 
@@ -312,8 +317,20 @@ int send_command(const char *cmd, const struct xr_proto *p, int argc, char **arg
 		return XR_EXIT_ENV;
 	xr_cmd = cmd;
 	ret = send_opts_parse(&so, p, st, argc, argv, usage);
+	if (ret < 0) {
+		ret = send_peer_start(&so, p, st, &peer);
+		if (!ret) {
+			so.peer = &peer;
+			ret = -1;
+		}
+	}
 	if (ret < 0)
 		ret = send_run(&so, p, st);
+	/* a run that failed before its end leaves the other end running: stopped here */
+	if (so.peer && peer.pid > 0) {
+		peer.linger_ns = 0;
+		send_peer_end(&peer, p, st);
+	}
 	if (p->free)
 		p->free(st);
 	free(st);

@@ -16,6 +16,7 @@
 #include "proto/mqtt/stream.h"
 #include "send/opts.h"
 #include "engine/replies.h"
+#include "util/jsonpath.h"
 #include "util/log.h"
 #include "util/units.h"
 
@@ -35,6 +36,38 @@ enum {
 	O_PUBLISHERS,
 	O_ANSWER,
 	O_AWAIT,
+	O_PATTERN,
+	O_PEER,
+	O_PEER_NETNS,
+	O_SUBSCRIBERS,
+};
+
+/*
+ * --pattern: the published flood benchmark's four, each a whole run: this
+ * process's publishers or callers, and their other end (subscribers, a
+ * responder) in a child process on --peer (user/send/peer.c).
+ */
+enum mqtt_pattern {
+	MQTT_PATTERN_NONE = 0,
+	MQTT_PATTERN_FIRE, /* fire & forget: QoS 0, nobody listens */
+	MQTT_PATTERN_NOTIFY, /* notifications: --subscribers listen to every publisher */
+	MQTT_PATTERN_SYNC, /* sync calls: a call at a time, answered by the responder */
+	MQTT_PATTERN_ASYNC, /* async calls: --burst calls at a time */
+};
+static const char *const mqtt_pattern_names[] = { "", "fire", "notify", "sync", "async" };
+/* the published benchmark's names, for the report */
+static const char *const mqtt_pattern_titles[] = { "", "fire & forget", "notifications",
+						   "sync calls", "async calls" };
+/* async calls in flight per caller unless --burst says (the bench's choice, fewer when large) */
+#define MQTT_ASYNC_WINDOW 10
+
+/* What the other end of a --pattern run reported (its JSON), for this run's report. */
+struct mqtt_peer_figures {
+	bool ran; /* its JSON was read */
+	int exit; /* its exit status */
+	uint64_t sessions, connacked, subacked, refused;
+	uint64_t expected, received, lost, duplicated, reordered, answers;
+	double p50_us, p99_us; /* publish to delivery */
 };
 
 struct mqtt {
@@ -42,7 +75,12 @@ struct mqtt {
 	struct mqtt_stream_opts so;
 	uint64_t messages; /* per session; a subscriber's: per publisher */
 	uint64_t publishers; /* --publishers: a subscriber's */
-	bool burst_set, keepalive_set;
+	bool burst_set, keepalive_set, payload_set;
+	uint8_t pattern; /* enum mqtt_pattern */
+	const char *peer_ifname, *peer_netns; /* --peer, --peer-netns: the other end's */
+	uint64_t subscribers; /* --subscribers: notify's */
+	char *peer_filter; /* the other end's topic filter, made here (freed with the state) */
+	struct mqtt_peer_figures peer;
 	uint16_t refused_all; /* every CONNECT answered was refused: the first code, + 1 */
 };
 
@@ -62,6 +100,10 @@ static const struct option mqtt_opts[] = {
 	{ "publishers", required_argument, NULL, O_PUBLISHERS },
 	{ "answer", required_argument, NULL, O_ANSWER },
 	{ "await", required_argument, NULL, O_AWAIT },
+	{ "pattern", required_argument, NULL, O_PATTERN },
+	{ "peer", required_argument, NULL, O_PEER },
+	{ "peer-netns", required_argument, NULL, O_PEER_NETNS },
+	{ "subscribers", required_argument, NULL, O_SUBSCRIBERS },
 	{},
 };
 
@@ -105,6 +147,7 @@ static int mqtt_opt(void *st, int id, const char *arg, const struct send_opts *s
 			return cli_usage_error(so->cmd, "--payload: at most %u bytes for now",
 					       XR_MQTT_REQUEST_MAX - 64);
 		m->so.payload = v;
+		m->payload_set = true;
 		break;
 	case O_MESSAGES:
 		if (cli_count(so->cmd, "messages", arg, &m->messages))
@@ -124,6 +167,23 @@ static int mqtt_opt(void *st, int id, const char *arg, const struct send_opts *s
 	case O_SUBSCRIBE: m->so.subscribe = arg; break;
 	case O_ANSWER: m->so.answer = arg; break;
 	case O_AWAIT: m->so.await = arg; break;
+	case O_PATTERN:
+		m->pattern = MQTT_PATTERN_NONE;
+		for (int i = MQTT_PATTERN_FIRE; i <= MQTT_PATTERN_ASYNC; i++)
+			if (!strcmp(arg, mqtt_pattern_names[i]))
+				m->pattern = i;
+		if (!m->pattern)
+			return cli_usage_error(
+				so->cmd, "--pattern: fire, notify, sync or async, not '%s'", arg);
+		break;
+	case O_PEER: m->peer_ifname = arg; break;
+	case O_PEER_NETNS: m->peer_netns = arg; break;
+	case O_SUBSCRIBERS:
+		if (cli_count(so->cmd, "subscribers", arg, &m->subscribers))
+			return XR_EXIT_USAGE;
+		if (!m->subscribers)
+			return cli_usage_error(so->cmd, "--subscribers: at least 1");
+		break;
 	case O_PUBLISHERS:
 		if (cli_count(so->cmd, "publishers", arg, &m->publishers))
 			return XR_EXIT_USAGE;
@@ -210,10 +270,87 @@ static int mqtt_check_subscriber(struct mqtt *m, const struct send_opts *so)
 	return 0;
 }
 
+/* --pattern's defaults and what it rules out; before the publishers' or callers' own checks. */
+static int mqtt_check_pattern(struct mqtt *m, const struct send_opts *so)
+{
+	const char *name = mqtt_pattern_names[m->pattern];
+	bool calls = m->pattern >= MQTT_PATTERN_SYNC;
+
+	if (m->so.subscribe || m->so.answer || m->publishers || m->so.await)
+		return cli_usage_error(so->cmd,
+				       "--pattern %s makes its own other end: no --subscribe, "
+				       "--answer, --publishers or --await",
+				       name);
+	if (m->pattern == MQTT_PATTERN_FIRE) {
+		if (m->peer_ifname || m->peer_netns || m->subscribers)
+			return cli_usage_error(so->cmd,
+					       "--pattern fire: nobody listens to fire & forget "
+					       "(no --peer, --peer-netns or --subscribers)");
+		if (m->so.qos)
+			return cli_usage_error(so->cmd, "--pattern fire is QoS 0");
+		return 0;
+	}
+	if (!m->peer_ifname)
+		return cli_usage_error(so->cmd,
+				       "--pattern %s needs --peer IFACE: where its %s run, not -i "
+				       "(one XDP program per interface; --peer-netns NAME when it "
+				       "is in another network namespace)",
+				       name, calls ? "responder" : "subscribers");
+	if (!so->count || so->concurrency || so->duration_ns || so->first_n || so->shards > 1)
+		return cli_usage_error(so->cmd,
+				       "--pattern %s needs --count (its %s), without "
+				       "--concurrency, --duration, --first-seq or --shard: the "
+				       "other end books each one by its number, 0 to --count - 1",
+				       name, calls ? "callers" : "publishers");
+	if (m->subscribers && calls)
+		return cli_usage_error(so->cmd, "--subscribers goes with --pattern notify");
+	if (!m->payload_set)
+		m->so.payload = XR_MQTT_STAMP;
+	if (m->so.payload < XR_MQTT_STAMP)
+		return cli_usage_error(so->cmd,
+				       "--pattern %s needs --payload >= %u: the stamp that names "
+				       "the sender and times the message",
+				       name, XR_MQTT_STAMP);
+	if (!m->messages)
+		m->messages = 100;
+	if (!calls) {
+		if (!m->subscribers)
+			m->subscribers = 1;
+		return 0;
+	}
+	if (m->so.qos)
+		return cli_usage_error(so->cmd, "--pattern %s: calls go at QoS 0 for now", name);
+	if (!m->so.topic)
+		m->so.topic = "req/{c}";
+	m->so.await = "res/{c}";
+	if (m->pattern == MQTT_PATTERN_SYNC) {
+		if (m->burst_set && m->so.burst != 1)
+			return cli_usage_error(so->cmd,
+					       "--pattern sync makes one call at a time (--burst W "
+					       "is --pattern async's window)");
+	} else if (!m->burst_set) {
+		/* a window is one burst, one request of at most XR_MQTT_REQUEST_MAX bytes */
+		size_t len = mqtt_message_len(&m->so);
+		uint32_t w = MQTT_ASYNC_WINDOW;
+
+		while (w > 1 && ((uint64_t)w * len > XR_MQTT_REQUEST_MAX || m->messages % w))
+			w--;
+		m->so.burst = w;
+		m->burst_set = true;
+	}
+	return 0;
+}
+
 static int mqtt_check(void *st, const struct send_opts *so)
 {
 	struct mqtt *m = st;
 	const char *c;
+
+	if (!m->pattern && (m->peer_ifname || m->peer_netns || m->subscribers))
+		return cli_usage_error(so->cmd,
+				       "--peer, --peer-netns and --subscribers go with --pattern");
+	if (m->pattern && mqtt_check_pattern(m, so))
+		return XR_EXIT_USAGE;
 
 	if (so->net.dst.ipv6)
 		return cli_usage_error(so->cmd, "sessions are IPv4 only for now");
@@ -659,6 +796,93 @@ static void mqtt_report_calls(struct mqtt *m, const struct engine_result *res,
 	json_close(j, '}');
 }
 
+/*
+ * --pattern's figures in the published benchmark's shape (count, size,
+ * seconds, per second, ms each) with what its other end saw: the messages
+ * the broker took over the publishers' time (first SYN to last answer), or
+ * the calls answered and their median round trip.
+ */
+static void mqtt_report_pattern(const struct mqtt *m, const struct engine_result *res,
+				const struct mqtt_books *b, FILE *human, struct json *j)
+{
+	const struct tcp *t = &m->t;
+	const struct mqtt_peer_figures *f = &m->peer;
+	bool calls = m->pattern >= MQTT_PATTERN_SYNC;
+	double secs = t->last_answer_ns > res->start_ns ?
+			      (t->last_answer_ns - res->start_ns) / 1e9 :
+			      0,
+	       ms_each = calls	  ? (t->deliver.hist ?
+					     replies_hist_quantile_us(&t->deliver, 0.5) / 1e3 :
+					     0) :
+			 b->acked ? secs * 1e3 / b->acked :
+				    0;
+	uint64_t n = b->acked;
+	char x[16];
+
+	if (human) {
+		fprintf(human, "  pattern: %s, %llu %s of %u B in %.3f s: %s/s, %.3f ms each",
+			mqtt_pattern_titles[m->pattern], (unsigned long long)n,
+			calls ? "calls" : "messages", m->so.payload, secs,
+			fmt_si(secs > 0 ? n / secs : 0, x, sizeof(x)), ms_each);
+		if (calls)
+			fprintf(human, " (median round trip, %u at a time)", m->so.burst);
+		fputc('\n', human);
+		if (m->pattern == MQTT_PATTERN_FIRE) {
+		} else if (!f->ran) {
+			fprintf(human,
+				"  the other end on %s: its figures could not be read (exit %d)\n",
+				m->peer_ifname, f->exit);
+		} else if (calls) {
+			fprintf(human,
+				"  responder on %s: subscribed %llu of %llu; %llu requests read, %llu "
+				"answered\n",
+				m->peer_ifname, (unsigned long long)f->subacked,
+				(unsigned long long)f->sessions, (unsigned long long)f->received,
+				(unsigned long long)f->answers);
+		} else {
+			fprintf(human,
+				"  subscribers on %s: subscribed %llu of %llu; %llu of %llu "
+				"deliveries, %llu lost, %llu duplicated, %llu reordered; publish to "
+				"delivery p50 %.3f ms, p99 %.3f ms\n",
+				m->peer_ifname, (unsigned long long)f->subacked,
+				(unsigned long long)f->sessions, (unsigned long long)f->received,
+				(unsigned long long)f->expected, (unsigned long long)f->lost,
+				(unsigned long long)f->duplicated, (unsigned long long)f->reordered,
+				f->p50_us / 1e3, f->p99_us / 1e3);
+		}
+	}
+	if (!j)
+		return;
+	json_open(j, "pattern", '{');
+	json_str(j, "name", mqtt_pattern_names[m->pattern]);
+	json_u64(j, "count", n);
+	json_u64(j, "payload_bytes", m->so.payload);
+	json_double(j, "seconds", secs);
+	json_double(j, "per_s", secs > 0 ? n / secs : 0);
+	json_double(j, "ms_each", ms_each);
+	if (calls)
+		json_u64(j, "window", m->so.burst);
+	if (m->pattern != MQTT_PATTERN_FIRE) {
+		json_open(j, "peer", '{');
+		json_str(j, "iface", m->peer_ifname);
+		json_u64(j, "read", f->ran);
+		json_u64(j, "exit", f->exit);
+		json_u64(j, "sessions", f->sessions);
+		json_u64(j, "subacked", f->subacked);
+		json_u64(j, "refused", f->refused);
+		json_u64(j, "expected", f->expected);
+		json_u64(j, "received", f->received);
+		json_u64(j, "lost", f->lost);
+		json_u64(j, "duplicated", f->duplicated);
+		json_u64(j, "reordered", f->reordered);
+		json_u64(j, "answers", f->answers);
+		json_double(j, "latency_p50_us", f->p50_us);
+		json_double(j, "latency_p99_us", f->p99_us);
+		json_close(j, '}');
+	}
+	json_close(j, '}');
+}
+
 static void mqtt_report(void *st, const struct engine_result *res, uint64_t ready_ns, FILE *human,
 			struct json *j)
 {
@@ -732,6 +956,8 @@ static void mqtt_report(void *st, const struct engine_result *res, uint64_t read
 					   m->so.qos   ? "burst to its last PUBACK" :
 							 "burst to its PINGRESP",
 					   human, NULL, NULL);
+		if (m->pattern)
+			mqtt_report_pattern(m, res, &b, human, NULL);
 	}
 	if (!j)
 		return;
@@ -765,13 +991,128 @@ static void mqtt_report(void *st, const struct engine_result *res, uint64_t read
 	mqtt_reasons(t, XR_MQTT_WHY_DISCONNECT, NULL, j, "disconnect_by_code");
 	mqtt_reasons(t, XR_MQTT_WHY_TYPE, NULL, j, "unexpected_by_type");
 	json_close(j, '}');
+	if (m->pattern)
+		mqtt_report_pattern(m, res, &b, NULL, j);
+}
+
+/* A filter that matches every topic of template t: each level that holds {c} becomes '+'. */
+static char *mqtt_filter_of(const char *t)
+{
+	char *f = malloc(strlen(t) + 1), *o = f;
+	const char *level = t;
+
+	if (!f)
+		return NULL;
+	for (;;) {
+		const char *end = strchr(level, '/');
+		size_t len = end ? (size_t)(end - level) : strlen(level);
+
+		if (memmem(level, len, "{c}", 3)) {
+			*o++ = '+';
+		} else {
+			memcpy(o, level, len);
+			o += len;
+		}
+		if (!end)
+			break;
+		*o++ = '/';
+		level = end + 1;
+	}
+	*o = 0;
+	return f;
+}
+
+/*
+ * --pattern notify's subscribers (one per --subscribers, each listening to
+ * every publisher's topic) or sync and async calls' responder (one session
+ * that answers every request on the caller's res/{c}), made from this run's
+ * options: the same broker, credentials and MQTT version.
+ */
+static int mqtt_peer(void *st, const struct send_opts *so, struct send_opts *peer_so, void *peer_st,
+		     uint64_t *linger_ns)
+{
+	struct mqtt *m = st, *e = peer_st;
+	bool notify = m->pattern == MQTT_PATTERN_NOTIFY;
+
+	if (m->pattern < MQTT_PATTERN_NOTIFY)
+		return 0;
+	if (!peer_so)
+		return 1;
+	e->peer_filter = mqtt_filter_of(m->so.topic);
+	if (!e->peer_filter)
+		return -1;
+	e->so.subscribe = e->peer_filter;
+	e->so.client_id = notify ? "xr-sub-{c}" : "xr-responder-{c}";
+	e->so.username = m->so.username;
+	e->so.password = m->so.password;
+	e->so.version = m->so.version;
+	e->so.qos = notify ? m->so.qos : 0;
+	e->so.answer = notify ? NULL : m->so.await;
+	e->publishers = so->count;
+	e->messages = m->messages;
+	peer_so->ifname = m->peer_ifname;
+	peer_so->netns = m->peer_netns;
+	peer_so->count = notify ? m->subscribers : 1;
+	peer_so->pace = XR_PACE_NONE;
+	peer_so->pps = peer_so->rate_bps = 0;
+	peer_so->duration_ns = peer_so->concurrency = peer_so->first_n = 0;
+	peer_so->threads = 1;
+	peer_so->shard = 0;
+	peer_so->shards = 1;
+	peer_so->start_unix_ns = 0;
+	peer_so->have_listen = false;
+	peer_so->pcap_out = NULL;
+	peer_so->plan.nspecs = 0;
+	peer_so->net.have_src = peer_so->net.have_sport = peer_so->net.have_mac = false;
+	/* it ends by itself once every message came, or when this run has ended and lingered */
+	peer_so->reply_wait_ns = 24 * 3600 * 1000000000ULL;
+	/* subscribers: what is still on its way to them; a responder has nothing left to do */
+	*linger_ns = notify ? so->reply_wait_ns : 0;
+	return mqtt_check(e, peer_so) ? -1 : 1;
+}
+
+static void mqtt_peer_done(void *st, struct json_object *peer, int exit_status)
+{
+	struct mqtt_peer_figures *f = &((struct mqtt *)st)->peer;
+
+	*f = (struct mqtt_peer_figures){ .exit = exit_status };
+	if (!peer || json_path_u64(peer, "asked", &f->sessions) ||
+	    json_path_u64(peer, "subscribers.connacked", &f->connacked) ||
+	    json_path_u64(peer, "subscribers.subacked", &f->subacked) ||
+	    json_path_u64(peer, "subscribers.refused", &f->refused) ||
+	    json_path_u64(peer, "deliveries.expected", &f->expected) ||
+	    json_path_u64(peer, "deliveries.received", &f->received) ||
+	    json_path_u64(peer, "deliveries.lost", &f->lost) ||
+	    json_path_u64(peer, "deliveries.duplicated", &f->duplicated) ||
+	    json_path_u64(peer, "deliveries.reordered", &f->reordered) ||
+	    json_path_u64(peer, "deliveries.answers_sent", &f->answers))
+		return;
+	/* no deliveries, no latencies */
+	json_path_double(peer, "deliveries.latency_us.p50", &f->p50_us);
+	json_path_double(peer, "deliveries.latency_us.p99", &f->p99_us);
+	f->ran = true;
 }
 
 static int mqtt_verdict(void *st)
 {
 	const struct mqtt *m = st;
+	const struct mqtt_peer_figures *f = &m->peer;
 	const char *name;
 
+	/* the other end ends by itself (0, 1: short) or when stopped (4); anything else failed it */
+	if (m->pattern >= MQTT_PATTERN_NOTIFY &&
+	    (!f->ran || (f->exit != 0 && f->exit != 1 && f->exit != XR_EXIT_INTERRUPTED))) {
+		pr_warn("the other end on %s failed (exit %d): the pattern's figures are not whole\n",
+			m->peer_ifname, f->exit);
+		return XR_EXIT_FAIL;
+	}
+	if (m->pattern >= MQTT_PATTERN_NOTIFY && f->subacked < f->sessions) {
+		pr_warn("the broker took %llu of the other end's %llu subscriptions on %s: the "
+			"pattern's figures are not whole\n",
+			(unsigned long long)f->subacked, (unsigned long long)f->sessions,
+			m->peer_ifname);
+		return XR_EXIT_FAIL;
+	}
 	if (!m->refused_all)
 		return 0;
 	name = mqtt_reason_name(XR_MQTT_WHY_CONNACK + m->refused_all - 1);
@@ -783,7 +1124,10 @@ static int mqtt_verdict(void *st)
 
 static void mqtt_free(void *st)
 {
-	tcp_sessions_free(&((struct mqtt *)st)->t);
+	struct mqtt *m = st;
+
+	tcp_sessions_free(&m->t);
+	free(m->peer_filter);
 }
 
 const struct xr_proto proto_mqtt = {
@@ -831,6 +1175,20 @@ const struct xr_proto proto_mqtt = {
 		"                        responder's): --burst 1 (the default) makes sync calls,\n"
 		"                        --burst W async calls, W at a time; per call: answered,\n"
 		"                        round trip; per caller: lost, duplicated, reordered\n"
+		"      --pattern P       the published flood benchmark's patterns, each a whole\n"
+		"                        run with its other end: fire (fire & forget: QoS 0,\n"
+		"                        nobody listens), notify (notifications: --subscribers\n"
+		"                        on --peer read every message, booked per publisher),\n"
+		"                        sync and async (calls: --count callers on req/{c}, a\n"
+		"                        responder on --peer answering on res/{c}; async with\n"
+		"                        --burst W calls in flight, default 10). The other end\n"
+		"                        runs in a child process, ready before the first\n"
+		"                        message; --payload defaults to 16 (the stamp); the\n"
+		"                        report adds count, size, seconds, per second, ms each\n"
+		"      --peer IFACE      --pattern's other end's interface (not -i: one XDP\n"
+		"                        program per interface); --peer-netns NAME if it is in\n"
+		"                        another network namespace\n"
+		"      --subscribers N   --pattern notify's subscribers (default 1)\n"
 		"  --count is sessions (connections), --pps new sessions per second; each one\n"
 		"  publishes as fast as the broker answers. Every message asked is taken by the\n"
 		"  broker (PUBACK, or read before the PINGRESP), refused with its reason code (5.0),\n"
@@ -846,6 +1204,8 @@ const struct xr_proto proto_mqtt = {
 	.build = mqtt_build,
 	.report = mqtt_report,
 	.verdict = mqtt_verdict,
+	.peer = mqtt_peer,
+	.peer_done = mqtt_peer_done,
 	/* search offers sessions: a session completes when all its messages were answered */
 	.witness = "sessions.completed",
 	.latency = "messages.burst_us.p99",

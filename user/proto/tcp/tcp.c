@@ -575,6 +575,26 @@ static void tcp_resend_syns(struct tcp *t, const struct sockaddr_ll *to)
 	}
 }
 
+static uint64_t tcp_ended(const struct xr_replies_stats *r);
+
+/*
+ * The other end of a run (send/peer.c) is ready once each of its sessions
+ * subscribed, or ended (refused, reset, given up): the run may start.
+ */
+static void tcp_ready_check(struct tcp *t)
+{
+	struct xr_replies_stats r;
+
+	if (!t->rs.ready_fd || engine_replies_sum(bpf_map__fd(t->skel->maps.replies_stats), &r) ||
+	    r.ctr[XR_MQTT_SUBACKED] + tcp_ended(&r) + atomic_load(&t->rs.syns_given_up) <
+		    t->rs.o->count)
+		return;
+	if (write(t->rs.ready_fd, "", 1) != 1)
+		pr_debug("the run that waits for this one is gone: %s\n", strerror(errno));
+	close(t->rs.ready_fd);
+	t->rs.ready_fd = 0;
+}
+
 static void *tcp_resend_main(void *arg)
 {
 	struct tcp *t = arg;
@@ -586,6 +606,7 @@ static void *tcp_resend_main(void *arg)
 	while (!atomic_load(&t->rs.stop)) {
 		tcp_resend_syns(t, &to);
 		tcp_resend_pass(t);
+		tcp_ready_check(t);
 		/* a pass reads every slot once: RTO / 2 apart is soon enough, and cheap */
 		usleep(XR_TCP_RTO_NS / 2000 / 2);
 	}
@@ -814,6 +835,7 @@ int tcp_sessions_build(struct tcp *t, const struct send_opts *so, const struct i
 	memcpy(t->rs.syn, fs->bytes + fs->frames[0].off, t->rs.syn_len);
 	t->rs.isn_step = isn.step;
 	t->rs.fd = -1;
+	t->rs.ready_fd = so->ready_fd;
 	t->concurrency = so->concurrency;
 	t->veth = !strcmp(ifc->driver, "veth");
 	if (!planned)
