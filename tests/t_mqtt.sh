@@ -582,6 +582,26 @@ test_mqtt_patterns() {
 	return 0
 }
 
+# search drives a pattern: each trial starts its own subscribers, numbered from the trial's first
+# publisher; a trial's witness is its publishers whose every message reached both subscribers, its
+# latency publish to delivery. Below the broker's limit every trial is whole
+test_mqtt_pattern_search() {
+	bed --senders 2
+	mosquitto_start
+	for i in 0 1; do peer_xdp_start "$i"; done
+	tb_gen "$XR" search --witness replies --preset quick --min 20 --max 200 --max-trials 4 \
+		--json "$WORK/s.json" -- gen mqtt -i "$TB_GEN_IF" --dst "$TB_SRV_IP" --src 198.18.64.0/23 \
+		--username "$MQ_USER" --password "$MQ_PASS" --pattern notify --peer "$TB_GEN_IF" \
+		--peer-netns "$(tb_gen_ns 1)" --subscribers 2 --payload 64 --messages 10 --wait 2s \
+		>"$WORK/out" 2>&1 || fail "search exited $?: $(tail -n 5 "$WORK/out")"
+	cat "$WORK/out"
+	search_all_completed 200
+	# two subscribers of their own per trial
+	expect_eq "$(grep -c ' as xr-sub-' "$MQ_DIR/mosquitto.log")" \
+		"$(python3 -c 'import json,sys; print(2 * len(json.load(open(sys.argv[1]))["trials"]))' "$WORK/s.json")" \
+		"the subscribers' connections in the broker's log"
+}
+
 test_mqtt_search() {
 	bed
 	mosquitto_start

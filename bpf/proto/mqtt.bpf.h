@@ -230,6 +230,8 @@ static __always_inline bool mqtt_book(struct xr_tcp_session *s, struct xr_replie
 		/* a caller's row: any --first-seq's callers are 0..pubs - 1 apart */
 		key = pub % mqtt_cfg.pubs;
 	} else {
+		/* below pub_base it wraps to a number past pubs: foreign */
+		pub -= mqtt_cfg.pub_base;
 		if (pub >= mqtt_cfg.pubs || !mqtt_cfg.subs) {
 			st->ctr[XR_MQTT_FOREIGN]++;
 			return false;

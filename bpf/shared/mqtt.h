@@ -69,8 +69,11 @@ struct xr_mqtt_cfg {
 	__u8 pad;
 	__u8 ans[XR_MQTT_ANSWER_MAX]; /* an answer: PUBLISH, topic, stamp (its last 16 bytes) */
 	__u16 sub_off; /* where {c}'s digits are in request 0's SUBSCRIBE, or XR_MQTT_NONE */
-	/* subscribers: deliveries each waits for, publishers (stamps 0..pubs - 1), subscribers */
-	__u32 sub_expect, pubs, subs;
+	/*
+	 * subscribers: deliveries each waits for, publishers (stamps pub_base..
+	 * pub_base + pubs - 1: a search trial's are numbered from its first), subscribers
+	 */
+	__u32 sub_expect, pubs, subs, pub_base;
 };
 
 /* mqtt_recv[] (subscriber i, publisher p at i * pubs + p): one pair's deliveries */

@@ -439,6 +439,7 @@ int cmd_search(int argc, char **argv)
 			goto out;
 		}
 		/* argv[0] of the trial is its command: the last word of its name */
+		s->so.search = true;
 		err = send_opts_parse(&s->so, s->proto, s->proto_state, argc - optind - skip + 1,
 				      argv + optind + skip - 1, trial_usage);
 		xr_cmd = "search";
@@ -450,13 +451,12 @@ int cmd_search(int argc, char **argv)
 		 * each shard's search would choose its own loads: nothing would add
 		 * up; under MPI a rank's shard is its rank
 		 */
-		/* a trial runs in a child already: its other end would have to be the trial's */
-		if (s->proto->peer && s->proto->peer(s->proto_state, &s->so, NULL, NULL, NULL)) {
+		/* each trial starts its own other end: under MPI, each rank's would be apart */
+		if (xr_nranks > 1 && s->proto->peer &&
+		    s->proto->peer(s->proto_state, &s->so, NULL, NULL, NULL)) {
 			ret = cli_usage_error("search",
 					      "--pattern: its other end (subscribers, a "
-					      "responder) does not run under search; start it "
-					      "apart (--subscribe, --answer) and give the trial "
-					      "the publishers' or callers' options");
+					      "responder) runs beside one sender, not under MPI");
 			goto out;
 		}
 		if (s->so.concurrency) {

@@ -288,6 +288,7 @@ int selftest_mqtt(uint64_t cases, uint64_t (*rnd)(void), uint64_t *checked, uint
 struct mq_case {
 	uint8_t version;
 	uint32_t pubs, subs, c32, deliveries;
+	uint32_t pub_base; /* the stamps' first publisher */
 	size_t len;
 	/* the reference's books: per pair, the sequence numbers seen */
 	struct mq_pair {
@@ -383,8 +384,10 @@ static void mq_random_stream(struct mq_case *k, uint8_t *b, uint64_t (*rnd)(void
 	body[n++] = rnd() % 3; /* granted QoS 0..2 */
 	mq_packet(b, &k->len, 0x90, body, n);
 	for (uint32_t d = 0; d < k->deliveries; d++) {
-		uint32_t pub = rnd() % (k->pubs + (rnd() % 10 ? 0 : 3)), seq = 0, topic, props = 0,
-			 payload, at;
+		/* now and then past the publishers, or (as a stamp) just below the first */
+		uint32_t pub = rnd() % 20 ? rnd() % (k->pubs + (rnd() % 10 ? 0 : 3)) :
+					    UINT32_MAX - rnd() % 3,
+			 seq = 0, topic, props = 0, payload, at;
 		bool far = rnd() % 60 == 0, qos1 = !k->responder && rnd() % 2;
 
 		topic = far ? 65530 : rnd() % 4 ? 1 + rnd() % 40 : rnd() % 700;
@@ -421,7 +424,7 @@ static void mq_random_stream(struct mq_case *k, uint8_t *b, uint64_t (*rnd)(void
 			if (pub < k->pubs)
 				seq = mq_next_seq(&k->pair[(k->c32 % k->subs) * k->pubs + pub],
 						  rnd);
-			put32(body + at, pub);
+			put32(body + at, pub + k->pub_base);
 			put32(body + at + 4, seq);
 			put32(body + at + 8, t >> 32);
 			put32(body + at + 12, t);
@@ -672,12 +675,14 @@ int selftest_mqtt_deliveries(uint64_t cases, uint64_t (*rnd)(void), uint64_t *ch
 	for (uint32_t kind = 0; kind < 4 && !err; kind++) {
 		uint8_t version = 4 + kind % 2;
 		bool responder = kind >= 2;
+		/* publishers numbered from 0, or from anywhere (a search trial's) */
 		struct xr_mqtt_cfg cfg = { .subscriber = 1,
 					   .sub_qos = !responder,
 					   .version = version,
 					   .pubs = pubs,
 					   .subs = subs,
-					   .sub_expect = MQ_DELIVERIES };
+					   .sub_expect = MQ_DELIVERIES,
+					   .pub_base = kind % 2 ? rnd() : 0 };
 		struct selftest_bpf *skel;
 
 		if (responder && (err = mq_responder_cfg(&cfg)))
@@ -692,6 +697,7 @@ int selftest_mqtt_deliveries(uint64_t cases, uint64_t (*rnd)(void), uint64_t *ch
 			struct mq_case k = { .version = version,
 					     .pubs = pubs,
 					     .subs = subs,
+					     .pub_base = cfg.pub_base,
 					     .c32 = rnd(),
 					     .deliveries = MQ_DELIVERIES,
 					     .responder = responder };

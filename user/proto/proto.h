@@ -94,6 +94,12 @@ struct xr_proto {
 		    uint64_t *linger_ns);
 	/* the other end's JSON after its run (NULL: unreadable) and exit status, before report */
 	void (*peer_done)(void *st, struct json_object *peer, int exit_status);
+	/*
+	 * A search trial's witness and latency paths in its JSON when this run's
+	 * are not witness and latency (gen mqtt --pattern notify: the
+	 * subscribers' books). NULL: those.
+	 */
+	void (*trial_paths)(void *st, const char **witness, const char **latency);
 	/* the JSON path of the answers counted in the run's JSON (search --witness replies), or NULL */
 	const char *witness;
 	/* the JSON path of the p99 in microseconds that search --latency-goal judges (NULL: the round trip's) */

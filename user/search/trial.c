@@ -55,11 +55,14 @@ static int shard_trial(struct search *s, const struct rank_trial *rt, struct ran
 {
 	char json[] = "/tmp/xdpreplay-trial.XXXXXX", errs[] = "/tmp/xdpreplay-trial-err.XXXXXX";
 	bool replies = !strcmp(s->witness, "replies"), mpi = xr_nranks > 1;
+	const char *witness = s->proto->witness, *latency = s->proto->latency;
 	struct json_object *result = NULL;
 	int fd, efd = -1, status = 0, err = 0;
 	pid_t pid;
 
 	*r = (struct rank_result){ .exit = -1, .p99_us = -1 };
+	if (s->proto->trial_paths)
+		s->proto->trial_paths(s->proto_state, &witness, &latency);
 	fd = mkstemp(json);
 	if (fd < 0)
 		return -errno;
@@ -97,7 +100,7 @@ static int shard_trial(struct search *s, const struct rank_trial *rt, struct ran
 			so.shards = xr_nranks;
 			so.start_unix_ns = rt->start_unix_ns;
 		}
-		_exit(send_run(&so, s->proto, s->proto_state));
+		_exit(send_run_with_peer(&so, s->proto, s->proto_state));
 	}
 	while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
 		if (xr_stop)
@@ -116,13 +119,13 @@ static int shard_trial(struct search *s, const struct rank_trial *rt, struct ran
 	result = json_object_from_file(json);
 	if (!result || json_path_u64(result, "sent", &r->sent) ||
 	    json_path_u64(result, "asked", &r->asked) ||
-	    (replies && json_path_u64(result, s->proto->witness, &r->witness))) {
+	    (replies && json_path_u64(result, witness, &r->witness))) {
 		snprintf(r->why, sizeof(r->why), "its results (%s) could not be read", json);
 		r->exit = -1;
 		goto out;
 	}
 	r->ran = 1;
-	if (json_path_double(result, s->proto->latency ?: "replies.rtt_us.p99", &r->p99_us))
+	if (json_path_double(result, latency ?: "replies.rtt_us.p99", &r->p99_us))
 		r->p99_us = -1;
 	if (json_path_u64(result, "failed_reasons.fell_behind", &r->behind))
 		r->behind = 0;

@@ -334,10 +334,12 @@ int send_opts_parse(struct send_opts *so, const struct xr_proto *p, void *st, in
 {
 	struct option opts[NROWS + MAX_PROTO_OPTS + 1] = {};
 	const char *cmd = so->cmd;
+	bool search = so->search;
 	int nopts = 0, opt, ret, paced = 0;
 
-	/* so->cmd is the caller's; everything else starts at its default */
+	/* so->cmd and so->search are the caller's; everything else starts at its default */
 	*so = (struct send_opts){ .cmd = cmd,
+				  .search = search,
 				  .argc = argc,
 				  .argv = argv,
 				  .threads = 1,

@@ -49,6 +49,7 @@ struct send_opts {
 	char token[260];
 	struct send_plan plan; /* --rewrite: the user's specs */
 	struct template_net net; /* --dst, --src, --sport, --size, --dst-mac */
+	bool search; /* parsed for search's trials: each sets its rate, time and first number */
 	struct send_peer *peer; /* the run's other end in a child process (user/send/peer.c) */
 	int ready_fd; /* the other end's: written once its sessions are ready (0: none) */
 	char **files; /* FILE... (SO_FILES) */

@@ -21,7 +21,7 @@ struct send_peer {
 
 /*
  * Starts p's other end of the run so and st describe, if it has one, and
- * waits until it is ready. -1: there is none (peer untouched); 0: it is
+ * waits until it is ready. -1: there is none; 0: it is
  * running; otherwise the exit status after a one-line message. peer->pid
  * is -1 unless it is running.
  */

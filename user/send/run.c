@@ -305,11 +305,30 @@ out:
 	return ret;
 }
 
+int send_run_with_peer(const struct send_opts *so, const struct xr_proto *p, void *st)
+{
+	struct send_opts with = *so;
+	struct send_peer peer;
+	int ret;
+
+	ret = send_peer_start(so, p, st, &peer);
+	if (ret > 0)
+		return ret;
+	if (peer.pid > 0)
+		with.peer = &peer;
+	ret = send_run(&with, p, st);
+	/* a run that failed before its end leaves the other end running: stopped here */
+	if (peer.pid > 0) {
+		peer.linger_ns = 0;
+		send_peer_end(&peer, p, st);
+	}
+	return ret;
+}
+
 int send_command(const char *cmd, const struct xr_proto *p, int argc, char **argv,
 		 void (*usage)(FILE *f, const struct xr_proto *p))
 {
 	struct send_opts so = { .cmd = cmd };
-	struct send_peer peer;
 	void *st = p->state_size ? calloc(1, p->state_size) : NULL;
 	int ret;
 
@@ -317,20 +336,8 @@ int send_command(const char *cmd, const struct xr_proto *p, int argc, char **arg
 		return XR_EXIT_ENV;
 	xr_cmd = cmd;
 	ret = send_opts_parse(&so, p, st, argc, argv, usage);
-	if (ret < 0) {
-		ret = send_peer_start(&so, p, st, &peer);
-		if (!ret) {
-			so.peer = &peer;
-			ret = -1;
-		}
-	}
 	if (ret < 0)
-		ret = send_run(&so, p, st);
-	/* a run that failed before its end leaves the other end running: stopped here */
-	if (so.peer && peer.pid > 0) {
-		peer.linger_ns = 0;
-		send_peer_end(&peer, p, st);
-	}
+		ret = send_run_with_peer(&so, p, st);
 	if (p->free)
 		p->free(st);
 	free(st);

@@ -41,7 +41,13 @@ struct send_report {
 void send_summary(const struct send_report *r, FILE *f);
 void send_json(const struct send_report *r, FILE *f);
 
-/* Runs a parsed command: send_opts_parse, then send_run. For cmd/ (replay, gen, lorawan send). */
+/*
+ * send_run with the protocol's other end of the run, if it has one
+ * (user/send/peer.c): started and ready before, ended after.
+ */
+int send_run_with_peer(const struct send_opts *so, const struct xr_proto *p, void *st);
+
+/* Runs a parsed command: send_opts_parse, then send_run_with_peer. For cmd/ (replay, gen, lorawan send). */
 int send_command(const char *cmd, const struct xr_proto *p, int argc, char **argv,
 		 void (*usage)(FILE *f, const struct xr_proto *p));
 

@@ -67,6 +67,7 @@ struct mqtt_peer_figures {
 	int exit; /* its exit status */
 	uint64_t sessions, connacked, subacked, refused;
 	uint64_t expected, received, lost, duplicated, reordered, answers;
+	uint64_t pubs_complete; /* publishers whose every message reached every subscriber */
 	double p50_us, p99_us; /* publish to delivery */
 };
 
@@ -75,6 +76,7 @@ struct mqtt {
 	struct mqtt_stream_opts so;
 	uint64_t messages; /* per session; a subscriber's: per publisher */
 	uint64_t publishers; /* --publishers: a subscriber's */
+	uint32_t pub_base; /* a subscriber's first publisher (--pattern under search: the trial's) */
 	bool burst_set, keepalive_set, payload_set;
 	uint8_t pattern; /* enum mqtt_pattern */
 	const char *peer_ifname, *peer_netns; /* --peer, --peer-netns: the other end's */
@@ -296,7 +298,9 @@ static int mqtt_check_pattern(struct mqtt *m, const struct send_opts *so)
 				       "(one XDP program per interface; --peer-netns NAME when it "
 				       "is in another network namespace)",
 				       name, calls ? "responder" : "subscribers");
-	if (!so->count || so->concurrency || so->duration_ns || so->first_n || so->shards > 1)
+	/* search's trials: each its own rate times its time, numbered from its first */
+	if (!so->search &&
+	    (!so->count || so->concurrency || so->duration_ns || so->first_n || so->shards > 1))
 		return cli_usage_error(so->cmd,
 				       "--pattern %s needs --count (its %s), without "
 				       "--concurrency, --duration, --first-seq or --shard: the "
@@ -455,6 +459,7 @@ static int mqtt_build(void *st, const struct send_opts *so, const struct iface *
 		t->mqtt.sub_qos = m->so.qos;
 		t->mqtt.qos = 0;
 		t->mqtt.pubs = m->publishers;
+		t->mqtt.pub_base = m->pub_base;
 		t->mqtt.subs = so->count;
 		t->mqtt.sub_expect = m->publishers * m->messages;
 	}
@@ -876,6 +881,7 @@ static void mqtt_report_pattern(const struct mqtt *m, const struct engine_result
 		json_u64(j, "duplicated", f->duplicated);
 		json_u64(j, "reordered", f->reordered);
 		json_u64(j, "answers", f->answers);
+		json_u64(j, "publishers_complete", f->pubs_complete);
 		json_double(j, "latency_p50_us", f->p50_us);
 		json_double(j, "latency_p99_us", f->p99_us);
 		json_close(j, '}');
@@ -1048,7 +1054,9 @@ static int mqtt_peer(void *st, const struct send_opts *so, struct send_opts *pee
 	e->so.version = m->so.version;
 	e->so.qos = notify ? m->so.qos : 0;
 	e->so.answer = notify ? NULL : m->so.await;
-	e->publishers = so->count;
+	/* a search trial's: its rate times its time (and one more, a run's last), from its first */
+	e->publishers = so->count ? so->count : (uint64_t)(so->pps * (so->duration_ns / 1e9)) + 1;
+	e->pub_base = so->first_n;
 	e->messages = m->messages;
 	peer_so->ifname = m->peer_ifname;
 	peer_so->netns = m->peer_netns;
@@ -1061,6 +1069,7 @@ static int mqtt_peer(void *st, const struct send_opts *so, struct send_opts *pee
 	peer_so->shards = 1;
 	peer_so->start_unix_ns = 0;
 	peer_so->have_listen = false;
+	peer_so->search = false;
 	peer_so->pcap_out = NULL;
 	peer_so->plan.nspecs = 0;
 	peer_so->net.have_src = peer_so->net.have_sport = peer_so->net.have_mac = false;
@@ -1085,12 +1094,26 @@ static void mqtt_peer_done(void *st, struct json_object *peer, int exit_status)
 	    json_path_u64(peer, "deliveries.lost", &f->lost) ||
 	    json_path_u64(peer, "deliveries.duplicated", &f->duplicated) ||
 	    json_path_u64(peer, "deliveries.reordered", &f->reordered) ||
-	    json_path_u64(peer, "deliveries.answers_sent", &f->answers))
+	    json_path_u64(peer, "deliveries.answers_sent", &f->answers) ||
+	    json_path_u64(peer, "deliveries.publishers_complete", &f->pubs_complete))
 		return;
 	/* no deliveries, no latencies */
 	json_path_double(peer, "deliveries.latency_us.p50", &f->p50_us);
 	json_path_double(peer, "deliveries.latency_us.p99", &f->p99_us);
 	f->ran = true;
+}
+
+/*
+ * search -- gen mqtt --pattern notify: a trial's publishers that reached
+ * every subscriber whole, and their publish-to-delivery p99 (the other
+ * patterns: the sessions that completed, as without --pattern)
+ */
+static void mqtt_trial_paths(void *st, const char **witness, const char **latency)
+{
+	if (((struct mqtt *)st)->pattern != MQTT_PATTERN_NOTIFY)
+		return;
+	*witness = "pattern.peer.publishers_complete";
+	*latency = "pattern.peer.latency_p99_us";
 }
 
 static int mqtt_verdict(void *st)
@@ -1206,6 +1229,7 @@ const struct xr_proto proto_mqtt = {
 	.verdict = mqtt_verdict,
 	.peer = mqtt_peer,
 	.peer_done = mqtt_peer_done,
+	.trial_paths = mqtt_trial_paths,
 	/* search offers sessions: a session completes when all its messages were answered */
 	.witness = "sessions.completed",
 	.latency = "messages.burst_us.p99",
