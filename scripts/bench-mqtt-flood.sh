@@ -34,6 +34,7 @@ PATTERNS=${BENCH_FLOOD_PATTERNS:-fire notify sync async}
 SEARCH=${BENCH_FLOOD_SEARCH:-1}
 SEARCH_MSGS=${BENCH_FLOOD_SEARCH_MSGS:-100}
 SEARCH_SIZES=${BENCH_FLOOD_SEARCH_SIZES:-16 1024}
+SEARCH_MAX=${BENCH_FLOOD_SEARCH_MAX:-4000}
 have mosquitto && have mosquitto_pub && have mosquitto_sub && have mosquitto_rr ||
 	{ echo "bench-mqtt-flood: needs mosquitto and its clients (scripts/deps.sh)" >&2; exit 1; }
 bench_mqtt_bed bench-mqtt-flood
@@ -165,7 +166,7 @@ if [ "$SEARCH" = 1 ]; then
 			peer=()
 			[ "$pattern" = fire ] || peer=("${PEER[@]}")
 			rm -f "$WORK/s.json"
-			ip netns exec "$NS_G" "$XR" search --witness replies --preset quick --min 10 --max 1000 \
+			ip netns exec "$NS_G" "$XR" search --witness replies --preset quick --min 10 --max "$SEARCH_MAX" \
 				--max-trials 8 --json "$WORK/s.json" -- gen mqtt -i "$TB_GEN_IF" "${AUTH[@]}" \
 				--src 198.18.64.0/23 --pattern "$pattern" "${peer[@]}" --payload "$size" \
 				--messages "$SEARCH_MSGS" --wait 2s >"$WORK/s.out" 2>&1 ||

@@ -495,10 +495,11 @@ test_mqtt_bad_input() {
 		"--await res/x --payload 16" "--await res/{c} --payload 8" \
 		"--await res/{c} --payload 16 --qos 1" \
 		"--await res/{c} --payload 16 --count 5000000" "--pattern ping" "--pattern notify" \
-		"--peer lo" "--subscribers 2" "--pattern fire --qos 1" "--pattern fire --peer lo" \
-		"--pattern sync --peer lo --burst 5" "--pattern notify --peer lo --payload 8" \
-		"--pattern notify --peer lo --duration 5s" "--pattern sync --peer lo --subscribers 2" \
-		"--pattern async --peer lo --subscribe msg/#" "--pattern sync --peer lo --qos 1"; do
+		"--peer veth9" "--subscribers 2" "--pattern fire --qos 1" "--pattern fire --peer veth9" \
+		"--pattern sync --peer veth9 --burst 5" "--pattern notify --peer veth9 --payload 8" \
+		"--pattern notify --peer veth9 --duration 5s" "--pattern sync --peer veth9 --subscribers 2" \
+		"--pattern async --peer veth9 --subscribe msg/#" "--pattern sync --peer veth9 --qos 1" \
+		"--pattern notify --peer lo --count 2"; do
 		# shellcheck disable=SC2086
 		"$XR" gen mqtt -i lo --dst 198.18.0.2 --count 1 $args >"$WORK/out" 2>&1
 		rc=$?

@@ -447,10 +447,6 @@ int cmd_search(int argc, char **argv)
 			ret = err ? err : XR_EXIT_USAGE;
 			goto out;
 		}
-		/*
-		 * each shard's search would choose its own loads: nothing would add
-		 * up; under MPI a rank's shard is its rank
-		 */
 		/* each trial starts its own other end: under MPI, each rank's would be apart */
 		if (xr_nranks > 1 && s->proto->peer &&
 		    s->proto->peer(s->proto_state, &s->so, NULL, NULL, NULL)) {
@@ -459,6 +455,10 @@ int cmd_search(int argc, char **argv)
 					      "responder) runs beside one sender, not under MPI");
 			goto out;
 		}
+		/*
+		 * each shard's search would choose its own loads: nothing would add
+		 * up; under MPI a rank's shard is its rank
+		 */
 		if (s->so.concurrency) {
 			ret = cli_usage_error("search",
 					      "--concurrency: a closed loop has no rate for a "

@@ -298,6 +298,14 @@ static int mqtt_check_pattern(struct mqtt *m, const struct send_opts *so)
 				       "(one XDP program per interface; --peer-netns NAME when it "
 				       "is in another network namespace)",
 				       name, calls ? "responder" : "subscribers");
+	if (so->ifname && !strcmp(m->peer_ifname, so->ifname) &&
+	    (m->peer_netns == so->netns ||
+	     (m->peer_netns && so->netns && !strcmp(m->peer_netns, so->netns))))
+		return cli_usage_error(
+			so->cmd,
+			"--peer %s is -i's interface: the other end needs one of its "
+			"own (one XDP program per interface)",
+			m->peer_ifname);
 	/* search's trials: each its own rate times its time, numbered from its first */
 	if (!so->search &&
 	    (!so->count || so->concurrency || so->duration_ns || so->first_n || so->shards > 1))
