@@ -60,6 +60,35 @@ bench_mqtt_down() {
 	rm -rf "$WORK"
 }
 
+# broker_holds IP N: until the broker holds N connections from IP (5 s at most), and a moment more
+broker_holds() {
+	for _ in $(seq 100); do
+		[ "$(ip netns exec "$NS_S" ss -tn state established "( sport = :1883 )" | grep -c " $1:")" -ge "$2" ] &&
+			break
+		sleep 0.05
+	done
+	sleep 0.3
+}
+
+# rr_loop SIZE CALLS: CALLS mosquitto_rr calls of SIZE bytes, a process each in a shell loop on CPU 0
+# of the generator namespace, under /usr/bin/time ($WORK/time); the answered ones in RR_N, the
+# loop's seconds in RR_SECS. The stamp's caller is 'AAAA' (0x41414141: an argument cannot hold a zero
+# byte), so a responder answers on res/1094795585
+rr_loop() {
+	local t0
+	python3 -c 'import sys; sys.stdout.write("A" * int(sys.argv[1]))' "$1" >"$WORK/payload"
+	t0=$(date +%s.%N)
+	/usr/bin/time -f "%U %S" -o "$WORK/time" ip netns exec "$NS_G" taskset -c 0 sh -c '
+		n=0; p=$(cat "$2")
+		for i in $(seq "$1"); do
+			mosquitto_rr -h "$3" -u bench -P flood-0 -t req/rr -e res/1094795585 -m "$p" -W 5 \
+				>/dev/null 2>&1 && n=$((n + 1))
+		done
+		echo "$n" >"$4"' rr "$2" "$WORK/payload" "$TB_SRV_IP" "$WORK/rr.n"
+	RR_SECS=$(python3 -c "print($(date +%s.%N) - $t0)")
+	RR_N=$(cat "$WORK/rr.n")
+}
+
 jget() { python3 -c 'import json,sys; v=json.load(open(sys.argv[1]))
 for k in sys.argv[2].split("."): v=v[k]
 print(v)' "$1" "$2"; }

@@ -36,12 +36,7 @@ ip netns exec "$(tb_gen_ns 1)" "$XR" gen mqtt -i "$TB_GEN_IF" --dst "$TB_SRV_IP"
 	--messages 10000 --count 1 --wait 3600s -q --json "$WORK/responder.json" &
 RESP_PID=$!
 BENCH_PIDS+=("$RESP_PID")
-for _ in $(seq 200); do
-	[ "$(ip netns exec "$NS_S" ss -tn state established "( sport = :1883 )" | grep -c " $RESP_IP:")" -ge 1 ] &&
-		break
-	sleep 0.05
-done
-sleep 0.5
+broker_holds "$RESP_IP" 1
 RAW_CALLS=$WORK/calls.tsv
 : >"$RAW_CALLS"
 FIRST=0
@@ -75,23 +70,11 @@ print((g.get("replies_xdp_ns", 0) + g["segments"]["pump"]["cpu_ns"]) / 1e9)' "$W
 		"$(python3 -c "print($(awk '{print $1 + $2}' "$WORK/time" | tail -n 1) + $xdp)")" "$xdp"
 }
 
-# rr SIZE ROUND: RR_CALLS calls of mosquitto_rr, one process each; the stamp's caller is 'AAAA'
-# (0x41414141: an argument cannot hold a zero byte), so the answers go to res/1094795585
+# rr SIZE ROUND: RR_CALLS calls of mosquitto_rr, one process each (answered on res/1094795585)
 rr() {
-	local size=$1 round=$2 t0 t1 n
-	python3 -c 'import sys; sys.stdout.write("A" * int(sys.argv[1]))' "$size" >"$WORK/payload"
-	t0=$(date +%s.%N)
-	/usr/bin/time -f "%U %S" -o "$WORK/time" ip netns exec "$NS_G" taskset -c 0 sh -c '
-		n=0; p=$(cat "$2")
-		for i in $(seq "$1"); do
-			mosquitto_rr -h "$3" -u bench -P flood-0 -t req/rr -e res/1094795585 -m "$p" -W 5 \
-				>/dev/null 2>&1 && n=$((n + 1))
-		done
-		echo "$n" >"$4"' rr "$RR_CALLS" "$WORK/payload" "$TB_SRV_IP" "$WORK/rr.n"
-	t1=$(date +%s.%N)
-	n=$(cat "$WORK/rr.n")
-	record mosquitto_rr sync "$size" "$round" "$n" "$(python3 -c "print($t1 - $t0)")" \
-		"$(python3 -c "print(($t1 - $t0) * 1e3 / max($n, 1))")" \
+	rr_loop "$1" "$RR_CALLS"
+	record mosquitto_rr sync "$1" "$2" "$RR_N" "$RR_SECS" \
+		"$(python3 -c "print($RR_SECS * 1e3 / max($RR_N, 1))")" \
 		"$(awk '{print $1 + $2}' "$WORK/time" | tail -n 1)" 0
 }
 

@@ -92,12 +92,7 @@ mq() {
 				mosquitto_sub -h "$TB_SRV_IP" -u bench -P flood-0 -t 'msg/#' -C "$MSGS" -W 30 \
 				>"$WORK/sub.out" 2>/dev/null &
 			sub=$!
-			for _ in $(seq 100); do
-				[ "$(ip netns exec "$NS_S" ss -tn state established "( sport = :1883 )" |
-					grep -c " $(tb_gen_ip 1):")" -ge 1 ] && break
-				sleep 0.05
-			done
-			sleep 0.3
+			broker_holds "$(tb_gen_ip 1)" 1
 		fi
 		t0=$(date +%s.%N)
 		/usr/bin/time -f "%U %S" -o "$WORK/time" ip netns exec "$NS_G" taskset -c 0 \
@@ -120,28 +115,12 @@ mq() {
 			--client-id 'rr-responder-{c}' --subscribe 'req/rr' --answer 'res/{c}' --publishers 1 \
 			--messages 1000000 --count 1 --wait 3600s -q &
 		local resp=$!
-		for _ in $(seq 100); do
-			[ "$(ip netns exec "$NS_S" ss -tn state established "( sport = :1883 )" |
-				grep -c " $(tb_gen_ip 1):")" -ge 1 ] && break
-			sleep 0.05
-		done
-		sleep 0.3
-		# the stamp's caller 'AAAA' (0x41414141: an argument holds no zero byte): answers on res/1094795585
-		python3 -c 'import sys; sys.stdout.write("A" * int(sys.argv[1]))' "$size" >"$WORK/payload"
-		t0=$(date +%s.%N)
-		/usr/bin/time -f "%U %S" -o "$WORK/time" ip netns exec "$NS_G" taskset -c 0 sh -c '
-			n=0; p=$(cat "$2")
-			for i in $(seq "$1"); do
-				mosquitto_rr -h "$3" -u bench -P flood-0 -t req/rr -e res/1094795585 -m "$p" -W 5 \
-					>/dev/null 2>&1 && n=$((n + 1))
-			done
-			echo "$n" >"$4"' rr "$RR_CALLS" "$WORK/payload" "$TB_SRV_IP" "$WORK/rr.n"
-		t1=$(date +%s.%N)
+		broker_holds "$(tb_gen_ip 1)" 1
+		rr_loop "$size" "$RR_CALLS"
 		kill -TERM "$resp" 2>/dev/null
 		wait "$resp" 2>/dev/null || true
-		n=$(cat "$WORK/rr.n")
-		record mosquitto sync "$size" "$round" "$n" "$(python3 -c "print($t1 - $t0)")" \
-			"$(python3 -c "print(($t1 - $t0) * 1e3 / max($n, 1))")" "$(cpu)"
+		record mosquitto sync "$size" "$round" "$RR_N" "$RR_SECS" \
+			"$(python3 -c "print($RR_SECS * 1e3 / max($RR_N, 1))")" "$(cpu)"
 		;;
 	esac
 }
