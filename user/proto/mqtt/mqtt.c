@@ -748,6 +748,12 @@ static void mqtt_report_subscribers(struct mqtt *m, const struct engine_result *
 	json_close(j, '}');
 }
 
+/* A call's median round trip in ms (its request to its answer), 0 before any */
+static double mqtt_call_ms(const struct tcp *t)
+{
+	return t->deliver.hist ? replies_hist_quantile_us(&t->deliver, 0.5) / 1e3 : 0;
+}
+
 /*
  * Callers' calls in the published flood benchmark's shape: count, size,
  * seconds, per second, ms each; and their answers' books.
@@ -757,10 +763,7 @@ static void mqtt_report_calls(struct mqtt *m, const struct engine_result *res,
 {
 	const struct tcp *t = &m->t;
 	const __u64 *c = res->replies.st.ctr;
-	double secs = t->last_answer_ns > res->start_ns ?
-			      (t->last_answer_ns - res->start_ns) / 1e9 :
-			      0,
-	       ms_each = t->deliver.hist ? replies_hist_quantile_us(&t->deliver, 0.5) / 1e3 : 0;
+	double secs = tcp_answers_seconds(t, res), ms_each = mqtt_call_ms(t);
 	struct mqtt_deliveries d;
 	char x[16];
 
@@ -824,14 +827,9 @@ static void mqtt_report_pattern(const struct mqtt *m, const struct engine_result
 	const struct tcp *t = &m->t;
 	const struct mqtt_peer_figures *f = &m->peer;
 	bool calls = m->pattern >= MQTT_PATTERN_SYNC;
-	double secs = t->last_answer_ns > res->start_ns ?
-			      (t->last_answer_ns - res->start_ns) / 1e9 :
-			      0,
-	       ms_each = calls	  ? (t->deliver.hist ?
-					     replies_hist_quantile_us(&t->deliver, 0.5) / 1e3 :
-					     0) :
-			 b->acked ? secs * 1e3 / b->acked :
-				    0;
+	double secs = tcp_answers_seconds(t, res), ms_each = calls    ? mqtt_call_ms(t) :
+							     b->acked ? secs * 1e3 / b->acked :
+									0;
 	uint64_t n = b->acked;
 	char x[16];
 
@@ -839,7 +837,7 @@ static void mqtt_report_pattern(const struct mqtt *m, const struct engine_result
 		fprintf(human, "  pattern: %s, %llu %s of %u B in %.3f s: %s/s, %.3f ms each",
 			mqtt_pattern_titles[m->pattern], (unsigned long long)n,
 			calls ? "calls" : "messages", m->so.payload, secs,
-			fmt_si(secs > 0 ? n / secs : 0, x, sizeof(x)), ms_each);
+			fmt_si(tcp_answers_per_s(t, res, n), x, sizeof(x)), ms_each);
 		if (calls)
 			fprintf(human, " (median round trip, %u at a time)", m->so.burst);
 		fputc('\n', human);
@@ -874,7 +872,7 @@ static void mqtt_report_pattern(const struct mqtt *m, const struct engine_result
 	json_u64(j, "count", n);
 	json_u64(j, "payload_bytes", m->so.payload);
 	json_double(j, "seconds", secs);
-	json_double(j, "per_s", secs > 0 ? n / secs : 0);
+	json_double(j, "per_s", tcp_answers_per_s(t, res, n));
 	json_double(j, "ms_each", ms_each);
 	if (calls)
 		json_u64(j, "window", m->so.burst);
@@ -990,9 +988,7 @@ static void mqtt_report(void *st, const struct engine_result *res, uint64_t read
 	json_u64(j, "acked", b.acked);
 	/* from the first SYN to the last answer */
 	json_double(j, "acked_per_s", tcp_answers_per_s(t, res, b.acked));
-	json_double(j, "seconds",
-		    t->last_answer_ns > res->start_ns ? (t->last_answer_ns - res->start_ns) / 1e9 :
-							0);
+	json_double(j, "seconds", tcp_answers_seconds(t, res));
 	json_u64(j, "refused", b.nacked);
 	mqtt_reasons(t, XR_MQTT_WHY_PUBACK, NULL, j, "refused_by_code");
 	json_u64(j, "unanswered", b.unanswered);

@@ -170,6 +170,8 @@ void tcp_answers_report(const struct tcp *t, const char *line, FILE *human, stru
 
 /* v a second from the run's start to its last response (what open-ended sessions achieved). */
 double tcp_answers_per_s(const struct tcp *t, const struct engine_result *res, uint64_t v);
+/* Seconds from the run's first SYN to its last answer (0: none). */
+double tcp_answers_seconds(const struct tcp *t, const struct engine_result *res);
 
 void tcp_sessions_free(struct tcp *t);
 

@@ -1159,11 +1159,16 @@ static void tcp_report(void *st, const struct engine_result *res, uint64_t ready
 	json_close(j, '}');
 }
 
+double tcp_answers_seconds(const struct tcp *t, const struct engine_result *res)
+{
+	return t->last_answer_ns > res->start_ns ? (t->last_answer_ns - res->start_ns) / 1e9 : 0;
+}
+
 double tcp_answers_per_s(const struct tcp *t, const struct engine_result *res, uint64_t v)
 {
-	if (t->last_answer_ns <= res->start_ns)
-		return 0;
-	return v / ((t->last_answer_ns - res->start_ns) / 1e9);
+	double secs = tcp_answers_seconds(t, res);
+
+	return secs > 0 ? v / secs : 0;
 }
 
 void tcp_sessions_free(struct tcp *t)
