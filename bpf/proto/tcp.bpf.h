@@ -662,9 +662,12 @@ static __always_inline int tcp_session_reply(struct xdp_md *ctx)
 		s->flags |= XR_TCPF_FIN_RCVD;
 
 	if (s->state == XR_TCP_FIN_SENT) {
+		/* past our FIN: taken before the session is DONE, whose snd_nxt is its last request's end */
+		__u32 snd_nxt = tcp_snd_nxt(s);
+
 		if (s->flags & XR_TCPF_FIN_ACKED)
 			tcp_done(s, st, XR_TCP_COMPLETED);
-		return tcp_reply(ctx, TCP_ACK, tcp_snd_nxt(s), s->rcv_nxt) ? XDP_DROP : XDP_TX;
+		return tcp_reply(ctx, TCP_ACK, snd_nxt, s->rcv_nxt) ? XDP_DROP : XDP_TX;
 	}
 	if (TCP_MQTT) {
 		struct xr_mqtt_pubacks *ring = NULL;
@@ -733,10 +736,13 @@ static __always_inline int tcp_session_reply(struct xdp_md *ctx)
 		return tcp_reply(ctx, TCP_ACK, tcp_snd_nxt(s), s->rcv_nxt) ? XDP_DROP : XDP_TX;
 	}
 	if (plen && s->state == XR_TCP_REQUEST) {
-		/* an answer before the whole request: not a server this client can read */
+		/*
+		 * an answer before the whole request: not a server this client can
+		 * read. The RST at what the server acknowledged, its rcv_nxt (once
+		 * DONE, snd_nxt would say the request's end, past what it has)
+		 */
 		tcp_done(s, st, XR_TCP_MALFORMED);
-		return tcp_reply(ctx, TCP_RST | TCP_ACK, tcp_snd_nxt(s), s->rcv_nxt) ? XDP_DROP :
-										       XDP_TX;
+		return tcp_reply(ctx, TCP_RST | TCP_ACK, ack, s->rcv_nxt) ? XDP_DROP : XDP_TX;
 	}
 	if (plen) {
 		if (!s->resp_got)
