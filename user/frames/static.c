@@ -11,29 +11,8 @@
 #include "frames/addr.h"
 #include "frames/csum.h"
 #include "frames/static.h"
+#include "util/bytes.h"
 #include "util/log.h"
-
-static uint16_t get16(const uint8_t *p)
-{
-	return p[0] << 8 | p[1];
-}
-
-static void put16(uint8_t *p, uint16_t v)
-{
-	p[0] = v >> 8;
-	p[1] = v;
-}
-
-static uint32_t get32(const uint8_t *p)
-{
-	return (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 | (uint32_t)p[2] << 8 | p[3];
-}
-
-static void put32(uint8_t *p, uint32_t v)
-{
-	put16(p, v >> 16);
-	put16(p + 2, v);
-}
 
 bool static_active(const struct static_rewrite *sr)
 {

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: GPL-2.0 */
-/* Big-endian (network order) stores into byte buffers, for the frames built in userspace. */
+/* Big-endian (network order) stores into and loads from byte buffers, for frames in userspace. */
 #ifndef __XR_UTIL_BYTES_H
 #define __XR_UTIL_BYTES_H
 
@@ -15,6 +15,16 @@ static inline void put32(uint8_t *p, uint32_t v)
 {
 	put16(p, v >> 16);
 	put16(p + 2, v);
+}
+
+static inline uint16_t get16(const uint8_t *p)
+{
+	return (uint16_t)(p[0] << 8 | p[1]);
+}
+
+static inline uint32_t get32(const uint8_t *p)
+{
+	return (uint32_t)get16(p) << 16 | get16(p + 2);
 }
 
 #endif
