@@ -8,6 +8,7 @@ known from this file alone (an independent source for the tests).
   mkpcap.py samples DIR      the committed samples (see pcaps/README.md)
   mkpcap.py hostile DIR      corrupt, truncated, empty and hostile files
   mkpcap.py udp OUT --count N --size S [--dport P] [--format pcap|pcap-ns|pcap-swapped|pcapng] [--gap-us U]
+  mkpcap.py flows OUT        TCP flows as a capture has them, for replay --sessions (tcp_flows())
 """
 import argparse
 import gzip
@@ -132,6 +133,102 @@ def foreign_frames():
     return [(i * 1000, vlan(f)) for i, f in enumerate(frames)]
 
 
+def tcp_frame(src, dst, sport, dport, seq, ack, flags, payload=b"", vlan=None):
+    """An Ethernet/IPv4/TCP frame between the bed's MACs, checksums right; flags as a string of
+    S, A, P, F, R."""
+    bits = sum({"F": 1, "S": 2, "R": 4, "P": 8, "A": 16}[c] for c in flags)
+    th = struct.pack("!HHIIBBHHH", sport, dport, seq & 0xFFFFFFFF, ack & 0xFFFFFFFF, 5 << 4, bits,
+                     64240, 0, 0) + payload
+    c = csum(src + dst + struct.pack("!BBH", 0, 6, len(th)) + th)
+    th = th[:16] + struct.pack("!H", c) + th[18:]
+    ip = struct.pack("!BBHHHBBH4s4s", 0x45, 0, 20 + len(th), 0, 0x4000, 64, 6, 0, src, dst)
+    ip = ip[:10] + struct.pack("!H", csum(ip)) + ip[12:]
+    tag = b"\x81\x00" + struct.pack("!H", vlan) if vlan is not None else b""
+    to_srv = dst == SRV_IP
+    return (SRV_MAC + GEN_MAC if to_srv else GEN_MAC + SRV_MAC) + tag + b"\x08\x00" + ip + th
+
+
+def http_get(path):
+    return b"GET %s HTTP/1.1\r\nHost: 198.18.0.2\r\nUser-Agent: mkpcap\r\nAccept: */*\r\n\r\n" % path
+
+
+def tcp_flows():
+    """The frames of tcp-flows.pcap (pcaps/README.md): eight TCP flows of the bed's client
+    198.18.0.1 with 198.18.0.2:80, as a capture has them, and two frames that are no IPv4 TCP.
+    Three can be played: A (GET /index.html in three segments, the second captured before the
+    first, the first captured twice; then GET / on the same connection), G (GET /big.html, an
+    802.1Q tag on every frame) and H (A's pair again after A closed, a new ISN: GET /, the same bytes
+    as A's second request). The others each fail one way: B began before the capture (no SYN), C's
+    server spoke first, D sent nothing, E's capture lost 10 bytes of its request, F's request is
+    17,000 bytes (over 16 KiB). Responses are HTTP/1.1 200 with a Content-Length."""
+    C, S = GEN_IP, SRV_IP
+    out = []
+
+    def seg(sport, cseq, sseq, who, flags, data=b"", vlan=None):
+        if who == "c":
+            out.append(tcp_frame(C, S, sport, 80, cseq, sseq, flags, data, vlan))
+        else:
+            out.append(tcp_frame(S, C, 80, sport, sseq, cseq, flags, data, vlan))
+
+    def response(n):
+        body = b"b" * n
+        return b"HTTP/1.1 200 OK\r\nServer: mkpcap\r\nContent-Length: %d\r\n\r\n" % n + body
+
+    def flow(sport, isn, sisn, steps, vlan=None, split=None, lose=None, syn=True):
+        """steps: (request, response) pairs in order; split: cut request 0 into these segments,
+        the second captured before the first and the first twice; lose: bytes of request 0 left
+        out of the capture"""
+        c, s = isn + 1, sisn + 1
+        if syn:
+            seg(sport, isn, 0, "c", "S", vlan=vlan)
+            seg(sport, c, sisn, "s", "SA", vlan=vlan)
+            seg(sport, c, s, "c", "A", vlan=vlan)
+        for i, (req, resp) in enumerate(steps):
+            if i == 0 and split:
+                parts, at = [], 0
+                for n in split:
+                    parts.append((c + at, req[at:at + n]))
+                    at += n
+                order = [parts[1], parts[0], parts[0]] + parts[2:]
+                for q, d in order:
+                    seg(sport, q, s, "c", "PA", d, vlan)
+            elif i == 0 and lose:
+                seg(sport, c, s, "c", "PA", req[:20], vlan)
+                seg(sport, c + 20 + lose, s, "c", "PA", req[20 + lose:], vlan)
+            else:
+                for at in range(0, len(req), 1460):
+                    seg(sport, c + at, s, "c", "PA", req[at:at + 1460], vlan)
+            c += len(req)
+            if resp:
+                seg(sport, c, s, "s", "PA", resp, vlan)
+                s += len(resp)
+            seg(sport, c, s, "c", "A", vlan=vlan)
+        seg(sport, c, s, "c", "FA", vlan=vlan)
+        seg(sport, c + 1, s, "s", "FA", vlan=vlan)
+        seg(sport, c + 1, s + 1, "c", "A", vlan=vlan)
+
+    flow(40001, 1000, 5000, [(http_get(b"/index.html"), response(600)), (http_get(b"/"), response(600))],
+         split=[10, 20, 1000])
+    flow(40002, 2000, 6000, [(http_get(b"/"), response(600))], syn=False)  # B
+    # C: the server's banner before any client byte
+    seg(40003, 3000, 0, "c", "S")
+    seg(40003, 3001, 7000, "s", "SA")
+    seg(40003, 3001, 7001, "c", "A")
+    seg(40003, 3001, 7001, "s", "PA", b"220 mkpcap ready\r\n")
+    seg(40003, 3001, 7019, "c", "PA", b"QUIT\r\n")
+    flow(40004, 4000, 8000, [])  # D
+    flow(40005, 5000, 9000, [(http_get(b"/index.html"), response(600))], lose=10)  # E
+    flow(40006, 6000, 10000, [(b"POST /post HTTP/1.1\r\nContent-Length: 16950\r\n\r\n".ljust(17000, b"p"),
+                              response(3))])  # F
+    flow(40007, 7000, 11000, [(http_get(b"/big.html"), response(2000))], vlan=100)  # G
+    flow(40001, 900000, 12000, [(http_get(b"/"), response(600))])  # H: A's pair again
+    # no IPv4 TCP: an IPv6 frame and a UDP datagram
+    v6 = SRV_MAC + GEN_MAC + b"\x86\xdd" + struct.pack("!IHBB", 0x60000000, 20, 6, 64) + bytes(32) + bytes(20)
+    out.append(v6)
+    out.append(udp_frame(60))
+    return [(i * 1_000_000, f) for i, f in enumerate(out)]
+
+
 def write(path, data):
     with open(path, "wb") as f:
         f.write(data)
@@ -155,6 +252,7 @@ def samples(d):
     write(os.path.join(d, "foreign.pcap"), pcap_bytes(foreign_frames()))
     write(os.path.join(d, "lorawan-u1.pcap"), pcap_bytes([(0, udp_frame(0, sport=1700, dport=1700,
                                                                         payload=push_data))]))
+    write(os.path.join(d, "tcp-flows.pcap"), pcap_bytes(tcp_flows()))
 
 
 def hostile(d):
@@ -183,7 +281,7 @@ def hostile(d):
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("what", choices=["samples", "hostile", "udp", "dns"])
+    ap.add_argument("what", choices=["samples", "hostile", "udp", "dns", "flows"])
     ap.add_argument("--names", default="example.test", help="dns: comma-separated query names")
     ap.add_argument("out")
     ap.add_argument("--count", type=int, default=1)
@@ -197,6 +295,8 @@ def main():
         samples(a.out)
     elif a.what == "hostile":
         hostile(a.out)
+    elif a.what == "flows":
+        write(a.out, pcap_bytes(tcp_flows()))
     elif a.what == "dns":
         names = a.names.split(",")
         frames = [(i * 1000000, udp_frame(0, sport=33000 + i, dport=53, payload=dns_query(n, 0x1000 + i)))

@@ -31,6 +31,8 @@ TERM = re.compile(r"^  ([a-z][a-z0-9_-]*)(\s{2,})(\S.*)$")
 GROUP = re.compile(r"^  ([a-z][a-z0-9 _-]*):$")
 HEADING = re.compile(r"^([A-Z][^:]*):$")
 SUBPAGE = re.compile(r"'xdpreplay (\w+) (\w+) --help'")
+# a mode of a command ('xdpreplay replay --sessions --help'): xdpreplay-replay-sessions.8
+MODEPAGE = re.compile(r"'xdpreplay (\w+) --(\w+) --help'")
 
 
 def roff(text):
@@ -199,6 +201,9 @@ def main():
         for sub in dict.fromkeys(s for c, s in SUBPAGE.findall(text) if c == cmd):
             pages.append(("xdpreplay-%s-%s" % (cmd, sub), summaries.get(sub, cmd + " " + sub),
                           run(xr, [cmd, sub, "--help"])))
+        for mode in dict.fromkeys(m for c, m in MODEPAGE.findall(text) if c == cmd):
+            pages.append(("xdpreplay-%s-%s" % (cmd, mode), "%s --%s" % (cmd, mode),
+                          run(xr, [cmd, "--" + mode, "--help"])))
     names = ["xdpreplay"] + [p[0] for p in pages]
     see_also = ".SH \"SEE ALSO\"\n" + ",\n".join(".BR %s (8)" % roff(n) for n in names)
     main_page = Page()

@@ -49,7 +49,7 @@ test_help_has_examples() {
 	"$XR" --version | grep -q "^xdpreplay " || fail "--version"
 }
 
-# The man pages are made from --help (scripts/mkman.py): one per command and subcommand, and every
+# The man pages are made from --help (scripts/mkman.py): one per command, subcommand and mode, and every
 # option a --help lists is in its page as man renders it; the README's command lines use only
 # options their command's --help lists.
 test_man_pages_cover_help() {
@@ -57,8 +57,9 @@ test_man_pages_cover_help() {
 	python3 "$TOP/scripts/mkman.py" "$XR" "$WORK/man" || fail "mkman.py exited $?"
 	local pages=0 cmd page sub
 	for cmd in $("$XR" --help | sed -n '/^Commands:/,/^$/s/^  \([a-z]*\) .*/\1/p'); do
-		for sub in "" $("$XR" "$cmd" --help | grep -oE "'xdpreplay $cmd [a-z]+ --help'" | awk '{print $3}'); do
-			page="$WORK/man/xdpreplay-$cmd${sub:+-$sub}.8"
+		# subcommands (lorawan send), and modes (replay --sessions)
+		for sub in "" $("$XR" "$cmd" --help | grep -oE "'xdpreplay $cmd (--)?[a-z]+ --help'" | awk '{print $3}'); do
+			page="$WORK/man/xdpreplay-$cmd${sub:+-${sub#--}}.8"
 			[ -s "$page" ] || fail "no man page for $cmd $sub"
 			"$XR" "$cmd" $sub --help >"$WORK/help" 2>&1 || fail "$cmd $sub --help exited $?"
 			MANWIDTH=250 man -l "$page" 2>/dev/null | col -b >"$WORK/page"

@@ -27,13 +27,31 @@ struct {
 	__type(value, struct xr_tcp_session);
 } tcp_sessions SEC(".maps");
 
-/* The requests' bytes, the same for every session: [0] requests 1.., [1] request 0. */
+/*
+ * The requests' bytes: gen's, the same for every session: [0] requests 1..,
+ * [1] request 0; replay --sessions: the capture's, [2 + key] (sized by userspace).
+ */
 struct {
 	__uint(type, BPF_MAP_TYPE_ARRAY);
 	__uint(max_entries, 2);
 	__uint(key_size, sizeof(__u32));
 	__uint(value_size, XR_TCP_REQUEST_VALUE);
 } tcp_request SEC(".maps");
+
+/* replay --sessions: the capture's flows, and their requests (bpf/shared/tcp.h); sized by userspace. */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct xr_tcp_flow);
+} tcp_flows SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct xr_tcp_step);
+} tcp_steps SEC(".maps");
 
 /* Segments asked of userspace's pump (bpf/shared/tcp.h); sized by userspace for gen tcp. */
 struct {
@@ -73,6 +91,8 @@ struct {
 } tcp_scratch SEC(".maps");
 
 #define TCP_MQTT (tcp_cfg.response == XR_TCP_RESP_MQTT)
+/* replay --sessions: each session its flow's own requests */
+#define TCP_FLOWS (tcp_cfg.flows != 0)
 
 #include "proto/http.bpf.h"
 #include "proto/fields.bpf.h"
@@ -89,6 +109,8 @@ static __always_inline __u32 tcp_our_seq(const struct xr_tcp_session *s, __u32 o
 
 	if (TCP_MQTT && MQTT_REPLIES)
 		seq += MQTT_REPLY_LEN * s->pa_sent;
+	if (TCP_FLOWS)
+		return seq + s->step_off;
 	if (!s->k)
 		return seq;
 	return seq + tcp_cfg.first_len + (__u32)(s->k - 1) * tcp_cfg.req_len;
@@ -97,7 +119,46 @@ static __always_inline __u32 tcp_our_seq(const struct xr_tcp_session *s, __u32 o
 /* The length of request k. */
 static __always_inline __u32 tcp_req_len(const struct xr_tcp_session *s)
 {
+	if (TCP_FLOWS)
+		return s->step_len;
 	return s->k ? tcp_cfg.req_len : tcp_cfg.first_len;
+}
+
+/* The requests of session s (the close comes after the last). */
+static __always_inline __u32 tcp_requests(const struct xr_tcp_session *s)
+{
+	return TCP_FLOWS ? s->step_requests : tcp_cfg.requests;
+}
+
+/*
+ * replay --sessions: request k of session s's flow (c mod flows) into the
+ * session; past the last, an empty step where the stream ends (our FIN's
+ * place). 0, or -1 when the maps do not have it.
+ */
+static __always_inline int tcp_step_load(struct xr_tcp_session *s)
+{
+	__u32 f = s->c32 % tcp_cfg.flows, i;
+	const struct xr_tcp_flow *fl = bpf_map_lookup_elem(&tcp_flows, &f);
+	const struct xr_tcp_step *st;
+
+	if (!fl || !fl->steps)
+		return -1;
+	s->step_requests = fl->steps;
+	if (s->k >= fl->steps) {
+		s->step_off += s->step_len;
+		s->step_len = 0;
+		s->step_resp = 0;
+		return 0;
+	}
+	i = fl->first + s->k;
+	st = bpf_map_lookup_elem(&tcp_steps, &i);
+	if (!st)
+		return -1;
+	s->step_len = st->len;
+	s->step_off = st->off;
+	s->step_resp = st->resp;
+	s->step_key = st->key;
+	return 0;
 }
 
 /* What we have sent up to: where a bare ACK's sequence number is. */
@@ -215,7 +276,8 @@ static __always_inline int tcp_send_request(struct xdp_md *ctx, struct xr_tcp_se
 					    struct xr_replies_stats *st, struct tcp_scratch *sc,
 					    int counter)
 {
-	__u32 key = !s->k, off = s->acked, rlen = tcp_req_len(s), len = rlen - s->acked;
+	__u32 key = TCP_FLOWS ? 2 + s->step_key : !s->k, off = s->acked, rlen = tcp_req_len(s),
+	      len = rlen - s->acked;
 	__u8 *req = bpf_map_lookup_elem(&tcp_request, &key);
 	const __u8 *payload;
 
@@ -328,6 +390,10 @@ static __always_inline int tcp_on_synack(struct xdp_md *ctx, struct xr_tcp_sessi
 				      .mss = mss,
 				      .state = XR_TCP_REQUEST,
 				      .t_req = bpf_ktime_get_ns() };
+	if (TCP_FLOWS && tcp_step_load(s)) {
+		tcp_done(s, st, XR_TCP_MALFORMED);
+		return tcp_reply(ctx, TCP_RST | TCP_ACK, ack, s->rcv_nxt) ? XDP_DROP : XDP_TX;
+	}
 	return tcp_send_request(ctx, s, st, sc, XR_TCP_SEGMENTS) ? XDP_DROP : XDP_TX;
 }
 
@@ -349,7 +415,12 @@ static __always_inline int tcp_next(struct xdp_md *ctx, struct xr_tcp_session *s
 	/* a replying subscriber's count of replies places its goodbye */
 	if (!(TCP_MQTT && MQTT_REPLIES))
 		s->mq_acked = 0;
-	if (s->k < tcp_cfg.requests) {
+	if (TCP_FLOWS && tcp_step_load(s)) {
+		tcp_done(s, st, XR_TCP_MALFORMED);
+		return tcp_reply(ctx, TCP_RST | TCP_ACK, tcp_our_seq(s, 0), s->rcv_nxt) ? XDP_DROP :
+											  XDP_TX;
+	}
+	if (s->k < tcp_requests(s)) {
 		if (s->flags & XR_TCPF_FIN_RCVD) {
 			tcp_done(s, st, XR_TCP_CLOSED_EARLY);
 			return tcp_reply(ctx, TCP_RST | TCP_ACK, tcp_our_seq(s, 0), s->rcv_nxt) ?
@@ -631,6 +702,13 @@ static __always_inline int tcp_session_reply(struct xdp_md *ctx)
 		if (s->state == XR_TCP_FIN_SENT && (s->flags & XR_TCPF_FIN_ACKED) &&
 		    (s->flags & XR_TCPF_FIN_RCVD))
 			tcp_done(s, st, XR_TCP_COMPLETED);
+		/* a captured request the server answered with nothing (replay --sessions) */
+		if (TCP_FLOWS && tcp_cfg.response == XR_TCP_RESP_SIZE &&
+		    s->state == XR_TCP_RESPONSE && !s->step_resp) {
+			s->status = 200;
+			st->ctr[XR_TCP_2XX]++;
+			return tcp_answered(ctx, s, st, sc);
+		}
 		/* the broker's packets came before the ACK of the request's last byte */
 		if (TCP_MQTT && tcp_mqtt_answered(s))
 			return tcp_answered(ctx, s, st, sc);
@@ -760,7 +838,7 @@ static __always_inline int tcp_session_reply(struct xdp_md *ctx)
 		s->resp_got += plen;
 	}
 	if (tcp_cfg.response == XR_TCP_RESP_SIZE ?
-		    s->resp_got >= tcp_cfg.resp_size :
+		    s->resp_got >= (TCP_FLOWS ? s->step_resp : tcp_cfg.resp_size) :
 		    s->http_phase == XR_HTTP_DONE || (s->http_phase == XR_HTTP_TO_FIN && fin)) {
 		if (tcp_cfg.response == XR_TCP_RESP_SIZE)
 			s->status = 200;

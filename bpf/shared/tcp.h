@@ -11,6 +11,13 @@
  * K times): byte r of request k > 0 has sequence number ISN + 1 + first_len
  * + (k - 1) * req_len + r, so any segment can be rebuilt from (c, k, r) and
  * nothing is buffered. A few bytes (bye) may ride on our FIN.
+ *
+ * replay --sessions (user/proto/tcp/flows.c) gives each session the stream
+ * of one TCP flow of a capture instead: session c plays flow c mod flows,
+ * whose requests are steps of tcp_steps (their bytes in tcp_request, where
+ * each starts in the stream, the size of the response the capture saw);
+ * the session keeps its step's numbers (struct xr_tcp_session.step), so
+ * any segment is still rebuilt from (c, k, r).
  */
 #ifndef __XR_SHARED_TCP_H
 #define __XR_SHARED_TCP_H
@@ -118,8 +125,26 @@ struct xr_tcp_cfg {
 	__u8 bye[4];
 	__u8 pad[5];
 	struct xr_tcp_fields fields; /* gen tcp's {c} and {k} */
-	__u8 pad2[4];
+	__u32 flows; /* replay --sessions: the capture's flows (0: gen's one stream) */
 };
+
+/* replay --sessions: flow f's requests are steps first .. first + steps - 1 */
+struct xr_tcp_flow {
+	__u32 first, steps;
+};
+
+/* replay --sessions: one request of a flow */
+struct xr_tcp_step {
+	__u32 len; /* its bytes */
+	__u32 off; /* where it starts in the flow's byte stream */
+	__u32 resp; /* bytes of the response the capture saw to it (--response capture) */
+	__u16 key; /* its bytes in tcp_request (identical requests share one) */
+	__u16 pad;
+};
+/* The most distinct requests one capture's flows bring (each a tcp_request value, 18 KiB). */
+#define XR_TCP_STEP_KEYS 1024
+/* The most requests of one flow (struct xr_tcp_session.k is 16 bits). */
+#define XR_TCP_FLOW_STEPS 65535
 
 enum xr_tcp_state {
 	XR_TCP_FREE = 0,
@@ -185,7 +210,14 @@ struct xr_tcp_session {
 			__u32 pa_sent, pa_acked;
 		};
 	};
-	__u8 mq_stamp[16]; /* a delivery's stamp so far (bpf/shared/mqtt.h) */
+	union {
+		__u8 mq_stamp[16]; /* a delivery's stamp so far (bpf/shared/mqtt.h) */
+		/* replay --sessions: request k as its flow has it (struct xr_tcp_step) */
+		struct {
+			__u32 step_len, step_off, step_resp;
+			__u16 step_key, step_requests;
+		};
+	};
 };
 
 /* Retransmission after a timeout (userspace, user/proto/tcp/tcp.c): 200 ms, doubled each time, 6 times. */

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /* xdpreplay replay: send the frames of captures, at top speed or a precise rate. */
 #include <stdio.h>
+#include <string.h>
 #include "cmd/cli.h"
 #include "proto/proto.h"
 #include "send/opts.h"
@@ -40,11 +41,50 @@ static void usage(FILE *f, const struct xr_proto *p)
 		"  xdpreplay replay -i veth0 --pps 100k --duration 10s uplinks.pcapng.gz\n"
 		"  xdpreplay replay -i veth0 --count 10M --threads 2 --json - frame.pcap\n"
 		"  xdpreplay replay -i veth0 --multiplier 2 --loop 3 a.pcap b.pcap\n"
-		"  xdpreplay replay -i veth0 --count 1M --rewrite ip.id=seq frame.pcap   # count --seq ip.id\n",
+		"  xdpreplay replay -i veth0 --count 1M --rewrite ip.id=seq frame.pcap   # count --seq ip.id\n"
+		"\n"
+		"replay --sessions plays the client side of a capture's TCP flows against a live\n"
+		"server instead: 'xdpreplay replay --sessions --help'.\n",
+		send_opts_help, p->usage);
+}
+
+static void sessions_usage(FILE *f, const struct xr_proto *p)
+{
+	fprintf(f,
+		"Usage: xdpreplay replay --sessions -i IFACE --dst ADDR[:PORT] [options] FILE...\n"
+		"\n"
+		"Plays the client side of each TCP flow of FILE... (pcap or pcapng, plain or gzip)\n"
+		"against a live server, over fresh connections and without sockets: the server's\n"
+		"ISNs, windows and timing are its own, what the client says is the capture's.\n"
+		"Each flow's client bytes are put together by sequence number (repeats and\n"
+		"reordering undone) and cut into requests where the server had spoken since the\n"
+		"client last did. Session c plays flow c mod flows: its requests one after the\n"
+		"other, each once the last one's response is complete, then the close. --count is\n"
+		"sessions (default: each flow once), --pps new sessions per second. Flows that\n"
+		"cannot be played (no SYN in the capture, the server speaks first, client bytes\n"
+		"missing, a request over 16 KiB) are counted by why. The sessions are gen tcp's:\n"
+		"every one asked is completed or failed with its reason. IPv4 only.\n"
+		"\n"
+		"Options:\n"
+		"%s%s"
+		"\n" XR_EXIT_HELP "\n"
+		"Examples:\n"
+		"  xdpreplay replay --sessions -i veth0 --dst 198.18.0.2 --src 198.18.64.0/23 web.pcap\n"
+		"  xdpreplay replay --sessions -i veth0 --dst 198.18.0.2:8080 --count 100k --pps 10k \\\n"
+		"      --json - api.pcapng\n"
+		"  xdpreplay replay --sessions -i veth0 --dst 198.18.0.2 --concurrency 100 --duration 30s \\\n"
+		"      --response capture mixed.pcap\n",
 		send_opts_help, p->usage);
 }
 
 int cmd_replay(int argc, char **argv)
 {
+	/* --sessions anywhere before a "--" chooses what the other options mean */
+	for (int i = 1; i < argc && strcmp(argv[i], "--"); i++)
+		if (!strcmp(argv[i], "--sessions")) {
+			memmove(argv + i, argv + i + 1, (argc - i) * sizeof(*argv));
+			return send_command("replay --sessions", proto_find("sessions"), argc - 1, argv,
+					    sessions_usage);
+		}
 	return send_command("replay", proto_find("capture"), argc, argv, usage);
 }

@@ -34,6 +34,15 @@ static void trial_usage(FILE *f, const struct xr_proto *p)
 	fprintf(f, "the trial's options: see 'xdpreplay %s --help'\n", p->gen ? "gen" : p->name);
 }
 
+/* Whether argv[1..argc) has arg before a "--" */
+static bool has_arg(int argc, char **argv, const char *arg)
+{
+	for (int i = 1; i < argc && strcmp(argv[i], "--"); i++)
+		if (!strcmp(argv[i], arg))
+			return true;
+	return false;
+}
+
 static void usage(FILE *f)
 {
 	fprintf(f,
@@ -165,6 +174,8 @@ int cmd_search(int argc, char **argv)
 	int opt, err, ret = XR_EXIT_USAGE, loss_goals = 0;
 	char a[16], b[16], c[16], d[16];
 	bool trials_started = false;
+	/* replay --sessions: the trial's options without the mode (send_opts_parse keeps its FILEs) */
+	char **trial_argv = NULL;
 
 	if (!s)
 		return XR_EXIT_ENV;
@@ -328,7 +339,9 @@ int cmd_search(int argc, char **argv)
 		}
 	}
 	if (optind < argc && !strcmp(argv[optind], "replay"))
-		s->proto = proto_find("capture");
+		s->proto = proto_find(has_arg(argc - optind, argv + optind, "--sessions") ?
+					      "sessions" :
+					      "capture");
 	else if (optind + 1 < argc && !strcmp(argv[optind], "gen"))
 		s->proto = proto_find(argv[optind + 1]);
 	else if (optind + 1 < argc && !strcmp(argv[optind], "lorawan") &&
@@ -367,7 +380,9 @@ int cmd_search(int argc, char **argv)
 			if ((*q)->witness)
 				snprintf(names + strlen(names), sizeof(names) - strlen(names),
 					 "%s%s%s", names[0] ? ", " : "", (*q)->gen ? "gen " : "",
-					 (*q)->gen ? (*q)->name : "lorawan send");
+					 (*q)->gen			 ? (*q)->name :
+					 !strcmp((*q)->name, "sessions") ? "replay --sessions" :
+									   "lorawan send");
 		ret = cli_usage_error(
 			"search",
 			"--witness replies counts the answers of %s; for %s use "
@@ -427,11 +442,27 @@ int cmd_search(int argc, char **argv)
 	s->ncmd = argc - optind;
 	/* the trial's options, parsed once (a bad one fails here, before any trial) */
 	{
-		int skip = strcmp(argv[optind], "replay") ? 2 : 1;
-		char cmdname[32];
+		int skip = strcmp(argv[optind], "replay") ? 2 : 1, targc = argc - optind - skip + 1;
+		bool sessions = !strcmp(s->proto->name, "sessions");
+		char **targv = argv + optind + skip - 1, cmdname[32];
 
 		snprintf(cmdname, sizeof(cmdname), "%s%s%s", argv[optind], skip == 2 ? " " : "",
-			 skip == 2 ? argv[optind + 1] : "");
+			 skip == 2 ? argv[optind + 1] : sessions ? " --sessions" : "");
+		if (sessions) {
+			/* replay's mode chose the protocol: its options are the rest */
+			trial_argv = calloc(targc + 1, sizeof(*trial_argv));
+			if (!trial_argv) {
+				ret = XR_EXIT_ENV;
+				goto out;
+			}
+			for (int i = 0, j = 0, seen = 0; i < targc; i++)
+				if (seen || strcmp(targv[i], "--sessions"))
+					trial_argv[j++] = targv[i];
+				else
+					seen = 1;
+			targv = trial_argv;
+			targc--;
+		}
 		s->so.cmd = strdup(cmdname);
 		s->proto_state = s->proto->state_size ? calloc(1, s->proto->state_size) : NULL;
 		if (!s->so.cmd || (s->proto->state_size && !s->proto_state)) {
@@ -440,8 +471,7 @@ int cmd_search(int argc, char **argv)
 		}
 		/* argv[0] of the trial is its command: the last word of its name */
 		s->so.search = true;
-		err = send_opts_parse(&s->so, s->proto, s->proto_state, argc - optind - skip + 1,
-				      argv + optind + skip - 1, trial_usage);
+		err = send_opts_parse(&s->so, s->proto, s->proto_state, targc, targv, trial_usage);
 		xr_cmd = "search";
 		if (err >= 0) {
 			ret = err ? err : XR_EXIT_USAGE;
@@ -579,6 +609,7 @@ out:
 		s->proto->free(s->proto_state);
 	free(s->proto_state);
 	free((char *)s->so.cmd);
+	free(trial_argv);
 	free(s);
 	return ret;
 }

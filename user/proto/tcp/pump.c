@@ -72,6 +72,12 @@ static int pump_one(void *ctx, void *data, size_t size)
 				     .rcv_nxt = g->ack,
 				     .k = g->k,
 				     .t_req = g->t_req };
+	if (t->cap) {
+		/* request k's place in its flow, as the session has it (k checked above) */
+		s.step_len = live->step_len;
+		s.step_off = live->step_off;
+		s.step_key = live->step_key;
+	}
 	len = tcp_request_segment(t, &s, g->off, g->len, p->frames + p->n * TCP_FRAME_MAX);
 	if (!len) {
 		p->stale++;

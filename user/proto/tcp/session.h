@@ -75,6 +75,23 @@ struct tcp_pump {
 	uint8_t *frames;
 };
 
+/*
+ * replay --sessions: the capture's flows as sessions play them (flows.c):
+ * session c plays flow c mod nflows, whose requests are steps (bpf/shared/tcp.h).
+ */
+struct tcp_capture {
+	struct xr_tcp_flow *flows;
+	uint32_t nflows;
+	struct xr_tcp_step *steps;
+	uint32_t nsteps;
+	uint8_t **req; /* the distinct requests' bytes, by struct xr_tcp_step.key */
+	uint32_t *req_len;
+	uint32_t nkeys;
+};
+
+/* The capture's flows and steps into skel's maps (after load). 0 or -errno after a one-line message. */
+int tcp_flows_load(const struct tcp_capture *cap, struct gen_bpf *skel);
+
 typedef void (*tcp_patch_fn)(const void *ctx, const struct xr_tcp_session *s, uint8_t *buf,
 			     uint32_t off, uint32_t len);
 
@@ -87,6 +104,8 @@ struct tcp {
 	tcp_patch_fn patch;
 	const void *patch_ctx;
 	struct xr_tcp_fields fields; /* gen tcp's {c} and {k} in its request */
+	const struct tcp_capture
+		*cap; /* replay --sessions: each session its flow's stream; NULL: gen's */
 	uint64_t requests; /* requests per session, request 0 included */
 	uint64_t concurrency; /* --concurrency: sessions open at once (0: an open loop) */
 	uint8_t close, response;
@@ -163,6 +182,10 @@ void tcp_books(const struct tcp *t, const struct engine_result *res, struct tcp_
 /* The sessions' books, segments and handshake times (lines and JSON members). */
 void tcp_sessions_report(const struct tcp *t, const struct engine_result *res, FILE *human,
 			 struct json *j);
+
+/* gen tcp's and replay --sessions' report: the sessions', then the requests' and responses' */
+void tcp_report(void *st, const struct engine_result *res, uint64_t ready_ns, FILE *human,
+		struct json *j);
 
 /* The request-to-answer times' line and JSON (what) */
 void tcp_answers_report(const struct tcp *t, const char *line, FILE *human, struct json *j,

@@ -303,6 +303,9 @@ static int tcp_before_load(void *ctx, struct gen_bpf *skel, const struct engine_
 	skel->rodata->mqtt_cfg = t->mqtt;
 	return bpf_map__set_max_entries(skel->maps.tcp_sessions, t->table)	       ?:
 		       bpf_map__set_max_entries(skel->maps.tcp_pump, XR_TCP_PUMP_RING) ?:
+		       bpf_map__set_max_entries(skel->maps.tcp_request, 2 + (t->cap ? t->cap->nkeys : 0)) ?:
+		       bpf_map__set_max_entries(skel->maps.tcp_flows, t->cap ? t->cap->nflows : 1) ?:
+		       bpf_map__set_max_entries(skel->maps.tcp_steps, t->cap ? t->cap->nsteps : 1) ?:
 		       bpf_map__set_max_entries(skel->maps.mqtt_recv, tcp_stamp_books(t) ? t->mqtt.subs * t->mqtt.pubs : 1) ?:
 		       bpf_map__set_max_entries(skel->maps.mqtt_pubacks, tcp_replies(t) && !t->mqtt.responder ? t->table : 1) ?:
 		       bpf_map__set_max_entries(skel->maps.mqtt_answers,
@@ -317,15 +320,28 @@ static int tcp_after_load(void *ctx, struct gen_bpf *skel, const struct engine_o
 
 	if (!v)
 		return -ENOMEM;
-	/* [0] requests 1.., [1] request 0 */
-	for (__u32 key = 0; key < 2 && !err; key++) {
+	/* [0] requests 1.., [1] request 0; replay --sessions: the capture's at [2 + key] */
+	for (__u32 key = 0; key < 2 && !t->cap && !err; key++) {
 		memcpy(v, key ? t->first : t->req, key ? t->first_len : t->req_len);
 		if (bpf_map_update_elem(bpf_map__fd(skel->maps.tcp_request), &key, v, 0)) {
 			err = -errno;
 			pr_warn("cannot load the requests into their map: %s\n", strerror(errno));
 		}
 	}
+	for (__u32 key = 0; t->cap && key < t->cap->nkeys && !err; key++) {
+		__u32 at = 2 + key;
+
+		memset(v, 0, XR_TCP_REQUEST_VALUE);
+		memcpy(v, t->cap->req[key], t->cap->req_len[key]);
+		if (bpf_map_update_elem(bpf_map__fd(skel->maps.tcp_request), &at, v, 0)) {
+			err = -errno;
+			pr_warn("cannot load the capture's requests into their map: %s\n",
+				strerror(errno));
+		}
+	}
 	free(v);
+	if (t->cap && !err)
+		err = tcp_flows_load(t->cap, skel);
 	t->skel = skel;
 	t->sessions = engine_map_mmap(skel->maps.tcp_sessions, &t->sessions_sz);
 	t->rs.ts = engine_map_mmap(skel->maps.send_ts, &t->rs.ts_sz);
@@ -371,6 +387,8 @@ static uint32_t tcp_request_seq(const struct tcp *t, const struct xr_tcp_session
 {
 	uint32_t seq = s->isn + 1 + off;
 
+	if (t->cap)
+		return seq + s->step_off;
 	if (tcp_replies(t))
 		seq += tcp_reply_len(t) * s->pa_sent;
 	if (s->k)
@@ -378,14 +396,28 @@ static uint32_t tcp_request_seq(const struct tcp *t, const struct xr_tcp_session
 	return seq;
 }
 
+/* Request k of session s: its bytes (NULL: none), their number into *rlen */
+static const uint8_t *tcp_request_bytes(const struct tcp *t, const struct xr_tcp_session *s,
+					uint32_t *rlen)
+{
+	if (t->cap) {
+		*rlen = s->step_len;
+		return s->step_key < t->cap->nkeys && s->step_len <= t->cap->req_len[s->step_key] ?
+			       t->cap->req[s->step_key] :
+			       NULL;
+	}
+	*rlen = s->k ? t->req_len : t->first_len;
+	return s->k ? t->req : t->first;
+}
+
 size_t tcp_request_segment(const struct tcp *t, const struct xr_tcp_session *s, uint32_t off,
 			   uint32_t len, uint8_t *f)
 {
-	uint32_t rlen = s->k ? t->req_len : t->first_len;
-	const uint8_t *req = s->k ? t->req : t->first;
+	uint32_t rlen;
+	const uint8_t *req = tcp_request_bytes(t, s, &rlen);
 	uint8_t flags = 0x10; /* ACK */
 
-	if (!len || len > XR_TCP_PAYLOAD_MAX || off > rlen || len > rlen - off)
+	if (!req || !len || len > XR_TCP_PAYLOAD_MAX || off > rlen || len > rlen - off)
 		return 0;
 	if (off + len == rlen)
 		flags |= 0x08; /* PSH */
@@ -436,8 +468,9 @@ static size_t tcp_rebuild_replies(const struct tcp *t, const struct xr_tcp_sessi
  */
 static size_t tcp_rebuild(const struct tcp *t, const struct xr_tcp_session *s, uint8_t *f)
 {
-	uint32_t plen, rlen = s->k ? t->req_len : t->first_len;
+	uint32_t plen, rlen;
 
+	tcp_request_bytes(t, s, &rlen);
 	if (s->state == XR_TCP_RESPONSE)
 		return tcp_replies(t) ? tcp_rebuild_replies(t, s, f) : 0;
 
@@ -838,6 +871,8 @@ int tcp_sessions_build(struct tcp *t, const struct send_opts *so, const struct i
 	t->rs.ready_fd = so->ready_fd;
 	t->concurrency = so->concurrency;
 	t->veth = !strcmp(ifc->driver, "veth");
+	if (!planned && t->cap && so->pace == XR_PACE_NONE && !so->duration_ns)
+		planned = t->cap->nflows; /* replay --sessions: its flows once */
 	if (!planned)
 		planned = XR_TCP_TABLE_MAX;
 	/*
@@ -870,7 +905,8 @@ int tcp_sessions_build(struct tcp *t, const struct send_opts *so, const struct i
 				      .response = t->response,
 				      .close = t->close,
 				      .bye_len = t->bye_len,
-				      .fields = t->fields };
+				      .fields = t->fields,
+				      .flows = t->cap ? t->cap->nflows : 0 };
 	memcpy(t->cfg.bye, t->bye, sizeof(t->cfg.bye));
 	if (t->fields.kind[0] && !t->patch) {
 		t->patch = tcp_fields_write;
@@ -1112,8 +1148,8 @@ void tcp_answers_report(const struct tcp *t, const char *line, FILE *human, stru
 		replies_hist_json(j, what, &t->resp);
 }
 
-static void tcp_report(void *st, const struct engine_result *res, uint64_t ready_ns, FILE *human,
-		       struct json *j)
+void tcp_report(void *st, const struct engine_result *res, uint64_t ready_ns, FILE *human,
+		struct json *j)
 {
 	const struct tcp *t = st;
 	const __u64 *c = res->replies.st.ctr;

@@ -1,0 +1,521 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * replay --sessions: a capture's TCP flows into the requests sessions play
+ * (flows.h). Frames are read in capture order; each carries bytes of one
+ * direction of one flow at an offset from that direction's first sequence
+ * number. A flow's client stream is laid out by offset (the first copy of
+ * a byte wins), and it is cut where the client sent new bytes after the
+ * server had sent new bytes since the current request began.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include "frames/frameset.h"
+#include "proto/tcp/flows.h"
+#include "util/bytes.h"
+
+/* One segment with payload, in capture order */
+struct flow_seg {
+	const uint8_t *data;
+	uint32_t off, len;
+	bool client;
+};
+
+struct cap_flow {
+	uint32_t cli_addr, srv_addr; /* network order */
+	uint16_t cli_port, srv_port; /* host order */
+	uint32_t cli_base, srv_base; /* sequence number of each direction's first byte */
+	bool srv_based;
+	int skip; /* enum tcp_flow_skip, or -1: playable so far */
+	struct flow_seg *segs;
+	size_t nsegs, cap;
+};
+
+/* The flows so far, and the newest by (address, port) pair for the frames that follow */
+struct flow_table {
+	struct cap_flow *flows;
+	size_t n, cap;
+	uint32_t *slot; /* index + 1 of the pair's newest flow (0: empty), open addressing */
+	size_t slots;
+};
+
+/* A frame's IPv4 TCP segment */
+struct tcp_pkt {
+	uint32_t saddr, daddr; /* network order */
+	uint16_t sport, dport;
+	uint32_t seq;
+	uint8_t flags;
+	const uint8_t *payload;
+	uint32_t plen;
+};
+
+static int frame_tcp(const uint8_t *f, uint32_t len, struct tcp_pkt *p)
+{
+	uint32_t off = 12, ihl, tot, doff;
+	const uint8_t *ip, *th;
+	uint16_t type;
+
+	if (len < 14)
+		return -1;
+	type = get16(f + off);
+	/* 802.1Q and 802.1ad tags, up to two */
+	for (int i = 0; i < 2 && (type == 0x8100 || type == 0x88a8); i++) {
+		off += 4;
+		if (off + 2 > len)
+			return -1;
+		type = get16(f + off);
+	}
+	off += 2;
+	if (type != 0x0800 || off + 20 > len)
+		return -1;
+	ip = f + off;
+	ihl = (ip[0] & 15) * 4;
+	tot = get16(ip + 2);
+	if (ip[0] >> 4 != 4 || ihl < 20 || ip[9] != 6 || tot > len - off || tot < ihl + 20 ||
+	    (get16(ip + 6) & 0x3fff))
+		return -1;
+	th = ip + ihl;
+	doff = (th[12] >> 4) * 4;
+	if (doff < 20 || ihl + doff > tot)
+		return -1;
+	memcpy(&p->saddr, ip + 12, 4);
+	memcpy(&p->daddr, ip + 16, 4);
+	p->sport = get16(th);
+	p->dport = get16(th + 2);
+	p->seq = get32(th + 4);
+	p->flags = th[13];
+	p->payload = th + doff;
+	p->plen = tot - ihl - doff;
+	return 0;
+}
+
+static uint64_t pair_hash(uint32_t a, uint16_t ap, uint32_t b, uint16_t bp)
+{
+	/* the same for both directions */
+	uint64_t x = (uint64_t)(a ^ b) << 32 | (uint32_t)(ap ^ bp) | (uint64_t)(a + b) << 7;
+
+	x ^= x >> 33;
+	x *= 0xff51afd7ed558ccdULL;
+	x ^= x >> 33;
+	return x;
+}
+
+static bool flow_is(const struct cap_flow *f, const struct tcp_pkt *p, bool *client)
+{
+	if (f->cli_addr == p->saddr && f->cli_port == p->sport && f->srv_addr == p->daddr &&
+	    f->srv_port == p->dport) {
+		*client = true;
+		return true;
+	}
+	*client = false;
+	return f->cli_addr == p->daddr && f->cli_port == p->dport && f->srv_addr == p->saddr &&
+	       f->srv_port == p->sport;
+}
+
+/* The slot of p's pair: its flow's, or the empty one where it would go */
+static size_t table_find(const struct flow_table *t, const struct tcp_pkt *p, bool *client)
+{
+	size_t i = pair_hash(p->saddr, p->sport, p->daddr, p->dport) & (t->slots - 1);
+
+	while (t->slot[i] && !flow_is(&t->flows[t->slot[i] - 1], p, client))
+		i = (i + 1) & (t->slots - 1);
+	return i;
+}
+
+static int table_grow(struct flow_table *t)
+{
+	struct flow_table n = *t;
+	bool client;
+
+	n.slots = t->slots ? t->slots * 2 : 1024;
+	n.slot = calloc(n.slots, sizeof(*n.slot));
+	if (!n.slot)
+		return -ENOMEM;
+	/* the newest flow of each pair keeps the slot: later ones come later in flows[] */
+	for (size_t k = 0; k < t->n; k++) {
+		const struct cap_flow *f = &t->flows[k];
+		struct tcp_pkt p = { .saddr = f->cli_addr,
+				     .daddr = f->srv_addr,
+				     .sport = f->cli_port,
+				     .dport = f->srv_port };
+
+		n.slot[table_find(&n, &p, &client)] = k + 1;
+	}
+	free(t->slot);
+	*t = n;
+	return 0;
+}
+
+/* A new flow of p's pair at slot i (p's sender the client), the pair's newest */
+static struct cap_flow *flow_new(struct flow_table *t, const struct tcp_pkt *p, int skip)
+{
+	struct cap_flow *f;
+	bool client;
+	size_t i;
+
+	if ((t->n + 1) * 2 > t->slots && table_grow(t))
+		return NULL;
+	if (t->n == t->cap) {
+		size_t cap = t->cap ? t->cap * 2 : 256;
+		struct cap_flow *fl = realloc(t->flows, cap * sizeof(*fl));
+
+		if (!fl)
+			return NULL;
+		t->flows = fl;
+		t->cap = cap;
+	}
+	i = table_find(t, p, &client);
+	f = &t->flows[t->n++];
+	*f = (struct cap_flow){ .cli_addr = p->saddr,
+				.srv_addr = p->daddr,
+				.cli_port = p->sport,
+				.srv_port = p->dport,
+				.cli_base = p->seq + 1,
+				.skip = skip };
+	t->slot[i] = t->n;
+	return f;
+}
+
+static int flow_add_seg(struct cap_flow *f, const struct tcp_pkt *p, bool client)
+{
+	uint32_t base = client ? f->cli_base : f->srv_base, off;
+
+	if (!client && !f->srv_based) {
+		/* no SYN-ACK in the capture: the server's first bytes are its stream's start */
+		f->srv_base = base = p->seq;
+		f->srv_based = true;
+	}
+	off = p->seq - base;
+	/* before the stream's start (a SYN's repeat with data, or another flow's): not ours */
+	if (off >= 1U << 31 || p->plen > (1U << 31) - off)
+		return 0;
+	if (f->nsegs == f->cap) {
+		size_t cap = f->cap ? f->cap * 2 : 8;
+		struct flow_seg *s = realloc(f->segs, cap * sizeof(*s));
+
+		if (!s)
+			return -ENOMEM;
+		f->segs = s;
+		f->cap = cap;
+	}
+	f->segs[f->nsegs++] = (struct flow_seg){ .data = p->payload,
+						 .off = off,
+						 .len = p->plen,
+						 .client = client };
+	return 0;
+}
+
+static int table_frame(struct flow_table *t, const struct tcp_pkt *p)
+{
+	bool client, syn = p->flags & 0x02, ack = p->flags & 0x10;
+	size_t i = t->slots ? table_find(t, p, &client) : 0;
+	struct cap_flow *f = t->slots && t->slot[i] ? &t->flows[t->slot[i] - 1] : NULL;
+
+	if (syn && !ack) {
+		/* a SYN sent again is the same flow; another ISN is a new one on the same pair */
+		if (f && client && f->cli_base == p->seq + 1)
+			return 0;
+		return flow_new(t, p, -1) ? 0 : -ENOMEM;
+	}
+	if (!f) {
+		/* begun before the capture: counted once, its frames left alone */
+		return p->plen && !flow_new(t, p, TCP_FLOW_NO_SYN) ? -ENOMEM : 0;
+	}
+	if (f->skip >= 0)
+		return 0;
+	if (syn && !client) {
+		if (!f->srv_based) {
+			f->srv_base = p->seq + 1;
+			f->srv_based = true;
+		}
+		return 0;
+	}
+	return p->plen ? flow_add_seg(f, p, client) : 0;
+}
+
+/* Key of the n bytes at b among cap's requests, added when new; -1 when no room */
+static int request_key(struct tcp_capture *cap, const uint8_t *b, uint32_t n)
+{
+	uint8_t *copy;
+
+	for (uint32_t k = 0; k < cap->nkeys; k++)
+		if (cap->req_len[k] == n && !memcmp(cap->req[k], b, n))
+			return k;
+	if (cap->nkeys == XR_TCP_STEP_KEYS)
+		return -1;
+	copy = malloc(n);
+	if (!copy)
+		return -ENOMEM;
+	memcpy(copy, b, n);
+	cap->req[cap->nkeys] = copy;
+	cap->req_len[cap->nkeys] = n;
+	return cap->nkeys++;
+}
+
+/* An HTTP/1.x request line's start: a method in capitals, a space */
+static bool http_request(const uint8_t *b, uint32_t n)
+{
+	uint32_t i = 0;
+
+	while (i < n && i < 16 && b[i] >= 'A' && b[i] <= 'Z')
+		i++;
+	return i > 0 && i < n && b[i] == ' ';
+}
+
+struct flow_step {
+	uint32_t at, mark; /* where it starts in the client's stream; the server's bytes then */
+};
+
+/*
+ * Flow f into cap (its steps, their requests' keys) and books, or the
+ * reason it is not played. 0, or -ENOMEM.
+ */
+static int flow_take(const struct cap_flow *f, struct tcp_capture *cap,
+		     struct tcp_flow_books *books, size_t *steps_cap)
+{
+	uint32_t total = 0, cli_hi = 0, srv_hi = 0, nsteps = 0, keys0 = cap->nkeys;
+	struct flow_step *steps = NULL;
+	size_t steps_room = 0;
+	uint8_t *stream = NULL, *have = NULL;
+	struct {
+		uint8_t b[8];
+		bool got;
+	} *heads = NULL;
+	int why = -1, err = 0;
+	bool http = true;
+
+	for (size_t i = 0; i < f->nsegs; i++)
+		if (f->segs[i].client && f->segs[i].off + f->segs[i].len > total)
+			total = f->segs[i].off + f->segs[i].len;
+	if (!total) {
+		why = TCP_FLOW_NO_DATA;
+		goto out;
+	}
+	if (total > TCP_FLOW_STREAM_MAX) {
+		why = TCP_FLOW_STREAM_TOO_LONG;
+		goto out;
+	}
+	/* where each request starts, and what the server had said by then */
+	for (size_t i = 0; i < f->nsegs; i++) {
+		const struct flow_seg *s = &f->segs[i];
+		uint32_t end = s->off + s->len;
+
+		if (!s->client) {
+			if (end > srv_hi)
+				srv_hi = end;
+			continue;
+		}
+		if (end <= cli_hi)
+			continue; /* a repeat */
+		if (!nsteps && srv_hi) {
+			why = TCP_FLOW_SERVER_FIRST;
+			goto out;
+		}
+		if (!nsteps || srv_hi > steps[nsteps - 1].mark) {
+			if (nsteps == XR_TCP_FLOW_STEPS) {
+				why = TCP_FLOW_TOO_MANY_REQUESTS;
+				goto out;
+			}
+			if (nsteps == steps_room) {
+				size_t room = steps_room ? steps_room * 2 : 16;
+				struct flow_step *n = realloc(steps, room * sizeof(*n));
+
+				if (!n) {
+					err = -ENOMEM;
+					goto out;
+				}
+				steps = n;
+				steps_room = room;
+			}
+			steps[nsteps] =
+				(struct flow_step){ .at = nsteps ? cli_hi : 0, .mark = srv_hi };
+			nsteps++;
+		}
+		cli_hi = end;
+	}
+	/* the client's stream, every byte of it */
+	stream = malloc(total);
+	have = calloc(total, 1);
+	if (!stream || !have) {
+		err = -ENOMEM;
+		goto out;
+	}
+	for (size_t i = 0; i < f->nsegs; i++) {
+		const struct flow_seg *s = &f->segs[i];
+
+		for (uint32_t j = 0; s->client && j < s->len; j++)
+			if (!have[s->off + j]) {
+				have[s->off + j] = 1;
+				stream[s->off + j] = s->data[j];
+			}
+	}
+	if (memchr(have, 0, total)) {
+		why = TCP_FLOW_GAP;
+		goto out;
+	}
+	/* each response's first bytes, from the server's first segment that has them */
+	heads = calloc(nsteps, sizeof(*heads));
+	if (!heads) {
+		err = -ENOMEM;
+		goto out;
+	}
+	for (size_t i = 0; i < f->nsegs; i++) {
+		const struct flow_seg *s = &f->segs[i];
+		uint32_t lo = 0, hi = nsteps;
+
+		if (s->client)
+			continue;
+		/* marks do not decrease: the first step whose mark is at or past the segment's start */
+		while (lo < hi) {
+			uint32_t mid = lo + (hi - lo) / 2;
+
+			if (steps[mid].mark < s->off)
+				lo = mid + 1;
+			else
+				hi = mid;
+		}
+		for (uint32_t k = lo; k < nsteps && steps[k].mark < s->off + s->len; k++) {
+			uint32_t n = s->off + s->len - steps[k].mark;
+
+			if (heads[k].got)
+				continue;
+			memcpy(heads[k].b, s->data + (steps[k].mark - s->off),
+			       n < sizeof(heads[k].b) ? n : sizeof(heads[k].b));
+			heads[k].got = true;
+		}
+	}
+	for (uint32_t k = 0; k < nsteps; k++) {
+		uint32_t end = k + 1 < nsteps ? steps[k + 1].at : total;
+		uint32_t resp = (k + 1 < nsteps ? steps[k + 1].mark : srv_hi) - steps[k].mark;
+
+		if (end - steps[k].at > XR_TCP_REQUEST_MAX) {
+			why = TCP_FLOW_REQUEST_TOO_LONG;
+			goto out;
+		}
+		http = http && resp && http_request(stream + steps[k].at, end - steps[k].at) &&
+		       !memcmp(heads[k].b, "HTTP/1.", 7);
+	}
+	if (cap->nsteps + nsteps > *steps_cap) {
+		size_t room = (cap->nsteps + nsteps) * 2;
+		struct xr_tcp_step *n = realloc(cap->steps, room * sizeof(*n));
+
+		if (!n) {
+			err = -ENOMEM;
+			goto out;
+		}
+		cap->steps = n;
+		*steps_cap = room;
+	}
+	for (uint32_t k = 0; k < nsteps; k++) {
+		uint32_t end = k + 1 < nsteps ? steps[k + 1].at : total;
+		int key = request_key(cap, stream + steps[k].at, end - steps[k].at);
+
+		if (key == -ENOMEM) {
+			err = key;
+			goto out;
+		}
+		if (key < 0) {
+			/* the requests this flow added are only its own */
+			while (cap->nkeys > keys0)
+				free(cap->req[--cap->nkeys]);
+			why = TCP_FLOW_KEYS_FULL;
+			goto out;
+		}
+		cap->steps[cap->nsteps + k] = (struct xr_tcp_step){
+			.len = end - steps[k].at,
+			.off = steps[k].at,
+			.resp = (k + 1 < nsteps ? steps[k + 1].mark : srv_hi) - steps[k].mark,
+			.key = key
+		};
+	}
+	cap->flows[cap->nflows++] = (struct xr_tcp_flow){ .first = cap->nsteps, .steps = nsteps };
+	cap->nsteps += nsteps;
+	books->played++;
+	books->requests += nsteps;
+	books->client_bytes += total;
+	books->server_bytes += srv_hi;
+	books->http = books->http && http;
+	if (books->played == 1)
+		books->server_port = f->srv_port;
+	else if (books->server_port != f->srv_port)
+		books->server_port = 0;
+out:
+	if (why >= 0)
+		books->skipped[why]++;
+	free(steps);
+	free(heads);
+	free(stream);
+	free(have);
+	return err;
+}
+
+int tcp_flows_extract(const struct frameset *fs, struct tcp_capture *cap,
+		      struct tcp_flow_books *books)
+{
+	struct flow_table t = {};
+	size_t steps_cap = 0;
+	int err = 0;
+
+	memset(cap, 0, sizeof(*cap));
+	memset(books, 0, sizeof(*books));
+	books->http = true;
+	books->frames = fs->n;
+	for (size_t i = 0; i < fs->n && !err; i++) {
+		struct tcp_pkt p;
+
+		if (frame_tcp(fs->bytes + fs->frames[i].off, fs->frames[i].len, &p)) {
+			books->not_ipv4_tcp++;
+			continue;
+		}
+		books->tcp_frames++;
+		err = table_frame(&t, &p);
+	}
+	books->flows = t.n;
+	cap->req = calloc(XR_TCP_STEP_KEYS, sizeof(*cap->req));
+	cap->req_len = calloc(XR_TCP_STEP_KEYS, sizeof(*cap->req_len));
+	cap->flows = calloc(t.n ? t.n : 1, sizeof(*cap->flows));
+	if (!err && (!cap->req || !cap->req_len || !cap->flows))
+		err = -ENOMEM;
+	for (size_t k = 0; k < t.n && !err; k++) {
+		if (t.flows[k].skip >= 0)
+			books->skipped[t.flows[k].skip]++;
+		else
+			err = flow_take(&t.flows[k], cap, books, &steps_cap);
+	}
+	if (!books->played)
+		books->http = false;
+	for (size_t k = 0; k < t.n; k++)
+		free(t.flows[k].segs);
+	free(t.flows);
+	free(t.slot);
+	if (err)
+		tcp_capture_free(cap);
+	return err;
+}
+
+void tcp_capture_free(struct tcp_capture *cap)
+{
+	for (uint32_t k = 0; cap->req && k < cap->nkeys; k++)
+		free(cap->req[k]);
+	free(cap->req);
+	free(cap->req_len);
+	free(cap->flows);
+	free(cap->steps);
+	memset(cap, 0, sizeof(*cap));
+}
+
+const char *tcp_flow_skip_name(enum tcp_flow_skip why)
+{
+	static const char *const names[TCP_FLOW_SKIPS] = {
+		[TCP_FLOW_NO_SYN] = "no_syn",
+		[TCP_FLOW_SERVER_FIRST] = "server_first",
+		[TCP_FLOW_NO_DATA] = "no_client_data",
+		[TCP_FLOW_GAP] = "gap",
+		[TCP_FLOW_REQUEST_TOO_LONG] = "request_too_long",
+		[TCP_FLOW_TOO_MANY_REQUESTS] = "too_many_requests",
+		[TCP_FLOW_STREAM_TOO_LONG] = "stream_too_long",
+		[TCP_FLOW_KEYS_FULL] = "distinct_requests_full",
+	};
+
+	return why < TCP_FLOW_SKIPS ? names[why] : "?";
+}
