@@ -18,7 +18,7 @@ helps = {}
 
 
 def options(cmd):
-    """The options in 'xdpreplay CMD --help' (and its subcommands' for lorawan)."""
+    """The options in 'xdpreplay CMD --help' (and its subcommands' for lorawan, replay --sessions')."""
     if cmd not in helps:
         p = subprocess.run([xr, *cmd.split(), "--help"], capture_output=True, text=True)
         helps[cmd] = set(OPT.findall(p.stdout))
@@ -48,6 +48,9 @@ def check(line):
             continue
         cmd = words[0] + (" " + words[1] if words[0] == "lorawan" and len(words) > 1 and
                           words[1] in ("fleet", "send") else "")
+        # a mode of replay has its own options
+        if words[0] == "replay" and "--sessions" in words:
+            cmd = "replay --sessions"
         for o in OPT.findall(part.split("#")[0]):
             if o not in options(cmd) and o not in ("--help", "--version"):
                 bad.append("%s: %s (in: %s)" % (cmd, o, line.strip()[:100]))

@@ -69,7 +69,7 @@ done
 # `make sanitize` (make test does it); XR_SANITIZE=0 skips this stage. Not dns_search_on_a_busy_host:
 # a capacity judged against a CPU hog is noise under ASan's slow-down (PDR 43k found, then 0% lost at
 # 1.5x of it in a CI run); its code runs sanitized in dns_search_replies.
-SAN_TESTS=${SAN_TESTS:-accounting/ cli/ pcap/ count/ lorawan/lorawan_fleet lorawan/lorawan_webhook lorawan/lorawan_join lorawan/lorawan_otaa hostile/ faults/ dns/dns_every dns/dns_rcodes dns/dns_unanswered dns/dns_bad_input dns/dns_search_replies drops/ tcp/tcp_bad_input tcp/tcp_failures mqtt/mqtt_bad_input mqtt/mqtt_wrong_password mqtt/mqtt_acl mqtt/mqtt_subscribers mqtt/mqtt_qos1_subscribers mqtt/mqtt_responder_answers mqtt/mqtt_calls mqtt/mqtt_patterns shard/shard_bad_input shard/netns_keeps_listen_outside shard/mpi_rank_that_cannot_send}
+SAN_TESTS=${SAN_TESTS:-accounting/ cli/ pcap/ count/ lorawan/lorawan_fleet lorawan/lorawan_webhook lorawan/lorawan_join lorawan/lorawan_otaa hostile/ faults/ dns/dns_every dns/dns_rcodes dns/dns_unanswered dns/dns_bad_input dns/dns_search_replies drops/ tcp/tcp_bad_input tcp/tcp_failures tcp/tcp_replay_sessions_flows tcp/tcp_replay_sessions_bad_input mqtt/mqtt_bad_input mqtt/mqtt_wrong_password mqtt/mqtt_acl mqtt/mqtt_subscribers mqtt/mqtt_qos1_subscribers mqtt/mqtt_responder_answers mqtt/mqtt_calls mqtt/mqtt_patterns shard/shard_bad_input shard/netns_keeps_listen_outside shard/mpi_rank_that_cannot_send}
 if [ "${XR_SANITIZE:-1}" != 0 ] && [ -x "$TOP/xdpreplay-san" ] && [ -x "$TOP/tests/unit-san" ] &&
 	{ [ -z "$pattern" ] || [[ san/ == *"$pattern"* ]] || [[ "$pattern" == san/* ]]; }; then
 	# a sanitizer's finding exits 86, which no xdpreplay status means; leaks are findings too

@@ -575,6 +575,21 @@ test_tcp_replay_sessions() {
 	# (not count's books: a session with a 100 KB response leaves one segment counted twice in
 	# them, with gen tcp too; noted on the issue)
 	server_clean
+	# a response ends after the bytes the capture saw (nginx says the same again: the same files,
+	# the same header lengths)
+	: >"$NGINX_DIR/access.log"
+	count_start --tcp --dport 80 --duration 60s --idle 3s --json "$WORK/c.json"
+	tb_gen "$XR" replay --sessions -i "$TB_GEN_IF" --dst "$TB_SRV_IP" --src 198.18.66.0/23 \
+		--response capture --count 30 --pps 1k --wait 3s --json "$WORK/g.json" "$WORK/web.pcap" >"$WORK/out" 2>&1 ||
+		fail "replay --sessions --response capture exited $?: $(cat "$WORK/out")"
+	cat "$WORK/out"
+	sessions_add_up
+	expect_eq "$(jget "$WORK/g.json" flows.response)" capture "responses read as"
+	expect_eq "$(jget "$WORK/g.json" sessions.completed)" 30 "sessions completed (--response capture)"
+	expect_eq "$(jget "$WORK/g.json" requests.responses)" 50 "responses (--response capture)"
+	expect_eq "$(log_lines 200)" 50 "200s in nginx's access log (--response capture)"
+	count_wait
+	server_clean
 }
 
 # pcaps/tcp-flows.pcap (mkpcap.py tcp_flows()): eight flows as a capture has them. Three are played
