@@ -83,8 +83,8 @@ int cmd_replay(int argc, char **argv)
 	for (int i = 1; i < argc && strcmp(argv[i], "--"); i++)
 		if (!strcmp(argv[i], "--sessions")) {
 			memmove(argv + i, argv + i + 1, (argc - i) * sizeof(*argv));
-			return send_command("replay --sessions", proto_find("sessions"), argc - 1, argv,
-					    sessions_usage);
+			return send_command("replay --sessions", proto_find("sessions"), argc - 1,
+					    argv, sessions_usage);
 		}
 	return send_command("replay", proto_find("capture"), argc, argv, usage);
 }

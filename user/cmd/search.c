@@ -447,7 +447,9 @@ int cmd_search(int argc, char **argv)
 		char **targv = argv + optind + skip - 1, cmdname[32];
 
 		snprintf(cmdname, sizeof(cmdname), "%s%s%s", argv[optind], skip == 2 ? " " : "",
-			 skip == 2 ? argv[optind + 1] : sessions ? " --sessions" : "");
+			 skip == 2 ? argv[optind + 1] :
+			 sessions  ? " --sessions" :
+				     "");
 		if (sessions) {
 			/* replay's mode chose the protocol: its options are the rest */
 			trial_argv = calloc(targc + 1, sizeof(*trial_argv));
