@@ -314,7 +314,7 @@ static __always_inline int tcp_seg_range(const struct sk_buff *skb, __u16 nh, st
 		return -1;
 	ihl = (ip[0] & 15) * 4;
 	/* bytes 4 to 13 of the TCP header: seq, ack_seq, data offset, flags */
-	if (bpf_probe_read_kernel(th, sizeof(th), head + nh + ihl))
+	if (bpf_probe_read_kernel(th, sizeof(th), head + nh + ihl + 4))
 		return -1;
 	len = (__u32)ip[2] << 8 | ip[3];
 	len -= ihl + (th[8] >> 4) * 4;
