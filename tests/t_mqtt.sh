@@ -197,9 +197,14 @@ test_mqtt_qos0_large_to_three_subscribers() {
 		expect_eq "$(wc -l <"$WORK/sub")" 400 "messages subscriber $i read"
 		sub_check 100 4
 	done
-	# not books_balanced here: with three subscribers' segments waiting in the broker's socket
-	# backlog, count's one pending slot per peer loses one now and then (6 or 33 unattributed in 2
-	# of 7 runs; the known defect in count's TCP books, noted on issue 13); the QoS-1 test holds them
+	# count's books, within the QoS-1 test's margin: the segments coalesced in the broker's backlog
+	# (6 or 33 unattributed in 2 of 7 runs while count read their TCP headers 4 bytes early; 0 in 3
+	# of 3 since); what is left is the guess by peer outside ESTABLISHED that test describes
+	local u
+	u=$(jget "$WORK/c.json" books.unattributed)
+	expect_range "$u" -3 3 "unattributed"
+	expect_eq "$(($(jget "$WORK/c.json" delivered) + $(jget "$WORK/c.json" drops.inbound_total) + u))" \
+		"$(jget "$WORK/c.json" passed)" "delivered + dropped + unattributed = passed"
 }
 
 # xsub_start I N ARGS...: N subscribers in XDP (gen mqtt --subscribe) from sender namespace I, JSON
