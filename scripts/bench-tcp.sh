@@ -21,6 +21,10 @@
 # whole); wrk and ab go as fast as they go (Connection: close), with a counter's XDP
 # program on the generator's side for their runs (veth wakes a peer for XDP_TX frames only when it
 # has one; xdpreplay's own program is there during its runs).
+# BENCH_TCP_SESSIONS=1 (the default, GET / against nginx): xdpreplay replay --sessions too, playing
+# curl's own GET / (recorded by tcpdump on the bed before the rounds) at BENCH_TCP_RATE: a captured
+# session as a load, beside gen tcp's built one (tcpreplay cannot complete such a session: the
+# server's ISN is not the capture's).
 # Results: a table on stdout and results/bench-tcp.{txt,raw.tsv}; per-round ratios against wrk.
 #   BENCH_REPS=3 BENCH_SECS=3 scripts/bench-tcp.sh
 #   BENCH_TCP_BODY=10240 BENCH_TCP_RATE=5000 scripts/bench-tcp.sh
@@ -83,6 +87,20 @@ if [ "$BODY" -gt 0 ]; then
 		"$WORK/body" >"$WORK/post.lua"
 	WRK_REQ=(-s "$WORK/post.lua")
 	H2_REQ=(-d "$WORK/body")
+fi
+
+SESSIONS=${BENCH_TCP_SESSIONS:-0}
+if [ "$SESSIONS" = 1 ] && [ "$BODY" = 0 ] && [ "$KEEP" = 0 ] && [ "$RESPONDER" = 0 ]; then
+	have tcpdump && have curl || { echo "bench-tcp: BENCH_TCP_SESSIONS needs tcpdump and curl" >&2; exit 1; }
+	ip netns exec "$NS_G" tcpdump -i "$TB_GEN_IF" -U -w "$WORK/curl.pcap" "tcp port 80" 2>"$WORK/td.err" &
+	td=$!
+	for i in $(seq 100); do grep -q "listening on" "$WORK/td.err" && break; sleep 0.05; done
+	ip netns exec "$NS_G" curl -sf -o /dev/null "$URL"
+	sleep 1
+	kill -INT "$td"
+	wait "$td" || true
+else
+	SESSIONS=0
 fi
 
 # run NAME CMD...: CMD on CPU 0 of the generator namespace under /usr/bin/time, output in $WORK/out
@@ -177,6 +195,18 @@ print((g.get("replies_xdp_ns", 0) + g["segments"]["pump"]["cpu_ns"]) / 1e9)' "$W
 	# what the sessions themselves cost: the XDP program alone (the sender's thread spins between
 	# departures, so its CPU is a core whatever the rate)
 	record xdpreplay-xdp "$round" "$n" "$(jget "$WORK/g.json" duration_s)" "$xdp"
+	if [ "$SESSIONS" = 1 ]; then
+		# the same GET /, as curl sent it, played from the capture (other sources: no TIME_WAIT
+		# meets the run before)
+		run replay-sessions "$XR" replay --sessions -i "$TB_GEN_IF" --dst "$TB_SRV_IP" \
+			--src 198.18.96.0/20 --pps "$RATE" --duration "${SECS}s" --wait 3s --json "$WORK/g.json" \
+			"$WORK/curl.pcap"
+		n=$(jget "$WORK/g.json" sessions.completed)
+		xdp=$(python3 -c 'import json,sys; g = json.load(open(sys.argv[1]))
+print((g.get("replies_xdp_ns", 0) + g["segments"]["pump"]["cpu_ns"]) / 1e9)' "$WORK/g.json")
+		record replay-sessions "$round" "$n" "$(jget "$WORK/g.json" duration_s)" "$(python3 -c "print($CPU + $xdp)")"
+		record replay-sessions-xdp "$round" "$n" "$(jget "$WORK/g.json" duration_s)" "$xdp"
+	fi
 	run ab ab -q -n $((RATE * SECS)) -c "$CONC" "${AB_REQ[@]}" "$URL"
 	n=$(awk '/^Complete requests:/ { c = $3 } /^Failed requests:/ { f = $3 } END { print c - f }' "$WORK/out")
 	record ab "$round" "$n" "$(awk '/^Time taken for tests:/ { print $5 }' "$WORK/out")" "$CPU"
@@ -200,7 +230,7 @@ fi
 python3 - "$TCP_RAW" "$what" "$unit" <<'PY' | tee results/bench-tcp.txt
 import statistics, sys
 rows = [l.rstrip("\n").split("\t") for l in open(sys.argv[1]) if l.strip()]
-tools = ["xdpreplay", "xdpreplay-xdp", "ab", "wrk", "h2load"]
+tools = ["xdpreplay", "xdpreplay-xdp", "replay-sessions", "replay-sessions-xdp", "ab", "wrk", "h2load"]
 by = {t: [r for r in rows if r[0] == t] for t in tools}
 u = sys.argv[3]
 print("HTTP %s %s, median of %d rounds"
@@ -214,5 +244,11 @@ print("per round, xdpreplay / wrk: %s/s, CPU per %s (with the spinning thread; X
 for x, xx, w in zip(by["xdpreplay"], by["xdpreplay-xdp"], by["wrk"]):
     print("  round %s: %.2f, %.3f; %.3f" % (x[1], float(x[2]) / max(float(w[2]), 1),
           float(x[3]) / max(float(w[3]), 1e-9), float(xx[3]) / max(float(w[3]), 1e-9)))
+if by["replay-sessions"]:
+    print("per round, replay --sessions / gen tcp: %s/s, XDP CPU per %s" % (u, u[:-1]))
+    for s, sx, x, xx in zip(by["replay-sessions"], by["replay-sessions-xdp"], by["xdpreplay"],
+                            by["xdpreplay-xdp"]):
+        print("  round %s: %.3f, %.3f" % (s[1], float(s[2]) / max(float(x[2]), 1),
+              float(sx[3]) / max(float(xx[3]), 1e-9)))
 PY
 cp "$TCP_RAW" results/bench-tcp.raw.tsv

@@ -628,6 +628,14 @@ test_tcp_replay_sessions_flows() {
 	expect_eq "$(awk '$6 == "/index.html" && $3 == 79' "$NGINX_DIR/access.log" | wc -l)" 100 "whole 79-byte requests"
 	server_clean
 	books_balanced
+	# --duration asks for what the rate gives in that time, not one pass over the flows
+	count_start --tcp --dport 80 --duration 60s --idle 3s --json "$WORK/c.json"
+	tb_gen "$XR" replay --sessions -i "$TB_GEN_IF" --dst "$TB_SRV_IP" --src 198.18.66.0/23 \
+		--pps 1k --duration 0.3s --wait 3s --json "$WORK/g.json" "$TOP/pcaps/tcp-flows.pcap" >"$WORK/out" 2>&1 ||
+		fail "replay --sessions --duration exited $?: $(cat "$WORK/out")"
+	count_wait
+	expect_eq "$(jget "$WORK/g.json" sessions.asked)" 300 "sessions asked in 0.3 s at 1k/s"
+	expect_eq "$(jget "$WORK/g.json" sessions.completed)" 300 "sessions completed in 0.3 s at 1k/s"
 }
 
 # replay --sessions on bad input: one line naming the problem, exit 2, nothing sent

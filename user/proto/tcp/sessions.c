@@ -190,11 +190,11 @@ static int sessions_build(void *st, const struct send_opts *so, const struct ifa
 	return tcp_sessions_build(&s->t, &s->so, ifc, fs, plan, o);
 }
 
-/* One pass over the flows, unless --count or --duration says otherwise */
+/* One pass over the flows, unless --count or --duration says otherwise (0: the run's own rule) */
 static uint64_t sessions_default_count(void *st, const struct send_opts *so,
 				       const struct frameset *fs)
 {
-	return ((struct sessions *)st)->cap.nflows;
+	return so->duration_ns ? 0 : ((struct sessions *)st)->cap.nflows;
 }
 
 static void sessions_report(void *st, const struct engine_result *res, uint64_t ready_ns,
