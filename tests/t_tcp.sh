@@ -654,6 +654,7 @@ test_tcp_replay_sessions_bad_input() {
 	run_bad 2 "missing capture FILE" "${r[@]}"
 	run_bad 2 "http or capture" "${r[@]}" --response 100 "$TOP/pcaps/tcp-flows.pcap"
 	run_bad 2 "fin or rst" "${r[@]}" --close later "$TOP/pcaps/tcp-flows.pcap"
+	run_bad 2 "captured start times are not played" "${r[@]}" --multiplier 2 "$TOP/pcaps/tcp-flows.pcap"
 	run_bad 2 "IPv4 only" ip netns exec "$TB_NS_GEN" "$XR" replay --sessions -i "$TB_GEN_IF" \
 		--dst 2001:db8::1 "$TOP/pcaps/tcp-flows.pcap"
 	run_bad 2 "missing --dst" ip netns exec "$TB_NS_GEN" "$XR" replay --sessions -i "$TB_GEN_IF" \
@@ -695,7 +696,13 @@ test_tcp_replay_sessions_search() {
 	kill -INT "$COUNT_PID"
 	count_wait
 	search_all_completed 2000
-	# session c plays flow c mod 3: flow A (c = 0, 3, ...) asks twice
-	expect_eq "$(wc -l <"$NGINX_DIR/access.log")" "$(python3 -c 'import json,sys; print(sum(t["asked"] + (t["asked"] + 2) // 3 for t in json.load(open(sys.argv[1]))["trials"]))' "$WORK/s.json")" \
-		"nginx's access log lines: the requests of every trial's sessions"
+	# session c plays flow c mod 3, and flow A asks twice: a third of a trial's sessions, give or
+	# take one (where its numbers start)
+	python3 - "$WORK/s.json" "$(wc -l <"$NGINX_DIR/access.log")" <<-'PY' || fail "nginx's access log lines: not the requests of every trial's sessions"
+	import json, sys
+	t = json.load(open(sys.argv[1]))["trials"]
+	lo, hi, got = sum(x["asked"] + x["asked"] // 3 for x in t), sum(x["asked"] + (x["asked"] + 2) // 3 for x in t), int(sys.argv[2])
+	print(lo, got, hi)
+	assert lo <= got <= hi
+	PY
 }

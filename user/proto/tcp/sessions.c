@@ -87,6 +87,10 @@ static int sessions_check(void *st, const struct send_opts *so)
 {
 	if (so->net.dst.ipv6)
 		return cli_usage_error(so->cmd, "sessions are IPv4 only for now");
+	if (so->pace == XR_PACE_PCAP)
+		return cli_usage_error(
+			so->cmd, "--multiplier: sessions start at --pps (or as fast as they go); "
+				 "the flows' captured start times are not played");
 	return 0;
 }
 
