@@ -543,6 +543,16 @@ capture_curl() {
 # uri_lines URI [STATUS]: lines of nginx's access log for that URI (with that status)
 uri_lines() { awk -v u="$1" -v s="${2:-}" '$6 == u && (s == "" || $2 == s)' "$NGINX_DIR/access.log" | wc -l; }
 
+# replay_sessions SRC ARGS...: replay --sessions from the sender's interface to nginx, sources SRC,
+# JSON to $WORK/g.json, its lines to $WORK/out (and the log)
+replay_sessions() {
+	local src=$1
+	shift
+	tb_gen "$XR" replay --sessions -i "$TB_GEN_IF" --dst "$TB_SRV_IP" --src "$src" --wait 3s \
+		--json "$WORK/g.json" "$@" >"$WORK/out" 2>&1 || fail "replay --sessions $* exited $?: $(cat "$WORK/out")"
+	cat "$WORK/out"
+}
+
 # A capture of curl's connections becomes a load: each of its three flows played 100 times over
 # fresh connections, every request arriving whole (nginx's request_length is the capture's), every
 # response read to its end (HTTP/1.x: Content-Length, chunked), the server's counters clean.
@@ -551,10 +561,7 @@ test_tcp_replay_sessions() {
 	nginx_start
 	capture_curl "$WORK/web.pcap"
 	count_start --tcp --dport 80 --duration 60s --idle 3s --json "$WORK/c.json"
-	tb_gen "$XR" replay --sessions -i "$TB_GEN_IF" --dst "$TB_SRV_IP" --src 198.18.64.0/23 \
-		--count 300 --pps 1k --wait 3s --json "$WORK/g.json" "$WORK/web.pcap" >"$WORK/out" 2>&1 ||
-		fail "replay --sessions exited $?: $(cat "$WORK/out")"
-	cat "$WORK/out"
+	replay_sessions 198.18.64.0/23 --count 300 --pps 1k "$WORK/web.pcap"
 	count_wait
 	sessions_add_up
 	expect_eq "$(jget "$WORK/g.json" flows.played)" 3 "flows played"
@@ -580,10 +587,7 @@ test_tcp_replay_sessions() {
 	# the same header lengths)
 	: >"$NGINX_DIR/access.log"
 	count_start --tcp --dport 80 --duration 60s --idle 3s --json "$WORK/c.json"
-	tb_gen "$XR" replay --sessions -i "$TB_GEN_IF" --dst "$TB_SRV_IP" --src 198.18.66.0/23 \
-		--response capture --count 30 --pps 1k --wait 3s --json "$WORK/g.json" "$WORK/web.pcap" >"$WORK/out" 2>&1 ||
-		fail "replay --sessions --response capture exited $?: $(cat "$WORK/out")"
-	cat "$WORK/out"
+	replay_sessions 198.18.66.0/23 --response capture --count 30 --pps 1k "$WORK/web.pcap"
 	sessions_add_up
 	expect_eq "$(jget "$WORK/g.json" flows.response)" capture "responses read as"
 	expect_eq "$(jget "$WORK/g.json" sessions.completed)" 30 "sessions completed (--response capture)"
@@ -602,10 +606,7 @@ test_tcp_replay_sessions_flows() {
 	bed
 	nginx_start
 	count_start --tcp --dport 80 --duration 60s --idle 3s --json "$WORK/c.json"
-	tb_gen "$XR" replay --sessions -i "$TB_GEN_IF" --dst "$TB_SRV_IP" --src 198.18.64.0/23 \
-		--count 300 --pps 1k --wait 3s --json "$WORK/g.json" "$TOP/pcaps/tcp-flows.pcap" >"$WORK/out" 2>&1 ||
-		fail "replay --sessions exited $?: $(cat "$WORK/out")"
-	cat "$WORK/out"
+	replay_sessions 198.18.64.0/23 --count 300 --pps 1k "$TOP/pcaps/tcp-flows.pcap"
 	count_wait
 	sessions_add_up
 	python3 - "$WORK/g.json" <<-'PY' || fail "the capture's books"
@@ -630,9 +631,7 @@ test_tcp_replay_sessions_flows() {
 	books_balanced
 	# --duration asks for what the rate gives in that time, not one pass over the flows
 	count_start --tcp --dport 80 --duration 60s --idle 3s --json "$WORK/c.json"
-	tb_gen "$XR" replay --sessions -i "$TB_GEN_IF" --dst "$TB_SRV_IP" --src 198.18.66.0/23 \
-		--pps 1k --duration 0.3s --wait 3s --json "$WORK/g.json" "$TOP/pcaps/tcp-flows.pcap" >"$WORK/out" 2>&1 ||
-		fail "replay --sessions --duration exited $?: $(cat "$WORK/out")"
+	replay_sessions 198.18.66.0/23 --pps 1k --duration 0.3s "$TOP/pcaps/tcp-flows.pcap"
 	count_wait
 	expect_eq "$(jget "$WORK/g.json" sessions.asked)" 300 "sessions asked in 0.3 s at 1k/s"
 	expect_eq "$(jget "$WORK/g.json" sessions.completed)" 300 "sessions completed in 0.3 s at 1k/s"

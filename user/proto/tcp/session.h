@@ -163,6 +163,9 @@ void tcp_pump_stop(struct tcp *t);
 void tcp_fields_write(const void *ctx, const struct xr_tcp_session *s, uint8_t *buf, uint32_t off,
 		      uint32_t len);
 
+/* --close fin|rst into t: -1 (parsed), or XR_EXIT_USAGE after a one-line message (parse_opt's) */
+int tcp_close_opt(struct tcp *t, const char *arg, const struct send_opts *so);
+
 /* The sessions of a run whose stream t holds: SYN template, table, engine hooks. 0 or -errno. */
 int tcp_sessions_build(struct tcp *t, const struct send_opts *so, const struct iface *ifc,
 		       struct frameset *fs, struct send_plan *plan, struct engine_opts *o);

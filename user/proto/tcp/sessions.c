@@ -71,14 +71,7 @@ static int sessions_opt(void *st, int id, const char *arg, const struct send_opt
 			return cli_usage_error(so->cmd, "--response: http or capture, not '%s'",
 					       arg);
 		break;
-	case O_CLOSE:
-		if (!strcmp(arg, "fin"))
-			s->t.close = XR_TCP_CLOSE_FIN;
-		else if (!strcmp(arg, "rst"))
-			s->t.close = XR_TCP_CLOSE_RST;
-		else
-			return cli_usage_error(so->cmd, "--close: fin or rst, not '%s'", arg);
-		break;
+	case O_CLOSE: return tcp_close_opt(&s->t, arg, so);
 	}
 	return -1;
 }

@@ -52,6 +52,17 @@ static const struct option tcp_opts[] = {
 	{},
 };
 
+int tcp_close_opt(struct tcp *t, const char *arg, const struct send_opts *so)
+{
+	if (!strcmp(arg, "fin"))
+		t->close = XR_TCP_CLOSE_FIN;
+	else if (!strcmp(arg, "rst"))
+		t->close = XR_TCP_CLOSE_RST;
+	else
+		return cli_usage_error(so->cmd, "--close: fin or rst, not '%s'", arg);
+	return -1;
+}
+
 static int tcp_opt(void *st, int id, const char *arg, const struct send_opts *so)
 {
 	struct tcp *t = st;
@@ -67,14 +78,7 @@ static int tcp_opt(void *st, int id, const char *arg, const struct send_opts *so
 			return cli_usage_error(
 				so->cmd, "--requests-per-session must be between 1 and 65535");
 		break;
-	case O_CLOSE:
-		if (!strcmp(arg, "fin"))
-			t->close = XR_TCP_CLOSE_FIN;
-		else if (!strcmp(arg, "rst"))
-			t->close = XR_TCP_CLOSE_RST;
-		else
-			return cli_usage_error(so->cmd, "--close: fin or rst, not '%s'", arg);
-		break;
+	case O_CLOSE: return tcp_close_opt(t, arg, so);
 	case O_RESPONSE:
 		if (!strcmp(arg, "http")) {
 			t->response = XR_TCP_RESP_HTTP;
