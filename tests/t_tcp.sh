@@ -680,6 +680,24 @@ test_tcp_replay_sessions_bad_input() {
 	PY
 	run_bad 2 "several server ports: say which with --dst ADDR:PORT" "${r[@]}" "$WORK/two-ports.pcap"
 	expect_eq "$(wc -l <"$WORK/err")" 1 "error lines: $(cat "$WORK/err")"
+	# 1,100 flows of distinct requests: the first 1,024 distinct ones are played, the rest counted
+	# (one session, to a port nobody listens on: refused, its books are not this part's)
+	python3 - "$TOP/pcaps" "$WORK/many.pcap" <<-'PY' || fail "many.pcap"
+	import sys
+	sys.path.insert(0, sys.argv[1])
+	import mkpcap
+	C, S, out = mkpcap.GEN_IP, mkpcap.SRV_IP, []
+	for i in range(1100):
+	    out += [mkpcap.tcp_frame(C, S, 20000 + i, 80, 1000, 0, "S"),
+	            mkpcap.tcp_frame(S, C, 80, 20000 + i, 5000, 1001, "SA"),
+	            mkpcap.tcp_frame(C, S, 20000 + i, 80, 1001, 5001, "PA", mkpcap.http_get(b"/item/%d" % i))]
+	open(sys.argv[2], "wb").write(mkpcap.pcap_bytes([(k * 1000, f) for k, f in enumerate(out)]))
+	PY
+	"${r[@]}" --src 198.18.64.0/23 --count 1 --wait 1s --json "$WORK/g.json" "$WORK/many.pcap" >"$WORK/out" 2>&1
+	[ -s "$WORK/g.json" ] || fail "many distinct requests: no JSON: $(cat "$WORK/out")"
+	expect_eq "$(jget "$WORK/g.json" flows.played)" 1024 "flows played"
+	expect_eq "$(jget "$WORK/g.json" flows.distinct_requests)" 1024 "distinct requests"
+	expect_eq "$(jget "$WORK/g.json" flows.skipped_by.distinct_requests_full)" 76 "flows past 1,024 distinct requests"
 }
 
 # search drives replay --sessions as it does gen tcp: the witness is the sessions completed, each
