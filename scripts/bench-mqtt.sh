@@ -2,21 +2,25 @@
 # SPDX-License-Identifier: GPL-2.0
 # Benchmark (not a test): MQTT messages per second into Mosquitto (Debian's, on one CPU, configured
 # as the published flood benchmark's broker: scripts/mosquitto.sh), xdpreplay gen mqtt beside
-# mosquitto_pub (one client, -l: a message per line of stdin), interleaved round by round, each
-# pattern at 16 B and 1 KB payloads:
+# mosquitto_pub (one client, -l: a message per line of stdin) and tsung (Debian's 1.7.0, its MQTT
+# plugin: CONNS users, each publishing its share, the next once the last was taken: QoS 1 waits
+# for its PUBACK), interleaved round by round, each pattern at 16 B and 1 KB payloads:
 #   fire & forget  QoS 0 (xdpreplay: bursts answered by a PINGRESP)
 #   sync           QoS 1, each message PUBACKed before the next (xdpreplay --burst 1 on each of
 #                  its connections; mosquitto_pub -M 1)
-#   async          QoS 1, 5 in flight (xdpreplay --burst 5 per connection; mosquitto_pub -M 5)
+#   async          QoS 1, 5 in flight (xdpreplay --burst 5 per connection; mosquitto_pub -M 5;
+#                  tsung has no row: its MQTT requests wait for their answer one at a time)
 # messages/s: messages the broker took (PUBACKs, or read before the PINGRESP; mosquitto_pub: all
-# of them, it exits once every PUBACK came) over the sender's time (xdpreplay: first SYN to last
-# answer; mosquitto_pub: its whole run). Sender CPU per message: user + system time, and for
+# of them, it exits once every PUBACK came; tsung: its mqtt_server_pubacked, or at QoS 0 its
+# mqtt_published) over the sender's time (xdpreplay: first SYN to last answer; mosquitto_pub: its
+# whole run; tsung: the server's first to last segment of the run, as count saw them, since its
+# Erlang VM takes seconds to start and stop). Sender CPU per message: user + system time, and for
 # xdpreplay the run time of its XDP program (kernel.bpf_stats_enabled) and of its pump thread, also
 # alone (xdpreplay-xdp).
 # Bursts longer than what XDP_TX builds in place on veth (~192 B) go in full segments through gen
 # tcp's pump (a thread and a packet socket; its CPU is in the sender's time).
 # Results: a table on stdout and results/bench-mqtt.{txt,raw.tsv}; per-round ratios against
-# mosquitto_pub.
+# mosquitto_pub and tsung (BENCH_MQTT_TSUNG=0 leaves tsung out).
 #   BENCH_REPS=3 BENCH_MQTT_MSGS=100000 scripts/bench-mqtt.sh
 . "$(dirname "$0")/bench-lib.sh"
 . "$(dirname "$0")/mosquitto.sh"
@@ -27,6 +31,8 @@ MSGS_LARGE=${BENCH_MQTT_MSGS_LARGE:-50000}
 CONNS=${BENCH_MQTT_CONNS:-100}
 have mosquitto && have mosquitto_pub ||
 	{ echo "bench-mqtt: needs mosquitto and mosquitto_pub (scripts/deps.sh)" >&2; exit 1; }
+TSUNG=${BENCH_MQTT_TSUNG:-1}
+[ "$TSUNG" = 0 ] || have tsung || { echo "bench-mqtt: needs tsung (scripts/deps.sh --bench)" >&2; exit 1; }
 bench_setup
 mosquitto_conf "$WORK/mq" "$TB_SRV_IP" bench flood-0 >/dev/null
 ip netns exec "$NS_S" taskset -c 1 mosquitto -c "$WORK/mq/mosquitto.conf" &
@@ -87,14 +93,59 @@ pub() {
 	record mosquitto_pub "$pattern" "$size" "$round" "$MSGS" "$WALL" "$CPU"
 }
 
+# ts PATTERN SIZE ROUND QOS: tsung, CONNS users arriving 1 ms apart, each MSGS / CONNS messages of
+# SIZE bytes at QOS; its time the span of its segments at the server (a counter of its own)
+ts() {
+	local pattern=$1 size=$2 round=$3 qos=$4 log n
+	[ "$TSUNG" = 0 ] && return 0
+	python3 - "$WORK/tsung.xml" "$TB_SRV_IP" "$CONNS" $((MSGS / CONNS)) "$size" "$qos" <<-'PY'
+	import sys
+	path, server, users, msgs, size, qos = sys.argv[1:]
+	with open(path, "w") as f:
+	    f.write(f'''<?xml version="1.0"?>
+	<!DOCTYPE tsung SYSTEM "/usr/share/tsung/tsung-1.0.dtd">
+	<tsung loglevel="notice" version="1.0">
+	 <clients><client host="localhost" use_controller_vm="true" maxusers="{users}"/></clients>
+	 <servers><server host="{server}" port="1883" type="tcp"/></servers>
+	 <load><arrivalphase phase="1" duration="60" unit="second">
+	  <users maxnumber="{users}" interarrival="0.001" unit="second"/></arrivalphase></load>
+	 <sessions><session name="pub" probability="100" type="ts_mqtt">
+	  <request><mqtt type="connect" clean_start="true" keepalive="60" username="bench" password="flood-0"/></request>
+	  <for from="1" to="{msgs}" incr="1" var="i">
+	   <request><mqtt type="publish" topic="msg/tsung" qos="{qos}">{"x" * int(size)}</mqtt></request>
+	  </for>
+	  <request><mqtt type="disconnect"/></request>
+	 </session></sessions>
+	</tsung>
+	''')
+	PY
+	rm -rf "$WORK/tsung"
+	# a counter of its own: the span of this run's segments at the server
+	count_stop
+	count_start
+	# HOME: tsung's ~/.tsung is the run's
+	run env HOME="$WORK" tsung -n -f "$WORK/tsung.xml" -l "$WORK/tsung" start
+	count_stop
+	log=$(find "$WORK/tsung" -name tsung.log | head -n 1)
+	if [ "$qos" = 0 ]; then
+		n=$(awk '$2 == "mqtt_published" {v = $4} END {print v + 0}' "$log")
+	else
+		n=$(awk '$2 == "mqtt_server_pubacked" {v = $4} END {print v + 0}' "$log")
+	fi
+	record tsung "$pattern" "$size" "$round" "$n" "$(jget "$WORK/c.json" first_to_last_s)" "$CPU"
+	count_start
+}
+
 for round in $(seq "$REPS"); do
 	for size in 16 1024; do
 		MSGS=${BENCH_MQTT_MSGS:-100000}
 		[ "$size" -lt 1024 ] || MSGS=$MSGS_LARGE
 		xr fire-forget "$size" "$round" --qos 0
 		pub fire-forget "$size" "$round" -q 0
+		ts fire-forget "$size" "$round" 0
 		xr sync "$size" "$round" --qos 1 --burst 1
 		pub sync "$size" "$round" -q 1 -M 1
+		ts sync "$size" "$round" 1
 		xr async "$size" "$round" --qos 1 --burst 5
 		pub async "$size" "$round" -q 1 -M 5
 	done
@@ -112,16 +163,18 @@ print("MQTT messages into Mosquitto 2.0.11 (one CPU), median of %d rounds; xdpre
       % (len({r[3] for r in rows}), sys.argv[2]))
 print("%-12s %6s %-14s %14s %22s" % ("pattern", "bytes", "sender", "messages/s", "sender CPU/msg us"))
 for p, s in keys:
-    for t in ("xdpreplay", "xdpreplay-xdp", "mosquitto_pub"):
+    for t in ("xdpreplay", "xdpreplay-xdp", "mosquitto_pub", "tsung"):
         sel = [r for r in rows if r[0] == t and r[1] == p and r[2] == s]
         if sel:
             print("%-12s %6s %-14s %14.0f %22.2f" % (p, s, t, statistics.median(float(r[4]) for r in sel),
                                                      statistics.median(float(r[5]) for r in sel)))
-print("per round, xdpreplay / mosquitto_pub: messages/s, CPU per message")
-for p, s in keys:
-    xs = [r for r in rows if r[0] == "xdpreplay" and r[1] == p and r[2] == s]
-    ms = [r for r in rows if r[0] == "mosquitto_pub" and r[1] == p and r[2] == s]
-    print("  %-12s %6s: %s" % (p, s, ", ".join("%.2f/%.3f" % (float(x[4]) / max(float(m[4]), 1),
-          float(x[5]) / max(float(m[5]), 1e-9)) for x, m in zip(xs, ms))))
+for other in ("mosquitto_pub", "tsung"):
+    print("per round, xdpreplay / %s: messages/s, CPU per message" % other)
+    for p, s in keys:
+        xs = [r for r in rows if r[0] == "xdpreplay" and r[1] == p and r[2] == s]
+        ms = [r for r in rows if r[0] == other and r[1] == p and r[2] == s]
+        if ms:
+            print("  %-12s %6s: %s" % (p, s, ", ".join("%.2f/%.3f" % (float(x[4]) / max(float(m[4]), 1),
+                  float(x[5]) / max(float(m[5]), 1e-9)) for x, m in zip(xs, ms))))
 PY
 cp "$MQ_RAW" results/bench-mqtt.raw.tsv

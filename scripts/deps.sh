@@ -17,7 +17,7 @@ fuzz=(libclang-rt-16-dev)
 # the Debian package (tests/t_package.sh builds, lints and installs it)
 package=(dpkg-dev debhelper fakeroot lintian)
 # m4: xdp-tools' build (XDP_TOOLS=DIR builds xdp-trafficgen from source for bench-replay.sh)
-bench=(netsniff-ng hping3 netcat-openbsd time dnsperf apache2-utils wrk nghttp2-client m4)
+bench=(netsniff-ng hping3 netcat-openbsd time dnsperf apache2-utils wrk nghttp2-client tsung m4)
 
 want=("${build[@]}" "${testbed[@]}" "${fuzz[@]}" "${package[@]}")
 [[ "${1:-}" == "--bench" ]] && want+=("${bench[@]}")
