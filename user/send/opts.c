@@ -82,7 +82,7 @@ static const struct send_opt_row {
 };
 
 #define NROWS (sizeof(rows) / sizeof(rows[0]))
-#define MAX_PROTO_OPTS 16
+#define MAX_PROTO_OPTS 32
 /* sessions open at once: a session table's worth (bpf/shared/tcp.h) */
 #define XR_CONCURRENCY_MAX (1U << 20)
 
@@ -357,9 +357,15 @@ int send_opts_parse(struct send_opts *so, const struct xr_proto *p, void *st, in
 								"dst",
 						 rows[i].has_arg, NULL, rows[i].id };
 	}
-	for (const struct option *o = p->opts;
-	     o && o->name && nopts < (int)(NROWS + MAX_PROTO_OPTS); o++)
+	for (const struct option *o = p->opts; o && o->name; o++) {
+		/* a protocol's options past the table's room would be "unknown" without a word */
+		if (nopts >= (int)(NROWS + MAX_PROTO_OPTS)) {
+			pr_warn("%s: more options than MAX_PROTO_OPTS (%d) holds (a bug)\n", cmd,
+				MAX_PROTO_OPTS);
+			return XR_EXIT_ENV;
+		}
 		opts[nopts++] = *o;
+	}
 	optind = 1;
 	opterr = 0;
 	while ((opt = getopt_long(argc, argv, ":i:qvh", opts, NULL)) != -1) {
