@@ -504,7 +504,10 @@ test_mqtt_bad_input() {
 		"--pattern sync --peer veth9 --burst 5" "--pattern notify --peer veth9 --payload 8" \
 		"--pattern notify --peer veth9 --duration 5s" "--pattern sync --peer veth9 --subscribers 2" \
 		"--pattern async --peer veth9 --subscribe msg/#" "--pattern sync --peer veth9 --qos 1" \
-		"--pattern notify --peer lo --count 2"; do
+		"--pattern notify --peer lo --count 2" "--msg-rate 0" "--msg-rate fast" \
+		"--msg-rate 1k --subscribe msg/# --publishers 2" "--msg-rate 1k --await res/{c} --payload 16" \
+		"--msg-rate 1k --duration 5s" "--msg-rate 1k --concurrency 4" "--msg-rate 1k --shard 0/2" \
+		"--msg-rate 10 --count 1000 --burst 1" "--msg-rate 1 --keepalive 1s --burst 1"; do
 		# shellcheck disable=SC2086
 		"$XR" gen mqtt -i lo --dst 198.18.0.2 --count 1 $args >"$WORK/out" 2>&1
 		rc=$?
@@ -522,6 +525,76 @@ test_mqtt_bad_input() {
 	messages_add_up
 	expect_eq "$(jget "$WORK/g.json" sessions.failed_by.refused)" 10 "sessions refused (RST to the SYN)"
 	expect_eq "$(jget "$WORK/g.json" messages.not_sent)" 50 "messages not sent"
+}
+
+# paced: messages/s: is the fraction of the schedule's time the answers took (wide margins: a test bed)
+paced_check() {
+	python3 - "$WORK/g.json" "$1" "$2" <<-'PY' || fail "the paced run: $(cat "$WORK/out")"
+	import json, sys
+	g = json.load(open(sys.argv[1]))
+	p, m = g["messages"]["pace"], g["messages"]
+	bursts, rate = int(sys.argv[2]), float(sys.argv[3])
+	print("pace:", p)
+	assert p["departures"] == bursts and p["reached"] == bursts, p
+	# every burst sent once, at its departure by the pacer or late by XDP: the gate's books
+	assert p["at_departure"] + p["late"] == bursts, p
+	assert p["gate_mismatched"] == 0, p
+	assert m["acked"] == m["asked"], m
+	assert abs(p["per_s"] - rate) < 1e-6 * rate, p
+	PY
+}
+
+# --msg-rate: every publisher connected first, then a precise total rate over all of them. 20
+# publishers x 100 QoS-0 messages at 2,000/s take 1 s, each burst sent at its departure; mosquitto_sub
+# reads them once and in order. Two QoS-1 publishers asked for 50,000/s each, one message in flight,
+# cannot keep up: their bursts go late, as each PUBACK comes, every one once. 3,000-byte messages
+# (three segments each) paced too.
+test_mqtt_msg_rate() {
+	bed
+	mosquitto_start
+	count_start --tcp --dport 1883 --duration 120s --idle 5s --json "$WORK/c.json"
+	sub_start 2000 'msg/#'
+	mqtt_gen --username "$MQ_USER" --password "$MQ_PASS" --qos 0 --payload 32 --messages 100 \
+		--burst 1 --count 20 --msg-rate 2k --wait 5s || fail "gen mqtt exited $?: $(cat "$WORK/out")"
+	cat "$WORK/out"
+	wait "$SUB_PID" || fail "mosquitto_sub exited $? after $(wc -l <"$WORK/sub") messages: $(cat "$WORK/sub.err")"
+	messages_add_up
+	paced_check 2000 2000
+	sub_check 20 100
+	grep -q "paced: 2000 bursts at 2.00k/s over 1.000 s" "$WORK/out" || fail "no pace line: $(cat "$WORK/out")"
+	# the schedule is 1 s: the answers span it (a test bed's margins), most bursts at their departure
+	expect_range "$(jget "$WORK/g.json" messages.pace.seconds | cut -d. -f1)" 0 2 "seconds of the schedule"
+	expect_range "$(jget "$WORK/g.json" messages.pace.answered_per_s | cut -d. -f1)" 1000 2100 "messages/s"
+	expect_range "$(jget "$WORK/g.json" messages.pace.at_departure)" 1000 2000 "bursts at their departure"
+
+	SUB_QOS=1 sub_start 1000 'msg/#'
+	mqtt_gen --username "$MQ_USER" --password "$MQ_PASS" --qos 1 --payload 32 --messages 500 \
+		--burst 1 --count 2 --msg-rate 100k --first-seq 100 --wait 5s ||
+		fail "gen mqtt exited $?: $(cat "$WORK/out")"
+	cat "$WORK/out"
+	wait "$SUB_PID" || fail "mosquitto_sub exited $? after $(wc -l <"$WORK/sub") messages: $(cat "$WORK/sub.err")"
+	messages_add_up
+	paced_check 1000 100000
+	expect_range "$(jget "$WORK/g.json" messages.pace.late)" 500 1000 "bursts sent late"
+	python3 - "$WORK/sub" <<-'PY' || fail "what the subscriber read"
+	import sys
+	seen = {}
+	for line in open(sys.argv[1]):
+	    topic, hexp = line.split()
+	    p = bytes.fromhex(hexp)
+	    seen.setdefault(int.from_bytes(p[0:4], "big"), []).append(int.from_bytes(p[4:8], "big"))
+	assert sorted(seen) == [100, 101] and all(v == list(range(500)) for v in seen.values()), seen.keys()
+	PY
+
+	mqtt_gen --username "$MQ_USER" --password "$MQ_PASS" --qos 1 --payload 3000 --messages 20 \
+		--burst 1 --count 10 --msg-rate 1k --first-seq 200 --wait 5s ||
+		fail "gen mqtt exited $?: $(cat "$WORK/out")"
+	cat "$WORK/out"
+	messages_add_up
+	paced_check 200 1000
+	expect_eq "$(jget "$WORK/g.json" sessions.completed)" 10 "sessions completed"
+	count_wait
+	expect_eq "$(grep -c 'protocol error' "$MQ_DIR/mosquitto.log")" 0 "protocol errors in the broker's log"
 }
 
 # The published flood benchmark's four patterns, one command each: the other end (subscribers, a

@@ -59,6 +59,22 @@ struct {
 	__uint(max_entries, 4096);
 } tcp_pump SEC(".maps");
 
+/*
+ * Paced requests: [i] the highest request of session pace_base + i whose
+ * departure has come (written by userspace's pacer); sized by userspace.
+ * 64 bits: an array's elements are 8-byte aligned, and the mapped memory
+ * is read as an array of them.
+ */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(map_flags, BPF_F_MMAPABLE);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, __u64);
+} tcp_pace SEC(".maps");
+/* When the paced requests' schedule starts (CLOCK_MONOTONIC ns), set by the pacer before its first grant. */
+__u64 tcp_pace_t0_ns = 0;
+
 /* Request to last response byte, per second, as rtt_hist. */
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
@@ -93,6 +109,7 @@ struct {
 #define TCP_MQTT (tcp_cfg.response == XR_TCP_RESP_MQTT)
 /* replay --sessions: each session its flow's own requests */
 #define TCP_FLOWS (tcp_cfg.flows != 0)
+#define TCP_PACED (tcp_cfg.pace_ps != 0)
 
 #include "proto/http.bpf.h"
 #include "proto/fields.bpf.h"
@@ -167,6 +184,7 @@ static __always_inline __u32 tcp_snd_nxt(const struct xr_tcp_session *s)
 	switch (s->state) {
 	case XR_TCP_REQUEST: return tcp_our_seq(s, s->acked + s->in_flight);
 	case XR_TCP_FIN_SENT: return tcp_our_seq(s, tcp_cfg.bye_len + 1);
+	case XR_TCP_PACED: return tcp_our_seq(s, 0);
 	default: return tcp_our_seq(s, tcp_req_len(s));
 	}
 }
@@ -397,6 +415,35 @@ static __always_inline int tcp_on_synack(struct xdp_md *ctx, struct xr_tcp_sessi
 	return tcp_send_request(ctx, s, st, sc, XR_TCP_SEGMENTS) ? XDP_DROP : XDP_TX;
 }
 
+/*
+ * Paced: request k (>= 1) of session s waits for its departure, unless that
+ * has come (the pacer granted it while request k - 1 was on its way): then
+ * it goes now, late, stamped with its departure time. Whoever takes the
+ * gate sends it, so it goes once. true: it waits (the pacer sends it).
+ */
+static __always_inline bool tcp_pace_wait(struct xr_tcp_session *s, struct xr_replies_stats *st)
+{
+	__u32 i = s->c32 - tcp_cfg.pace_base;
+	__u64 *granted = bpf_map_lookup_elem(&tcp_pace, &i);
+	__u64 d;
+
+	if (!granted)
+		return false;
+	s->state = XR_TCP_PACED;
+	/* the exchange orders the state before the gate, and the gate before reading the grant */
+	__sync_lock_test_and_set(&s->pace_gate, 1);
+	if (*(volatile __u64 *)granted < s->k)
+		return true;
+	if (__sync_val_compare_and_swap(&s->pace_gate, 1, 0) != 1)
+		return true;
+	st->ctr[XR_TCP_LATE]++;
+	d = (__u64)(s->k - 1) * tcp_cfg.pace_sessions + i;
+	s->t_req =
+		tcp_pace_t0_ns + d * (tcp_cfg.pace_ps / 1000) + d * (tcp_cfg.pace_ps % 1000) / 1000;
+	s->state = XR_TCP_REQUEST;
+	return false;
+}
+
 /* Response k is complete: the next request, or the close. */
 static __always_inline int tcp_next(struct xdp_md *ctx, struct xr_tcp_session *s,
 				    struct xr_replies_stats *st, struct tcp_scratch *sc)
@@ -429,6 +476,10 @@ static __always_inline int tcp_next(struct xdp_md *ctx, struct xr_tcp_session *s
 		}
 		s->state = XR_TCP_REQUEST;
 		s->t_req = bpf_ktime_get_ns();
+		/* the answer acknowledged alone: the request goes at its departure */
+		if (TCP_PACED && s->k && tcp_pace_wait(s, st))
+			return tcp_reply(ctx, TCP_ACK, tcp_our_seq(s, 0), s->rcv_nxt) ? XDP_DROP :
+											XDP_TX;
 		return tcp_send_request(ctx, s, st, sc, XR_TCP_SEGMENTS) ? XDP_DROP : XDP_TX;
 	}
 	if (tcp_cfg.close == XR_TCP_CLOSE_RST) {

@@ -126,6 +126,13 @@ struct xr_tcp_cfg {
 	__u8 pad[5];
 	struct xr_tcp_fields fields; /* gen tcp's {c} and {k} */
 	__u32 flows; /* replay --sessions: the capture's flows (0: gen's one stream) */
+	/*
+	 * Paced requests (gen mqtt --msg-rate): request k >= 1 of session
+	 * pace_base + i departs at tcp_pace_t0_ns + ((k - 1) * pace_sessions + i)
+	 * * pace_ps / 1000 ns (0: each as soon as the one before is answered)
+	 */
+	__u64 pace_ps;
+	__u32 pace_sessions, pace_base;
 };
 
 /* replay --sessions: flow f's requests are steps first .. first + steps - 1 */
@@ -153,6 +160,7 @@ enum xr_tcp_state {
 	XR_TCP_FIN_SENT =
 		3, /* our FIN sent: waiting for its acknowledgement and the server's FIN */
 	XR_TCP_DONE = 4, /* completed or failed: late segments are answered, not counted */
+	XR_TCP_PACED = 5, /* request k waits for its departure (pace_ps) */
 };
 
 /* One session's state: 96 bytes, the slot of (source, port) in the session table. */
@@ -217,6 +225,13 @@ struct xr_tcp_session {
 			__u32 step_len, step_off, step_resp;
 			__u16 step_key, step_requests;
 		};
+		/*
+		 * paced requests (a publisher's: no stamps to read): 1 while
+		 * XR_TCP_PACED, taken (compare-and-swap to 0) by whoever sends
+		 * request k, userspace at its departure or XDP when the departure
+		 * came before request k - 1 was answered
+		 */
+		__u32 pace_gate;
 	};
 };
 
@@ -257,6 +272,9 @@ enum xr_tcp_ctr {
 	XR_TCP_PUMP_FULL = 25, /* segments the pump's ring had no room for: left to the timeout */
 	XR_TCP_FAST_RESENT =
 		26, /* sent again on duplicate ACKs (the third; QoS-1 PUBACKs: mqtt.h) (also in RESENT) */
+	/* 27-33: gen mqtt's */
+	XR_TCP_LATE =
+		34, /* paced requests sent after their departure: the one before was not answered by then */
 };
 
 #endif /* __XR_SHARED_TCP_H */

@@ -65,7 +65,9 @@ static void usage(FILE *f, const struct xr_proto *p)
 		"  xdpreplay gen mqtt -i eth1 --dst 198.18.0.2 --src 198.18.64.0/23 --username bench\n"
 		"      --password secret --qos 1 --payload 64 --messages 100 --count 1000 --wait 30s\n"
 		"  xdpreplay gen mqtt -i eth1 --dst 198.18.0.2 --username bench --password secret\n"
-		"      --pattern notify --peer eth2 --subscribers 3 --payload 1k --messages 1000 --count 1\n");
+		"      --pattern notify --peer eth2 --subscribers 3 --payload 1k --messages 1000 --count 1\n"
+		"  xdpreplay gen mqtt -i eth1 --dst 198.18.0.2 --username bench --password secret\n"
+		"      --count 100 --messages 1000 --burst 1 --msg-rate 20k --json -\n");
 }
 
 /* the command as typed, for messages: "gen udp" */

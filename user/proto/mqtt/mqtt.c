@@ -40,6 +40,7 @@ enum {
 	O_PEER,
 	O_PEER_NETNS,
 	O_SUBSCRIBERS,
+	O_MSG_RATE,
 };
 
 /*
@@ -81,6 +82,7 @@ struct mqtt {
 	uint8_t pattern; /* enum mqtt_pattern */
 	const char *peer_ifname, *peer_netns; /* --peer, --peer-netns: the other end's */
 	uint64_t subscribers; /* --subscribers: notify's */
+	double msg_rate; /* --msg-rate: messages per second in all, paced (0: as the broker answers) */
 	char *peer_filter; /* the other end's topic filter, made here (freed with the state) */
 	struct mqtt_peer_figures peer;
 	uint16_t refused_all; /* every CONNECT answered was refused: the first code, + 1 */
@@ -106,6 +108,7 @@ static const struct option mqtt_opts[] = {
 	{ "peer", required_argument, NULL, O_PEER },
 	{ "peer-netns", required_argument, NULL, O_PEER_NETNS },
 	{ "subscribers", required_argument, NULL, O_SUBSCRIBERS },
+	{ "msg-rate", required_argument, NULL, O_MSG_RATE },
 	{},
 };
 
@@ -186,6 +189,13 @@ static int mqtt_opt(void *st, int id, const char *arg, const struct send_opts *s
 		if (!m->subscribers)
 			return cli_usage_error(so->cmd, "--subscribers: at least 1");
 		break;
+	case O_MSG_RATE:
+		if (parse_number(arg, &m->msg_rate) || !(m->msg_rate > 0) || m->msg_rate > 1e9)
+			return cli_usage_error(
+				so->cmd,
+				"--msg-rate: messages per second, above 0 (e.g. 500, 10k, 1.5M), not '%s'",
+				arg);
+		break;
 	case O_PUBLISHERS:
 		if (cli_count(so->cmd, "publishers", arg, &m->publishers))
 			return XR_EXIT_USAGE;
@@ -194,6 +204,39 @@ static int mqtt_opt(void *st, int id, const char *arg, const struct send_opts *s
 		break;
 	}
 	return -1;
+}
+
+/*
+ * --msg-rate: every publisher connected first, then the bursts at one
+ * total rate over all of them (user/proto/tcp/pace.c), so the run is
+ * --count publishers x --messages, and each publisher must publish within
+ * its keep-alive (it sends nothing else between its bursts).
+ */
+static int mqtt_check_pace(struct mqtt *m, const struct send_opts *so)
+{
+	double gap;
+
+	if (!so->count || so->duration_ns || so->concurrency)
+		return cli_usage_error(so->cmd,
+				       "--msg-rate paces --count publishers x --messages: give "
+				       "--count, and no --duration or --concurrency");
+	if (so->shards > 1)
+		return cli_usage_error(so->cmd, "--msg-rate: not with --shard for now");
+	if (so->count > UINT32_MAX)
+		return cli_usage_error(so->cmd, "--msg-rate: at most %u publishers", UINT32_MAX);
+	/* each publisher's bursts, count * burst / rate apart */
+	gap = so->count * m->so.burst / m->msg_rate;
+	if (m->so.keepalive_s && gap >= m->so.keepalive_s)
+		return cli_usage_error(
+			so->cmd,
+			"--msg-rate %g with %llu publishers in bursts of %u: each publishes every "
+			"%.3g s, past its --keepalive %u s (the broker would close it): raise "
+			"--msg-rate or --keepalive, or lower --count",
+			m->msg_rate, (unsigned long long)so->count, m->so.burst, gap,
+			m->so.keepalive_s);
+	if (1e12 * m->so.burst / m->msg_rate < 1000)
+		return cli_usage_error(so->cmd, "--msg-rate: at most one burst per ns");
+	return 0;
 }
 
 /*
@@ -369,6 +412,10 @@ static int mqtt_check(void *st, const struct send_opts *so)
 	if (m->so.subscribe && m->so.await)
 		return cli_usage_error(so->cmd,
 				       "--await is a caller's, --subscribe a subscriber's");
+	if (m->msg_rate && (m->so.subscribe || m->so.await))
+		return cli_usage_error(so->cmd, "--msg-rate paces publishers: not with --%s",
+				       m->so.subscribe ? "subscribe" :
+							 "await (calls wait for their answers)");
 	if (m->so.subscribe)
 		return mqtt_check_subscriber(m, so);
 	if (m->so.answer)
@@ -429,7 +476,7 @@ static int mqtt_check(void *st, const struct send_opts *so)
 		return cli_usage_error(so->cmd,
 				       "--messages: at most 65534 bursts per session (%llu asked)",
 				       (unsigned long long)(m->messages / m->so.burst));
-	return 0;
+	return m->msg_rate ? mqtt_check_pace(m, so) : 0;
 }
 
 static int mqtt_build(void *st, const struct send_opts *so, const struct iface *ifc,
@@ -443,6 +490,9 @@ static int mqtt_build(void *st, const struct send_opts *so, const struct iface *
 	if (err)
 		return err;
 	t->requests = 1 + m->messages / m->so.burst;
+	/* --msg-rate: a burst departs every burst / rate seconds */
+	if (m->msg_rate)
+		t->pace.ps = 1e12 * m->so.burst / m->msg_rate;
 	if (m->so.await) {
 		/*
 		 * callers: each books its own answers, caller c's in mqtt_recv[c %
@@ -956,6 +1006,7 @@ static void mqtt_report(void *st, const struct engine_result *res, uint64_t read
 			fprintf(human, ", %llu not sent (their session failed or ended first)",
 				(unsigned long long)b.not_sent);
 		fputc('\n', human);
+		tcp_pace_report(t, res, "burst", b.acked, human, NULL);
 	}
 	if (human) {
 		if (c[XR_MQTT_PROTOCOL] || c[XR_TCP_CLOSED_EARLY]) {
@@ -999,6 +1050,7 @@ static void mqtt_report(void *st, const struct engine_result *res, uint64_t read
 	json_u64(j, "payload_bytes", m->so.payload);
 	json_u64(j, "message_bytes", t->mqtt.msg_len);
 	tcp_answers_report(t, NULL, NULL, j, "burst_us");
+	tcp_pace_report(t, res, "burst", b.acked, NULL, j);
 	json_close(j, '}');
 	json_open(j, "broker", '{');
 	mqtt_reasons(t, XR_MQTT_WHY_DISCONNECT, NULL, j, "disconnect_by_code");
@@ -1219,11 +1271,20 @@ const struct xr_proto proto_mqtt = {
 		"                        program per interface); --peer-netns NAME if it is in\n"
 		"                        another network namespace\n"
 		"      --subscribers N   --pattern notify's subscribers (default 1)\n"
+		"      --msg-rate R      publishers: R messages per second in all (e.g. 500, 10k),\n"
+		"                        not each as fast as the broker answers: every one of\n"
+		"                        --count connects first, then burst k of publisher i\n"
+		"                        departs at ((k - 1) x count + i) x burst / R s; a\n"
+		"                        burst whose departure comes before the one before\n"
+		"                        it was answered goes late, as that answer comes,\n"
+		"                        timed (and stamped) from its departure. --burst 1\n"
+		"                        for a departure per message\n"
 		"  --count is sessions (connections), --pps new sessions per second; each one\n"
-		"  publishes as fast as the broker answers. Every message asked is taken by the\n"
-		"  broker (PUBACK, or read before the PINGRESP), refused with its reason code (5.0),\n"
-		"  sent but not answered, or not sent because its session failed (with its reason:\n"
-		"  CONNECT refused with its return code, reset, stalled, ...).\n",
+		"  publishes as fast as the broker answers, or at --msg-rate. Every message\n"
+		"  asked is taken by the broker (PUBACK, or read before the PINGRESP), refused\n"
+		"  with its reason code (5.0), sent but not answered, or not sent because its\n"
+		"  session failed (with its reason: CONNECT refused with its return code, reset,\n"
+		"  stalled, ...).\n",
 	.opts = mqtt_opts,
 	.accepts = SO_DST | SO_SRC | SO_SPORT | SO_DSTMAC | SO_WAIT | SO_SEED | SO_CONCURRENCY,
 	.default_port = 1883,

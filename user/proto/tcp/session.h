@@ -76,6 +76,34 @@ struct tcp_pump {
 };
 
 /*
+ * Paced requests (pace.c): departure d is request 1 + d / sessions of
+ * session base + d mod sessions, ps picoseconds after the one before, from
+ * t0 on (once every session connected). The thread's counters are its own
+ * until it is joined.
+ */
+struct tcp_pacer {
+	uint64_t ps; /* picoseconds between departures (0: not paced) */
+	uint64_t sessions, base, departures;
+	uint64_t *grant; /* tcp_pace, mapped */
+	size_t grant_sz;
+	uint64_t t0, connect_ns; /* the schedule's start; how long the sessions took to connect */
+	uint64_t granted; /* departures whose time came before the run ended */
+	uint64_t sent; /* requests this thread sent at their departure */
+	uint64_t behind, behind_max_ns; /* of those, sent over 1 ms after it; the most after */
+	uint64_t busy; /* departures whose session was still busy (XDP sends them late) or ended */
+	uint64_t mismatched; /* gates taken for another request than the departure's (none) */
+	uint64_t segments, send_errors, cpu_ns;
+	pthread_t tid;
+	bool running;
+	atomic_bool stop, started;
+	struct sockaddr_ll to;
+	unsigned int n; /* frames in the batch */
+	struct mmsghdr *msg;
+	struct iovec *iov;
+	uint8_t *frames;
+};
+
+/*
  * replay --sessions: the capture's flows as sessions play them (flows.c):
  * session c plays flow c mod nflows, whose requests are steps (bpf/shared/tcp.h).
  */
@@ -139,6 +167,7 @@ struct tcp {
 	size_t answers_sz;
 	struct tcp_resender rs;
 	struct tcp_pump pump;
+	struct tcp_pacer pace;
 };
 
 /*
@@ -158,6 +187,23 @@ int tcp_pump_start(struct tcp *t, struct gen_bpf *skel);
 
 /* Ends the pump's thread; what it counted stays. */
 void tcp_pump_stop(struct tcp *t);
+
+/* The pacer's thread, when t->pace.ps asks for one (after load, with t->rs.fd open). 0 or -errno. */
+int tcp_pace_start(struct tcp *t, struct gen_bpf *skel);
+
+/* Ends the pacer's thread; what it counted stays. */
+void tcp_pace_stop(struct tcp *t);
+
+/* Sessions that ended, one way or the other, among those that got an answer. */
+uint64_t tcp_ended(const struct xr_replies_stats *r);
+
+/*
+ * The paced requests' line (what: what a request is, "burst") and JSON
+ * member "pace": the schedule, who sent each request and how late, and
+ * answers per second over the schedule (acked: answered requests' worth).
+ */
+void tcp_pace_report(const struct tcp *t, const struct engine_result *res, const char *what,
+		     uint64_t acked, FILE *human, struct json *j);
 
 /* tcp_patch_fn of gen tcp's fields (ctx: the struct xr_tcp_fields), as bpf/proto/fields.bpf.h writes them. */
 void tcp_fields_write(const void *ctx, const struct xr_tcp_session *s, uint8_t *buf, uint32_t off,

@@ -310,6 +310,7 @@ static int tcp_before_load(void *ctx, struct gen_bpf *skel, const struct engine_
 		       bpf_map__set_max_entries(skel->maps.tcp_request, 2 + (t->cap ? t->cap->nkeys : 0)) ?:
 		       bpf_map__set_max_entries(skel->maps.tcp_flows, t->cap ? t->cap->nflows : 1) ?:
 		       bpf_map__set_max_entries(skel->maps.tcp_steps, t->cap ? t->cap->nsteps : 1) ?:
+		       bpf_map__set_max_entries(skel->maps.tcp_pace, t->pace.ps ? t->pace.sessions : 1) ?:
 		       bpf_map__set_max_entries(skel->maps.mqtt_recv, tcp_stamp_books(t) ? t->mqtt.subs * t->mqtt.pubs : 1) ?:
 		       bpf_map__set_max_entries(skel->maps.mqtt_pubacks, tcp_replies(t) && !t->mqtt.responder ? t->table : 1) ?:
 		       bpf_map__set_max_entries(skel->maps.mqtt_answers,
@@ -612,8 +613,6 @@ static void tcp_resend_syns(struct tcp *t, const struct sockaddr_ll *to)
 	}
 }
 
-static uint64_t tcp_ended(const struct xr_replies_stats *r);
-
 /*
  * The other end of a run (send/peer.c) is ready once each of its sessions
  * subscribed, or ended (refused, reset, given up): the run may start.
@@ -653,6 +652,7 @@ static void *tcp_resend_main(void *arg)
 /* The retransmissions end with the run's wait, before the table is read. */
 static void tcp_resend_stop(struct tcp *t)
 {
+	tcp_pace_stop(t);
 	tcp_pump_stop(t);
 	if (t->rs.running) {
 		atomic_store(&t->rs.stop, true);
@@ -694,14 +694,13 @@ static int tcp_start(void *ctx, const struct xr_gen_slot *slots, const struct en
 		return err;
 	}
 	t->rs.running = true;
-	err = tcp_pump_start(t, t->skel);
+	err = tcp_pump_start(t, t->skel) ?: tcp_pace_start(t, t->skel);
 	if (err)
 		tcp_resend_stop(t);
 	return err;
 }
 
-/* Sessions that ended, one way or the other, among those that got an answer. */
-static uint64_t tcp_ended(const struct xr_replies_stats *r)
+uint64_t tcp_ended(const struct xr_replies_stats *r)
 {
 	return r->ctr[XR_TCP_REFUSED] + r->ctr[XR_TCP_COMPLETED] + r->ctr[XR_TCP_RESET] +
 	       r->ctr[XR_TCP_TABLE_FULL] + r->ctr[XR_TCP_MALFORMED] + r->ctr[XR_TCP_CLOSED_EARLY] +
@@ -794,7 +793,7 @@ static void tcp_finish(void *ctx, struct gen_bpf *skel)
 		if (s->state >= XR_TCP_REQUEST && s->state <= XR_TCP_FIN_SENT &&
 		    s->retries >= XR_TCP_MAX_RETRIES)
 			t->stalled.timeout++;
-		else if (s->state == XR_TCP_REQUEST)
+		else if (s->state == XR_TCP_REQUEST || s->state == XR_TCP_PACED)
 			t->stalled.request++;
 		else if (s->state == XR_TCP_RESPONSE)
 			t->stalled.response++;
@@ -911,6 +910,18 @@ int tcp_sessions_build(struct tcp *t, const struct send_opts *so, const struct i
 				      .bye_len = t->bye_len,
 				      .fields = t->fields,
 				      .flows = t->cap ? t->cap->nflows : 0 };
+	if (t->pace.ps) {
+		/* the protocol asked for paced requests: its sessions, from the run's first */
+		t->pace.sessions = so->count;
+		t->pace.base = so->first_n;
+		t->pace.departures = so->count * (t->requests - 1);
+		t->cfg.pace_ps = t->pace.ps;
+		t->cfg.pace_sessions = so->count;
+		t->cfg.pace_base = so->first_n;
+		/* --wait counts from the schedule's end, not from the last SYN */
+		o->reply_wait_ns += t->pace.departures * (t->pace.ps / 1000) +
+				    t->pace.departures * (t->pace.ps % 1000) / 1000;
+	}
 	memcpy(t->cfg.bye, t->bye, sizeof(t->cfg.bye));
 	if (t->fields.kind[0] && !t->patch) {
 		t->patch = tcp_fields_write;
@@ -1032,7 +1043,7 @@ void tcp_sessions_report(const struct tcp *t, const struct engine_result *res, F
 			"ACKs), %llu out of order "
 			"answered, %llu stray; %llu SYNs again, %llu SYN-ACKs repeated; session table %u "
 			"slots (%.1f MiB)\n",
-			(unsigned long long)c[XR_TCP_SEGMENTS],
+			(unsigned long long)(c[XR_TCP_SEGMENTS] + t->pace.segments),
 			(unsigned long long)(c[XR_TCP_RESENT] + t->rs.resent),
 			(unsigned long long)t->rs.resent, (unsigned long long)c[XR_TCP_FAST_RESENT],
 			(unsigned long long)c[XR_TCP_OUT_OF_ORDER],
@@ -1113,7 +1124,8 @@ void tcp_sessions_report(const struct tcp *t, const struct engine_result *res, F
 	json_u64(j, "table_bytes", (uint64_t)t->table * sizeof(struct xr_tcp_session));
 	json_close(j, '}');
 	json_open(j, "segments", '{');
-	json_u64(j, "sent", c[XR_TCP_SEGMENTS]);
+	/* first transmissions: XDP's, and the pacer's at their departures */
+	json_u64(j, "sent", c[XR_TCP_SEGMENTS] + t->pace.segments);
 	json_u64(j, "again", c[XR_TCP_RESENT] + t->rs.resent);
 	json_u64(j, "after_timeout", t->rs.resent);
 	json_u64(j, "after_duplicate_acks", c[XR_TCP_FAST_RESENT]);

@@ -1,0 +1,316 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Paced requests (gen mqtt --msg-rate): a precise total rate of requests
+ * over the open sessions, not each as soon as the one before is answered.
+ * Departure d is request k = 1 + d / S of session base + d mod S, at
+ * t0 + d * ps / 1000 ns, once every session has connected (or failed). At
+ * its departure this thread grants the request (tcp_pace[i] = k) and, if
+ * the session waits for it (XR_TCP_PACED, bpf/proto/tcp.bpf.h), takes the
+ * session's gate and sends the request: its segments built as the pump's,
+ * its stamps and latency from its departure time. A session still busy with
+ * request k - 1 then finds the grant when that is answered and sends k at
+ * once from XDP, late (XR_TCP_LATE), stamped with the departure it missed:
+ * a slow broker shows in the latency, not in a slower schedule.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <sys/mman.h>
+#include <sys/resource.h>
+#include "proto/tcp/session.h"
+#include "engine/replies.h"
+#include "util/json.h"
+#include "util/log.h"
+#include "util/units.h"
+
+#define TCP_FRAME_MAX (14 + 40 + XR_TCP_PAYLOAD_MAX)
+/* a departure sent more than this after its time counts as behind */
+#define PACE_BEHIND_NS 1000000ULL
+/*
+ * sleep when the next departure is further away than this, spin when
+ * nearer: a thread that spun through 100 us gaps took the CPU that the
+ * answers' softirq needed (QoS-1 round trips 240 us instead of ~60)
+ */
+#define PACE_SPIN_NS 20000ULL
+
+static uint64_t pace_now(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1000000000ULL + ts.tv_nsec;
+}
+
+/* Departure d's time: t0 + d * ps / 1000 without the product, which wraps past 2^64 */
+static uint64_t pace_due(const struct tcp_pacer *p, uint64_t d)
+{
+	return p->t0 + d * (p->ps / 1000) + d * (p->ps % 1000) / 1000;
+}
+
+static void pace_flush(struct tcp *t)
+{
+	struct tcp_pacer *p = &t->pace;
+	unsigned int done = 0;
+
+	while (done < p->n) {
+		int r = sendmmsg(t->rs.fd, p->msg + done, p->n - done, 0);
+
+		if (r <= 0) {
+			if (r < 0 && errno == EINTR)
+				continue;
+			/* not sent: in flight for XDP all the same, so its timeout sends it again */
+			p->send_errors++;
+			done++;
+			continue;
+		}
+		p->segments += r;
+		done += r;
+	}
+	p->n = 0;
+}
+
+static void pace_queue(struct tcp *t, const struct xr_tcp_session *s, uint32_t off, uint32_t len)
+{
+	struct tcp_pacer *p = &t->pace;
+	size_t flen = tcp_request_segment(t, s, off, len, p->frames + p->n * TCP_FRAME_MAX);
+
+	if (!flen)
+		return;
+	p->iov[p->n].iov_len = flen;
+	if (++p->n == TCP_PUMP_BATCH)
+		pace_flush(t);
+}
+
+/*
+ * Request k of the live session whose gate we took: its fields as XDP's
+ * tcp_send_request would leave them (tcp_pump_fill's share of the window
+ * when it takes more than a segment), then its segments queued.
+ */
+static void pace_send(struct tcp *t, struct xr_tcp_session *live, uint64_t due, uint64_t now)
+{
+	uint32_t rlen = t->req_len, mss = live->mss, wnd = live->wnd, sent = 0;
+	struct xr_tcp_session s;
+
+	if (mss > XR_TCP_PAYLOAD_MAX)
+		mss = XR_TCP_PAYLOAD_MAX;
+	live->t_req = due;
+	live->acked = 0;
+	live->retries = 0;
+	live->dupacks = 0;
+	live->flags &= ~XR_TCPF_PUMPED;
+	memcpy(&s, live, sizeof(s));
+	if (rlen <= mss && rlen <= wnd) {
+		sent = rlen;
+		pace_queue(t, &s, 0, rlen);
+	} else if (mss) {
+		/* as tcp_pump_fill: full segments within the window, the rest on the server's ACKs */
+		live->flags |= XR_TCPF_PUMPED;
+		for (int i = 0; i < XR_TCP_FLIGHT_SEGS && sent < rlen; i++) {
+			uint32_t len = rlen - sent < mss ? rlen - sent : mss;
+
+			if (sent + len > wnd) {
+				if (wnd <= sent || sent)
+					break;
+				len = wnd;
+			}
+			pace_queue(t, &s, sent, len);
+			sent += len;
+		}
+	}
+	live->in_flight = sent;
+	live->t_sent = now;
+	/* last: from here on the session is XDP's again (its ACK handling reads the above) */
+	__atomic_store_n(&live->state, XR_TCP_REQUEST, __ATOMIC_RELEASE);
+}
+
+/* Every session connected (CONNACK) or ended: the schedule may start. */
+static bool pace_connected(struct tcp *t)
+{
+	struct xr_replies_stats r;
+
+	if (engine_replies_sum(bpf_map__fd(t->skel->maps.replies_stats), &r))
+		return false;
+	return r.ctr[XR_MQTT_CONNACKED] + tcp_ended(&r) + atomic_load(&t->rs.syns_given_up) +
+		       atomic_load(&t->rs.sessions_given_up) >=
+	       t->pace.sessions;
+}
+
+static void *pace_main(void *arg)
+{
+	struct tcp *t = arg;
+	struct tcp_pacer *p = &t->pace;
+	uint64_t start = pace_now(), d;
+	struct rusage ru;
+
+	while (!atomic_load(&p->stop) && !pace_connected(t))
+		usleep(1000);
+	p->connect_ns = pace_now() - start;
+	p->t0 = pace_now() + PACE_SPIN_NS;
+	/* XDP stamps a late request with its departure: the schedule's start first */
+	__atomic_store_n(&t->skel->bss->tcp_pace_t0_ns, p->t0, __ATOMIC_SEQ_CST);
+	atomic_store(&p->started, true);
+	for (d = 0; d < p->departures && !atomic_load(&p->stop); d++) {
+		uint64_t due = pace_due(p, d), now = pace_now(), c;
+		uint32_t i = d % p->sessions, tkey, gate = 1;
+		uint64_t k = 1 + d / p->sessions;
+		struct xr_tcp_session *live;
+
+		if (due > now + PACE_SPIN_NS) {
+			struct timespec ts;
+			uint64_t wake = due - PACE_SPIN_NS / 2;
+
+			/* what is queued goes before the sleep, not a sleep late */
+			if (p->n)
+				pace_flush(t);
+			ts.tv_sec = wake / 1000000000ULL;
+			ts.tv_nsec = wake % 1000000000ULL;
+			clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL);
+		}
+		while ((now = pace_now()) < due)
+			;
+		c = p->base + i;
+		tkey = (uint32_t)(c % t->rs.m.src_count + (c / t->rs.m.src_count) %
+								  t->rs.m.sport_count *
+								  t->rs.m.src_count) +
+		       1;
+		live = &t->sessions[tkey & (t->table - 1)];
+		/* the grant before the gate: XDP sets the gate before it reads the grant */
+		__atomic_store_n(&p->grant[i], k, __ATOMIC_SEQ_CST);
+		if (live->tkey != tkey || live->c32 != (uint32_t)c ||
+		    !__atomic_compare_exchange_n(&live->pace_gate, &gate, 0, false,
+						 __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST)) {
+			/* still on request k - 1 (XDP sends k when that is answered), or ended */
+			p->busy++;
+			continue;
+		}
+		if (live->k != k || live->state != XR_TCP_PACED) {
+			/* not this request's wait: cannot happen while grants go up one by one */
+			__atomic_store_n(&live->pace_gate, 1, __ATOMIC_SEQ_CST);
+			p->mismatched++;
+			continue;
+		}
+		pace_send(t, live, due, now);
+		p->sent++;
+		if (now - due > PACE_BEHIND_NS)
+			p->behind++;
+		if (now - due > p->behind_max_ns)
+			p->behind_max_ns = now - due;
+	}
+	if (p->n)
+		pace_flush(t);
+	p->granted = d;
+	if (!getrusage(RUSAGE_THREAD, &ru))
+		p->cpu_ns = (ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) * 1000000000ULL +
+			    (ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) * 1000ULL;
+	return NULL;
+}
+
+int tcp_pace_start(struct tcp *t, struct gen_bpf *skel)
+{
+	struct tcp_pacer *p = &t->pace;
+	size_t sz;
+	int err;
+
+	if (!p->ps)
+		return 0;
+	p->grant = engine_map_mmap(skel->maps.tcp_pace, &sz);
+	p->grant_sz = sz;
+	p->msg = calloc(TCP_PUMP_BATCH, sizeof(*p->msg));
+	p->iov = calloc(TCP_PUMP_BATCH, sizeof(*p->iov));
+	p->frames = malloc(TCP_PUMP_BATCH * TCP_FRAME_MAX);
+	if (!p->grant || !p->msg || !p->iov || !p->frames) {
+		err = -ENOMEM;
+		goto err;
+	}
+	p->to = (struct sockaddr_ll){ .sll_family = AF_PACKET,
+				      .sll_ifindex = t->rs.ifindex,
+				      .sll_halen = 6 };
+	memcpy(p->to.sll_addr, t->rs.eth, 6);
+	for (unsigned int i = 0; i < TCP_PUMP_BATCH; i++) {
+		p->iov[i].iov_base = p->frames + i * TCP_FRAME_MAX;
+		p->msg[i].msg_hdr = (struct msghdr){ .msg_name = &p->to,
+						     .msg_namelen = sizeof(p->to),
+						     .msg_iov = &p->iov[i],
+						     .msg_iovlen = 1 };
+	}
+	atomic_store(&p->stop, false);
+	err = -pthread_create(&p->tid, NULL, pace_main, t);
+	if (err) {
+		pr_warn("cannot start the pacer's thread: %s\n", strerror(-err));
+		goto err;
+	}
+	p->running = true;
+	return 0;
+err:
+	tcp_pace_stop(t);
+	return err;
+}
+
+void tcp_pace_stop(struct tcp *t)
+{
+	struct tcp_pacer *p = &t->pace;
+
+	if (p->running) {
+		atomic_store(&p->stop, true);
+		pthread_join(p->tid, NULL);
+		p->running = false;
+	}
+	if (p->grant)
+		munmap(p->grant, p->grant_sz);
+	p->grant = NULL;
+	free(p->msg);
+	free(p->iov);
+	free(p->frames);
+	p->msg = NULL;
+	p->iov = NULL;
+	p->frames = NULL;
+}
+
+void tcp_pace_report(const struct tcp *t, const struct engine_result *res, const char *what,
+		     uint64_t acked, FILE *human, struct json *j)
+{
+	const struct tcp_pacer *p = &t->pace;
+	uint64_t late = res->replies.st.ctr[XR_TCP_LATE];
+	double rate = 1e12 / p->ps, schedule = p->departures * (p->ps / 1e12), seconds = 0;
+	char x[16], y[16];
+
+	if (!p->ps)
+		return;
+	/* from the schedule's start to the last answer */
+	if (p->t0 && t->last_answer_ns > p->t0)
+		seconds = (t->last_answer_ns - p->t0) / 1e9;
+	if (human) {
+		fprintf(human,
+			"  paced: %llu %ss at %s/s over %.3f s, once the sessions connected (%.3f s): "
+			"%llu sent at their departure (%llu over 1 ms after it, at most %.3f ms), "
+			"%llu late (the one before not answered by then)",
+			(unsigned long long)p->departures, what, fmt_si(rate, x, sizeof(x)),
+			schedule, p->connect_ns / 1e9, (unsigned long long)p->sent,
+			(unsigned long long)p->behind, p->behind_max_ns / 1e6,
+			(unsigned long long)late);
+		if (p->granted < p->departures)
+			fprintf(human, ", %llu whose departure never came (the run ended first)",
+				(unsigned long long)(p->departures - p->granted));
+		fprintf(human, "; answered %s/s\n",
+			fmt_si(seconds > 0 ? acked / seconds : 0, y, sizeof(y)));
+	}
+	if (!j)
+		return;
+	json_open(j, "pace", '{');
+	json_double(j, "per_s", rate);
+	json_u64(j, "departures", p->departures);
+	json_u64(j, "reached", p->granted);
+	json_u64(j, "at_departure", p->sent);
+	json_u64(j, "behind_1ms", p->behind);
+	json_double(j, "behind_max_ms", p->behind_max_ns / 1e6);
+	json_u64(j, "late", late);
+	json_u64(j, "busy_at_departure", p->busy);
+	json_u64(j, "gate_mismatched", p->mismatched);
+	json_double(j, "connect_s", p->connect_ns / 1e9);
+	json_double(j, "schedule_s", schedule);
+	json_double(j, "seconds", seconds);
+	json_double(j, "answered_per_s", seconds > 0 ? acked / seconds : 0);
+	json_u64(j, "cpu_ns", p->cpu_ns);
+	json_close(j, '}');
+}
