@@ -519,6 +519,9 @@ test_mqtt_bad_input() {
 		--count 1 >"$WORK/out" 2>&1
 	expect_eq "$?" 2 "exit for --pattern under search ($(cat "$WORK/out"))"
 	expect_eq "$(wc -l <"$WORK/out")" 1 "lines for --pattern under search ($(cat "$WORK/out"))"
+	"$XR" search --witness replies -- gen mqtt -i lo --dst 198.18.0.2 --msg-rate 1k >"$WORK/out" 2>&1
+	expect_eq "$?" 2 "exit for --msg-rate under search ($(cat "$WORK/out"))"
+	expect_eq "$(wc -l <"$WORK/out")" 1 "lines for --msg-rate under search ($(cat "$WORK/out"))"
 	# a broker that is down: every SYN answered by a RST, counted as refused, messages not sent
 	bed
 	mqtt_gen --qos 1 --messages 5 --pps 100 --count 10 --wait 2s

@@ -430,7 +430,14 @@ static __always_inline bool tcp_pace_wait(struct xr_tcp_session *s, struct xr_re
 	if (!granted)
 		return false;
 	s->state = XR_TCP_PACED;
-	/* the exchange orders the state before the gate, and the gate before reading the grant */
+	/*
+	 * The exchange (fully ordered in the kernel) puts the gate before the
+	 * grant's read. __sync_lock_test_and_set is only an acquire barrier to
+	 * the compiler, which then sank the state's store below it: the pacer
+	 * took gates of sessions still in XR_TCP_REQUEST (gate_mismatched 2 in
+	 * 1,000 bursts); the empty asm keeps the store above.
+	 */
+	asm volatile("" ::: "memory");
 	__sync_lock_test_and_set(&s->pace_gate, 1);
 	if (*(volatile __u64 *)granted < s->k)
 		return true;

@@ -216,6 +216,9 @@ static int mqtt_check_pace(struct mqtt *m, const struct send_opts *so)
 {
 	double gap;
 
+	if (so->search)
+		return cli_usage_error(so->cmd, "--msg-rate: not under search for now (its trials "
+						"offer publishers per second)");
 	if (!so->count || so->duration_ns || so->concurrency)
 		return cli_usage_error(so->cmd,
 				       "--msg-rate paces --count publishers x --messages: give "

@@ -156,13 +156,16 @@ static void *pace_main(void *arg)
 		uint64_t k = 1 + d / p->sessions;
 		struct xr_tcp_session *live;
 
+		/*
+		 * what is queued goes before any wait: frames are batched only when
+		 * their departures fell due together (a pacer behind its schedule)
+		 */
+		if (due > now && p->n)
+			pace_flush(t);
 		if (due > now + PACE_SPIN_NS) {
 			struct timespec ts;
 			uint64_t wake = due - PACE_SPIN_NS / 2;
 
-			/* what is queued goes before the sleep, not a sleep late */
-			if (p->n)
-				pace_flush(t);
 			ts.tv_sec = wake / 1000000000ULL;
 			ts.tv_nsec = wake % 1000000000ULL;
 			clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL);
@@ -184,10 +187,21 @@ static void *pace_main(void *arg)
 			p->busy++;
 			continue;
 		}
-		if (live->k != k || live->state != XR_TCP_PACED) {
-			/* not this request's wait: cannot happen while grants go up one by one */
+		if (live->k > k || live->state != XR_TCP_PACED) {
+			/* a wait for a request not granted yet: cannot happen, grants come first */
 			__atomic_store_n(&live->pace_gate, 1, __ATOMIC_SEQ_CST);
 			p->mismatched++;
+			continue;
+		}
+		if (live->k < k) {
+			/*
+			 * a session behind its schedule, caught between setting its gate
+			 * and taking it for its late request k: that request goes now,
+			 * late, timed from its own departure
+			 */
+			pace_send(t, live, pace_due(p, (uint64_t)(live->k - 1) * p->sessions + i),
+				  now);
+			p->caught_up++;
 			continue;
 		}
 		pace_send(t, live, due, now);
@@ -271,7 +285,8 @@ void tcp_pace_report(const struct tcp *t, const struct engine_result *res, const
 		     uint64_t acked, FILE *human, struct json *j)
 {
 	const struct tcp_pacer *p = &t->pace;
-	uint64_t late = res->replies.st.ctr[XR_TCP_LATE];
+	/* late: sent from XDP as the one before was answered, or by the pacer that took its gate first */
+	uint64_t late = res->replies.st.ctr[XR_TCP_LATE] + p->caught_up;
 	double rate = 1e12 / p->ps, schedule = p->departures * (p->ps / 1e12), seconds = 0;
 	char x[16], y[16];
 

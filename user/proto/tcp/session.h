@@ -91,7 +91,8 @@ struct tcp_pacer {
 	uint64_t sent; /* requests this thread sent at their departure */
 	uint64_t behind, behind_max_ns; /* of those, sent over 1 ms after it; the most after */
 	uint64_t busy; /* departures whose session was still busy (XDP sends them late) or ended */
-	uint64_t mismatched; /* gates taken for another request than the departure's (none) */
+	uint64_t caught_up; /* requests of sessions behind, sent late (as XDP's XR_TCP_LATE) */
+	uint64_t mismatched; /* gates taken for a request not granted yet (none) */
 	uint64_t segments, send_errors, cpu_ns;
 	pthread_t tid;
 	bool running;
