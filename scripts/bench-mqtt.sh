@@ -21,6 +21,13 @@
 # tcp's pump (a thread and a packet socket; its CPU is in the sender's time).
 # Results: a table on stdout and results/bench-mqtt.{txt,raw.tsv}; per-round ratios against
 # mosquitto_pub and tsung (BENCH_MQTT_TSUNG=0 leaves tsung out).
+# BENCH_MQTT_PACED=1: a precise total rate instead, QoS 1 at 16 B from CONNS publishers, each rate
+# of BENCH_MQTT_RATES for BENCH_SECS seconds' worth of messages: xdpreplay --msg-rate R --burst 1
+# (a schedule: late bursts go as their answer comes, timed from their departure) beside tsung
+# (each user's publishes CONNS / R s of think time apart, its only way to a rate: the round trip
+# adds to it); the rate the broker's answers came at (xdpreplay: from the schedule's start to the
+# last PUBACK; tsung: its segments' span at the server) over the rate asked, and xdpreplay's
+# bursts sent late and its p99 from departure to PUBACK. Results: results/bench-mqtt-paced.txt.
 #   BENCH_REPS=3 BENCH_MQTT_MSGS=100000 scripts/bench-mqtt.sh
 . "$(dirname "$0")/bench-lib.sh"
 . "$(dirname "$0")/mosquitto.sh"
@@ -135,6 +142,100 @@ ts() {
 	record tsung "$pattern" "$size" "$round" "$n" "$(jget "$WORK/c.json" first_to_last_s)" "$CPU"
 	count_start
 }
+
+# paced ROUND RATE: xdpreplay and tsung asked for RATE messages/s in all (QoS 1, 16 B)
+paced() {
+	local round=$1 rate=$2 n per think log
+	n=$(python3 -c "print(int(float('$rate'.replace('k', 'e3')) * $SECS) // $CONNS * $CONNS)")
+	per=$((n / CONNS))
+	run "$XR" gen mqtt -i "$TB_GEN_IF" --dst "$TB_SRV_IP" --src 198.18.64.0/23 --username bench \
+		--password flood-0 --payload 16 --messages "$per" --count "$CONNS" --pps 10k --qos 1 \
+		--burst 1 --msg-rate "$rate" --wait 30s --json "$WORK/g.json"
+	python3 - "$WORK/g.json" "$round" "$rate" "$CPU" >>"$PACED_RAW" <<-'PY'
+	import json, sys
+	g = json.load(open(sys.argv[1]))
+	p, m = g["messages"]["pace"], g["messages"]
+	cpu = float(sys.argv[4]) + (g.get("replies_xdp_ns", 0) + g["segments"]["pump"]["cpu_ns"]) / 1e9
+	print("xdpreplay\t%s\t%s\t%.0f\t%.0f\t%d\t%d\t%.3f\t%.2f" % (sys.argv[2], sys.argv[3], p["per_s"],
+	      p["answered_per_s"], m["acked"], p["late"], m["burst_us"]["p99"] / 1e3, cpu))
+	PY
+	echo "  round $round xdpreplay at $rate: $(tail -n 1 "$PACED_RAW" | cut -f5) messages/s answered" >&2
+	[ "$TSUNG" = 0 ] && return 0
+	think=$(python3 -c "print('%.6f' % ($CONNS / float('$rate'.replace('k', 'e3'))))")
+	python3 - "$WORK/tsung.xml" "$TB_SRV_IP" "$CONNS" "$per" "$think" <<-'PY'
+	import sys
+	path, server, users, msgs, think = sys.argv[1:]
+	with open(path, "w") as f:
+	    f.write(f'''<?xml version="1.0"?>
+	<!DOCTYPE tsung SYSTEM "/usr/share/tsung/tsung-1.0.dtd">
+	<tsung loglevel="notice" version="1.0">
+	 <clients><client host="localhost" use_controller_vm="true" maxusers="{users}"/></clients>
+	 <servers><server host="{server}" port="1883" type="tcp"/></servers>
+	 <load><arrivalphase phase="1" duration="60" unit="second">
+	  <users maxnumber="{users}" interarrival="0.001" unit="second"/></arrivalphase></load>
+	 <sessions><session name="pub" probability="100" type="ts_mqtt">
+	  <request><mqtt type="connect" clean_start="true" keepalive="60" username="bench" password="flood-0"/></request>
+	  <for from="1" to="{msgs}" incr="1" var="i">
+	   <request><mqtt type="publish" topic="msg/tsung" qos="1">{"x" * 16}</mqtt></request>
+	   <thinktime value="{think}" random="false"/>
+	  </for>
+	  <request><mqtt type="disconnect"/></request>
+	 </session></sessions>
+	</tsung>
+	''')
+	PY
+	rm -rf "$WORK/tsung"
+	count_stop
+	count_start
+	run env HOME="$WORK" tsung -n -f "$WORK/tsung.xml" -l "$WORK/tsung" start
+	count_stop
+	log=$(find "$WORK/tsung" -name tsung.log | head -n 1)
+	python3 - "$round" "$rate" "$(awk '$2 == "mqtt_server_pubacked" {v = $4} END {print v + 0}' "$log")" \
+		"$(jget "$WORK/c.json" first_to_last_s)" "$CPU" >>"$PACED_RAW" <<-'PY'
+	import sys
+	rnd, rate, n, s, cpu = sys.argv[1], sys.argv[2], int(sys.argv[3]), float(sys.argv[4]), float(sys.argv[5])
+	asked = float(rate.replace("k", "e3"))
+	print("tsung\t%s\t%s\t%.0f\t%.0f\t%d\t\t\t%.2f" % (rnd, rate, asked, n / s if s else 0, n, cpu))
+	PY
+	echo "  round $round tsung at $rate: $(tail -n 1 "$PACED_RAW" | cut -f5) messages/s answered" >&2
+	count_start
+}
+
+if [ "${BENCH_MQTT_PACED:-0}" = 1 ]; then
+	SECS=${BENCH_SECS:-2}
+	PACED_RAW=$WORK/paced.tsv
+	: >"$PACED_RAW"
+	for round in $(seq "$REPS"); do
+		for rate in ${BENCH_MQTT_RATES:-10k 25k 50k 100k}; do
+			paced "$round" "$rate"
+		done
+	done
+	count_stop
+	python3 - "$PACED_RAW" "$CONNS" <<-'PY' | tee results/bench-mqtt-paced.txt
+	import statistics, sys
+	rows = [l.rstrip("\n").split("\t") for l in open(sys.argv[1]) if l.strip()]
+	print("QoS-1 messages of 16 B into Mosquitto 2.0.11 (one CPU) at a rate asked, %s publishers, "
+	      "median of %d rounds" % (sys.argv[2], len({r[1] for r in rows})))
+	print("%-10s %10s %14s %10s %12s %14s %12s" % ("sender", "asked/s", "answered/s", "ratio",
+	      "late bursts", "p99 ms (dep.)", "CPU s"))
+	for rate in dict.fromkeys(r[2] for r in rows):
+	    for t in ("xdpreplay", "tsung"):
+	        sel = [r for r in rows if r[0] == t and r[2] == rate]
+	        if not sel:
+	            continue
+	        med = lambda i: statistics.median(float(r[i]) for r in sel if r[i] != "")
+	        print("%-10s %10.0f %14.0f %10.4f %12s %14s %12.2f" % (t, med(3), med(4), med(4) / med(3),
+	              "%.0f" % med(6) if sel[0][6] else "-", "%.2f" % med(7) if sel[0][7] else "-", med(8)))
+	print("per round, answered / asked:")
+	for rate in dict.fromkeys(r[2] for r in rows):
+	    for t in ("xdpreplay", "tsung"):
+	        sel = [r for r in rows if r[0] == t and r[2] == rate]
+	        if sel:
+	            print("  %-10s %6s: %s" % (t, rate, ", ".join("%.4f" % (float(r[4]) / float(r[3])) for r in sel)))
+	PY
+	cp "$PACED_RAW" results/bench-mqtt-paced.raw.tsv
+	exit 0
+fi
 
 for round in $(seq "$REPS"); do
 	for size in 16 1024; do
