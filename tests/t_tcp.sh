@@ -503,6 +503,46 @@ test_tcp_bad_input() {
 	run_bad 2 "between 1 and 65535" "${g[@]}" --http 'GET /' --requests-per-session 0
 	run_bad 2 "http, or a size" "${g[@]}" --http 'GET /' --response 0
 	run_bad 2 "goes with --http" "${g[@]}" --request "$WORK/big" --body "$WORK/big"
+	run_bad 2 "requests per second, above 0" "${g[@]}" --http 'GET /' --request-rate 0
+	run_bad 2 "requests-per-session 2 or more" "${g[@]}" --http 'GET /' --request-rate 1k
+	run_bad 2 "no --duration" "${g[@]}" --http 'GET /' --requests-per-session 5 --request-rate 1k \
+		--duration 2s
+	run_bad 2 "not under search" "$XR" search --witness replies -- gen tcp -i "$TB_GEN_IF" \
+		--dst "$TB_SRV_IP" --http 'GET /' --requests-per-session 5 --request-rate 1k
+}
+
+# --request-rate: a precise total request rate over keep-alive sessions (as wrk2 -R): 20 sessions
+# have their first request answered, then their other 100 requests each go at 2,000/s in all, so the
+# paced 2,000 take 1 s; every one sent once (at its departure, or late as the one before is
+# answered), all 2,020 in nginx's log, the 101st of each on its connection
+test_tcp_request_rate() {
+	bed
+	nginx_start
+	count_start --tcp --dport 80 --duration 60s --idle 3s --json "$WORK/c.json"
+	tb_gen "$XR" gen tcp -i "$TB_GEN_IF" --dst "$TB_SRV_IP" --src 198.18.64.0/23 --http 'GET /' \
+		--requests-per-session 101 --request-rate 2k --count 20 --wait 5s \
+		--json "$WORK/g.json" >"$WORK/out" 2>&1 || fail "gen tcp exited $?: $(cat "$WORK/out")"
+	cat "$WORK/out"
+	count_wait
+	sessions_add_up
+	expect_eq "$(jget "$WORK/g.json" sessions.completed)" 20 "sessions completed"
+	expect_eq "$(jget "$WORK/g.json" requests.responses)" 2020 "responses"
+	expect_eq "$(log_lines 200)" 2020 "200s in nginx's access log"
+	expect_eq "$(awk '$5 == 101' "$NGINX_DIR/access.log" | wc -l)" 20 "101st requests of a connection"
+	python3 - "$WORK/g.json" <<-'PY' || fail "the paced requests: $(cat "$WORK/out")"
+	import json, sys
+	p = json.load(open(sys.argv[1]))["requests"]["pace"]
+	print("pace:", p)
+	assert p["departures"] == 2000 and p["reached"] == 2000, p
+	assert p["at_departure"] + p["late"] == 2000 and p["gate_mismatched"] == 0, p
+	assert abs(p["per_s"] - 2000) < 1e-6, p
+	# a test bed's margins: the 1 s schedule, answered at about the rate asked
+	assert 0.9 < p["seconds"] < 2 and 1000 < p["answered_per_s"] < 2100, p
+	assert p["at_departure"] >= 1000, p
+	PY
+	grep -q "paced: 2000 requests at 2.00k/s over 1.000 s" "$WORK/out" || fail "no pace line: $(cat "$WORK/out")"
+	server_clean
+	books_balanced
 }
 
 # capture_curl PCAP: curl's own connections to nginx from the bed's sender, recorded by tcpdump

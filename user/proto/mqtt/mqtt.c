@@ -216,17 +216,8 @@ static int mqtt_check_pace(struct mqtt *m, const struct send_opts *so)
 {
 	double gap;
 
-	if (so->search)
-		return cli_usage_error(so->cmd, "--msg-rate: not under search for now (its trials "
-						"offer publishers per second)");
-	if (!so->count || so->duration_ns || so->concurrency)
-		return cli_usage_error(so->cmd,
-				       "--msg-rate paces --count publishers x --messages: give "
-				       "--count, and no --duration or --concurrency");
-	if (so->shards > 1)
-		return cli_usage_error(so->cmd, "--msg-rate: not with --shard for now");
-	if (so->count > UINT32_MAX)
-		return cli_usage_error(so->cmd, "--msg-rate: at most %u publishers", UINT32_MAX);
+	if (tcp_pace_check("--msg-rate", so))
+		return XR_EXIT_USAGE;
 	/* each publisher's bursts, count * burst / rate apart */
 	gap = so->count * m->so.burst / m->msg_rate;
 	if (m->so.keepalive_s && gap >= m->so.keepalive_s)

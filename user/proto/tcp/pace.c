@@ -18,7 +18,9 @@
 #include <time.h>
 #include <sys/mman.h>
 #include <sys/resource.h>
+#include "cmd/cli.h"
 #include "proto/tcp/session.h"
+#include "send/opts.h"
 #include "engine/replies.h"
 #include "util/json.h"
 #include "util/log.h"
@@ -124,16 +126,39 @@ static void pace_send(struct tcp *t, struct xr_tcp_session *live, uint64_t due, 
 	__atomic_store_n(&live->state, XR_TCP_REQUEST, __ATOMIC_RELEASE);
 }
 
-/* Every session connected (CONNACK) or ended: the schedule may start. */
+/*
+ * Every session's request 0 answered (gen mqtt's CONNECT, gen tcp's first
+ * request), or the session ended: the schedule may start. Until it does, no
+ * session answers more than its request 0, so responses count sessions.
+ */
 static bool pace_connected(struct tcp *t)
 {
 	struct xr_replies_stats r;
 
 	if (engine_replies_sum(bpf_map__fd(t->skel->maps.replies_stats), &r))
 		return false;
-	return r.ctr[XR_MQTT_CONNACKED] + tcp_ended(&r) + atomic_load(&t->rs.syns_given_up) +
+	return r.ctr[XR_TCP_RESPONSES] + tcp_ended(&r) + atomic_load(&t->rs.syns_given_up) +
 		       atomic_load(&t->rs.sessions_given_up) >=
 	       t->pace.sessions;
+}
+
+int tcp_pace_check(const char *opt, const struct send_opts *so)
+{
+	if (so->search)
+		return cli_usage_error(so->cmd,
+				       "%s: not under search for now (its trials offer "
+				       "sessions per second)",
+				       opt);
+	if (!so->count || so->duration_ns || so->concurrency)
+		return cli_usage_error(so->cmd,
+				       "%s paces the requests of --count sessions: give "
+				       "--count, and no --duration or --concurrency",
+				       opt);
+	if (so->shards > 1)
+		return cli_usage_error(so->cmd, "%s: not with --shard for now", opt);
+	if (so->count > UINT32_MAX)
+		return cli_usage_error(so->cmd, "%s: at most %u sessions", opt, UINT32_MAX);
+	return 0;
 }
 
 static void *pace_main(void *arg)
@@ -297,7 +322,7 @@ void tcp_pace_report(const struct tcp *t, const struct engine_result *res, const
 		seconds = (t->last_answer_ns - p->t0) / 1e9;
 	if (human) {
 		fprintf(human,
-			"  paced: %llu %ss at %s/s over %.3f s, once the sessions connected (%.3f s): "
+			"  paced: %llu %ss at %s/s over %.3f s, once each session had its first answer (%.3f s): "
 			"%llu sent at their departure (%llu over 1 ms after it, at most %.3f ms), "
 			"%llu late (the one before not answered by then)",
 			(unsigned long long)p->departures, what, fmt_si(rate, x, sizeof(x)),

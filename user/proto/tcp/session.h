@@ -94,6 +94,7 @@ struct tcp_pacer {
 	uint64_t caught_up; /* requests of sessions behind, sent late (as XDP's XR_TCP_LATE) */
 	uint64_t mismatched; /* gates taken for a request not granted yet (none) */
 	uint64_t segments, send_errors, cpu_ns;
+	uint64_t answered; /* paced requests answered (the table's, at the end) */
 	pthread_t tid;
 	bool running;
 	atomic_bool stop, started;
@@ -144,6 +145,7 @@ struct tcp {
 
 	/* gen tcp's own options */
 	const char *http, *request_file, *body_file;
+	double request_rate; /* --request-rate: requests 1.. per second in all, paced (0: not) */
 
 	uint32_t table; /* session table slots */
 	struct xr_tcp_cfg cfg;
@@ -194,6 +196,9 @@ int tcp_pace_start(struct tcp *t, struct gen_bpf *skel);
 
 /* Ends the pacer's thread; what it counted stays. */
 void tcp_pace_stop(struct tcp *t);
+
+/* What paced requests need of the run's options (opt: the option that asks for them). 0, or XR_EXIT_USAGE after a line. */
+int tcp_pace_check(const char *opt, const struct send_opts *so);
 
 /* Sessions that ended, one way or the other, among those that got an answer. */
 uint64_t tcp_ended(const struct xr_replies_stats *r);

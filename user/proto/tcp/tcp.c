@@ -40,7 +40,7 @@
 #include "util/units.h"
 #include "gen.skel.h"
 
-enum { O_HTTP = PROTO_OPT_BASE, O_REQUEST, O_BODY, O_RPS, O_CLOSE, O_RESPONSE };
+enum { O_HTTP = PROTO_OPT_BASE, O_REQUEST, O_BODY, O_RPS, O_CLOSE, O_RESPONSE, O_REQUEST_RATE };
 
 static const struct option tcp_opts[] = {
 	{ "http", required_argument, NULL, O_HTTP },
@@ -49,6 +49,7 @@ static const struct option tcp_opts[] = {
 	{ "requests-per-session", required_argument, NULL, O_RPS },
 	{ "close", required_argument, NULL, O_CLOSE },
 	{ "response", required_argument, NULL, O_RESPONSE },
+	{ "request-rate", required_argument, NULL, O_REQUEST_RATE },
 	{},
 };
 
@@ -90,6 +91,15 @@ static int tcp_opt(void *st, int id, const char *arg, const struct send_opts *so
 			return cli_usage_error(so->cmd, "--response: http, or a size in bytes");
 		t->response = XR_TCP_RESP_SIZE;
 		break;
+	case O_REQUEST_RATE:
+		if (parse_number(arg, &t->request_rate) || !(t->request_rate > 0) ||
+		    t->request_rate > 1e9)
+			return cli_usage_error(
+				so->cmd,
+				"--request-rate: requests per second, above 0 (e.g. 500, 10k, 1.5M), "
+				"not '%s'",
+				arg);
+		break;
 	}
 	return -1;
 }
@@ -108,6 +118,15 @@ static int tcp_check(void *st, const struct send_opts *so)
 		return cli_usage_error(so->cmd, "sessions are IPv4 only for now");
 	if (!t->requests)
 		t->requests = 1;
+	if (t->request_rate) {
+		if (t->requests < 2)
+			return cli_usage_error(
+				so->cmd, "--request-rate paces each session's requests after its "
+					 "first: give --requests-per-session 2 or more");
+		if (tcp_pace_check("--request-rate", so))
+			return XR_EXIT_USAGE;
+		t->pace.ps = 1e12 / t->request_rate;
+	}
 	return 0;
 }
 
@@ -795,6 +814,9 @@ static void tcp_finish(void *ctx, struct gen_bpf *skel)
 			t->stalled.timeout++;
 		else if (s->state == XR_TCP_REQUEST || s->state == XR_TCP_PACED)
 			t->stalled.request++;
+		/* requests after the first answered: the paced ones (each session its own slot) */
+		if (t->pace.ps && s->state != XR_TCP_FREE && s->k > 1)
+			t->pace.answered += s->k - 1;
 		else if (s->state == XR_TCP_RESPONSE)
 			t->stalled.response++;
 		else if (s->state == XR_TCP_FIN_SENT)
@@ -1187,6 +1209,7 @@ void tcp_report(void *st, const struct engine_result *res, uint64_t ready_ns, FI
 		if (c[XR_TCP_OTHER_STATUS])
 			fprintf(human, " other %llu", (unsigned long long)c[XR_TCP_OTHER_STATUS]);
 		fputc('\n', human);
+		tcp_pace_report(t, res, "request", t->pace.answered, human, NULL);
 		if (c[XR_TCP_RESPONSES] && t->first_byte.hist) {
 			replies_hist_line(human, "first byte (request to first response byte)",
 					  &t->first_byte);
@@ -1208,6 +1231,7 @@ void tcp_report(void *st, const struct engine_result *res, uint64_t ready_ns, FI
 	if (t->first_byte.hist)
 		replies_hist_json(j, "first_byte_us", &t->first_byte);
 	json_u64(j, "bytes", t->req_len);
+	tcp_pace_report(t, res, "request", t->pace.answered, NULL, j);
 	json_close(j, '}');
 }
 
@@ -1255,6 +1279,13 @@ const struct xr_proto proto_tcp = {
 		"      --close fin|rst   how a session ends after its last response (default fin)\n"
 		"      --response http|N  where a response ends: HTTP/1.x status line and\n"
 		"                        Content-Length or the server's FIN (default), or N bytes\n"
+		"      --request-rate R  requests after each session's first at R per second in\n"
+		"                        all (e.g. 20k; as wrk2 -R), not each as soon as the one\n"
+		"                        before is answered: every one of --count sessions has\n"
+		"                        its first answered, then request k of session i departs\n"
+		"                        at ((k - 1) x count + i) / R s; one whose departure comes\n"
+		"                        before the one before it was answered goes late, as that\n"
+		"                        answer comes, timed from its departure\n"
 		"  --count is sessions, --pps new sessions per second, --wait how long sessions\n"
 		"  may go on after the last SYN (it ends as soon as all have ended); every session\n"
 		"  asked is completed or failed with its reason (no SYN-ACK, refused, reset, table\n"
