@@ -55,6 +55,22 @@ sysctl -qw kernel.bpf_stats_enabled=1
 # one core for the client and the server's XDP alike; a thread measured worse there.)
 GEN_NAPI=${BENCH_TCP_GEN_NAPI:-1}
 [ "${BENCH_TCP_RESPONDER:-0}" = 1 ] && GEN_NAPI=${BENCH_TCP_GEN_NAPI:-0}
+# BENCH_TCP_SPLIT=1: each side's network work on a core of its own, as on two hosts: threaded
+# NAPI at SCHED_FIFO 50 (so that it preempts the sender's spinning thread, as a softirq would), the
+# generator's pinned to the sender's CPU 0 and the server's to CPU 1. With the responder, CPU 0 then
+# carries the client alone (its SYNs and its XDP program): the issue's "from one sender core".
+if [ "${BENCH_TCP_SPLIT:-0}" = 1 ]; then
+	GEN_NAPI=0
+	for side in "$NS_G:$TB_GEN_IF:0" "$NS_S:$TB_SRV_IF:1"; do
+		IFS=: read -r ns dev cpu <<<"$side"
+		before=$(pgrep '^napi/' | sort || true)
+		ip netns exec "$ns" sh -c "echo 1 > /sys/class/net/$dev/threaded"
+		for p in $(comm -13 <(echo "$before") <(pgrep '^napi/' | sort)); do
+			taskset -pc "$cpu" "$p" >/dev/null
+			chrt -f -p 50 "$p"
+		done
+	done
+fi
 if [ "$GEN_NAPI" = 1 ]; then
 	before=$(pgrep '^napi/' | sort || true)
 	ip netns exec "$NS_G" sh -c "echo 1 > /sys/class/net/$TB_GEN_IF/threaded"
@@ -75,6 +91,8 @@ URL="http://$TB_SRV_IP/"
 BODY=${BENCH_TCP_BODY:-0}
 # the request each tool sends: GET /, or POST /post with a body of BODY bytes
 XR_REQ=(--http 'GET /')
+# BENCH_TCP_CLOSE=rst: xdpreplay ends each session with a RST (one segment and one XDP run fewer)
+[ -n "${BENCH_TCP_CLOSE:-}" ] && XR_REQ+=(--close "$BENCH_TCP_CLOSE")
 AB_REQ=()
 WRK_REQ=()
 H2_REQ=()
