@@ -100,14 +100,13 @@ pub() {
 	record mosquitto_pub "$pattern" "$size" "$round" "$MSGS" "$WALL" "$CPU"
 }
 
-# ts PATTERN SIZE ROUND QOS: tsung, CONNS users arriving 1 ms apart, each MSGS / CONNS messages of
-# SIZE bytes at QOS; its time the span of its segments at the server (a counter of its own)
-ts() {
-	local pattern=$1 size=$2 round=$3 qos=$4 log n
-	[ "$TSUNG" = 0 ] && return 0
-	python3 - "$WORK/tsung.xml" "$TB_SRV_IP" "$CONNS" $((MSGS / CONNS)) "$size" "$qos" <<-'PY'
+# tsung_xml MSGS SIZE QOS THINK: $WORK/tsung.xml, CONNS users arriving 1 ms apart, each connecting
+# and publishing MSGS messages of SIZE bytes at QOS, THINK seconds of think time after each (0: none)
+tsung_xml() {
+	python3 - "$WORK/tsung.xml" "$TB_SRV_IP" "$CONNS" "$@" <<-'PY'
 	import sys
-	path, server, users, msgs, size, qos = sys.argv[1:]
+	path, server, users, msgs, size, qos, think = sys.argv[1:]
+	pause = f'<thinktime value="{think}" random="false"/>' if float(think) else ""
 	with open(path, "w") as f:
 	    f.write(f'''<?xml version="1.0"?>
 	<!DOCTYPE tsung SYSTEM "/usr/share/tsung/tsung-1.0.dtd">
@@ -119,33 +118,45 @@ ts() {
 	 <sessions><session name="pub" probability="100" type="ts_mqtt">
 	  <request><mqtt type="connect" clean_start="true" keepalive="60" username="bench" password="flood-0"/></request>
 	  <for from="1" to="{msgs}" incr="1" var="i">
-	   <request><mqtt type="publish" topic="msg/tsung" qos="{qos}">{"x" * int(size)}</mqtt></request>
+	   <request><mqtt type="publish" topic="msg/tsung" qos="{qos}">{"x" * int(size)}</mqtt></request>{pause}
 	  </for>
 	  <request><mqtt type="disconnect"/></request>
 	 </session></sessions>
 	</tsung>
 	''')
 	PY
+}
+
+# tsung_run QOS: tsung on $WORK/tsung.xml with a counter of its own; TS_N the messages the broker
+# took (QoS 1: PUBACKs; QoS 0: those published), TS_SECS the span of its segments at the server
+tsung_run() {
+	local log
 	rm -rf "$WORK/tsung"
-	# a counter of its own: the span of this run's segments at the server
 	count_stop
 	count_start
 	# HOME: tsung's ~/.tsung is the run's
 	run env HOME="$WORK" tsung -n -f "$WORK/tsung.xml" -l "$WORK/tsung" start
 	count_stop
 	log=$(find "$WORK/tsung" -name tsung.log | head -n 1)
-	if [ "$qos" = 0 ]; then
-		n=$(awk '$2 == "mqtt_published" {v = $4} END {print v + 0}' "$log")
-	else
-		n=$(awk '$2 == "mqtt_server_pubacked" {v = $4} END {print v + 0}' "$log")
-	fi
-	record tsung "$pattern" "$size" "$round" "$n" "$(jget "$WORK/c.json" first_to_last_s)" "$CPU"
+	TS_N=$(awk -v k="$([ "$1" = 0 ] && echo mqtt_published || echo mqtt_server_pubacked)" \
+		'$2 == k {v = $4} END {print v + 0}' "$log")
+	TS_SECS=$(jget "$WORK/c.json" first_to_last_s)
 	count_start
+}
+
+# ts PATTERN SIZE ROUND QOS: tsung, CONNS users arriving 1 ms apart, each MSGS / CONNS messages of
+# SIZE bytes at QOS
+ts() {
+	local pattern=$1 size=$2 round=$3 qos=$4
+	[ "$TSUNG" = 0 ] && return 0
+	tsung_xml $((MSGS / CONNS)) "$size" "$qos" 0
+	tsung_run "$qos"
+	record tsung "$pattern" "$size" "$round" "$TS_N" "$TS_SECS" "$CPU"
 }
 
 # paced ROUND RATE: xdpreplay and tsung asked for RATE messages/s in all (QoS 1, 16 B)
 paced() {
-	local round=$1 rate=$2 n per think log
+	local round=$1 rate=$2 n per think
 	n=$(python3 -c "print(int(float('$rate'.replace('k', 'e3')) * $SECS) // $CONNS * $CONNS)")
 	per=$((n / CONNS))
 	run "$XR" gen mqtt -i "$TB_GEN_IF" --dst "$TB_SRV_IP" --src 198.18.64.0/23 --username bench \
@@ -162,43 +173,15 @@ paced() {
 	echo "  round $round xdpreplay at $rate: $(tail -n 1 "$PACED_RAW" | cut -f5) messages/s answered" >&2
 	[ "$TSUNG" = 0 ] && return 0
 	think=$(python3 -c "print('%.6f' % ($CONNS / float('$rate'.replace('k', 'e3'))))")
-	python3 - "$WORK/tsung.xml" "$TB_SRV_IP" "$CONNS" "$per" "$think" <<-'PY'
-	import sys
-	path, server, users, msgs, think = sys.argv[1:]
-	with open(path, "w") as f:
-	    f.write(f'''<?xml version="1.0"?>
-	<!DOCTYPE tsung SYSTEM "/usr/share/tsung/tsung-1.0.dtd">
-	<tsung loglevel="notice" version="1.0">
-	 <clients><client host="localhost" use_controller_vm="true" maxusers="{users}"/></clients>
-	 <servers><server host="{server}" port="1883" type="tcp"/></servers>
-	 <load><arrivalphase phase="1" duration="60" unit="second">
-	  <users maxnumber="{users}" interarrival="0.001" unit="second"/></arrivalphase></load>
-	 <sessions><session name="pub" probability="100" type="ts_mqtt">
-	  <request><mqtt type="connect" clean_start="true" keepalive="60" username="bench" password="flood-0"/></request>
-	  <for from="1" to="{msgs}" incr="1" var="i">
-	   <request><mqtt type="publish" topic="msg/tsung" qos="1">{"x" * 16}</mqtt></request>
-	   <thinktime value="{think}" random="false"/>
-	  </for>
-	  <request><mqtt type="disconnect"/></request>
-	 </session></sessions>
-	</tsung>
-	''')
-	PY
-	rm -rf "$WORK/tsung"
-	count_stop
-	count_start
-	run env HOME="$WORK" tsung -n -f "$WORK/tsung.xml" -l "$WORK/tsung" start
-	count_stop
-	log=$(find "$WORK/tsung" -name tsung.log | head -n 1)
-	python3 - "$round" "$rate" "$(awk '$2 == "mqtt_server_pubacked" {v = $4} END {print v + 0}' "$log")" \
-		"$(jget "$WORK/c.json" first_to_last_s)" "$CPU" >>"$PACED_RAW" <<-'PY'
+	tsung_xml "$per" 16 1 "$think"
+	tsung_run 1
+	python3 - "$round" "$rate" "$TS_N" "$TS_SECS" "$CPU" >>"$PACED_RAW" <<-'PY'
 	import sys
 	rnd, rate, n, s, cpu = sys.argv[1], sys.argv[2], int(sys.argv[3]), float(sys.argv[4]), float(sys.argv[5])
 	asked = float(rate.replace("k", "e3"))
 	print("tsung\t%s\t%s\t%.0f\t%.0f\t%d\t\t\t%.2f" % (rnd, rate, asked, n / s if s else 0, n, cpu))
 	PY
 	echo "  round $round tsung at $rate: $(tail -n 1 "$PACED_RAW" | cut -f5) messages/s answered" >&2
-	count_start
 }
 
 if [ "${BENCH_MQTT_PACED:-0}" = 1 ]; then

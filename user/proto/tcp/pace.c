@@ -26,7 +26,6 @@
 #include "util/log.h"
 #include "util/units.h"
 
-#define TCP_FRAME_MAX (14 + 40 + XR_TCP_PAYLOAD_MAX)
 /* a departure sent more than this after its time counts as behind */
 #define PACE_BEHIND_NS 1000000ULL
 /*
@@ -50,40 +49,6 @@ static uint64_t pace_due(const struct tcp_pacer *p, uint64_t d)
 	return p->t0 + d * (p->ps / 1000) + d * (p->ps % 1000) / 1000;
 }
 
-static void pace_flush(struct tcp *t)
-{
-	struct tcp_pacer *p = &t->pace;
-	unsigned int done = 0;
-
-	while (done < p->n) {
-		int r = sendmmsg(t->rs.fd, p->msg + done, p->n - done, 0);
-
-		if (r <= 0) {
-			if (r < 0 && errno == EINTR)
-				continue;
-			/* not sent: in flight for XDP all the same, so its timeout sends it again */
-			p->send_errors++;
-			done++;
-			continue;
-		}
-		p->segments += r;
-		done += r;
-	}
-	p->n = 0;
-}
-
-static void pace_queue(struct tcp *t, const struct xr_tcp_session *s, uint32_t off, uint32_t len)
-{
-	struct tcp_pacer *p = &t->pace;
-	size_t flen = tcp_request_segment(t, s, off, len, p->frames + p->n * TCP_FRAME_MAX);
-
-	if (!flen)
-		return;
-	p->iov[p->n].iov_len = flen;
-	if (++p->n == TCP_PUMP_BATCH)
-		pace_flush(t);
-}
-
 /*
  * Request k of the live session whose gate we took: its fields as XDP's
  * tcp_send_request would leave them (tcp_pump_fill's share of the window
@@ -104,7 +69,7 @@ static void pace_send(struct tcp *t, struct xr_tcp_session *live, uint64_t due, 
 	memcpy(&s, live, sizeof(s));
 	if (rlen <= mss && rlen <= wnd) {
 		sent = rlen;
-		pace_queue(t, &s, 0, rlen);
+		tcp_batch_add(&t->pace.out, t, &s, 0, rlen);
 	} else if (mss) {
 		/* as tcp_pump_fill: full segments within the window, the rest on the server's ACKs */
 		live->flags |= XR_TCPF_PUMPED;
@@ -116,7 +81,7 @@ static void pace_send(struct tcp *t, struct xr_tcp_session *live, uint64_t due, 
 					break;
 				len = wnd;
 			}
-			pace_queue(t, &s, sent, len);
+			tcp_batch_add(&t->pace.out, t, &s, sent, len);
 			sent += len;
 		}
 	}
@@ -185,8 +150,8 @@ static void *pace_main(void *arg)
 		 * what is queued goes before any wait: frames are batched only when
 		 * their departures fell due together (a pacer behind its schedule)
 		 */
-		if (due > now && p->n)
-			pace_flush(t);
+		if (due > now && p->out.n)
+			tcp_batch_flush(&p->out, t);
 		if (due > now + PACE_SPIN_NS) {
 			struct timespec ts;
 			uint64_t wake = due - PACE_SPIN_NS / 2;
@@ -236,8 +201,8 @@ static void *pace_main(void *arg)
 		if (now - due > p->behind_max_ns)
 			p->behind_max_ns = now - due;
 	}
-	if (p->n)
-		pace_flush(t);
+	if (p->out.n)
+		tcp_batch_flush(&p->out, t);
 	p->granted = d;
 	if (!getrusage(RUSAGE_THREAD, &ru))
 		p->cpu_ns = (ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) * 1000000000ULL +
@@ -255,24 +220,9 @@ int tcp_pace_start(struct tcp *t, struct gen_bpf *skel)
 		return 0;
 	p->grant = engine_map_mmap(skel->maps.tcp_pace, &sz);
 	p->grant_sz = sz;
-	p->msg = calloc(TCP_PUMP_BATCH, sizeof(*p->msg));
-	p->iov = calloc(TCP_PUMP_BATCH, sizeof(*p->iov));
-	p->frames = malloc(TCP_PUMP_BATCH * TCP_FRAME_MAX);
-	if (!p->grant || !p->msg || !p->iov || !p->frames) {
-		err = -ENOMEM;
+	err = p->grant ? tcp_batch_init(&p->out, t) : -ENOMEM;
+	if (err)
 		goto err;
-	}
-	p->to = (struct sockaddr_ll){ .sll_family = AF_PACKET,
-				      .sll_ifindex = t->rs.ifindex,
-				      .sll_halen = 6 };
-	memcpy(p->to.sll_addr, t->rs.eth, 6);
-	for (unsigned int i = 0; i < TCP_PUMP_BATCH; i++) {
-		p->iov[i].iov_base = p->frames + i * TCP_FRAME_MAX;
-		p->msg[i].msg_hdr = (struct msghdr){ .msg_name = &p->to,
-						     .msg_namelen = sizeof(p->to),
-						     .msg_iov = &p->iov[i],
-						     .msg_iovlen = 1 };
-	}
 	atomic_store(&p->stop, false);
 	err = -pthread_create(&p->tid, NULL, pace_main, t);
 	if (err) {
@@ -298,12 +248,7 @@ void tcp_pace_stop(struct tcp *t)
 	if (p->grant)
 		munmap(p->grant, p->grant_sz);
 	p->grant = NULL;
-	free(p->msg);
-	free(p->iov);
-	free(p->frames);
-	p->msg = NULL;
-	p->iov = NULL;
-	p->frames = NULL;
+	tcp_batch_free(&p->out);
 }
 
 void tcp_pace_report(const struct tcp *t, const struct engine_result *res, const char *what,

@@ -19,28 +19,71 @@
 #include "proto/tcp/session.h"
 #include "util/log.h"
 
-#define TCP_FRAME_MAX (14 + 40 + XR_TCP_PAYLOAD_MAX)
-
-static void pump_flush(struct tcp *t)
+void tcp_batch_flush(struct tcp_batch *b, const struct tcp *t)
 {
-	struct tcp_pump *p = &t->pump;
 	unsigned int done = 0;
 
-	while (done < p->n) {
-		int r = sendmmsg(t->rs.fd, p->msg + done, p->n - done, 0);
+	while (done < b->n) {
+		int r = sendmmsg(t->rs.fd, b->msg + done, b->n - done, 0);
 
 		if (r <= 0) {
 			if (r < 0 && errno == EINTR)
 				continue;
 			/* the first frame not sent is dropped; its session's timeout sends it */
-			p->send_errors++;
+			b->send_errors++;
 			done++;
 			continue;
 		}
-		p->sent += r;
+		b->sent += r;
 		done += r;
 	}
-	p->n = 0;
+	b->n = 0;
+}
+
+bool tcp_batch_add(struct tcp_batch *b, const struct tcp *t, const struct xr_tcp_session *s,
+		   uint32_t off, uint32_t len)
+{
+	size_t flen = tcp_request_segment(t, s, off, len, b->frames + b->n * TCP_FRAME_MAX);
+
+	if (!flen)
+		return false;
+	b->iov[b->n].iov_len = flen;
+	if (++b->n == TCP_PUMP_BATCH)
+		tcp_batch_flush(b, t);
+	return true;
+}
+
+int tcp_batch_init(struct tcp_batch *b, const struct tcp *t)
+{
+	*b = (struct tcp_batch){
+		.to = { .sll_family = AF_PACKET, .sll_ifindex = t->rs.ifindex, .sll_halen = 6 }
+	};
+	memcpy(b->to.sll_addr, t->rs.eth, 6);
+	b->msg = calloc(TCP_PUMP_BATCH, sizeof(*b->msg));
+	b->iov = calloc(TCP_PUMP_BATCH, sizeof(*b->iov));
+	b->frames = malloc(TCP_PUMP_BATCH * TCP_FRAME_MAX);
+	if (!b->msg || !b->iov || !b->frames) {
+		tcp_batch_free(b);
+		return -ENOMEM;
+	}
+	for (unsigned int i = 0; i < TCP_PUMP_BATCH; i++) {
+		b->iov[i].iov_base = b->frames + i * TCP_FRAME_MAX;
+		b->msg[i].msg_hdr = (struct msghdr){ .msg_name = &b->to,
+						     .msg_namelen = sizeof(b->to),
+						     .msg_iov = &b->iov[i],
+						     .msg_iovlen = 1 };
+	}
+	return 0;
+}
+
+void tcp_batch_free(struct tcp_batch *b)
+{
+	free(b->msg);
+	free(b->iov);
+	free(b->frames);
+	b->msg = NULL;
+	b->iov = NULL;
+	b->frames = NULL;
 }
 
 static int pump_one(void *ctx, void *data, size_t size)
@@ -50,7 +93,6 @@ static int pump_one(void *ctx, void *data, size_t size)
 	const struct xr_tcp_pump_seg *g = data;
 	const struct xr_tcp_session *live;
 	struct xr_tcp_session s;
-	size_t len;
 
 	if (size < sizeof(*g))
 		return 0;
@@ -78,14 +120,8 @@ static int pump_one(void *ctx, void *data, size_t size)
 		s.step_off = live->step_off;
 		s.step_key = live->step_key;
 	}
-	len = tcp_request_segment(t, &s, g->off, g->len, p->frames + p->n * TCP_FRAME_MAX);
-	if (!len) {
+	if (!tcp_batch_add(&p->out, t, &s, g->off, g->len))
 		p->stale++;
-		return 0;
-	}
-	p->iov[p->n].iov_len = len;
-	if (++p->n == TCP_PUMP_BATCH)
-		pump_flush(t);
 	return 0;
 }
 
@@ -97,8 +133,8 @@ static void *pump_main(void *arg)
 	while (!atomic_load(&t->pump.stop)) {
 		int r = ring_buffer__poll(t->pump.rb, 100);
 
-		if (t->pump.n)
-			pump_flush(t);
+		if (t->pump.out.n)
+			tcp_batch_flush(&t->pump.out, t);
 		if (r < 0 && r != -EINTR) {
 			pr_warn("the pump's ring buffer: %s\n", strerror(-r));
 			break;
@@ -116,24 +152,9 @@ int tcp_pump_start(struct tcp *t, struct gen_bpf *skel)
 	struct tcp_pump *p = &t->pump;
 	int err;
 
-	p->msg = calloc(TCP_PUMP_BATCH, sizeof(*p->msg));
-	p->iov = calloc(TCP_PUMP_BATCH, sizeof(*p->iov));
-	p->frames = malloc(TCP_PUMP_BATCH * TCP_FRAME_MAX);
-	if (!p->msg || !p->iov || !p->frames) {
-		err = -ENOMEM;
+	err = tcp_batch_init(&p->out, t);
+	if (err)
 		goto err;
-	}
-	p->to = (struct sockaddr_ll){ .sll_family = AF_PACKET,
-				      .sll_ifindex = t->rs.ifindex,
-				      .sll_halen = 6 };
-	memcpy(p->to.sll_addr, t->rs.eth, 6);
-	for (unsigned int i = 0; i < TCP_PUMP_BATCH; i++) {
-		p->iov[i].iov_base = p->frames + i * TCP_FRAME_MAX;
-		p->msg[i].msg_hdr = (struct msghdr){ .msg_name = &p->to,
-						     .msg_namelen = sizeof(p->to),
-						     .msg_iov = &p->iov[i],
-						     .msg_iovlen = 1 };
-	}
 	p->rb = ring_buffer__new(bpf_map__fd(skel->maps.tcp_pump), pump_one, t, NULL);
 	if (!p->rb) {
 		err = -errno;
@@ -167,10 +188,5 @@ void tcp_pump_stop(struct tcp *t)
 	}
 	ring_buffer__free(p->rb);
 	p->rb = NULL;
-	free(p->msg);
-	free(p->iov);
-	free(p->frames);
-	p->msg = NULL;
-	p->iov = NULL;
-	p->frames = NULL;
+	tcp_batch_free(&p->out);
 }

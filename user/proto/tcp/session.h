@@ -51,8 +51,20 @@ struct tcp_resender {
  * s->k as session s sends them, written over the template's in buf (the
  * kernel's own copy of the same: bpf/proto/X.bpf.h).
  */
-/* Frames the pump sends with one sendmmsg. */
+/* Frames the pump and the pacer send with one sendmmsg. */
 #define TCP_PUMP_BATCH 64
+/* The most bytes of a segment of ours: Ethernet, IPv4, TCP, a full payload. */
+#define TCP_FRAME_MAX (14 + 40 + XR_TCP_PAYLOAD_MAX)
+
+/* Segments built in place and sent through the retransmission thread's packet socket, a batch at a time. */
+struct tcp_batch {
+	struct sockaddr_ll to;
+	unsigned int n; /* frames in the batch */
+	struct mmsghdr *msg;
+	struct iovec *iov;
+	uint8_t *frames;
+	uint64_t sent, send_errors; /* a frame not sent is still in flight: its timeout sends it */
+};
 
 /*
  * The pump: segments too large for XDP_TX in place (bpf/shared/tcp.h), asked
@@ -65,14 +77,10 @@ struct tcp_pump {
 	bool running;
 	atomic_bool stop;
 	/* the pump thread's alone until it is joined */
-	uint64_t sent, send_errors, stale, left_at_end;
+	struct tcp_batch out;
+	uint64_t stale, left_at_end;
 	bool draining; /* the run is over: what the ring still holds is counted, not sent */
 	uint64_t cpu_ns; /* the thread's user and system time, once it ended */
-	struct sockaddr_ll to;
-	unsigned int n; /* frames in the batch */
-	struct mmsghdr *msg;
-	struct iovec *iov;
-	uint8_t *frames;
 };
 
 /*
@@ -93,16 +101,12 @@ struct tcp_pacer {
 	uint64_t busy; /* departures whose session was still busy (XDP sends them late) or ended */
 	uint64_t caught_up; /* requests of sessions behind, sent late (as XDP's XR_TCP_LATE) */
 	uint64_t mismatched; /* gates taken for a request not granted yet (none) */
-	uint64_t segments, send_errors, cpu_ns;
+	uint64_t cpu_ns;
 	uint64_t answered; /* paced requests answered (the table's, at the end) */
+	struct tcp_batch out; /* out.sent: the segments it sent */
 	pthread_t tid;
 	bool running;
 	atomic_bool stop, started;
-	struct sockaddr_ll to;
-	unsigned int n; /* frames in the batch */
-	struct mmsghdr *msg;
-	struct iovec *iov;
-	uint8_t *frames;
 };
 
 /*
@@ -184,6 +188,15 @@ size_t tcp_request_segment(const struct tcp *t, const struct xr_tcp_session *s, 
 /* Our address and port of slot key tkey, seq, ack, flags and plen bytes already at f + 54: the headers around them. */
 size_t tcp_segment_headers(const struct tcp *t, uint32_t tkey, uint32_t seq, uint32_t ack,
 			   uint8_t flags, uint32_t plen, uint8_t *f);
+
+/* A batch for t's packet socket's frames. 0 or -ENOMEM. */
+int tcp_batch_init(struct tcp_batch *b, const struct tcp *t);
+/* Session s's request k bytes [off, off + len) as a segment into the batch, sent once it is full; false: none to build. */
+bool tcp_batch_add(struct tcp_batch *b, const struct tcp *t, const struct xr_tcp_session *s,
+		   uint32_t off, uint32_t len);
+/* Sends what the batch holds. */
+void tcp_batch_flush(struct tcp_batch *b, const struct tcp *t);
+void tcp_batch_free(struct tcp_batch *b);
 
 /* The pump's thread on the ring buffer of skel (after load, with t->rs.fd open). 0 or -errno. */
 int tcp_pump_start(struct tcp *t, struct gen_bpf *skel);

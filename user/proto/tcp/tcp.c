@@ -1065,7 +1065,7 @@ void tcp_sessions_report(const struct tcp *t, const struct engine_result *res, F
 			"ACKs), %llu out of order "
 			"answered, %llu stray; %llu SYNs again, %llu SYN-ACKs repeated; session table %u "
 			"slots (%.1f MiB)\n",
-			(unsigned long long)(c[XR_TCP_SEGMENTS] + t->pace.segments),
+			(unsigned long long)(c[XR_TCP_SEGMENTS] + t->pace.out.sent),
 			(unsigned long long)(c[XR_TCP_RESENT] + t->rs.resent),
 			(unsigned long long)t->rs.resent, (unsigned long long)c[XR_TCP_FAST_RESENT],
 			(unsigned long long)c[XR_TCP_OUT_OF_ORDER],
@@ -1079,11 +1079,12 @@ void tcp_sessions_report(const struct tcp *t, const struct engine_result *res, F
 				"sent (%llu no room in its ring, %llu refused by the socket: sent again "
 				"after a timeout)\n",
 				(unsigned long long)c[XR_TCP_PUMPED],
-				(unsigned long long)t->pump.sent, (unsigned long long)t->pump.stale,
+				(unsigned long long)t->pump.out.sent,
+				(unsigned long long)t->pump.stale,
 				(unsigned long long)t->pump.left_at_end,
-				(unsigned long long)(c[XR_TCP_PUMP_FULL] + t->pump.send_errors),
+				(unsigned long long)(c[XR_TCP_PUMP_FULL] + t->pump.out.send_errors),
 				(unsigned long long)c[XR_TCP_PUMP_FULL],
-				(unsigned long long)t->pump.send_errors);
+				(unsigned long long)t->pump.out.send_errors);
 		/*
 		 * measured on 6.18: a veth hands the frames its end sends by XDP_TX to the
 		 * peer at once only when the peer has an XDP program (veth_xdp_flush); with
@@ -1147,7 +1148,7 @@ void tcp_sessions_report(const struct tcp *t, const struct engine_result *res, F
 	json_close(j, '}');
 	json_open(j, "segments", '{');
 	/* first transmissions: XDP's, and the pacer's at their departures */
-	json_u64(j, "sent", c[XR_TCP_SEGMENTS] + t->pace.segments);
+	json_u64(j, "sent", c[XR_TCP_SEGMENTS] + t->pace.out.sent);
 	json_u64(j, "again", c[XR_TCP_RESENT] + t->rs.resent);
 	json_u64(j, "after_timeout", t->rs.resent);
 	json_u64(j, "after_duplicate_acks", c[XR_TCP_FAST_RESENT]);
@@ -1159,9 +1160,9 @@ void tcp_sessions_report(const struct tcp *t, const struct engine_result *res, F
 	json_u64(j, "window_waits", c[XR_TCP_WINDOW_WAITS]);
 	json_open(j, "pump", '{');
 	json_u64(j, "asked", c[XR_TCP_PUMPED]);
-	json_u64(j, "sent", t->pump.sent);
+	json_u64(j, "sent", t->pump.out.sent);
 	json_u64(j, "stale", t->pump.stale);
-	json_u64(j, "send_errors", t->pump.send_errors);
+	json_u64(j, "send_errors", t->pump.out.send_errors);
 	json_u64(j, "left_at_end", t->pump.left_at_end);
 	json_u64(j, "ring_full", c[XR_TCP_PUMP_FULL]);
 	json_u64(j, "cpu_ns", t->pump.cpu_ns);
