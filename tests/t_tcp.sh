@@ -424,6 +424,33 @@ test_tcp_failures_attributed() {
 	grep -q "route back to the sources" "$WORK/out" || fail "no hint at the route: $(cat "$WORK/out")"
 }
 
+# A close the server never acknowledges (its firewall drops our FINs): each session's FIN goes again
+# after 0.2, 0.4 ... 6.4 s, then the session is given up, and counted once, as a timeout (not also
+# as a close that never completed)
+test_tcp_fin_unanswered() {
+	bed
+	nginx_start
+	tb_srv nft -f - <<-NFT || fail "nft"
+	table inet finloss {
+		chain in {
+			type filter hook input priority 0;
+			tcp dport 80 tcp flags & fin == fin counter drop
+		}
+	}
+	NFT
+	count_start --tcp --dport 80 --duration 60s --idle 20s
+	tb_gen "$XR" gen tcp -i "$TB_GEN_IF" --dst "$TB_SRV_IP" --src 198.18.64.0/23 --http 'GET /' \
+		--pps 100 --count 5 --wait 20s --json "$WORK/g.json" >"$WORK/out" 2>&1 ||
+		fail "gen tcp exited $?: $(cat "$WORK/out")"
+	grep -q "no answer to 6 retransmissions 5$" "$WORK/out" || fail "no reason given: $(cat "$WORK/out")"
+	kill -INT "$COUNT_PID"
+	count_wait
+	sessions_add_up
+	expect_eq "$(jget "$WORK/g.json" sessions.failed_by.timeout)" 5 "closes given up"
+	expect_eq "$(jget "$WORK/g.json" sessions.failed_by.stalled_close)" 0 "closes counted again as stalled"
+	expect_eq "$(log_lines 200)" 5 "200s in nginx's access log"
+}
+
 test_tcp_lossy_server() {
 	bed
 	nginx_start

@@ -127,7 +127,7 @@ struct xr_tcp_cfg {
 	struct xr_tcp_fields fields; /* gen tcp's {c} and {k} */
 	__u32 flows; /* replay --sessions: the capture's flows (0: gen's one stream) */
 	/*
-	 * Paced requests (gen mqtt --msg-rate): request k >= 1 of session
+	 * Paced requests (gen mqtt --msg-rate, gen tcp --request-rate): request k >= 1 of session
 	 * pace_base + i departs at tcp_pace_t0_ns + ((k - 1) * pace_sessions + i)
 	 * * pace_ps / 1000 ns (0: each as soon as the one before is answered)
 	 */

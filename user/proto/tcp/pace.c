@@ -1,9 +1,10 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * Paced requests (gen mqtt --msg-rate): a precise total rate of requests
- * over the open sessions, not each as soon as the one before is answered.
- * Departure d is request k = 1 + d / S of session base + d mod S, at
- * t0 + d * ps / 1000 ns, once every session has connected (or failed). At
+ * Paced requests (gen mqtt --msg-rate, gen tcp --request-rate): a precise
+ * total rate of requests over the open sessions, not each as soon as the
+ * one before is answered. Departure d is request k = 1 + d / S of session
+ * base + d mod S, at t0 + d * ps / 1000 ns, once every session's request 0
+ * was answered (or the session ended). At
  * its departure this thread grants the request (tcp_pace[i] = k) and, if
  * the session waits for it (XR_TCP_PACED, bpf/proto/tcp.bpf.h), takes the
  * session's gate and sends the request: its segments built as the pump's,

@@ -809,14 +809,14 @@ static void tcp_finish(void *ctx, struct gen_bpf *skel)
 	for (uint32_t i = 0; t->sessions && i < t->table; i++) {
 		const struct xr_tcp_session *s = &t->sessions[i];
 
+		/* requests after the first answered: the paced ones (each session its own slot) */
+		if (t->pace.ps && s->state != XR_TCP_FREE && s->k > 1)
+			t->pace.answered += s->k - 1;
 		if (s->state >= XR_TCP_REQUEST && s->state <= XR_TCP_FIN_SENT &&
 		    s->retries >= XR_TCP_MAX_RETRIES)
 			t->stalled.timeout++;
 		else if (s->state == XR_TCP_REQUEST || s->state == XR_TCP_PACED)
 			t->stalled.request++;
-		/* requests after the first answered: the paced ones (each session its own slot) */
-		if (t->pace.ps && s->state != XR_TCP_FREE && s->k > 1)
-			t->pace.answered += s->k - 1;
 		else if (s->state == XR_TCP_RESPONSE)
 			t->stalled.response++;
 		else if (s->state == XR_TCP_FIN_SENT)
