@@ -16,12 +16,12 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 #include <sys/mman.h>
 #include <sys/resource.h>
 #include "cmd/cli.h"
 #include "proto/tcp/session.h"
 #include "send/opts.h"
+#include "engine/pacer.h"
 #include "engine/replies.h"
 #include "util/json.h"
 #include "util/log.h"
@@ -36,14 +36,6 @@
  * burst late, where the same two went at 34k/s once the schedule was over.
  */
 #define PACE_SPIN_NS 20000ULL
-
-static uint64_t pace_now(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec * 1000000000ULL + ts.tv_nsec;
-}
 
 /* Departure d's time: t0 + d * ps / 1000 without the product, which wraps past 2^64 */
 static uint64_t pace_due(const struct tcp_pacer *p, uint64_t d)
@@ -132,18 +124,17 @@ static void *pace_main(void *arg)
 {
 	struct tcp *t = arg;
 	struct tcp_pacer *p = &t->pace;
-	uint64_t start = pace_now(), d;
+	uint64_t start = now_ns(), d;
 	struct rusage ru;
 
 	while (!atomic_load(&p->stop) && !pace_connected(t))
 		usleep(1000);
-	p->connect_ns = pace_now() - start;
-	p->t0 = pace_now() + PACE_SPIN_NS;
+	p->connect_ns = now_ns() - start;
+	p->t0 = now_ns() + PACE_SPIN_NS;
 	/* XDP stamps a late request with its departure: the schedule's start first */
 	__atomic_store_n(&t->skel->bss->tcp_pace_t0_ns, p->t0, __ATOMIC_SEQ_CST);
-	atomic_store(&p->started, true);
 	for (d = 0; d < p->departures && !atomic_load(&p->stop); d++) {
-		uint64_t due = pace_due(p, d), now = pace_now(), c;
+		uint64_t due = pace_due(p, d), now = now_ns(), c;
 		uint32_t i = d % p->sessions, tkey, gate = 1;
 		uint64_t k = 1 + d / p->sessions;
 		struct xr_tcp_session *live;
@@ -154,15 +145,9 @@ static void *pace_main(void *arg)
 		 */
 		if (due > now && p->out.n)
 			tcp_batch_flush(&p->out, t);
-		if (due > now + PACE_SPIN_NS) {
-			struct timespec ts;
-			uint64_t wake = due - PACE_SPIN_NS / 2;
-
-			ts.tv_sec = wake / 1000000000ULL;
-			ts.tv_nsec = wake % 1000000000ULL;
-			clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL);
-		}
-		while ((now = pace_now()) < due)
+		if (due > now + PACE_SPIN_NS)
+			sleep_until(due - PACE_SPIN_NS / 2);
+		while ((now = now_ns()) < due)
 			;
 		c = p->base + i;
 		tkey = (uint32_t)(c % t->rs.m.src_count + (c / t->rs.m.src_count) %

@@ -106,7 +106,7 @@ struct tcp_pacer {
 	struct tcp_batch out; /* out.sent: the segments it sent */
 	pthread_t tid;
 	bool running;
-	atomic_bool stop, started;
+	atomic_bool stop;
 };
 
 /*
