@@ -519,9 +519,20 @@ test_mqtt_bad_input() {
 		--count 1 >"$WORK/out" 2>&1
 	expect_eq "$?" 2 "exit for --pattern under search ($(cat "$WORK/out"))"
 	expect_eq "$(wc -l <"$WORK/out")" 1 "lines for --pattern under search ($(cat "$WORK/out"))"
-	"$XR" search --witness replies -- gen mqtt -i lo --dst 198.18.0.2 --msg-rate 1k >"$WORK/out" 2>&1
-	expect_eq "$?" 2 "exit for --msg-rate under search ($(cat "$WORK/out"))"
-	expect_eq "$(wc -l <"$WORK/out")" 1 "lines for --msg-rate under search ($(cat "$WORK/out"))"
+	# search's own options | the trial's
+	for args in "|--msg-rate 1k" "|--msg-rate search" "|--msg-rate search --count 2 --messages 4" \
+		"|--msg-rate search --count 2 --wait 1s" "|--msg-rate search --count 2000" \
+		"|--msg-rate search --count 2 --subscribe msg/# --publishers 2" \
+		"|--msg-rate search --count 100" "--trial 5s|--msg-rate search --count 1000 --keepalive 1s"; do
+		# shellcheck disable=SC2086
+		"$XR" search --witness replies --min 500 --max 10M ${args%%|*} -- gen mqtt -i lo \
+			--dst 198.18.0.2 ${args#*|} >"$WORK/out" 2>&1
+		expect_eq "$?" 2 "exit for '$args' under search ($(cat "$WORK/out"))"
+		expect_eq "$(wc -l <"$WORK/out")" 1 "lines for '$args' under search ($(cat "$WORK/out"))"
+	done
+	"$XR" gen mqtt -i lo --dst 198.18.0.2 --count 2 --msg-rate search >"$WORK/out" 2>&1
+	expect_eq "$?" 2 "exit for --msg-rate search outside search ($(cat "$WORK/out"))"
+	expect_eq "$(wc -l <"$WORK/out")" 1 "lines for --msg-rate search outside search ($(cat "$WORK/out"))"
 	# a broker that is down: every SYN answered by a RST, counted as refused, messages not sent
 	bed
 	mqtt_gen --qos 1 --messages 5 --pps 100 --count 10 --wait 2s
@@ -589,6 +600,58 @@ test_mqtt_msg_rate() {
 	paced_check 200 1000
 	expect_eq "$(jget "$WORK/g.json" sessions.completed)" 10 "sessions completed"
 	count_wait
+	expect_eq "$(grep -c 'protocol error' "$MQ_DIR/mosquitto.log")" 0 "protocol errors in the broker's log"
+}
+
+# search over --msg-rate: the broker's limit in messages/s. Each trial paces its rate over its own
+# 20 publishers (rate x 0.5 s / 20 messages each) and counts what was answered by the schedule's
+# end and --settle. Below Mosquitto's limit every QoS-1 message of every trial is PUBACKed; far
+# above it (400k/s, notifications at QoS 0 to two subscribers on the peer) the deliveries that
+# have not come by then are lost to the trial, and the bound falls between
+test_mqtt_msg_rate_search() {
+	bed --senders 2
+	mosquitto_start
+	for i in 0 1; do peer_xdp_start "$i"; done
+	tb_gen "$XR" search --witness replies --preset quick --min 1k --max 8k --max-trials 3 \
+		--json "$WORK/s.json" -- gen mqtt -i "$TB_GEN_IF" --dst "$TB_SRV_IP" --src 198.18.64.0/23 \
+		--username "$MQ_USER" --password "$MQ_PASS" --qos 1 --count 20 --msg-rate search \
+		>"$WORK/out" 2>&1 || fail "search exited $?: $(tail -n 5 "$WORK/out")"
+	cat "$WORK/out"
+	search_all_completed 8000
+	grep -q "search: 1.00k to 8.00k messages/s" "$WORK/out" || fail "no load unit: $(head -n 2 "$WORK/out")"
+	python3 - "$WORK/s.json" "$(grep -c ' as xr-[0-9]' "$MQ_DIR/mosquitto.log")" <<-'PY' ||
+	import json, math, sys
+	s = json.load(open(sys.argv[1]))
+	assert s["settings"]["load_unit"] == "messages", s["settings"]
+	for t in s["trials"]:
+	    assert t["asked"] == 20 * math.ceil(t["offered_pps"] * 0.5 / 20), t
+	    assert t["sent"] == t["asked"] and t["received_over_s"] >= 0.5, t
+	# the same 20 publishers' numbers in each trial's own run: 20 connections a trial
+	assert int(sys.argv[2]) == 20 * len(s["trials"]), sys.argv[2]
+	PY
+		fail "the paced trials: $(cat "$WORK/out")"
+
+	tb_gen "$XR" search --witness replies --preset quick --min 2k --max 400k --max-trials 5 \
+		--goal NDR=0 --json "$WORK/s2.json" -- gen mqtt -i "$TB_GEN_IF" --dst "$TB_SRV_IP" \
+		--src 198.18.64.0/23 --username "$MQ_USER" --password "$MQ_PASS" --pattern notify \
+		--peer "$TB_GEN_IF" --peer-netns "$(tb_gen_ns 1)" --subscribers 2 --count 20 \
+		--msg-rate search --first-seq 1000000 >"$WORK/out" 2>&1
+	x=$?
+	cat "$WORK/out"
+	expect_range "$x" 0 1 "search's exit (1: its trial limit)"
+	python3 - "$WORK/s2.json" <<-'PY' || fail "the notifications' trials: $(cat "$WORK/out")"
+	import json, math, sys
+	s = json.load(open(sys.argv[1]))
+	g, trials = s["goals"][0], s["trials"]
+	print("NDR:", g["lower"], g["upper"])
+	for t in trials:
+	    # received: the deliveries over the two subscribers; never more than was sent
+	    assert t["asked"] == 20 * math.ceil(t["offered_pps"] * 0.5 / 20), t
+	    assert t["received"] <= t["sent"] <= t["asked"], t
+	top = [t for t in trials if t["offered_pps"] == 400000]
+	assert top and all(t["loss"] > 0 for t in top), top
+	assert 2000 <= g["lower"] < 400000 and g["upper"] > g["lower"], g
+	PY
 	expect_eq "$(grep -c 'protocol error' "$MQ_DIR/mosquitto.log")" 0 "protocol errors in the broker's log"
 }
 

@@ -534,8 +534,15 @@ test_tcp_bad_input() {
 	run_bad 2 "requests-per-session 2 or more" "${g[@]}" --http 'GET /' --request-rate 1k
 	run_bad 2 "no --duration" "${g[@]}" --http 'GET /' --requests-per-session 5 --request-rate 1k \
 		--duration 2s
-	run_bad 2 "not under search" "$XR" search --witness replies -- gen tcp -i "$TB_GEN_IF" \
-		--dst "$TB_SRV_IP" --http 'GET /' --requests-per-session 5 --request-rate 1k
+	run_bad 2 "give '--request-rate search'" "$XR" search --witness replies -- gen tcp \
+		-i "$TB_GEN_IF" --dst "$TB_SRV_IP" --http 'GET /' --requests-per-session 5 --request-rate 1k
+	run_bad 2 "for search's trials" "${g[@]}" --http 'GET /' --count 5 --request-rate search
+	run_bad 2 "give none" "$XR" search --witness replies -- gen tcp -i "$TB_GEN_IF" \
+		--dst "$TB_SRV_IP" --http 'GET /' --count 5 --requests-per-session 5 --request-rate search
+	run_bad 2 "give --count" "$XR" search --witness replies -- gen tcp -i "$TB_GEN_IF" \
+		--dst "$TB_SRV_IP" --http 'GET /' --request-rate search
+	run_bad 2 "raise --count" "$XR" search --witness replies --max 1G -- gen tcp -i "$TB_GEN_IF" \
+		--dst "$TB_SRV_IP" --http 'GET /' --count 2 --request-rate search
 }
 
 # --request-rate: a precise total request rate over keep-alive sessions (as wrk2 -R): 20 sessions
@@ -568,6 +575,38 @@ test_tcp_request_rate() {
 	assert p["at_departure"] >= 1000, p
 	PY
 	grep -q "paced: 2000 requests at 2.00k/s over 1.000 s" "$WORK/out" || fail "no pace line: $(cat "$WORK/out")"
+	server_clean
+	books_balanced
+}
+
+# search over --request-rate: each trial paces its rate over its own 16 sessions (1 + rate x time
+# / 16 requests each); below nginx's limit every paced request of every trial is answered, and
+# nginx logged each trial's requests, the first of each session included
+test_tcp_request_rate_search() {
+	bed
+	nginx_start
+	count_start --tcp --dport 80 --duration 120s --idle 5s --json "$WORK/c.json"
+	tb_gen "$XR" search --witness replies --preset quick --min 1k --max 4k --max-trials 3 \
+		--json "$WORK/s.json" -- gen tcp -i "$TB_GEN_IF" --dst "$TB_SRV_IP" --src 198.18.64.0/23 \
+		--http 'GET /' --count 16 --request-rate search >"$WORK/out" 2>&1 ||
+		fail "search exited $?: $(tail -n 5 "$WORK/out")"
+	cat "$WORK/out"
+	search_all_completed 4000
+	grep -q "search: 1.00k to 4.00k requests/s" "$WORK/out" || fail "no load unit: $(head -n 2 "$WORK/out")"
+	python3 - "$WORK/s.json" "$(log_lines 200)" <<-'PY' || fail "the paced trials: $(cat "$WORK/out")"
+	import json, math, sys
+	s = json.load(open(sys.argv[1]))
+	assert s["settings"]["load_unit"] == "requests", s["settings"]
+	logged = 0
+	for t in s["trials"]:
+	    # each of the 16 sessions: its first request, then rate x 0.5 s / 16 paced ones
+	    per = math.ceil(t["offered_pps"] * 0.5 / 16)
+	    assert t["asked"] == 16 * per and t["sent"] == t["asked"], t
+	    assert t["received_over_s"] >= 0.5, t
+	    logged += t["asked"] + 16
+	assert logged == int(sys.argv[2]), (logged, sys.argv[2])
+	PY
+	count_wait
 	server_clean
 	books_balanced
 }

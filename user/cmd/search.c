@@ -49,8 +49,10 @@ static void usage(FILE *f)
 		"Usage: xdpreplay search [options] -- replay|gen|lorawan send ARGS...\n"
 		"\n"
 		"Finds the highest load the server takes within each loss goal: trials of ARGS at\n"
-		"chosen rates (--pps and --duration are added), each read from a witness of what\n"
-		"the server received, bisected until the bounds are within --width of each other.\n"
+		"chosen rates (--pps and --duration are added; gen mqtt --msg-rate search and gen\n"
+		"tcp --request-rate search: that rate over the trial's own --count sessions),\n"
+		"each read from a witness of what the server received, bisected until the bounds\n"
+		"are within --width of each other.\n"
 		"Loss is counted against the frames asked for, so the sender's own shortfall\n"
 		"counts too (a trial says \"sender short\").\n"
 		"\n"
@@ -75,7 +77,9 @@ static void usage(FILE *f)
 		"                       most X of it is above the loss ratio\n"
 		"      --latency-goal NAME=T  highest load whose p99 stays within T, with\n"
 		"                       --witness replies: gen syn's round trip, gen tcp's response\n"
-		"                       time (request to last byte); with an http witness that is\n"
+		"                       time (request to last byte), gen mqtt's burst to its\n"
+		"                       answer (--pattern notify: publish to delivery), paced\n"
+		"                       ones from their departure; with an http witness that is\n"
 		"                       count --webhook (and the trial's --schedule): the uplinks'\n"
 		"                       latency from departure to the application; e.g. p99=10ms\n"
 		"      --preset P       default, quick (0.5 s trials, 2%% width) or rfc2544 (60 s\n"
@@ -116,6 +120,8 @@ static void usage(FILE *f)
 		"  xdpreplay search --witness replies --latency-goal p99=10ms -- gen syn -i eth1 --dst 198.18.0.2:80\n"
 		"  xdpreplay search --witness replies --latency-goal p99=10ms --max 100k -- gen tcp -i eth1 \\\n"
 		"      --dst 198.18.0.2 --src 198.18.64.0/23 --http 'GET /'\n"
+		"  xdpreplay search --witness replies --latency-goal p99=10ms --max 200k -- gen mqtt -i eth1 \\\n"
+		"      --dst 198.18.0.2 --qos 1 --count 100 --msg-rate search\n"
 		"  xdpreplay search --witness replies --max 100k -- lorawan send -i eth1 --fleet f/ --server 198.18.0.2\n"
 		"  xdpreplay search --witness http://198.18.0.2:8090/ --latency-goal p99=15s --trial 3m \\\n"
 		"      --pause 1m --max 5k -- lorawan send -i eth1 --fleet f/ --server 198.18.0.2 --schedule s.json\n"
@@ -363,7 +369,37 @@ int cmd_search(int argc, char **argv)
 		ret = cli_usage_error("search", "--min must be above 0 and below --max");
 		goto out;
 	}
+	s->unit = s->proto->load_unit ?: "frames";
+	/* --msg-rate search: the trials pace that rate over their own --count sessions */
+	if (s->proto->paced_opt) {
+		char opt[40], eq[48];
+
+		snprintf(opt, sizeof(opt), "--%s", s->proto->paced_opt);
+		snprintf(eq, sizeof(eq), "%s=search", opt);
+		for (int i = optind + 1; i < argc; i++)
+			if (!strcmp(argv[i], eq) || (!strcmp(argv[i], opt) && i + 1 < argc &&
+						     !strcmp(argv[i + 1], "search")))
+				s->paced = true;
+		if (s->paced)
+			s->unit = s->proto->paced_unit;
+		if (s->paced && xr_nranks > 1) {
+			ret = cli_usage_error("search",
+					      "%s search: one sender, not under MPI for now", opt);
+			goto out;
+		}
+	}
 	for (int i = optind + 1; i < argc; i++) {
+		/* a paced search's sessions and their connection rate are the trial's own */
+		if (s->paced && (!strcmp(argv[i], "--count") || !strcmp(argv[i], "--pps")))
+			continue;
+		if (s->paced && !strcmp(argv[i], "--wait")) {
+			ret = cli_usage_error(
+				"search",
+				"--%s search: a trial counts what is answered by its "
+				"schedule's end and --settle (the search's), not --wait",
+				s->proto->paced_opt);
+			goto out;
+		}
 		if (!strcmp(argv[i], "--pps") || !strcmp(argv[i], "--rate") ||
 		    !strcmp(argv[i], "--duration") || !strcmp(argv[i], "--count") ||
 		    !strcmp(argv[i], "--topspeed") || !strcmp(argv[i], "--json")) {
@@ -497,6 +533,30 @@ int cmd_search(int argc, char **argv)
 					      "search to vary; give the trial none");
 			goto out;
 		}
+		/* a paced trial's sessions each get one paced request at least */
+		if (s->paced && s->so.count > s->min * (s->trial_ns / 1e9)) {
+			ret = cli_usage_error(
+				"search",
+				"--%s search: --min %g x --trial %.3g s is %g %s, fewer than "
+				"--count %llu: every session is paced once a trial at least, so "
+				"the lowest trials would ask for more than their rate; raise "
+				"--min or --trial, or lower --count",
+				s->proto->paced_opt, s->min, s->trial_ns / 1e9,
+				s->min * (s->trial_ns / 1e9), s->proto->paced_unit,
+				(unsigned long long)s->so.count);
+			goto out;
+		}
+		/* the lowest and the highest trial must be possible (each is set again in its trial) */
+		if (s->paced) {
+			struct send_opts so = s->so;
+
+			ret = s->proto->paced_trial(s->proto_state, &so, s->max, s->trial_ns);
+			if (!ret)
+				ret = s->proto->paced_trial(s->proto_state, &so, s->min,
+							    s->trial_ns);
+			if (ret)
+				goto out;
+		}
 		if (s->so.shards > 1) {
 			ret = cli_usage_error(
 				"search", "--shard: the shards of a trial must share its load and "
@@ -518,9 +578,9 @@ int cmd_search(int argc, char **argv)
 	s->start_unix = time(NULL);
 	s->start_ns = now_ns();
 	cli_catch_signals();
-	fprintf(stderr, "search: %s to %s frames/s, %.1f s trials, width %.3f, witness %s",
-		fmt_si(s->min, a, sizeof(a)), fmt_si(s->max, b, sizeof(b)), s->trial_ns / 1e9,
-		s->width, s->witness);
+	fprintf(stderr, "search: %s to %s %s/s, %.1f s trials, width %.3f, witness %s",
+		fmt_si(s->min, a, sizeof(a)), fmt_si(s->max, b, sizeof(b)), s->unit,
+		s->trial_ns / 1e9, s->width, s->witness);
 	if (xr_nranks > 1)
 		fprintf(stderr, ", %d ranks (MPI), each a shard of every trial", xr_nranks);
 	fputc('\n', stderr);
@@ -538,8 +598,8 @@ int cmd_search(int argc, char **argv)
 		else if (err)
 			goto env;
 		else
-			fprintf(stderr, "  warm-up: %.1f s at %s pps, loss %.5f (not counted)\n",
-				s->warmup_ns / 1e9, fmt_si(s->min, a, sizeof(a)), w.loss);
+			fprintf(stderr, "  warm-up: %.1f s at %s %s/s, loss %.5f (not counted)\n",
+				s->warmup_ns / 1e9, fmt_si(s->min, a, sizeof(a)), s->unit, w.loss);
 	}
 	if (!err)
 		err = do_search(s);
@@ -552,6 +612,7 @@ int cmd_search(int argc, char **argv)
 	for (int gi = 0; gi < s->ng; gi++) {
 		struct goal *g = &s->g[gi];
 		char lim[32];
+		double rx;
 
 		classify(s, g);
 		if (g->p99_us > 0)
@@ -559,22 +620,27 @@ int cmd_search(int argc, char **argv)
 				 fmt_duration((uint64_t)(g->p99_us * 1e3), d, sizeof(d)));
 		else
 			snprintf(lim, sizeof(lim), "loss <= %g", g->loss);
-		fprintf(stderr,
-			"%s (%s): lower bound %s frames/s (received %s/s), upper bound %s%s\n",
-			g->name, lim, fmt_si(g->lower, a, sizeof(a)),
-			fmt_si(conditional_throughput(s, g), c, sizeof(c)),
+		rx = conditional_throughput(s, g);
+		fprintf(stderr, "%s (%s): lower bound %s %s/s (received %s/s), upper bound %s%s\n",
+			g->name, lim, fmt_si(g->lower, a, sizeof(a)), s->unit,
+			fmt_si(rx, c, sizeof(c)),
 			g->upper ? fmt_si(g->upper, b, sizeof(b)) : "none",
-			g->lower >= s->max ?
-				" (the server was never saturated: the lower bound is the most offered)" :
-				"");
+			g->lower < s->max ?
+				"" :
+				/* TCP loses nothing: a server past its limit answers later, not less */
+				rx < 0.9 * g->lower ?
+				" (nothing lost at the most offered, but it came slower: a "
+				"server that makes senders wait; give --latency-goal)" :
+				" (the server was never saturated: the lower bound is the "
+				"most offered)");
 		for (int b = 0; b < 2; b++) {
 			struct load_trials lt = trials_at(s, g, b ? g->upper : g->lower);
 
 			if (!lt.counted && !lt.short_)
 				continue;
-			fprintf(stderr, "  %s: %d trial%s at %s frames/s, %d over the goal",
+			fprintf(stderr, "  %s: %d trial%s at %s %s/s, %d over the goal",
 				b ? "upper" : "lower", lt.counted, lt.counted == 1 ? "" : "s",
-				fmt_si(b ? g->upper : g->lower, a, sizeof(a)), lt.over);
+				fmt_si(b ? g->upper : g->lower, a, sizeof(a)), s->unit, lt.over);
 			if (lt.short_)
 				fprintf(stderr,
 					", and %d where the sender fell short (not counted)",

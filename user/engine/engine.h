@@ -40,6 +40,12 @@ struct engine_proto {
 	void (*frame)(void *ctx, uint64_t n);
 	/* after the last frame: whether nothing more is to come (ends --wait early); sent: frames sent */
 	bool (*settled)(void *ctx, uint64_t sent);
+	/*
+	 * after the last frame: when --wait ends, once the protocol knows better
+	 * than "after the last frame" (paced requests: after their schedule's
+	 * end); 0: not yet
+	 */
+	uint64_t (*wait_until)(void *ctx);
 	/* the run is over (replies read): take what the maps hold */
 	void (*finish)(void *ctx, struct gen_bpf *skel);
 	/* the program is about to be unloaded: unmap what after_load mapped */

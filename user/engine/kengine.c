@@ -767,6 +767,8 @@ int kengine_run(const struct engine_opts *o, struct engine_result *res)
 		while (!xr_stop && now_ns() < until) {
 			if (proto && proto->settled && proto->settled(proto->ctx, sent))
 				break;
+			if (proto && proto->wait_until && proto->wait_until(proto->ctx))
+				until = proto->wait_until(proto->ctx);
 			live_replies(&k, o);
 			sleep_until(now_ns() + 10000000ULL);
 		}

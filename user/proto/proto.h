@@ -25,6 +25,15 @@
 struct send_opts;
 struct json_object;
 
+/*
+ * Where a search trial's figures are in its JSON (struct xr_proto's
+ * trial_paths); seconds: over which the witness's count came (NULL: the
+ * trial's time).
+ */
+struct trial_paths {
+	const char *witness, *latency, *asked, *sent, *behind, *seconds;
+};
+
 /* What the shared send options a protocol takes (struct send_opts, user/send/opts.c). */
 enum send_opt_set {
 	SO_REWRITE = 1 << 0, /* --rewrite */
@@ -95,15 +104,27 @@ struct xr_proto {
 	/* the other end's JSON after its run (NULL: unreadable) and exit status, before report */
 	void (*peer_done)(void *st, struct json_object *peer, int exit_status);
 	/*
-	 * A search trial's witness and latency paths in its JSON when this run's
-	 * are not witness and latency (gen mqtt --pattern notify: the
-	 * subscribers' books). NULL: those.
+	 * A search trial's paths in its JSON when this run's are not witness,
+	 * latency, asked, sent and failed_reasons.fell_behind (gen mqtt
+	 * --pattern notify: the subscribers' books; a paced search: the
+	 * paced requests'). NULL: those.
 	 */
-	void (*trial_paths)(void *st, const char **witness, const char **latency);
+	void (*trial_paths)(void *st, struct trial_paths *p);
 	/* the JSON path of the answers counted in the run's JSON (search --witness replies), or NULL */
 	const char *witness;
 	/* the JSON path of the p99 in microseconds that search --latency-goal judges (NULL: the round trip's) */
 	const char *latency;
+	/* what a search trial's load counts, plural (NULL: frames) */
+	const char *load_unit;
+	/*
+	 * A search over a paced rate: the option (without its dashes) whose
+	 * value "search" makes each trial's load that rate, over the trial's
+	 * own --count sessions connected at its own --pps; paced_unit is what
+	 * it counts. paced_trial sets the trial's rate and duration in st and
+	 * so: 0, or an exit status after a one-line message.
+	 */
+	const char *paced_opt, *paced_unit;
+	int (*paced_trial)(void *st, struct send_opts *so, double rate, uint64_t trial_ns);
 	void (*free)(void *st);
 };
 

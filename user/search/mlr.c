@@ -92,7 +92,7 @@ double conditional_throughput(const struct search *s, const struct goal *g)
 	for (int i = 0; i < s->nt; i++) {
 		if (s->t[i].load == g->lower && trial_counted(&s->t[i])) {
 			rx += s->t[i].received;
-			dur += s->t[i].duration_s;
+			dur += s->t[i].rx_s > 0 ? s->t[i].rx_s : s->t[i].duration_s;
 		}
 	}
 	return dur > 0 ? rx / dur : 0;

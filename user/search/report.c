@@ -207,12 +207,12 @@ static void write_svg(const struct search *s, FILE *f)
 		L, T, W - L - R, PH);
 	axis_ticks(f, &x, false, T + PH + 16, "");
 	axis_ticks(f, &y, true, L - 6, "");
-	fprintf(f, "<text x='%.0f' y='%.0f' text-anchor='middle'>offered (frames/s%s)</text>\n",
-		(L + W - R) / 2, T + PH + 36, x.log ? ", log scale" : "");
+	fprintf(f, "<text x='%.0f' y='%.0f' text-anchor='middle'>offered (%s/s%s)</text>\n",
+		(L + W - R) / 2, T + PH + 36, s->unit, x.log ? ", log scale" : "");
 	fprintf(f,
 		"<text x='18' y='%.0f' transform='rotate(-90 18 %.0f)' text-anchor='middle'>received "
-		"(frames/s)</text>\n",
-		T + PH / 2, T + PH / 2);
+		"(%s/s)</text>\n",
+		T + PH / 2, T + PH / 2, s->unit);
 	/* everything offered was received: the diagonal, as a curve on a log axis */
 	fprintf(f, "<polyline fill='none' stroke='#aaa' stroke-dasharray='4' points='");
 	for (int k = 0; k <= 64; k++) {
@@ -341,6 +341,8 @@ static void write_json(const struct search *s, FILE *f)
 	if (s->field)
 		json_str(&j, "witness_field", s->field);
 	json_open(&j, "settings", '{');
+	/* what the loads below count (their names say pps for every unit) */
+	json_str(&j, "load_unit", s->unit);
 	json_double(&j, "min_pps", s->min);
 	json_double(&j, "max_pps", s->max_asked);
 	json_double(&j, "max_pps_searched", s->max);
@@ -396,6 +398,8 @@ static void write_json(const struct search *s, FILE *f)
 		json_u64(&j, "asked", t->asked);
 		json_u64(&j, "sent", t->sent);
 		json_u64(&j, "received", t->received);
+		/* the trial's time, or a paced trial's from its schedule's start to its last answer */
+		json_double(&j, "received_over_s", t->rx_s);
 		json_double(&j, "loss", t->loss);
 		json_flag(&j, "sender_short", t->sender_short);
 		json_flag(&j, "witness_reset", t->witness_reset);

@@ -34,6 +34,7 @@ struct rank_result {
 		behind; /* witness: the protocol's replies when they witness */
 	double p99_us; /* < 0: none */
 	double start_unix; /* its first departure */
+	double rx_s; /* the seconds its witness's count came over (0: the trial's) */
 	uint64_t unit; /* sequence numbers that go to one shard together (shard.unit) */
 	int32_t exit; /* the shard's exit status; -1 when it did not exit */
 	int32_t ran; /* its JSON was read */
@@ -51,6 +52,7 @@ struct trial {
 	uint64_t asked, sent, received;
 	double loss; /* (asked - received) / asked */
 	double duration_s;
+	double rx_s; /* what was received came over this time (a paced trial's, to its last answer); 0: duration_s */
 	double p99_us; /* gen syn: 99th percentile round trip; < 0 when unknown */
 	uint64_t behind; /* frames the sender fell behind on (its own shortfall) */
 	bool sender_short; /* the sender did not keep the trial's schedule: not the server's result */
@@ -114,6 +116,8 @@ struct search {
 	uint64_t max_time_ns; /* --max-time: no trial starts after this much time; 0 = none */
 	uint64_t start_ns;
 	uint64_t start_margin_ns; /* under MPI: from the broadcast to the trial's start */
+	bool paced; /* --msg-rate search: the load is the proto's paced rate (proto->paced_trial) */
+	const char *unit; /* what the load counts, plural: frames, sessions, messages */
 };
 
 /* mlr.c: whether a trial speaks for the server, meets a goal; the goal's bounds from every trial */

@@ -55,14 +55,18 @@ static int shard_trial(struct search *s, const struct rank_trial *rt, struct ran
 {
 	char json[] = "/tmp/xdpreplay-trial.XXXXXX", errs[] = "/tmp/xdpreplay-trial-err.XXXXXX";
 	bool replies = !strcmp(s->witness, "replies"), mpi = xr_nranks > 1;
-	const char *witness = s->proto->witness, *latency = s->proto->latency;
+	struct trial_paths paths = { .witness = s->proto->witness,
+				     .latency = s->proto->latency ?: "replies.rtt_us.p99",
+				     .asked = "asked",
+				     .sent = "sent",
+				     .behind = "failed_reasons.fell_behind" };
 	struct json_object *result = NULL;
 	int fd, efd = -1, status = 0, err = 0;
 	pid_t pid;
 
 	*r = (struct rank_result){ .exit = -1, .p99_us = -1 };
 	if (s->proto->trial_paths)
-		s->proto->trial_paths(s->proto_state, &witness, &latency);
+		s->proto->trial_paths(s->proto_state, &paths);
 	fd = mkstemp(json);
 	if (fd < 0)
 		return -errno;
@@ -86,10 +90,21 @@ static int shard_trial(struct search *s, const struct rank_trial *rt, struct ran
 
 		if (efd >= 0)
 			dup2(efd, STDERR_FILENO);
-		so.pace = XR_PACE_RATE;
-		so.pps = rt->load;
-		so.rate_bps = 0;
-		so.duration_ns = rt->trial_ns;
+		if (s->paced) {
+			/* the trial's sessions and connection rate are its own: the load is its pace */
+			int ret =
+				s->proto->paced_trial(s->proto_state, &so, rt->load, rt->trial_ns);
+
+			if (ret)
+				_exit(ret);
+			/* what is answered by the schedule's end and the settle time counts, as RFC 2544's wait */
+			so.reply_wait_ns = s->settle_ns;
+		} else {
+			so.pace = XR_PACE_RATE;
+			so.pps = rt->load;
+			so.rate_bps = 0;
+			so.duration_ns = rt->trial_ns;
+		}
 		so.json_path = json;
 		so.quiet = true;
 		xr_verbosity = XR_LOG_WARN;
@@ -117,17 +132,19 @@ static int shard_trial(struct search *s, const struct rank_trial *rt, struct ran
 	if (r->exit != 0 && r->exit != 1)
 		goto out;
 	result = json_object_from_file(json);
-	if (!result || json_path_u64(result, "sent", &r->sent) ||
-	    json_path_u64(result, "asked", &r->asked) ||
-	    (replies && json_path_u64(result, witness, &r->witness))) {
+	if (!result || json_path_u64(result, paths.sent, &r->sent) ||
+	    json_path_u64(result, paths.asked, &r->asked) ||
+	    (replies && json_path_u64(result, paths.witness, &r->witness))) {
 		snprintf(r->why, sizeof(r->why), "its results (%s) could not be read", json);
 		r->exit = -1;
 		goto out;
 	}
 	r->ran = 1;
-	if (json_path_double(result, latency ?: "replies.rtt_us.p99", &r->p99_us))
+	if (json_path_double(result, paths.latency, &r->p99_us))
 		r->p99_us = -1;
-	if (json_path_u64(result, "failed_reasons.fell_behind", &r->behind))
+	if (!paths.seconds || json_path_double(result, paths.seconds, &r->rx_s))
+		r->rx_s = 0;
+	if (json_path_u64(result, paths.behind, &r->behind))
 		r->behind = 0;
 	if (json_path_double(result, "start_unix", &r->start_unix))
 		r->start_unix = 0;
@@ -241,13 +258,15 @@ int run_trial(struct search *s, double load, struct trial *t)
 		unit = r->unit > unit ? r->unit : unit;
 		if (r->p99_us > t->p99_us)
 			t->p99_us = r->p99_us;
+		if (r->rx_s > t->rx_s)
+			t->rx_s = r->rx_s;
 		if (!first || r->start_unix < first)
 			first = r->start_unix;
 		if (r->start_unix > last)
 			last = r->start_unix;
 	}
 	if (xr_nranks == 1 && t->rank_failed) {
-		pr_warn("the trial at %.0f pps failed (exit %d)%s%s\n", load, all[0].exit,
+		pr_warn("the trial at %.0f %s/s failed (exit %d)%s%s\n", load, s->unit, all[0].exit,
 			all[0].why[0] ? ": " : "", all[0].why);
 		err = -ECHILD;
 		goto out;
@@ -301,6 +320,8 @@ int run_trial(struct search *s, double load, struct trial *t)
 						       0) :
 			     1;
 	t->duration_s = s->trial_ns / 1e9;
+	if (t->rx_s < t->duration_s)
+		t->rx_s = t->duration_s;
 	/* growth during the trial, by name: a drop reason may first appear after the trial */
 	for (int i = 0; i < t->nattr; i++)
 		for (int k = 0; k < a0.nattr; k++)
@@ -317,13 +338,13 @@ out:
 	return err;
 }
 
-static void print_trial(const struct trial *t, int i)
+static void print_trial(const struct search *s, const struct trial *t, int i)
 {
 	char a[16], d[16];
 
 	fprintf(stderr,
-		"  trial %2d: offered %9s pps  asked %10llu  sent %10llu  received %10llu  loss %.5f",
-		i + 1, fmt_si(t->load, a, sizeof(a)), (unsigned long long)t->asked,
+		"  trial %2d: offered %9s %s/s  asked %10llu  sent %10llu  received %10llu  loss %.5f",
+		i + 1, fmt_si(t->load, a, sizeof(a)), s->unit, (unsigned long long)t->asked,
 		(unsigned long long)t->sent, (unsigned long long)t->received, t->loss);
 	if (t->rank_failed)
 		fprintf(stderr, "  RANK %d FAILED (exit %d: %s; not counted)", t->failed_rank,
@@ -336,8 +357,9 @@ static void print_trial(const struct trial *t, int i)
 		fprintf(stderr, "  SENDER SHORT (%llu behind: not counted)",
 			(unsigned long long)t->behind);
 	else if (t->sent < t->asked)
-		fprintf(stderr, "  (%llu not sent: driver refused)",
-			(unsigned long long)(t->asked - t->sent));
+		fprintf(stderr, "  (%llu not sent: %s)", (unsigned long long)(t->asked - t->sent),
+			s->paced ? "the trial ended first, their sessions waiting for answers" :
+				   "driver refused");
 	if (t->p99_us >= 0)
 		fprintf(stderr, "  p99 %s",
 			fmt_duration((uint64_t)(t->p99_us * 1e3), d, sizeof(d)));
@@ -387,14 +409,14 @@ static int sender_short(struct search *s, double load)
 	if (shorts < 2)
 		return 0;
 	if (kept <= s->min) {
-		pr_warn("the sender cannot offer even --min %s pps here (it kept %s pps)\n",
-			fmt_si(s->min, a, sizeof(a)),
+		pr_warn("the sender cannot offer even --min %s %s/s here (it kept %s)\n",
+			fmt_si(s->min, a, sizeof(a)), s->unit,
 			fmt_si(t->sent / t->duration_s, b, sizeof(b)));
 		s->stop_why = "the sender cannot offer --min";
 		return -ERANGE;
 	}
-	pr_warn("warning: the sender fell behind twice at %s pps: searching up to %s pps (what it keeps)\n",
-		fmt_si(load, a, sizeof(a)), fmt_si(kept, b, sizeof(b)));
+	pr_warn("warning: the sender fell behind twice at %s %s/s: searching up to %s (what it keeps)\n",
+		fmt_si(load, a, sizeof(a)), s->unit, fmt_si(kept, b, sizeof(b)));
 	s->max = kept;
 	return 0;
 }
@@ -471,7 +493,7 @@ int do_search(struct search *s)
 				s->interrupted = true;
 			if (err)
 				return err;
-			print_trial(&s->t[s->nt], s->nt);
+			print_trial(s, &s->t[s->nt], s->nt);
 			s->nt++;
 			for (int k = 0; k < s->ng; k++)
 				classify(s, &s->g[k]);

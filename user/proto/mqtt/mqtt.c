@@ -83,6 +83,8 @@ struct mqtt {
 	const char *peer_ifname, *peer_netns; /* --peer, --peer-netns: the other end's */
 	uint64_t subscribers; /* --subscribers: notify's */
 	double msg_rate; /* --msg-rate: messages per second in all, paced (0: as the broker answers) */
+	bool rate_searched; /* --msg-rate search: each search trial's load sets msg_rate, messages */
+	bool messages_set;
 	char *peer_filter; /* the other end's topic filter, made here (freed with the state) */
 	struct mqtt_peer_figures peer;
 	uint16_t refused_all; /* every CONNECT answered was refused: the first code, + 1 */
@@ -159,6 +161,7 @@ static int mqtt_opt(void *st, int id, const char *arg, const struct send_opts *s
 			return XR_EXIT_USAGE;
 		if (!m->messages)
 			return cli_usage_error(so->cmd, "--messages: at least 1");
+		m->messages_set = true;
 		break;
 	case O_BURST:
 		if (cli_count(so->cmd, "burst", arg, &v))
@@ -190,6 +193,10 @@ static int mqtt_opt(void *st, int id, const char *arg, const struct send_opts *s
 			return cli_usage_error(so->cmd, "--subscribers: at least 1");
 		break;
 	case O_MSG_RATE:
+		if (!strcmp(arg, "search")) {
+			m->rate_searched = true;
+			break;
+		}
 		if (parse_number(arg, &m->msg_rate) || !(m->msg_rate > 0) || m->msg_rate > 1e9)
 			return cli_usage_error(
 				so->cmd,
@@ -216,7 +223,7 @@ static int mqtt_check_pace(struct mqtt *m, const struct send_opts *so)
 {
 	double gap;
 
-	if (tcp_pace_check("--msg-rate", so))
+	if (tcp_pace_check("--msg-rate", so, m->rate_searched))
 		return XR_EXIT_USAGE;
 	/* each publisher's bursts, count * burst / rate apart */
 	gap = so->count * m->so.burst / m->msg_rate;
@@ -406,7 +413,24 @@ static int mqtt_check(void *st, const struct send_opts *so)
 	if (m->so.subscribe && m->so.await)
 		return cli_usage_error(so->cmd,
 				       "--await is a caller's, --subscribe a subscriber's");
-	if (m->msg_rate && (m->so.subscribe || m->so.await))
+	if (m->rate_searched) {
+		if (!so->search)
+			return cli_usage_error(
+				so->cmd, "--msg-rate search is for search's trials (xdpreplay "
+					 "search ... -- gen mqtt --msg-rate search): give a rate");
+		if (m->messages_set)
+			return cli_usage_error(
+				so->cmd, "--msg-rate search: each trial's --messages is its rate "
+					 "x time over --count publishers: give none");
+		if (tcp_pace_check("--msg-rate", so, true))
+			return XR_EXIT_USAGE;
+		/* a departure per message: the trials' rate is their messages' */
+		if (!m->burst_set) {
+			m->so.burst = 1;
+			m->burst_set = true;
+		}
+	}
+	if ((m->msg_rate || m->rate_searched) && (m->so.subscribe || m->so.await))
 		return cli_usage_error(so->cmd, "--msg-rate paces publishers: not with --%s",
 				       m->so.subscribe ? "subscribe" :
 							 "await (calls wait for their answers)");
@@ -535,7 +559,8 @@ struct mqtt_books {
 static void mqtt_books(const struct mqtt *m, const struct engine_result *res, struct mqtt_books *b)
 {
 	const __u64 *c = res->replies.st.ctr;
-	uint64_t bursts = c[XR_TCP_REQUESTS] - c[XR_MQTT_CONNECTS];
+	/* a burst partly on the wire when the run ended was sent too (the broker may have it) */
+	uint64_t bursts = c[XR_TCP_REQUESTS] - c[XR_MQTT_CONNECTS] + m->t.stalled.request_partial;
 
 	*b = (struct mqtt_books){ .asked = res->asked * m->messages,
 				  .sent = bursts * m->so.burst,
@@ -930,6 +955,8 @@ static void mqtt_report_pattern(const struct mqtt *m, const struct engine_result
 		json_u64(j, "refused", f->refused);
 		json_u64(j, "expected", f->expected);
 		json_u64(j, "received", f->received);
+		/* a paced search's witness, in messages: each is a delivery to every subscriber */
+		json_u64(j, "received_per_subscriber", f->sessions ? f->received / f->sessions : 0);
 		json_u64(j, "lost", f->lost);
 		json_u64(j, "duplicated", f->duplicated);
 		json_u64(j, "reordered", f->reordered);
@@ -1161,12 +1188,39 @@ static void mqtt_peer_done(void *st, struct json_object *peer, int exit_status)
  * every subscriber whole, and their publish-to-delivery p99 (the other
  * patterns: the sessions that completed, as without --pattern)
  */
-static void mqtt_trial_paths(void *st, const char **witness, const char **latency)
+static void mqtt_trial_paths(void *st, struct trial_paths *p)
 {
-	if (((struct mqtt *)st)->pattern != MQTT_PATTERN_NOTIFY)
+	const struct mqtt *m = st;
+
+	/* --msg-rate search: messages, their departures (a pacer behind its schedule is short) */
+	if (m->rate_searched) {
+		p->witness = "messages.acked";
+		p->asked = "messages.asked";
+		p->sent = "messages.sent";
+		p->behind = "messages.pace.after_schedule_end";
+		p->seconds = "messages.pace.seconds";
+	}
+	if (m->pattern != MQTT_PATTERN_NOTIFY)
 		return;
-	*witness = "pattern.peer.publishers_complete";
-	*latency = "pattern.peer.latency_p99_us";
+	/* each message is a delivery to every subscriber: what they received over them */
+	if (m->rate_searched)
+		p->witness = "pattern.peer.received_per_subscriber";
+	else
+		p->witness = "pattern.peer.publishers_complete";
+	p->latency = "pattern.peer.latency_p99_us";
+}
+
+/* search -- gen mqtt --msg-rate search: the trial's rate over --count publishers, for its time */
+static int mqtt_paced_trial(void *st, struct send_opts *so, double rate, uint64_t trial_ns)
+{
+	struct mqtt *m = st;
+	uint64_t bursts;
+
+	if (tcp_pace_trial_bursts("--msg-rate", so, rate, trial_ns, m->so.burst, 65534, &bursts))
+		return XR_EXIT_USAGE;
+	m->messages = bursts * m->so.burst;
+	m->msg_rate = rate;
+	return mqtt_check_pace(m, so);
 }
 
 static int mqtt_verdict(void *st)
@@ -1272,7 +1326,12 @@ const struct xr_proto proto_mqtt = {
 		"                        burst whose departure comes before the one before\n"
 		"                        it was answered goes late, as that answer comes,\n"
 		"                        timed (and stamped) from its departure. --burst 1\n"
-		"                        for a departure per message\n"
+		"                        for a departure per message. Under search,\n"
+		"                        '--msg-rate search' makes each trial's load messages/s\n"
+		"                        over --count publishers (--messages: rate x time over\n"
+		"                        them; --burst 1), counted until the schedule's end and\n"
+		"                        search's --settle; with --pattern notify, deliveries\n"
+		"                        (a message to each subscriber)\n"
 		"  --count is sessions (connections), --pps new sessions per second; each one\n"
 		"  publishes as fast as the broker answers, or at --msg-rate. Every message\n"
 		"  asked is taken by the broker (PUBACK, or read before the PINGRESP), refused\n"
@@ -1292,6 +1351,10 @@ const struct xr_proto proto_mqtt = {
 	.peer = mqtt_peer,
 	.peer_done = mqtt_peer_done,
 	.trial_paths = mqtt_trial_paths,
+	.paced_opt = "msg-rate",
+	.paced_unit = "messages",
+	.paced_trial = mqtt_paced_trial,
+	.load_unit = "sessions",
 	/* search offers sessions: a session completes when all its messages were answered */
 	.witness = "sessions.completed",
 	.latency = "messages.burst_us.p99",

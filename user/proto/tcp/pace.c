@@ -14,6 +14,7 @@
  * a slow broker shows in the latency, not in a slower schedule.
  */
 #include <errno.h>
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -101,13 +102,13 @@ static bool pace_connected(struct tcp *t)
 	       t->pace.sessions;
 }
 
-int tcp_pace_check(const char *opt, const struct send_opts *so)
+int tcp_pace_check(const char *opt, const struct send_opts *so, bool searched)
 {
-	if (so->search)
+	if (so->search && !searched)
 		return cli_usage_error(so->cmd,
-				       "%s: not under search for now (its trials offer "
-				       "sessions per second)",
-				       opt);
+				       "%s R under search: give '%s search' (each trial's load is "
+				       "then that rate, over the trial's --count sessions)",
+				       opt, opt);
 	if (!so->count || so->duration_ns || so->concurrency)
 		return cli_usage_error(so->cmd,
 				       "%s paces the requests of --count sessions: give "
@@ -120,19 +121,34 @@ int tcp_pace_check(const char *opt, const struct send_opts *so)
 	return 0;
 }
 
+int tcp_pace_trial_bursts(const char *opt, const struct send_opts *so, double rate,
+			  uint64_t trial_ns, uint32_t burst, uint64_t max, uint64_t *bursts)
+{
+	double n = ceil(rate * (trial_ns / 1e9) / ((double)so->count * burst));
+
+	*bursts = n < 1 ? 1 : (uint64_t)n;
+	if (n > max)
+		return cli_usage_error(so->cmd,
+				       "%s search: a trial at %g/s for %.3g s is %.0f bursts per "
+				       "session, over %llu: raise --count",
+				       opt, rate, trial_ns / 1e9, n, (unsigned long long)max);
+	return 0;
+}
+
 static void *pace_main(void *arg)
 {
 	struct tcp *t = arg;
 	struct tcp_pacer *p = &t->pace;
-	uint64_t start = now_ns(), d;
+	uint64_t start = now_ns(), d, end;
 	struct rusage ru;
 
 	while (!atomic_load(&p->stop) && !pace_connected(t))
 		usleep(1000);
 	p->connect_ns = now_ns() - start;
-	p->t0 = now_ns() + PACE_SPIN_NS;
+	__atomic_store_n(&p->t0, now_ns() + PACE_SPIN_NS, __ATOMIC_RELEASE);
 	/* XDP stamps a late request with its departure: the schedule's start first */
 	__atomic_store_n(&t->skel->bss->tcp_pace_t0_ns, p->t0, __ATOMIC_SEQ_CST);
+	end = pace_due(p, p->departures ? p->departures - 1 : 0) + PACE_BEHIND_NS;
 	for (d = 0; d < p->departures && !atomic_load(&p->stop); d++) {
 		uint64_t due = pace_due(p, d), now = now_ns(), c;
 		uint32_t i = d % p->sessions, tkey, gate = 1;
@@ -149,6 +165,7 @@ static void *pace_main(void *arg)
 			sleep_until(due - PACE_SPIN_NS / 2);
 		while ((now = now_ns()) < due)
 			;
+		p->overran += now > end;
 		c = p->base + i;
 		tkey = (uint32_t)(c % t->rs.m.src_count + (c / t->rs.m.src_count) %
 								  t->rs.m.sport_count *
@@ -195,6 +212,23 @@ static void *pace_main(void *arg)
 		p->cpu_ns = (ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) * 1000000000ULL +
 			    (ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) * 1000ULL;
 	return NULL;
+}
+
+uint64_t tcp_pace_wait_until(void *ctx)
+{
+	const struct tcp_pacer *p = &((struct tcp *)ctx)->pace;
+	uint64_t t0 = __atomic_load_n(&p->t0, __ATOMIC_ACQUIRE);
+
+	if (!p->ps || !p->running)
+		return 0;
+	/*
+	 * not started: every session is still connecting or ending (a SYN
+	 * retransmitted, given up at last), and the whole schedule is still to run
+	 */
+	if (!t0)
+		return now_ns() + pace_due(&(struct tcp_pacer){ .ps = p->ps }, p->departures) +
+		       p->wait_ns;
+	return pace_due(p, p->departures ? p->departures - 1 : 0) + p->wait_ns;
 }
 
 int tcp_pace_start(struct tcp *t, struct gen_bpf *skel)
@@ -264,6 +298,10 @@ void tcp_pace_report(const struct tcp *t, const struct engine_result *res, const
 		if (p->granted < p->departures)
 			fprintf(human, ", %llu whose departure never came (the run ended first)",
 				(unsigned long long)(p->departures - p->granted));
+		if (p->overran)
+			fprintf(human,
+				", %llu reached over 1 ms after the schedule's end (a pacer behind)",
+				(unsigned long long)p->overran);
 		fprintf(human, "; answered %s/s\n",
 			fmt_si(seconds > 0 ? acked / seconds : 0, y, sizeof(y)));
 	}
@@ -275,8 +313,12 @@ void tcp_pace_report(const struct tcp *t, const struct engine_result *res, const
 	json_u64(j, "reached", p->granted);
 	json_u64(j, "at_departure", p->sent);
 	json_u64(j, "behind_1ms", p->behind);
+	json_u64(j, "after_schedule_end", p->overran);
 	json_double(j, "behind_max_ms", p->behind_max_ns / 1e6);
 	json_u64(j, "late", late);
+	/* once each, at its departure or late; answered: what the report counts (messages, requests) */
+	json_u64(j, "sent", p->sent + late);
+	json_u64(j, "answered", acked);
 	json_u64(j, "busy_at_departure", p->busy);
 	json_u64(j, "gate_mismatched", p->mismatched);
 	json_double(j, "connect_s", p->connect_ns / 1e9);

@@ -20,6 +20,13 @@
 /* sessions still open at the end, by what they waited for (timeout: retransmitted in vain) */
 struct tcp_stalled {
 	uint64_t request, response, close, timeout;
+	/*
+	 * not a session's end (apart from the above): requests after the first
+	 * with bytes on the wire but not all acknowledged (XR_TCP_REQUESTS
+	 * counts those sent whole), left on their way by a run cut short (a
+	 * paced search trial's end) or a session given up
+	 */
+	uint64_t request_partial;
 };
 
 /* The retransmission thread's: the frame's constant parts, its socket, what it sent. */
@@ -98,6 +105,13 @@ struct tcp_pacer {
 	uint64_t granted; /* departures whose time came before the run ended */
 	uint64_t sent; /* requests this thread sent at their departure */
 	uint64_t behind, behind_max_ns; /* of those, sent over 1 ms after it; the most after */
+	/*
+	 * departures this thread reached over 1 ms after the schedule's end: a
+	 * schedule it did not keep (a search trial's sender short), where a
+	 * departure a moment late here and there is not
+	 */
+	uint64_t overran;
+	uint64_t wait_ns; /* --wait, after the schedule's end */
 	uint64_t busy; /* departures whose session was still busy (XDP sends them late) or ended */
 	uint64_t caught_up; /* requests of sessions behind, sent late (as XDP's XR_TCP_LATE) */
 	uint64_t mismatched; /* gates taken for a request not granted yet (none) */
@@ -150,6 +164,8 @@ struct tcp {
 	/* gen tcp's own options */
 	const char *http, *request_file, *body_file;
 	double request_rate; /* --request-rate: requests 1.. per second in all, paced (0: not) */
+	bool rate_searched; /* --request-rate search: each search trial's load sets the rate */
+	bool requests_set; /* --requests-per-session given */
 
 	uint32_t table; /* session table slots */
 	struct xr_tcp_cfg cfg;
@@ -207,11 +223,22 @@ void tcp_pump_stop(struct tcp *t);
 /* The pacer's thread, when t->pace.ps asks for one (after load, with t->rs.fd open). 0 or -errno. */
 int tcp_pace_start(struct tcp *t, struct gen_bpf *skel);
 
+/* engine_proto's wait_until: the schedule's end and --wait (0: not paced) */
+uint64_t tcp_pace_wait_until(void *ctx);
+
 /* Ends the pacer's thread; what it counted stays. */
 void tcp_pace_stop(struct tcp *t);
 
 /* What paced requests need of the run's options (opt: the option that asks for them). 0, or XR_EXIT_USAGE after a line. */
-int tcp_pace_check(const char *opt, const struct send_opts *so);
+int tcp_pace_check(const char *opt, const struct send_opts *so, bool searched);
+
+/*
+ * A paced search trial's requests per session after the first: rate x
+ * trial time over so->count sessions, in whole bursts of burst, at least
+ * one. 0, or XR_EXIT_USAGE after a line when that is over max bursts.
+ */
+int tcp_pace_trial_bursts(const char *opt, const struct send_opts *so, double rate,
+			  uint64_t trial_ns, uint32_t burst, uint64_t max, uint64_t *bursts);
 
 /* Sessions that ended, one way or the other, among those that got an answer. */
 uint64_t tcp_ended(const struct xr_replies_stats *r);

@@ -265,6 +265,7 @@ const struct xr_proto proto_sessions = {
 	.default_count = sessions_default_count,
 	.report = sessions_report,
 	.witness = "sessions.completed",
+	.load_unit = "sessions",
 	.latency = "requests.response_us.p99",
 	.free = sessions_free,
 };

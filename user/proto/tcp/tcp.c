@@ -78,6 +78,7 @@ static int tcp_opt(void *st, int id, const char *arg, const struct send_opts *so
 		if (t->requests < 1 || t->requests > 65535)
 			return cli_usage_error(
 				so->cmd, "--requests-per-session must be between 1 and 65535");
+		t->requests_set = true;
 		break;
 	case O_CLOSE: return tcp_close_opt(t, arg, so);
 	case O_RESPONSE:
@@ -92,6 +93,10 @@ static int tcp_opt(void *st, int id, const char *arg, const struct send_opts *so
 		t->response = XR_TCP_RESP_SIZE;
 		break;
 	case O_REQUEST_RATE:
+		if (!strcmp(arg, "search")) {
+			t->rate_searched = true;
+			break;
+		}
 		if (parse_number(arg, &t->request_rate) || !(t->request_rate > 0) ||
 		    t->request_rate > 1e9)
 			return cli_usage_error(
@@ -118,15 +123,54 @@ static int tcp_check(void *st, const struct send_opts *so)
 		return cli_usage_error(so->cmd, "sessions are IPv4 only for now");
 	if (!t->requests)
 		t->requests = 1;
+	if (t->rate_searched) {
+		if (!so->search)
+			return cli_usage_error(
+				so->cmd,
+				"--request-rate search is for search's trials (xdpreplay "
+				"search ... -- gen tcp --request-rate search): give a rate");
+		if (t->requests_set)
+			return cli_usage_error(
+				so->cmd,
+				"--request-rate search: each trial's --requests-per-session "
+				"is 1 + its rate x time over --count sessions: give none");
+		return tcp_pace_check("--request-rate", so, true);
+	}
 	if (t->request_rate) {
 		if (t->requests < 2)
 			return cli_usage_error(
 				so->cmd, "--request-rate paces each session's requests after its "
 					 "first: give --requests-per-session 2 or more");
-		if (tcp_pace_check("--request-rate", so))
+		if (tcp_pace_check("--request-rate", so, false))
 			return XR_EXIT_USAGE;
 		t->pace.ps = 1e12 / t->request_rate;
 	}
+	return 0;
+}
+
+/* search -- gen tcp --request-rate search: the paced requests, from their departures */
+static void tcp_trial_paths(void *st, struct trial_paths *p)
+{
+	if (!((struct tcp *)st)->rate_searched)
+		return;
+	p->witness = "requests.pace.answered";
+	p->asked = "requests.pace.departures";
+	p->sent = "requests.pace.sent";
+	p->behind = "requests.pace.after_schedule_end";
+	p->seconds = "requests.pace.seconds";
+}
+
+/* The trial's rate over --count sessions for its time, after each one's first request */
+static int tcp_paced_trial(void *st, struct send_opts *so, double rate, uint64_t trial_ns)
+{
+	struct tcp *t = st;
+	uint64_t paced;
+
+	if (tcp_pace_trial_bursts("--request-rate", so, rate, trial_ns, 1, 65534, &paced))
+		return XR_EXIT_USAGE;
+	t->requests = 1 + paced;
+	t->request_rate = rate;
+	t->pace.ps = 1e12 / rate;
 	return 0;
 }
 
@@ -812,6 +856,9 @@ static void tcp_finish(void *ctx, struct gen_bpf *skel)
 		/* requests after the first answered: the paced ones (each session its own slot) */
 		if (t->pace.ps && s->state != XR_TCP_FREE && s->k > 1)
 			t->pace.answered += s->k - 1;
+		/* a request after the first with bytes on the wire, whatever became of its session */
+		t->stalled.request_partial += s->state == XR_TCP_REQUEST && s->k >= 1 &&
+					      (s->acked || s->in_flight);
 		if (s->state >= XR_TCP_REQUEST && s->state <= XR_TCP_FIN_SENT &&
 		    s->retries >= XR_TCP_MAX_RETRIES)
 			t->stalled.timeout++;
@@ -940,7 +987,12 @@ int tcp_sessions_build(struct tcp *t, const struct send_opts *so, const struct i
 		t->cfg.pace_ps = t->pace.ps;
 		t->cfg.pace_sessions = so->count;
 		t->cfg.pace_base = so->first_n;
-		/* --wait counts from the schedule's end, not from the last SYN */
+		/*
+		 * --wait counts from the schedule's end (tcp_pace_wait_until),
+		 * not from the last SYN; until the schedule starts, from the
+		 * last SYN and the schedule's length
+		 */
+		t->pace.wait_ns = o->reply_wait_ns;
 		o->reply_wait_ns += t->pace.departures * (t->pace.ps / 1000) +
 				    t->pace.departures * (t->pace.ps % 1000) / 1000;
 	}
@@ -954,6 +1006,7 @@ int tcp_sessions_build(struct tcp *t, const struct send_opts *so, const struct i
 					.after_load = tcp_after_load,
 					.start = tcp_start,
 					.settled = tcp_settled,
+					.wait_until = tcp_pace_wait_until,
 					.finish = tcp_finish,
 					.close = tcp_close,
 					.ended = tcp_ended_now,
@@ -1286,7 +1339,11 @@ const struct xr_proto proto_tcp = {
 		"                        its first answered, then request k of session i departs\n"
 		"                        at ((k - 1) x count + i) / R s; one whose departure comes\n"
 		"                        before the one before it was answered goes late, as that\n"
-		"                        answer comes, timed from its departure\n"
+		"                        answer comes, timed from its departure. Under search,\n"
+		"                        '--request-rate search' makes each trial's load these\n"
+		"                        requests/s over --count sessions (1 + rate x time over\n"
+		"                        them each), answered by the schedule's end and search's\n"
+		"                        --settle\n"
 		"  --count is sessions, --pps new sessions per second, --wait how long sessions\n"
 		"  may go on after the last SYN (it ends as soon as all have ended); every session\n"
 		"  asked is completed or failed with its reason (no SYN-ACK, refused, reset, table\n"
@@ -1305,5 +1362,10 @@ const struct xr_proto proto_tcp = {
 	.witness = "sessions.completed",
 	/* what a user waits for: the response, not the handshake */
 	.latency = "requests.response_us.p99",
+	.load_unit = "sessions",
+	.trial_paths = tcp_trial_paths,
+	.paced_opt = "request-rate",
+	.paced_unit = "requests",
+	.paced_trial = tcp_paced_trial,
 	.free = tcp_free,
 };
