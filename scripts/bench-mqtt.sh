@@ -28,6 +28,12 @@
 # adds to it); the rate the broker's answers came at (xdpreplay: from the schedule's start to the
 # last PUBACK; tsung: its segments' span at the server) over the rate asked, and xdpreplay's
 # bursts sent late and its p99 from departure to PUBACK. Results: results/bench-mqtt-paced.txt.
+# BENCH_MQTT_SEARCH=1: the broker's limit for QoS 1 at 16 B, found by xdpreplay search over
+# --msg-rate search (CONNS publishers, 1 s trials, bursts of BENCH_MQTT_BURST messages, default 1;
+# NDR, PDR and p99 within BENCH_MQTT_P99, default 10ms, from departure to PUBACK; what each bound's
+# trials received per second) beside
+# mosquitto_pub's own top rate at QoS 1 (-M 20, the broker's max_inflight_messages: as many in
+# flight as it takes), round by round. Results: results/bench-mqtt-search.txt.
 #   BENCH_REPS=3 BENCH_MQTT_MSGS=100000 scripts/bench-mqtt.sh
 . "$(dirname "$0")/bench-lib.sh"
 . "$(dirname "$0")/mosquitto.sh"
@@ -183,6 +189,61 @@ paced() {
 	PY
 	echo "  round $round tsung at $rate: $(tail -n 1 "$PACED_RAW" | cut -f5) messages/s answered" >&2
 }
+
+# limit ROUND: the broker's limit as xdpreplay search finds it, and mosquitto_pub's top rate
+limit() {
+	local round=$1
+	run "$XR" search --witness replies --trial 1s --min 5k --max "${BENCH_MQTT_MAX:-200k}" \
+		--latency-goal "p99=${BENCH_MQTT_P99:-10ms}" --max-trials 30 --json "$WORK/s.json" -- \
+		gen mqtt -i "$TB_GEN_IF" --dst "$TB_SRV_IP" --src 198.18.64.0/23 --username bench \
+		--password flood-0 --payload 16 --qos 1 --count "$CONNS" --pps 10k --msg-rate search \
+		--burst "${BENCH_MQTT_BURST:-1}"
+	python3 - "$WORK/s.json" "$round" "$CPU" >>"$LIMIT_RAW" <<-'PY'
+	import json, sys
+	s = json.load(open(sys.argv[1]))
+	for g in s["goals"]:
+	    print("xdpreplay-%s\t%s\t%.0f\t%.0f\t%d" % (g["name"], sys.argv[2], g["lower"],
+	          g["conditional_throughput"], len(s["trials"])))
+	PY
+	grep -E "^(NDR|PDR|p99)" "$WORK/out" >&2
+	python3 -c 'import sys; sys.stdout.write(("x" * 15 + "\n") * int(sys.argv[1]))' "$MSGS" >"$WORK/lines"
+	run sh -c "mosquitto_pub -h $TB_SRV_IP -u bench -P flood-0 -t msg/pub -l -q 1 -M 20 <'$WORK/lines'"
+	python3 -c 'import sys; print("mosquitto_pub\t%s\t\t%.0f\t" % (sys.argv[1], int(sys.argv[2]) / float(sys.argv[3])))' \
+		"$round" "$MSGS" "$WALL" >>"$LIMIT_RAW"
+	echo "  round $round mosquitto_pub: $(tail -n 1 "$LIMIT_RAW" | cut -f4) messages/s" >&2
+}
+
+if [ "${BENCH_MQTT_SEARCH:-0}" = 1 ]; then
+	LIMIT_RAW=$WORK/limit.tsv
+	: >"$LIMIT_RAW"
+	for round in $(seq "$REPS"); do
+		limit "$round"
+	done
+	count_stop
+	python3 - "$LIMIT_RAW" "$CONNS" "${BENCH_MQTT_BURST:-1}" <<-'PY' | tee results/bench-mqtt-search.txt
+	import statistics, sys
+	rows = [l.rstrip("\n").split("\t") for l in open(sys.argv[1]) if l.strip()]
+	print("Mosquitto 2.0.11 (one CPU), QoS 1 at 16 B: its limit as xdpreplay search finds it (%s "
+	      "publishers, bursts of %s, 1 s trials) and mosquitto_pub's top rate (-M 20), median of %d rounds"
+	      % (sys.argv[2], sys.argv[3], len({r[1] for r in rows})))
+	print("%-22s %14s %16s" % ("", "bound msg/s", "received msg/s"))
+	names = list(dict.fromkeys(r[0] for r in rows))
+	for n in names:
+	    sel = [r for r in rows if r[0] == n]
+	    b = [float(r[2]) for r in sel if r[2]]
+	    print("%-22s %14s %16.0f" % (n, "%.0f" % statistics.median(b) if b else "-",
+	                                 statistics.median(float(r[3]) for r in sel)))
+	pub = [float(r[3]) for r in rows if r[0] == "mosquitto_pub"]
+	print("per round, each bound's received rate / mosquitto_pub's:")
+	for n in names[:-1] if names[-1] == "mosquitto_pub" else names:
+	    if n == "mosquitto_pub":
+	        continue
+	    sel = [float(r[3]) for r in rows if r[0] == n]
+	    print("  %-20s %s" % (n, ", ".join("%.2f" % (x / p) for x, p in zip(sel, pub))))
+	PY
+	cp "$LIMIT_RAW" results/bench-mqtt-search.raw.tsv
+	exit 0
+fi
 
 if [ "${BENCH_MQTT_PACED:-0}" = 1 ]; then
 	SECS=${BENCH_SECS:-2}
