@@ -399,17 +399,25 @@ test_tcp_http_selftest() {
 test_tcp_failures_attributed() {
 	bed
 	nginx_start
-	# a closed port: every SYN refused with a RST
+	# a closed port: every SYN refused with a RST; no session completed is a failed run, one line why
 	tb_gen "$XR" gen tcp -i "$TB_GEN_IF" --dst "$TB_SRV_IP:81" --src 198.18.64.0/23 --http 'GET /' \
-		--pps 1k --count 1000 --json "$WORK/g.json" >"$WORK/out" 2>&1 || fail "gen tcp exited $?"
+		--pps 1k --count 1000 --json "$WORK/g.json" >"$WORK/out" 2>&1
+	expect_eq "$?" 1 "exit when no session completed"
 	sessions_add_up
 	expect_eq "$(jget "$WORK/g.json" sessions.failed_by.refused)" 1000 "sessions refused"
 	grep -q "refused (RST to the SYN) 1000" "$WORK/out" || fail "no reason given: $(cat "$WORK/out")"
+	grep -q "no session of 1000 completed: 1000 failed as refused (RST to the SYN)" "$WORK/out" ||
+		fail "no verdict line: $(cat "$WORK/out")"
+	# the same without a report or JSON: the exit says it
+	tb_gen "$XR" gen tcp -i "$TB_GEN_IF" --dst "$TB_SRV_IP:81" --src 198.18.64.0/23 --http 'GET /' \
+		--pps 1k --count 10 -q >"$WORK/out" 2>&1
+	expect_eq "$?" 1 "exit when no session completed (-q)"
+	expect_eq "$(grep -c "no session of 10 completed" "$WORK/out")" 1 "the verdict's line (-q)"
 	# a response that never ends where we were told it would: counted, not waited for forever
 	count_start --tcp --dport 80 --duration 60s --idle 3s
 	tb_gen "$XR" gen tcp -i "$TB_GEN_IF" --dst "$TB_SRV_IP" --src 198.18.64.0/23 --http 'GET /' \
-		--response 100k --pps 1k --count 1000 --wait 1s --json "$WORK/g.json" >"$WORK/out" 2>&1 ||
-		fail "gen tcp exited $?"
+		--response 100k --pps 1k --count 1000 --wait 1s --json "$WORK/g.json" >"$WORK/out" 2>&1
+	expect_eq "$?" 1 "exit when no response completed"
 	kill -INT "$COUNT_PID"
 	count_wait
 	sessions_add_up
@@ -418,7 +426,10 @@ test_tcp_failures_attributed() {
 	# no route back to the sources: no SYN-ACK, and the report says where to look
 	tb_srv ip route del "$TB_POOL" || fail "route"
 	tb_gen "$XR" gen tcp -i "$TB_GEN_IF" --dst "$TB_SRV_IP" --src 198.18.64.0/23 --http 'GET /' \
-		--pps 1k --count 500 --wait 300ms --json "$WORK/g.json" >"$WORK/out" 2>&1 || fail "gen tcp exited $?"
+		--pps 1k --count 500 --wait 300ms --json "$WORK/g.json" >"$WORK/out" 2>&1
+	expect_eq "$?" 1 "exit when no SYN was answered"
+	grep -q "no session of 500 completed: 500 failed as no SYN-ACK" "$WORK/out" ||
+		fail "no verdict line: $(cat "$WORK/out")"
 	sessions_add_up
 	expect_eq "$(jget "$WORK/g.json" sessions.failed_by.no_syn_ack)" 500 "sessions without a SYN-ACK"
 	grep -q "route back to the sources" "$WORK/out" || fail "no hint at the route: $(cat "$WORK/out")"
@@ -440,8 +451,8 @@ test_tcp_fin_unanswered() {
 	NFT
 	count_start --tcp --dport 80 --duration 60s --idle 20s
 	tb_gen "$XR" gen tcp -i "$TB_GEN_IF" --dst "$TB_SRV_IP" --src 198.18.64.0/23 --http 'GET /' \
-		--pps 100 --count 5 --wait 20s --json "$WORK/g.json" >"$WORK/out" 2>&1 ||
-		fail "gen tcp exited $?: $(cat "$WORK/out")"
+		--pps 100 --count 5 --wait 20s --json "$WORK/g.json" >"$WORK/out" 2>&1
+	expect_eq "$?" 1 "exit when no session completed ($(cat "$WORK/out"))"
 	grep -q "no answer to 6 retransmissions 5$" "$WORK/out" || fail "no reason given: $(cat "$WORK/out")"
 	kill -INT "$COUNT_PID"
 	count_wait

@@ -269,6 +269,9 @@ int send_run(const struct send_opts *so, const struct xr_proto *p, void *st)
 		r.start_unix = rt.tv_sec + rt.tv_nsec / 1e9 - (now_ns() - res.start_ns) / 1e9;
 		if (!so->quiet)
 			send_summary(&r, stderr);
+		/* the verdict reads what the report found: a quiet run without JSON has it found too */
+		else if (!so->json_path && p->verdict)
+			p->report(st, &res, r.ready_ns, NULL, NULL);
 		if (res.unsent.behind)
 			pr_warn("warning: fell behind the schedule: %llu frames due before the end were not sent "
 				"(%s pps is more than this sender keeps here)\n",

@@ -973,7 +973,7 @@ static void mqtt_report(void *st, const struct engine_result *res, uint64_t read
 			struct json *j)
 {
 	struct mqtt *m = st;
-	const struct tcp *t = &m->t;
+	struct tcp *t = &m->t;
 	const __u64 *c = res->replies.st.ctr;
 	struct mqtt_books b;
 	char x[16];
@@ -1244,7 +1244,7 @@ static int mqtt_verdict(void *st)
 		return XR_EXIT_FAIL;
 	}
 	if (!m->refused_all)
-		return 0;
+		return tcp_none_completed_verdict(&m->t);
 	name = mqtt_reason_name(XR_MQTT_WHY_CONNACK + m->refused_all - 1);
 	pr_warn("the broker refused every CONNECT (return code 0x%02x%s%s): check "
 		"--username, --password, --client-id and --mqtt-version\n",

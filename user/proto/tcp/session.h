@@ -144,6 +144,12 @@ typedef void (*tcp_patch_fn)(const void *ctx, const struct xr_tcp_session *s, ui
 			     uint32_t off, uint32_t len);
 
 struct tcp {
+	/*
+	 * no session of the run completed: the commonest reason and how many
+	 * failed by it (the report's, for the verdict; NULL: some completed)
+	 */
+	const char *none_completed;
+	uint64_t none_completed_n, none_asked;
 	/* the stream: requests 1.. (req), request 0 (first; NULL: req too), the goodbye */
 	uint8_t *req, *first;
 	size_t req_len, first_len;
@@ -275,8 +281,16 @@ struct tcp_books {
 void tcp_books(const struct tcp *t, const struct engine_result *res, struct tcp_books *b);
 
 /* The sessions' books, segments and handshake times (lines and JSON members). */
-void tcp_sessions_report(const struct tcp *t, const struct engine_result *res, FILE *human,
+void tcp_sessions_report(struct tcp *t, const struct engine_result *res, FILE *human,
 			 struct json *j);
+
+/*
+ * A run where no session completed is a failure (exit 1) with one line
+ * naming the commonest reason (a server that is down, a closed port, a
+ * route missing), not a success with every session failed: XR_EXIT_FAIL
+ * after that line, or 0.
+ */
+int tcp_none_completed_verdict(const struct tcp *t);
 
 /* gen tcp's and replay --sessions' report: the sessions', then the requests' and responses' */
 void tcp_report(void *st, const struct engine_result *res, uint64_t ready_ns, FILE *human,

@@ -237,6 +237,11 @@ static void sessions_report(void *st, const struct engine_result *res, uint64_t 
 	tcp_report(&s->t, res, ready_ns, human, j);
 }
 
+static int sessions_verdict(void *st)
+{
+	return tcp_none_completed_verdict(&((struct sessions *)st)->t);
+}
+
 static void sessions_free(void *st)
 {
 	struct sessions *s = st;
@@ -264,6 +269,7 @@ const struct xr_proto proto_sessions = {
 	.build = sessions_build,
 	.default_count = sessions_default_count,
 	.report = sessions_report,
+	.verdict = sessions_verdict,
 	.witness = "sessions.completed",
 	.load_unit = "sessions",
 	.latency = "requests.response_us.p99",

@@ -148,6 +148,11 @@ static int tcp_check(void *st, const struct send_opts *so)
 	return 0;
 }
 
+static int tcp_verdict(void *st)
+{
+	return tcp_none_completed_verdict(st);
+}
+
 /* search -- gen tcp --request-rate search: the paced requests, from their departures */
 static void tcp_trial_paths(void *st, struct trial_paths *p)
 {
@@ -1065,7 +1070,47 @@ void tcp_books(const struct tcp *t, const struct engine_result *res, struct tcp_
 	b->unaccounted = b->asked > ended ? b->asked - ended : ended - b->asked;
 }
 
-void tcp_sessions_report(const struct tcp *t, const struct engine_result *res, FILE *human,
+#define TCP_REASONS 13
+
+struct tcp_reason {
+	const char *what;
+	uint64_t v;
+};
+
+/* Why sessions failed, by reason, in the report's order */
+static void tcp_reasons(const struct tcp_books *b, struct tcp_reason why[TCP_REASONS])
+{
+	const struct tcp_reason now[TCP_REASONS] = {
+		{ "not sent", b->not_sent },
+		{ "no SYN-ACK", b->no_answer },
+		{ "refused (RST to the SYN)", b->refused },
+		{ "reset by the server", b->reset },
+		{ "session table full", b->table_full },
+		{ "response not readable", b->malformed },
+		{ "closed by the server early", b->closed_early },
+		{ "refused by the server after the handshake", b->app_refused },
+		{ "a packet the session did not ask for", b->app_protocol },
+		{ "request never acknowledged", b->stalled.request },
+		{ "response never complete", b->stalled.response },
+		{ "close never acknowledged", b->stalled.close },
+		{ "no answer to 6 retransmissions", b->stalled.timeout },
+	};
+
+	memcpy(why, now, sizeof(now));
+}
+
+int tcp_none_completed_verdict(const struct tcp *t)
+{
+	if (!t->none_completed)
+		return 0;
+	pr_warn("no session of %llu completed: %llu failed as %s (the most; the report has the "
+		"rest)\n",
+		(unsigned long long)t->none_asked, (unsigned long long)t->none_completed_n,
+		t->none_completed);
+	return XR_EXIT_FAIL;
+}
+
+void tcp_sessions_report(struct tcp *t, const struct engine_result *res, FILE *human,
 			 struct json *j)
 {
 	const __u64 *c = res->replies.st.ctr;
@@ -1075,6 +1120,19 @@ void tcp_sessions_report(const struct tcp *t, const struct engine_result *res, F
 	if (!res->replies.hist)
 		return;
 	tcp_books(t, res, &b);
+	t->none_completed = NULL;
+	t->none_completed_n = 0;
+	if (b.asked && !b.completed && b.failed) {
+		struct tcp_reason why[TCP_REASONS];
+
+		tcp_reasons(&b, why);
+		for (size_t i = 0; i < TCP_REASONS; i++)
+			if (why[i].v > t->none_completed_n) {
+				t->none_completed = why[i].what;
+				t->none_completed_n = why[i].v;
+			}
+		t->none_asked = b.asked;
+	}
 	if (human) {
 		fprintf(human, "  sessions: %llu asked, %llu completed (%s/s), %llu failed",
 			(unsigned long long)b.asked, (unsigned long long)b.completed,
@@ -1084,28 +1142,12 @@ void tcp_sessions_report(const struct tcp *t, const struct engine_result *res, F
 			fprintf(human, ", %llu UNACCOUNTED", (unsigned long long)b.unaccounted);
 		fputc('\n', human);
 		if (b.failed) {
-			const struct {
-				const char *what;
-				uint64_t v;
-			} why[] = {
-				{ "not sent", b.not_sent },
-				{ "no SYN-ACK", b.no_answer },
-				{ "refused (RST to the SYN)", b.refused },
-				{ "reset by the server", b.reset },
-				{ "session table full", b.table_full },
-				{ "response not readable", b.malformed },
-				{ "closed by the server early", b.closed_early },
-				{ "refused by the server after the handshake", b.app_refused },
-				{ "a packet the session did not ask for", b.app_protocol },
-				{ "request never acknowledged", b.stalled.request },
-				{ "response never complete", b.stalled.response },
-				{ "close never acknowledged", b.stalled.close },
-				{ "no answer to 6 retransmissions", b.stalled.timeout },
-			};
+			struct tcp_reason why[TCP_REASONS];
 			const char *sep = "";
 
+			tcp_reasons(&b, why);
 			fprintf(human, "  failed:");
-			for (size_t i = 0; i < sizeof(why) / sizeof(why[0]); i++)
+			for (size_t i = 0; i < TCP_REASONS; i++)
 				if (why[i].v) {
 					fprintf(human, "%s %s %llu", sep, why[i].what,
 						(unsigned long long)why[i].v);
@@ -1243,7 +1285,7 @@ void tcp_answers_report(const struct tcp *t, const char *line, FILE *human, stru
 void tcp_report(void *st, const struct engine_result *res, uint64_t ready_ns, FILE *human,
 		struct json *j)
 {
-	const struct tcp *t = st;
+	struct tcp *t = st;
 	const __u64 *c = res->replies.st.ctr;
 	static const char *const cls[] = { "2xx", "3xx", "4xx", "5xx" };
 	char y[16];
@@ -1364,6 +1406,7 @@ const struct xr_proto proto_tcp = {
 	.latency = "requests.response_us.p99",
 	.load_unit = "sessions",
 	.trial_paths = tcp_trial_paths,
+	.verdict = tcp_verdict,
 	.paced_opt = "request-rate",
 	.paced_unit = "requests",
 	.paced_trial = tcp_paced_trial,
