@@ -155,13 +155,15 @@ test_dns_search_on_a_busy_host() {
 	PY
 	) || fail "the search's answer: $(tail -n 8 "$WORK/out")"
 	# runs at fixed rates confirm the bound, judged as the goal is (exceed ratio 0.5: what most of
-	# the time does): at 0.75 of it at most one run of three loses over 0.5%, at 1.5 times it two.
-	# 0.85 was too near under the sanitizers: the busy host's capacity moved between the search
-	# and these runs (PDR 77.9k, then 1.4% and 1.7% lost at 66k in a CI run)
+	# the time does): at 0.75 of it at most two runs of five lose over 0.5%, at 1.5 times two of
+	# three. 0.85 was too near under the sanitizers: the busy host's capacity moved between the
+	# search and these runs (PDR 77.9k, then 1.4% and 1.7% lost at 66k in a CI run); three runs at
+	# 0.75x were too few in a whole suite's CI run (PDR 75k, then 5.7%, 0% and 29% lost at 56k;
+	# alone, the test passed at once)
 	local f i over loss losses
 	for f in 75 150; do
 		over=0 losses=
-		for i in 1 2 3; do
+		for i in $(seq "$([ $f = 75 ] && echo 5 || echo 3)"); do
 			tb_gen taskset -c 0 "$XR" gen dns -i "$TB_GEN_IF" --dst "$TB_SRV_IP" --names "$WORK/names" \
 				--pps $((pdr * f / 100)) --duration 1s --wait 300ms --json "$WORK/g.json" >/dev/null 2>&1
 			loss=$(python3 -c 'import json,sys; g=json.load(open(sys.argv[1])); print("%.3f" % (100 * (1 - g["replies"]["answers"] / g["sent"])))' "$WORK/g.json")
@@ -170,7 +172,7 @@ test_dns_search_on_a_busy_host() {
 		done
 		echo "at ${f}% of PDR $pdr: lost$losses"
 		if [ $f = 75 ]; then
-			[ $over -le 1 ] || fail "PDR $pdr: $over of 3 runs at 0.75x lost over 0.5% ($losses); $(tail -n 8 "$WORK/out")"
+			[ $over -le 2 ] || fail "PDR $pdr: $over of 5 runs at 0.75x lost over 0.5% ($losses); $(tail -n 8 "$WORK/out")"
 		else
 			[ $over -ge 2 ] || fail "PDR $pdr: only $over of 3 runs at 1.5x lost over 0.5% ($losses)"
 		fi
