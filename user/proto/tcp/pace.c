@@ -38,10 +38,20 @@
  */
 #define PACE_SPIN_NS 20000ULL
 
-/* Departure d's time: t0 + d * ps / 1000 without the product, which wraps past 2^64 */
+/* Departure d's time from t0: d * ps / 1000 without the product, which wraps past 2^64 */
+static uint64_t pace_offset(const struct tcp_pacer *p, uint64_t d)
+{
+	return d * (p->ps / 1000) + d * (p->ps % 1000) / 1000;
+}
+
 static uint64_t pace_due(const struct tcp_pacer *p, uint64_t d)
 {
-	return p->t0 + d * (p->ps / 1000) + d * (p->ps % 1000) / 1000;
+	return p->t0 + pace_offset(p, d);
+}
+
+uint64_t tcp_pace_span(const struct tcp_pacer *p)
+{
+	return pace_offset(p, p->departures);
 }
 
 /*
@@ -226,8 +236,7 @@ uint64_t tcp_pace_wait_until(void *ctx)
 	 * retransmitted, given up at last), and the whole schedule is still to run
 	 */
 	if (!t0)
-		return now_ns() + pace_due(&(struct tcp_pacer){ .ps = p->ps }, p->departures) +
-		       p->wait_ns;
+		return now_ns() + tcp_pace_span(p) + p->wait_ns;
 	return pace_due(p, p->departures ? p->departures - 1 : 0) + p->wait_ns;
 }
 

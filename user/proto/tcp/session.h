@@ -229,6 +229,9 @@ void tcp_pump_stop(struct tcp *t);
 /* The pacer's thread, when t->pace.ps asks for one (after load, with t->rs.fd open). 0 or -errno. */
 int tcp_pace_start(struct tcp *t, struct gen_bpf *skel);
 
+/* The schedule's length: all its departures, ps apart */
+uint64_t tcp_pace_span(const struct tcp_pacer *p);
+
 /* engine_proto's wait_until: the schedule's end and --wait (0: not paced) */
 uint64_t tcp_pace_wait_until(void *ctx);
 

@@ -143,7 +143,6 @@ static int tcp_check(void *st, const struct send_opts *so)
 					 "first: give --requests-per-session 2 or more");
 		if (tcp_pace_check("--request-rate", so, false))
 			return XR_EXIT_USAGE;
-		t->pace.ps = 1e12 / t->request_rate;
 	}
 	return 0;
 }
@@ -175,7 +174,6 @@ static int tcp_paced_trial(void *st, struct send_opts *so, double rate, uint64_t
 		return XR_EXIT_USAGE;
 	t->requests = 1 + paced;
 	t->request_rate = rate;
-	t->pace.ps = 1e12 / rate;
 	return 0;
 }
 
@@ -998,8 +996,7 @@ int tcp_sessions_build(struct tcp *t, const struct send_opts *so, const struct i
 		 * last SYN and the schedule's length
 		 */
 		t->pace.wait_ns = o->reply_wait_ns;
-		o->reply_wait_ns += t->pace.departures * (t->pace.ps / 1000) +
-				    t->pace.departures * (t->pace.ps % 1000) / 1000;
+		o->reply_wait_ns += tcp_pace_span(&t->pace);
 	}
 	memcpy(t->cfg.bye, t->bye, sizeof(t->cfg.bye));
 	if (t->fields.kind[0] && !t->patch) {
@@ -1029,6 +1026,9 @@ static int tcp_build(void *st, const struct send_opts *so, const struct iface *i
 	struct tcp *t = st;
 	int err = tcp_make_request(t, so);
 
+	/* --request-rate: a request departs every 1 / rate seconds */
+	if (t->request_rate)
+		t->pace.ps = 1e12 / t->request_rate;
 	return err ? err : tcp_sessions_build(t, so, ifc, fs, plan, o);
 }
 
