@@ -765,10 +765,13 @@ int kengine_run(const struct engine_opts *o, struct engine_result *res)
 
 		slots_sum(&k, sd, started, &sent, &failed, &bytes);
 		while (!xr_stop && now_ns() < until) {
+			uint64_t known;
+
 			if (proto && proto->settled && proto->settled(proto->ctx, sent))
 				break;
-			if (proto && proto->wait_until && proto->wait_until(proto->ctx))
-				until = proto->wait_until(proto->ctx);
+			known = proto && proto->wait_until ? proto->wait_until(proto->ctx) : 0;
+			if (known)
+				until = known;
 			live_replies(&k, o);
 			sleep_until(now_ns() + 10000000ULL);
 		}
