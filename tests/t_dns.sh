@@ -140,6 +140,21 @@ test_dns_search_on_a_busy_host() {
 	taskset -c "$srv_cpu" timeout 600 sh -c 'while :; do :; done' &
 	HOG_PID=$!
 	trap 'kill $HOG_PID 2>/dev/null; kill $NSD_PID 2>/dev/null; wait $NSD_PID 2>/dev/null; tb_down' EXIT
+	# The host's capacity also drifts over tens of seconds in a whole suite's CI run (whatever else the
+	# machine runs meanwhile shares these CPUs): a PDR of 40k found, then 0% lost
+	# three times at 60k. So a disagreement gets one more search and confirmation; a search that is
+	# wrong, not unlucky, disagrees twice
+	local attempt why=
+	for attempt in 1 2; do
+		busy_host_search_confirmed && return 0
+		echo "attempt $attempt: $why"
+	done
+	fail "$why"
+}
+
+# one search on the busy host, then runs at fixed rates that confirm its PDR; sets why and
+# returns 1 when they disagree
+busy_host_search_confirmed() {
 	tb_gen taskset -c 0 "$XR" search --witness replies --min 5k --max 400k --trial 1s --settle 200ms --max-trials 100 \
 		--json "$WORK/s.json" -- gen dns -i "$TB_GEN_IF" --dst "$TB_SRV_IP" --names "$WORK/names" \
 		--wait 300ms >"$WORK/out" 2>&1 || fail "search exited $?: $(tail -n 8 "$WORK/out")"
@@ -171,10 +186,13 @@ test_dns_search_on_a_busy_host() {
 			over=$((over + $(python3 -c "print(int($loss > 0.5))")))
 		done
 		echo "at ${f}% of PDR $pdr: lost$losses"
-		if [ $f = 75 ]; then
-			[ $over -le 2 ] || fail "PDR $pdr: $over of 5 runs at 0.75x lost over 0.5% ($losses); $(tail -n 8 "$WORK/out")"
-		else
-			[ $over -ge 2 ] || fail "PDR $pdr: only $over of 3 runs at 1.5x lost over 0.5% ($losses)"
+		if [ $f = 75 ] && [ $over -gt 2 ]; then
+			why="PDR $pdr: $over of 5 runs at 0.75x lost over 0.5% ($losses); $(tail -n 8 "$WORK/out")"
+			return 1
+		elif [ $f = 150 ] && [ $over -lt 2 ]; then
+			why="PDR $pdr: only $over of 3 runs at 1.5x lost over 0.5% ($losses)"
+			return 1
 		fi
 	done
+	return 0
 }
