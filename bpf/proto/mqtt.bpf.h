@@ -50,6 +50,8 @@ struct {
 
 /* A subscriber that replies to its deliveries: PUBACKs (QoS 1) or answers (a responder) */
 #define MQTT_REPLIES (mqtt_cfg.subscriber && (mqtt_cfg.sub_qos || mqtt_cfg.responder))
+/* sessions that publish and read no deliveries (so no stamps: struct xr_tcp_session's union) */
+#define MQTT_PUBLISHER (!mqtt_cfg.subscriber && !mqtt_cfg.caller)
 /* The bytes of one reply */
 #define MQTT_REPLY_LEN (mqtt_cfg.responder ? (__u32)mqtt_cfg.ans_len : 4U)
 

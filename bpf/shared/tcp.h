@@ -50,7 +50,7 @@ struct xr_tcp_pump_seg {
 	__u32 isn;
 	__u32 ack; /* rcv_nxt when the segment was asked for */
 	__u32 off; /* request k's bytes [off, off + len) */
-	__u16 len;
+	__u16 len; /* 0: a delayed ACK (tcp_ack_later in bpf/proto/tcp.bpf.h), at request k's end */
 	__u16 k;
 	__u64 t_req; /* request k's first send time (gen mqtt's stamps) */
 };
@@ -225,13 +225,21 @@ struct xr_tcp_session {
 			__u32 step_len, step_off, step_resp;
 			__u16 step_key, step_requests;
 		};
-		/*
-		 * paced requests (a publisher's: no stamps to read): 1 while
-		 * XR_TCP_PACED, taken (compare-and-swap to 0) by whoever sends
-		 * request k, userspace at its departure or XDP when the departure
-		 * came before request k - 1 was answered
-		 */
-		__u32 pace_gate;
+		/* a publisher's (no stamps to read) */
+		struct {
+			/*
+			 * paced requests: 1 while XR_TCP_PACED, taken
+			 * (compare-and-swap to 0) by whoever sends request k,
+			 * userspace at its departure or XDP when the departure
+			 * came before request k - 1 was answered
+			 */
+			__u32 pace_gate;
+			/*
+			 * 1: a delayed ACK is asked of the pump, which takes it
+			 * (exchange to 0) and acknowledges rcv_nxt as it is then
+			 */
+			__u32 ack_owed;
+		};
 	};
 };
 
@@ -275,6 +283,7 @@ enum xr_tcp_ctr {
 	/* 27-33: gen mqtt's */
 	XR_TCP_LATE =
 		34, /* paced requests sent after their departure: the one before was not answered by then */
+	XR_TCP_ACKS_DELAYED = 35, /* delayed ACKs asked of the pump (tcp_ack_later) */
 };
 
 #endif /* __XR_SHARED_TCP_H */

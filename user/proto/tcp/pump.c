@@ -9,15 +9,32 @@
  * through the retransmission thread's packet socket, a batch per sendmmsg.
  * A segment that is not sent (no room in the ring, the socket refused it) is
  * still in flight for XDP, so the retransmission thread sends it after its
- * timeout: nothing is lost track of.
+ * timeout: nothing is lost track of. A publisher's delayed ACKs come the same
+ * way (bpf/proto/tcp.bpf.h: tcp_ack_later).
+ *
+ * While asks come, the thread looks at the ring every TCP_PUMP_POLL_NS and
+ * XDP wakes nobody (tcp_pump_polling); after TCP_PUMP_IDLE_NS without one it
+ * sleeps until the next ask wakes it.
  */
 #include <errno.h>
+#include <sys/prctl.h>
 #include <sys/resource.h>
+#include <time.h>
 #include <stdlib.h>
 #include <string.h>
 #include <bpf/libbpf.h>
+#include "engine/pacer.h"
 #include "proto/tcp/session.h"
 #include "util/log.h"
+
+/* A delayed ACK's delay at most, about (a socket client's reader wakes in tens of microseconds) */
+#define TCP_PUMP_POLL_NS 20000
+#define TCP_PUMP_IDLE_NS 2000000ULL
+/*
+ * Asleep, the ring's wake-up ends the wait; this bounds the one race left (an
+ * ask that read tcp_pump_polling just before it was cleared wakes nobody)
+ */
+#define TCP_PUMP_IDLE_POLL_MS 5
 
 void tcp_batch_flush(struct tcp_batch *b, const struct tcp *t)
 {
@@ -44,6 +61,18 @@ bool tcp_batch_add(struct tcp_batch *b, const struct tcp *t, const struct xr_tcp
 		   uint32_t off, uint32_t len)
 {
 	size_t flen = tcp_request_segment(t, s, off, len, b->frames + b->n * TCP_FRAME_MAX);
+
+	if (!flen)
+		return false;
+	b->iov[b->n].iov_len = flen;
+	if (++b->n == TCP_PUMP_BATCH)
+		tcp_batch_flush(b, t);
+	return true;
+}
+
+bool tcp_batch_add_ack(struct tcp_batch *b, const struct tcp *t, const struct xr_tcp_session *s)
+{
+	size_t flen = tcp_ack_segment(t, s, b->frames + b->n * TCP_FRAME_MAX);
 
 	if (!flen)
 		return false;
@@ -86,6 +115,35 @@ void tcp_batch_free(struct tcp_batch *b)
 	b->frames = NULL;
 }
 
+/*
+ * A delayed ACK: the session's ACK as it is now, if one is still owed (no
+ * segment of XDP's carried it meanwhile) and the session still reads the
+ * answer to the request it was asked for in (or a later one).
+ */
+static int pump_ack(struct tcp *t, const struct xr_tcp_pump_seg *g, struct xr_tcp_session *live)
+{
+	struct tcp_pump *p = &t->pump;
+	struct xr_tcp_session s;
+
+	if (p->draining) {
+		p->acks_left_at_end++;
+		return 0;
+	}
+	if (live->tkey != g->tkey || live->c32 != g->c32 ||
+	    !__atomic_exchange_n(&live->ack_owed, 0, __ATOMIC_SEQ_CST)) {
+		p->acks_not_needed++;
+		return 0;
+	}
+	/*
+	 * read after the exchange, so rcv_nxt is at least what XDP had when it
+	 * last found the ACK owed; a copy, as XDP may change it meanwhile
+	 */
+	s = *live;
+	if (s.state != XR_TCP_RESPONSE || !tcp_batch_add_ack(&p->acks, t, &s))
+		p->acks_not_needed++;
+	return 0;
+}
+
 static int pump_one(void *ctx, void *data, size_t size)
 {
 	struct tcp *t = ctx;
@@ -96,12 +154,14 @@ static int pump_one(void *ctx, void *data, size_t size)
 
 	if (size < sizeof(*g))
 		return 0;
+	if (!g->len)
+		return pump_ack(t, g, &t->sessions[g->tkey & (t->table - 1)]);
+	live = &t->sessions[g->tkey & (t->table - 1)];
 	if (p->draining) {
 		/* asked for as the run ended: not sent, and no session waits for it any more */
 		p->left_at_end++;
 		return 0;
 	}
-	live = &t->sessions[g->tkey & (t->table - 1)];
 	/* asked for by a request that has moved on meanwhile (acknowledged, or the session ended) */
 	if (live->tkey != g->tkey || live->c32 != g->c32 || live->k != g->k ||
 	    live->state != XR_TCP_REQUEST) {
@@ -128,17 +188,37 @@ static int pump_one(void *ctx, void *data, size_t size)
 static void *pump_main(void *arg)
 {
 	struct tcp *t = arg;
+	struct tcp_pump *p = &t->pump;
+	__u32 *polling = &t->skel->bss->tcp_pump_polling;
+	const struct timespec poll = { .tv_nsec = TCP_PUMP_POLL_NS };
+	uint64_t last_ask = 0;
 	struct rusage ru;
 
-	while (!atomic_load(&t->pump.stop)) {
-		int r = ring_buffer__poll(t->pump.rb, 100);
+	/* the poll's sleep as asked: the default slack (50 us) would be most of it */
+	prctl(PR_SET_TIMERSLACK, 1000UL);
+	while (!atomic_load(&p->stop)) {
+		int r = ring_buffer__consume(p->rb);
 
-		if (t->pump.out.n)
-			tcp_batch_flush(&t->pump.out, t);
+		if (!r && now_ns() - last_ask >= TCP_PUMP_IDLE_NS) {
+			/* idle: asleep until an ask wakes it (cleared, then one more look) */
+			__atomic_store_n(polling, 0, __ATOMIC_SEQ_CST);
+			r = ring_buffer__consume(p->rb) ?:
+				    ring_buffer__poll(p->rb, TCP_PUMP_IDLE_POLL_MS);
+			if (r > 0)
+				__atomic_store_n(polling, 1, __ATOMIC_SEQ_CST);
+		}
 		if (r < 0 && r != -EINTR) {
 			pr_warn("the pump's ring buffer: %s\n", strerror(-r));
 			break;
 		}
+		if (r > 0)
+			last_ask = now_ns();
+		if (p->out.n)
+			tcp_batch_flush(&p->out, t);
+		if (p->acks.n)
+			tcp_batch_flush(&p->acks, t);
+		if (__atomic_load_n(polling, __ATOMIC_RELAXED))
+			clock_nanosleep(CLOCK_MONOTONIC, 0, &poll, NULL);
 	}
 	/* what the pump cost, apart from the sender's spinning thread */
 	if (!getrusage(RUSAGE_THREAD, &ru))
@@ -152,7 +232,7 @@ int tcp_pump_start(struct tcp *t, struct gen_bpf *skel)
 	struct tcp_pump *p = &t->pump;
 	int err;
 
-	err = tcp_batch_init(&p->out, t);
+	err = tcp_batch_init(&p->out, t) ?: tcp_batch_init(&p->acks, t);
 	if (err)
 		goto err;
 	p->rb = ring_buffer__new(bpf_map__fd(skel->maps.tcp_pump), pump_one, t, NULL);
@@ -189,4 +269,5 @@ void tcp_pump_stop(struct tcp *t)
 	ring_buffer__free(p->rb);
 	p->rb = NULL;
 	tcp_batch_free(&p->out);
+	tcp_batch_free(&p->acks);
 }

@@ -86,6 +86,13 @@ struct tcp_pump {
 	/* the pump thread's alone until it is joined */
 	struct tcp_batch out;
 	uint64_t stale, left_at_end;
+	/*
+	 * delayed ACKs (bpf/proto/tcp.bpf.h: tcp_ack_later), in a batch of their
+	 * own so that each book adds up: asked = sent + not needed (a segment
+	 * of XDP's carried it, or the session moved on) + send errors + left
+	 */
+	struct tcp_batch acks;
+	uint64_t acks_not_needed, acks_left_at_end;
 	bool draining; /* the run is over: what the ring still holds is counted, not sent */
 	uint64_t cpu_ns; /* the thread's user and system time, once it ended */
 };
@@ -207,6 +214,9 @@ struct tcp {
 size_t tcp_request_segment(const struct tcp *t, const struct xr_tcp_session *s, uint32_t off,
 			   uint32_t len, uint8_t *f);
 
+/* Session s's bare ACK of rcv_nxt at the end of its request k into f. Its length, or 0. */
+size_t tcp_ack_segment(const struct tcp *t, const struct xr_tcp_session *s, uint8_t *f);
+
 /* Our address and port of slot key tkey, seq, ack, flags and plen bytes already at f + 54: the headers around them. */
 size_t tcp_segment_headers(const struct tcp *t, uint32_t tkey, uint32_t seq, uint32_t ack,
 			   uint8_t flags, uint32_t plen, uint8_t *f);
@@ -216,6 +226,8 @@ int tcp_batch_init(struct tcp_batch *b, const struct tcp *t);
 /* Session s's request k bytes [off, off + len) as a segment into the batch, sent once it is full; false: none to build. */
 bool tcp_batch_add(struct tcp_batch *b, const struct tcp *t, const struct xr_tcp_session *s,
 		   uint32_t off, uint32_t len);
+/* Session s's bare ACK at the end of its request k into the batch (tcp_ack_segment). */
+bool tcp_batch_add_ack(struct tcp_batch *b, const struct tcp *t, const struct xr_tcp_session *s);
 /* Sends what the batch holds. */
 void tcp_batch_flush(struct tcp_batch *b, const struct tcp *t);
 void tcp_batch_free(struct tcp_batch *b);

@@ -499,6 +499,15 @@ size_t tcp_request_segment(const struct tcp *t, const struct xr_tcp_session *s, 
 				   f);
 }
 
+size_t tcp_ack_segment(const struct tcp *t, const struct xr_tcp_session *s, uint8_t *f)
+{
+	uint32_t rlen;
+
+	if (!tcp_request_bytes(t, s, &rlen))
+		return 0;
+	return tcp_segment_headers(t, s->tkey, tcp_request_seq(t, s, rlen), s->rcv_nxt, 0x10, 0, f);
+}
+
 /*
  * A replying subscriber's PUBACKs or answers from the first the broker did
  * not acknowledge (as many as a segment, the window and the ring take), from
@@ -1180,6 +1189,16 @@ void tcp_sessions_report(struct tcp *t, const struct engine_result *res, FILE *h
 				(unsigned long long)(c[XR_TCP_PUMP_FULL] + t->pump.out.send_errors),
 				(unsigned long long)c[XR_TCP_PUMP_FULL],
 				(unsigned long long)t->pump.out.send_errors);
+		if (c[XR_TCP_ACKS_DELAYED])
+			fprintf(human,
+				"  delayed ACKs (a publisher's, as its PUBACKs come): %llu asked of "
+				"the pump, %llu sent, %llu carried by a segment of ours meanwhile, "
+				"%llu left when the run ended, %llu refused by the socket\n",
+				(unsigned long long)c[XR_TCP_ACKS_DELAYED],
+				(unsigned long long)t->pump.acks.sent,
+				(unsigned long long)t->pump.acks_not_needed,
+				(unsigned long long)t->pump.acks_left_at_end,
+				(unsigned long long)t->pump.acks.send_errors);
 		/*
 		 * measured on 6.18: a veth hands the frames its end sends by XDP_TX to the
 		 * peer at once only when the peer has an XDP program (veth_xdp_flush); with
@@ -1261,6 +1280,13 @@ void tcp_sessions_report(struct tcp *t, const struct engine_result *res, FILE *h
 	json_u64(j, "left_at_end", t->pump.left_at_end);
 	json_u64(j, "ring_full", c[XR_TCP_PUMP_FULL]);
 	json_u64(j, "cpu_ns", t->pump.cpu_ns);
+	json_open(j, "delayed_acks", '{');
+	json_u64(j, "asked", c[XR_TCP_ACKS_DELAYED]);
+	json_u64(j, "sent", t->pump.acks.sent);
+	json_u64(j, "not_needed", t->pump.acks_not_needed);
+	json_u64(j, "send_errors", t->pump.acks.send_errors);
+	json_u64(j, "left_at_end", t->pump.acks_left_at_end);
+	json_close(j, '}');
 	json_close(j, '}');
 	json_close(j, '}');
 	json_open(j, "replies", '{');
