@@ -413,8 +413,12 @@ test_tcp_failures_attributed() {
 		--pps 1k --count 10 -q >"$WORK/out" 2>&1
 	expect_eq "$?" 1 "exit when no session completed (-q)"
 	expect_eq "$(grep -c "no session of 10 completed" "$WORK/out")" 1 "the verdict's line (-q)"
-	# a response that never ends where we were told it would: counted, not waited for forever
+	# a response that never ends where we were told it would: counted, not waited for forever, and
+	# each session reset when the run ends, so that nginx lets go of it then (its keep-alive
+	# timeout would have held them 75 s): every one of its connections reset in ESTABLISHED
 	count_start --tcp --dport 80 --duration 60s --idle 3s
+	local resets
+	resets=$(tb_srv nstat -az TcpEstabResets | awk '/TcpEstabResets/ {print $2}')
 	tb_gen "$XR" gen tcp -i "$TB_GEN_IF" --dst "$TB_SRV_IP" --src 198.18.64.0/23 --http 'GET /' \
 		--response 100k --pps 1k --count 1000 --wait 1s --json "$WORK/g.json" >"$WORK/out" 2>&1
 	expect_eq "$?" 1 "exit when no response completed"
@@ -423,6 +427,11 @@ test_tcp_failures_attributed() {
 	sessions_add_up
 	expect_eq "$(jget "$WORK/g.json" sessions.failed_by.stalled_response)" 1000 "responses never complete"
 	grep -q "response never complete 1000" "$WORK/out" || fail "no reason given: $(cat "$WORK/out")"
+	expect_eq "$(jget "$WORK/g.json" sessions.reset_at_end)" 1000 "sessions reset at the end"
+	grep -q "still open when the run ended: 1000 reset (RST)" "$WORK/out" || fail "no reset line: $(cat "$WORK/out")"
+	expect_eq "$(($(tb_srv nstat -az TcpEstabResets | awk '/TcpEstabResets/ {print $2}') - resets))" 1000 \
+		"nginx's connections reset"
+	expect_eq "$(tb_srv ss -Htn state established '( sport = :80 )' | wc -l)" 0 "nginx's connections left open"
 	# no route back to the sources: no SYN-ACK, and the report says where to look
 	tb_srv ip route del "$TB_POOL" || fail "route"
 	tb_gen "$XR" gen tcp -i "$TB_GEN_IF" --dst "$TB_SRV_IP" --src 198.18.64.0/23 --http 'GET /' \

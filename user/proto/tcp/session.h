@@ -27,6 +27,8 @@ struct tcp_stalled {
 	 * paced search trial's end) or a session given up
 	 */
 	uint64_t request_partial;
+	/* sessions still open when the run ended, reset then (tcp_reset_open); RSTs the socket refused */
+	uint64_t reset_at_end, reset_send_errors;
 };
 
 /* The retransmission thread's: the frame's constant parts, its socket, what it sent. */

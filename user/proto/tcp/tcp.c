@@ -724,8 +724,8 @@ static void *tcp_resend_main(void *arg)
 	return NULL;
 }
 
-/* The retransmissions end with the run's wait, before the table is read. */
-static void tcp_resend_stop(struct tcp *t)
+/* The threads that send (pacer, pump, retransmissions) end with the run's wait. */
+static void tcp_threads_stop(struct tcp *t)
 {
 	tcp_pace_stop(t);
 	tcp_pump_stop(t);
@@ -734,6 +734,60 @@ static void tcp_resend_stop(struct tcp *t)
 		pthread_join(t->rs.tid, NULL);
 		t->rs.running = false;
 	}
+}
+
+/*
+ * Sessions still open when the run ended (a paced search trial's publishers
+ * whose messages the broker had not answered, responses that never ended),
+ * each reset at our next sequence number, so that the server lets go of them
+ * now and the next run (a search's next trial) does not meet a server still
+ * busy with this one's. XDP is detached and the threads stopped, so the
+ * table holds still. When a segment of ours never reached the server (lost,
+ * or left in the pump's ring), the RST is past its rcv_nxt: Linux answers it
+ * with a challenge ACK (RFC 5961), and that session ends at the server's own
+ * timeout, as they all did before.
+ */
+static void tcp_reset_open(struct tcp *t)
+{
+	struct tcp_batch b;
+
+	if (t->rs.fd < 0 || !t->sessions || tcp_batch_init(&b, t))
+		return;
+	for (uint32_t i = 0; i < t->table; i++) {
+		struct xr_tcp_session s = t->sessions[i];
+		uint8_t *f = b.frames + b.n * TCP_FRAME_MAX;
+		uint32_t off = 0, rlen;
+		size_t flen;
+
+		if (s.state != XR_TCP_REQUEST && s.state != XR_TCP_RESPONSE &&
+		    s.state != XR_TCP_PACED && s.state != XR_TCP_FIN_SENT)
+			continue;
+		tcp_request_bytes(t, &s, &rlen);
+		if (s.state == XR_TCP_REQUEST)
+			off = s.acked + s.in_flight;
+		else if (s.state == XR_TCP_FIN_SENT)
+			off = t->bye_len + 1;
+		else if (s.state == XR_TCP_RESPONSE)
+			off = rlen;
+		/* a replying subscriber's replies not sent yet (its in_flight) are not on the wire */
+		if (s.state == XR_TCP_RESPONSE && tcp_replies(t))
+			s.pa_sent -= s.in_flight;
+		flen = tcp_segment_headers(t, s.tkey, tcp_request_seq(t, &s, off), s.rcv_nxt,
+					   0x10 | 0x04 /* ACK, RST */, 0, f);
+		b.iov[b.n].iov_len = flen;
+		if (++b.n == TCP_PUMP_BATCH)
+			tcp_batch_flush(&b, t);
+	}
+	tcp_batch_flush(&b, t);
+	t->stalled.reset_at_end = b.sent;
+	t->stalled.reset_send_errors = b.send_errors;
+	tcp_batch_free(&b);
+}
+
+/* The retransmissions end with the run's wait, before the table is read. */
+static void tcp_resend_stop(struct tcp *t)
+{
+	tcp_threads_stop(t);
 	if (t->rs.fd >= 0)
 		close(t->rs.fd);
 	t->rs.fd = -1;
@@ -860,8 +914,10 @@ static void tcp_finish(void *ctx, struct gen_bpf *skel)
 {
 	struct tcp *t = ctx;
 
-	tcp_resend_stop(t);
 	memset(&t->stalled, 0, sizeof(t->stalled));
+	tcp_threads_stop(t);
+	tcp_reset_open(t);
+	tcp_resend_stop(t);
 	for (uint32_t i = 0; t->sessions && i < t->table; i++) {
 		const struct xr_tcp_session *s = &t->sessions[i];
 
@@ -1164,6 +1220,13 @@ void tcp_sessions_report(struct tcp *t, const struct engine_result *res, FILE *h
 				}
 			fputc('\n', human);
 		}
+		if (b.stalled.reset_at_end || b.stalled.reset_send_errors)
+			fprintf(human,
+				"  still open when the run ended: %llu reset (RST), so that the server "
+				"lets go of them now%s\n",
+				(unsigned long long)b.stalled.reset_at_end,
+				b.stalled.reset_send_errors ? "; some RSTs refused by the socket" :
+							      "");
 		fprintf(human,
 			"  segments: %llu sent, %llu again (%llu after a timeout, %llu on duplicate "
 			"ACKs), %llu out of order "
@@ -1250,6 +1313,8 @@ void tcp_sessions_report(struct tcp *t, const struct engine_result *res, FILE *h
 	json_u64(j, "stalled_close", b.stalled.close);
 	json_u64(j, "timeout", b.stalled.timeout);
 	json_close(j, '}');
+	json_u64(j, "reset_at_end", b.stalled.reset_at_end);
+	json_u64(j, "reset_at_end_send_errors", b.stalled.reset_send_errors);
 	if (t->concurrency) {
 		json_open(j, "concurrency", '{');
 		json_u64(j, "limit", t->concurrency);
