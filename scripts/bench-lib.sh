@@ -60,6 +60,32 @@ bench_mqtt_down() {
 	rm -rf "$WORK"
 }
 
+# mosquitto_pub -l stops early past 65,535 lines at QoS 0 or 1: message ids wrap, and it disconnects at
+# the first PUBACK (or publish) whose id is the last line's, the rest of its queue unsent (measured:
+# 100,000 lines at QoS 1 -M 20, mosquitto_sub read the first 34,468, exit 0). So a run gets at most
+# MQ_PUB_MAX lines, and what the broker received is measured, not assumed:
+#   broker_in_start               before the run: the server namespace's TCP segments and IP bytes in
+#   broker_in_msgs QOS SIZE       after it: the PUBLISH packets of SIZE-byte lines (SIZE - 1 payload
+#                                 bytes on msg/pub) those bytes hold, less 52 bytes of headers a segment
+#                                 (IPv4, TCP with timestamps: Linux's client); CONNECT, PINGREQ and
+#                                 DISCONNECT count as a few bytes over
+MQ_PUB_MAX=60000
+broker_in_counters() {
+	ip netns exec "$NS_S" nstat -az TcpInSegs IpExtInOctets |
+		awk '/TcpInSegs/ {s = $2} /IpExtInOctets/ {b = $2} END {print s, b}'
+}
+broker_in_start() { BROKER_IN0=$(broker_in_counters); }
+broker_in_msgs() {
+	python3 - "$BROKER_IN0" "$(broker_in_counters)" "$1" "$2" <<-'PY'
+	import sys
+	(s0, b0), (s1, b1) = (map(int, a.split()) for a in sys.argv[1:3])
+	qos, size = int(sys.argv[3]), int(sys.argv[4])
+	rl = 2 + len("msg/pub") + (2 if qos else 0) + size - 1
+	msg = 1 + (1 if rl < 128 else 2) + rl
+	print(max(0, (b1 - b0 - 52 * (s1 - s0)) // msg))
+	PY
+}
+
 # broker_holds IP N: until the broker holds N connections from IP (5 s at most), and a moment more
 broker_holds() {
 	for _ in $(seq 100); do

@@ -27,6 +27,8 @@
 . "$(dirname "$0")/mosquitto.sh"
 REPS=${BENCH_REPS:-3}
 MSGS=${BENCH_FLOOD_MSGS:-10000}
+[ "$MSGS" -le "$MQ_PUB_MAX" ] ||
+	{ echo "bench-mqtt-flood: at most $MQ_PUB_MAX messages (mosquitto_pub -l stops early past 65,535: bench-lib.sh)" >&2; exit 2; }
 CLIENTS=${BENCH_FLOOD_CLIENTS:-10}
 RR_CALLS=${BENCH_RR_CALLS:-100}
 SIZES=${BENCH_MQTT_SIZES:-16 1024 5120 10240}

@@ -10,8 +10,9 @@
 #                  its connections; mosquitto_pub -M 1)
 #   async          QoS 1, 5 in flight (xdpreplay --burst 5 per connection; mosquitto_pub -M 5;
 #                  tsung has no row: its MQTT requests wait for their answer one at a time)
-# messages/s: messages the broker took (PUBACKs, or read before the PINGRESP; mosquitto_pub: all
-# of them, it exits once every PUBACK came; tsung: its mqtt_server_pubacked, or at QoS 0 its
+# messages/s: messages the broker took (PUBACKs, or read before the PINGRESP; mosquitto_pub: those
+# the broker's namespace received, from its TCP and IP counters, of at most 60,000 lines a run, as
+# past 65,535 it stops early: bench-lib.sh; tsung: its mqtt_server_pubacked, or at QoS 0 its
 # mqtt_published) over the sender's time (xdpreplay: first SYN to last answer; mosquitto_pub: its
 # whole run; tsung: the server's first to last segment of the run, as count saw them, since its
 # Erlang VM takes seconds to start and stop). Sender CPU per message: user + system time, and for
@@ -96,14 +97,21 @@ print((g.get("replies_xdp_ns", 0) + g["segments"]["pump"]["cpu_ns"]) / 1e9)' "$W
 	record xdpreplay-xdp "$pattern" "$size" "$round" "$n" "$(jget "$WORK/g.json" messages.seconds)" "$xdp"
 }
 
-# pub PATTERN SIZE ROUND ARGS...: mosquitto_pub -l, MSGS lines of SIZE - 1 characters and a newline
+# pub PATTERN SIZE ROUND QOS ARGS...: mosquitto_pub -l -q QOS, MSGS lines (at most MQ_PUB_MAX:
+# bench-lib.sh) of SIZE - 1 characters and a newline; what the broker received is counted
 pub() {
-	local pattern=$1 size=$2 round=$3
-	shift 3
+	local pattern=$1 size=$2 round=$3 qos=$4 n lines=$MSGS
+	shift 4
+	[ "$lines" -le "$MQ_PUB_MAX" ] || lines=$MQ_PUB_MAX
 	python3 -c 'import sys; sys.stdout.write(("x" * (int(sys.argv[1]) - 1) + "\n") * int(sys.argv[2]))' \
-		"$size" "$MSGS" >"$WORK/lines"
-	run sh -c "mosquitto_pub -h $TB_SRV_IP -u bench -P flood-0 -t msg/pub -l $* <'$WORK/lines'"
-	record mosquitto_pub "$pattern" "$size" "$round" "$MSGS" "$WALL" "$CPU"
+		"$size" "$lines" >"$WORK/lines"
+	broker_in_start
+	run sh -c "mosquitto_pub -h $TB_SRV_IP -u bench -P flood-0 -t msg/pub -l -q $qos $* <'$WORK/lines'"
+	n=$(broker_in_msgs "$qos" "$size")
+	[ "$n" -ge $((lines * 99 / 100)) ] ||
+		echo "  round $round mosquitto_pub: the broker received $n of $lines lines" >&2
+	[ "$n" -le "$lines" ] || n=$lines
+	record mosquitto_pub "$pattern" "$size" "$round" "$n" "$WALL" "$CPU"
 }
 
 # tsung_xml MSGS SIZE QOS THINK: $WORK/tsung.xml, CONNS users arriving 1 ms apart, each connecting
@@ -206,10 +214,15 @@ limit() {
 	          g["conditional_throughput"], len(s["trials"])))
 	PY
 	grep -E "^(NDR|PDR|p99)" "$WORK/out" >&2
-	python3 -c 'import sys; sys.stdout.write(("x" * 15 + "\n") * int(sys.argv[1]))' "$MSGS" >"$WORK/lines"
+	local lines=$MSGS n
+	[ "$lines" -le "$MQ_PUB_MAX" ] || lines=$MQ_PUB_MAX
+	python3 -c 'import sys; sys.stdout.write(("x" * 15 + "\n") * int(sys.argv[1]))' "$lines" >"$WORK/lines"
+	broker_in_start
 	run sh -c "mosquitto_pub -h $TB_SRV_IP -u bench -P flood-0 -t msg/pub -l -q 1 -M 20 <'$WORK/lines'"
+	n=$(broker_in_msgs 1 16)
+	[ "$n" -le "$lines" ] || n=$lines
 	python3 -c 'import sys; print("mosquitto_pub\t%s\t\t%.0f\t" % (sys.argv[1], int(sys.argv[2]) / float(sys.argv[3])))' \
-		"$round" "$MSGS" "$WALL" >>"$LIMIT_RAW"
+		"$round" "$n" "$WALL" >>"$LIMIT_RAW"
 	echo "  round $round mosquitto_pub: $(tail -n 1 "$LIMIT_RAW" | cut -f4) messages/s" >&2
 }
 
@@ -286,13 +299,13 @@ for round in $(seq "$REPS"); do
 		MSGS=${BENCH_MQTT_MSGS:-100000}
 		[ "$size" -lt 1024 ] || MSGS=$MSGS_LARGE
 		xr fire-forget "$size" "$round" --qos 0
-		pub fire-forget "$size" "$round" -q 0
+		pub fire-forget "$size" "$round" 0
 		ts fire-forget "$size" "$round" 0
 		xr sync "$size" "$round" --qos 1 --burst 1
-		pub sync "$size" "$round" -q 1 -M 1
+		pub sync "$size" "$round" 1 -M 1
 		ts sync "$size" "$round" 1
 		xr async "$size" "$round" --qos 1 --burst 5
-		pub async "$size" "$round" -q 1 -M 5
+		pub async "$size" "$round" 1 -M 5
 	done
 done
 count_stop
