@@ -27,8 +27,13 @@
 #include "proto/tcp/session.h"
 #include "util/log.h"
 
-/* A delayed ACK's delay at most, about (a socket client's reader wakes in tens of microseconds) */
-#define TCP_PUMP_POLL_NS 20000
+/*
+ * A delayed ACK's delay at most, about (a socket client's reader wakes in tens
+ * of microseconds). Measured against 20 us (one publisher's bursts of 20 into
+ * Mosquitto): the same rate, the pump's CPU 6.7-7.9 us a message instead of
+ * 9-12, and more PUBACKs gathered in a segment (0.29-0.34 a message, 0.51-0.53)
+ */
+#define TCP_PUMP_POLL_NS 50000
 #define TCP_PUMP_IDLE_NS 2000000ULL
 /*
  * Asleep, the ring's wake-up ends the wait; this bounds the one race left (an
