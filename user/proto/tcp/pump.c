@@ -62,11 +62,13 @@ void tcp_batch_flush(struct tcp_batch *b, const struct tcp *t)
 	b->n = 0;
 }
 
-bool tcp_batch_add(struct tcp_batch *b, const struct tcp *t, const struct xr_tcp_session *s,
-		   uint32_t off, uint32_t len)
+uint8_t *tcp_batch_slot(struct tcp_batch *b)
 {
-	size_t flen = tcp_request_segment(t, s, off, len, b->frames + b->n * TCP_FRAME_MAX);
+	return b->frames + b->n * TCP_FRAME_MAX;
+}
 
+bool tcp_batch_take(struct tcp_batch *b, const struct tcp *t, size_t flen)
+{
 	if (!flen)
 		return false;
 	b->iov[b->n].iov_len = flen;
@@ -75,16 +77,15 @@ bool tcp_batch_add(struct tcp_batch *b, const struct tcp *t, const struct xr_tcp
 	return true;
 }
 
+bool tcp_batch_add(struct tcp_batch *b, const struct tcp *t, const struct xr_tcp_session *s,
+		   uint32_t off, uint32_t len)
+{
+	return tcp_batch_take(b, t, tcp_request_segment(t, s, off, len, tcp_batch_slot(b)));
+}
+
 bool tcp_batch_add_ack(struct tcp_batch *b, const struct tcp *t, const struct xr_tcp_session *s)
 {
-	size_t flen = tcp_ack_segment(t, s, b->frames + b->n * TCP_FRAME_MAX);
-
-	if (!flen)
-		return false;
-	b->iov[b->n].iov_len = flen;
-	if (++b->n == TCP_PUMP_BATCH)
-		tcp_batch_flush(b, t);
-	return true;
+	return tcp_batch_take(b, t, tcp_ack_segment(t, s, tcp_batch_slot(b)));
 }
 
 int tcp_batch_init(struct tcp_batch *b, const struct tcp *t)

@@ -225,6 +225,10 @@ size_t tcp_segment_headers(const struct tcp *t, uint32_t tkey, uint32_t seq, uin
 
 /* A batch for t's packet socket's frames. 0 or -ENOMEM. */
 int tcp_batch_init(struct tcp_batch *b, const struct tcp *t);
+/* Where the batch's next frame is built (TCP_FRAME_MAX bytes of room). */
+uint8_t *tcp_batch_slot(struct tcp_batch *b);
+/* The frame of flen bytes built at the slot taken (0: none, false), the batch sent once it is full. */
+bool tcp_batch_take(struct tcp_batch *b, const struct tcp *t, size_t flen);
 /* Session s's request k bytes [off, off + len) as a segment into the batch, sent once it is full; false: none to build. */
 bool tcp_batch_add(struct tcp_batch *b, const struct tcp *t, const struct xr_tcp_session *s,
 		   uint32_t off, uint32_t len);

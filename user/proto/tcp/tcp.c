@@ -755,9 +755,7 @@ static void tcp_reset_open(struct tcp *t)
 		return;
 	for (uint32_t i = 0; i < t->table; i++) {
 		struct xr_tcp_session s = t->sessions[i];
-		uint8_t *f = b.frames + b.n * TCP_FRAME_MAX;
 		uint32_t off = 0, rlen;
-		size_t flen;
 
 		if (s.state != XR_TCP_REQUEST && s.state != XR_TCP_RESPONSE &&
 		    s.state != XR_TCP_PACED && s.state != XR_TCP_FIN_SENT)
@@ -772,11 +770,10 @@ static void tcp_reset_open(struct tcp *t)
 		/* a replying subscriber's replies not sent yet (its in_flight) are not on the wire */
 		if (s.state == XR_TCP_RESPONSE && tcp_replies(t))
 			s.pa_sent -= s.in_flight;
-		flen = tcp_segment_headers(t, s.tkey, tcp_request_seq(t, &s, off), s.rcv_nxt,
-					   0x10 | 0x04 /* ACK, RST */, 0, f);
-		b.iov[b.n].iov_len = flen;
-		if (++b.n == TCP_PUMP_BATCH)
-			tcp_batch_flush(&b, t);
+		tcp_batch_take(&b, t,
+			       tcp_segment_headers(t, s.tkey, tcp_request_seq(t, &s, off),
+						   s.rcv_nxt, 0x10 | 0x04 /* ACK, RST */, 0,
+						   tcp_batch_slot(&b)));
 	}
 	tcp_batch_flush(&b, t);
 	t->stalled.reset_at_end = b.sent;
