@@ -160,7 +160,7 @@ def tcp_flows():
     802.1Q tag on every frame) and H (A's pair again after A closed, a new ISN: GET /, the same bytes
     as A's second request). The others each fail one way: B began before the capture (no SYN), C's
     server spoke first, D sent nothing, E's capture lost 10 bytes of its request, F's request is
-    17,000 bytes (over 16 KiB). Responses are HTTP/1.1 200 with a Content-Length."""
+    70,000 bytes (over 68 KiB). Responses are HTTP/1.1 200 with a Content-Length."""
     C, S = GEN_IP, SRV_IP
     out = []
 
@@ -218,7 +218,7 @@ def tcp_flows():
     seg(40003, 3001, 7019, "c", "PA", b"QUIT\r\n")
     flow(40004, 4000, 8000, [])  # D
     flow(40005, 5000, 9000, [(http_get(b"/index.html"), response(600))], lose=10)  # E
-    flow(40006, 6000, 10000, [(b"POST /post HTTP/1.1\r\nContent-Length: 16950\r\n\r\n".ljust(17000, b"p"),
+    flow(40006, 6000, 10000, [(b"POST /post HTTP/1.1\r\nContent-Length: 69950\r\n\r\n".ljust(70000, b"p"),
                               response(3))])  # F
     flow(40007, 7000, 11000, [(http_get(b"/big.html"), response(2000))], vlan=100)  # G
     flow(40001, 900000, 12000, [(http_get(b"/"), response(600))])  # H: A's pair again

@@ -251,6 +251,42 @@ test_mqtt_qos0_large_to_three_subscribers() {
 		"$(jget "$WORK/c.json" passed)" "delivered + dropped + unattributed = passed"
 }
 
+# The issue's largest payload, 64 KiB at QoS 1 (a Remaining Length of three bytes; 45 full segments a
+# message, at most 10 in flight, each burst through the pump as the broker's window opens), read by
+# a subscriber in XDP (each delivery over ~45 of the broker's segments) and by mosquitto_sub
+test_mqtt_largest_payloads() {
+	bed --senders 2
+	mosquitto_start
+	for i in 0 1; do peer_xdp_start "$i"; done
+	xsub_start 1 1 --subscribe 'msg/#' --mqtt-version 5 --client-id 'big-{c}' --publishers 10 \
+		--messages 5 --wait 60s
+	local xsub=$XSUB_PID
+	sub_start 50 'msg/#'
+	mqtt_gen --username "$MQ_USER" --password "$MQ_PASS" --qos 1 --payload 65536 --messages 5 \
+		--pps 100 --count 10 --wait 60s || fail "gen mqtt exited $?: $(cat "$WORK/out")"
+	cat "$WORK/out"
+	wait "$xsub" || fail "the subscriber in XDP exited $?: $(cat "$WORK/xsub.1.out")"
+	cat "$WORK/xsub.1.out"
+	wait "$SUB_PID" || fail "mosquitto_sub exited $?: $(cat "$WORK/sub.err")"
+	kill -INT "${PEER_XDP_PIDS[@]}" 2>/dev/null
+	wait "${PEER_XDP_PIDS[@]}" 2>/dev/null
+	messages_add_up
+	expect_eq "$(jget "$WORK/g.json" sessions.completed)" 10 "sessions completed"
+	expect_eq "$(jget "$WORK/g.json" messages.acked)" 50 "PUBACKs"
+	expect_eq "$(jget "$WORK/g.json" messages.message_bytes)" $((1 + 3 + 2 + 14 + 2 + 65536)) "bytes of a PUBLISH"
+	expect_eq "$(jget "$WORK/g.json" segments.pump.send_errors)" 0 "segments the pump could not send"
+	expect_eq "$(jget "$WORK/g.json" segments.pump.ring_full)" 0 "segments the pump's ring had no room for"
+	expect_range "$(jget "$WORK/g.json" segments.pump.sent)" $((50 * 45)) 1e9 "segments the pump sent"
+	sub_check 10 5
+	awk '{ if (length($2) != 2 * 65536) { print "a message of " length($2) / 2 " bytes"; exit 1 } }' \
+		"$WORK/sub" || fail "what mosquitto_sub read"
+	local x=$WORK/xsub.1.json
+	expect_eq "$(jget "$x" sessions.completed)" 1 "subscriber sessions completed"
+	expect_eq "$(jget "$x" deliveries.received)" 50 "deliveries received"
+	deliveries_clean "$x"
+	expect_eq "$(grep -c 'protocol error' "$MQ_DIR/mosquitto.log")" 0 "protocol errors in the broker's log"
+}
+
 # xsub_start I N ARGS...: N subscribers in XDP (gen mqtt --subscribe) from sender namespace I, JSON
 # to $WORK/xsub.I.json; returns once the broker holds their N connections and has read their SUBSCRIBEs
 xsub_start() {
@@ -536,7 +572,7 @@ test_mqtt_acl_denied() {
 
 test_mqtt_bad_input() {
 	for args in "--qos 2" "--client-id fixed" "--client-id {c}{c}" "--burst 0" "--burst 65" \
-		"--messages 10 --burst 3" "--payload 20000" "--mqtt-version 4.0" "--topic msg/#" \
+		"--messages 10 --burst 3" "--payload 65537" "--burst 2 --payload 65536" "--mqtt-version 4.0" "--topic msg/#" \
 		"--keepalive 1d" "--messages 0" "--subscribe msg/#" "--publishers 3" \
 		"--subscribe msg/# --publishers 2 --payload 16" "--subscribe msg/# --publishers 5000000" \
 		"--subscribe msg/# --publishers 2 --duration 5s" "--subscribe msg/# --publishers 0" \

@@ -538,11 +538,13 @@ test_tcp_bad_input() {
 	bed
 	local g=(ip netns exec "$TB_NS_GEN" "$XR" gen tcp -i "$TB_GEN_IF" --dst "$TB_SRV_IP" --count 1)
 	: >"$WORK/empty"
-	head -c 20000 /dev/zero >"$WORK/big"
+	head -c 70000 /dev/zero >"$WORK/big"
+	{ head -c 66000 /dev/zero; printf '{c}'; } >"$WORK/late-field"
 	run_bad 2 "say what to send" "${g[@]}"
 	run_bad 2 "empty" "${g[@]}" --request "$WORK/empty"
-	run_bad 2 "more than the 16384 bytes" "${g[@]}" --request "$WORK/big"
-	run_bad 2 "more than the 16384 bytes" "${g[@]}" --http 'POST /' --body "$WORK/big"
+	run_bad 2 "more than the 69632 bytes" "${g[@]}" --request "$WORK/big"
+	run_bad 2 "more than the 69632 bytes" "${g[@]}" --http 'POST /' --body "$WORK/big"
+	run_bad 2 "a field at byte 66000: fields go in the first 65525 bytes" "${g[@]}" --request "$WORK/late-field"
 	run_bad 2 "no-such-file" "${g[@]}" --request "$WORK/no-such-file"
 	run_bad 2 "METHOD /path" "${g[@]}" --http 'GET'
 	run_bad 2 "METHOD /path" "${g[@]}" --http 'GET index.html'
@@ -727,7 +729,7 @@ test_tcp_replay_sessions() {
 # pcaps/tcp-flows.pcap (mkpcap.py tcp_flows()): eight flows as a capture has them. Three are played
 # (one put together from segments captured out of order and twice, one behind an 802.1Q tag, one
 # on the first one's pair after it closed); each of the others is counted by why it is not
-# (no SYN, the server spoke first, no client data, bytes missing, a request over 16 KiB).
+# (no SYN, the server spoke first, no client data, bytes missing, a request over 68 KiB).
 test_tcp_replay_sessions_flows() {
 	bed
 	nginx_start
@@ -739,7 +741,7 @@ test_tcp_replay_sessions_flows() {
 	import json, sys
 	f = json.load(open(sys.argv[1]))["flows"]
 	print(f)
-	want = {"frames": 82, "tcp_frames": 80, "other_frames": 2, "seen": 8, "played": 3, "skipped": 5,
+	want = {"frames": 118, "tcp_frames": 116, "other_frames": 2, "seen": 8, "played": 3, "skipped": 5,
 	        "requests": 4, "distinct_requests": 3, "response": "http",
 	        "skipped_by": {"no_syn": 1, "server_first": 1, "no_client_data": 1, "gap": 1,
 	                       "request_too_long": 1, "too_many_requests": 0, "stream_too_long": 0,

@@ -28,8 +28,13 @@
 
 /* The most payload a segment of ours carries: what a 1500-byte MTU leaves after IPv4 and TCP. */
 #define XR_TCP_PAYLOAD_MAX 1460
-/* The largest request (one value of the tcp_request map, plus a segment's slack for the verifier). */
-#define XR_TCP_REQUEST_MAX 16384
+/*
+ * The largest request (one value of the tcp_request map, plus a segment's
+ * slack for the verifier): an MQTT PUBLISH of 64 KiB with up to 4 KiB of
+ * header and topic. Offsets in a request fit a __u16 up to 65,535 only: a
+ * field ({c}, a stamp) is placed before that (user/proto/).
+ */
+#define XR_TCP_REQUEST_MAX (68U << 10)
 #define XR_TCP_REQUEST_VALUE (XR_TCP_REQUEST_MAX + 2048)
 /*
  * XDP_PACKET_HEADROOM (256) less the frame's own growth: a segment that fits

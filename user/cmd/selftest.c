@@ -492,15 +492,16 @@ done:
 	}
 	if (part("mqtt")) {
 		uint64_t checked = 0, m_mis = 0;
+		unsigned int shapes = 0;
 
-		err = selftest_mqtt(cases, rnd, &checked, &m_mis);
+		err = selftest_mqtt(cases, rnd, &checked, &m_mis, &shapes);
 		if (err) {
 			fprintf(stderr, "selftest mqtt: could not run: %s\n", strerror(-err));
 			return XR_EXIT_ENV;
 		}
-		printf("selftest mqtt: %llu segments of CONNECTs and bursts in 7 stream shapes (2 of callers), "
-		       "%llu mismatches\n",
-		       (unsigned long long)checked, (unsigned long long)m_mis);
+		printf("selftest mqtt: %llu segments of CONNECTs and bursts in %u stream shapes (2 of "
+		       "callers), %llu mismatches\n",
+		       (unsigned long long)checked, shapes, (unsigned long long)m_mis);
 		mismatches += m_mis;
 		checked = m_mis = 0;
 		err = selftest_mqtt_deliveries(cases, rnd, &checked, &m_mis);

@@ -20,7 +20,8 @@ int selftest_lorawan(const struct iface *lo, uint64_t cases, uint64_t (*rnd)(voi
 int selftest_lib(uint64_t cases, uint64_t (*rnd)(void), uint64_t *checked, uint64_t *mismatches);
 
 /* gen mqtt's per-session bytes in BPF against user/proto/mqtt/stream.c's, in five stream shapes. */
-int selftest_mqtt(uint64_t cases, uint64_t (*rnd)(void), uint64_t *checked, uint64_t *mismatches);
+int selftest_mqtt(uint64_t cases, uint64_t (*rnd)(void), uint64_t *checked, uint64_t *mismatches,
+		  unsigned int *nshapes);
 
 /*
  * gen mqtt's subscriber reader in XDP (CONNACK, SUBACK, deliveries with their

@@ -218,7 +218,8 @@ out:
 	return err;
 }
 
-int selftest_mqtt(uint64_t cases, uint64_t (*rnd)(void), uint64_t *checked, uint64_t *mismatches)
+int selftest_mqtt(uint64_t cases, uint64_t (*rnd)(void), uint64_t *checked, uint64_t *mismatches,
+		  unsigned int *nshapes)
 {
 	static const struct mqtt_stream_opts shapes[] = {
 		{ .client_id = "xr-{c}",
@@ -251,6 +252,14 @@ int selftest_mqtt(uint64_t cases, uint64_t (*rnd)(void), uint64_t *checked, uint
 		  .payload = 10240,
 		  .burst = 1,
 		  .keepalive_s = 60 },
+		/* the largest: a Remaining Length of three bytes */
+		{ .client_id = "xr-{c}",
+		  .topic = "msg/{c}",
+		  .version = 5,
+		  .qos = 1,
+		  .payload = XR_MQTT_PAYLOAD_MAX,
+		  .burst = 1,
+		  .keepalive_s = 60 },
 		{ .client_id = "xr-{c}",
 		  .topic = "res/{c}",
 		  .version = 4,
@@ -276,6 +285,7 @@ int selftest_mqtt(uint64_t cases, uint64_t (*rnd)(void), uint64_t *checked, uint
 	};
 	int err = 0;
 
+	*nshapes = sizeof(shapes) / sizeof(shapes[0]);
 	for (size_t i = 0; i < sizeof(shapes) / sizeof(shapes[0]) && !err; i++)
 		err = mqtt_patch_cases(&shapes[i], cases / (sizeof(shapes) / sizeof(shapes[0])) + 1,
 				       rnd, checked, mismatches);

@@ -29,6 +29,8 @@ struct mqtt_stream_opts {
 
 /* The most bytes of a CONNECT or a burst (what one request of gen tcp holds). */
 #define XR_MQTT_REQUEST_MAX XR_TCP_REQUEST_MAX
+/* The largest --payload: the 64 KiB (MQTT allows 256 MiB; one request holds this). */
+#define XR_MQTT_PAYLOAD_MAX (64U << 10)
 
 /*
  * The CONNECT into *connect and a burst into *burst (malloc'ed), the offsets

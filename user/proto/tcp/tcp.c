@@ -236,6 +236,11 @@ static int tcp_fields_expand(const char *what, uint8_t *buf, size_t *len, size_t
 				what, XR_TCP_DIGITS, cap);
 			return -EINVAL;
 		}
+		if (i + XR_TCP_DIGITS > UINT16_MAX) {
+			pr_warn("%s: a field at byte %zu: fields go in the first %u bytes\n", what, i,
+				UINT16_MAX - XR_TCP_DIGITS);
+			return -EINVAL;
+		}
 		f->kind[n] = buf[i + 1] == 'c' ? XR_TCP_FIELD_C : XR_TCP_FIELD_K;
 		f->off[n++] = i;
 		memmove(buf + i + XR_TCP_DIGITS, buf + i + 3, *len - i - 3);
