@@ -347,6 +347,15 @@ static __always_inline long mqtt_packet(struct mqtt_read *r)
 		r->fail = XR_TCP_CLOSED_EARLY;
 		return 1;
 	}
+	/*
+	 * a keep-alive PINGREQ's (pace.c): its PINGRESP comes before the answers
+	 * to anything sent after it, a QoS-0 burst's PINGRESP among them
+	 */
+	if (type == 13 && MQTT_PUBLISHER && s->ping_owed) {
+		s->ping_owed = 0;
+		r->st->ctr[XR_MQTT_PINGS_ANSWERED]++;
+		return 0;
+	}
 	/* a delivery past those waited for (another run's publisher) is booked, not a fault */
 	if (s->resp_got >= mqtt_wanted(s) && !mqtt_is_delivery(s))
 		goto unexpected;

@@ -135,6 +135,8 @@ static __always_inline __u32 tcp_our_seq(const struct xr_tcp_session *s, __u32 o
 
 	if (TCP_MQTT && MQTT_REPLIES)
 		seq += MQTT_REPLY_LEN * s->pa_sent;
+	if (TCP_MQTT && MQTT_PUBLISHER)
+		seq += 2 * (__u32)s->pings;
 	if (TCP_FLOWS)
 		return seq + s->step_off;
 	if (!s->k)

@@ -137,6 +137,8 @@ enum xr_mqtt_ctr {
 	XR_MQTT_REPLIES = 32, /* PUBACKs or a responder's answers sent (first transmissions) */
 	XR_MQTT_HELD =
 		33, /* segments of deliveries not taken: their replies would overrun the ring */
+	/* 34-35: gen tcp's */
+	XR_MQTT_PINGS_ANSWERED = 36, /* PINGRESPs to a paced publisher's keep-alive PINGREQs */
 };
 
 /* mqtt_reasons[]: what the broker said, by packet and reason code */

@@ -244,6 +244,14 @@ struct xr_tcp_session {
 			 * (exchange to 0) and acknowledges rcv_nxt as it is then
 			 */
 			__u32 ack_owed;
+			/*
+			 * --keepalive: PINGREQs a paced publisher sent while
+			 * waiting for a departure (user/proto/tcp/pace.c),
+			 * 2 bytes each of our stream before request k
+			 */
+			__u16 pings;
+			/* 1 from a PINGREQ's send to its PINGRESP (read in XDP) */
+			__u8 ping_owed;
 		};
 	};
 };

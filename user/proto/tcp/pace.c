@@ -145,6 +145,80 @@ int tcp_pace_trial_bursts(const char *opt, const struct send_opts *so, double ra
 	return 0;
 }
 
+/* Paced session i's slot, or NULL while another session holds it (or none does) */
+static struct xr_tcp_session *pace_session(struct tcp *t, uint64_t i)
+{
+	uint64_t c = t->pace.base + i;
+	uint32_t tkey =
+		(uint32_t)(c % t->rs.m.src_count +
+			   (c / t->rs.m.src_count) % t->rs.m.sport_count * t->rs.m.src_count) +
+		1;
+	struct xr_tcp_session *live = &t->sessions[tkey & (t->table - 1)];
+
+	return live->tkey == tkey && live->c32 == (uint32_t)c ? live : NULL;
+}
+
+/*
+ * gen mqtt --keepalive K: a publisher that waits longer than K between its
+ * bursts sends the broker a PINGREQ once idle for K / 2, as a socket client
+ * does (MQTT-3.1.2-23: the broker closes a client silent for 1.5 K). It
+ * goes under the session's gate (2 while held), so no request goes meanwhile;
+ * a late request whose gate XDP found held goes from here. A PINGREQ whose
+ * PINGRESP did not come goes again (its 2 bytes hold up what follows).
+ * Every K / 8, a pass over the paced sessions.
+ */
+static void pace_keepalive(struct tcp *t, uint64_t now)
+{
+	struct tcp_pacer *p = &t->pace;
+
+	if (!p->keepalive_ns || now < p->next_sweep)
+		return;
+	p->next_sweep = now + p->keepalive_ns / 8;
+	for (uint64_t i = 0; i < p->sessions && !atomic_load(&p->stop); i++) {
+		struct xr_tcp_session *live = pace_session(t, i), s;
+		uint32_t gate = 1;
+
+		if (!live || live->state == XR_TCP_DONE || live->state == XR_TCP_FIN_SENT)
+			continue;
+		if (__atomic_load_n(&live->ping_owed, __ATOMIC_ACQUIRE)) {
+			if (p->ping_tries[i] >= XR_TCP_MAX_RETRIES ||
+			    now - p->ping_at[i] < (XR_TCP_RTO_NS << p->ping_tries[i]))
+				continue;
+			s = *live;
+			if (tcp_batch_take(&p->out, t,
+					   tcp_ping_segment(t, &s, tcp_batch_slot(&p->out))))
+				p->pings_again++;
+			p->ping_tries[i]++;
+			p->ping_at[i] = now;
+			continue;
+		}
+		if (live->state != XR_TCP_PACED || now - live->t_sent < p->keepalive_ns / 2 ||
+		    !__atomic_compare_exchange_n(&live->pace_gate, &gate, 2, false,
+						 __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST))
+			continue;
+		/* the gate is 1 only while the session waits: it is still ours to ping */
+		live->pings++;
+		__atomic_store_n(&live->ping_owed, 1, __ATOMIC_SEQ_CST);
+		live->t_sent = now;
+		p->ping_at[i] = now;
+		p->ping_tries[i] = 0;
+		s = *live;
+		if (tcp_batch_take(&p->out, t, tcp_ping_segment(t, &s, tcp_batch_slot(&p->out))))
+			p->pings++;
+		__atomic_store_n(&live->pace_gate, 1, __ATOMIC_SEQ_CST);
+		gate = 1;
+		if (__atomic_load_n(&p->grant[i], __ATOMIC_SEQ_CST) >= live->k &&
+		    __atomic_compare_exchange_n(&live->pace_gate, &gate, 0, false, __ATOMIC_SEQ_CST,
+						__ATOMIC_SEQ_CST)) {
+			pace_send(t, live, pace_due(p, (uint64_t)(live->k - 1) * p->sessions + i),
+				  now);
+			p->caught_up++;
+		}
+	}
+	if (p->out.n)
+		tcp_batch_flush(&p->out, t);
+}
+
 static void *pace_main(void *arg)
 {
 	struct tcp *t = arg;
@@ -152,16 +226,18 @@ static void *pace_main(void *arg)
 	uint64_t start = now_ns(), d, end;
 	struct rusage ru;
 
-	while (!atomic_load(&p->stop) && !pace_connected(t))
+	while (!atomic_load(&p->stop) && !pace_connected(t)) {
+		pace_keepalive(t, now_ns());
 		usleep(1000);
+	}
 	p->connect_ns = now_ns() - start;
 	__atomic_store_n(&p->t0, now_ns() + PACE_SPIN_NS, __ATOMIC_RELEASE);
 	/* XDP stamps a late request with its departure: the schedule's start first */
 	__atomic_store_n(&t->skel->bss->tcp_pace_t0_ns, p->t0, __ATOMIC_SEQ_CST);
 	end = pace_due(p, p->departures ? p->departures - 1 : 0) + PACE_BEHIND_NS;
 	for (d = 0; d < p->departures && !atomic_load(&p->stop); d++) {
-		uint64_t due = pace_due(p, d), now = now_ns(), c;
-		uint32_t i = d % p->sessions, tkey, gate = 1;
+		uint64_t due = pace_due(p, d), now = now_ns();
+		uint32_t i = d % p->sessions, gate = 1;
 		uint64_t k = 1 + d / p->sessions;
 		struct xr_tcp_session *live;
 
@@ -171,22 +247,25 @@ static void *pace_main(void *arg)
 		 */
 		if (due > now && p->out.n)
 			tcp_batch_flush(&p->out, t);
-		if (due > now + PACE_SPIN_NS)
-			sleep_until(due - PACE_SPIN_NS / 2);
+		for (;;) {
+			uint64_t until = due - PACE_SPIN_NS / 2;
+
+			pace_keepalive(t, now);
+			if (due <= now + PACE_SPIN_NS)
+				break;
+			if (p->keepalive_ns && p->next_sweep < until)
+				until = p->next_sweep;
+			sleep_until(until);
+			now = now_ns();
+		}
 		while ((now = now_ns()) < due)
 			;
 		p->overran += now > end;
-		c = p->base + i;
-		tkey = (uint32_t)(c % t->rs.m.src_count + (c / t->rs.m.src_count) %
-								  t->rs.m.sport_count *
-								  t->rs.m.src_count) +
-		       1;
-		live = &t->sessions[tkey & (t->table - 1)];
+		live = pace_session(t, i);
 		/* the grant before the gate: XDP sets the gate before it reads the grant */
 		__atomic_store_n(&p->grant[i], k, __ATOMIC_SEQ_CST);
-		if (live->tkey != tkey || live->c32 != (uint32_t)c ||
-		    !__atomic_compare_exchange_n(&live->pace_gate, &gate, 0, false,
-						 __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST)) {
+		if (!live || !__atomic_compare_exchange_n(&live->pace_gate, &gate, 0, false,
+							  __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST)) {
 			/* still on request k - 1 (XDP sends k when that is answered), or ended */
 			p->busy++;
 			continue;
@@ -250,7 +329,13 @@ int tcp_pace_start(struct tcp *t, struct gen_bpf *skel)
 		return 0;
 	p->grant = engine_map_mmap(skel->maps.tcp_pace, &sz);
 	p->grant_sz = sz;
-	err = p->grant ? tcp_batch_init(&p->out, t) : -ENOMEM;
+	if (p->keepalive_ns) {
+		p->ping_at = calloc(p->sessions, sizeof(*p->ping_at));
+		p->ping_tries = calloc(p->sessions, sizeof(*p->ping_tries));
+	}
+	err = p->grant && (!p->keepalive_ns || (p->ping_at && p->ping_tries)) ?
+		      tcp_batch_init(&p->out, t) :
+		      -ENOMEM;
 	if (err)
 		goto err;
 	atomic_store(&p->stop, false);
@@ -278,6 +363,10 @@ void tcp_pace_stop(struct tcp *t)
 	if (p->grant)
 		munmap(p->grant, p->grant_sz);
 	p->grant = NULL;
+	free(p->ping_at);
+	free(p->ping_tries);
+	p->ping_at = NULL;
+	p->ping_tries = NULL;
 	tcp_batch_free(&p->out);
 }
 
@@ -311,8 +400,15 @@ void tcp_pace_report(const struct tcp *t, const struct engine_result *res, const
 			fprintf(human,
 				", %llu reached over 1 ms after the schedule's end (a pacer behind)",
 				(unsigned long long)p->overran);
-		fprintf(human, "; answered %s/s\n",
+		fprintf(human, "; answered %s/s",
 			fmt_si(seconds > 0 ? acked / seconds : 0, y, sizeof(y)));
+		if (p->keepalive_ns)
+			fprintf(human,
+				"; keep-alive: %llu PINGREQs while waiting (%llu again), %llu "
+				"PINGRESPs",
+				(unsigned long long)p->pings, (unsigned long long)p->pings_again,
+				(unsigned long long)res->replies.st.ctr[XR_MQTT_PINGS_ANSWERED]);
+		fputc('\n', human);
 	}
 	if (!j)
 		return;
@@ -335,5 +431,13 @@ void tcp_pace_report(const struct tcp *t, const struct engine_result *res, const
 	json_double(j, "seconds", seconds);
 	json_double(j, "answered_per_s", seconds > 0 ? acked / seconds : 0);
 	json_u64(j, "cpu_ns", p->cpu_ns);
+	if (p->keepalive_ns) {
+		json_open(j, "keepalive", '{');
+		json_double(j, "seconds", p->keepalive_ns / 1e9);
+		json_u64(j, "pings", p->pings);
+		json_u64(j, "again", p->pings_again);
+		json_u64(j, "answered", res->replies.st.ctr[XR_MQTT_PINGS_ANSWERED]);
+		json_close(j, '}');
+	}
 	json_close(j, '}');
 }

@@ -126,6 +126,15 @@ struct tcp_pacer {
 	uint64_t mismatched; /* gates taken for a request not granted yet (none) */
 	uint64_t cpu_ns;
 	uint64_t answered; /* paced requests answered (the table's, at the end) */
+	/*
+	 * gen mqtt --keepalive: a publisher waiting for its departure sends a
+	 * PINGREQ once idle for half of it (0: none); when each went (again
+	 * after XR_TCP_RTO_NS without its PINGRESP), per paced session
+	 */
+	uint64_t keepalive_ns;
+	uint64_t *ping_at;
+	uint8_t *ping_tries;
+	uint64_t pings, pings_again, next_sweep;
 	struct tcp_batch out; /* out.sent: the segments it sent */
 	pthread_t tid;
 	bool running;
@@ -218,6 +227,15 @@ size_t tcp_request_segment(const struct tcp *t, const struct xr_tcp_session *s, 
 
 /* Session s's bare ACK of rcv_nxt at the end of its request k into f. Its length, or 0. */
 size_t tcp_ack_segment(const struct tcp *t, const struct xr_tcp_session *s, uint8_t *f);
+
+/* A paced publisher's keep-alive PINGREQ, the last it sent (before request k), into f: its length */
+size_t tcp_ping_segment(const struct tcp *t, const struct xr_tcp_session *s, uint8_t *f);
+
+/* gen mqtt's publishers (not subscribers, not callers): their stream holds keep-alive PINGREQs */
+static inline bool tcp_mqtt_publisher(const struct tcp *t)
+{
+	return t->response == XR_TCP_RESP_MQTT && !t->mqtt.subscriber && !t->mqtt.caller;
+}
 
 /* Our address and port of slot key tkey, seq, ack, flags and plen bytes already at f + 54: the headers around them. */
 size_t tcp_segment_headers(const struct tcp *t, uint32_t tkey, uint32_t seq, uint32_t ack,

@@ -237,8 +237,8 @@ static int tcp_fields_expand(const char *what, uint8_t *buf, size_t *len, size_t
 			return -EINVAL;
 		}
 		if (i + XR_TCP_DIGITS > UINT16_MAX) {
-			pr_warn("%s: a field at byte %zu: fields go in the first %u bytes\n", what, i,
-				UINT16_MAX - XR_TCP_DIGITS);
+			pr_warn("%s: a field at byte %zu: fields go in the first %u bytes\n", what,
+				i, UINT16_MAX - XR_TCP_DIGITS);
 			return -EINVAL;
 		}
 		f->kind[n] = buf[i + 1] == 'c' ? XR_TCP_FIELD_C : XR_TCP_FIELD_K;
@@ -467,6 +467,8 @@ static uint32_t tcp_request_seq(const struct tcp *t, const struct xr_tcp_session
 		return seq + s->step_off;
 	if (tcp_replies(t))
 		seq += tcp_reply_len(t) * s->pa_sent;
+	if (tcp_mqtt_publisher(t))
+		seq += 2 * (uint32_t)s->pings;
 	if (s->k)
 		seq += t->first_len + (uint32_t)(s->k - 1) * t->req_len;
 	return seq;
@@ -511,6 +513,16 @@ size_t tcp_ack_segment(const struct tcp *t, const struct xr_tcp_session *s, uint
 	if (!tcp_request_bytes(t, s, &rlen))
 		return 0;
 	return tcp_segment_headers(t, s->tkey, tcp_request_seq(t, s, rlen), s->rcv_nxt, 0x10, 0, f);
+}
+
+size_t tcp_ping_segment(const struct tcp *t, const struct xr_tcp_session *s, uint8_t *f)
+{
+	if (!s->pings)
+		return 0;
+	f[54] = 0xc0; /* PINGREQ */
+	f[55] = 0;
+	return tcp_segment_headers(t, s->tkey, tcp_request_seq(t, s, 0) - 2, s->rcv_nxt,
+				   0x10 | 0x08, 2, f);
 }
 
 /*
