@@ -391,6 +391,58 @@ test_mqtt_subscribers_in_xdp() {
 	expect_eq "$(grep -c 'protocol error' "$MQ_DIR/mosquitto.log")" 0 "protocol errors in the broker's log"
 }
 
+# --broker-stats: a subscriber in XDP whose deliveries a firewall holds back while 20 publishers send
+# 20,000 QoS-0 messages. Mosquitto keeps at most max_queued_messages (10,000) packets for it beyond
+# what its socket takes (4 KiB here) and drops the rest, each counted in its $SYS tree: every
+# delivery the subscriber lost is one the broker says it dropped, none unattributed.
+test_mqtt_broker_stats() {
+	bed --senders 2
+	mosquitto_start
+	for i in 0 1; do peer_xdp_start "$i"; done
+	tb_srv sysctl -qw net.ipv4.tcp_wmem="4096 4096 4096" || fail "tcp_wmem"
+	# its client would connect from the bed's address, which is the default pool's
+	tb_geni 1 "$XR" gen mqtt -i "$TB_GEN_IF" --dst "$TB_SRV_IP" --username "$MQ_USER" --password "$MQ_PASS" \
+		--count 1 --subscribe 'msg/#' --publishers 20 --messages 1000 --broker-stats >"$WORK/out" 2>&1
+	expect_eq "$?" 2 "exit for --broker-stats from the pool's address ($(cat "$WORK/out"))"
+	grep -q "one of the sessions' sources" "$WORK/out" || fail "no reason: $(cat "$WORK/out")"
+	# so it takes a pool of its own, routed to sender 1
+	tb_srv ip route add 198.18.127.0/24 via "$(tb_gen_ip 1)" || fail "route"
+	xsub_start 1 1 --src 198.18.127.0/24 --subscribe 'msg/#' --publishers 20 --messages 1000 --wait 12s \
+		--broker-stats
+	local xsub=$XSUB_PID
+	# xsub_start counted the stats client's connection from the bed's address: the session's too
+	for _ in $(seq 200); do
+		tb_srv ss -tn state established "( sport = :1883 )" | grep -q " 198.18.127.0:" && break
+		sleep 0.05
+	done
+	sleep 0.5
+	tb_srv nft -f - <<-NFT || fail "nft"
+	table inet hold {
+		chain out {
+			type filter hook output priority 0;
+			ip daddr 198.18.127.0/24 tcp sport 1883 counter drop
+		}
+	}
+	NFT
+	mqtt_gen --username "$MQ_USER" --password "$MQ_PASS" --qos 0 --payload 16 --messages 1000 \
+		--pps 1000 --count 20 --wait 10s || fail "gen mqtt exited $?: $(cat "$WORK/out")"
+	tb_srv nft delete table inet hold || fail "nft delete"
+	wait "$xsub"
+	expect_eq "$?" 1 "exit of a subscriber that lost deliveries ($(cat "$WORK/xsub.1.out"))"
+	cat "$WORK/xsub.1.out"
+	kill -INT "${PEER_XDP_PIDS[@]}" 2>/dev/null
+	wait "${PEER_XDP_PIDS[@]}" 2>/dev/null
+	local x=$WORK/xsub.1.json lost
+	lost=$(jget "$x" deliveries.lost)
+	expect_range "$lost" 1000 19999 "deliveries lost"
+	expect_eq "$(jget "$x" deliveries.received)" $((20000 - lost)) "deliveries received"
+	expect_eq "$(jget "$x" deliveries.broker_dropped)" "$lost" "deliveries the broker dropped"
+	expect_eq "$(jget "$x" deliveries.lost_unattributed)" 0 "lost deliveries not attributed"
+	grep -q "^  lost: $lost; the broker dropped $lost (its inflight and queue limits" "$WORK/xsub.1.out" ||
+		fail "no attribution line: $(cat "$WORK/xsub.1.out")"
+	expect_eq "$(grep -c 'Outgoing messages are being dropped' "$MQ_DIR/mosquitto.log")" 1 "the broker's notice"
+}
+
 # QoS-1 subscriptions: each QoS-1 delivery PUBACKed from XDP. Mosquitto sends a client at most 20
 # unacknowledged QoS-1 messages (max_inflight_messages), so every delivery past the 20th proves the
 # PUBACKs before it right; the server's firewall drops one in 30 of the 3.1.1 subscribers' segments,

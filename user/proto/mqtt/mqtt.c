@@ -7,12 +7,17 @@
  * (bpf/proto/mqtt.bpf.h on bpf/proto/tcp.bpf.h). Here: the options, the
  * stream (stream.c) and the books of every message asked.
  */
+#include <arpa/inet.h>
 #include <errno.h>
+#include <netinet/in.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
 #include "cmd/cli.h"
 #include "proto/proto.h"
 #include "proto/tcp/session.h"
+#include "proto/mqtt/broker.h"
 #include "proto/mqtt/stream.h"
 #include "send/opts.h"
 #include "engine/replies.h"
@@ -41,6 +46,7 @@ enum {
 	O_PEER_NETNS,
 	O_SUBSCRIBERS,
 	O_MSG_RATE,
+	O_BROKER_STATS,
 };
 
 /*
@@ -94,6 +100,11 @@ struct mqtt {
 	char *peer_filter; /* the other end's topic filter, made here (freed with the state) */
 	struct mqtt_peer_figures peer;
 	uint16_t refused_all; /* every CONNECT answered was refused: the first code, + 1 */
+	/* --broker-stats: the broker's count of dropped deliveries, read after the run once */
+	bool broker_stats, broker_read;
+	int broker_err;
+	uint64_t broker_dropped;
+	struct mqtt_broker broker;
 };
 
 static const struct option mqtt_opts[] = {
@@ -117,6 +128,7 @@ static const struct option mqtt_opts[] = {
 	{ "peer-netns", required_argument, NULL, O_PEER_NETNS },
 	{ "subscribers", required_argument, NULL, O_SUBSCRIBERS },
 	{ "msg-rate", required_argument, NULL, O_MSG_RATE },
+	{ "broker-stats", no_argument, NULL, O_BROKER_STATS },
 	{},
 };
 
@@ -198,6 +210,7 @@ static int mqtt_opt(void *st, int id, const char *arg, const struct send_opts *s
 		if (!m->subscribers)
 			return cli_usage_error(so->cmd, "--subscribers: at least 1");
 		break;
+	case O_BROKER_STATS: m->broker_stats = true; break;
 	case O_MSG_RATE:
 		if (!strcmp(arg, "search")) {
 			m->rate_searched = true;
@@ -409,6 +422,10 @@ static int mqtt_check(void *st, const struct send_opts *so)
 
 	if (so->net.dst.ipv6)
 		return cli_usage_error(so->cmd, "sessions are IPv4 only for now");
+	if (m->broker_stats && (!m->so.subscribe || so->search))
+		return cli_usage_error(so->cmd,
+				       "--broker-stats goes with --subscribe (it attributes the "
+				       "subscribers' lost deliveries), not under search for now");
 	if (m->so.subscribe && m->so.await)
 		return cli_usage_error(so->cmd,
 				       "--await is a caller's, --subscribe a subscriber's");
@@ -496,6 +513,50 @@ static int mqtt_check(void *st, const struct send_opts *so)
 	return m->msg_rate ? mqtt_check_pace(m, so) : 0;
 }
 
+/* How long --broker-stats waits for the broker: its CONNACK, the $SYS ticks of its default 10 s */
+#define MQTT_BROKER_WAIT_NS (25 * 1000000000ULL)
+
+/*
+ * --broker-stats: a socket client, from the address this host routes to the
+ * broker from; XDP takes the broker's segments to the sessions' sources, so
+ * that address must not be one of them
+ */
+static int mqtt_broker_stats_start(struct mqtt *m, const struct send_opts *so,
+				   const struct xr_reply_match *pool)
+{
+	struct sockaddr_in to = { .sin_family = AF_INET, .sin_port = htons(so->net.dst.port) },
+			   from;
+	socklen_t len = sizeof(from);
+	char host[INET_ADDRSTRLEN], here[INET_ADDRSTRLEN];
+	int fd, err = 0;
+
+	memcpy(&to.sin_addr, so->net.dst.addr, 4);
+	inet_ntop(AF_INET, &to.sin_addr, host, sizeof(host));
+	fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+	if (fd < 0 || connect(fd, (struct sockaddr *)&to, sizeof(to)) ||
+	    getsockname(fd, (struct sockaddr *)&from, &len))
+		err = -errno;
+	if (fd >= 0)
+		close(fd);
+	if (err) {
+		pr_warn("--broker-stats: no route to %s: %s\n", host, strerror(-err));
+		return err;
+	}
+	if (ntohl(from.sin_addr.s_addr) - pool->src_base < pool->src_count) {
+		inet_ntop(AF_INET, &from.sin_addr, here, sizeof(here));
+		pr_warn("--broker-stats connects from %s, one of the sessions' sources (XDP takes "
+			"their segments): give --src a pool without it\n",
+			here);
+		return -EINVAL;
+	}
+	return mqtt_broker_start(&m->broker,
+				 &(struct mqtt_broker_opts){ .host = host,
+							     .port = so->net.dst.port,
+							     .username = m->so.username,
+							     .password = m->so.password,
+							     .timeout_ns = MQTT_BROKER_WAIT_NS });
+}
+
 static int mqtt_build(void *st, const struct send_opts *so, const struct iface *ifc,
 		      struct frameset *fs, struct send_plan *plan, struct engine_opts *o)
 {
@@ -549,7 +610,10 @@ static int mqtt_build(void *st, const struct send_opts *so, const struct iface *
 	t->bye_len = 2;
 	t->patch = mqtt_stream_patch;
 	t->patch_ctx = &t->mqtt;
-	return tcp_sessions_build(t, so, ifc, fs, plan, o);
+	err = tcp_sessions_build(t, so, ifc, fs, plan, o);
+	if (!err && m->broker_stats)
+		err = mqtt_broker_stats_start(m, so, &o->rpl);
+	return err;
 }
 
 /* Every message asked, by what became of it. */
@@ -719,6 +783,11 @@ static void mqtt_report_subscribers(struct mqtt *m, const struct engine_result *
 	struct mqtt_deliveries d;
 
 	mqtt_deliveries(m, &d);
+	if (m->broker_stats && !m->broker_read) {
+		m->broker_err =
+			mqtt_broker_dropped(&m->broker, MQTT_BROKER_WAIT_NS, &m->broker_dropped);
+		m->broker_read = true;
+	}
 	if (human) {
 		fprintf(human, "  subscribers: ");
 		mqtt_acks_line(t, human, "CONNACK", "accepted", c[XR_MQTT_CONNACKED],
@@ -734,6 +803,15 @@ static void mqtt_report_subscribers(struct mqtt *m, const struct engine_result *
 			(unsigned long long)m->messages, t->mqtt.subs,
 			(unsigned long long)d.received, (unsigned long long)d.lost,
 			(unsigned long long)d.duplicated, (unsigned long long)d.reordered);
+		if (m->broker_stats && !m->broker_err)
+			fprintf(human,
+				"  lost: %llu; the broker dropped %llu (its inflight and queue "
+				"limits, for all its clients: $SYS/broker/publish/messages/dropped "
+				"over the run), %llu not attributed\n",
+				(unsigned long long)d.lost, (unsigned long long)m->broker_dropped,
+				(unsigned long long)(d.lost > m->broker_dropped ?
+							     d.lost - m->broker_dropped :
+							     0));
 		fprintf(human, "  publishers: %llu of %llu reached every subscriber whole",
 			(unsigned long long)d.pubs_complete, (unsigned long long)t->mqtt.pubs);
 		if (d.pubs_complete < t->mqtt.pubs)
@@ -784,6 +862,11 @@ static void mqtt_report_subscribers(struct mqtt *m, const struct engine_result *
 	json_u64(j, "delivered", c[XR_MQTT_DELIVERED]);
 	json_u64(j, "received", d.received);
 	json_u64(j, "lost", d.lost);
+	if (m->broker_stats && !m->broker_err) {
+		json_u64(j, "broker_dropped", m->broker_dropped);
+		json_u64(j, "lost_unattributed",
+			 d.lost > m->broker_dropped ? d.lost - m->broker_dropped : 0);
+	}
 	json_u64(j, "duplicated", d.duplicated);
 	json_u64(j, "reordered", d.reordered);
 	json_u64(j, "unstamped", c[XR_MQTT_UNSTAMPED]);
@@ -1253,12 +1336,21 @@ static int mqtt_verdict(void *st)
 	return XR_EXIT_FAIL;
 }
 
+/* --broker-stats could not read the broker's count after the run: the run exits 3 */
+static bool mqtt_failed(void *st)
+{
+	const struct mqtt *m = st;
+
+	return m->broker_stats && m->broker_read && m->broker_err;
+}
+
 static void mqtt_free(void *st)
 {
 	struct mqtt *m = st;
 
 	tcp_sessions_free(&m->t);
 	free(m->peer_filter);
+	mqtt_broker_stop(&m->broker);
 }
 
 const struct xr_proto proto_mqtt = {
@@ -1296,6 +1388,13 @@ const struct xr_proto proto_mqtt = {
 		"                        another interface (one XDP program per interface), with\n"
 		"                        a --wait that outlasts the publishers\n"
 		"      --publishers N    with --subscribe: the publishers' --count\n"
+		"      --broker-stats    with --subscribe: read the broker's count of the\n"
+		"                        deliveries it dropped (Mosquitto's\n"
+		"                        $SYS/broker/publish/messages/dropped: its inflight and\n"
+		"                        queue limits) before and after the run, through a\n"
+		"                        client of libmosquitto, and attribute the lost ones\n"
+		"                        (it needs sys_interval > 0, read access to $SYS/#, and\n"
+		"                        waits for two $SYS updates after the run)\n"
 		"      --answer T        with --subscribe: a responder, the other end of calls:\n"
 		"                        each stamped delivery (a request) is answered at QoS 0\n"
 		"                        on topic T, {c} the caller (the stamp's publisher,\n"
@@ -1350,6 +1449,7 @@ const struct xr_proto proto_mqtt = {
 	.check = mqtt_check,
 	.build = mqtt_build,
 	.report = mqtt_report,
+	.failed = mqtt_failed,
 	.verdict = mqtt_verdict,
 	.peer = mqtt_peer,
 	.peer_done = mqtt_peer_done,
