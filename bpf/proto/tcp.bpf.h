@@ -237,7 +237,7 @@ static __always_inline bool tcp_ack_later(struct xr_tcp_session *s, struct xr_re
 		return true;
 	if (tcp_pump_ask(s, tcp_req_len(s), 0)) {
 		s->ack_owed = 0;
-		st->ctr[XR_TCP_PUMP_FULL]++;
+		st->ctr[XR_TCP_ACKS_RING_FULL]++;
 		return false;
 	}
 	st->ctr[XR_TCP_ACKS_DELAYED]++;

@@ -43,7 +43,7 @@ struct xr_reply_match {
 	__u32 sport_count;
 };
 
-#define XR_REPLY_CTRS 37
+#define XR_REPLY_CTRS 38
 
 struct xr_replies_stats {
 	__u64 answered; /* first answer to a frame of this run */

@@ -297,6 +297,8 @@ enum xr_tcp_ctr {
 	XR_TCP_LATE =
 		34, /* paced requests sent after their departure: the one before was not answered by then */
 	XR_TCP_ACKS_DELAYED = 35, /* delayed ACKs asked of the pump (tcp_ack_later) */
+	/* 36: gen mqtt's */
+	XR_TCP_ACKS_RING_FULL = 37, /* ACKs sent at once from XDP: no room to ask the pump */
 };
 
 #endif /* __XR_SHARED_TCP_H */

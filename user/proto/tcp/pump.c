@@ -203,7 +203,7 @@ static void *pump_main(void *arg)
 	uint64_t last_ask = 0;
 	struct rusage ru;
 
-	/* the poll's sleep as asked: the default slack (50 us) would be most of it */
+	/* the poll's sleep as asked: the default slack (50 us) would double it */
 	prctl(PR_SET_TIMERSLACK, 1000UL);
 	while (!atomic_load(&p->stop)) {
 		int r = ring_buffer__consume(p->rb);

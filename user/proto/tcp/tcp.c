@@ -1266,16 +1266,18 @@ void tcp_sessions_report(struct tcp *t, const struct engine_result *res, FILE *h
 				(unsigned long long)(c[XR_TCP_PUMP_FULL] + t->pump.out.send_errors),
 				(unsigned long long)c[XR_TCP_PUMP_FULL],
 				(unsigned long long)t->pump.out.send_errors);
-		if (c[XR_TCP_ACKS_DELAYED])
+		if (c[XR_TCP_ACKS_DELAYED] || c[XR_TCP_ACKS_RING_FULL])
 			fprintf(human,
 				"  delayed ACKs (a publisher's, as its PUBACKs come): %llu asked of "
 				"the pump, %llu sent, %llu carried by a segment of ours meanwhile, "
-				"%llu left when the run ended, %llu refused by the socket\n",
+				"%llu left when the run ended, %llu refused by the socket; %llu "
+				"sent at once, its ring full\n",
 				(unsigned long long)c[XR_TCP_ACKS_DELAYED],
 				(unsigned long long)t->pump.acks.sent,
 				(unsigned long long)t->pump.acks_not_needed,
 				(unsigned long long)t->pump.acks_left_at_end,
-				(unsigned long long)t->pump.acks.send_errors);
+				(unsigned long long)t->pump.acks.send_errors,
+				(unsigned long long)c[XR_TCP_ACKS_RING_FULL]);
 		/*
 		 * measured on 6.18: a veth hands the frames its end sends by XDP_TX to the
 		 * peer at once only when the peer has an XDP program (veth_xdp_flush); with
@@ -1365,6 +1367,8 @@ void tcp_sessions_report(struct tcp *t, const struct engine_result *res, FILE *h
 	json_u64(j, "not_needed", t->pump.acks_not_needed);
 	json_u64(j, "send_errors", t->pump.acks.send_errors);
 	json_u64(j, "left_at_end", t->pump.acks_left_at_end);
+	/* not asked: XDP acknowledged at once */
+	json_u64(j, "ring_full", c[XR_TCP_ACKS_RING_FULL]);
 	json_close(j, '}');
 	json_close(j, '}');
 	json_close(j, '}');
