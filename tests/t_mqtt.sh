@@ -862,9 +862,10 @@ test_mqtt_patterns() {
 	expect_eq "$(jget "$WORK/g.json" pattern.name)" fire "pattern (fire)"
 	expect_eq "$(jget "$WORK/g.json" pattern.count)" 1000 "messages the broker took (fire)"
 	expect_eq "$(jget "$WORK/g.json" messages.qos)" 0 "fire & forget's QoS"
-	# notifications: 10 publishers x 100 messages of 1 KB, each to 3 subscribers, QoS 1 both ways
+	# notifications: 10 publishers x 100 messages of 1 KB, each to 3 subscribers, QoS 1 both ways;
+	# the broker's count of what it dropped read too (mqtt_broker_stats has it drop some)
 	mqtt_gen --username "$MQ_USER" --password "$MQ_PASS" --pattern notify "${peer[@]}" --subscribers 3 \
-		--qos 1 --payload 1024 --messages 100 --count 10 --pps 1000 --wait 10s ||
+		--qos 1 --payload 1024 --messages 100 --count 10 --pps 1000 --wait 10s --broker-stats ||
 		fail "--pattern notify exited $?: $(cat "$WORK/out")"
 	cat "$WORK/out"
 	cp "$WORK/g.json" "$WORK/notify.json"
@@ -879,6 +880,9 @@ test_mqtt_patterns() {
 	expect_eq "$(jget "$WORK/g.json" pattern.peer.exit)" 0 "the subscribers' exit (they end by themselves)"
 	grep -q "subscribers on $TB_GEN_IF: subscribed 3 of 3; 3000 of 3000 deliveries, 0 lost" "$WORK/out" ||
 		fail "no subscribers' line"
+	expect_eq "$(jget "$WORK/g.json" pattern.peer.broker_dropped)" 0 "deliveries the broker dropped"
+	expect_eq "$(jget "$WORK/g.json" pattern.peer.lost_unattributed)" 0 "lost deliveries not attributed"
+	grep -q "^  lost: 0; the broker dropped 0 " "$WORK/out" || fail "no attribution line: $(cat "$WORK/out")"
 	# sync calls: 5 callers x 40 calls, one at a time; async: 5 x 50, 10 at a time (the default window)
 	for x in sync async; do
 		mqtt_gen --username "$MQ_USER" --password "$MQ_PASS" --pattern "$x" "${peer[@]}" --payload 64 \

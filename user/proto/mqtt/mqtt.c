@@ -422,10 +422,12 @@ static int mqtt_check(void *st, const struct send_opts *so)
 
 	if (so->net.dst.ipv6)
 		return cli_usage_error(so->cmd, "sessions are IPv4 only for now");
-	if (m->broker_stats && (!m->so.subscribe || so->search))
-		return cli_usage_error(so->cmd,
-				       "--broker-stats goes with --subscribe (it attributes the "
-				       "subscribers' lost deliveries), not under search for now");
+	if (m->broker_stats &&
+	    (!(m->so.subscribe || m->pattern == MQTT_PATTERN_NOTIFY) || so->search))
+		return cli_usage_error(
+			so->cmd, "--broker-stats goes with --subscribe or --pattern notify (it "
+				 "attributes the subscribers' lost deliveries), not under search "
+				 "for now");
 	if (m->so.subscribe && m->so.await)
 		return cli_usage_error(so->cmd,
 				       "--await is a caller's, --subscribe a subscriber's");
@@ -775,6 +777,21 @@ static void mqtt_deliveries(const struct mqtt *m, struct mqtt_deliveries *d)
 /* Per-publisher rows in the JSON up to this many publishers */
 #define MQTT_JSON_PUBLISHERS 10000
 
+/* --broker-stats: the broker's count after the run, read once (the report may be written twice) */
+static void mqtt_broker_read(struct mqtt *m)
+{
+	if (!m->broker_stats || m->broker_read)
+		return;
+	m->broker_err = mqtt_broker_dropped(&m->broker, MQTT_BROKER_WAIT_NS, &m->broker_dropped);
+	m->broker_read = true;
+}
+
+/* What of lost the broker's count does not cover */
+static uint64_t mqtt_lost_unattributed(const struct mqtt *m, uint64_t lost)
+{
+	return lost > m->broker_dropped ? lost - m->broker_dropped : 0;
+}
+
 static void mqtt_report_subscribers(struct mqtt *m, const struct engine_result *res, FILE *human,
 				    struct json *j)
 {
@@ -783,11 +800,7 @@ static void mqtt_report_subscribers(struct mqtt *m, const struct engine_result *
 	struct mqtt_deliveries d;
 
 	mqtt_deliveries(m, &d);
-	if (m->broker_stats && !m->broker_read) {
-		m->broker_err =
-			mqtt_broker_dropped(&m->broker, MQTT_BROKER_WAIT_NS, &m->broker_dropped);
-		m->broker_read = true;
-	}
+	mqtt_broker_read(m);
 	if (human) {
 		fprintf(human, "  subscribers: ");
 		mqtt_acks_line(t, human, "CONNACK", "accepted", c[XR_MQTT_CONNACKED],
@@ -809,9 +822,7 @@ static void mqtt_report_subscribers(struct mqtt *m, const struct engine_result *
 				"limits, for all its clients: $SYS/broker/publish/messages/dropped "
 				"over the run), %llu not attributed\n",
 				(unsigned long long)d.lost, (unsigned long long)m->broker_dropped,
-				(unsigned long long)(d.lost > m->broker_dropped ?
-							     d.lost - m->broker_dropped :
-							     0));
+				(unsigned long long)mqtt_lost_unattributed(m, d.lost));
 		fprintf(human, "  publishers: %llu of %llu reached every subscriber whole",
 			(unsigned long long)d.pubs_complete, (unsigned long long)t->mqtt.pubs);
 		if (d.pubs_complete < t->mqtt.pubs)
@@ -864,8 +875,7 @@ static void mqtt_report_subscribers(struct mqtt *m, const struct engine_result *
 	json_u64(j, "lost", d.lost);
 	if (m->broker_stats && !m->broker_err) {
 		json_u64(j, "broker_dropped", m->broker_dropped);
-		json_u64(j, "lost_unattributed",
-			 d.lost > m->broker_dropped ? d.lost - m->broker_dropped : 0);
+		json_u64(j, "lost_unattributed", mqtt_lost_unattributed(m, d.lost));
 	}
 	json_u64(j, "duplicated", d.duplicated);
 	json_u64(j, "reordered", d.reordered);
@@ -974,7 +984,7 @@ static void mqtt_report_calls(struct mqtt *m, const struct engine_result *res,
  * the broker took over the publishers' time (first SYN to last answer), or
  * the calls answered and their median round trip.
  */
-static void mqtt_report_pattern(const struct mqtt *m, const struct engine_result *res,
+static void mqtt_report_pattern(struct mqtt *m, const struct engine_result *res,
 				const struct mqtt_books *b, FILE *human, struct json *j)
 {
 	const struct tcp *t = &m->t;
@@ -984,8 +994,12 @@ static void mqtt_report_pattern(const struct mqtt *m, const struct engine_result
 							     b->acked ? secs * 1e3 / b->acked :
 									0;
 	uint64_t n = b->acked;
+	bool attributed = m->broker_stats && f->ran && !calls;
 	char x[16];
 
+	if (attributed)
+		mqtt_broker_read(m);
+	attributed = attributed && !m->broker_err;
 	if (human) {
 		fprintf(human, "  pattern: %s, %llu %s of %u B in %.3f s: %s/s, %.3f ms each",
 			mqtt_pattern_titles[m->pattern], (unsigned long long)n,
@@ -1016,6 +1030,15 @@ static void mqtt_report_pattern(const struct mqtt *m, const struct engine_result
 				(unsigned long long)f->expected, (unsigned long long)f->lost,
 				(unsigned long long)f->duplicated, (unsigned long long)f->reordered,
 				f->p50_us / 1e3, f->p99_us / 1e3);
+			if (attributed)
+				fprintf(human,
+					"  lost: %llu; the broker dropped %llu (its inflight and "
+					"queue limits, for all its clients: "
+					"$SYS/broker/publish/messages/dropped over the run), %llu "
+					"not attributed\n",
+					(unsigned long long)f->lost,
+					(unsigned long long)m->broker_dropped,
+					(unsigned long long)mqtt_lost_unattributed(m, f->lost));
 		}
 	}
 	if (!j)
@@ -1042,6 +1065,10 @@ static void mqtt_report_pattern(const struct mqtt *m, const struct engine_result
 		/* a paced search's witness, in messages: each is a delivery to every subscriber */
 		json_u64(j, "received_per_subscriber", f->sessions ? f->received / f->sessions : 0);
 		json_u64(j, "lost", f->lost);
+		if (attributed) {
+			json_u64(j, "broker_dropped", m->broker_dropped);
+			json_u64(j, "lost_unattributed", mqtt_lost_unattributed(m, f->lost));
+		}
 		json_u64(j, "duplicated", f->duplicated);
 		json_u64(j, "reordered", f->reordered);
 		json_u64(j, "answers", f->answers);
@@ -1388,8 +1415,8 @@ const struct xr_proto proto_mqtt = {
 		"                        another interface (one XDP program per interface), with\n"
 		"                        a --wait that outlasts the publishers\n"
 		"      --publishers N    with --subscribe: the publishers' --count\n"
-		"      --broker-stats    with --subscribe: read the broker's count of the\n"
-		"                        deliveries it dropped (Mosquitto's\n"
+		"      --broker-stats    with --subscribe or --pattern notify: read the broker's\n"
+		"                        count of the deliveries it dropped (Mosquitto's\n"
 		"                        $SYS/broker/publish/messages/dropped: its inflight and\n"
 		"                        queue limits) before and after the run, through a\n"
 		"                        client of libmosquitto, and attribute the lost ones\n"
