@@ -14,6 +14,8 @@ mosquitto_start() {
 	command -v mosquitto >/dev/null || skip "mosquitto not installed (scripts/deps.sh installs it)"
 	MQ_DIR=$(mktemp -d "$WORK/mosquitto.XXXXXX")
 	mosquitto_conf "$MQ_DIR" "$TB_SRV_IP" "$MQ_USER" "$MQ_PASS" || fail "mosquitto_conf"
+	# a test's own settings, one per line
+	[ -z "${MQ_CONF_EXTRA:-}" ] || printf '%s\n' "$MQ_CONF_EXTRA" >>"$MQ_DIR/mosquitto.conf"
 	tb_srv mosquitto -c "$MQ_DIR/mosquitto.conf" 2>"$MQ_DIR/stderr" &
 	MQ_PID=$!
 	trap 'kill $SUB_PID $MQ_PID 2>/dev/null; wait $MQ_PID 2>/dev/null; tb_down' EXIT
@@ -605,10 +607,13 @@ test_mqtt_calls_search() {
 test_mqtt_acl_denied() {
 	bed
 	mosquitto_start
-	# 5.0: the broker says so in each PUBACK (0x87, not authorized)
+	# 5.0: the broker says so in each PUBACK (0x87, not authorized); every message refused: exit 1
 	mqtt_gen --username "$MQ_USER" --password "$MQ_PASS" --mqtt-version 5 --qos 1 --topic 'deny/{c}' \
-		--payload 16 --messages 10 --pps 100 --count 20 --wait 5s || fail "gen mqtt exited $?: $(cat "$WORK/out")"
+		--payload 16 --messages 10 --pps 100 --count 20 --wait 5s
+	expect_eq "$?" 1 "exit when every message is refused ($(cat "$WORK/out"))"
 	cat "$WORK/out"
+	grep -q "the broker refused every message (PUBACK reason code 0x87, not authorized): does its ACL let --username publish to --topic?" \
+		"$WORK/out" || fail "no verdict line"
 	messages_add_up
 	expect_eq "$(jget "$WORK/g.json" messages.refused)" 200 "PUBACKs that refuse"
 	expect_eq "$(jget "$WORK/g.json" messages.refused_by_code.0x87)" 200 "reason 0x87"
@@ -620,6 +625,38 @@ test_mqtt_acl_denied() {
 	expect_eq "$(jget "$WORK/g.json" messages.acked)" 200 "3.1.1 PUBACKs"
 	wait "$SUB_PID" && fail "the subscriber read a message the ACL denies"
 	expect_eq "$(wc -l <"$WORK/sub")" 0 "messages the subscriber read"
+}
+
+# Payloads over the broker's limits: over message_size_limit, a 5.0 PUBACK refuses each (0x95,
+# packet too large) and a 3.1.1 one takes it and drops it; over max_packet_size, the broker closes
+# the connection
+test_mqtt_payload_over_broker_limit() {
+	bed
+	MQ_CONF_EXTRA=$'message_size_limit 1000\nmax_packet_size 3000' mosquitto_start
+	mqtt_gen --username "$MQ_USER" --password "$MQ_PASS" --mqtt-version 5 --qos 1 --payload 2000 \
+		--messages 5 --pps 100 --count 4 --wait 5s
+	expect_eq "$?" 1 "exit when every message is refused ($(cat "$WORK/out"))"
+	cat "$WORK/out"
+	messages_add_up
+	expect_eq "$(jget "$WORK/g.json" messages.refused_by_code.0x95)" 20 "PUBACKs that refuse (0x95)"
+	grep -q "^xdpreplay gen mqtt: the broker refused every message (PUBACK reason code 0x95, packet too large): is --payload over its message_size_limit?" \
+		"$WORK/out" || fail "no verdict line"
+	# 3.1.1 has no reason code: PUBACKs that take them, and a subscriber's count is the witness
+	sub_start 1 'msg/#' -W 4
+	mqtt_gen --username "$MQ_USER" --password "$MQ_PASS" --qos 1 --payload 2000 \
+		--messages 5 --pps 100 --count 4 --wait 5s || fail "gen mqtt (3.1.1) exited $?: $(cat "$WORK/out")"
+	expect_eq "$(jget "$WORK/g.json" messages.acked)" 20 "3.1.1 PUBACKs"
+	wait "$SUB_PID" && fail "the subscriber read a message over the limit"
+	# over max_packet_size: the broker closes each connection at its first PUBLISH
+	mqtt_gen --username "$MQ_USER" --password "$MQ_PASS" --qos 1 --payload 4000 \
+		--messages 5 --pps 100 --count 4 --wait 5s
+	expect_eq "$?" 1 "exit when the broker closes every session ($(cat "$WORK/out"))"
+	cat "$WORK/out"
+	messages_add_up
+	expect_eq "$(jget "$WORK/g.json" sessions.failed_by.reset)" 4 "sessions reset by the broker"
+	expect_eq "$(jget "$WORK/g.json" messages.not_sent)" 20 "messages not sent whole"
+	grep -q "no session of 4 completed: 4 failed as reset by the server" "$WORK/out" || fail "no verdict line"
+	expect_eq "$(grep -c 'disconnected due to oversize packet' "$MQ_DIR/mosquitto.log")" 4 "the broker's oversize closes"
 }
 
 test_mqtt_bad_input() {

@@ -100,6 +100,7 @@ struct mqtt {
 	char *peer_filter; /* the other end's topic filter, made here (freed with the state) */
 	struct mqtt_peer_figures peer;
 	uint16_t refused_all; /* every CONNECT answered was refused: the first code, + 1 */
+	uint16_t nacked_all; /* every message answered was refused: the commonest PUBACK code, + 1 */
 	/* --broker-stats: the broker's count of dropped deliveries, read after the run once */
 	bool broker_stats, broker_read;
 	int broker_err;
@@ -661,9 +662,12 @@ static const char *mqtt_reason_name(uint32_t cell)
 		{ XR_MQTT_WHY_CONNACK + 0x9f, "connection rate exceeded" },
 		{ XR_MQTT_WHY_PUBACK + 0x10, "no matching subscribers" },
 		{ XR_MQTT_WHY_PUBACK + 0x80, "unspecified error" },
+		{ XR_MQTT_WHY_PUBACK + 0x83, "implementation specific error" },
 		{ XR_MQTT_WHY_PUBACK + 0x87, "not authorized" },
 		{ XR_MQTT_WHY_PUBACK + 0x90, "topic name invalid" },
 		{ XR_MQTT_WHY_PUBACK + 0x91, "packet identifier in use" },
+		/* not one of 5.0's PUBACK codes, but Mosquitto's past message_size_limit */
+		{ XR_MQTT_WHY_PUBACK + 0x95, "packet too large" },
 		{ XR_MQTT_WHY_PUBACK + 0x97, "quota exceeded" },
 		{ XR_MQTT_WHY_PUBACK + 0x99, "payload format invalid" },
 		{ XR_MQTT_WHY_DISCONNECT + 0x81, "malformed packet" },
@@ -1104,6 +1108,12 @@ static void mqtt_report(void *st, const struct engine_result *res, uint64_t read
 		return;
 	}
 	mqtt_books(m, res, &b);
+	m->nacked_all = 0;
+	for (uint64_t rc = 0x80, most = 0; rc < 256 && b.nacked && !b.acked; rc++)
+		if (t->why[XR_MQTT_WHY_PUBACK + rc] > most) {
+			most = t->why[XR_MQTT_WHY_PUBACK + rc];
+			m->nacked_all = rc + 1;
+		}
 	if (human) {
 		fprintf(human, "  connects: ");
 		mqtt_acks_line(t, human, "CONNACK", "accepted", c[XR_MQTT_CONNACKED],
@@ -1352,6 +1362,17 @@ static int mqtt_verdict(void *st)
 			"pattern's figures are not whole\n",
 			(unsigned long long)f->subacked, (unsigned long long)f->sessions,
 			m->peer_ifname);
+		return XR_EXIT_FAIL;
+	}
+	if (m->nacked_all) {
+		uint8_t rc = m->nacked_all - 1;
+
+		name = mqtt_reason_name(XR_MQTT_WHY_PUBACK + rc);
+		pr_warn("the broker refused every message (PUBACK reason code 0x%02x%s%s)%s\n", rc,
+			name ? ", " : "", name ? name : "",
+			rc == 0x87 ? ": does its ACL let --username publish to --topic?" :
+			rc == 0x95 ? ": is --payload over its message_size_limit?" :
+				     "");
 		return XR_EXIT_FAIL;
 	}
 	if (!m->refused_all)
