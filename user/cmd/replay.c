@@ -60,10 +60,12 @@ static void sessions_usage(FILE *f, const struct xr_proto *p)
 		"reordering undone) and cut into requests where the server had spoken since the\n"
 		"client last did. Session c plays flow c mod flows: its requests one after the\n"
 		"other, each once the last one's response is complete, then the close. --count is\n"
-		"sessions (default: each flow once), --pps new sessions per second. Flows that\n"
-		"cannot be played (no SYN in the capture, the server speaks first, client bytes\n"
-		"missing, a request over 16 KiB) are counted by why. The sessions are gen tcp's:\n"
-		"every one asked is completed or failed with its reason. IPv4 only.\n"
+		"sessions (default: each flow once), --pps new sessions per second, or\n"
+		"--multiplier X: each session when its flow started in the capture, X times\n"
+		"faster. Flows that cannot be played (no SYN in the capture, the server speaks\n"
+		"first, client bytes missing, a request over 68 KiB) are counted by why. The\n"
+		"sessions are gen tcp's: every one asked is completed or failed with its\n"
+		"reason. IPv4 only.\n"
 		"\n"
 		"Options:\n"
 		"%s%s"
@@ -73,7 +75,9 @@ static void sessions_usage(FILE *f, const struct xr_proto *p)
 		"  xdpreplay replay --sessions -i veth0 --dst 198.18.0.2:8080 --count 100k --pps 10k \\\n"
 		"      --json - api.pcapng\n"
 		"  xdpreplay replay --sessions -i veth0 --dst 198.18.0.2 --concurrency 100 --duration 30s \\\n"
-		"      --response capture mixed.pcap\n",
+		"      --response capture mixed.pcap\n"
+		"  xdpreplay replay --sessions -i veth0 --dst 198.18.0.2 --src 198.18.64.0/23 \\\n"
+		"      --multiplier 10 --count 10k web.pcap   # the capture's timing, 10x faster\n",
 		send_opts_help, p->usage);
 }
 

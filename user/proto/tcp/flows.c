@@ -27,6 +27,7 @@ struct cap_flow {
 	uint32_t cli_base, srv_base; /* sequence number of each direction's first byte */
 	bool srv_based;
 	int skip; /* enum tcp_flow_skip, or -1: playable so far */
+	uint64_t start_ns; /* its first frame's capture time (its SYN's, if played) */
 	struct flow_seg *segs;
 	size_t nsegs, cap;
 };
@@ -47,6 +48,7 @@ struct tcp_pkt {
 	uint8_t flags;
 	const uint8_t *payload;
 	uint32_t plen;
+	uint64_t ts_ns; /* capture time */
 };
 
 static int frame_tcp(const uint8_t *f, uint32_t len, struct tcp_pkt *p)
@@ -171,7 +173,8 @@ static struct cap_flow *flow_new(struct flow_table *t, const struct tcp_pkt *p, 
 				.cli_port = p->sport,
 				.srv_port = p->dport,
 				.cli_base = p->seq + 1,
-				.skip = skip };
+				.skip = skip,
+				.start_ns = p->ts_ns };
 	t->slot[i] = t->n;
 	return f;
 }
@@ -428,6 +431,7 @@ static int flow_take(const struct cap_flow *f, struct tcp_capture *cap,
 			.key = key
 		};
 	}
+	cap->start_ns[cap->nflows] = f->start_ns;
 	cap->flows[cap->nflows++] = (struct xr_tcp_flow){ .first = cap->nsteps, .steps = nsteps };
 	cap->nsteps += nsteps;
 	books->played++;
@@ -468,13 +472,15 @@ int tcp_flows_extract(const struct frameset *fs, struct tcp_capture *cap,
 			continue;
 		}
 		books->tcp_frames++;
+		p.ts_ns = fs->frames[i].ts_ns;
 		err = table_frame(&t, &p);
 	}
 	books->flows = t.n;
 	cap->req = calloc(XR_TCP_STEP_KEYS, sizeof(*cap->req));
 	cap->req_len = calloc(XR_TCP_STEP_KEYS, sizeof(*cap->req_len));
 	cap->flows = calloc(t.n ? t.n : 1, sizeof(*cap->flows));
-	if (!err && (!cap->req || !cap->req_len || !cap->flows))
+	cap->start_ns = calloc(t.n ? t.n : 1, sizeof(*cap->start_ns));
+	if (!err && (!cap->req || !cap->req_len || !cap->flows || !cap->start_ns))
 		err = -ENOMEM;
 	for (size_t k = 0; k < t.n && !err; k++) {
 		if (t.flows[k].skip >= 0)
@@ -500,6 +506,7 @@ void tcp_capture_free(struct tcp_capture *cap)
 	free(cap->req);
 	free(cap->req_len);
 	free(cap->flows);
+	free(cap->start_ns);
 	free(cap->steps);
 	memset(cap, 0, sizeof(*cap));
 }

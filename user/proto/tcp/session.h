@@ -147,6 +147,7 @@ struct tcp_pacer {
  */
 struct tcp_capture {
 	struct xr_tcp_flow *flows;
+	uint64_t *start_ns; /* each flow's SYN's capture time, in the order of flows */
 	uint32_t nflows;
 	struct xr_tcp_step *steps;
 	uint32_t nsteps;

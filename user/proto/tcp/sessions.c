@@ -80,10 +80,6 @@ static int sessions_check(void *st, const struct send_opts *so)
 {
 	if (so->net.dst.ipv6)
 		return cli_usage_error(so->cmd, "sessions are IPv4 only for now");
-	if (so->pace == XR_PACE_PCAP)
-		return cli_usage_error(
-			so->cmd, "--multiplier: sessions start at --pps (or as fast as they go); "
-				 "the flows' captured start times are not played");
 	return 0;
 }
 
@@ -95,7 +91,7 @@ static void skipped_line(const struct tcp_flow_books *b, FILE *f)
 		[TCP_FLOW_SERVER_FIRST] = "the server spoke first",
 		[TCP_FLOW_NO_DATA] = "no client data",
 		[TCP_FLOW_GAP] = "client bytes missing from the capture",
-		[TCP_FLOW_REQUEST_TOO_LONG] = "a request over 16 KiB",
+		[TCP_FLOW_REQUEST_TOO_LONG] = "a request over 68 KiB",
 		[TCP_FLOW_TOO_MANY_REQUESTS] = "over 65,535 requests",
 		[TCP_FLOW_STREAM_TOO_LONG] = "a client stream over 16 MiB",
 		[TCP_FLOW_KEYS_FULL] = "past 1,024 distinct requests",
@@ -158,6 +154,38 @@ static int sessions_read(struct sessions *s, const struct send_opts *so, const s
 	return 0;
 }
 
+/*
+ * --multiplier: session c starts when its flow (c mod flows) did in the
+ * capture, from the first played flow's SYN on: one SYN frame per flow,
+ * stamped with that time, whose timing the engine keeps (frame c mod flows
+ * at (c / flows) x span + its time, as replay's frames). The frames are the
+ * template's: each session's own addresses and ISN are written in per packet.
+ */
+static int sessions_timed(struct sessions *s, struct frameset *fs)
+{
+	const struct fs_frame syn = fs->frames[0];
+	uint64_t t0 = s->cap.start_ns[0], last = 0;
+	uint8_t frame[128]; /* a copy: adding to the set may move its bytes */
+	int err = 0;
+
+	if (fs->n != 1 || syn.len > sizeof(frame))
+		return -EINVAL;
+	memcpy(frame, fs->bytes + syn.off, syn.len);
+	for (uint32_t f = 1; f < s->cap.nflows && !err; f++) {
+		/* a later file's flows may start earlier: not before the one before them */
+		uint64_t ts = s->cap.start_ns[f] > t0 ? s->cap.start_ns[f] - t0 : 0;
+
+		last = ts > last ? ts : last;
+		err = frameset_add(fs, frame, syn.len, syn.orig_len, last);
+	}
+	if (err) {
+		pr_warn("no memory for the flows' %u SYN frames\n", s->cap.nflows);
+		return err;
+	}
+	frameset_finish(fs);
+	return 0;
+}
+
 static int sessions_build(void *st, const struct send_opts *so, const struct iface *ifc,
 			  struct frameset *fs, struct send_plan *plan, struct engine_opts *o)
 {
@@ -184,7 +212,10 @@ static int sessions_build(void *st, const struct send_opts *so, const struct ifa
 	}
 	s->t.cap = &s->cap;
 	s->t.requests = 1;
-	return tcp_sessions_build(&s->t, &s->so, ifc, fs, plan, o);
+	err = tcp_sessions_build(&s->t, &s->so, ifc, fs, plan, o);
+	if (!err && so->pace == XR_PACE_PCAP)
+		err = sessions_timed(s, fs);
+	return err;
 }
 
 /* One pass over the flows, unless --count or --duration says otherwise (0: the run's own rule) */

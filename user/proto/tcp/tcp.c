@@ -1025,7 +1025,8 @@ int tcp_sessions_build(struct tcp *t, const struct send_opts *so, const struct i
 	t->rs.ready_fd = so->ready_fd;
 	t->concurrency = so->concurrency;
 	t->veth = !strcmp(ifc->driver, "veth");
-	if (!planned && t->cap && so->pace == XR_PACE_NONE && !so->duration_ns)
+	if (!planned && t->cap && (so->pace == XR_PACE_NONE || so->pace == XR_PACE_PCAP) &&
+	    !so->duration_ns)
 		planned = t->cap->nflows; /* replay --sessions: its flows once */
 	if (!planned)
 		planned = XR_TCP_TABLE_MAX;
