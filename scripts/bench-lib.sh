@@ -81,7 +81,7 @@ broker_in_msgs() {
 	(s0, b0), (s1, b1) = (map(int, a.split()) for a in sys.argv[1:3])
 	qos, size = int(sys.argv[3]), int(sys.argv[4])
 	rl = 2 + len("msg/pub") + (2 if qos else 0) + size - 1
-	msg = 1 + (1 if rl < 128 else 2) + rl
+	msg = 1 + (1 if rl < 128 else 2 if rl < 16384 else 3) + rl
 	print(max(0, (b1 - b0 - 52 * (s1 - s0)) // msg))
 	PY
 }

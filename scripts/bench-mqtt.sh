@@ -20,6 +20,7 @@
 # alone (xdpreplay-xdp).
 # Bursts longer than what XDP_TX builds in place on veth (~192 B) go in full segments through gen
 # tcp's pump (a thread and a packet socket; its CPU is in the sender's time).
+# BENCH_MQTT_SIZES: the payload sizes (default "16 1024"; from 1024 on, BENCH_MQTT_MSGS_LARGE messages).
 # Results: a table on stdout and results/bench-mqtt.{txt,raw.tsv}; per-round ratios against
 # mosquitto_pub and tsung (BENCH_MQTT_TSUNG=0 leaves tsung out).
 # BENCH_MQTT_PACED=1: a precise total rate instead, QoS 1 at 16 B from CONNS publishers, each rate
@@ -295,7 +296,7 @@ if [ "${BENCH_MQTT_PACED:-0}" = 1 ]; then
 fi
 
 for round in $(seq "$REPS"); do
-	for size in 16 1024; do
+	for size in ${BENCH_MQTT_SIZES:-16 1024}; do
 		MSGS=${BENCH_MQTT_MSGS:-100000}
 		[ "$size" -lt 1024 ] || MSGS=$MSGS_LARGE
 		xr fire-forget "$size" "$round" --qos 0
