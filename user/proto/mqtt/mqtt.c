@@ -790,10 +790,22 @@ static void mqtt_broker_read(struct mqtt *m)
 	m->broker_read = true;
 }
 
-/* What of lost the broker's count does not cover */
-static uint64_t mqtt_lost_unattributed(const struct mqtt *m, uint64_t lost)
+/* lost deliveries against the broker's count of drops: a line (human) or JSON members (j) */
+static void mqtt_lost_attributed(const struct mqtt *m, uint64_t lost, FILE *human, struct json *j)
 {
-	return lost > m->broker_dropped ? lost - m->broker_dropped : 0;
+	uint64_t unattributed = lost > m->broker_dropped ? lost - m->broker_dropped : 0;
+
+	if (human)
+		fprintf(human,
+			"  lost: %llu; the broker dropped %llu (its inflight and queue limits, for "
+			"all its clients: $SYS/broker/publish/messages/dropped over the run), %llu "
+			"not attributed\n",
+			(unsigned long long)lost, (unsigned long long)m->broker_dropped,
+			(unsigned long long)unattributed);
+	if (j) {
+		json_u64(j, "broker_dropped", m->broker_dropped);
+		json_u64(j, "lost_unattributed", unattributed);
+	}
 }
 
 static void mqtt_report_subscribers(struct mqtt *m, const struct engine_result *res, FILE *human,
@@ -821,12 +833,7 @@ static void mqtt_report_subscribers(struct mqtt *m, const struct engine_result *
 			(unsigned long long)d.received, (unsigned long long)d.lost,
 			(unsigned long long)d.duplicated, (unsigned long long)d.reordered);
 		if (m->broker_stats && !m->broker_err)
-			fprintf(human,
-				"  lost: %llu; the broker dropped %llu (its inflight and queue "
-				"limits, for all its clients: $SYS/broker/publish/messages/dropped "
-				"over the run), %llu not attributed\n",
-				(unsigned long long)d.lost, (unsigned long long)m->broker_dropped,
-				(unsigned long long)mqtt_lost_unattributed(m, d.lost));
+			mqtt_lost_attributed(m, d.lost, human, NULL);
 		fprintf(human, "  publishers: %llu of %llu reached every subscriber whole",
 			(unsigned long long)d.pubs_complete, (unsigned long long)t->mqtt.pubs);
 		if (d.pubs_complete < t->mqtt.pubs)
@@ -877,10 +884,8 @@ static void mqtt_report_subscribers(struct mqtt *m, const struct engine_result *
 	json_u64(j, "delivered", c[XR_MQTT_DELIVERED]);
 	json_u64(j, "received", d.received);
 	json_u64(j, "lost", d.lost);
-	if (m->broker_stats && !m->broker_err) {
-		json_u64(j, "broker_dropped", m->broker_dropped);
-		json_u64(j, "lost_unattributed", mqtt_lost_unattributed(m, d.lost));
-	}
+	if (m->broker_stats && !m->broker_err)
+		mqtt_lost_attributed(m, d.lost, NULL, j);
 	json_u64(j, "duplicated", d.duplicated);
 	json_u64(j, "reordered", d.reordered);
 	json_u64(j, "unstamped", c[XR_MQTT_UNSTAMPED]);
@@ -1035,14 +1040,7 @@ static void mqtt_report_pattern(struct mqtt *m, const struct engine_result *res,
 				(unsigned long long)f->duplicated, (unsigned long long)f->reordered,
 				f->p50_us / 1e3, f->p99_us / 1e3);
 			if (attributed)
-				fprintf(human,
-					"  lost: %llu; the broker dropped %llu (its inflight and "
-					"queue limits, for all its clients: "
-					"$SYS/broker/publish/messages/dropped over the run), %llu "
-					"not attributed\n",
-					(unsigned long long)f->lost,
-					(unsigned long long)m->broker_dropped,
-					(unsigned long long)mqtt_lost_unattributed(m, f->lost));
+				mqtt_lost_attributed(m, f->lost, human, NULL);
 		}
 	}
 	if (!j)
@@ -1069,10 +1067,8 @@ static void mqtt_report_pattern(struct mqtt *m, const struct engine_result *res,
 		/* a paced search's witness, in messages: each is a delivery to every subscriber */
 		json_u64(j, "received_per_subscriber", f->sessions ? f->received / f->sessions : 0);
 		json_u64(j, "lost", f->lost);
-		if (attributed) {
-			json_u64(j, "broker_dropped", m->broker_dropped);
-			json_u64(j, "lost_unattributed", mqtt_lost_unattributed(m, f->lost));
-		}
+		if (attributed)
+			mqtt_lost_attributed(m, f->lost, NULL, j);
 		json_u64(j, "duplicated", f->duplicated);
 		json_u64(j, "reordered", f->reordered);
 		json_u64(j, "answers", f->answers);
