@@ -415,20 +415,27 @@ int BPF_PROG(xr_tcp_reset, struct sock *sk)
  * without any of the events above: a TIME_WAIT socket's (a repeated FIN,
  * answered with an ACK) and the like. A SYN is not: one consumed unanswered
  * is a listener's refusal, counted from ListenDrops.
+ *
+ * The pending skb may have been freed without a tracepoint (coalesced into
+ * the backlog's tail, which counts it) and its address taken by the flow's
+ * next frame, which veth consumes when it copies it for XDP
+ * (skb_pp_cow_data), before the stack sees it: that one is not the pending
+ * segment, as its sequence range or acknowledgment tells.
  */
 SEC("tp_btf/consume_skb")
 int BPF_PROG(xr_tcp_consumed, struct sk_buff *skb, void *location)
 {
 	unsigned char *head = skb->head;
 	__u16 nh = skb->network_header;
-	struct tcp_pending *c;
+	struct tcp_pending *c, seg;
 	struct peer p = {};
 	__u8 ihl, flags;
 
 	if (skb_flow(skb, NULL, &p) != XR_DROP_IN || p.proto != IPPROTO_TCP)
 		return 0;
 	c = bpf_map_lookup_elem(&tcp_pending, &p);
-	if (!c || c->skb != (__u64)skb)
+	if (!c || c->skb != (__u64)skb || tcp_seg_range(skb, nh, &seg) || seg.seq != c->seq ||
+	    seg.end_seq != c->end_seq || seg.ack != c->ack)
 		return 0;
 	if (bpf_probe_read_kernel(&ihl, 1, head + nh) ||
 	    bpf_probe_read_kernel(&flags, 1, head + nh + (ihl & 15) * 4 + 13) || (flags & 0x02))
