@@ -175,8 +175,10 @@ print("The flood benchmark's table through Mosquitto 2.0.11 (one CPU); median of
 print("published (one Perl client, 1,000 messages a pattern, Mosquitto 2.0.10):")
 for p in names:
     print("  %-14s %s" % (names[p], published[p]))
-print("%-14s %6s %-14s %7s %8s %10s %9s %11s %11s" % ("pattern", "bytes", "client", "count", "seconds",
-                                                      "per second", "ms each", "CPU/msg us", "XDP/msg us"))
+# the sender's share of a core while it sends: its XDP program and pump per message times its rate
+print("%-14s %6s %-14s %7s %8s %10s %9s %11s %11s %12s" % ("pattern", "bytes", "client", "count", "seconds",
+                                                           "per second", "ms each", "CPU/msg us", "XDP/msg us",
+                                                           "sender core"))
 keys = []
 for r in rows:
     if (r[1], r[2], r[0]) not in keys:
@@ -184,8 +186,10 @@ for r in rows:
 for p, s, t in keys:
     sel = [r for r in rows if (r[1], r[2], r[0]) == (p, s, t)]
     med = lambda i: statistics.median(float(r[i]) for r in sel)
-    print("%-14s %6s %-14s %7.0f %8.3f %10.0f %9.3f %11.1f %11.2f" % (names[p], s, t, med(4), med(5), med(6),
-                                                                   med(7), med(8), med(9)))
+    core = statistics.median(float(r[6]) * float(r[9]) / 1e4 for r in sel)
+    print("%-14s %6s %-14s %7.0f %8.3f %10.0f %9.3f %11.1f %11.2f %12s" % (
+        names[p], s, t, med(4), med(5), med(6), med(7), med(8), med(9),
+        "%.1f%%" % core if t.startswith("xdpreplay") else ""))
 print("per round, xdpreplay x1 / mosquitto per second:")
 for p in names:
     for s in sorted({r[2] for r in rows}, key=int):
