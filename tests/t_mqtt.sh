@@ -925,7 +925,7 @@ test_mqtt_patterns() {
 	for x in sync async; do
 		mqtt_gen --username "$MQ_USER" --password "$MQ_PASS" --pattern "$x" "${peer[@]}" --payload 64 \
 			--messages "$([ $x = sync ] && echo 40 || echo 50)" --count 5 --pps 1000 --wait 10s ||
-			fail "--pattern $x exited $?: $(cat "$WORK/out")"
+			fail "--pattern $x exited $?: $(cat "$WORK/out"); the broker's sockets then: $(tb_srv ss -tan)"
 		cat "$WORK/out"
 		local n=$([ $x = sync ] && echo 200 || echo 250)
 		expect_eq "$(jget "$WORK/g.json" calls.pattern)" "$x" "calls' pattern ($x)"
