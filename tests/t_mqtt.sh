@@ -398,6 +398,59 @@ test_mqtt_subscribers_in_xdp() {
 # 20,000 QoS-0 messages. Mosquitto keeps at most max_queued_messages (10,000) packets for it beyond
 # what its socket takes (4 KiB here) and drops the rest, each counted in its $SYS tree: every
 # delivery the subscriber lost is one the broker says it dropped, none unattributed.
+# count --server-pid: the broker's CPU while a flood of QoS-0 messages ran, its one thread the
+# busiest; then a process that spins on a core is named at (or near) its CPU limit, one asleep not
+test_mqtt_broker_cpu_watched() {
+	bed
+	mosquitto_start
+	local pid spin nap
+	pid=$(tb_srv ss -ltnpH "sport = :1883" | grep -o 'pid=[0-9]*' | head -n 1 | cut -d= -f2)
+	[ -n "$pid" ] || fail "the broker's pid: $(tb_srv ss -ltnp)"
+	ip netns exec "$TB_NS_SRV" "$XR" count -i "$TB_SRV_IF" --tcp --dport 1883 --duration 60s \
+		--idle 3s --server-pid "$pid" --listen 127.0.0.1:9101 --json "$WORK/c.json" \
+		--ready-file "$WORK/c.ready" 2>"$WORK/c.err" &
+	COUNT_PID=$!
+	wait_ready "$WORK/c.ready" "$COUNT_PID" "the counter" 100
+	mqtt_gen --username "$MQ_USER" --password "$MQ_PASS" --qos 0 --payload 16 --messages 20000 \
+		--count 10 --pps 1000 --wait 30s || fail "gen mqtt exited $?: $(cat "$WORK/out")"
+	# live, before --idle ends the count
+	tb_srv python3 -c 'import urllib.request; print(urllib.request.urlopen("http://127.0.0.1:9101/metrics", timeout=2).read().decode())' >"$WORK/metrics" ||
+		fail "GET /metrics"
+	grep -Eq "^xdpreplay_count_server_cpu_seconds_total\{pid=\"$pid\",comm=\"mosquitto\"\} [0-9.]+$" "$WORK/metrics" ||
+		fail "no server CPU in /metrics: $(grep server "$WORK/metrics")"
+	count_wait
+	cat "$WORK/c.err"
+	expect_eq "$(jget "$WORK/c.json" server_process.pid)" "$pid" "the watched pid"
+	expect_eq "$(jget "$WORK/c.json" server_process.comm)" mosquitto "its name"
+	expect_eq "$(jget "$WORK/c.json" server_process.busiest_thread)" "$pid" "its busiest thread (its only one)"
+	expect_eq "$(jget "$WORK/c.json" server_process.ended)" False "ended"
+	# 200,000 messages: well over a second of the broker's CPU on this bed (~90k/s at most)
+	expect_range "$(jget "$WORK/c.json" server_process.cpu_s)" 0.5 1e9 "the broker's CPU seconds"
+	expect_range "$(jget "$WORK/c.json" server_process.busiest_thread_peak_share)" 0.3 1.05 \
+		"its thread's busiest second"
+	grep -q "^  server process $pid (mosquitto): [0-9.]* s of CPU in [0-9.]* s" "$WORK/c.err" ||
+		fail "no line for the server process"
+	# a shell that spins (for at most 20 s), watched for 2: a core's worth in its busiest second, bar a
+	# VM's steal; then one asleep
+	bash -c 'end=$((SECONDS + 20)); while [ $SECONDS -lt $end ]; do :; done' &
+	spin=$!
+	sleep 20 &
+	nap=$!
+	for p in "$spin" "$nap"; do
+		ip netns exec "$TB_NS_SRV" "$XR" count -i "$TB_SRV_IF" --duration 2s --server-pid "$p" -q \
+			--json "$WORK/p.$p.json" || fail "count --server-pid $p exited $?"
+	done
+	kill "$spin" "$nap"
+	wait "$spin" "$nap" 2>/dev/null
+	expect_range "$(jget "$WORK/p.$spin.json" server_process.busiest_thread_peak_share)" 0.8 1.05 \
+		"a spinning thread's busiest second"
+	expect_eq "$(jget "$WORK/p.$spin.json" server_process.comm)" bash "the spinning process's name"
+	expect_range "$(jget "$WORK/p.$nap.json" server_process.busiest_thread_peak_share)" 0 0.05 \
+		"a sleeping thread's busiest second"
+	expect_eq "$(jget "$WORK/p.$nap.json" server_process.at_cpu_limit)" False "asleep: at its limit"
+	expect_eq "$(jget "$WORK/p.$spin.json" server_process.ended)" False "the spinning process ended"
+}
+
 test_mqtt_broker_stats() {
 	bed --senders 2
 	mosquitto_start

@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 #include <netinet/in.h>
 #include "cmd/cli.h"
 #include "measure/count.h"
@@ -64,6 +65,10 @@ static void usage(FILE *f)
 		"                        listens on loopback only (0.0.0.0:PORT on every address)\n"
 		"      --token-file F    requests to --listen and --webhook must carry\n"
 		"                        'Authorization: Bearer TOKEN' (TOKEN: F's first line)\n"
+		"      --server-pid PID  the server process on this host (a broker, nginx's\n"
+		"                        worker): its CPU while count ran, and its busiest\n"
+		"                        thread's busiest second; 95%% of a core or more there\n"
+		"                        says it was at its CPU limit, a cause of loss\n"
 		"Application-level receipt (a LoRaWAN network server's HTTP integration):\n"
 		"      --webhook ADDR:PORT  receive the server's uplink events (POST, JSON, one per\n"
 		"                        deduplicated uplink, as ChirpStack's HTTP integration\n"
@@ -87,7 +92,8 @@ static void usage(FILE *f)
 		"  xdpreplay count -i eth1 --udp --listen 0.0.0.0:9100  # curl http://HOST:9100/metrics\n"
 		"  xdpreplay count -i eth1 --udp --dport 9 --seq ip.id --idle 1s\n"
 		"  xdpreplay count -i eth1 --tcp --dport 80 --respond --idle 2s  # for gen tcp\n"
-		"  xdpreplay count --webhook :8090 --fleet fleet/ --schedule sched.json --idle 5s\n");
+		"  xdpreplay count --webhook :8090 --fleet fleet/ --schedule sched.json --idle 5s\n"
+		"  xdpreplay count -i eth1 --tcp --dport 1883 --server-pid $(pidof mosquitto) --idle 2s\n");
 }
 
 static int parse_port(const char *arg, __u16 *port)
@@ -165,7 +171,8 @@ int cmd_count(int argc, char **argv)
 		O_TOKEN,
 		O_RESPOND,
 		O_RESPOND_BODY,
-		O_RESPOND_CLOSE
+		O_RESPOND_CLOSE,
+		O_SERVER_PID
 	};
 	static const struct option opts[] = {
 		{ "iface", required_argument, NULL, 'i' },
@@ -194,6 +201,7 @@ int cmd_count(int argc, char **argv)
 		{ "fleet", required_argument, NULL, O_FLEET },
 		{ "schedule", required_argument, NULL, O_SCHEDULE },
 		{ "token-file", required_argument, NULL, O_TOKEN },
+		{ "server-pid", required_argument, NULL, O_SERVER_PID },
 		{ "quiet", no_argument, NULL, 'q' },
 		{ "verbose", no_argument, NULL, 'v' },
 		{ "help", no_argument, NULL, 'h' },
@@ -272,6 +280,23 @@ int cmd_count(int argc, char **argv)
 		case O_FLEET: co.fleet_dir = optarg; break;
 		case O_SCHEDULE: co.schedule = optarg; break;
 		case O_TOKEN: token_file = optarg; break;
+		case O_SERVER_PID: {
+			char proc[32];
+			uint64_t v;
+
+			if (cli_count("count", "server-pid", optarg, &v))
+				return XR_EXIT_USAGE;
+			if (v < 1 || v > INT32_MAX)
+				return cli_usage_error(
+					"count", "--server-pid: '%s' is not a process id", optarg);
+			snprintf(proc, sizeof(proc), "/proc/%llu", (unsigned long long)v);
+			if (access(proc, F_OK))
+				return cli_usage_error("count",
+						       "--server-pid %llu: no such process",
+						       (unsigned long long)v);
+			co.server_pid = v;
+			break;
+		}
 		case O_SEQ_BUCKET: {
 			uint64_t n;
 
@@ -306,6 +331,8 @@ int cmd_count(int argc, char **argv)
 		return cli_usage_error(
 			"count",
 			"--webhook counts per device: give the --fleet DIR the sender used");
+	if (co.server_pid && !co.ifname)
+		return cli_usage_error("count", "--server-pid goes with -i IFACE");
 	if ((co.fleet_dir || co.schedule) && !webhook_addr)
 		return cli_usage_error("count", "--fleet and --schedule go with --webhook");
 	if (co.cfg.respond && (co.cfg.proto != IPPROTO_TCP || !co.cfg.dport))

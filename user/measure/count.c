@@ -27,6 +27,7 @@
 #include "measure/count.h"
 #include "measure/drops.h"
 #include "measure/httpd.h"
+#include "measure/proc.h"
 #include "measure/webhook.h"
 #include "count.skel.h"
 
@@ -271,7 +272,8 @@ static void drops_part_json(struct drops *drops, uint64_t passed, uint64_t liste
 static void report_json(FILE *f, const char *ifname, const struct count_totals *t,
 			const struct kstats *d, const struct attribution *a, double dur,
 			const uint64_t *series, int nseries, struct count_bpf *seq_skel,
-			const struct nft_counters *nft, struct webhook *wh, struct drops *drops)
+			const struct nft_counters *nft, struct webhook *wh, struct drops *drops,
+			const struct proc_watch *pw)
 {
 	struct json j = { .f = f };
 	char key[64];
@@ -356,6 +358,8 @@ static void report_json(FILE *f, const char *ifname, const struct count_totals *
 	json_close(&j, '}');
 	if (wh)
 		webhook_json(wh, &j);
+	if (pw)
+		proc_watch_json(pw, &j);
 	drops_part_json(drops, t->passed, a->tcp_listen_drops, &j);
 	json_close(&j, '}');
 }
@@ -370,6 +374,7 @@ struct live {
 	struct drops *drops; /* kernel drop reasons; NULL when unavailable */
 	struct nft_counters *nft_now, *nft_d; /* scratch */
 	struct webhook *wh; /* --webhook; NULL otherwise */
+	const struct proc_watch *pw; /* --server-pid; NULL otherwise */
 	uint64_t nft_next; /* when to read the rules again */
 };
 
@@ -402,7 +407,7 @@ static const char *serve_live(const char *method, const char *path, const char *
 	}
 	if (strcmp(path, "/metrics")) {
 		report_json(f, l->ifname, &t, &d, &a, dur, NULL, 0, l->seq ? l->skel : NULL,
-			    l->nft_before ? l->nft_d : NULL, l->wh, l->drops);
+			    l->nft_before ? l->nft_d : NULL, l->wh, l->drops, l->pw);
 		return "application/json";
 	}
 	fprintf(f,
@@ -480,6 +485,8 @@ static const char *serve_live(const char *method, const char *path, const char *
 		if (!drops_read(l->drops, a.tcp_listen_drops, &dt))
 			drops_metrics(l->drops, &dt, t.passed, l->ifname, f);
 	}
+	if (l->pw)
+		proc_watch_metrics(l->pw, f);
 	fprintf(f, "# HELP xdpreplay_kernel_delta Kernel counters since the counter started.\n"
 		   "# TYPE xdpreplay_kernel_delta gauge\n");
 	for (int i = 0; i < KS_NUM; i++)
@@ -583,6 +590,7 @@ int count_run(const struct count_opts *co)
 	bool gone = false;
 	struct webhook wh = {};
 	struct nft_counters *nft_before = NULL, *nft_after = NULL, *nft_d = NULL;
+	struct proc_watch pw = {};
 	struct live live;
 	uint64_t start, now, last_change, next_progress, last_matched = 0;
 	struct count_totals t = {};
@@ -689,6 +697,10 @@ int count_run(const struct count_opts *co)
 		goto out;
 	}
 	start = last_change = now_ns();
+	if (co->server_pid && proc_watch_start(&pw, co->server_pid, start)) {
+		ret = XR_EXIT_USAGE;
+		goto out;
+	}
 	live = (struct live){ .skel = skel,
 			      .ifname = ifname,
 			      .before = &before,
@@ -698,6 +710,7 @@ int count_run(const struct count_opts *co)
 			      .nft_now = nft_after,
 			      .nft_d = nft_d,
 			      .wh = webhook_addr ? &wh : NULL,
+			      .pw = co->server_pid ? &pw : NULL,
 			      .drops = drops };
 	if (listen_addr) {
 		struct httpd_opts ho = { .option = "--listen",
@@ -721,6 +734,12 @@ int count_run(const struct count_opts *co)
 		if (t.matched != last_matched) {
 			last_matched = t.matched;
 			last_change = now;
+		}
+		if (co->server_pid) {
+			/* the live report reads the watch in the HTTP thread */
+			httpd_lock(http);
+			proc_watch_tick(&pw, now, false);
+			httpd_unlock(http);
 		}
 		if (duration && now - start >= duration)
 			break;
@@ -756,6 +775,8 @@ int count_run(const struct count_opts *co)
 	/* the stack may still be working on the last frames XDP passed up */
 	usleep(50000);
 	read_totals(skel, &t);
+	if (co->server_pid)
+		proc_watch_tick(&pw, now, true);
 	kstats_read(ifname, &after);
 	kstats_delta(&before, &after, &d);
 	attribute(&d, &a);
@@ -787,6 +808,8 @@ int count_run(const struct count_opts *co)
 		}
 		if (webhook_addr)
 			webhook_text(&wh, stderr);
+		if (co->server_pid)
+			proc_watch_text(&pw, stderr);
 		if (cfg.seq_kind) {
 			struct seq_totals st;
 
@@ -808,7 +831,7 @@ int count_run(const struct count_opts *co)
 
 		report_json(jf, ifname, &t, &d, &a, (now - start) / 1e9, series, nseries,
 			    cfg.seq_kind ? skel : NULL, use_nft ? nft_d : NULL,
-			    webhook_addr ? &wh : NULL, drops);
+			    webhook_addr ? &wh : NULL, drops, co->server_pid ? &pw : NULL);
 		free(series);
 		err = json_fclose(jf);
 		jf = NULL;

@@ -6,6 +6,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 #include <netinet/in.h>
+#include <sys/types.h>
 #include "xdpreplay.h"
 
 struct count_opts {
@@ -22,6 +23,7 @@ struct count_opts {
 	char token[260]; /* --token-file's token; empty: none */
 	const char *fleet_dir, *schedule; /* --webhook's */
 	uint32_t respond_body; /* --respond-body: bytes of the HTTP response's body */
+	pid_t server_pid; /* --server-pid: the server process whose CPU is watched; 0: none */
 };
 
 /*
