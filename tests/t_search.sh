@@ -92,6 +92,35 @@ test_server_never_saturated() {
 	python3 -c 'import json,sys; s=json.load(open(sys.argv[1])); assert len(s["trials"]) == 2 and all(t["loss"] == 0 for t in s["trials"]), s["trials"]; g=s["goals"][0]; assert g["lower_trials"] == {"counted": 2, "over_goal": 0, "sender_short": 0}, g' "$WORK/s.json" ||
 		fail "two lossless trials at the maximum"
 	grep -q "lower: 2 trials at 200k frames/s, 0 over the goal" "$WORK/out" || fail "the bound's trials: $(cat "$WORK/out")"
+	python3 -c 'import json,sys; s=json.load(open(sys.argv[1])); assert not any("server_cpu_s" in t for t in s["trials"]), s["trials"]' "$WORK/s.json" ||
+		fail "a server's CPU without count --server-pid"
+}
+
+# count --server-pid as the witness has it: each trial's CPU of the server process, here a shell that
+# spins (for at most 30 s) in the server's stead, so a core's worth of each trial's time
+test_search_server_cpu() {
+	bed
+	bash -c 'end=$((SECONDS + 30)); while [ $SECONDS -lt $end ]; do :; done' &
+	local spin=$!
+	count_start --udp --dport 9 --drop --listen "$TB_SRV_IP:9100" --duration 120s --server-pid "$spin"
+	tb_gen "$XR" search --witness "http://$TB_SRV_IP:9100/" --max 10k --trial 500ms --max-trials 2 \
+		--json "$WORK/s.json" -- replay -i "$TB_GEN_IF" "$TOP/pcaps/udp-64.pcap" >"$WORK/out" 2>&1 ||
+		fail "search exited $?: $(cat "$WORK/out")"
+	kill -INT "$COUNT_PID"
+	count_wait
+	kill "$spin"
+	wait "$spin" 2>/dev/null
+	grep -Eq "trial  1: .* server CPU [0-9.]+ s \([0-9.]+ of a core\)" "$WORK/out" ||
+		fail "no server CPU in the trial's line: $(cat "$WORK/out")"
+	python3 - "$WORK/s.json" <<-'PY' || fail "each trial's server CPU"
+	import json, sys
+	trials = json.load(open(sys.argv[1]))["trials"]
+	assert trials, "no trial"
+	for t in trials:
+	    # the trial (0.5 s) and its settle, read to read: at least the trial's worth of a spinning core
+	    assert 0.4 <= t["server_cpu_s"] <= 5, t
+	    assert 0.7 <= t["server_cores"] <= 1.1, t
+	PY
 }
 
 test_search_bad_input() {

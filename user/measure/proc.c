@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include "engine/pacer.h"
 #include "measure/proc.h"
 #include "util/json.h"
 #include "util/log.h"
@@ -179,14 +180,21 @@ void proc_watch_tick(struct proc_watch *w, uint64_t now, bool force)
 	w->sample_ns = now;
 }
 
-static double watched_s(const struct proc_watch *w)
+/*
+ * The CPU seconds and the seconds watched as of now: a search's witness reads
+ * them before and after each trial, so not as of the last second's sample.
+ * A process that ended keeps its last sample.
+ */
+static void as_of_now(const struct proc_watch *w, double *cpu, double *watched)
 {
-	return (w->sample_ns - w->start_ns) / 1e9;
-}
+	uint64_t ns = w->gone ? 0 : proc_cpu_ns(w->pid), at = now_ns();
 
-static double cpu_s(const struct proc_watch *w)
-{
-	return (w->cpu_ns - w->start_cpu_ns) / 1e9;
+	if (!ns) {
+		ns = w->cpu_ns;
+		at = w->sample_ns;
+	}
+	*cpu = ns > w->start_cpu_ns ? (ns - w->start_cpu_ns) / 1e9 : 0;
+	*watched = (at - w->start_ns) / 1e9;
 }
 
 static bool at_limit(const struct proc_watch *w)
@@ -196,10 +204,11 @@ static bool at_limit(const struct proc_watch *w)
 
 void proc_watch_text(const struct proc_watch *w, FILE *f)
 {
-	double s = watched_s(w);
+	double cpu, s;
 
+	as_of_now(w, &cpu, &s);
 	fprintf(f, "  server process %d (%s): %.2f s of CPU in %.2f s (%.2f of a core)%s", w->pid,
-		w->comm, cpu_s(w), s, s > 0 ? cpu_s(w) / s : 0, w->gone ? ", until it ended" : "");
+		w->comm, cpu, s, s > 0 ? cpu / s : 0, w->gone ? ", until it ended" : "");
 	if (w->peak_tid)
 		fprintf(f, "; its busiest thread (%d) %.0f%% of a core in its busiest second: %s\n",
 			w->peak_tid, w->peak_share * 100,
@@ -210,14 +219,15 @@ void proc_watch_text(const struct proc_watch *w, FILE *f)
 
 void proc_watch_json(const struct proc_watch *w, struct json *j)
 {
-	double s = watched_s(w);
+	double cpu, s;
 
+	as_of_now(w, &cpu, &s);
 	json_open(j, "server_process", '{');
 	json_u64(j, "pid", w->pid);
 	json_str(j, "comm", w->comm);
-	json_double(j, "cpu_s", cpu_s(w));
+	json_double(j, "cpu_s", cpu);
 	json_double(j, "watched_s", s);
-	json_double(j, "cores", s > 0 ? cpu_s(w) / s : 0);
+	json_double(j, "cores", s > 0 ? cpu / s : 0);
 	json_u64(j, "threads", w->nthreads_seen);
 	json_u64(j, "busiest_thread", w->peak_tid);
 	json_double(j, "busiest_thread_peak_share", w->peak_share);

@@ -428,6 +428,10 @@ static void write_json(const struct search *s, FILE *f)
 		}
 		if (t->p99_us >= 0)
 			json_double(&j, "p99_us", t->p99_us);
+		if (t->server_cpu_s >= 0) {
+			json_double(&j, "server_cpu_s", t->server_cpu_s);
+			json_double(&j, "server_cores", t->server_cores);
+		}
 		json_open(&j, "server_drops", '{');
 		for (int k = 0; k < t->nattr; k++)
 			json_u64(&j, t->attr_name[k], t->attr[k]);

@@ -72,6 +72,12 @@ struct trial {
 	bool witness_webhook; /* the witness has count --webhook's figures */
 	bool webhook_alone; /* and nothing else (no -i): received is the run's, not delivered's growth */
 	double run_p99_us; /* < 0: no uplink of the run was timed */
+	/*
+	 * count --listen --server-pid: the server process's CPU seconds from the
+	 * witness's read before the trial to the one after it, and as cores over
+	 * that time; < 0: the witness has none
+	 */
+	double server_cpu_s, server_cores;
 	/* count --listen: the attribution's counters, growth during the trial */
 	int nattr;
 	char attr_name[MAX_ATTR][32];

@@ -202,11 +202,13 @@ int run_trial(struct search *s, double load, struct trial *t)
 	struct rank_result mine, *all = NULL;
 	uint64_t before = 0, after = 0, most = 0, unit = 1;
 	double first = 0, last = 0;
-	struct trial a0 = {};
+	struct trial a0 = { .server_cpu_s = -1 };
+	uint64_t read_before;
 	int err;
 
 	if (xr_stop)
 		return -EINTR;
+	read_before = now_ns();
 	err = witness_read(s, s->next_n, &before, &a0);
 	if (err && xr_stop)
 		err = -EINTR;
@@ -235,7 +237,7 @@ int run_trial(struct search *s, double load, struct trial *t)
 	if (err && err != -EINTR)
 		goto out;
 	err = 0;
-	*t = (struct trial){ .load = load, .p99_us = -1, .nranks = xr_nranks };
+	*t = (struct trial){ .load = load, .p99_us = -1, .server_cpu_s = -1, .nranks = xr_nranks };
 	for (int i = 0; i < xr_nranks; i++) {
 		const struct rank_result *r = &all[i];
 
@@ -286,6 +288,14 @@ int run_trial(struct search *s, double load, struct trial *t)
 		if (err) {
 			pr_warn("cannot read the trial's results: %s\n", strerror(-err));
 			goto out;
+		}
+		if (t->server_cpu_s >= 0 && a0.server_cpu_s >= 0 &&
+		    t->server_cpu_s >= a0.server_cpu_s) {
+			t->server_cpu_s -= a0.server_cpu_s;
+			t->server_cores = t->server_cpu_s / ((now_ns() - read_before) / 1e9);
+		} else {
+			/* none, or a counter that started over (another process) */
+			t->server_cpu_s = -1;
 		}
 		if (t->witness_webhook && !t->from_run &&
 		    (t->webhook_alone || search_has_latency_goal(s))) {
@@ -366,6 +376,9 @@ static void print_trial(const struct search *s, const struct trial *t, int i)
 	if (t->nranks > 1 && !t->rank_failed)
 		fprintf(stderr, "  %d ranks, start skew %s", t->nranks,
 			fmt_duration((uint64_t)(t->start_skew_us * 1e3), d, sizeof(d)));
+	if (t->server_cpu_s >= 0)
+		fprintf(stderr, "  server CPU %.2f s (%.2f of a core)", t->server_cpu_s,
+			t->server_cores);
 	/* where the server dropped: every drop counter that moved */
 	for (int k = 0; k < t->nattr; k++)
 		if (t->attr[k] && strcmp(t->attr_name[k], "udp_delivered") &&

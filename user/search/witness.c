@@ -114,6 +114,8 @@ static void json_attribution(struct json_object *root, struct trial *t)
 {
 	struct json_object *a = NULL, *d = NULL, *in = NULL, *b = NULL, *u = NULL;
 
+	if (json_path_double(root, "server_process.cpu_s", &t->server_cpu_s) || t->server_cpu_s < 0)
+		t->server_cpu_s = -1;
 	t->nattr = 0;
 	json_object_object_get_ex(root, "attribution", &a);
 	attr_object(a, "", t);
