@@ -697,9 +697,13 @@ int count_run(const struct count_opts *co)
 		goto out;
 	}
 	start = last_change = now_ns();
-	if (co->server_pid && proc_watch_start(&pw, co->server_pid, start)) {
-		ret = XR_EXIT_USAGE;
-		goto out;
+	if (co->server_pid) {
+		err = proc_watch_start(&pw, co->server_pid, start);
+		if (err) {
+			/* gone since the options were read is the user's; unreadable, the host's */
+			ret = err == -ESRCH ? XR_EXIT_USAGE : XR_EXIT_ENV;
+			goto out;
+		}
 	}
 	live = (struct live){ .skel = skel,
 			      .ifname = ifname,
