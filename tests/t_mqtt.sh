@@ -426,7 +426,7 @@ test_mqtt_broker_cpu_watched() {
 	expect_eq "$(jget "$WORK/c.json" server_process.ended)" False "ended"
 	# 200,000 messages: well over a second of the broker's CPU on this bed (~90k/s at most)
 	expect_range "$(jget "$WORK/c.json" server_process.cpu_s)" 0.5 1e9 "the broker's CPU seconds"
-	expect_range "$(jget "$WORK/c.json" server_process.busiest_thread_peak_share)" 0.3 1.05 \
+	expect_range "$(jget "$WORK/c.json" server_process.busiest_thread_peak_share)" 0.3 1 \
 		"its thread's busiest second"
 	grep -q "^  server process $pid (mosquitto): [0-9.]* s of CPU in [0-9.]* s" "$WORK/c.err" ||
 		fail "no line for the server process"
@@ -442,7 +442,7 @@ test_mqtt_broker_cpu_watched() {
 	done
 	kill "$spin" "$nap"
 	wait "$spin" "$nap" 2>/dev/null
-	expect_range "$(jget "$WORK/p.$spin.json" server_process.busiest_thread_peak_share)" 0.8 1.05 \
+	expect_range "$(jget "$WORK/p.$spin.json" server_process.busiest_thread_peak_share)" 0.8 1 \
 		"a spinning thread's busiest second"
 	expect_eq "$(jget "$WORK/p.$spin.json" server_process.comm)" bash "the spinning process's name"
 	expect_range "$(jget "$WORK/p.$nap.json" server_process.busiest_thread_peak_share)" 0 0.05 \

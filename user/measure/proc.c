@@ -128,6 +128,12 @@ static void sample_threads(struct proc_watch *w, uint64_t elapsed, bool first)
 		if (!t)
 			continue;
 		share = elapsed && ns > t->cpu_ns ? (ns - t->cpu_ns) / (double)elapsed : 0;
+		/*
+		 * One thread runs on one core at a time: more is the sample's own
+		 * jitter (the reads came late against the clock, on a busy host)
+		 */
+		if (share > 1)
+			share = 1;
 		if (!first && share > w->peak_share) {
 			w->peak_share = share;
 			w->peak_tid = tid;
@@ -168,6 +174,8 @@ void proc_watch_tick(struct proc_watch *w, uint64_t now, bool force)
 
 	if (w->gone || (!force && now - w->sample_ns < NS_PER_S) || now == w->sample_ns)
 		return;
+	/* the clock read next to the reads it times, not when the caller's loop woke */
+	now = now_ns();
 	snprintf(path, sizeof(path), "/proc/%d/stat", w->pid);
 	if (stat_cpu_ns(path, &ns, NULL, 0)) {
 		w->gone = true;
