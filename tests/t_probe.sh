@@ -12,6 +12,27 @@ test_veth_ready() {
 	# the probe's test frame reached the peer and the probe left no program behind
 	tb_srv ip -o link show "$TB_SRV_IF" | grep -q xdp && fail "XDP left on the peer"
 	tb_gen ip -o link show "$TB_GEN_IF" | grep -q xdp && fail "XDP left on the generator"
+	# GRO gives the peer NAPI, not an XDP program: what a TCP session sends by XDP_TX would wait
+	expect_eq "$(jget "$WORK/p.json" checks.veth_peer_xdp.ok)" False "the peer's XDP program (GRO only)"
+	jget "$WORK/p.json" checks.veth_peer_xdp.detail | grep -q "peer $TB_SRV_IF has no XDP program" ||
+		fail "the check names the peer: $(jget "$WORK/p.json" checks.veth_peer_xdp.detail)"
+	tb_gen "$XR" gen tcp -i "$TB_GEN_IF" --dst "$TB_SRV_IP:80" --http "GET /" --count 2 --wait 1s \
+		>"$WORK/out" 2>&1
+	grep -q "veth peer $TB_SRV_IF has no XDP program" "$WORK/out" || fail "gen tcp's warning: $(cat "$WORK/out")"
+	count_start --any -q --duration 60s
+	tb_gen "$XR" probe -i "$TB_GEN_IF" --json "$WORK/p.json" || fail "probe exited $?"
+	expect_eq "$(jget "$WORK/p.json" checks.veth_peer_xdp.ok)" True "the peer's XDP program (count)"
+	# the peer's program gone during a run: said at its end
+	tb_gen "$XR" gen tcp -i "$TB_GEN_IF" --dst "$TB_SRV_IP:80" --http "GET /" --pps 10 --duration 2s \
+		--wait 1s >"$WORK/out" 2>&1 &
+	local gen=$!
+	sleep 1
+	kill -INT "$COUNT_PID"
+	wait "$COUNT_PID"
+	wait "$gen"
+	grep -q "has no XDP program" "$WORK/out" && fail "warned at the start with a program there: $(cat "$WORK/out")"
+	grep -q "veth peer $TB_SRV_IF lost its XDP program during the run" "$WORK/out" ||
+		fail "no line for the program gone: $(cat "$WORK/out")"
 	return 0
 }
 

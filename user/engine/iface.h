@@ -44,6 +44,13 @@ void ethtool_counters_free(struct ethtool_counters *c);
  */
 int iface_xdp_features(int ifindex, uint64_t *features);
 
+/*
+ * Whether a veth's peer has an XDP program attached (in any mode), and its
+ * name (its ifindex when unknown), wherever its namespace: 0, or -errno (not
+ * a veth, no peer).
+ */
+int iface_veth_peer_xdp(int ifindex, char peer_name[IF_NAMESIZE], bool *attached);
+
 /* The inode of this process's network namespace. */
 uint32_t netns_ino_self(void);
 

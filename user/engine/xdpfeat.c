@@ -1,16 +1,20 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * An interface's XDP features (kernel >= 6.3), from the "netdev" generic
- * netlink family: what the driver can do, known without sending a frame.
- * For veth, NDO_XMIT is set exactly when the peer has NAPI (an XDP program
- * or GRO), i.e. when live frames would arrive.
+ * What the kernel says of an interface's XDP over netlink, without sending a
+ * frame: its XDP features (the "netdev" generic netlink family, Linux >=
+ * 6.3; for veth, NDO_XMIT is set exactly when the peer has NAPI, an XDP
+ * program or GRO, i.e. when live frames would arrive), and whether a veth's
+ * peer has an XDP program (rtnetlink, the peer in whatever namespace it is).
  */
 #include <errno.h>
+#include <stdio.h>
 #include <string.h>
 #include <unistd.h>
 #include <sys/socket.h>
 #include <linux/genetlink.h>
+#include <linux/if_link.h>
 #include <linux/netlink.h>
+#include <linux/rtnetlink.h>
 #include "engine/iface.h"
 
 /* include/uapi/linux/netdev.h, which Debian 12's headers predate */
@@ -19,9 +23,13 @@
 #define NETDEV_A_DEV_IFINDEX 1
 #define NETDEV_A_DEV_XDP_FEATURES 3
 
+/* A request: its family's header (generic netlink's or rtnetlink's) and its attributes. */
 struct nl_req {
 	struct nlmsghdr nh;
-	struct genlmsghdr gh;
+	union {
+		struct genlmsghdr gh;
+		struct ifinfomsg ifi;
+	};
 	char attrs[64];
 };
 
@@ -35,10 +43,32 @@ static void put_attr(struct nl_req *r, unsigned short type, const void *data, un
 	r->nh.nlmsg_len = NLMSG_ALIGN(r->nh.nlmsg_len) + NLA_ALIGN(a->nla_len);
 }
 
-/* Sends r and finds attribute `want` in the reply's top level; its payload into out (len bytes). */
-static int nl_query(int fd, struct nl_req *r, unsigned short want, void *out, size_t len)
+/* Attribute `want` among the `left` bytes of attributes at a, whole and at least min bytes long. */
+static const struct nlattr *find_attr(const struct nlattr *a, int left, unsigned short want,
+				      size_t min)
 {
-	char buf[8192];
+	while (left >= (int)NLA_HDRLEN && a->nla_len >= NLA_HDRLEN && a->nla_len <= left) {
+		if ((a->nla_type & NLA_TYPE_MASK) == want &&
+		    (size_t)(a->nla_len - NLA_HDRLEN) >= min)
+			return a;
+		left -= NLA_ALIGN(a->nla_len);
+		a = (const struct nlattr *)((const char *)a + NLA_ALIGN(a->nla_len));
+	}
+	return NULL;
+}
+
+/*
+ * Sends r and finds attribute `want` in the top level of the reply, after
+ * its hdr_len-byte family header, or with `inner` that attribute nested in
+ * it: its payload into out, len bytes (a number), or up to len (a string,
+ * with len_is_max; out zeroed by the caller).
+ */
+static int nl_query(int fd, struct nl_req *r, size_t hdr_len, unsigned short want,
+		    unsigned short inner, void *out, size_t len, bool len_is_max)
+{
+	/* a link's whole description (rtnetlink's, with its statistics) is a few KiB */
+	char buf[32768];
+	size_t min = len_is_max ? 0 : len;
 	ssize_t n;
 
 	if (send(fd, r, r->nh.nlmsg_len, 0) < 0)
@@ -48,25 +78,27 @@ static int nl_query(int fd, struct nl_req *r, unsigned short want, void *out, si
 		return -errno;
 	for (struct nlmsghdr *h = (struct nlmsghdr *)buf; NLMSG_OK(h, (size_t)n);
 	     h = NLMSG_NEXT(h, n)) {
-		struct nlattr *a;
-		int left;
+		const struct nlattr *a;
+		size_t have;
 
 		if (h->nlmsg_type == NLMSG_ERROR) {
 			int e = ((struct nlmsgerr *)NLMSG_DATA(h))->error;
 
 			return e ? e : -ENOENT;
 		}
-		a = (struct nlattr *)((char *)NLMSG_DATA(h) + GENL_HDRLEN);
-		left = h->nlmsg_len - NLMSG_LENGTH(GENL_HDRLEN);
-		while (left >= (int)NLA_HDRLEN && a->nla_len >= NLA_HDRLEN && a->nla_len <= left) {
-			if ((a->nla_type & NLA_TYPE_MASK) == want &&
-			    (size_t)(a->nla_len - NLA_HDRLEN) >= len) {
-				memcpy(out, (char *)a + NLA_HDRLEN, len);
-				return 0;
-			}
-			left -= NLA_ALIGN(a->nla_len);
-			a = (struct nlattr *)((char *)a + NLA_ALIGN(a->nla_len));
-		}
+		if (h->nlmsg_len < NLMSG_LENGTH(NLMSG_ALIGN(hdr_len)))
+			continue;
+		a = find_attr((const struct nlattr *)((char *)NLMSG_DATA(h) + NLMSG_ALIGN(hdr_len)),
+			      h->nlmsg_len - NLMSG_LENGTH(NLMSG_ALIGN(hdr_len)), want,
+			      inner ? 0 : min);
+		if (a && inner)
+			a = find_attr((const struct nlattr *)((const char *)a + NLA_HDRLEN),
+				      a->nla_len - NLA_HDRLEN, inner, min);
+		if (!a)
+			continue;
+		have = a->nla_len - NLA_HDRLEN;
+		memcpy(out, (const char *)a + NLA_HDRLEN, have < len ? have : len);
+		return 0;
 	}
 	return -ENOENT;
 }
@@ -86,7 +118,7 @@ int iface_xdp_features(int ifindex, uint64_t *features)
 	if (fd < 0)
 		return -errno;
 	put_attr(&r, CTRL_ATTR_FAMILY_NAME, NETDEV_FAMILY, sizeof(NETDEV_FAMILY));
-	err = nl_query(fd, &r, CTRL_ATTR_FAMILY_ID, &family, sizeof(family));
+	err = nl_query(fd, &r, GENL_HDRLEN, CTRL_ATTR_FAMILY_ID, 0, &family, sizeof(family), false);
 	if (err)
 		goto out; /* -ENOENT: a kernel without the family */
 	r = (struct nl_req){ .nh = { .nlmsg_len = NLMSG_LENGTH(GENL_HDRLEN),
@@ -95,7 +127,53 @@ int iface_xdp_features(int ifindex, uint64_t *features)
 				     .nlmsg_seq = 2 },
 			     .gh = { .cmd = NETDEV_CMD_DEV_GET, .version = 1 } };
 	put_attr(&r, NETDEV_A_DEV_IFINDEX, &idx, sizeof(idx));
-	err = nl_query(fd, &r, NETDEV_A_DEV_XDP_FEATURES, features, sizeof(*features));
+	err = nl_query(fd, &r, GENL_HDRLEN, NETDEV_A_DEV_XDP_FEATURES, 0, features,
+		       sizeof(*features), false);
+out:
+	close(fd);
+	return err;
+}
+
+/* An RTM_GETLINK request for ifindex, in this namespace or (other_ns) in netnsid's as this one sees it */
+static void getlink_req(struct nl_req *r, int ifindex, int32_t netnsid, bool other_ns)
+{
+	*r = (struct nl_req){ .nh = { .nlmsg_len = NLMSG_LENGTH(sizeof(struct ifinfomsg)),
+				      .nlmsg_type = RTM_GETLINK,
+				      .nlmsg_flags = NLM_F_REQUEST },
+			      .ifi = { .ifi_family = AF_UNSPEC, .ifi_index = ifindex } };
+	if (other_ns)
+		put_attr(r, IFLA_TARGET_NETNSID, &netnsid, sizeof(netnsid));
+}
+
+int iface_veth_peer_xdp(int ifindex, char peer_name[IF_NAMESIZE], bool *attached)
+{
+	const size_t hdr = sizeof(struct ifinfomsg);
+	struct nl_req r;
+	int32_t netnsid = -1;
+	__u32 peer = 0;
+	__u8 mode = XDP_ATTACHED_NONE;
+	int fd, err;
+
+	fd = socket(AF_NETLINK, SOCK_RAW | SOCK_CLOEXEC, NETLINK_ROUTE);
+	if (fd < 0)
+		return -errno;
+	getlink_req(&r, ifindex, 0, false);
+	err = nl_query(fd, &r, hdr, IFLA_LINK, 0, &peer, sizeof(peer), false);
+	if (err)
+		goto out;
+	/* the peer's namespace, when it is another: absent, the peer is in this one */
+	getlink_req(&r, ifindex, 0, false);
+	if (nl_query(fd, &r, hdr, IFLA_LINK_NETNSID, 0, &netnsid, sizeof(netnsid), false))
+		netnsid = -1;
+	getlink_req(&r, peer, netnsid, netnsid >= 0);
+	err = nl_query(fd, &r, hdr, IFLA_XDP, IFLA_XDP_ATTACHED, &mode, sizeof(mode), false);
+	if (err)
+		goto out;
+	*attached = mode != XDP_ATTACHED_NONE;
+	memset(peer_name, 0, IF_NAMESIZE);
+	getlink_req(&r, peer, netnsid, netnsid >= 0);
+	if (nl_query(fd, &r, hdr, IFLA_IFNAME, 0, peer_name, IF_NAMESIZE - 1, true))
+		snprintf(peer_name, IF_NAMESIZE, "%u", peer);
 out:
 	close(fd);
 	return err;

@@ -183,6 +183,8 @@ struct tcp {
 	uint64_t concurrency; /* --concurrency: sessions open at once (0: an open loop) */
 	uint8_t close, response;
 	bool veth; /* the sender's interface is a veth (its XDP_TX needs a program on the peer) */
+	bool veth_peer_xdp; /* ... and its peer had one when the run started */
+	char veth_peer[16]; /* the peer's name */
 	uint64_t resp_size;
 	struct xr_mqtt_cfg mqtt; /* response XR_TCP_RESP_MQTT */
 

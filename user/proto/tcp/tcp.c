@@ -927,8 +927,14 @@ static void tcp_live_metrics(void *ctx, const struct xr_replies_stats *r, FILE *
 static void tcp_finish(void *ctx, struct gen_bpf *skel)
 {
 	struct tcp *t = ctx;
+	bool peer_xdp = true;
 
 	memset(&t->stalled, 0, sizeof(t->stalled));
+	if (t->veth_peer_xdp && !iface_veth_peer_xdp(t->rs.ifindex, t->veth_peer, &peer_xdp) &&
+	    !peer_xdp)
+		pr_warn("the veth peer %s lost its XDP program during the run: what this run sent "
+			"by XDP_TX after that waited there for its next other frame\n",
+			t->veth_peer);
 	tcp_threads_stop(t);
 	tcp_reset_open(t);
 	tcp_resend_stop(t);
@@ -1025,6 +1031,19 @@ int tcp_sessions_build(struct tcp *t, const struct send_opts *so, const struct i
 	t->rs.ready_fd = so->ready_fd;
 	t->concurrency = so->concurrency;
 	t->veth = !strcmp(ifc->driver, "veth");
+	/*
+	 * measured on 6.18: a veth hands the frames its end sends by XDP_TX
+	 * (every ACK and request after the SYN) to the peer at once only when
+	 * the peer has an XDP program (veth_xdp_flush); with GRO alone they wait
+	 * for its next ordinary frame, a retransmission 200 ms on, and a server
+	 * that holds its answer for our ACK (Nagle) can wait forever
+	 */
+	if (t->veth && !iface_veth_peer_xdp(ifc->ifindex, t->veth_peer, &t->veth_peer_xdp) &&
+	    !t->veth_peer_xdp)
+		pr_warn("%s's veth peer %s has no XDP program: the ACKs and requests this run "
+			"sends by XDP_TX wait there for its next other frame; attach one to it "
+			"(xdpreplay count -i %s --any)\n",
+			ifc->name, t->veth_peer, t->veth_peer);
 	if (!planned && t->cap && (so->pace == XR_PACE_NONE || so->pace == XR_PACE_PCAP) &&
 	    !so->duration_ns)
 		planned = t->cap->nflows; /* replay --sessions: its flows once */
