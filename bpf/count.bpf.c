@@ -297,15 +297,16 @@ static __always_inline int respond(struct xdp_md *ctx, const struct parsed *p, v
 	}
 	if ((flags & (TCP_SYN | TCP_ACK)) == TCP_SYN) {
 		isn = (p->iph->saddr ^ ((__u32)th->source << 16) ^ seq) * 2654435761u;
-		if (tcp_reply(ctx, TCP_SYN | TCP_ACK, isn, seq + 1))
+		if (tcp_reply(ctx, false, TCP_SYN | TCP_ACK, isn, seq + 1))
 			goto no_room;
 		rs->syn_acks++;
 		return XDP_TX;
 	}
 	if (flags & TCP_FIN) {
 		/* after --respond-close's FIN, the client's is only acknowledged */
-		if (tcp_reply(ctx, cfg.respond == XR_RESPOND_CLOSE ? TCP_ACK : TCP_FIN | TCP_ACK,
-			      ack, seq + plen + 1))
+		if (tcp_reply(ctx, false,
+			      cfg.respond == XR_RESPOND_CLOSE ? TCP_ACK : TCP_FIN | TCP_ACK, ack,
+			      seq + plen + 1))
 			goto no_room;
 		rs->fin_acks++;
 		return XDP_TX;
@@ -315,12 +316,12 @@ static __always_inline int respond(struct xdp_md *ctx, const struct parsed *p, v
 		return XDP_DROP;
 	}
 	if (!(flags & TCP_PSH)) {
-		if (tcp_reply(ctx, TCP_ACK, ack, seq + plen))
+		if (tcp_reply(ctx, false, TCP_ACK, ack, seq + plen))
 			goto no_room;
 		rs->data_acks++;
 		return XDP_TX;
 	}
-	if (tcp_reply_data(ctx,
+	if (tcp_reply_data(ctx, false,
 			   cfg.respond == XR_RESPOND_CLOSE ? TCP_FIN | TCP_ACK | TCP_PSH :
 							     TCP_ACK | TCP_PSH,
 			   ack, seq + plen, rb->body,

@@ -126,6 +126,9 @@ static __always_inline int build_frame(struct xdp_md *ctx, __u64 n, bool *unplan
 	return 0;
 }
 
+/* the run's replies come over IPv6 (read-only: the verifier follows one branch) */
+#define REPLY_V6 (cfg.rpl.ipv6 != 0)
+
 #include "lib/csum.bpf.h"
 #include "lib/parse.bpf.h"
 #include "lib/tcp.bpf.h"

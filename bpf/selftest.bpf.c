@@ -34,8 +34,9 @@ int xr_tcp_reply_test(struct xdp_md *ctx)
 
 	if (!t)
 		return XDP_ABORTED;
-	if (t->plen ? tcp_reply_data(ctx, t->flags, t->seq, t->ack, t->payload, t->plen, t->tail) :
-		      tcp_reply(ctx, t->flags, t->seq, t->ack))
+	if (t->plen ? tcp_reply_data(ctx, t->ipv6, t->flags, t->seq, t->ack, t->payload, t->plen,
+				     t->tail) :
+		      tcp_reply(ctx, t->ipv6, t->flags, t->seq, t->ack))
 		return XDP_DROP;
 	return XDP_TX;
 }

@@ -24,45 +24,59 @@ static __always_inline void tcp_fill(struct tcphdr *th, __u8 flags, __u32 seq, _
 	th->urg_ptr = 0;
 }
 
+/* The bytes before a reply's payload: Ethernet, IPv4 or IPv6 (v6), and a 20-byte TCP header. */
+#define TCP_REPLY_HDRS(v6) ((v6) ? 74 : 54)
+
 /*
- * Resizes the server's segment to a reply of 54 + plen bytes and turns it
- * around: addresses and ports swapped, the IPv4 header and the TCP header's
- * fields filled in (its checksum is the caller's). The segment's TCP header,
- * or NULL when the frame cannot be one.
+ * Resizes the server's segment to a reply of TCP_REPLY_HDRS + plen bytes and
+ * turns it around: addresses and ports swapped, the IP header and the TCP
+ * header's fields filled in (its checksum is the caller's). v6: the
+ * segment is IPv6 (a constant, or read-only, at every call). The segment's
+ * TCP header, or NULL when the frame cannot be one.
  */
-static __always_inline struct tcphdr *tcp_reply_header(struct xdp_md *ctx, __u8 flags, __u32 seq,
-						       __u32 ack, __u32 plen)
+static __always_inline struct tcphdr *tcp_reply_header(struct xdp_md *ctx, bool v6, __u8 flags,
+						       __u32 seq, __u32 ack, __u32 plen)
 {
 	void *data = (void *)(long)ctx->data, *data_end = (void *)(long)ctx->data_end;
+	const int hdrs = TCP_REPLY_HDRS(v6);
 	int len = data_end - data;
 	struct ethhdr *eth;
-	struct iphdr *iph;
 	struct tcphdr *th;
 
-	if (len < 54)
+	if (len < hdrs)
 		return NULL;
-	if (bpf_xdp_adjust_tail(ctx, 54 + (int)plen - len)) {
+	if (bpf_xdp_adjust_tail(ctx, hdrs + (int)plen - len)) {
 		/*
 		 * No tailroom: a frame the driver built in place (veth takes an
 		 * uncloned skb as it is, and a SYN-ACK's has little room after it).
 		 * Grow at the front instead, into the headroom XDP always has, and
 		 * move the headers there; the payload overwrites what follows.
 		 */
-		__u8 hdr[54];
+		__u8 hdr[74];
 
-		if (bpf_xdp_load_bytes(ctx, 0, hdr, sizeof(hdr)) ||
-		    bpf_xdp_adjust_head(ctx, len - 54 - (int)plen) ||
-		    bpf_xdp_store_bytes(ctx, 0, hdr, sizeof(hdr)))
+		if (bpf_xdp_load_bytes(ctx, 0, hdr, hdrs) ||
+		    bpf_xdp_adjust_head(ctx, len - hdrs - (int)plen) ||
+		    bpf_xdp_store_bytes(ctx, 0, hdr, hdrs))
 			return NULL;
 	}
 	data = (void *)(long)ctx->data;
 	data_end = (void *)(long)ctx->data_end;
 	eth = data;
-	iph = (void *)(eth + 1);
-	th = (void *)(iph + 1);
-	if ((void *)(th + 1) > data_end)
-		return NULL;
-	ip4_turn_around(eth, iph, &th->source, 40 + plen);
+	if (v6) {
+		struct ipv6hdr *ip6 = (void *)(eth + 1);
+
+		th = (void *)(ip6 + 1);
+		if ((void *)(th + 1) > data_end)
+			return NULL;
+		ip6_turn_around(eth, ip6, &th->source, 20 + plen);
+	} else {
+		struct iphdr *iph = (void *)(eth + 1);
+
+		th = (void *)(iph + 1);
+		if ((void *)(th + 1) > data_end)
+			return NULL;
+		ip4_turn_around(eth, iph, &th->source, 40 + plen);
+	}
 	tcp_fill(th, flags, seq, ack);
 	return th;
 }
@@ -71,19 +85,24 @@ static __always_inline struct tcphdr *tcp_reply_header(struct xdp_md *ctx, __u8 
  * Turns the TCP segment in place into a bare reply (20-byte header, no data)
  * with the given flags, seq and ack, addressed back to its sender.
  */
-static __always_inline int tcp_reply(struct xdp_md *ctx, __u8 flags, __u32 seq, __u32 ack)
+static __always_inline int tcp_reply(struct xdp_md *ctx, bool v6, __u8 flags, __u32 seq, __u32 ack)
 {
-	struct tcphdr *th = tcp_reply_header(ctx, flags, seq, ack, 0);
-	struct iphdr *iph;
-	__u32 sum;
+	struct tcphdr *th = tcp_reply_header(ctx, v6, flags, seq, ack, 0);
+	__u32 sum = bpf_htons(IPPROTO_TCP) + bpf_htons(20);
 	__u16 *w;
 
 	if (!th)
 		return -1;
-	iph = (void *)th - sizeof(*iph);
-	/* pseudo-header, then the 20-byte header */
-	sum = (iph->saddr & 0xffff) + (iph->saddr >> 16) + (iph->daddr & 0xffff) +
-	      (iph->daddr >> 16) + bpf_htons(IPPROTO_TCP) + bpf_htons(20);
+	/* the pseudo-header's addresses, the 16-bit words before the TCP header */
+	if (v6) {
+		w = (__u16 *)((void *)th - 32);
+		for (int i = 0; i < 16; i++)
+			sum += w[i];
+	} else {
+		w = (__u16 *)((void *)th - 8);
+		for (int i = 0; i < 4; i++)
+			sum += w[i];
+	}
 	w = (__u16 *)th;
 	for (int i = 0; i < 10; i++)
 		sum += w[i];
@@ -97,18 +116,19 @@ static __always_inline int tcp_reply(struct xdp_md *ctx, __u8 flags, __u32 seq, 
  * stack; tail is 64 bytes of scratch for the checksum. The segment grows or
  * shrinks to fit: the server's segment may have been shorter.
  */
-static __always_inline int tcp_reply_data(struct xdp_md *ctx, __u8 flags, __u32 seq, __u32 ack,
-					  const __u8 *payload, __u32 plen, __u8 *tail)
+static __always_inline int tcp_reply_data(struct xdp_md *ctx, bool v6, __u8 flags, __u32 seq,
+					  __u32 ack, const __u8 *payload, __u32 plen, __u8 *tail)
 {
-	if (plen > XR_TCP_PAYLOAD_MAX || !tcp_reply_header(ctx, flags, seq, ack, plen))
+	if (plen > XR_TCP_PAYLOAD_MAX || !tcp_reply_header(ctx, v6, flags, seq, ack, plen))
 		return -1;
 	/*
 	 * the verifier wants a length it can bound, and refuses a zero-length
 	 * store: ((plen - 1) & 0x7ff) + 1 is plen, in [1, 2048] for it
 	 */
-	if (plen && bpf_xdp_store_bytes(ctx, 54, (void *)payload, ((plen - 1) & 0x7ff) + 1))
+	if (plen &&
+	    bpf_xdp_store_bytes(ctx, TCP_REPLY_HDRS(v6), (void *)payload, ((plen - 1) & 0x7ff) + 1))
 		return -1;
-	return ip4_l4_csum(ctx, IPPROTO_TCP, tail);
+	return ip_l4_csum(ctx, IPPROTO_TCP, tail, v6);
 }
 
 #endif /* __XR_LIB_TCP_BPF_H */

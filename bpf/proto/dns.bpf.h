@@ -13,16 +13,14 @@ static __always_inline int dns_reply(struct xdp_md *ctx)
 	struct xr_replies_stats *st;
 	struct xr_send_ts *t;
 	struct udphdr *uh;
-	struct pkt4 p;
+	struct pkt p;
 	__u32 id, slot;
 	__u8 *h;
 
-	if (parse_ip4(ctx, IPPROTO_UDP, sizeof(struct udphdr) + XR_DNS_HDR, &p))
+	if (parse_reply(ctx, &cfg.rpl, IPPROTO_UDP, sizeof(struct udphdr) + XR_DNS_HDR, &p))
 		return XDP_PASS;
 	uh = p.l4;
 	h = (void *)(uh + 1);
-	if (!from_server_to_us(&cfg.rpl, p.iph, uh->source, uh->dest))
-		return XDP_PASS;
 	st = reply_stats();
 	if (!st)
 		return XDP_DROP;

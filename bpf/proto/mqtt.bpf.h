@@ -534,7 +534,13 @@ static __always_inline int mqtt_read(struct xdp_md *ctx, struct xr_tcp_session *
 
 	if (n > XR_TCP_READ_MAX)
 		n = XR_TCP_READ_MAX;
-	if (n != plen || !n || bpf_xdp_load_bytes(ctx, off, buf, n)) {
+	/*
+	 * ((n - 1) & mask) + 1 is n, at least 1 for the verifier: with the
+	 * caller's plen != 0 in hand, clang dropped the !n test, and the IPv6
+	 * build's verifier (its registers spilled elsewhere) saw a read of 0
+	 */
+	if (n != plen || !n ||
+	    bpf_xdp_load_bytes(ctx, off, buf, ((n - 1) & (XR_TCP_READ_MAX - 1)) + 1)) {
 		/* more than a lock-step client can be owed at once */
 		*why = XR_TCP_MALFORMED;
 		return -1;

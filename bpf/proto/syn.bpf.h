@@ -17,14 +17,12 @@ static __always_inline int syn_reply(struct xdp_md *ctx)
 	__u32 flags, n32, seq, ack;
 	struct xr_send_ts *t;
 	struct tcphdr *th;
-	struct pkt4 p;
+	struct pkt p;
 	bool first;
 
-	if (parse_ip4(ctx, IPPROTO_TCP, sizeof(struct tcphdr), &p))
+	if (parse_reply(ctx, &cfg.rpl, IPPROTO_TCP, sizeof(struct tcphdr), &p))
 		return XDP_PASS;
 	th = p.l4;
-	if (!from_server_to_us(&cfg.rpl, p.iph, th->source, th->dest))
-		return XDP_PASS;
 	st = reply_stats();
 	if (!st)
 		return XDP_DROP;
@@ -38,13 +36,13 @@ static __always_inline int syn_reply(struct xdp_md *ctx)
 		if (!t) {
 			/* an earlier run's, or nobody's: never completed or counted as ours */
 			st->unmatched++;
-			if (syn_cfg.complete && !tcp_reply(ctx, TCP_RST, ack, 0))
+			if (syn_cfg.complete && !tcp_reply(ctx, REPLY_V6, TCP_RST, ack, 0))
 				return XDP_TX;
 			return XDP_DROP;
 		}
 		/* a repeat: the server did not get our ACK (or we sent none), it asks again */
 		first = count_answer(st, t);
-		if (syn_cfg.complete && !tcp_reply(ctx, TCP_ACK, ack, seq + 1)) {
+		if (syn_cfg.complete && !tcp_reply(ctx, REPLY_V6, TCP_ACK, ack, seq + 1)) {
 			/* a handshake completes once, however often the server asked */
 			if (first)
 				st->ctr[XR_SYN_COMPLETED]++;
@@ -58,7 +56,7 @@ static __always_inline int syn_reply(struct xdp_md *ctx)
 	}
 	if ((flags & TCP_FIN) && syn_cfg.complete) {
 		/* the server closed: we never keep state, so a RST ends it */
-		if (!tcp_reply(ctx, TCP_RST, ack, 0)) {
+		if (!tcp_reply(ctx, REPLY_V6, TCP_RST, ack, 0)) {
 			/* a connection closes once, however often its FIN comes */
 			if (!t)
 				st->unmatched++;

@@ -369,8 +369,8 @@ static __always_inline int tcp_send_request(struct xdp_md *ctx, struct xr_tcp_se
 		payload = sc->seg;
 	}
 	/* no room to grow the server's frame to it (veth): the pump's, from here on */
-	if (tcp_reply_data(ctx, TCP_ACK | TCP_PSH, tcp_our_seq(s, off), s->rcv_nxt, payload, len,
-			   sc->tail))
+	if (tcp_reply_data(ctx, REPLY_V6, TCP_ACK | TCP_PSH, tcp_our_seq(s, off), s->rcv_nxt,
+			   payload, len, sc->tail))
 		goto pump;
 	s->in_flight = len;
 	s->t_sent = bpf_ktime_get_ns();
@@ -418,7 +418,7 @@ static __always_inline int tcp_on_synack(struct xdp_md *ctx, struct xr_tcp_sessi
 	if (!t) {
 		/* an earlier run's, or nobody's: reset, so that the server lets go of it */
 		st->unmatched++;
-		return tcp_reply(ctx, TCP_RST, ack, 0) ? XDP_DROP : XDP_TX;
+		return tcp_reply(ctx, REPLY_V6, TCP_RST, ack, 0) ? XDP_DROP : XDP_TX;
 	}
 	if (s->tkey == tkey && s->c32 == c32 && s->state != XR_TCP_FREE) {
 		/* the server asks again: our handshake ACK (and the data on it) never came */
@@ -427,13 +427,14 @@ static __always_inline int tcp_on_synack(struct xdp_md *ctx, struct xr_tcp_sessi
 			s->in_flight = 0;
 			return tcp_send_request(ctx, s, st, sc, XR_TCP_RESENT) ? XDP_DROP : XDP_TX;
 		}
-		return tcp_reply(ctx, TCP_ACK, tcp_snd_nxt(s), s->rcv_nxt) ? XDP_DROP : XDP_TX;
+		return tcp_reply(ctx, REPLY_V6, TCP_ACK, tcp_snd_nxt(s), s->rcv_nxt) ? XDP_DROP :
+										       XDP_TX;
 	}
 	if (s->state != XR_TCP_FREE && s->state != XR_TCP_DONE) {
 		/* another session still holds the slot: this one fails, once however often it is asked */
 		if (count_answer(st, t))
 			st->ctr[XR_TCP_TABLE_FULL]++;
-		return tcp_reply(ctx, TCP_RST, ack, 0) ? XDP_DROP : XDP_TX;
+		return tcp_reply(ctx, REPLY_V6, TCP_RST, ack, 0) ? XDP_DROP : XDP_TX;
 	}
 	count_answer(st, t);
 	*s = (struct xr_tcp_session){ .tkey = tkey,
@@ -446,7 +447,8 @@ static __always_inline int tcp_on_synack(struct xdp_md *ctx, struct xr_tcp_sessi
 				      .t_req = bpf_ktime_get_ns() };
 	if (TCP_FLOWS && tcp_step_load(s)) {
 		tcp_done(s, st, XR_TCP_MALFORMED);
-		return tcp_reply(ctx, TCP_RST | TCP_ACK, ack, s->rcv_nxt) ? XDP_DROP : XDP_TX;
+		return tcp_reply(ctx, REPLY_V6, TCP_RST | TCP_ACK, ack, s->rcv_nxt) ? XDP_DROP :
+										      XDP_TX;
 	}
 	return tcp_send_request(ctx, s, st, sc, XR_TCP_SEGMENTS) ? XDP_DROP : XDP_TX;
 }
@@ -507,13 +509,15 @@ static __always_inline int tcp_next(struct xdp_md *ctx, struct xr_tcp_session *s
 		s->mq_acked = 0;
 	if (TCP_FLOWS && tcp_step_load(s)) {
 		tcp_done(s, st, XR_TCP_MALFORMED);
-		return tcp_reply(ctx, TCP_RST | TCP_ACK, tcp_our_seq(s, 0), s->rcv_nxt) ? XDP_DROP :
-											  XDP_TX;
+		return tcp_reply(ctx, REPLY_V6, TCP_RST | TCP_ACK, tcp_our_seq(s, 0), s->rcv_nxt) ?
+			       XDP_DROP :
+			       XDP_TX;
 	}
 	if (s->k < tcp_requests(s)) {
 		if (s->flags & XR_TCPF_FIN_RCVD) {
 			tcp_done(s, st, XR_TCP_CLOSED_EARLY);
-			return tcp_reply(ctx, TCP_RST | TCP_ACK, tcp_our_seq(s, 0), s->rcv_nxt) ?
+			return tcp_reply(ctx, REPLY_V6, TCP_RST | TCP_ACK, tcp_our_seq(s, 0),
+					 s->rcv_nxt) ?
 				       XDP_DROP :
 				       XDP_TX;
 		}
@@ -521,14 +525,16 @@ static __always_inline int tcp_next(struct xdp_md *ctx, struct xr_tcp_session *s
 		s->t_req = bpf_ktime_get_ns();
 		/* the answer acknowledged alone: the request goes at its departure */
 		if (TCP_PACED && s->k && tcp_pace_wait(s, st))
-			return tcp_reply(ctx, TCP_ACK, tcp_our_seq(s, 0), s->rcv_nxt) ? XDP_DROP :
-											XDP_TX;
+			return tcp_reply(ctx, REPLY_V6, TCP_ACK, tcp_our_seq(s, 0), s->rcv_nxt) ?
+				       XDP_DROP :
+				       XDP_TX;
 		return tcp_send_request(ctx, s, st, sc, XR_TCP_SEGMENTS) ? XDP_DROP : XDP_TX;
 	}
 	if (tcp_cfg.close == XR_TCP_CLOSE_RST) {
 		tcp_done(s, st, XR_TCP_COMPLETED);
-		return tcp_reply(ctx, TCP_RST | TCP_ACK, tcp_our_seq(s, 0), s->rcv_nxt) ? XDP_DROP :
-											  XDP_TX;
+		return tcp_reply(ctx, REPLY_V6, TCP_RST | TCP_ACK, tcp_our_seq(s, 0), s->rcv_nxt) ?
+			       XDP_DROP :
+			       XDP_TX;
 	}
 	s->state = XR_TCP_FIN_SENT;
 	s->t_sent = bpf_ktime_get_ns();
@@ -544,14 +550,16 @@ static __always_inline int tcp_next(struct xdp_md *ctx, struct xr_tcp_session *s
 		 */
 		for (int i = 0; i < sizeof(bye); i++)
 			bye[i] = tcp_cfg.bye[i];
-		return tcp_reply_data(ctx, TCP_FIN | TCP_PSH | TCP_ACK, tcp_our_seq(s, 0),
+		return tcp_reply_data(ctx, REPLY_V6, TCP_FIN | TCP_PSH | TCP_ACK, tcp_our_seq(s, 0),
 				      s->rcv_nxt, bye,
 				      tcp_cfg.bye_len > sizeof(bye) ? sizeof(bye) : tcp_cfg.bye_len,
 				      sc->tail) ?
 			       XDP_DROP :
 			       XDP_TX;
 	}
-	return tcp_reply(ctx, TCP_FIN | TCP_ACK, tcp_our_seq(s, 0), s->rcv_nxt) ? XDP_DROP : XDP_TX;
+	return tcp_reply(ctx, REPLY_V6, TCP_FIN | TCP_ACK, tcp_our_seq(s, 0), s->rcv_nxt) ?
+		       XDP_DROP :
+		       XDP_TX;
 }
 
 /* When the run's last response completed (CPUs race to write it: at worst a few ns early). */
@@ -621,8 +629,9 @@ static __always_inline int tcp_replies_send(struct xdp_md *ctx, struct xr_tcp_se
 			return -1;
 		bpf_loop(n, mqtt_puback_fill, &fill, 0);
 	}
-	if (tcp_reply_data(ctx, TCP_ACK | TCP_PSH, s->isn + 1 + tcp_cfg.first_len + len * j,
-			   s->rcv_nxt, sc->seg, len * n, sc->tail))
+	if (tcp_reply_data(ctx, REPLY_V6, TCP_ACK | TCP_PSH,
+			   s->isn + 1 + tcp_cfg.first_len + len * j, s->rcv_nxt, sc->seg, len * n,
+			   sc->tail))
 		return -1;
 	unsent = s->pa_sent - j - n;
 	if (unsent < s->in_flight)
@@ -651,15 +660,13 @@ static __always_inline int tcp_session_reply(struct xdp_md *ctx)
 	__u32 pa_from = 0, pa_want = 0;
 	bool in_order, fin, pa_again;
 	struct tcphdr *th;
-	struct pkt4 p;
+	struct pkt p;
 	__u8 flags;
 	__u16 wnd;
 
-	if (parse_ip4(ctx, IPPROTO_TCP, sizeof(struct tcphdr), &p))
+	if (parse_reply(ctx, &cfg.rpl, IPPROTO_TCP, sizeof(struct tcphdr), &p))
 		return XDP_PASS;
 	th = p.l4;
-	if (!from_server_to_us(&cfg.rpl, p.iph, th->source, th->dest))
-		return XDP_PASS;
 	st = reply_stats();
 	sc = bpf_map_lookup_elem(&tcp_scratch, &zero);
 	if (!st || !sc)
@@ -669,13 +676,12 @@ static __always_inline int tcp_session_reply(struct xdp_md *ctx)
 	ack = bpf_ntohl(th->ack_seq);
 	wnd = bpf_ntohs(th->window);
 	doff = th->doff * 4;
-	plen = bpf_ntohs(p.iph->tot_len);
-	if (doff < 20 || plen < 20 + doff)
+	plen = p.l4_bytes;
+	if (doff < 20 || plen < doff)
 		return XDP_DROP;
-	plen -= 20 + doff;
+	plen -= doff;
 	/* the slot of our (address, port) pair: the engine gave session c the pair c mod pairs */
-	tkey = (bpf_ntohl(p.iph->daddr) - cfg.rpl.src_base) +
-	       (bpf_ntohs(th->dest) - cfg.rpl.sport_base) * cfg.rpl.src_count + 1;
+	tkey = p.src_idx + (bpf_ntohs(th->dest) - cfg.rpl.sport_base) * cfg.rpl.src_count + 1;
 	slot = tkey & tcp_cfg.table_mask;
 	s = bpf_map_lookup_elem(&tcp_sessions, &slot);
 	if (!s)
@@ -705,12 +711,13 @@ static __always_inline int tcp_session_reply(struct xdp_md *ctx)
 	fin = flags & TCP_FIN;
 	if (s->tkey != tkey || s->state == XR_TCP_FREE) {
 		st->ctr[XR_TCP_STRAY]++;
-		return tcp_reply(ctx, TCP_RST, ack, 0) ? XDP_DROP : XDP_TX;
+		return tcp_reply(ctx, REPLY_V6, TCP_RST, ack, 0) ? XDP_DROP : XDP_TX;
 	}
 	if (s->state == XR_TCP_DONE) {
 		/* a late FIN (our last ACK was lost): acknowledged again, statelessly */
 		if (fin)
-			return tcp_reply(ctx, TCP_ACK, ack, seq + plen + 1) ? XDP_DROP : XDP_TX;
+			return tcp_reply(ctx, REPLY_V6, TCP_ACK, ack, seq + plen + 1) ? XDP_DROP :
+											XDP_TX;
 		return XDP_DROP;
 	}
 
@@ -812,7 +819,8 @@ static __always_inline int tcp_session_reply(struct xdp_md *ctx)
 	if (!in_order) {
 		/* a repeat or a gap: say again what we have, so that the server resends from there */
 		st->ctr[XR_TCP_OUT_OF_ORDER]++;
-		return tcp_reply(ctx, TCP_ACK, tcp_snd_nxt(s), s->rcv_nxt) ? XDP_DROP : XDP_TX;
+		return tcp_reply(ctx, REPLY_V6, TCP_ACK, tcp_snd_nxt(s), s->rcv_nxt) ? XDP_DROP :
+										       XDP_TX;
 	}
 	if (TCP_MQTT && MQTT_REPLIES && plen &&
 	    s->pa_sent - s->pa_acked +
@@ -839,7 +847,7 @@ static __always_inline int tcp_session_reply(struct xdp_md *ctx)
 
 		if (s->flags & XR_TCPF_FIN_ACKED)
 			tcp_done(s, st, XR_TCP_COMPLETED);
-		return tcp_reply(ctx, TCP_ACK, snd_nxt, s->rcv_nxt) ? XDP_DROP : XDP_TX;
+		return tcp_reply(ctx, REPLY_V6, TCP_ACK, snd_nxt, s->rcv_nxt) ? XDP_DROP : XDP_TX;
 	}
 	if (TCP_MQTT) {
 		struct xr_mqtt_pubacks *ring = NULL;
@@ -860,10 +868,11 @@ static __always_inline int tcp_session_reply(struct xdp_md *ctx)
 			if (!ring)
 				return XDP_DROP;
 		}
-		if (plen && mqtt_read(ctx, s, st, sc->head, 14 + 20 + doff, plen, &why, ring,
+		if (plen && mqtt_read(ctx, s, st, sc->head, 14 + p.l3len + doff, plen, &why, ring,
 				      answers, &nacks) < 0) {
 			tcp_done(s, st, why);
-			return tcp_reply(ctx, TCP_RST | TCP_ACK, tcp_snd_nxt(s), s->rcv_nxt) ?
+			return tcp_reply(ctx, REPLY_V6, TCP_RST | TCP_ACK, tcp_snd_nxt(s),
+					 s->rcv_nxt) ?
 				       XDP_DROP :
 				       XDP_TX;
 		}
@@ -881,7 +890,7 @@ static __always_inline int tcp_session_reply(struct xdp_md *ctx)
 			st->ctr[XR_MQTT_REPLIES] += nacks;
 			if (fin) {
 				tcp_done(s, st, XR_TCP_CLOSED_EARLY);
-				return tcp_reply(ctx, TCP_RST | TCP_ACK, tcp_snd_nxt(s),
+				return tcp_reply(ctx, REPLY_V6, TCP_RST | TCP_ACK, tcp_snd_nxt(s),
 						 s->rcv_nxt) ?
 					       XDP_DROP :
 					       XDP_TX;
@@ -895,7 +904,8 @@ static __always_inline int tcp_session_reply(struct xdp_md *ctx)
 			return tcp_answered(ctx, s, st, sc);
 		if (fin) {
 			tcp_done(s, st, XR_TCP_CLOSED_EARLY);
-			return tcp_reply(ctx, TCP_RST | TCP_ACK, tcp_snd_nxt(s), s->rcv_nxt) ?
+			return tcp_reply(ctx, REPLY_V6, TCP_RST | TCP_ACK, tcp_snd_nxt(s),
+					 s->rcv_nxt) ?
 				       XDP_DROP :
 				       XDP_TX;
 		}
@@ -907,7 +917,8 @@ static __always_inline int tcp_session_reply(struct xdp_md *ctx)
 			return XDP_TX;
 		if (MQTT_PUBLISHER && s->state == XR_TCP_RESPONSE && tcp_ack_later(s, st))
 			return XDP_DROP;
-		return tcp_reply(ctx, TCP_ACK, tcp_snd_nxt(s), s->rcv_nxt) ? XDP_DROP : XDP_TX;
+		return tcp_reply(ctx, REPLY_V6, TCP_ACK, tcp_snd_nxt(s), s->rcv_nxt) ? XDP_DROP :
+										       XDP_TX;
 	}
 	if (plen && s->state == XR_TCP_REQUEST) {
 		/*
@@ -916,16 +927,17 @@ static __always_inline int tcp_session_reply(struct xdp_md *ctx)
 		 * DONE, snd_nxt would say the request's end, past what it has)
 		 */
 		tcp_done(s, st, XR_TCP_MALFORMED);
-		return tcp_reply(ctx, TCP_RST | TCP_ACK, ack, s->rcv_nxt) ? XDP_DROP : XDP_TX;
+		return tcp_reply(ctx, REPLY_V6, TCP_RST | TCP_ACK, ack, s->rcv_nxt) ? XDP_DROP :
+										      XDP_TX;
 	}
 	if (plen) {
 		if (!s->resp_got)
 			record_hist(&tcp_first_hist, s->t_req);
 		if (tcp_cfg.response == XR_TCP_RESP_HTTP) {
-			http_read(ctx, s, 14 + 20 + doff, plen, sc->head);
+			http_read(ctx, s, 14 + p.l3len + doff, plen, sc->head);
 			if (s->http_phase == XR_HTTP_BAD) {
 				tcp_done(s, st, XR_TCP_MALFORMED);
-				return tcp_reply(ctx, TCP_RST | TCP_ACK,
+				return tcp_reply(ctx, REPLY_V6, TCP_RST | TCP_ACK,
 						 tcp_our_seq(s, tcp_req_len(s)), s->rcv_nxt) ?
 					       XDP_DROP :
 					       XDP_TX;
@@ -951,13 +963,14 @@ static __always_inline int tcp_session_reply(struct xdp_md *ctx)
 	if (fin) {
 		/* the server closed mid-response */
 		tcp_done(s, st, XR_TCP_CLOSED_EARLY);
-		return tcp_reply(ctx, TCP_RST | TCP_ACK, tcp_our_seq(s, tcp_req_len(s)),
+		return tcp_reply(ctx, REPLY_V6, TCP_RST | TCP_ACK, tcp_our_seq(s, tcp_req_len(s)),
 				 s->rcv_nxt) ?
 			       XDP_DROP :
 			       XDP_TX;
 	}
-	return tcp_reply(ctx, TCP_ACK, tcp_our_seq(s, tcp_req_len(s)), s->rcv_nxt) ? XDP_DROP :
-										     XDP_TX;
+	return tcp_reply(ctx, REPLY_V6, TCP_ACK, tcp_our_seq(s, tcp_req_len(s)), s->rcv_nxt) ?
+		       XDP_DROP :
+		       XDP_TX;
 replies:
 	/* a subscriber's replies: a segment's new ones, or again from the first not taken */
 	pa_again = s->dupacks == XR_TCP_REPLIES_DUE;
@@ -970,7 +983,7 @@ replies:
 	if (!tcp_replies_send(ctx, s, st, sc, slot, pa_from, pa_want, pa_again,
 			      plen + doff - 20 + XR_TCP_SMALL_SEGMENT))
 		return XDP_TX;
-	return tcp_reply(ctx, TCP_ACK, tcp_snd_nxt(s), s->rcv_nxt) ? XDP_DROP : XDP_TX;
+	return tcp_reply(ctx, REPLY_V6, TCP_ACK, tcp_snd_nxt(s), s->rcv_nxt) ? XDP_DROP : XDP_TX;
 }
 
 #endif /* __XR_PROTO_TCP_BPF_H */

@@ -31,7 +31,11 @@ struct xr_send_ts {
 
 #define XR_ANSWERED_FIRST 1 /* n's answer came; later ones are repeats */
 
-/* Who answers whom (IPv4): the server's address and port, our sources and ports. */
+/*
+ * Who answers whom: the server's address and port, our sources and ports.
+ * IPv6 (ipv6 set): the server's server_addr6, and our sources the addresses
+ * src_hi6 | src_base6 + i for i < src_count (the pool within one /64).
+ */
 struct xr_reply_match {
 	__u32 server_addr; /* network order */
 	__u16 server_port; /* network order */
@@ -41,6 +45,10 @@ struct xr_reply_match {
 	__u16 sport_base; /* host order: our source ports */
 	__u16 pad2;
 	__u32 sport_count;
+	__u32 ipv6;
+	__u32 server_addr6[4]; /* network order */
+	__u32 src_hi6[2]; /* network order: our addresses' upper 64 bits */
+	__u64 src_base6; /* host order: the lower 64 bits of our first address */
 };
 
 #define XR_REPLY_CTRS 38

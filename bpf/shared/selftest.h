@@ -14,7 +14,8 @@ struct xr_tcp_reply_test {
 	__u32 seq, ack;
 	__u32 plen;
 	__u8 flags;
-	__u8 pad[3];
+	__u8 ipv6; /* the server's segment and the reply are IPv6 */
+	__u8 pad[2];
 	__u8 tail[64];
 	__u8 payload[XR_TEST_PAYLOAD_MAX];
 };
