@@ -5,7 +5,13 @@
 #include <ifaddrs.h>
 #include <stdio.h>
 #include <string.h>
+#include <unistd.h>
+#include <net/if.h>
 #include <netinet/in.h>
+#include <sys/socket.h>
+#include <linux/neighbour.h>
+#include <linux/netlink.h>
+#include <linux/rtnetlink.h>
 #include "frames/addr.h"
 #include "util/units.h"
 
@@ -140,6 +146,82 @@ void addr_range_first(const struct addr_range *r, uint8_t *addr)
 }
 
 /* The destination MAC from the neighbour table (/proc/net/arp), for IPv4. */
+/* Whether the neighbour message h is for addr on ifindex, with a usable MAC: then it into mac. */
+static bool neigh6_match(const struct nlmsghdr *h, const uint8_t addr[16], int ifindex,
+			 uint8_t mac[6])
+{
+	const struct ndmsg *nd = NLMSG_DATA(h);
+	const struct rtattr *a =
+		(const struct rtattr *)((const char *)nd + NLMSG_ALIGN(sizeof(*nd)));
+	int left = h->nlmsg_len - NLMSG_LENGTH(sizeof(*nd));
+	bool dst = false, ll = false;
+	uint8_t got[6];
+
+	if (h->nlmsg_len < NLMSG_LENGTH(sizeof(*nd)) || nd->ndm_family != AF_INET6 ||
+	    nd->ndm_ifindex != ifindex ||
+	    (nd->ndm_state & (NUD_INCOMPLETE | NUD_FAILED | NUD_NONE)) || !nd->ndm_state)
+		return false;
+	for (; RTA_OK(a, left); a = RTA_NEXT(a, left)) {
+		if (a->rta_type == NDA_DST && RTA_PAYLOAD(a) == 16)
+			dst = !memcmp(RTA_DATA(a), addr, 16);
+		if (a->rta_type == NDA_LLADDR && RTA_PAYLOAD(a) == 6) {
+			memcpy(got, RTA_DATA(a), 6);
+			ll = true;
+		}
+	}
+	if (dst && ll)
+		memcpy(mac, got, 6);
+	return dst && ll;
+}
+
+/* An IPv6 neighbour's MAC from the kernel's table (rtnetlink: IPv6 has no /proc/net/arp). */
+static int neigh6_mac(const uint8_t addr[16], const char *ifname, uint8_t mac[6])
+{
+	struct {
+		struct nlmsghdr nh;
+		struct ndmsg nd;
+	} req = { .nh = { .nlmsg_len = NLMSG_LENGTH(sizeof(struct ndmsg)),
+			  .nlmsg_type = RTM_GETNEIGH,
+			  .nlmsg_flags = NLM_F_REQUEST | NLM_F_DUMP,
+			  .nlmsg_seq = 1 },
+		  .nd = { .ndm_family = AF_INET6 } };
+	static char buf[32768];
+	int ifindex = if_nametoindex(ifname), fd, err = -ENOENT;
+	bool done = false, found = false;
+
+	if (!ifindex)
+		return -ENODEV;
+	fd = socket(AF_NETLINK, SOCK_RAW | SOCK_CLOEXEC, NETLINK_ROUTE);
+	if (fd < 0)
+		return -errno;
+	if (send(fd, &req, req.nh.nlmsg_len, 0) < 0) {
+		err = -errno;
+		goto out;
+	}
+	/* the whole dump is read, so that the socket is left with nothing */
+	while (!done) {
+		ssize_t n = recv(fd, buf, sizeof(buf), 0);
+
+		if (n <= 0) {
+			err = n < 0 ? -errno : -EIO;
+			goto out;
+		}
+		for (struct nlmsghdr *h = (struct nlmsghdr *)buf; NLMSG_OK(h, (size_t)n);
+		     h = NLMSG_NEXT(h, n)) {
+			if (h->nlmsg_type == NLMSG_DONE || h->nlmsg_type == NLMSG_ERROR) {
+				done = true;
+				break;
+			}
+			if (h->nlmsg_type == RTM_NEWNEIGH && !found)
+				found = neigh6_match(h, addr, ifindex, mac);
+		}
+	}
+	err = found ? 0 : -ENOENT;
+out:
+	close(fd);
+	return err;
+}
+
 int addr_neigh_mac(const struct xr_dst *d, const char *ifname, uint8_t mac[6])
 {
 	char line[256], ip[64], hw[32], dev[32], want[INET_ADDRSTRLEN];
@@ -147,7 +229,7 @@ int addr_neigh_mac(const struct xr_dst *d, const char *ifname, uint8_t mac[6])
 	FILE *f;
 
 	if (d->ipv6)
-		return -ENOENT;
+		return neigh6_mac(d->addr, ifname, mac);
 	inet_ntop(AF_INET, d->addr, want, sizeof(want));
 	f = fopen("/proc/net/arp", "r");
 	if (!f)

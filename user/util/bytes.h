@@ -17,6 +17,12 @@ static inline void put32(uint8_t *p, uint32_t v)
 	put16(p + 2, v);
 }
 
+static inline void put64(uint8_t *p, uint64_t v)
+{
+	put32(p, v >> 32);
+	put32(p + 4, v);
+}
+
 static inline uint16_t get16(const uint8_t *p)
 {
 	return (uint16_t)(p[0] << 8 | p[1]);
@@ -25,6 +31,11 @@ static inline uint16_t get16(const uint8_t *p)
 static inline uint32_t get32(const uint8_t *p)
 {
 	return (uint32_t)get16(p) << 16 | get16(p + 2);
+}
+
+static inline uint64_t get64(const uint8_t *p)
+{
+	return (uint64_t)get32(p) << 32 | get32(p + 4);
 }
 
 #endif
