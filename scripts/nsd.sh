@@ -12,7 +12,8 @@ nsd_conf() {
 		echo "\$TTL 300"
 		echo "@ IN SOA ns.bench.test. root.bench.test. 1 3600 600 86400 300"
 		echo "@ IN NS ns"
-		echo "ns IN A $addr"
+		# an IPv6 address (ADDR with a colon) is the name server's AAAA
+		case "$addr" in *:*) echo "ns IN AAAA $addr" ;; *) echo "ns IN A $addr" ;; esac
 		awk -v n="$n" 'BEGIN { for (i = 0; i < n; i++) printf "n%d IN A 198.18.200.%d\n", i, i % 250 + 1 }'
 	} >"$d/bench.test.zone"
 	cat >"$d/nsd.conf" <<-CONF
@@ -45,4 +46,8 @@ nsd_names() {
 }
 
 # nsd_wait NS ADDR PID: until nsd answers on ADDR:53 in namespace NS (5 s at most); 1 if it never does
-nsd_wait() { tb_wait_listen "$1" udp "$2:53" "$3"; }
+nsd_wait() {
+	local listen=$2
+	[[ $listen == *:* ]] && listen="[$listen]"
+	tb_wait_listen "$1" udp "$listen:53" "$3"
+}

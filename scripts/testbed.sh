@@ -19,7 +19,9 @@
 # With --senders N (N > 1): N generator namespaces NAME-gen, NAME-gen1, ... each with its gen0
 # (198.18.0.1, then 198.18.0.11, .12, ...), and srv0 is a bridge in the server's namespace whose
 # ports srvp0... are their peers (many senders, one server: xdpreplay --shard); tb_geni I CMD
-# runs CMD in sender I's namespace.
+# runs CMD in sender I's namespace. With --ipv6 (one sender): IPv6 on both ends too, gen0
+# 2001:2::1 and srv0 2001:2::2 (RFC 5180's benchmarking prefix 2001:2::/48, IPv6's 198.18/15),
+# and the server routes 2001:2:0:1::/64 (TB_POOL6) through the generator.
 
 TB_STATE_DIR=/run/xdpreplay-testbed
 TB_GEN_IP=198.18.0.1
@@ -30,6 +32,9 @@ TB_SRV_IF=srv0
 TB_POOL=198.18.64.0/18
 TB_GEN_MAC=02:00:c6:12:00:01
 TB_SRV_MAC=02:00:c6:12:00:02
+TB_GEN_IP6=2001:2::1
+TB_SRV_IP6=2001:2::2
+TB_POOL6=2001:2:0:1::/64
 
 # tb_up [--threaded] [--no-gro] [--queues N] [--ipv6] [--senders N]: sets TB_NAME, TB_NS_GEN,
 # TB_NS_SRV, TB_GEN_MAC, TB_SRV_MAC, TB_SENDERS
@@ -88,6 +93,14 @@ tb_create() {
 	ip -n "$TB_NS_SRV" neigh replace "$TB_GEN_IP" lladdr "$TB_GEN_MAC" dev "$TB_SRV_IF" nud permanent || return 1
 	# the generator's source pools (xdpreplay gen --src 198.18.64.0/23 ...) are reached through it
 	ip -n "$TB_NS_SRV" route add "$TB_POOL" via "$TB_GEN_IP" || return 1
+	if [ "$ipv6" = 1 ]; then
+		# nodad: usable at once; static neighbours as for IPv4, so no solicitation is needed
+		ip -n "$TB_NS_GEN" addr add "$TB_GEN_IP6/64" dev "$TB_GEN_IF" nodad || return 1
+		ip -n "$TB_NS_SRV" addr add "$TB_SRV_IP6/64" dev "$TB_SRV_IF" nodad || return 1
+		ip -n "$TB_NS_GEN" neigh replace "$TB_SRV_IP6" lladdr "$TB_SRV_MAC" dev "$TB_GEN_IF" nud permanent || return 1
+		ip -n "$TB_NS_SRV" neigh replace "$TB_GEN_IP6" lladdr "$TB_GEN_MAC" dev "$TB_SRV_IF" nud permanent || return 1
+		ip -n "$TB_NS_SRV" route add "$TB_POOL6" via "$TB_GEN_IP6" || return 1
+	fi
 	# GRO gives the veth receiver NAPI, without which live frames vanish (PLATFORM.md)
 	if [ "$gro" = 1 ]; then
 		ip netns exec "$TB_NS_SRV" ethtool -K "$TB_SRV_IF" gro on >/dev/null || return 1
@@ -161,6 +174,9 @@ tb_save() {
 	TB_GEN_IP=$TB_GEN_IP
 	TB_SRV_IP=$TB_SRV_IP
 	TB_POOL=$TB_POOL
+	TB_GEN_IP6=$TB_GEN_IP6
+	TB_SRV_IP6=$TB_SRV_IP6
+	TB_POOL6=$TB_POOL6
 	TB_GEN_MAC=$TB_GEN_MAC
 	TB_SRV_MAC=$TB_SRV_MAC
 	TB_SENDERS=${TB_SENDERS:-1}
@@ -240,7 +256,7 @@ fi
 # (5 s at most); 1 if it never does or PID (the server) exits first
 tb_wait_listen() {
 	for _ in $(seq 100); do
-		ip netns exec "$1" ss -"${2:0:1}"ln 2>/dev/null | grep -q "$3 " && return 0
+		ip netns exec "$1" ss -"${2:0:1}"ln 2>/dev/null | grep -qF "$3 " && return 0
 		kill -0 "$4" 2>/dev/null || return 1
 		sleep 0.05
 	done

@@ -7,13 +7,15 @@
 
 # nsd_start N [CPU]: nsd serving bench.test. (names n0..n(N-1)) on the bed's address, stopped with
 # the bed; with CPU, nsd and the server processes it forks run on that CPU only
+# nsd_start N [CPU [ADDR]]: nsd with N names (on CPU; on ADDR, default the server's IPv4 address)
 nsd_start() {
+	local addr=${3:-$TB_SRV_IP}
 	command -v nsd >/dev/null || skip "nsd not installed (scripts/deps.sh installs it)"
-	nsd_conf "$WORK/nsd.$$" "$TB_SRV_IP" "$1"
+	nsd_conf "$WORK/nsd.$$" "$addr" "$1"
 	tb_srv ${2:+taskset -c "$2"} nsd -d -c "$WORK/nsd.$$/nsd.conf" &
 	NSD_PID=$!
 	trap 'kill $NSD_PID 2>/dev/null; wait $NSD_PID 2>/dev/null; tb_down' EXIT
-	nsd_wait "$TB_NS_SRV" "$TB_SRV_IP" "$NSD_PID" || fail "nsd did not start: $(cat "$WORK/nsd.$$/nsd.log" 2>/dev/null)"
+	nsd_wait "$TB_NS_SRV" "$addr" "$NSD_PID" || fail "nsd did not start: $(cat "$WORK/nsd.$$/nsd.log" 2>/dev/null)"
 }
 
 # answered_or_dropped SENT: what gen dns ($WORK/g.json) and the server's count ($WORK/c.json) say
@@ -28,6 +30,22 @@ answered_or_dropped() {
 	[ $((ans * 100)) -ge $(($1 * 99)) ] || fail "only $ans of $1 answered: $(jget "$WORK/c.json" drops)"
 	# and the server's own books: what nsd read (recvmmsg) + what died on the way in = what arrived
 	books_balanced
+}
+
+# IPv6: 20,000 queries to nsd on 2001:2::2 from a pool of 16 sources, every answer matched by id
+# and port and counted by RCODE
+test_dns_ipv6_answers_counted() {
+	bed --ipv6
+	nsd_start 1000 "" "$TB_SRV_IP6"
+	nsd_names 1000 "$WORK/names"
+	tb_gen "$XR" gen dns -i "$TB_GEN_IF" --dst "[$TB_SRV_IP6]" --src 2001:2:0:1::/124 --names "$WORK/names" \
+		--pps 5k --count 20k --json "$WORK/g.json" >"$WORK/out" 2>&1 || fail "gen dns exited $?: $(cat "$WORK/out")"
+	cat "$WORK/out"
+	expect_eq "$(jget "$WORK/g.json" sent)" 20000 "queries sent"
+	expect_eq "$(jget "$WORK/g.json" replies.answers)" 20000 "answers"
+	expect_eq "$(jget "$WORK/g.json" replies.rcodes.NOERROR)" 20000 "NOERROR answers"
+	expect_eq "$(jget "$WORK/g.json" replies.unmatched)" 0 "unmatched answers"
+	expect_eq "$(jget "$WORK/g.json" replies.repeated)" 0 "repeated answers"
 }
 
 test_dns_every_query_answered() {

@@ -8,15 +8,17 @@
 . "$TOP/scripts/nginx.sh"
 
 # nginx_start [BACKLOG]: nginx on the bed's server address, stopped with the bed
+# nginx_start [BACKLOG [ADDR]]: nginx on ADDR:80 (the server's IPv4 address; [IPV6] for IPv6)
 nginx_start() {
+	local addr=${2:-$TB_SRV_IP}
 	command -v nginx >/dev/null || skip "nginx not installed (scripts/deps.sh installs it)"
 	# its own directory: $$ is the same in every test of a run
 	NGINX_DIR=$(mktemp -d "$WORK/nginx.XXXXXX")
-	nginx_conf "$NGINX_DIR" "$TB_SRV_IP" "${1:-4096}"
+	nginx_conf "$NGINX_DIR" "$addr" "${1:-4096}"
 	tb_srv nginx -c "$NGINX_DIR/nginx.conf" -p "$NGINX_DIR" 2>"$NGINX_DIR/stderr" &
 	NGINX_PID=$!
 	trap 'kill $NGINX_PID 2>/dev/null; wait $NGINX_PID 2>/dev/null; tb_down' EXIT
-	nginx_wait "$TB_NS_SRV" "$TB_SRV_IP" "$NGINX_PID" ||
+	nginx_wait "$TB_NS_SRV" "$addr" "$NGINX_PID" ||
 		fail "nginx did not start: $(cat "$NGINX_DIR/error.log" "$NGINX_DIR/stderr" 2>/dev/null)"
 	tb_srv nstat -n
 }
@@ -90,6 +92,53 @@ test_tcp_every_session_completed() {
 	expect_eq "$(jget "$WORK/c.json" kernel.Tcp.InSegs)" 400000 "segments the server received"
 	books_balanced 400000
 	grep -q "response (request to last byte): p50" "$WORK/out" || fail "no response times: $(cat "$WORK/out")"
+}
+
+# IPv6 (the bed's 2001:2::/48, RFC 5180): 5,000 sessions of one GET at 2k/s from 256 sources of
+# 2001:2:0:1::/64, 200 POSTs of a 10 KB body (the server's IPv6 MSS, 1440, in every segment), nginx's
+# log and counters clean; then gen syn's SYN-ACKs from it, counted and completed
+test_tcp_ipv6_sessions() {
+	bed --ipv6
+	tb_srv sysctl -qw net.core.somaxconn=65535 net.ipv4.tcp_max_syn_backlog=65535 || fail "sysctl"
+	nginx_start 65535 "[$TB_SRV_IP6]"
+	# the XDP program on the server's side that takes our XDP_TX segments at once (veth)
+	count_start --any -q --duration 10m
+	tb_gen "$XR" gen tcp -i "$TB_GEN_IF" --dst "[$TB_SRV_IP6]:80" --src 2001:2:0:1::/120 --http 'GET /' \
+		--pps 2k --count 5000 --wait 3s --json "$WORK/g.json" >"$WORK/out" 2>&1 ||
+		fail "gen tcp exited $?: $(cat "$WORK/out")"
+	cat "$WORK/out"
+	sessions_add_up
+	expect_eq "$(jget "$WORK/g.json" sessions.completed)" 5000 "sessions completed"
+	expect_eq "$(jget "$WORK/g.json" requests.status.2xx)" 5000 "responses 2xx"
+	expect_eq "$(jget "$WORK/g.json" segments.again)" 0 "segments sent again"
+	expect_eq "$(jget "$WORK/g.json" segments.stray)" 0 "stray segments"
+	expect_eq "$(awk '$2 == 200 && $4 == 600' "$NGINX_DIR/access.log" | wc -l)" 5000 "200s with 600 bytes"
+	expect_eq "$(awk '$1 ~ /^2001:2:0:1::[0-9a-f]*$/ { print $1 }' "$NGINX_DIR/access.log" | sort -u | wc -l)" 256 \
+		"distinct sources of the pool"
+	head -c 10240 /dev/urandom >"$WORK/body"
+	tb_gen "$XR" gen tcp -i "$TB_GEN_IF" --dst "[$TB_SRV_IP6]:80" --src 2001:2:0:1::/120 \
+		--http 'POST /post' --body "$WORK/body" --pps 200 --count 200 --wait 5s --json "$WORK/g.json" \
+		>"$WORK/out" 2>&1 || fail "gen tcp (POST) exited $?: $(cat "$WORK/out")"
+	sessions_add_up
+	expect_eq "$(jget "$WORK/g.json" sessions.completed)" 200 "POST sessions completed"
+	local len
+	len=$(jget "$WORK/g.json" requests.bytes)
+	expect_eq "$(awk -v l="$len" '$2 == 200 && $3 == l' "$NGINX_DIR/access.log" | wc -l)" 200 \
+		"POSTs of $len bytes answered 200"
+	expect_eq "$(jget "$WORK/g.json" segments.sent)" $((200 * ((len + 1439) / 1440))) \
+		"segments of at most 1440 bytes for 200 requests of $len"
+	server_clean
+	# gen syn: each SYN-ACK counted and answered with the handshake's ACK
+	tb_gen "$XR" gen syn -i "$TB_GEN_IF" --dst "[$TB_SRV_IP6]:80" --src 2001:2:0:1::/120 --pps 1k \
+		--count 500 --complete --json "$WORK/s.json" >"$WORK/out" 2>&1 ||
+		fail "gen syn exited $?: $(cat "$WORK/out")"
+	cat "$WORK/out"
+	expect_eq "$(jget "$WORK/s.json" replies.syn_acks)" 500 "SYN-ACKs"
+	expect_eq "$(jget "$WORK/s.json" replies.unmatched)" 0 "unmatched replies"
+	expect_eq "$(jget "$WORK/s.json" replies.completed)" 500 "handshakes completed"
+	kill -INT "$COUNT_PID"
+	wait "$COUNT_PID"
+	return 0
 }
 
 test_tcp_keepalive_and_rst() {

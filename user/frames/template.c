@@ -63,14 +63,23 @@ int template_addressing(const struct template_net *net, const struct iface *ifc,
 		port_divisor = ta->pool > 1 ? ta->pool : 0;
 	rewrite_spec_sport(&specs[(*nspecs)++], l4, ports, port_divisor);
 	ta->tuples = ta->pool && ta->pool <= UINT64_MAX / ta->ports ? ta->pool * ta->ports : 0;
+	ta->match.server_port = htons(net->dst.port);
+	ta->match.sport_base = ports->lo;
+	ta->match.sport_count = ta->ports;
 	if (!ipv6) {
 		memcpy(&ta->match.server_addr, net->dst.addr, 4);
-		ta->match.server_port = htons(net->dst.port);
 		ta->match.src_base = net->have_src ? net->src.base : ntohl(*(uint32_t *)ta->src);
 		ta->match.src_count = net->have_src ? net->src.count : 1;
-		ta->match.sport_base = ports->lo;
-		ta->match.sport_count = ta->ports;
+		return 0;
 	}
+	/* our sources within one /64 (--src takes no shorter prefix): its upper half and a count */
+	ta->match.ipv6 = 1;
+	memcpy(ta->match.server_addr6, net->dst.addr, 16);
+	memcpy(ta->match.src_hi6, ta->src, 8);
+	ta->match.src_base6 = get64(ta->src + 8);
+	ta->match.src_count = !net->have_src		  ? 1 :
+			      net->src.count > UINT32_MAX ? UINT32_MAX :
+							    (uint32_t)net->src.count;
 	return 0;
 }
 
@@ -136,11 +145,11 @@ int template_build(const struct template_frame *t, struct frameset *fs)
 		l4[12] = (l4len / 4) << 4;
 		l4[13] = t->tcp_flags;
 		put16(l4 + 14, 64240);
-		/* MSS 1460: what a Linux client offers on Ethernet */
+		/* MSS 1460 (IPv6: 1440): what a Linux client offers on Ethernet */
 		if (l4len == 24) {
 			l4[20] = 2;
 			l4[21] = 4;
-			put16(l4 + 22, 1460);
+			put16(l4 + 22, ipv6 ? 1440 : 1460);
 		}
 	} else {
 		put16(l4 + 4, l4len + payload);

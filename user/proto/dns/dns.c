@@ -220,10 +220,6 @@ static int dns_build(void *st, const struct send_opts *so, const struct iface *i
 	/* the query id: n mod 2^16 (the port carries n / 2^16) */
 	if (rewrite_parse("payload@0:2=seq", &plan->specs[plan->nspecs++]))
 		return -EINVAL;
-	if (so->net.dst.ipv6) {
-		pr_warn("answers are counted for IPv4 only; the queries go out uncounted\n");
-		return 0;
-	}
 	o->reply_kind = XR_REPLY_DNS;
 	o->rpl = ta.match;
 	o->ts_mask = 65536 * d->ports - 1;

@@ -21,6 +21,7 @@
 #include "proto/mqtt/stream.h"
 #include "send/opts.h"
 #include "engine/replies.h"
+#include "util/bytes.h"
 #include "util/jsonpath.h"
 #include "util/log.h"
 #include "util/units.h"
@@ -421,8 +422,6 @@ static int mqtt_check(void *st, const struct send_opts *so)
 	if (m->pattern && mqtt_check_pattern(m, so))
 		return XR_EXIT_USAGE;
 
-	if (so->net.dst.ipv6)
-		return cli_usage_error(so->cmd, "sessions are IPv4 only for now");
 	if (m->broker_stats &&
 	    (!(m->so.subscribe || m->pattern == MQTT_PATTERN_NOTIFY) || so->search))
 		return cli_usage_error(
@@ -527,17 +526,26 @@ static int mqtt_check(void *st, const struct send_opts *so)
 static int mqtt_broker_stats_start(struct mqtt *m, const struct send_opts *so,
 				   const struct xr_reply_match *pool)
 {
-	struct sockaddr_in to = { .sin_family = AF_INET, .sin_port = htons(so->net.dst.port) },
-			   from;
-	socklen_t len = sizeof(from);
-	char host[INET_ADDRSTRLEN], here[INET_ADDRSTRLEN];
+	bool v6 = so->net.dst.ipv6;
+	int af = v6 ? AF_INET6 : AF_INET;
+	struct sockaddr_in6 to6 = { .sin6_family = AF_INET6, .sin6_port = htons(so->net.dst.port) },
+			    from6;
+	struct sockaddr_in to4 = { .sin_family = AF_INET, .sin_port = htons(so->net.dst.port) },
+			   from4;
+	socklen_t len = v6 ? sizeof(from6) : sizeof(from4);
+	char host[INET6_ADDRSTRLEN], here[INET6_ADDRSTRLEN];
+	const uint8_t *a;
+	bool ours;
 	int fd, err = 0;
 
-	memcpy(&to.sin_addr, so->net.dst.addr, 4);
-	inet_ntop(AF_INET, &to.sin_addr, host, sizeof(host));
-	fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
-	if (fd < 0 || connect(fd, (struct sockaddr *)&to, sizeof(to)) ||
-	    getsockname(fd, (struct sockaddr *)&from, &len))
+	memcpy(&to6.sin6_addr, so->net.dst.addr, 16);
+	memcpy(&to4.sin_addr, so->net.dst.addr, 4);
+	inet_ntop(af, so->net.dst.addr, host, sizeof(host));
+	fd = socket(af, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+	if (fd < 0 ||
+	    connect(fd, v6 ? (struct sockaddr *)&to6 : (struct sockaddr *)&to4,
+		    v6 ? sizeof(to6) : sizeof(to4)) ||
+	    getsockname(fd, v6 ? (struct sockaddr *)&from6 : (struct sockaddr *)&from4, &len))
 		err = -errno;
 	if (fd >= 0)
 		close(fd);
@@ -545,8 +553,12 @@ static int mqtt_broker_stats_start(struct mqtt *m, const struct send_opts *so,
 		pr_warn("--broker-stats: no route to %s: %s\n", host, strerror(-err));
 		return err;
 	}
-	if (ntohl(from.sin_addr.s_addr) - pool->src_base < pool->src_count) {
-		inet_ntop(AF_INET, &from.sin_addr, here, sizeof(here));
+	a = v6 ? from6.sin6_addr.s6_addr : (const uint8_t *)&from4.sin_addr;
+	ours = v6 ? !memcmp(a, pool->src_hi6, 8) &&
+			       get64(a + 8) - pool->src_base6 < pool->src_count :
+		    get32(a) - pool->src_base < pool->src_count;
+	if (ours) {
+		inet_ntop(af, a, here, sizeof(here));
 		pr_warn("--broker-stats connects from %s, one of the sessions' sources (XDP takes "
 			"their segments): give --src a pool without it\n",
 			here);

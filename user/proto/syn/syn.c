@@ -94,10 +94,6 @@ static int syn_build(void *st, const struct send_opts *so, const struct iface *i
 			   &planned, s->flags);
 	if (err)
 		return err;
-	if (so->net.dst.ipv6) {
-		pr_warn("replies are counted for IPv4 only; the SYNs go out uncounted\n");
-		return 0;
-	}
 	s->cfg = (struct xr_syn_cfg){ .isn_base = isn.base,
 				      .isn_inv = isn.inv,
 				      .complete = s->complete };

@@ -34,7 +34,7 @@ struct tcp_stalled {
 /* The retransmission thread's: the frame's constant parts, its socket, what it sent. */
 struct tcp_resender {
 	uint8_t eth[14]; /* the SYN template's Ethernet header */
-	uint8_t syn[64]; /* the SYN template */
+	uint8_t syn[96]; /* the SYN template (IPv6: 78 bytes) */
 	uint32_t syn_len, isn_step;
 	struct xr_reply_match m;
 	/* the SYNs: sent so far (from the engine's slots), the oldest that may still want one again */
@@ -62,8 +62,8 @@ struct tcp_resender {
  */
 /* Frames the pump and the pacer send with one sendmmsg. */
 #define TCP_PUMP_BATCH 64
-/* The most bytes of a segment of ours: Ethernet, IPv4, TCP, a full payload. */
-#define TCP_FRAME_MAX (14 + 40 + XR_TCP_PAYLOAD_MAX)
+/* The most bytes of a segment of ours: Ethernet, IPv6 (or IPv4), TCP, a full payload. */
+#define TCP_FRAME_MAX (14 + 60 + XR_TCP_PAYLOAD_MAX)
 
 /* Segments built in place and sent through the retransmission thread's packet socket, a batch at a time. */
 struct tcp_batch {
@@ -222,7 +222,7 @@ struct tcp {
 
 /*
  * Session s's segment with request k's bytes [off, off + len) into f (room
- * for 14 + 40 + XR_TCP_PAYLOAD_MAX bytes), as XDP would send it: the
+ * for TCP_FRAME_MAX bytes), as XDP would send it: the
  * template's bytes made s's own, acknowledging s->rcv_nxt. Its length.
  */
 size_t tcp_request_segment(const struct tcp *t, const struct xr_tcp_session *s, uint32_t off,
@@ -240,7 +240,13 @@ static inline bool tcp_mqtt_publisher(const struct tcp *t)
 	return t->response == XR_TCP_RESP_MQTT && !t->mqtt.subscriber && !t->mqtt.caller;
 }
 
-/* Our address and port of slot key tkey, seq, ack, flags and plen bytes already at f + 54: the headers around them. */
+/* The bytes before a segment's payload: Ethernet, IPv4 or IPv6, and a 20-byte TCP header. */
+static inline uint32_t tcp_hdrs(const struct tcp *t)
+{
+	return t->rs.m.ipv6 ? 74 : 54;
+}
+
+/* Our address and port of slot key tkey, seq, ack, flags and plen bytes already at f + tcp_hdrs(t): the headers around them. */
 size_t tcp_segment_headers(const struct tcp *t, uint32_t tkey, uint32_t seq, uint32_t ack,
 			   uint8_t flags, uint32_t plen, uint8_t *f);
 

@@ -119,8 +119,6 @@ static int tcp_check(void *st, const struct send_opts *so)
 	if (t->body_file && !t->http)
 		return cli_usage_error(
 			so->cmd, "--body goes with --http (a --request file is sent as it is)");
-	if (so->net.dst.ipv6)
-		return cli_usage_error(so->cmd, "sessions are IPv4 only for now");
 	if (!t->requests)
 		t->requests = 1;
 	if (t->rate_searched) {
@@ -433,10 +431,22 @@ static int tcp_after_load(void *ctx, struct gen_bpf *skel, const struct engine_o
 size_t tcp_segment_headers(const struct tcp *t, uint32_t tkey, uint32_t seq, uint32_t ack,
 			   uint8_t flags, uint32_t plen, uint8_t *f)
 {
-	uint8_t *ip = f + 14, *th = ip + 20;
+	uint8_t *ip = f + 14, *th = f + tcp_hdrs(t) - 20;
 	uint32_t idx = tkey - 1, sum;
 
 	memcpy(f, t->rs.eth, 14);
+	if (t->rs.m.ipv6) {
+		memset(ip, 0, 60);
+		ip[0] = 0x60;
+		put16(ip + 4, 20 + plen);
+		ip[6] = IPPROTO_TCP;
+		ip[7] = 64;
+		memcpy(ip + 8, t->rs.m.src_hi6, 8);
+		put64(ip + 16, t->rs.m.src_base6 + idx % t->rs.m.src_count);
+		memcpy(ip + 24, t->rs.m.server_addr6, 16);
+		sum = csum_add(ip + 8, 32, IPPROTO_TCP + 20 + plen);
+		goto tcp;
+	}
 	memset(ip, 0, 40);
 	ip[0] = 0x45;
 	put16(ip + 2, 40 + plen);
@@ -446,6 +456,8 @@ size_t tcp_segment_headers(const struct tcp *t, uint32_t tkey, uint32_t seq, uin
 	put32(ip + 12, t->rs.m.src_base + idx % t->rs.m.src_count);
 	memcpy(ip + 16, &t->rs.m.server_addr, 4);
 	put16(ip + 10, csum_fold(csum_add(ip, 20, 0)));
+	sum = csum_add(ip + 12, 8, IPPROTO_TCP + 20 + plen);
+tcp:
 	put16(th, t->rs.m.sport_base + idx / t->rs.m.src_count);
 	memcpy(th + 2, &t->rs.m.server_port, 2);
 	put32(th + 4, seq);
@@ -453,9 +465,10 @@ size_t tcp_segment_headers(const struct tcp *t, uint32_t tkey, uint32_t seq, uin
 	th[12] = 5 << 4;
 	th[13] = flags;
 	put16(th + 14, 64240);
-	sum = csum_add(ip + 12, 8, IPPROTO_TCP + 20 + plen);
+	put16(th + 16, 0);
+	put16(th + 18, 0);
 	put16(th + 16, csum_fold(csum_add(th, 20 + plen, sum)));
-	return 14 + 40 + plen;
+	return tcp_hdrs(t) + plen;
 }
 
 /* Our sequence number at offset off of request k of session s */
@@ -499,9 +512,9 @@ size_t tcp_request_segment(const struct tcp *t, const struct xr_tcp_session *s, 
 		return 0;
 	if (off + len == rlen)
 		flags |= 0x08; /* PSH */
-	memcpy(f + 54, req + off, len);
+	memcpy(f + tcp_hdrs(t), req + off, len);
 	if (t->patch)
-		t->patch(t->patch_ctx, s, f + 54, off, len);
+		t->patch(t->patch_ctx, s, f + tcp_hdrs(t), off, len);
 	return tcp_segment_headers(t, s->tkey, tcp_request_seq(t, s, off), s->rcv_nxt, flags, len,
 				   f);
 }
@@ -519,8 +532,8 @@ size_t tcp_ping_segment(const struct tcp *t, const struct xr_tcp_session *s, uin
 {
 	if (!s->pings)
 		return 0;
-	f[54] = 0xc0; /* PINGREQ */
-	f[55] = 0;
+	f[tcp_hdrs(t)] = 0xc0; /* PINGREQ */
+	f[tcp_hdrs(t) + 1] = 0;
 	return tcp_segment_headers(t, s->tkey, tcp_request_seq(t, s, 0) - 2, s->rcv_nxt,
 				   0x10 | 0x08, 2, f);
 }
@@ -547,10 +560,11 @@ static size_t tcp_rebuild_replies(const struct tcp *t, const struct xr_tcp_sessi
 		uint32_t at = (s->pa_acked + j) % XR_MQTT_REPLY_RING;
 
 		if (t->answers)
-			mqtt_reply_write(&t->mqtt, t->answers[slot].stamp[at], 0, f + 54 + len * j);
+			mqtt_reply_write(&t->mqtt, t->answers[slot].stamp[at], 0,
+					 f + tcp_hdrs(t) + len * j);
 		else
 			mqtt_reply_write(&t->mqtt, NULL, t->pubacks[slot].pid[at],
-					 f + 54 + len * j);
+					 f + tcp_hdrs(t) + len * j);
 	}
 	if (!n)
 		return 0;
@@ -583,7 +597,7 @@ static size_t tcp_rebuild(const struct tcp *t, const struct xr_tcp_session *s, u
 	}
 	if (s->state != XR_TCP_FIN_SENT)
 		return 0;
-	memcpy(f + 54, t->bye, t->bye_len);
+	memcpy(f + tcp_hdrs(t), t->bye, t->bye_len);
 	/* FIN, with PSH when the goodbye rides on it */
 	return tcp_segment_headers(t, s->tkey, tcp_request_seq(t, s, 0), s->rcv_nxt,
 				   0x10 | 0x01 | (t->bye_len ? 0x08 : 0), t->bye_len, f);
@@ -595,7 +609,7 @@ static void tcp_resend_pass(struct tcp *t)
 	struct sockaddr_ll to = { .sll_family = AF_PACKET,
 				  .sll_ifindex = t->rs.ifindex,
 				  .sll_halen = 6 };
-	uint8_t f[14 + 40 + XR_TCP_PAYLOAD_MAX];
+	uint8_t f[TCP_FRAME_MAX];
 	uint64_t now = now_ns();
 
 	memcpy(to.sll_addr, t->rs.eth, 6);
@@ -649,18 +663,23 @@ static uint64_t tcp_syns_sent(const struct tcp *t)
 /* Session c's SYN again: the template with c's source, port and ISN, checksums anew. */
 static size_t tcp_rebuild_syn(const struct tcp *t, uint64_t c, uint8_t *f)
 {
-	uint32_t pairs = t->rs.m.src_count, sum;
-	uint8_t *ip = f + 14, *th = ip + 20;
-	size_t l4 = t->rs.syn_len - 34;
+	uint32_t pairs = t->rs.m.src_count, l3 = t->rs.m.ipv6 ? 40 : 20, sum;
+	uint8_t *ip = f + 14, *th = ip + l3;
+	size_t l4 = t->rs.syn_len - 14 - l3;
 
 	memcpy(f, t->rs.syn, t->rs.syn_len);
-	put32(ip + 12, t->rs.m.src_base + c % pairs);
 	put16(th, t->rs.m.sport_base + (c / pairs) % t->rs.m.sport_count);
 	put32(th + 4, t->cfg.isn_base + (uint32_t)c * t->rs.isn_step);
-	put16(ip + 10, 0);
-	put16(ip + 10, csum_fold(csum_add(ip, 20, 0)));
 	put16(th + 16, 0);
-	sum = csum_add(ip + 12, 8, IPPROTO_TCP + l4);
+	if (t->rs.m.ipv6) {
+		put64(ip + 16, t->rs.m.src_base6 + c % pairs);
+		sum = csum_add(ip + 8, 32, IPPROTO_TCP + l4);
+	} else {
+		put32(ip + 12, t->rs.m.src_base + c % pairs);
+		put16(ip + 10, 0);
+		put16(ip + 10, csum_fold(csum_add(ip, 20, 0)));
+		sum = csum_add(ip + 12, 8, IPPROTO_TCP + l4);
+	}
 	put16(th + 16, csum_fold(csum_add(th, l4, sum)));
 	return t->rs.syn_len;
 }
@@ -669,7 +688,7 @@ static size_t tcp_rebuild_syn(const struct tcp *t, uint64_t c, uint8_t *f)
 static void tcp_resend_syns(struct tcp *t, const struct sockaddr_ll *to)
 {
 	uint64_t hi = tcp_syns_sent(t), now = now_ns();
-	uint8_t f[64];
+	uint8_t f[sizeof(t->rs.syn)];
 
 	if (!t->rs.ts)
 		return;
