@@ -155,9 +155,13 @@ test_dns_search_on_a_busy_host() {
 	[ "$srv_cpu" -ge 1 ] || skip "a busy host needs two CPUs"
 	nsd_start 100 "$srv_cpu"
 	nsd_names 100 "$WORK/names"
+	# two of them, so that nsd has a third of its CPU: with one, a fast host's nsd took more than
+	# the sender could offer (113k/s, 0.03% lost, in a CI run) and the search found no limit
 	taskset -c "$srv_cpu" timeout 600 sh -c 'while :; do :; done' &
 	HOG_PID=$!
-	trap 'kill $HOG_PID 2>/dev/null; kill $NSD_PID 2>/dev/null; wait $NSD_PID 2>/dev/null; tb_down' EXIT
+	taskset -c "$srv_cpu" timeout 600 sh -c 'while :; do :; done' &
+	HOG2_PID=$!
+	trap 'kill $HOG_PID $HOG2_PID 2>/dev/null; kill $NSD_PID 2>/dev/null; wait $NSD_PID 2>/dev/null; tb_down' EXIT
 	# The host's capacity also drifts over tens of seconds in a whole suite's CI run (whatever else the
 	# machine runs meanwhile shares these CPUs): a PDR of 40k found, then 0% lost
 	# three times at 60k. So a disagreement gets one more search and confirmation; a search that is
@@ -186,7 +190,11 @@ busy_host_search_confirmed() {
 	    assert t["sender_short"] == (t["fell_behind"] > 0), t
 	print(int(g["lower"]))
 	PY
-	) || fail "the search's answer: $(tail -n 8 "$WORK/out")"
+	) || {
+		# a search that found no limit (the sender fell short first) is unlucky, as one that disagrees
+		why="the search's answer: $(tail -n 8 "$WORK/out")"
+		return 1
+	}
 	# runs at fixed rates confirm the bound, judged as the goal is (exceed ratio 0.5: what most of
 	# the time does): at 0.75 of it at most two runs of five lose over 0.5%, at 1.5 times two of
 	# three. 0.85 was too near under the sanitizers: the busy host's capacity moved between the
