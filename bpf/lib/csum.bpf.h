@@ -95,9 +95,4 @@ static __always_inline int ip_l4_csum(struct xdp_md *ctx, __u8 proto, __u8 *tail
 	return 0;
 }
 
-static __always_inline int ip4_l4_csum(struct xdp_md *ctx, __u8 proto, __u8 *tail)
-{
-	return ip_l4_csum(ctx, proto, tail, false);
-}
-
 #endif /* __XR_LIB_CSUM_BPF_H */

@@ -465,8 +465,6 @@ tcp:
 	th[12] = 5 << 4;
 	th[13] = flags;
 	put16(th + 14, 64240);
-	put16(th + 16, 0);
-	put16(th + 18, 0);
 	put16(th + 16, csum_fold(csum_add(th, 20 + plen, sum)));
 	return tcp_hdrs(t) + plen;
 }
