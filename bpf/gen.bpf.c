@@ -284,10 +284,14 @@ int xr_due_test(struct xdp_md *ctx)
 	return XDP_PASS;
 }
 
+/*
+ * Direct loads through the tracepoints' BTF pointers (fault-safe, as in
+ * drops.bpf.c), not BPF_CORE_READ: four bpf_probe_read_kernel calls per bulk
+ * flush were 2% of a two-thread run's CPU at 20 Mpps.
+ */
 static __always_inline bool our_dev(const struct net_device *dev)
 {
-	return BPF_CORE_READ(dev, ifindex) == cfg.ifindex &&
-	       BPF_CORE_READ(dev, nd_net.net, ns.inum) == cfg.netns_ino;
+	return dev->ifindex == cfg.ifindex && dev->nd_net.net->ns.inum == cfg.netns_ino;
 }
 
 /* Fires once per bulk flush (up to 16 frames) with what the driver took. */
@@ -319,7 +323,7 @@ int BPF_PROG(xr_redirect_err, const struct net_device *dev, const struct bpf_pro
 	__u32 cpu = bpf_get_smp_processor_id();
 	struct xr_gen_slot *s;
 
-	if (BPF_CORE_READ(xdp, aux, id) != gen_prog_id || !our_dev(dev))
+	if (xdp->aux->id != gen_prog_id || !our_dev(dev))
 		return 0;
 	s = bpf_map_lookup_elem(&slots, &cpu);
 	if (!s || !s->active)
