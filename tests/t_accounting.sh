@@ -226,3 +226,26 @@ test_sender_listen_serves_live_figures() {
 	# the address is checked before anything is loaded
 	run_bad 2 "--listen: 'nonsense' is not ADDR:PORT" "$XR" gen udp -i lo --dst 127.0.0.1 --listen nonsense
 }
+
+# count shares one clock reading among frames that come fast: a flood, a pause, then a few frames
+# must still be timed and binned by when they came, not by the flood's last reading
+test_count_times_frames_after_a_flood() {
+	bed
+	count_start --udp --dport 9 --drop --duration 30s --json "$WORK/c.json"
+	sleep 1
+	tb_gen "$XR" gen udp -i "$TB_GEN_IF" --dst "$TB_SRV_IP:9" --count 2000000 -q \
+		--json "$WORK/g.json" || fail "flood exited $?"
+	sleep 1.5
+	tb_gen "$XR" gen udp -i "$TB_GEN_IF" --dst "$TB_SRV_IP:9" --count 5 -q || fail "gen exited $?"
+	kill -INT "$COUNT_PID"
+	wait "$COUNT_PID" 2>"$WORK/err"
+	expect_eq "$(jget "$WORK/c.json" matched)" $(($(jget "$WORK/g.json" sent) + 5)) "every frame sent counted"
+	expect_range "$(jget "$WORK/c.json" first_to_last_s)" 1.5 4 "first to last spans the pause"
+	python3 - "$WORK/c.json" <<-'PY' || fail "the series put the last 5 frames in the flood's second"
+	import json, sys
+	s = json.load(open(sys.argv[1]))["per_second"]
+	nz = [i for i, v in enumerate(s) if v]
+	# the last frames' second: a later one than every second of the flood, holding just them
+	assert s[nz[-1]] == 5 and nz[-1] >= 1, s
+	PY
+}
