@@ -613,7 +613,7 @@ test_lorawan_every_uplink_valid() {
 }
 
 test_lorawan_two_threads_exact() {
-	bed
+	bed --queues 2
 	"$XR" lorawan fleet --devices 3000 --gateways 20 --heard-by 3 --seed 5 --out "$WORK/f" -q || fail "fleet"
 	count_start --udp --dport 1700 --drop --idle 2s --duration 60s --json "$WORK/c.json"
 	# two senders at top speed may overrun the server's receive ring: that is counted, not lost track of

@@ -33,6 +33,20 @@ test_two_threads_exact() {
 	expect_eq "$(jget "$WORK/c.json" matched_bytes)" $((166667 * 60 + 166667 * 64 + 166667 * 68)) "bytes"
 }
 
+# threads whose CPUs share the veth peer's one receive queue send less together than one alone
+test_threads_one_per_veth_queue() {
+	[ "$(nproc)" -ge 2 ] || skip "needs 2 CPUs"
+	bed
+	count_start --udp --dport 9 --drop --idle 1s --duration 60s --json "$WORK/c.json"
+	tb_gen "$XR" replay -i "$TB_GEN_IF" --threads 2 --count 300000 --json "$WORK/r.json" \
+		"$TOP/pcaps/three.pcapng" 2>"$WORK/err" || fail "replay exited $?"
+	count_wait
+	grep -q "srv0 receives on 1 queue.*sending with 1 thread" "$WORK/err" || fail "no warning: $(cat "$WORK/err")"
+	expect_eq "$(jget "$WORK/r.json" threads)" 1 "threads"
+	expect_eq "$(jget "$WORK/r.json" sent)" 300000 "sent"
+	expect_eq "$(jget "$WORK/c.json" matched)" 300000 "counted at the server"
+}
+
 test_loop_keeps_order() {
 	bed
 	sink_start --count 15 --timeout 3

@@ -44,12 +44,16 @@ void ethtool_counters_free(struct ethtool_counters *c);
  */
 int iface_xdp_features(int ifindex, uint64_t *features);
 
-/*
- * Whether a veth's peer has an XDP program attached (in any mode), and its
- * name (its ifindex when unknown), wherever its namespace: 0, or -errno (not
- * a veth, no peer).
- */
-int iface_veth_peer_xdp(int ifindex, char peer_name[IF_NAMESIZE], bool *attached);
+/* A veth's peer, wherever its namespace (iface_veth_peer). */
+struct veth_peer {
+	char name[IF_NAMESIZE]; /* its ifindex when unknown */
+	bool xdp; /* an XDP program attached, in any mode */
+	/* what it receives on: a frame sent from CPU c goes to queue c % rx_queues */
+	uint32_t rx_queues;
+};
+
+/* The peer of veth ifindex: 0, or -errno (not a veth, no peer). */
+int iface_veth_peer(int ifindex, struct veth_peer *peer);
 
 /* The inode of this process's network namespace. */
 uint32_t netns_ino_self(void);

@@ -392,15 +392,14 @@ int cmd_probe(int argc, char **argv)
 					"the veth peer needs NAPI: an XDP program on it (xdpreplay count) or GRO on" :
 					"many drivers transmit XDP frames only with an XDP program attached");
 		if (!strcmp(ifc.driver, "veth")) {
-			char peer[IF_NAMESIZE];
-			bool attached = false;
+			struct veth_peer vp = {};
 
 			/*
 			 * GRO gives the peer NAPI, but a veth kicks it for XDP_TX only when it
 			 * has a program: what gen tcp and gen mqtt answer with waits until then
 			 */
-			err = iface_veth_peer_xdp(ifc.ifindex, peer, &attached);
-			c = add(&r, "veth_peer_xdp", !err && attached);
+			err = iface_veth_peer(ifc.ifindex, &vp);
+			c = add(&r, "veth_peer_xdp", !err && vp.xdp);
 			if (err)
 				snprintf(c->detail, sizeof(c->detail),
 					 "the peer cannot be read: %s", strerror(-err));
@@ -408,9 +407,9 @@ int cmd_probe(int argc, char **argv)
 				snprintf(c->detail, sizeof(c->detail),
 					 "the peer %s %s XDP program: frames sent by XDP_TX (TCP "
 					 "sessions' ACKs and requests) %s",
-					 peer, attached ? "has an" : "has no",
-					 attached ? "arrive at once" :
-						    "wait for its next other frame");
+					 vp.name, vp.xdp ? "has an" : "has no",
+					 vp.xdp ? "arrive at once" :
+						  "wait for its next other frame");
 			if (!c->ok)
 				snprintf(
 					c->fix, sizeof(c->fix),

@@ -145,7 +145,7 @@ static void getlink_req(struct nl_req *r, int ifindex, int32_t netnsid, bool oth
 		put_attr(r, IFLA_TARGET_NETNSID, &netnsid, sizeof(netnsid));
 }
 
-int iface_veth_peer_xdp(int ifindex, char peer_name[IF_NAMESIZE], bool *attached)
+int iface_veth_peer(int ifindex, struct veth_peer *vp)
 {
 	const size_t hdr = sizeof(struct ifinfomsg);
 	struct nl_req r;
@@ -169,11 +169,15 @@ int iface_veth_peer_xdp(int ifindex, char peer_name[IF_NAMESIZE], bool *attached
 	err = nl_query(fd, &r, hdr, IFLA_XDP, IFLA_XDP_ATTACHED, &mode, sizeof(mode), false);
 	if (err)
 		goto out;
-	*attached = mode != XDP_ATTACHED_NONE;
-	memset(peer_name, 0, IF_NAMESIZE);
+	*vp = (struct veth_peer){ .xdp = mode != XDP_ATTACHED_NONE, .rx_queues = 1 };
 	getlink_req(&r, peer, netnsid, netnsid >= 0);
-	if (nl_query(fd, &r, hdr, IFLA_IFNAME, 0, peer_name, IF_NAMESIZE - 1, true))
-		snprintf(peer_name, IF_NAMESIZE, "%u", peer);
+	if (nl_query(fd, &r, hdr, IFLA_IFNAME, 0, vp->name, IF_NAMESIZE - 1, true))
+		snprintf(vp->name, IF_NAMESIZE, "%u", peer);
+	getlink_req(&r, peer, netnsid, netnsid >= 0);
+	if (nl_query(fd, &r, hdr, IFLA_NUM_RX_QUEUES, 0, &vp->rx_queues, sizeof(vp->rx_queues),
+		     false) ||
+	    !vp->rx_queues)
+		vp->rx_queues = 1;
 out:
 	close(fd);
 	return err;

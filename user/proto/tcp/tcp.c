@@ -944,11 +944,10 @@ static void tcp_live_metrics(void *ctx, const struct xr_replies_stats *r, FILE *
 static void tcp_finish(void *ctx, struct gen_bpf *skel)
 {
 	struct tcp *t = ctx;
-	bool peer_xdp = true;
+	struct veth_peer vp;
 
 	memset(&t->stalled, 0, sizeof(t->stalled));
-	if (t->veth_peer_xdp && !iface_veth_peer_xdp(t->rs.ifindex, t->veth_peer, &peer_xdp) &&
-	    !peer_xdp)
+	if (t->veth_peer_xdp && !iface_veth_peer(t->rs.ifindex, &vp) && !vp.xdp)
 		pr_warn("the veth peer %s lost its XDP program during the run: what this run sent "
 			"by XDP_TX after that waited there for its next other frame\n",
 			t->veth_peer);
@@ -1028,6 +1027,7 @@ int tcp_sessions_build(struct tcp *t, const struct send_opts *so, const struct i
 		       struct frameset *fs, struct send_plan *plan, struct engine_opts *o)
 {
 	struct template_addr ta;
+	struct veth_peer vp;
 	struct syn_isn isn;
 	double planned;
 	int err;
@@ -1055,12 +1055,15 @@ int tcp_sessions_build(struct tcp *t, const struct send_opts *so, const struct i
 	 * for its next ordinary frame, a retransmission 200 ms on, and a server
 	 * that holds its answer for our ACK (Nagle) can wait forever
 	 */
-	if (t->veth && !iface_veth_peer_xdp(ifc->ifindex, t->veth_peer, &t->veth_peer_xdp) &&
-	    !t->veth_peer_xdp)
-		pr_warn("%s's veth peer %s has no XDP program: the ACKs and requests this run "
-			"sends by XDP_TX wait there for its next other frame; attach one to it "
-			"(xdpreplay count -i %s --any)\n",
-			ifc->name, t->veth_peer, t->veth_peer);
+	if (t->veth && !iface_veth_peer(ifc->ifindex, &vp)) {
+		t->veth_peer_xdp = vp.xdp;
+		memcpy(t->veth_peer, vp.name, sizeof(t->veth_peer));
+		if (!vp.xdp)
+			pr_warn("%s's veth peer %s has no XDP program: the ACKs and requests this run "
+				"sends by XDP_TX wait there for its next other frame; attach one to it "
+				"(xdpreplay count -i %s --any)\n",
+				ifc->name, vp.name, vp.name);
+	}
 	if (!planned && t->cap && (so->pace == XR_PACE_NONE || so->pace == XR_PACE_PCAP) &&
 	    !so->duration_ns)
 		planned = t->cap->nflows; /* replay --sessions: its flows once */
