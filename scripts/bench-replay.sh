@@ -109,18 +109,22 @@ for rate in 1000 10000 100000 1000000 $top; do
 		c = json.load(open(sys.argv[1]))
 		# what the sender itself says it could not send in time, and what the driver refused (a full
 		# ring: the receiver did not drain it), xdpreplay only
-		behind = refused = "-"
-		if os.path.exists(sys.argv[6]):
-		    why = json.load(open(sys.argv[6]))["failed_reasons"]
-		    behind, refused = str(why["fell_behind"]), str(why["driver_refused"])
+		behind = refused = sent_spread = "-"
 		u, s, e = map(float, open(sys.argv[2]).read().split()[-3:])
 		rate, secs, tool = float(sys.argv[3]), float(sys.argv[4]), sys.argv[5]
+		if os.path.exists(sys.argv[6]):
+		    r = json.load(open(sys.argv[6]))
+		    why = r["failed_reasons"]
+		    behind, refused = str(why["fell_behind"]), str(why["driver_refused"])
+		    # the sender's own seconds: what it sent, apart from when the receiver took it
+		    sent = r["sent_per_second"][:int(secs)]
+		    sent_spread = "%.3f" % ((max(sent) - min(sent)) / rate * 100) if sent else "-"
 		full = c["per_second"][:int(secs)]
 		spread = (max(full) - min(full)) / rate * 100 if full else 0
 		# n frames span n - 1 intervals
 		achieved = (c["matched"] - 1) / c["first_to_last_s"] if c["first_to_last_s"] > 0 else 0
-		print("%s\t%d\t%d\t%.1f\t%.4f\t%.3f\t%.1f\t%s\t%s" % (tool, rate, c["matched"], achieved,
-		      (achieved - rate) / rate * 100, spread, (u + s) / e * 100, behind, refused))
+		print("%s\t%d\t%d\t%.1f\t%.4f\t%.3f\t%.1f\t%s\t%s\t%s" % (tool, rate, c["matched"], achieved,
+		      (achieved - rate) / rate * 100, spread, (u + s) / e * 100, behind, refused, sent_spread))
 		EOF
 		echo "  $tool $rate pps: $(tail -n 1 "$RATES" | cut -f3-)" >&2
 	done

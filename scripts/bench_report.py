@@ -64,19 +64,25 @@ def replay(a):
     if not any(n.startswith("xdp-trafficgen") for n in names):
         print("  xdp-trafficgen: not run; XDP_TOOLS=DIR (an xdp-tools v1.6.3 tree) builds and runs it")
     print()
-    print("Rate precision (64 B, one run each): asked, received, error, per-second spread, CPU of one core,")
-    print("the frames the sender says fell behind its schedule, and those the driver refused (a ring the")
-    print("receiver had not drained); the last rate: 90% of this run's top speed")
-    print("%-10s %9s %11s %12s %9s %9s %7s %12s %9s" % ("sender", "asked pps", "received", "achieved pps",
-                                                      "error %", "spread %", "CPU %", "fell behind", "refused"))
+    print("Rate precision (64 B, one run each): asked, received, error, per-second spread at the server,")
+    print("CPU of one core, the frames the sender says fell behind its schedule, those the driver refused")
+    print("(a ring the receiver had not drained), and the per-second spread of what the sender sent (xdpreplay")
+    print("only: a receiver scheduled in bursts spreads the server's seconds, not the sender's); the last")
+    print("rate: 90% of this run's top speed")
+    print("%-10s %9s %11s %12s %9s %9s %7s %12s %9s %9s" % ("sender", "asked pps", "received", "achieved pps",
+                                                           "error %", "spread %", "CPU %", "fell behind",
+                                                           "refused", "sent spr %"))
     precision = []
     for l in open(a[1]):
-        t, rate, n, ach, err, spread, cpu, behind, refused = (l.rstrip("\n").split("\t") + ["-", "-"])[:9]
+        t, rate, n, ach, err, spread, cpu, behind, refused, sent_spread = \
+            (l.rstrip("\n").split("\t") + ["-", "-", "-"])[:10]
         precision.append({"sender": t, "asked_pps": float(rate), "received": int(n), "achieved_pps": float(ach),
                           "error_pct": float(err), "spread_pct": float(spread), "cpu_pct": float(cpu),
                           "fell_behind": int(behind) if behind.isdigit() else None,
-                          "driver_refused": int(refused) if refused.isdigit() else None})
-        print("%-10s %9s %11s %12s %9s %9s %7s %12s %9s" % (t, rate, n, ach, err, spread, cpu, behind, refused))
+                          "driver_refused": int(refused) if refused.isdigit() else None,
+                          "sent_spread_pct": float(sent_spread) if sent_spread != "-" else None})
+        print("%-10s %9s %11s %12s %9s %9s %7s %12s %9s %9s" % (t, rate, n, ach, err, spread, cpu, behind, refused,
+                                                                sent_spread))
     json.dump({"napi": mode,
                "top_speed": [{"sender": n, "size": s, "pps": v[0], "cpu_us_per_pkt": v[1], "runs": v[2],
                               "rounds": [rounds[(n, s)][i] for i in sorted(rounds[(n, s)])]}
