@@ -94,14 +94,10 @@ struct xr_count_stats {
 	__u64 dropped;
 	__u64 first_ns; /* arrival of the first and last matched frame */
 	__u64 last_ns;
-	/* the program's own: the clock reading it reuses (count_clock) and the series' bin */
-	__u64 clock_ns;
-	__u64 clock_jiffies;
-	__u32 clock_age; /* frames stamped with clock_ns after the one that read it */
-	__u32 clock_fast; /* the frames came fast enough to share readings */
-	__u64 bin_end_ns; /* the end of the bin, second bin_sec of the series */
+	/* the program's own: the series' bin, second bin_sec, which ends at bin_end_ns */
+	__u64 bin_end_ns;
 	__u32 bin_sec;
-	__u32 pad[5];
+	__u32 pad;
 };
 
 #endif /* __XR_SHARED_COUNT_H */
