@@ -344,7 +344,7 @@ static __always_inline void count_series(struct xr_count_stats *st, __u64 now)
 	if (now < series_origin_ns)
 		return;
 	/* a division per frame costs more than the comparison that spares it */
-	if (now >= st->bin_end_ns || !st->bin_end_ns) {
+	if (now >= st->bin_end_ns) {
 		st->bin_sec = (now - series_origin_ns) / 1000000000ULL;
 		st->bin_end_ns = series_origin_ns + (st->bin_sec + 1) * 1000000000ULL;
 	}
