@@ -10,8 +10,10 @@
 #  2. Rate precision: asked vs achieved at 1k, 10k, 100k, 1M pps and at 90% of this run's top speed
 #     (xdpreplay, 1 thread, 64 B) over 10 s, the per-second spread, and CPU use, beside
 #     tcpreplay -K --pps at the same rates up to 1M.
-# BENCH_THREADED=1: the test bed with threaded NAPI (scripts/testbed.sh up --threaded).
-# Results: a table on stdout and results/bench-replay[-threaded].{txt,json}.
+# BENCH_THREADED=1: the test bed with threaded NAPI (scripts/testbed.sh up --threaded), each
+# receive queue's NAPI thread on the CPU whose sender feeds it; BENCH_NAPI_CPU=next puts it on the
+# next CPU instead (the receiver on a core of its own when one thread sends).
+# Results: a table on stdout and results/bench-replay[-threaded[-next]].{txt,json}.
 #   BENCH_REPS=5 BENCH_SECS=3 XDP_TOOLS=~/xdp-tools scripts/bench-replay.sh
 . "$(dirname "$0")/bench-lib.sh"
 REPS=${BENCH_REPS:-5}
@@ -19,9 +21,15 @@ SECS=${BENCH_SECS:-3}
 RATE_SECS=${BENCH_RATE_SECS:-10}
 NAPI=default
 [ "${BENCH_THREADED:-0}" = 1 ] && NAPI=threaded
-if [ $NAPI = threaded ]; then bench_setup --queues 2 --threaded; else bench_setup --queues 2; fi
+NAPI_CPU=${BENCH_NAPI_CPU:-same}
+if [ $NAPI = threaded ]; then
+	bench_setup --queues 2 --threaded --napi-cpu "$NAPI_CPU"
+else
+	bench_setup --queues 2
+fi
 OUT=results/bench-replay
 [ $NAPI = threaded ] && OUT=results/bench-replay-threaded
+[ $NAPI = threaded ] && [ "$NAPI_CPU" = next ] && OUT=results/bench-replay-threaded-next
 XTG=
 if [ -n "${XDP_TOOLS:-}" ]; then XTG=$(xdp_trafficgen) || exit 1; fi
 
@@ -130,5 +138,10 @@ for rate in 1000 10000 100000 1000000 $top; do
 	done
 done
 
-python3 scripts/bench_report.py replay "$RAW" "$RATES" "$REPS" "$SECS" $NAPI "$OUT.json" | tee "$OUT.txt"
+MODE=$NAPI
+if [ $NAPI = threaded ]; then
+	MODE="threaded, each queue's NAPI thread on its sender's CPU"
+	[ "$NAPI_CPU" = next ] && MODE="threaded, each queue's NAPI thread on the CPU after its sender's"
+fi
+python3 scripts/bench_report.py replay "$RAW" "$RATES" "$REPS" "$SECS" "$MODE" "$OUT.json" | tee "$OUT.txt"
 cp "$RAW" "$OUT.raw.tsv"
