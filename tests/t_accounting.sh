@@ -249,3 +249,40 @@ test_count_times_frames_after_a_flood() {
 	assert s[nz[-1]] == 5 and nz[-1] >= 1, s
 	PY
 }
+
+# A receiver on another CPU (threaded NAPI, the bed's --napi-cpu next) that drains slower than one
+# sender: the ring fills, the program waits for it (gen.bpf.c: ring_full_backoff), and each frame
+# asked for is still sent once or counted as refused, the server counting exactly those sent.
+test_refusals_from_a_receiver_on_another_cpu() {
+	local ncpu p q=0 cpus
+	ncpu=$(nproc)
+	[ "$ncpu" -ge 2 ] || skip "needs 2 CPUs"
+	bed --queues 2 --threaded --napi-cpu next
+	# the server's NAPI threads in queue order, each on the CPU after its queue's
+	for p in $(for p in $TB_NAPI_PIDS; do
+		c=$(cat "/proc/$p/comm") && case "$c" in "napi/$TB_SRV_IF-"*) echo "${c##*-} $p" ;; esac
+	done | sort -n | cut -d' ' -f2); do
+		cpus=$(taskset -pc "$p" | sed 's/.*: //')
+		expect_eq "$cpus" $(((q + 1) % ncpu)) "CPUs of the NAPI thread of queue $q"
+		q=$((q + 1))
+	done
+	expect_eq "$q" 2 "the server's NAPI threads"
+	count_start --udp --dport 9 --drop --duration 60s --json "$WORK/c.json"
+	tb_gen "$XR" gen udp -i "$TB_GEN_IF" --dst "$TB_SRV_IP:9" --count 10000000 -v \
+		--json "$WORK/g.json" 2>"$WORK/err"
+	status=$?
+	sleep 0.5
+	kill -INT "$COUNT_PID"
+	wait "$COUNT_PID"
+	sent=$(jget "$WORK/g.json" sent)
+	refused=$(jget "$WORK/g.json" failed_reasons.driver_refused)
+	expect_eq "$((sent + refused))" 10000000 "sent + refused"
+	# a run that could not send all it was asked for says so in its exit status
+	expect_eq "$status" $((refused > 0 ? 1 : 0)) "exit status with $refused refused"
+	expect_eq "$(jget "$WORK/c.json" matched)" "$sent" "counted at the server"
+	# refusals the program did not wait out would have made it the ring's hammer
+	if [ "$refused" -gt 0 ]; then
+		grep -Eq "([1-9][0-9]* iterations skipped|[1-9][0-9.]* s spun|0\.[0-9]*[1-9][0-9]* s spun)" "$WORK/err" ||
+			fail "$refused refused and no wait: $(grep -F "iterations skipped" "$WORK/err")"
+	fi
+}
