@@ -135,12 +135,7 @@ struct xr_gen_slot {
 	__u64 drops_seen; /* xmit_drops when last looked at */
 	__u32 backoff; /* iterations to skip after the next refusal */
 	__u32 backoff_left; /* iterations still to skip */
-	__u32 spin_ns; /* the spin after each flush, 0: not spinning (read per frame) */
-	__u32 spin_skips; /* refusals still to meet by skipping after a failed spin */
 	__u64 backoff_skipped; /* iterations skipped, for the figures */
-	__u64 sent_seen; /* xmit_sent when last looked at */
-	__u32 spin_retry; /* what spin_skips starts at after the next failed spin */
-	__u64 spun_ns; /* time spent spinning, for the figures */
 	__u64 clock_ns; /* the clock when the program last read it (gen.bpf.c: frame_is_due) */
 } __attribute__((aligned(64)));
 

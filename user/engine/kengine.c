@@ -814,11 +814,10 @@ int kengine_run(const struct engine_opts *o, struct engine_result *res)
 			err = sd[i].err;
 		pr_debug(
 			"thread %u on CPU %d: %llu BPF_PROG_RUN calls, %.1f us each, %llu frames handed to XDP_TX, "
-			"%llu iterations skipped and %.3f s spun while the driver refused frames\n",
+			"%llu iterations skipped while the driver refused frames\n",
 			i, sd[i].cpu, (unsigned long long)sd[i].calls,
 			sd[i].calls ? sd[i].call_ns / 1e3 / sd[i].calls : 0,
-			(unsigned long long)s->tx, (unsigned long long)s->backoff_skipped,
-			s->spun_ns / 1e9);
+			(unsigned long long)s->tx, (unsigned long long)s->backoff_skipped);
 	}
 	if (tx > accounted)
 		res->unsent.unaccounted = tx - accounted;
