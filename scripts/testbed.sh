@@ -138,19 +138,25 @@ tb_create() {
 # "next" on CPU q + 1, the receiver on a core of its own, where every frame and every page the
 # receiver gives back cross between the cores
 tb_pin_napi() {
-	local where=$1 ncpu p dev q comm shift_by=0
+	local where=$1 ncpu p dev q shift_by=0
 	ncpu=$(nproc)
 	[ "$where" = next ] && shift_by=1
 	for dev in "$TB_SRV_IF" "$TB_GEN_IF"; do
 		q=0
-		for p in $(for p in $TB_NAPI_PIDS; do
-			comm=$(cat "/proc/$p/comm" 2>/dev/null) || continue
-			case "$comm" in "napi/$dev-"*) echo "${comm##*-} $p" ;; esac
-		done | sort -n | cut -d' ' -f2); do
+		for p in $(tb_napi_threads "$dev"); do
 			taskset -pc $(((q + shift_by) % ncpu)) "$p" >/dev/null || return 1
 			q=$((q + 1))
 		done
 	done
+}
+
+# tb_napi_threads DEV: the PIDs of this bed's NAPI threads of DEV, in queue order
+tb_napi_threads() {
+	local p comm
+	for p in $TB_NAPI_PIDS; do
+		comm=$(cat "/proc/$p/comm" 2>/dev/null) || continue
+		case "$comm" in "napi/$1-"*) echo "${comm##*-} $p" ;; esac
+	done | sort -n | cut -d' ' -f2
 }
 
 # sender I's namespace, address and MAC (sender 0 is the one-sender bed's generator)

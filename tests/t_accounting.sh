@@ -259,9 +259,7 @@ test_refusals_from_a_receiver_on_another_cpu() {
 	[ "$ncpu" -ge 2 ] || skip "needs 2 CPUs"
 	bed --queues 2 --threaded --napi-cpu next
 	# the server's NAPI threads in queue order, each on the CPU after its queue's
-	for p in $(for p in $TB_NAPI_PIDS; do
-		c=$(cat "/proc/$p/comm") && case "$c" in "napi/$TB_SRV_IF-"*) echo "${c##*-} $p" ;; esac
-	done | sort -n | cut -d' ' -f2); do
+	for p in $(tb_napi_threads "$TB_SRV_IF"); do
 		cpus=$(taskset -pc "$p" | sed 's/.*: //')
 		expect_eq "$cpus" $(((q + 1) % ncpu)) "CPUs of the NAPI thread of queue $q"
 		q=$((q + 1))
