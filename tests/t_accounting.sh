@@ -280,7 +280,7 @@ test_refusals_from_a_receiver_on_another_cpu() {
 	expect_eq "$(jget "$WORK/c.json" matched)" "$sent" "counted at the server"
 	# refusals the program did not wait out would have made it the ring's hammer
 	if [ "$refused" -gt 0 ]; then
-		grep -Eq "([1-9][0-9]* iterations skipped|[1-9][0-9.]* s spun|0\.[0-9]*[1-9][0-9]* s spun)" "$WORK/err" ||
+		grep -Eq "[1-9][0-9]* iterations skipped" "$WORK/err" ||
 			fail "$refused refused and no wait: $(grep -F "iterations skipped" "$WORK/err")"
 	fi
 }
