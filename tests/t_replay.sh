@@ -39,12 +39,14 @@ test_threads_one_per_veth_queue() {
 	bed
 	count_start --udp --dport 9 --drop --idle 1s --duration 60s --json "$WORK/c.json"
 	tb_gen "$XR" replay -i "$TB_GEN_IF" --threads 2 --count 300000 --json "$WORK/r.json" \
-		"$TOP/pcaps/three.pcapng" 2>"$WORK/err" || fail "replay exited $?"
+		"$TOP/pcaps/three.pcapng" 2>"$WORK/err"
+	status=$?
 	count_wait
 	grep -q "srv0 receives on 1 queue.*sending with 1 thread" "$WORK/err" || fail "no warning: $(cat "$WORK/err")"
 	expect_eq "$(jget "$WORK/r.json" threads)" 1 "threads"
-	expect_eq "$(jget "$WORK/r.json" sent)" 300000 "sent"
-	expect_eq "$(jget "$WORK/c.json" matched)" 300000 "counted at the server"
+	# at top speed on one queue; once in 9 suites the driver refused 64 frames
+	sent_or_refused "$WORK/r.json" 300000 "$status"
+	expect_eq "$(jget "$WORK/c.json" matched)" "$SENT" "counted at the server"
 }
 
 test_loop_keeps_order() {
