@@ -17,7 +17,8 @@ deduplicated uplink, as ChirpStack's HTTP integration does.
                       [--webhook http://A:P/ [--webhook-rate R]] [--ready F] [--idle 2] [--no-ack]
 
 Writes the counters as JSON to --out when it ends (SIGTERM, or --idle seconds
-without a datagram after the first one).
+without a datagram after the first one, or, with --idle, no datagram in the first
+--first-within seconds: a sender whose datagrams all die on the way must not hang a test).
 """
 import argparse
 import base64
@@ -81,6 +82,7 @@ def main():
                     help="post at most this many events/s (a server whose application side has this capacity)")
     ap.add_argument("--ready")
     ap.add_argument("--idle", type=float, default=0)
+    ap.add_argument("--first-within", type=float, default=30)
     ap.add_argument("--no-ack", action="store_true")
     ap.add_argument("--no-downlinks", action="store_true", help="no ACK downlinks to confirmed uplinks")
     ap.add_argument("--no-verify", action="store_true", help="only parse and answer, as the bridge does")
@@ -118,6 +120,7 @@ def main():
     if a.ready:
         open(a.ready, "w").close()
     last = None
+    started = time.monotonic()
     mac_due = []  # (when, device, DevAddr, gateway, rxpk, time it arrived): answers after the dedup window
 
     def answer_mac(now):
@@ -139,6 +142,8 @@ def main():
         except socket.timeout:
             answer_mac(time.monotonic())
             if a.idle and last and time.monotonic() - last > a.idle and not mac_due:
+                break
+            if a.idle and not last and time.monotonic() - started > a.first_within:
                 break
             continue
         last = time.monotonic()
