@@ -577,7 +577,7 @@ static __always_inline int lora_rewrite(struct xdp_md *ctx, struct xr_gen_slot *
 	__u64 u = lora_cfg.heard_by > 1 ? n / lora_cfg.heard_by : n, e;
 	const struct xr_lora_ring_slot *rs = NULL;
 	struct xr_lora_gw *gwr;
-	__u32 k = n - u * lora_cfg.heard_by, zero = 0, gw, sum, off;
+	__u32 k = n - u * lora_cfg.heard_by, zero = 0, gw, sum, sum2, off;
 	__u16 c;
 	struct xr_lora_scratch *sc;
 	void *data, *data_end;
@@ -617,31 +617,35 @@ static __always_inline int lora_rewrite(struct xdp_md *ctx, struct xr_gen_slot *
 	if (lora_cfg.join && !k)
 		lora_stamp_join(u, sc->tmst);
 	gw = sc->gw[k];
-	gwr = bpf_map_lookup_elem(&lora_gws, &gw);
-	if (!gwr)
-		return -1;
 	*tag = gw;
-
-	e = gwr->eui;
-	/*
-	 * The checksum: csum_rest and b64's sum (sc->csum), tmst's, the token's
-	 * (frame offsets 43 and 44: n's low byte is a low byte, its next a high
-	 * one) and the EUI's (offset 46: its bytes pair up as they are, so the
-	 * sum of its 16-bit loads is the sum of big-endian words byte-swapped).
-	 */
-	sum = (e & 0xffff) + (e >> 16 & 0xffff) + (e >> 32 & 0xffff) + (e >> 48);
-	sum = xr_lora_csum_fold(sum);
-	sum = (sum >> 8 | sum << 8) & 0xffff;
-	/* digit 0 goes to tmst_off: the even digits are high bytes when tmst_off is even */
-	sum += sc->tmst_off & 1 ? (sc->tmst_odd << 8) + sc->tmst_even :
-				  (sc->tmst_even << 8) + sc->tmst_odd;
 	data = (void *)(long)ctx->data;
 	data_end = (void *)(long)ctx->data_end;
 	p = data + XR_LORA_PUSH_DATA_OFF;
 	if ((void *)(p + 12) > data_end)
 		return -1;
-	if (lora_cfg.gw_addrs)
-		sum += lora_gw_address(data, gwr);
+	/*
+	 * The checksum: csum_rest and b64's sum (sc->csum), tmst's, the token's
+	 * (frame offsets 43 and 44: n's low byte is a low byte, its next a high
+	 * one) and, heard by more than one, the gateway's.
+	 */
+	/* digit 0 goes to tmst_off: the even digits are high bytes when tmst_off is even */
+	sum = sc->tmst_off & 1 ? (sc->tmst_odd << 8) + sc->tmst_even :
+				 (sc->tmst_even << 8) + sc->tmst_odd;
+	/* heard by one, the frame is its gateway's as built (EUI, address: csum_rest has them) */
+	if (lora_cfg.heard_by > 1) {
+		gwr = bpf_map_lookup_elem(&lora_gws, &gw);
+		if (!gwr)
+			return -1;
+		/* the EUI at offset 46: its bytes pair up as they are, so the sum of its
+		 * 16-bit loads is the sum of big-endian words byte-swapped */
+		e = gwr->eui;
+		sum2 = (e & 0xffff) + (e >> 16 & 0xffff) + (e >> 32 & 0xffff) + (e >> 48);
+		sum2 = xr_lora_csum_fold(sum2);
+		sum += (sum2 >> 8 | sum2 << 8) & 0xffff;
+		if (lora_cfg.gw_addrs)
+			sum += lora_gw_address(data, gwr);
+		__builtin_memcpy(p + 4, &e, 8);
+	}
 	c = ~xr_lora_csum_fold(sc->csum + (__u32)(n & 0xffff) + sum);
 	/* a computed zero is sent as all ones: zero means "no checksum" */
 	if (!c)
@@ -649,7 +653,6 @@ static __always_inline int lora_rewrite(struct xdp_md *ctx, struct xr_gen_slot *
 	/* the token: n's low 16 bits, which the PUSH_ACK echoes */
 	p[1] = n;
 	p[2] = n >> 8;
-	__builtin_memcpy(p + 4, &e, 8);
 	p[XR_LORA_UDP_CHECK_OFF - XR_LORA_PUSH_DATA_OFF] = c >> 8;
 	p[XR_LORA_UDP_CHECK_OFF - XR_LORA_PUSH_DATA_OFF + 1] = c;
 

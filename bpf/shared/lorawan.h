@@ -71,11 +71,13 @@ struct xr_lora_dev11 {
 /*
  * The UDP checksum of a PUSH_DATA without reading it: the program writes the
  * token, the gateway EUI, tmst's digits and the base64 from byte 6 on, and the
- * rest of the frame never changes. csum_rest is the one's-complement sum
- * (folded to 16 bits, not complemented) of the pseudo-header and the datagram
- * with those bytes and the checksum field zero; the program adds the sums of
- * what it writes. Words are big-endian from the UDP header on, which starts at
- * an even offset: a byte at an even frame offset is a word's high byte.
+ * rest of the frame never changes. Heard by one gateway, the frame is that
+ * gateway's as built (EUI and address), and the program leaves the EUI be.
+ * csum_rest is the one's-complement sum (folded to 16 bits, not complemented)
+ * of the pseudo-header and the datagram with the bytes the program writes and
+ * the checksum field zero; the program adds the sums of what it writes. Words
+ * are big-endian from the UDP header on, which starts at an even offset: a
+ * byte at an even frame offset is a word's high byte.
  */
 #define XR_LORA_UDP_CHECK_OFF 40 /* Ethernet 14 + IPv4 20 + 6 */
 

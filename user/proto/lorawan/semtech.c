@@ -65,18 +65,20 @@ void lw_udp4_csum_fill(uint8_t *frame, uint32_t len)
 
 /*
  * The frame's UDP sum without the bytes the program writes (bpf/shared/lorawan.h):
- * the whole sum, less the token, gateway EUI, tmst and base64 bytes and the
- * checksum field, each at its own offset's place in a word.
+ * the whole sum, less the token, tmst and base64 bytes, the checksum field and,
+ * when the program writes it (heard by more than one gateway), the gateway EUI,
+ * each at its own offset's place in a word.
  */
 static uint16_t csum_rest(const uint8_t *frame, uint32_t len, const struct lw_device *d,
-			  uint32_t chars)
+			  uint32_t chars, bool eui_written)
 {
 	const uint8_t *pd = frame + XR_LORA_PUSH_DATA_OFF;
 	uint32_t sum, out = 0;
 
 	sum = csum_add(frame + 26, 8, 0) + IPPROTO_UDP + (len - 34);
 	sum = csum_add(frame + 34, len - 34, sum);
-	out = csum_add(frame + XR_LORA_UDP_CHECK_OFF, 2, 0) + csum_add(pd + 4, 8, 0);
+	out = csum_add(frame + XR_LORA_UDP_CHECK_OFF, 2, 0) +
+	      (eui_written ? csum_add(pd + 4, 8, 0) : 0);
 	out += xr_lora_csum_byte(pd[1], XR_LORA_PUSH_DATA_OFF + 1) +
 	       xr_lora_csum_byte(pd[2], XR_LORA_PUSH_DATA_OFF + 2);
 	for (uint32_t i = 0; i < 10; i++)
@@ -153,6 +155,6 @@ int lw_build_frame(struct lw_fleet *f, size_t di, const struct lw_net *net, cons
 	memcpy(pd + 12, js, n);
 	lw_udp4_csum_fill(out, len);
 	/* a JoinRequest is sent as built: its base64 is part of the rest */
-	d->csum_rest = csum_rest(out, len, d, join ? 0 : xr_lora_b64_chars(plen));
+	d->csum_rest = csum_rest(out, len, d, join ? 0 : xr_lora_b64_chars(plen), f->heard_by > 1);
 	return len;
 }
