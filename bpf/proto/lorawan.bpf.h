@@ -410,59 +410,47 @@ static __always_inline void lora_tmst(struct xr_gen_slot *s, struct xr_lora_scra
 }
 
 /*
- * Uplink u from the ring into the scratch, when userspace has it: the tag
- * before and after the copy says no write overlapped it (userspace clears the
- * tag, writes, then sets it; x86 keeps loads in order).
+ * Uplink u's ring slot when userspace has written u there (tag u + 1), with
+ * what the rest of the rewrite needs copied into the scratch; else NULL.
+ * Userspace clears the tag, writes, then sets it (x86 keeps loads in order),
+ * so a caller that reads the characters checks the tag again after them.
  */
-static __always_inline int lora_ring_fetch(struct xr_lora_scratch *sc, __u64 u)
+static __always_inline const struct xr_lora_ring_slot *lora_ring_slot(struct xr_lora_scratch *sc,
+								      __u64 u)
 {
 	/* a shard's uplinks are every N-th: u / N numbers them without gaps */
 	__u32 ri = (cfg.shards > 1 ? u / cfg.shards : u) & (lora_cfg.ring - 1);
-	struct xr_lora_ring_slot *rs;
-	__u64 *dst = (__u64 *)sc->b64;
-	volatile __u64 *tag;
+	const struct xr_lora_ring_slot *rs = bpf_map_lookup_elem(&lora_ring, &ri);
 
-	rs = bpf_map_lookup_elem(&lora_ring, &ri);
-	if (!rs)
-		return -1;
-	tag = &rs->tag;
-	if (*tag != u + 1)
-		return -1;
+	if (!rs || *(volatile const __u64 *)&rs->tag != u + 1)
+		return NULL;
 	asm volatile("" ::: "memory");
-	for (int i = 0; i < XR_LORA_RING_CHARS / 8; i++)
-		dst[i] = ((const __u64 *)rs->b64)[i];
 	sc->b64_len = rs->chars;
 	sc->b64_off = rs->b64_off;
 	sc->tmst_off = rs->tmst_off;
 	sc->csum = rs->csum;
 	__builtin_memcpy(sc->gw, rs->gw, sizeof(sc->gw));
-	asm volatile("" ::: "memory");
-	return *tag == u + 1 ? 0 : -1;
+	return rs;
 }
 
-/*
- * Heard by one gateway, uplink u is written once: its characters go from the
- * ring slot to the frame with no copy into the scratch in between (12 loads
- * and stores of 8 bytes: ~4% of a precomputed uplink's cost). The slot, when
- * userspace has it, with what the rest of the rewrite needs in the scratch.
- * The producer (user/proto/lorawan/kernel.c) rewrites a slot only once the
- * slowest sender is LORA_RING_MARGIN uplinks past it, so no write can overlap
- * the copy; the caller still checks the tag after it.
- */
-static __always_inline const struct xr_lora_ring_slot *lora_ring_peek(struct xr_lora_scratch *sc,
-								      __u64 u)
+/* The tag of slot rs still says u: no write overlapped what was read of it. */
+static __always_inline bool lora_ring_unchanged(const struct xr_lora_ring_slot *rs, __u64 u)
 {
-	__u32 ri = (cfg.shards > 1 ? u / cfg.shards : u) & (lora_cfg.ring - 1);
-	const struct xr_lora_ring_slot *rs = bpf_map_lookup_elem(&lora_ring, &ri);
+	asm volatile("" ::: "memory");
+	return *(volatile const __u64 *)&rs->tag == u + 1;
+}
 
-	if (!rs || rs->tag != u + 1)
-		return NULL;
-	sc->b64_len = rs->chars;
-	sc->b64_off = rs->b64_off;
-	sc->tmst_off = rs->tmst_off;
-	sc->csum = rs->csum;
-	sc->gw[0] = rs->gw[0];
-	return rs;
+/* Uplink u from the ring into the scratch, when userspace has it, for its copies to share. */
+static __always_inline int lora_ring_fetch(struct xr_lora_scratch *sc, __u64 u)
+{
+	const struct xr_lora_ring_slot *rs = lora_ring_slot(sc, u);
+	__u64 *dst = (__u64 *)sc->b64;
+
+	if (!rs)
+		return -1;
+	for (int i = 0; i < XR_LORA_RING_CHARS / 8; i++)
+		dst[i] = ((const __u64 *)rs->b64)[i];
+	return lora_ring_unchanged(rs, u) ? 0 : -1;
 }
 
 /* What the rest of the rewrite needs of device dev, for an uplink computed here. */
@@ -592,7 +580,13 @@ static __always_inline int lora_rewrite(struct xdp_md *ctx, struct xr_gen_slot *
 			if (lora_join_request(sc, u))
 				return -1;
 		} else if (lora_cfg.ring && lora_cfg.heard_by == 1 &&
-			   (rs = lora_ring_peek(sc, u))) {
+			   (rs = lora_ring_slot(sc, u))) {
+			/*
+			 * Heard by one gateway, uplink u is written once: its
+			 * characters go from the ring slot to the frame with no
+			 * copy into the scratch in between (12 loads and stores
+			 * of 8 bytes: ~4% of a precomputed uplink's cost)
+			 */
 			s->hook_ctr[XR_LORA_RING_HITS]++;
 		} else if (lora_cfg.ring && !lora_ring_fetch(sc, u)) {
 			s->hook_ctr[XR_LORA_RING_HITS]++;
@@ -676,9 +670,12 @@ static __always_inline int lora_rewrite(struct xdp_md *ctx, struct xr_gen_slot *
 		return lora_b64_store(p, data_end, sc->b64, sc->b64_len, XR_LORA_B64_MAX);
 	if (lora_b64_store(p, data_end, rs->b64, sc->b64_len, XR_LORA_RING_CHARS))
 		return -1;
-	asm volatile("" ::: "memory");
-	/* cannot fail while the producer keeps its margin: a frame it tore is counted bad, not sent */
-	return *(volatile const __u64 *)&rs->tag != u + 1 ? -1 : 0;
+	/*
+	 * The producer (user/proto/lorawan/kernel.c) rewrites a slot only once the
+	 * slowest sender is LORA_RING_MARGIN uplinks past it: a frame it tore
+	 * anyway is counted bad, not sent
+	 */
+	return lora_ring_unchanged(rs, u) ? 0 : -1;
 }
 
 /*
