@@ -68,7 +68,7 @@ def replay(a):
     print("CPU of one core, the frames the sender says fell behind its schedule, those the driver refused")
     print("(a ring the receiver had not drained), and the per-second spread of what the sender sent (xdpreplay")
     print("only: a receiver scheduled in bursts spreads the server's seconds, not the sender's); the last")
-    print("rate: 90% of this run's top speed")
+    print("rate: 90% of the top speed of a run just before it")
     print("%-10s %9s %11s %12s %9s %9s %7s %12s %9s %9s" % ("sender", "asked pps", "received", "achieved pps",
                                                            "error %", "spread %", "CPU %", "fell behind",
                                                            "refused", "sent spr %"))
