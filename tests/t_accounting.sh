@@ -233,13 +233,15 @@ test_count_times_frames_after_a_flood() {
 	bed
 	count_start --udp --dport 9 --drop --duration 30s --json "$WORK/c.json"
 	sleep 1
-	tb_gen "$XR" gen udp -i "$TB_GEN_IF" --dst "$TB_SRV_IP:9" --count 2000000 -q \
-		--json "$WORK/g.json" || fail "flood exited $?"
+	tb_gen "$XR" gen udp -i "$TB_GEN_IF" --dst "$TB_SRV_IP:9" --count 2000000 -q --json "$WORK/g.json"
+	status=$?
+	# at top speed: in one CI run the driver refused 17 frames (the receiver's NAPI ran late)
+	sent_or_refused "$WORK/g.json" 2000000 "$status"
 	sleep 1.5
 	tb_gen "$XR" gen udp -i "$TB_GEN_IF" --dst "$TB_SRV_IP:9" --count 5 -q || fail "gen exited $?"
 	kill -INT "$COUNT_PID"
 	wait "$COUNT_PID" 2>"$WORK/err"
-	expect_eq "$(jget "$WORK/c.json" matched)" $(($(jget "$WORK/g.json" sent) + 5)) "every frame sent counted"
+	expect_eq "$(jget "$WORK/c.json" matched)" $((SENT + 5)) "every frame sent counted"
 	expect_range "$(jget "$WORK/c.json" first_to_last_s)" 1.5 4 "first to last spans the pause"
 	python3 - "$WORK/c.json" <<-'PY' || fail "the series put the last 5 frames in the flood's second"
 	import json, sys
