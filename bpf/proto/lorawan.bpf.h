@@ -618,20 +618,24 @@ static __always_inline int lora_rewrite(struct xdp_md *ctx, struct xr_gen_slot *
 	if ((void *)(p + 12) > data_end)
 		return -1;
 	/*
-	 * The checksum: csum_rest and b64's sum (sc->csum), tmst's, the token's
-	 * (frame offsets 43 and 44: n's low byte is a low byte, its next a high
-	 * one) and, heard by more than one, the gateway's.
+	 * The checksum: csum_rest and b64's sum (sc->csum), tmst's (digit 0 goes
+	 * to tmst_off: the even digits are high bytes when tmst_off is even), the
+	 * token's (frame offsets 43 and 44: n's low byte is a low byte, its next a
+	 * high one) and, heard by more than one gateway, the gateway's. Heard by
+	 * one, the frame is its gateway's as built: csum_rest has its EUI and
+	 * address, and the program writes neither.
 	 */
-	/* digit 0 goes to tmst_off: the even digits are high bytes when tmst_off is even */
 	sum = sc->tmst_off & 1 ? (sc->tmst_odd << 8) + sc->tmst_even :
 				 (sc->tmst_even << 8) + sc->tmst_odd;
-	/* heard by one, the frame is its gateway's as built (EUI, address: csum_rest has them) */
 	if (lora_cfg.heard_by > 1) {
 		gwr = bpf_map_lookup_elem(&lora_gws, &gw);
 		if (!gwr)
 			return -1;
-		/* the EUI at offset 46: its bytes pair up as they are, so the sum of its
-		 * 16-bit loads is the sum of big-endian words byte-swapped */
+		/*
+		 * The EUI at offset 46: its bytes pair up as they are, so the
+		 * sum of its 16-bit loads is the sum of big-endian words
+		 * byte-swapped.
+		 */
 		e = gwr->eui;
 		sum2 = (e & 0xffff) + (e >> 16 & 0xffff) + (e >> 32 & 0xffff) + (e >> 48);
 		sum2 = xr_lora_csum_fold(sum2);
