@@ -55,6 +55,12 @@ enum xr_pace {
 	XR_PACE_PCAP = 2, /* capture timestamps divided by a multiplier */
 };
 
+/* How the program waits out a full ring (gen.bpf.c: ring_full_backoff). */
+enum xr_backoff {
+	XR_BACKOFF_SKIP = 0, /* skip iterations: the receiver may need this CPU */
+	XR_BACKOFF_SPIN = 1, /* spin first: the receiver drains on another CPU */
+};
+
 /* Read-only configuration of the kernel engine (rodata). */
 struct xr_gen_cfg {
 	__u64 nframes;
@@ -74,6 +80,7 @@ struct xr_gen_cfg {
 	__u32 hook; /* enum xr_hook: the protocol's per-packet rewrite after the plan */
 	__u32 reply_kind; /* enum xr_reply_kind: what xr_replies answers */
 	__u32 shard; /* --shard I/N: I */
+	__u32 backoff; /* enum xr_backoff: how the program waits when the driver refuses frames */
 	struct xr_op ops[XR_MAX_OPS];
 	struct xr_nocopy nc;
 	struct xr_reply_match rpl;
@@ -135,7 +142,12 @@ struct xr_gen_slot {
 	__u64 drops_seen; /* xmit_drops when last looked at */
 	__u32 backoff; /* iterations to skip after the next refusal */
 	__u32 backoff_left; /* iterations still to skip */
+	__u32 spin_ns; /* the spin after each flush, 0: not spinning (read per frame) */
+	__u32 spin_skips; /* refusals still to meet by skipping after a failed spin */
 	__u64 backoff_skipped; /* iterations skipped, for the figures */
+	__u64 sent_seen; /* xmit_sent when last looked at */
+	__u32 spin_retry; /* what spin_skips starts at after the next failed spin */
+	__u64 spun_ns; /* time spent spinning, for the figures */
 	__u64 clock_ns; /* the clock when the program last read it (gen.bpf.c: frame_is_due) */
 } __attribute__((aligned(64)));
 

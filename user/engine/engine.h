@@ -90,6 +90,7 @@ struct engine_opts {
 	double pps; /* XR_PACE_RATE: all threads together */
 	double multiplier; /* XR_PACE_PCAP */
 	unsigned int batch; /* live-frames batch size */
+	enum xr_backoff backoff; /* how the kernel engine waits out a full ring */
 	bool progress; /* live line on stderr */
 	struct engine_live *live; /* NULL, or updated while the run runs */
 	/* called once the first departure time is fixed (CLOCK_MONOTONIC), before anything is sent */
@@ -162,6 +163,8 @@ struct engine_result {
 	uint64_t hook_ctr[2]; /* the protocol hook's counters, summed over threads */
 	/* --concurrency: the most sessions open at once that a sender saw, and its waits for one to end */
 	uint64_t open_peak, gate_waits;
+	/* the kernel engine's waits while the driver refused frames (gen.bpf.c: ring_full_backoff) */
+	uint64_t backoff_skipped, spun_ns;
 };
 
 /* mmaps an mmapable array map whole; *sz is the mapped size. NULL on failure. */

@@ -47,6 +47,8 @@ int iface_xdp_features(int ifindex, uint64_t *features);
 /* A veth's peer, wherever its namespace (iface_veth_peer). */
 struct veth_peer {
 	char name[IF_NAMESIZE]; /* its ifindex when unknown */
+	int ifindex; /* in its namespace */
+	int32_t netnsid; /* its namespace as this one names it; -1: this one */
 	bool xdp; /* an XDP program attached, in any mode */
 	/* what it receives on: a frame sent from CPU c goes to queue c % rx_queues */
 	uint32_t rx_queues;
@@ -54,6 +56,14 @@ struct veth_peer {
 
 /* The peer of veth ifindex: 0, or -errno (not a veth, no peer). */
 int iface_veth_peer(int ifindex, struct veth_peer *peer);
+
+/*
+ * The kernel threads of vp's NAPI instances (threaded NAPI; netdev genl,
+ * Linux >= 6.9): how many, their pids into pids up to max; 0 when its NAPI
+ * runs in softirqs; -errno when that cannot be known (-ENOENT: its namespace
+ * is neither one ip names nor one a process is in).
+ */
+int iface_veth_peer_napi_threads(const struct veth_peer *vp, int *pids, int max);
 
 /* The inode of this process's network namespace. */
 uint32_t netns_ino_self(void);

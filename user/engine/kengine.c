@@ -243,6 +243,7 @@ static int kengine_open(struct kengine *k, const struct iface *ifc, const struct
 		.ts_mask = o && o->ts_mask ? o->ts_mask : XR_TS_RING - 1,
 		.hook = o ? o->hook : XR_HOOK_NONE,
 		.reply_kind = o ? o->reply_kind : XR_REPLY_NONE,
+		.backoff = o ? o->backoff : XR_BACKOFF_SKIP,
 	};
 	if (o)
 		k->skel->rodata->cfg.rpl = o->rpl;
@@ -805,6 +806,8 @@ int kengine_run(const struct engine_opts *o, struct engine_result *res)
 		res->unsent.bad_frame += s->bad_frame;
 		res->hook_ctr[0] += s->hook_ctr[0];
 		res->hook_ctr[1] += s->hook_ctr[1];
+		res->backoff_skipped += s->backoff_skipped;
+		res->spun_ns += s->spun_ns;
 		accounted += s->xmit_sent + s->xmit_drops + s->redirect_err;
 		if (s->xmit_err)
 			res->xmit_err = s->xmit_err;
@@ -814,10 +817,11 @@ int kengine_run(const struct engine_opts *o, struct engine_result *res)
 			err = sd[i].err;
 		pr_debug(
 			"thread %u on CPU %d: %llu BPF_PROG_RUN calls, %.1f us each, %llu frames handed to XDP_TX, "
-			"%llu iterations skipped while the driver refused frames\n",
+			"%llu iterations skipped and %.3f s spun while the driver refused frames\n",
 			i, sd[i].cpu, (unsigned long long)sd[i].calls,
 			sd[i].calls ? sd[i].call_ns / 1e3 / sd[i].calls : 0,
-			(unsigned long long)s->tx, (unsigned long long)s->backoff_skipped);
+			(unsigned long long)s->tx, (unsigned long long)s->backoff_skipped,
+			s->spun_ns / 1e9);
 	}
 	if (tx > accounted)
 		res->unsent.unaccounted = tx - accounted;

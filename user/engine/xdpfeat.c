@@ -4,15 +4,24 @@
  * frame: its XDP features (the "netdev" generic netlink family, Linux >=
  * 6.3; for veth, NDO_XMIT is set exactly when the peer has NAPI, an XDP
  * program or GRO, i.e. when live frames would arrive), and whether a veth's
- * peer has an XDP program (rtnetlink, the peer in whatever namespace it is).
+ * peer has an XDP program (rtnetlink, the peer in whatever namespace it is),
+ * and whether its NAPI runs in threads (netdev again, from inside the peer's
+ * namespace, which netdev cannot name from outside).
  */
+#include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <sched.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <linux/genetlink.h>
 #include <linux/if_link.h>
+#include <linux/net_namespace.h>
 #include <linux/netlink.h>
 #include <linux/rtnetlink.h>
 #include "engine/iface.h"
@@ -22,6 +31,9 @@
 #define NETDEV_CMD_DEV_GET 1
 #define NETDEV_A_DEV_IFINDEX 1
 #define NETDEV_A_DEV_XDP_FEATURES 3
+#define NETDEV_CMD_NAPI_GET 11 /* Linux >= 6.9 */
+#define NETDEV_A_NAPI_IFINDEX 1
+#define NETDEV_A_NAPI_PID 4 /* the NAPI instance's kernel thread, when threaded */
 
 /* A request: its family's header (generic netlink's or rtnetlink's) and its attributes. */
 struct nl_req {
@@ -29,6 +41,7 @@ struct nl_req {
 	union {
 		struct genlmsghdr gh;
 		struct ifinfomsg ifi;
+		struct rtgenmsg rtg;
 	};
 	char attrs[64];
 };
@@ -103,13 +116,23 @@ static int nl_query(int fd, struct nl_req *r, size_t hdr_len, unsigned short wan
 	return -ENOENT;
 }
 
-int iface_xdp_features(int ifindex, uint64_t *features)
+/* The id of the netdev family on generic netlink socket fd: -ENOENT, a kernel without it */
+static int netdev_family(int fd, __u16 *family)
 {
 	struct nl_req r = { .nh = { .nlmsg_len = NLMSG_LENGTH(GENL_HDRLEN),
 				    .nlmsg_type = GENL_ID_CTRL,
 				    .nlmsg_flags = NLM_F_REQUEST,
 				    .nlmsg_seq = 1 },
 			    .gh = { .cmd = CTRL_CMD_GETFAMILY, .version = 1 } };
+
+	put_attr(&r, CTRL_ATTR_FAMILY_NAME, NETDEV_FAMILY, sizeof(NETDEV_FAMILY));
+	return nl_query(fd, &r, GENL_HDRLEN, CTRL_ATTR_FAMILY_ID, 0, family, sizeof(*family),
+			false);
+}
+
+int iface_xdp_features(int ifindex, uint64_t *features)
+{
+	struct nl_req r;
 	__u16 family;
 	__u32 idx = ifindex;
 	int fd, err;
@@ -117,10 +140,9 @@ int iface_xdp_features(int ifindex, uint64_t *features)
 	fd = socket(AF_NETLINK, SOCK_RAW | SOCK_CLOEXEC, NETLINK_GENERIC);
 	if (fd < 0)
 		return -errno;
-	put_attr(&r, CTRL_ATTR_FAMILY_NAME, NETDEV_FAMILY, sizeof(NETDEV_FAMILY));
-	err = nl_query(fd, &r, GENL_HDRLEN, CTRL_ATTR_FAMILY_ID, 0, &family, sizeof(family), false);
+	err = netdev_family(fd, &family);
 	if (err)
-		goto out; /* -ENOENT: a kernel without the family */
+		goto out;
 	r = (struct nl_req){ .nh = { .nlmsg_len = NLMSG_LENGTH(GENL_HDRLEN),
 				     .nlmsg_type = family,
 				     .nlmsg_flags = NLM_F_REQUEST,
@@ -169,7 +191,10 @@ int iface_veth_peer(int ifindex, struct veth_peer *vp)
 	err = nl_query(fd, &r, hdr, IFLA_XDP, IFLA_XDP_ATTACHED, &mode, sizeof(mode), false);
 	if (err)
 		goto out;
-	*vp = (struct veth_peer){ .xdp = mode != XDP_ATTACHED_NONE, .rx_queues = 1 };
+	*vp = (struct veth_peer){ .ifindex = peer,
+				  .netnsid = netnsid,
+				  .xdp = mode != XDP_ATTACHED_NONE,
+				  .rx_queues = 1 };
 	getlink_req(&r, peer, netnsid, netnsid >= 0);
 	if (nl_query(fd, &r, hdr, IFLA_IFNAME, 0, vp->name, IF_NAMESIZE - 1, true))
 		snprintf(vp->name, IF_NAMESIZE, "%u", peer);
@@ -180,5 +205,167 @@ int iface_veth_peer(int ifindex, struct veth_peer *vp)
 		vp->rx_queues = 1;
 out:
 	close(fd);
+	return err;
+}
+
+/* Whether nsfd is the namespace this one calls netnsid (RTM_GETNSID on rtnetlink socket rtfd) */
+static bool netns_is(int rtfd, int nsfd, int32_t netnsid)
+{
+	struct nl_req r = { .nh = { .nlmsg_len = NLMSG_LENGTH(sizeof(struct rtgenmsg)),
+				    .nlmsg_type = RTM_GETNSID,
+				    .nlmsg_flags = NLM_F_REQUEST },
+			    .rtg = { .rtgen_family = AF_UNSPEC } };
+	__u32 fd = nsfd;
+	int32_t id = -1;
+
+	put_attr(&r, NETNSA_FD, &fd, sizeof(fd));
+	return !nl_query(rtfd, &r, sizeof(struct rtgenmsg), NETNSA_NSID, 0, &id, sizeof(id),
+			 false) &&
+	       id == netnsid;
+}
+
+/*
+ * A descriptor of the namespace this one calls netnsid: there is no call
+ * from an id to a namespace, so ask of each that ip names (/run/netns) and
+ * then of each a process is in, or -ENOENT.
+ */
+static int netns_open_by_id(int32_t netnsid)
+{
+	static const char *const dirs[] = { "/run/netns", "/proc" };
+	uint32_t self = netns_ino_self();
+	int rtfd, found = -ENOENT;
+
+	rtfd = socket(AF_NETLINK, SOCK_RAW | SOCK_CLOEXEC, NETLINK_ROUTE);
+	if (rtfd < 0)
+		return -errno;
+	for (size_t d = 0; d < sizeof(dirs) / sizeof(dirs[0]) && found < 0; d++) {
+		bool procs = d == 1;
+		struct dirent *e;
+		DIR *dir;
+
+		dir = opendir(dirs[d]);
+		if (!dir)
+			continue;
+		while (found < 0 && (e = readdir(dir))) {
+			char path[300];
+			struct stat st;
+			int fd;
+
+			if (e->d_name[0] == '.' ||
+			    (procs && (e->d_name[0] < '0' || e->d_name[0] > '9')))
+				continue;
+			snprintf(path, sizeof(path), procs ? "%s/%s/ns/net" : "%s/%s", dirs[d],
+				 e->d_name);
+			fd = open(path, O_RDONLY | O_CLOEXEC);
+			if (fd < 0)
+				continue;
+			/* most processes are in this namespace: no question to ask */
+			if (!fstat(fd, &st) && st.st_ino != self && netns_is(rtfd, fd, netnsid))
+				found = fd;
+			else
+				close(fd);
+		}
+		closedir(dir);
+	}
+	close(rtfd);
+	return found;
+}
+
+struct socket_in_netns {
+	int nsfd; /* -1: this namespace */
+	int fd; /* or -errno */
+};
+
+/* A thread's own namespace changes alone: the process stays where it is */
+static void *open_socket_in_netns(void *arg)
+{
+	struct socket_in_netns *s = arg;
+
+	if (s->nsfd >= 0 && setns(s->nsfd, CLONE_NEWNET)) {
+		s->fd = -errno;
+		return NULL;
+	}
+	s->fd = socket(AF_NETLINK, SOCK_RAW | SOCK_CLOEXEC, NETLINK_GENERIC);
+	if (s->fd < 0)
+		s->fd = -errno;
+	return NULL;
+}
+
+/* The pids of ifindex's NAPI threads (netdev napi-get, a dump) on generic netlink socket fd */
+static int napi_thread_pids(int fd, __u16 family, int ifindex, int *pids, int max)
+{
+	struct nl_req r = { .nh = { .nlmsg_len = NLMSG_LENGTH(GENL_HDRLEN),
+				    .nlmsg_type = family,
+				    .nlmsg_flags = NLM_F_REQUEST | NLM_F_DUMP,
+				    .nlmsg_seq = 3 },
+			    .gh = { .cmd = NETDEV_CMD_NAPI_GET, .version = 1 } };
+	__u32 idx = ifindex;
+	char buf[16384];
+	int n = 0;
+
+	put_attr(&r, NETDEV_A_NAPI_IFINDEX, &idx, sizeof(idx));
+	if (send(fd, &r, r.nh.nlmsg_len, 0) < 0)
+		return -errno;
+	for (;;) {
+		ssize_t len = recv(fd, buf, sizeof(buf), 0);
+
+		if (len < 0)
+			return -errno;
+		if (len == 0)
+			return -EPROTO;
+		for (struct nlmsghdr *h = (struct nlmsghdr *)buf; NLMSG_OK(h, (size_t)len);
+		     h = NLMSG_NEXT(h, len)) {
+			const struct nlattr *a;
+			__u32 pid;
+
+			if (h->nlmsg_type == NLMSG_DONE)
+				return n;
+			if (h->nlmsg_type == NLMSG_ERROR) {
+				int e = ((struct nlmsgerr *)NLMSG_DATA(h))->error;
+
+				return e ? e : n;
+			}
+			if (h->nlmsg_len < NLMSG_LENGTH(GENL_HDRLEN))
+				continue;
+			a = find_attr((const struct nlattr *)((char *)NLMSG_DATA(h) + GENL_HDRLEN),
+				      h->nlmsg_len - NLMSG_LENGTH(GENL_HDRLEN), NETDEV_A_NAPI_PID,
+				      sizeof(pid));
+			if (!a)
+				continue;
+			memcpy(&pid, (const char *)a + NLA_HDRLEN, sizeof(pid));
+			if (!pid)
+				continue;
+			if (n < max)
+				pids[n] = pid;
+			n++;
+		}
+	}
+}
+
+int iface_veth_peer_napi_threads(const struct veth_peer *vp, int *pids, int max)
+{
+	struct socket_in_netns s = { .nsfd = -1 };
+	pthread_t t;
+	__u16 family;
+	int err;
+
+	if (vp->netnsid >= 0) {
+		s.nsfd = netns_open_by_id(vp->netnsid);
+		if (s.nsfd < 0)
+			return s.nsfd;
+	}
+	err = -pthread_create(&t, NULL, open_socket_in_netns, &s);
+	if (!err)
+		pthread_join(t, NULL);
+	if (s.nsfd >= 0)
+		close(s.nsfd);
+	if (err)
+		return err;
+	if (s.fd < 0)
+		return s.fd;
+	err = netdev_family(s.fd, &family);
+	if (!err)
+		err = napi_thread_pids(s.fd, family, vp->ifindex, pids, max);
+	close(s.fd);
 	return err;
 }

@@ -82,6 +82,26 @@ static int thread_cpu_ns(pid_t pid, pid_t tid, uint64_t *ns)
 	return stat_cpu_ns(path, ns, NULL, 0);
 }
 
+int proc_last_cpu(pid_t pid)
+{
+	char path[64], buf[1024], *p;
+	FILE *f;
+	size_t n;
+
+	snprintf(path, sizeof(path), "/proc/%d/stat", pid);
+	f = fopen(path, "r");
+	if (!f)
+		return -1;
+	n = fread(buf, 1, sizeof(buf) - 1, f);
+	fclose(f);
+	buf[n] = 0;
+	p = strrchr(buf, ')');
+	/* field 39, "processor"; the comm (field 2) ends at the last ')' */
+	for (int field = 2; p && field < 39; field++)
+		p = strchr(p + 1, ' ');
+	return p ? atoi(p + 1) : -1;
+}
+
 uint64_t proc_cpu_ns(pid_t pid)
 {
 	char path[64];

@@ -39,6 +39,8 @@ struct proc_watch {
 int proc_watch_start(struct proc_watch *w, pid_t pid, uint64_t now);
 /* A sample when a second has passed since the last (or always, with force). */
 void proc_watch_tick(struct proc_watch *w, uint64_t now, bool force);
+/* The CPU a process or thread last ran on (/proc/PID/stat), or -1 */
+int proc_last_cpu(pid_t pid);
 /* The process's CPU in ns now (its threads' sum, ended ones included), or 0 when gone. */
 uint64_t proc_cpu_ns(pid_t pid);
 void proc_watch_text(const struct proc_watch *w, FILE *f);

@@ -40,6 +40,7 @@ enum {
 	O_SEED,
 	O_START_AT,
 	O_CONCURRENCY,
+	O_BACKOFF,
 };
 
 /* set: the protocol must accept it (enum send_opt_set); 0: every sender command takes it */
@@ -58,6 +59,7 @@ static const struct send_opt_row {
 	{ "duration", required_argument, O_DURATION, 0 },
 	{ "threads", required_argument, O_THREADS, 0 },
 	{ "batch", required_argument, O_BATCH, 0 },
+	{ "backoff", required_argument, O_BACKOFF, 0 },
 	{ "json", required_argument, O_JSON, 0 },
 	{ "first-seq", required_argument, O_FIRST, 0 },
 	{ "listen", required_argument, O_LISTEN, 0 },
@@ -99,6 +101,11 @@ const char send_opts_help[] =
 	"      --threads N         sender threads, one per CPU (default 1); on a veth at most one\n"
 	"                          per receive queue of its peer\n"
 	"      --batch N           live-frames batch size (default 192)\n"
+	"      --backoff B         when the driver refuses frames (a full ring), the kernel\n"
+	"                          engine waits: skip (skip iterations, so that a receiver\n"
+	"                          on this CPU runs), spin (spin on the clock first: a\n"
+	"                          receiver on another CPU drains meanwhile), or auto\n"
+	"                          (default: spin where a veth peer's NAPI runs in threads)\n"
 	"      --first-seq N       start sequence numbers at N (default 0), so that runs in a\n"
 	"                          row do not repeat sources, ports, ISNs or stamps (kernel\n"
 	"                          engine)\n"
@@ -207,6 +214,17 @@ static int parse_one(struct send_opts *so, const struct xr_proto *p, int opt, co
 		if (v < 1 || v > 256)
 			return cli_usage_error(cmd, "--batch must be between 1 and 256");
 		so->batch = v;
+		break;
+	case O_BACKOFF:
+		if (!strcmp(arg, "auto"))
+			so->backoff = SEND_BACKOFF_AUTO;
+		else if (!strcmp(arg, "spin"))
+			so->backoff = SEND_BACKOFF_SPIN;
+		else if (!strcmp(arg, "skip"))
+			so->backoff = SEND_BACKOFF_SKIP;
+		else
+			return cli_usage_error(cmd, "--backoff: '%s' is not auto, spin or skip",
+					       arg);
 		break;
 	case O_JSON: so->json_path = arg; break;
 	case O_FIRST:

@@ -18,6 +18,8 @@
 #define XR_MAX_SHARDS 65536
 
 enum send_engine { SEND_ENGINE_AUTO, SEND_ENGINE_KERNEL, SEND_ENGINE_XSK };
+/* --backoff: auto spins where a veth peer's NAPI runs in threads */
+enum send_backoff { SEND_BACKOFF_AUTO, SEND_BACKOFF_SPIN, SEND_BACKOFF_SKIP };
 
 struct send_opts {
 	const char *cmd; /* as the user typed it: "replay", "gen syn", "lorawan send" */
@@ -32,6 +34,7 @@ struct send_opts {
 	uint64_t count; /* --count; 0 = not given */
 	uint64_t duration_ns; /* --duration; 0 = none */
 	unsigned int threads, batch;
+	enum send_backoff backoff;
 	uint64_t first_n;
 	unsigned int shard, shards; /* --shard I/N; shards 1 when not given */
 	bool have_seed;

@@ -119,6 +119,13 @@ void send_json(const struct send_report *r, FILE *f)
 	json_flag(&j, "interrupted", res->interrupted);
 	json_str(&j, "engine", res->engine);
 	json_u64(&j, "threads", o->threads);
+	if (!strcmp(res->engine, "kernel")) {
+		json_open(&j, "backoff", '{');
+		json_str(&j, "mode", o->backoff == XR_BACKOFF_SPIN ? "spin" : "skip");
+		json_u64(&j, "skipped_iterations", res->backoff_skipped);
+		json_double(&j, "spun_s", res->spun_ns / 1e9);
+		json_close(&j, '}');
+	}
 	json_u64(&j, "frames_in_set", r->frames);
 	json_u64(&j, "asked", res->asked);
 	json_u64(&j, "sent", res->sent);
