@@ -51,6 +51,34 @@ test_threads_one_per_veth_queue() {
 	expect_eq "$(jget "$WORK/c.json" matched)" "$SENT" "counted at the server"
 }
 
+# threads_beside_pinned_napi NAPI_CPU THREADS: a 2-queue threaded bed, each NAPI thread pinned; gen --threads 2
+threads_beside_pinned_napi() {
+	[ "$(nproc)" -eq 2 ] || skip "needs exactly 2 CPUs (the placement's arithmetic)"
+	bed --queues 2 --threaded --napi-cpu "$1"
+	count_start --udp --dport 9 --drop --idle 1s --duration 60s --json "$WORK/c.json"
+	tb_gen "$XR" gen udp -i "$TB_GEN_IF" --dst "$TB_SRV_IP:9" --threads 2 --count 200000 \
+		--json "$WORK/g.json" 2>"$WORK/err"
+	status=$?
+	count_wait
+	expect_eq "$(jget "$WORK/g.json" threads)" "$2" "threads"
+	sent_or_refused "$WORK/g.json" 200000 "$status"
+	expect_eq "$(jget "$WORK/c.json" matched)" "$SENT" "counted at the server"
+}
+
+# Each queue's NAPI thread on the CPU after its sender's: a second sender would sit on the first
+# one's receiver, and is not started
+test_threads_off_pinned_receivers() {
+	threads_beside_pinned_napi next 1
+	grep -q "NAPI threads pinned.*sending with 1 thread" "$WORK/err" || fail "no warning: $(cat "$WORK/err")"
+}
+
+# Each queue's NAPI thread on its own sender's CPU: both threads send, without a warning
+test_threads_beside_pinned_receivers() {
+	threads_beside_pinned_napi same 2
+	grep -q "warning" "$WORK/err" && fail "a warning: $(cat "$WORK/err")"
+	true
+}
+
 test_loop_keeps_order() {
 	bed
 	sink_start --count 15 --timeout 3

@@ -57,13 +57,22 @@ struct veth_peer {
 /* The peer of veth ifindex: 0, or -errno (not a veth, no peer). */
 int iface_veth_peer(int ifindex, struct veth_peer *peer);
 
+/* A NAPI instance's kernel thread (threaded NAPI) */
+struct napi_thread {
+	uint32_t id; /* the NAPI instance's */
+	int pid;
+	int cpu; /* the one CPU it may run on, or -1: not pinned */
+};
+
 /*
  * The kernel threads of vp's NAPI instances (threaded NAPI; netdev genl,
- * Linux >= 6.9): how many, their pids into pids up to max; 0 when its NAPI
- * runs in softirqs; -errno when that cannot be known (-ENOENT: its namespace
- * is neither one ip names nor one a process is in).
+ * Linux >= 6.9): how many, up to max of them into t in the order of their
+ * ids, which for a veth is its receive queues' (it adds a NAPI instance per
+ * queue, in order); 0 when its NAPI runs in softirqs; -errno when that cannot
+ * be known (-ENOENT: its namespace is neither one ip names nor one a process
+ * is in).
  */
-int iface_veth_peer_napi_threads(const struct veth_peer *vp, int *pids, int max);
+int iface_veth_peer_napi_threads(const struct veth_peer *vp, struct napi_thread *t, int max);
 
 /* The inode of this process's network namespace. */
 uint32_t netns_ino_self(void);

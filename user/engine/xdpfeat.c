@@ -33,6 +33,7 @@
 #define NETDEV_A_DEV_XDP_FEATURES 3
 #define NETDEV_CMD_NAPI_GET 11 /* Linux >= 6.9 */
 #define NETDEV_A_NAPI_IFINDEX 1
+#define NETDEV_A_NAPI_ID 2
 #define NETDEV_A_NAPI_PID 4 /* the NAPI instance's kernel thread, when threaded */
 
 /* A request: its family's header (generic netlink's or rtnetlink's) and its attributes. */
@@ -291,8 +292,8 @@ static void *open_socket_in_netns(void *arg)
 	return NULL;
 }
 
-/* The pids of ifindex's NAPI threads (netdev napi-get, a dump) on generic netlink socket fd */
-static int napi_thread_pids(int fd, __u16 family, int ifindex, int *pids, int max)
+/* ifindex's NAPI threads (netdev napi-get, a dump) on generic netlink socket fd */
+static int napi_threads(int fd, __u16 family, int ifindex, struct napi_thread *t, int max)
 {
 	struct nl_req r = { .nh = { .nlmsg_len = NLMSG_LENGTH(GENL_HDRLEN),
 				    .nlmsg_type = family,
@@ -315,7 +316,9 @@ static int napi_thread_pids(int fd, __u16 family, int ifindex, int *pids, int ma
 			return -EPROTO;
 		for (struct nlmsghdr *h = (struct nlmsghdr *)buf; NLMSG_OK(h, (size_t)len);
 		     h = NLMSG_NEXT(h, len)) {
-			const struct nlattr *a;
+			const struct nlattr *a, *id;
+			const void *attrs = (char *)NLMSG_DATA(h) + GENL_HDRLEN;
+			int left;
 			__u32 pid;
 
 			if (h->nlmsg_type == NLMSG_DONE)
@@ -327,25 +330,47 @@ static int napi_thread_pids(int fd, __u16 family, int ifindex, int *pids, int ma
 			}
 			if (h->nlmsg_len < NLMSG_LENGTH(GENL_HDRLEN))
 				continue;
-			a = find_attr((const struct nlattr *)((char *)NLMSG_DATA(h) + GENL_HDRLEN),
-				      h->nlmsg_len - NLMSG_LENGTH(GENL_HDRLEN), NETDEV_A_NAPI_PID,
-				      sizeof(pid));
-			if (!a)
+			left = h->nlmsg_len - NLMSG_LENGTH(GENL_HDRLEN);
+			a = find_attr(attrs, left, NETDEV_A_NAPI_PID, sizeof(pid));
+			id = find_attr(attrs, left, NETDEV_A_NAPI_ID, sizeof(__u32));
+			if (!a || !id)
 				continue;
 			memcpy(&pid, (const char *)a + NLA_HDRLEN, sizeof(pid));
 			if (!pid)
 				continue;
-			if (n < max)
-				pids[n] = pid;
+			if (n < max) {
+				t[n] = (struct napi_thread){ .pid = pid, .cpu = -1 };
+				memcpy(&t[n].id, (const char *)id + NLA_HDRLEN, sizeof(t[n].id));
+			}
 			n++;
 		}
 	}
 }
 
-int iface_veth_peer_napi_threads(const struct veth_peer *vp, int *pids, int max)
+static int by_napi_id(const void *a, const void *b)
+{
+	const struct napi_thread *x = a, *y = b;
+
+	return x->id < y->id ? -1 : x->id > y->id;
+}
+
+/* The one CPU a task may run on, or -1 */
+static int pinned_cpu(int pid)
+{
+	cpu_set_t set;
+	int cpu = -1;
+
+	if (sched_getaffinity(pid, sizeof(set), &set) || CPU_COUNT(&set) != 1)
+		return -1;
+	while (!CPU_ISSET(++cpu, &set))
+		;
+	return cpu;
+}
+
+int iface_veth_peer_napi_threads(const struct veth_peer *vp, struct napi_thread *t, int max)
 {
 	struct socket_in_netns s = { .nsfd = -1 };
-	pthread_t t;
+	pthread_t opener;
 	__u16 family;
 	int err;
 
@@ -354,9 +379,9 @@ int iface_veth_peer_napi_threads(const struct veth_peer *vp, int *pids, int max)
 		if (s.nsfd < 0)
 			return s.nsfd;
 	}
-	err = -pthread_create(&t, NULL, open_socket_in_netns, &s);
+	err = -pthread_create(&opener, NULL, open_socket_in_netns, &s);
 	if (!err)
-		pthread_join(t, NULL);
+		pthread_join(opener, NULL);
 	if (s.nsfd >= 0)
 		close(s.nsfd);
 	if (err)
@@ -365,7 +390,12 @@ int iface_veth_peer_napi_threads(const struct veth_peer *vp, int *pids, int max)
 		return s.fd;
 	err = netdev_family(s.fd, &family);
 	if (!err)
-		err = napi_thread_pids(s.fd, family, vp->ifindex, pids, max);
+		err = napi_threads(s.fd, family, vp->ifindex, t, max);
 	close(s.fd);
+	if (err <= 0)
+		return err;
+	qsort(t, err < max ? err : max, sizeof(*t), by_napi_id);
+	for (int i = 0; i < err && i < max; i++)
+		t[i].cpu = pinned_cpu(t[i].pid);
 	return err;
 }
