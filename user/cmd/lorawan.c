@@ -38,7 +38,7 @@ static void lorawan_send_usage(FILE *f, const struct xr_proto *p)
 		"their token (the last 65,536 packets), with round-trip percentiles.\n"
 		"\n"
 		"Options (and replay's --pps, --rate, --count, --duration, --threads, --first-seq,\n"
-		"--batch, --json, -q, -v):\n"
+		"--batch, --backoff, --json, -q, -v):\n"
 		"  -i, --iface IFACE       interface to send from (required)\n"
 		"      --fleet DIR         devices.csv and gateways.csv (xdpreplay lorawan fleet)\n"
 		"      --server ADDR[:P]   the gateway bridge, IPv4 (port default 1700)\n"

@@ -139,24 +139,42 @@ static int bad_addr_option(const char *cmd, const char *opt, const char *arg, co
 	return XR_EXIT_USAGE;
 }
 
+/* arg's place among an option's n words (an enum's values in order), or -1 having said what it takes */
+static int parse_word(const char *cmd, const char *opt, const char *arg, const char *const *words,
+		      int n)
+{
+	char list[128];
+	size_t len = 0;
+
+	for (int i = 0; i < n; i++)
+		if (!strcmp(arg, words[i]))
+			return i;
+	for (int i = 0; i < n && len < sizeof(list); i++)
+		len += snprintf(list + len, sizeof(list) - len, "%s%s", words[i],
+				i == n - 1 ? "" :
+				i == n - 2 ? " or " :
+					     ", ");
+	cli_usage_error(cmd, "--%s: '%s' is not %s", opt, arg, list);
+	return -1;
+}
+
 static int parse_one(struct send_opts *so, const struct xr_proto *p, int opt, const char *arg,
 		     int *paced)
 {
+	static const char *const engines[] = { "auto", "kernel", "xsk" }; /* enum send_engine */
+	static const char *const backoffs[] = { "auto", "spin", "skip" }; /* enum send_backoff */
+	int w;
+
 	const char *cmd = so->cmd, *dst_name = p->dst_name ? p->dst_name : "dst";
 	uint64_t v;
 
 	switch (opt) {
 	case 'i': so->ifname = arg; break;
 	case O_ENGINE:
-		if (!strcmp(arg, "auto"))
-			so->engine = SEND_ENGINE_AUTO;
-		else if (!strcmp(arg, "kernel"))
-			so->engine = SEND_ENGINE_KERNEL;
-		else if (!strcmp(arg, "xsk"))
-			so->engine = SEND_ENGINE_XSK;
-		else
-			return cli_usage_error(cmd, "--engine: '%s' is not auto, kernel or xsk",
-					       arg);
+		w = parse_word(cmd, "engine", arg, engines, 3);
+		if (w < 0)
+			return XR_EXIT_USAGE;
+		so->engine = (enum send_engine)w;
 		break;
 	case O_TOPSPEED:
 		so->pace = XR_PACE_NONE;
@@ -217,15 +235,10 @@ static int parse_one(struct send_opts *so, const struct xr_proto *p, int opt, co
 		so->batch = v;
 		break;
 	case O_BACKOFF:
-		if (!strcmp(arg, "auto"))
-			so->backoff = SEND_BACKOFF_AUTO;
-		else if (!strcmp(arg, "spin"))
-			so->backoff = SEND_BACKOFF_SPIN;
-		else if (!strcmp(arg, "skip"))
-			so->backoff = SEND_BACKOFF_SKIP;
-		else
-			return cli_usage_error(cmd, "--backoff: '%s' is not auto, spin or skip",
-					       arg);
+		w = parse_word(cmd, "backoff", arg, backoffs, 3);
+		if (w < 0)
+			return XR_EXIT_USAGE;
+		so->backoff = (enum send_backoff)w;
 		break;
 	case O_JSON: so->json_path = arg; break;
 	case O_FIRST:
