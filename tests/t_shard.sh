@@ -175,6 +175,9 @@ test_shard_start_at_together() {
 	PY
 	run_bad 2 "--start-at: '30' is not a UNIX time" tb_gen "$XR" gen udp -i "$TB_GEN_IF" --dst "$TB_SRV_IP:9" \
 		--count 1 --start-at 30
+	# its nanoseconds would overflow 64 bits (found by fuzz_sendopts; UBSan's error under san/)
+	run_bad 2 "--start-at: '44444444444' is not a UNIX time" tb_gen "$XR" gen udp -i "$TB_GEN_IF" \
+		--dst "$TB_SRV_IP:9" --count 1 --start-at 44444444444
 	tb_gen "$XR" gen udp -i "$TB_GEN_IF" --dst "$TB_SRV_IP:9" --count 10 --start-at 1700000000 -q 2>"$WORK/err" ||
 		fail "a --start-at in the past exited $?"
 	grep -q "start-at was .* ago when the engine was ready: starting now" "$WORK/err" ||

@@ -268,10 +268,14 @@ static int parse_one(struct send_opts *so, const struct xr_proto *p, int opt, co
 	case O_START_AT: {
 		double t;
 
-		/* UNIX time: anything before 2001 is a mistake (a duration, a relative time) */
+		/*
+		 * UNIX time: anything before 2001 is a mistake (a duration, a
+		 * relative time); after 2286 (1e10 s) too, and its nanoseconds
+		 * would soon overflow 64 bits (fuzz_sendopts: 4.4e10)
+		 */
 		if (cli_number(cmd, "start-at", arg, &t))
 			return XR_EXIT_USAGE;
-		if (t < 1e9 || t > 1e11)
+		if (t < 1e9 || t > 1e10)
 			return cli_usage_error(
 				cmd,
 				"--start-at: '%s' is not a UNIX time in seconds (e.g. "
@@ -406,7 +410,8 @@ int send_opts_parse(struct send_opts *so, const struct xr_proto *p, void *st, in
 		}
 		opts[nopts++] = *o;
 	}
-	optind = 1;
+	/* 0, not 1: glibc then forgets an earlier parse, whose argv may be gone, whole */
+	optind = 0;
 	opterr = 0;
 	while ((opt = getopt_long(argc, argv, ":i:qvh", opts, NULL)) != -1) {
 		if (opt == 'h') {
