@@ -112,6 +112,8 @@ struct engine_opts {
 	enum xr_reply_kind reply_kind;
 	struct xr_reply_match rpl;
 	uint64_t reply_wait_ns; /* after the last frame, how long answers may take */
+	/* what the reply handler sends by XDP_TX, for a warning where it would wait (NULL: nothing) */
+	const char *xdp_tx_answers;
 	uint32_t ts_mask; /* send_ts slot of n: n & ts_mask (0: the whole ring) */
 	/* the protocol's share (kernel engine) */
 	enum xr_hook hook; /* its per-packet rewrite after the plan */
@@ -208,6 +210,15 @@ static inline unsigned int engine_shard_place(unsigned int shard, unsigned int s
 					      uint64_t first_n, uint64_t unit)
 {
 	return (shard + shards - first_n / unit % shards) % shards;
+}
+
+/*
+ * Frames that vary per packet or expect answers: the xsk engine builds them
+ * from the gen program's session rather than sending the frame set as it is.
+ */
+static inline bool engine_builds_frames(const struct engine_opts *o)
+{
+	return o->nops || o->hook != XR_HOOK_NONE || o->reply_kind != XR_REPLY_NONE || o->proto;
 }
 
 /* Set from a signal handler: stop sending and report. */

@@ -57,6 +57,15 @@ struct veth_peer {
 /* The peer of veth ifindex: 0, or -errno (not a veth, no peer). */
 int iface_veth_peer(int ifindex, struct veth_peer *peer);
 
+/*
+ * A veth hands what its end sends by XDP_TX (what: a handshake's ACKs, say)
+ * to the peer at once only when the peer has an XDP program; with GRO alone
+ * it waits there for the peer's next frame that comes through NAPI, which
+ * the kernel engine's live frames are and AF_XDP's are not. Says so when
+ * ifc is such a veth: true then.
+ */
+bool iface_warn_veth_peer_xdp(const struct iface *ifc, const char *what);
+
 /* A NAPI instance's kernel thread (threaded NAPI) */
 struct napi_thread {
 	uint32_t id; /* the NAPI instance's */

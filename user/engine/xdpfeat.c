@@ -25,6 +25,7 @@
 #include <linux/netlink.h>
 #include <linux/rtnetlink.h>
 #include "engine/iface.h"
+#include "util/log.h"
 
 /* include/uapi/linux/netdev.h, which Debian 12's headers predate */
 #define NETDEV_FAMILY "netdev"
@@ -398,4 +399,16 @@ int iface_veth_peer_napi_threads(const struct veth_peer *vp, struct napi_thread 
 	for (int i = 0; i < err && i < max; i++)
 		t[i].cpu = pinned_cpu(t[i].pid);
 	return err;
+}
+
+bool iface_warn_veth_peer_xdp(const struct iface *ifc, const char *what)
+{
+	struct veth_peer vp;
+
+	if (strcmp(ifc->driver, "veth") || iface_veth_peer(ifc->ifindex, &vp) || vp.xdp)
+		return false;
+	pr_warn("%s's veth peer %s has no XDP program: %s sent by XDP_TX wait there for its next "
+		"other frame; attach one to it (xdpreplay count -i %s --any)\n",
+		ifc->name, vp.name, what, vp.name);
+	return true;
 }

@@ -68,7 +68,6 @@ struct xr_proto {
 	unsigned int accepts; /* enum send_opt_set */
 	const char *dst_name; /* the destination option's name: "dst" (default) or "server" */
 	uint16_t default_port; /* the destination port when --dst gives none */
-	bool kernel_only; /* builds its packets in the kernel engine (no --engine xsk) */
 	size_t state_size; /* bytes of state, zeroed before parse_opt */
 	/* one of opts; arg as typed. 0 or XR_EXIT_USAGE (after a one-line message) */
 	int (*parse_opt)(void *st, int id, const char *arg, const struct send_opts *so);

@@ -450,10 +450,6 @@ int send_opts_parse(struct send_opts *so, const struct xr_proto *p, void *st, in
 				       "another ends): no --pps, --rate or --multiplier with it");
 	if (so->have_token && !so->have_listen)
 		return cli_usage_error(cmd, "--token-file goes with --listen");
-	if (p->kernel_only && so->engine == SEND_ENGINE_XSK)
-		return cli_usage_error(
-			cmd,
-			"these packets are built by the kernel engine; --engine xsk cannot send them");
 	if (p->check) {
 		ret = p->check(st, so);
 		if (ret)

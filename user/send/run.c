@@ -23,31 +23,34 @@
 #include "util/netns.h"
 #include "util/units.h"
 
-/* The kernel engine where live frames reach the wire; AF_XDP otherwise, for frames sent as captured. */
-static int choose_engine(const struct send_opts *so, const struct xr_proto *p,
-			 const struct iface *ifc, const struct engine_opts *o, bool *use_xsk)
+/*
+ * --engine auto: the kernel engine where a live-frames run works on this
+ * interface, the xsk engine otherwise, in one line that says why.
+ * XDPREPLAY_ENGINE=kernel|xsk makes auto that choice (the tests' xsk pass).
+ */
+static int choose_engine(const struct send_opts *so, const struct iface *ifc, bool *use_xsk)
 {
-	bool builds = p->kernel_only || o->nops;
-	const char *why;
+	enum send_engine e = so->engine;
+	const char *env = getenv("XDPREPLAY_ENGINE"), *why;
 
-	*use_xsk = so->engine == SEND_ENGINE_XSK;
-	if (!*use_xsk && probe_best_engine(ifc, &why) != PROBE_ENGINE_KERNEL) {
-		if (so->engine == SEND_ENGINE_KERNEL || builds) {
-			pr_warn("the kernel engine cannot send on %s: %s%s\n", ifc->name, why,
-				so->engine == SEND_ENGINE_KERNEL ? "" :
-				p->kernel_only ? " (this command builds its packets there)" :
-						 " (--rewrite needs it)");
-			return -EOPNOTSUPP;
-		}
-		pr_info("engine: xsk (the kernel engine cannot send here: %s)\n", why);
-		*use_xsk = true;
-	} else if (*use_xsk && builds) {
-		pr_warn("%s needs the kernel engine; --engine xsk sends frames as captured\n",
-			p->kernel_only ? so->cmd : "--rewrite");
-		return -EINVAL;
-	} else if (so->engine == SEND_ENGINE_AUTO) {
-		pr_info("engine: kernel (%s)\n", why);
+	if (e == SEND_ENGINE_AUTO && env && (!strcmp(env, "xsk") || !strcmp(env, "kernel"))) {
+		e = !strcmp(env, "xsk") ? SEND_ENGINE_XSK : SEND_ENGINE_KERNEL;
+		pr_info("engine: %s (XDPREPLAY_ENGINE)\n", env);
 	}
+	*use_xsk = e == SEND_ENGINE_XSK;
+	if (*use_xsk)
+		return 0;
+	if (probe_best_engine(ifc, &why) == PROBE_ENGINE_KERNEL) {
+		if (e == SEND_ENGINE_AUTO)
+			pr_info("engine: kernel (%s)\n", why);
+		return 0;
+	}
+	if (e == SEND_ENGINE_KERNEL) {
+		pr_warn("the kernel engine cannot send on %s: %s\n", ifc->name, why);
+		return -EOPNOTSUPP;
+	}
+	pr_info("engine: xsk (the kernel engine cannot send on %s: %s)\n", ifc->name, why);
+	*use_xsk = true;
 	return 0;
 }
 
@@ -298,10 +301,10 @@ int send_run(const struct send_opts *so, const struct xr_proto *p, void *st)
 		ret = !err ? XR_EXIT_OK : err == -EOPNOTSUPP ? XR_EXIT_USAGE : XR_EXIT_ENV;
 		goto out;
 	}
-	if (choose_engine(so, p, &ifc, &o, &use_xsk))
+	if (choose_engine(so, &ifc, &use_xsk))
 		goto out;
-	/* AF_XDP lays every frame out in a chunk of its own */
-	if (use_xsk && o.umem_limit &&
+	/* AF_XDP lays every frame sent as it is out in a chunk of its own */
+	if (use_xsk && !engine_builds_frames(&o) && o.umem_limit &&
 	    (uint64_t)fs.n * (fs.max_len <= 2048 ? 2048 : 4096) > o.umem_limit) {
 		pr_warn("the xsk engine would take %llu MiB of UMEM for %zu frames, more than --max-memory %llu MiB\n",
 			(unsigned long long)((uint64_t)fs.n * (fs.max_len <= 2048 ? 2048 : 4096) >>

@@ -294,7 +294,6 @@ const struct xr_proto proto_dns = {
 	.opts = dns_opts,
 	.accepts = SO_REWRITE | SO_DST | SO_SRC | SO_SPORT | SO_DSTMAC | SO_WAIT,
 	.default_port = 53,
-	.kernel_only = true,
 	.state_size = sizeof(struct dns),
 	.parse_opt = dns_opt,
 	.check = dns_check,

@@ -29,6 +29,5 @@ const struct xr_proto proto_icmp = {
 	.gen = true,
 	.summary = "ICMP echo requests (ICMPv6 for IPv6), sequence number n, n in the payload",
 	.accepts = SO_REWRITE | SO_DST | SO_SRC | SO_SPORT | SO_SIZE | SO_DSTMAC | SO_VLAN,
-	.kernel_only = true,
 	.build = icmp_build,
 };

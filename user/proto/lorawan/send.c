@@ -732,7 +732,6 @@ const struct xr_proto proto_lorawan = {
 	.accepts = SO_DST | SO_SRC | SO_SPORT | SO_DSTMAC | SO_WAIT,
 	.dst_name = "server",
 	.default_port = LW_DEFAULT_PORT,
-	.kernel_only = true,
 	.state_size = sizeof(struct lw_send),
 	.parse_opt = lw_opt,
 	.check = lw_check,

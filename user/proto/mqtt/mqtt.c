@@ -1499,7 +1499,6 @@ const struct xr_proto proto_mqtt = {
 	.opts = mqtt_opts,
 	.accepts = SO_DST | SO_SRC | SO_SPORT | SO_DSTMAC | SO_WAIT | SO_SEED | SO_CONCURRENCY,
 	.default_port = 1883,
-	.kernel_only = true,
 	.state_size = sizeof(struct mqtt),
 	.parse_opt = mqtt_opt,
 	.check = mqtt_check,

@@ -100,6 +100,8 @@ static int syn_build(void *st, const struct send_opts *so, const struct iface *i
 	s->ops = (struct engine_proto){ .ctx = s, .before_load = syn_before_load };
 	o->proto = &s->ops;
 	o->reply_kind = XR_REPLY_SYN;
+	if (s->complete)
+		o->xdp_tx_answers = "--complete's ACKs";
 	o->rpl = ta.match;
 	return 0;
 }
@@ -156,7 +158,6 @@ const struct xr_proto proto_syn = {
 	.opts = syn_opts,
 	.accepts = SO_REWRITE | SO_DST | SO_SRC | SO_SPORT | SO_DSTMAC | SO_WAIT | SO_SEED,
 	.default_port = 80,
-	.kernel_only = true,
 	.state_size = sizeof(struct syn),
 	.parse_opt = syn_opt,
 	.build = syn_build,

@@ -293,7 +293,6 @@ const struct xr_proto proto_sessions = {
 	.opts = sessions_opts,
 	.accepts = SO_DST | SO_SRC | SO_SPORT | SO_DSTMAC | SO_WAIT | SO_SEED | SO_CONCURRENCY |
 		   SO_FILES,
-	.kernel_only = true,
 	.state_size = sizeof(struct sessions),
 	.parse_opt = sessions_opt,
 	.check = sessions_check,

@@ -1544,7 +1544,6 @@ const struct xr_proto proto_tcp = {
 	.opts = tcp_opts,
 	.accepts = SO_DST | SO_SRC | SO_SPORT | SO_DSTMAC | SO_WAIT | SO_SEED | SO_CONCURRENCY,
 	.default_port = 80,
-	.kernel_only = true,
 	.state_size = sizeof(struct tcp),
 	.parse_opt = tcp_opt,
 	.check = tcp_check,

@@ -20,6 +20,5 @@ const struct xr_proto proto_udp = {
 	.summary = "UDP datagrams, the sequence number in the payload",
 	.accepts = SO_REWRITE | SO_DST | SO_SRC | SO_SPORT | SO_SIZE | SO_DSTMAC | SO_VLAN,
 	.default_port = 9,
-	.kernel_only = true,
 	.build = udp_build,
 };

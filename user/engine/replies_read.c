@@ -1,0 +1,149 @@
+// SPDX-License-Identifier: GPL-2.0
+/* The reply counter's maps read and summed over CPUs (bpf/lib/replies.bpf.h). */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+#include "engine/session.h"
+#include "engine/pacer.h"
+#include "gen.skel.h"
+
+int engine_percpu_sum(int fd, uint32_t cells, uint64_t *sum)
+{
+	int ncpu = libbpf_num_possible_cpus();
+	uint64_t *vals = calloc(ncpu, sizeof(uint64_t));
+	int err = 0;
+
+	if (!vals)
+		return -ENOMEM;
+	for (__u32 key = 0; key < cells; key++) {
+		sum[key] = 0;
+		if (bpf_map_lookup_elem(fd, &key, vals)) {
+			err = -errno;
+			break;
+		}
+		for (int c = 0; c < ncpu; c++)
+			sum[key] += vals[c];
+	}
+	free(vals);
+	return err;
+}
+
+int engine_hist_read(int fd, struct engine_replies *r)
+{
+	int err;
+
+	r->seconds = 0;
+	if (!r->hist)
+		r->hist = calloc((size_t)XR_RTT_SECS * XR_RTT_BUCKETS, sizeof(uint64_t));
+	if (!r->hist)
+		return -ENOMEM;
+	err = engine_percpu_sum(fd, XR_RTT_SECS * XR_RTT_BUCKETS, r->hist);
+	for (__u32 key = 0; !err && key < XR_RTT_SECS * XR_RTT_BUCKETS; key++)
+		if (r->hist[key] && key / XR_RTT_BUCKETS + 1 > r->seconds)
+			r->seconds = key / XR_RTT_BUCKETS + 1;
+	return err;
+}
+
+int engine_replies_sum(int fd, struct xr_replies_stats *sum)
+{
+	int ncpu = libbpf_num_possible_cpus();
+	struct xr_replies_stats *per = calloc(ncpu, sizeof(*per));
+	__u32 zero = 0;
+	int err = 0;
+
+	memset(sum, 0, sizeof(*sum));
+	if (!per)
+		return -ENOMEM;
+	if (bpf_map_lookup_elem(fd, &zero, per))
+		err = -errno;
+	for (int c = 0; !err && c < ncpu; c++) {
+		sum->answered += per[c].answered;
+		sum->repeated += per[c].repeated;
+		sum->unmatched += per[c].unmatched;
+		for (int i = 0; i < XR_REPLY_CTRS; i++)
+			sum->ctr[i] += per[c].ctr[i];
+	}
+	free(per);
+	return err;
+}
+
+uint64_t rtt_bucket_floor(unsigned int b)
+{
+	unsigned int e;
+
+	if (b < 16)
+		return b;
+	/* bucket (e - 3) * 16 + m holds [2^e + m * 2^(e-4), 2^e + (m+1) * 2^(e-4)) */
+	e = b / 16 + 3;
+	return (1ULL << e) + (uint64_t)(b % 16) * (1ULL << (e - 4));
+}
+
+void session_live_replies(struct gen_session *k, const struct engine_opts *o)
+{
+	struct xr_replies_stats r;
+	uint64_t now = now_ns();
+
+	/* ten times a second: a read sums every CPU's copy, and the control loop runs every ms */
+	if (!o->live || o->reply_kind == XR_REPLY_NONE || !k->skel || now < k->live_replies_next)
+		return;
+	k->live_replies_next = now + 100000000ULL;
+	if (engine_replies_sum(bpf_map__fd(k->skel->maps.replies_stats), &r))
+		return;
+	pthread_mutex_lock(&o->live->lock);
+	o->live->have_replies = true;
+	o->live->replies = r;
+	o->live->now_ns = now;
+	pthread_mutex_unlock(&o->live->lock);
+}
+
+static void read_replies(struct gen_session *k, struct engine_result *res)
+{
+	struct engine_replies *r = &res->replies;
+	struct bpf_prog_info info = {};
+	__u32 len = sizeof(info);
+
+	if (engine_replies_sum(bpf_map__fd(k->skel->maps.replies_stats), &r->st) == -ENOMEM)
+		return;
+	engine_hist_read(bpf_map__fd(k->skel->maps.rtt_hist), r);
+	/* what answering cost, when the kernel keeps program statistics (benchmarks) */
+	if (!bpf_obj_get_info_by_fd(bpf_program__fd(k->skel->progs.xr_replies), &info, &len)) {
+		res->replies_run_ns = info.run_time_ns;
+		res->replies_run_cnt = info.run_cnt;
+	}
+}
+
+void session_end(struct gen_session *k, const struct engine_opts *o, struct engine_result *res,
+		 bool proto_started, uint64_t sent)
+{
+	const struct engine_proto *proto = o->proto;
+	uint64_t until;
+
+	if (proto_started && proto->stop)
+		proto->stop(proto->ctx);
+	res->open_peak = atomic_load(&k->open_peak);
+	res->gate_waits = atomic_load(&k->gate_waits);
+	if (o->reply_kind == XR_REPLY_NONE)
+		return;
+	/* answers to the last frames are still on their way (or, for sessions, until all ended) */
+	until = now_ns() + o->reply_wait_ns;
+	while (!xr_stop && now_ns() < until) {
+		uint64_t known;
+
+		if (proto && proto->settled && proto->settled(proto->ctx, sent))
+			break;
+		known = proto && proto->wait_until ? proto->wait_until(proto->ctx) : 0;
+		if (known)
+			until = known;
+		session_live_replies(k, o);
+		sleep_until(now_ns() + 10000000ULL);
+	}
+	/*
+	 * answers end here: the counters and the protocol's own tables (finish)
+	 * are then read from one state, not from two moments
+	 */
+	bpf_link__destroy(k->replies);
+	k->replies = NULL;
+	read_replies(k, res);
+}

@@ -1,0 +1,339 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * The gen program's session (engine/session.h): what the kernel engine and
+ * the xsk engine share, from loading xr_gen to reading the replies.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <sys/mman.h>
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+#include "engine/session.h"
+#include "engine/pacer.h"
+#include "frames/rewrite.h"
+#include "util/log.h"
+#include "gen.skel.h"
+
+static size_t page_round(size_t sz)
+{
+	size_t pg = sysconf(_SC_PAGESIZE);
+
+	return (sz + pg - 1) / pg * pg;
+}
+
+void *engine_map_mmap(struct bpf_map *map, size_t *sz)
+{
+	void *p;
+
+	*sz = page_round((size_t)bpf_map__value_size(map) * bpf_map__max_entries(map));
+	p = mmap(NULL, *sz, PROT_READ | PROT_WRITE, MAP_SHARED, bpf_map__fd(map), 0);
+	return p == MAP_FAILED ? NULL : p;
+}
+
+void session_close(struct gen_session *k)
+{
+	bpf_link__destroy(k->replies);
+	bpf_link__destroy(k->hold);
+	if (k->hold_netns_fd > 0)
+		close(k->hold_netns_fd);
+	for (int i = 0; i < 2; i++)
+		bpf_link__destroy(k->links[i]);
+	if (k->slots)
+		munmap(k->slots, k->slots_sz);
+	if (k->frames)
+		munmap(k->frames, k->frames_sz);
+	if (k->data)
+		munmap(k->data, k->data_sz);
+	if (k->send_ts)
+		munmap(k->send_ts, k->send_ts_sz);
+	if (k->proto && k->proto->close)
+		k->proto->close(k->proto->ctx);
+	gen_bpf__destroy(k->skel);
+	free(k->tmpl);
+	memset(k, 0, sizeof(*k));
+}
+
+/* Frames in chunks of the frame_data map: a frame starts below XR_CHUNK_SIZE. 0 or -E2BIG. */
+static int chunks_needed(const struct frameset *fs, uint64_t *nchunks)
+{
+	uint64_t off = 0;
+
+	*nchunks = 1;
+	for (size_t i = 0; i < fs->n; i++) {
+		if (off >= XR_CHUNK_SIZE) {
+			(*nchunks)++;
+			off = 0;
+		}
+		off += fs->frames[i].len;
+	}
+	if (fs->n > UINT32_MAX || *nchunks > UINT32_MAX / XR_CHUNK_VALUE) {
+		pr_warn("frame set too large for the gen program (%zu frames)\n", fs->n);
+		return -E2BIG;
+	}
+	return 0;
+}
+
+static void frames_lay_out(struct gen_session *k, const struct frameset *fs)
+{
+	uint32_t chunk = 0;
+	uint64_t off = 0;
+
+	for (size_t i = 0; i < fs->n; i++) {
+		const struct fs_frame *f = &fs->frames[i];
+
+		if (off >= XR_CHUNK_SIZE) {
+			chunk++;
+			off = 0;
+		}
+		memcpy(k->data + (size_t)chunk * XR_CHUNK_VALUE + off, fs->bytes + f->off, f->len);
+		k->frames[i] = (struct xr_frame){
+			.chunk = chunk,
+			.off = off,
+			.len = f->len,
+			.flags = frameset_unplanned(fs, i) ? XR_FRAME_UNPLANNED : 0,
+			.ts_ns = f->ts_ns,
+		};
+		off += f->len;
+	}
+}
+
+static void cfg_set(struct gen_session *k, const struct iface *ifc, const struct frameset *fs,
+		    const struct engine_opts *o, bool copy, enum session_use use)
+{
+	k->skel->rodata->cfg = (struct xr_gen_cfg){
+		.nframes = k->nframes,
+		.ifindex = ifc->ifindex,
+		.netns_ino = ifc->netns_ino,
+		.copy = copy,
+		/* a builder makes the frame it is asked for: the sender paces */
+		.pace = o && use == SESSION_LIVE ? o->pace : XR_PACE_NONE,
+		.nthreads = o ? o->threads : 1,
+		.shards = o ? o->shards : 0,
+		.shard = o ? o->shard : 0,
+		.span_ns = fs ? fs->span_ns : 0,
+		.mult_milli = o && o->pace == XR_PACE_PCAP ?
+				      (uint64_t)(o->multiplier * 1000 + 0.5) :
+				      1000,
+		.nops = o ? o->nops : 0,
+		.stamp = o ? o->reply_kind != XR_REPLY_NONE : 0,
+		.first_n = o ? o->first_n : 0,
+		.frame_div = o && o->frame_div > 1 ? o->frame_div : 1,
+		.ts_mask = o && o->ts_mask ? o->ts_mask : XR_TS_RING - 1,
+		.hook = o ? o->hook : XR_HOOK_NONE,
+		.reply_kind = o ? o->reply_kind : XR_REPLY_NONE,
+		.backoff = o ? o->backoff : XR_BACKOFF_SKIP,
+	};
+	if (o)
+		k->skel->rodata->cfg.rpl = o->rpl;
+}
+
+static int maps_map(struct gen_session *k)
+{
+	k->slots = engine_map_mmap(k->skel->maps.slots, &k->slots_sz);
+	k->frames = engine_map_mmap(k->skel->maps.frames, &k->frames_sz);
+	k->data = engine_map_mmap(k->skel->maps.frame_data, &k->data_sz);
+	k->send_ts = engine_map_mmap(k->skel->maps.send_ts, &k->send_ts_sz);
+	if (!k->slots || !k->frames || !k->data || !k->send_ts) {
+		pr_warn("cannot mmap the frame set maps: %s\n", strerror(errno));
+		return -errno;
+	}
+	return 0;
+}
+
+static int tracepoints_attach(struct gen_session *k)
+{
+	k->links[0] = bpf_program__attach(k->skel->progs.xr_xmit);
+	k->links[1] = bpf_program__attach(k->skel->progs.xr_redirect_err);
+	if (k->links[0] && k->links[1])
+		return 0;
+	pr_warn("cannot attach the xdp_devmap_xmit/xdp_redirect_err tracepoints that account for "
+		"sent frames: %s\n",
+		strerror(errno));
+	return -errno;
+}
+
+int session_open(struct gen_session *k, const struct iface *ifc, const struct frameset *fs,
+		 const uint8_t *tmpl, uint32_t tmpl_len, const struct engine_opts *o,
+		 enum session_use use)
+{
+	struct bpf_prog_info info = {};
+	__u32 info_len = sizeof(info);
+	const struct engine_proto *proto = o ? o->proto : NULL;
+	/* one frame stays in the page pool's pages as data_in put it; more are copied in */
+	bool copy = (fs && fs->n > 1) || (o && o->copy_always);
+	uint64_t nchunks = 1;
+	int err;
+
+	memset(k, 0, sizeof(*k));
+	k->ifindex = ifc->ifindex;
+	k->skel = gen_bpf__open();
+	if (!k->skel) {
+		err = -errno;
+		pr_warn("cannot open the gen program's BPF object: %s\n", strerror(-err));
+		return err;
+	}
+	/*
+	 * The LoRaWAN selftest's programs (AES, the downlink reader and its MIC
+	 * check) are loaded by the selftest alone: a run would pay for their
+	 * verification in its start-up
+	 */
+	bpf_program__set_autoload(k->skel->progs.xr_aes_test, false);
+	bpf_program__set_autoload(k->skel->progs.xr_lora_dl_test, false);
+	/* the transmit tracepoints account for live frames alone */
+	if (use == SESSION_BUILD) {
+		bpf_program__set_autoload(k->skel->progs.xr_xmit, false);
+		bpf_program__set_autoload(k->skel->progs.xr_redirect_err, false);
+	}
+	k->nframes = fs ? fs->n : 1;
+	if (copy) {
+		err = chunks_needed(fs, &nchunks);
+		if (err)
+			goto err;
+		bpf_map__set_max_entries(k->skel->maps.frames, fs->n);
+		bpf_map__set_max_entries(k->skel->maps.frame_data, nchunks);
+	}
+	cfg_set(k, ifc, fs, o, copy, use);
+	if (proto && proto->before_load) {
+		err = proto->before_load(proto->ctx, k->skel, o);
+		if (err)
+			goto err;
+	}
+	if (o) {
+		memcpy(k->skel->rodata->cfg.ops, o->ops, sizeof(o->ops));
+		if (!copy && fs && o->nops)
+			rewrite_nocopy(k->skel->rodata->cfg.ops, o->nops,
+				       fs->bytes + fs->frames[0].off, fs->frames[0].len,
+				       &k->skel->rodata->cfg.nc);
+	}
+	if (!k->skel->rodata->cfg.mult_milli)
+		k->skel->rodata->cfg.mult_milli = 1;
+	err = gen_bpf__load(k->skel);
+	if (err) {
+		pr_warn("cannot load the gen BPF program: %s (run with -vv for the verifier log)\n",
+			strerror(-err));
+		goto err;
+	}
+	if (bpf_obj_get_info_by_fd(bpf_program__fd(k->skel->progs.xr_gen), &info, &info_len) == 0)
+		k->skel->bss->gen_prog_id = info.id;
+	k->skel->bss->owner_tgid = getpid();
+	err = maps_map(k);
+	if (err)
+		goto err;
+	if (copy)
+		frames_lay_out(k, fs);
+	else if (fs)
+		k->frames[0] = (struct xr_frame){ .len = fs->frames[0].len, .ts_ns = 0 };
+	/* from here session_close also closes the protocol's part */
+	k->proto = proto;
+	if (proto && proto->after_load) {
+		err = proto->after_load(proto->ctx, k->skel, o);
+		if (err)
+			goto err;
+	}
+	/* the page pool starts every page as a copy of data_in */
+	k->tmpl_len = tmpl ? tmpl_len : fs->max_len;
+	k->tmpl = calloc(1, k->tmpl_len);
+	if (!k->tmpl) {
+		err = -ENOMEM;
+		goto err;
+	}
+	if (tmpl)
+		memcpy(k->tmpl, tmpl, tmpl_len);
+	else if (!copy)
+		memcpy(k->tmpl, fs->bytes + fs->frames[0].off, fs->frames[0].len);
+	if (use == SESSION_LIVE) {
+		err = tracepoints_attach(k);
+		if (err)
+			goto err;
+	}
+	return 0;
+err:
+	session_close(k);
+	return err;
+}
+
+/* (n * step) mod modulus for op, without overflow; modulus 0 wraps at 2^64 */
+static uint64_t op_mulmod(const struct xr_op *op, uint64_t n)
+{
+	if (!op->modulus)
+		return n * op->step;
+	return (unsigned __int128)n * op->step % op->modulus;
+}
+
+/*
+ * The running values of a slot whose next sequence number is n, each next
+ * one `stride` further on (see struct xr_gen_slot).
+ */
+void slot_ops_init(struct xr_gen_slot *s, const struct xr_op *ops, unsigned int nops, uint64_t n,
+		   uint64_t stride)
+{
+	for (unsigned int i = 0; i < nops && i < XR_MAX_OPS; i++) {
+		s->op_val[i] = op_mulmod(&ops[i], n);
+		s->op_inc[i] = op_mulmod(&ops[i], stride);
+	}
+}
+
+void session_slots_init(struct gen_session *k, const struct engine_opts *o)
+{
+	k->nthreads = o->threads;
+	k->cpus = o->cpus;
+	for (unsigned int i = 0; i < o->threads; i++) {
+		struct xr_gen_slot *s = &k->slots[o->cpus[i]];
+
+		memset(s, 0, sizeof(*s));
+		s->thread = i;
+		slot_ops_init(s, o->ops, o->nops, engine_seq(o, i, 0),
+			      (uint64_t)o->threads * (o->shards > 1 ? o->shards : 1));
+	}
+}
+
+int session_replies_attach(struct gen_session *k, const struct engine_opts *o)
+{
+	int err;
+
+	if (o->reply_kind == XR_REPLY_NONE)
+		return 0;
+	k->replies = bpf_program__attach_xdp(k->skel->progs.xr_replies, o->ifc->ifindex);
+	if (k->replies)
+		return 0;
+	err = -errno;
+	pr_warn("cannot attach the reply counter to %s: %s%s\n", o->ifc->name, strerror(-err),
+		err == -EBUSY || err == -EEXIST ? " (another XDP program is attached)" : "");
+	return err;
+}
+
+uint64_t session_gate_take(struct gen_session *k, const struct engine_opts *o, uint64_t want,
+			   uint64_t lost)
+{
+	uint64_t ended = o->proto->ended(o->proto->ctx), a, open, room, take, peak;
+
+	a = atomic_load(&k->admitted);
+	do {
+		open = a > lost + ended ? a - lost - ended : 0;
+		room = open < o->concurrency ? o->concurrency - open : 0;
+		take = want < room ? want : room;
+	} while (take && !atomic_compare_exchange_weak(&k->admitted, &a, a + take));
+	open += take;
+	peak = atomic_load(&k->open_peak);
+	while (open > peak && !atomic_compare_exchange_weak(&k->open_peak, &peak, open))
+		;
+	if (!take)
+		atomic_fetch_add(&k->gate_waits, 1);
+	return take;
+}
+
+uint64_t engine_shard_count(uint64_t count, unsigned int shard, unsigned int shards, uint64_t unit)
+{
+	uint64_t units, mine;
+
+	if (shards <= 1 || count == XR_FOREVER)
+		return count;
+	if (unit < 1)
+		unit = 1;
+	/* whole units go round the shards; a last, partial one is the next shard's */
+	units = count / unit;
+	mine = units > shard ? (units - shard + shards - 1) / shards : 0;
+	return mine * unit + (units % shards == shard ? count % unit : 0);
+}
