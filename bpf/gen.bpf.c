@@ -73,10 +73,20 @@ static __always_inline __u64 due_ns(const struct xr_gen_slot *s, __u64 k)
 	struct xr_frame *fd, *fdb;
 	__u32 fi, fbi;
 
-	/* (dk * ps) / 1000 without the product, which wraps 64 bits after 213 days of a run */
-	if (cfg.pace == XR_PACE_RATE)
-		return s->t0_ns + (k - s->k_base) * (s->interval_ps / 1000) +
-		       (k - s->k_base) * (s->interval_ps % 1000) / 1000;
+	/*
+	 * The run's j-th frame leaves at j * num / den (engine/pacer.c), exactly
+	 * in 64 bits: with num = q * den + r and j = a * den + b, that is a * num
+	 * + b * q + b * r / den, and b * r < 2^64 as both are below den < 2^32
+	 */
+	if (cfg.pace == XR_PACE_RATE) {
+		__u64 j = (k - s->k_base) * cfg.nthreads + s->thread, a, b;
+
+		if (!s->per_den)
+			return s->t0_ns;
+		a = j / s->per_den;
+		b = j % s->per_den;
+		return s->t0_ns + a * s->per_num + b * s->per_q + b * s->per_r / s->per_den;
+	}
 
 	/* XR_PACE_PCAP: capture time of n, scaled by the multiplier */
 	n = seq_of(s, k);

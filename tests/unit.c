@@ -648,6 +648,54 @@ static void test_pacer_far(void)
 	CHECK(d == 365ULL * 86400 * 1000000000ULL, "a year at 1 pps: %llu", (unsigned long long)d);
 }
 
+/*
+ * A rate's departures are exact (pacer.c: pacer_period): --pps R --duration T
+ * asks for exactly R x T frames when that is whole, whatever R, and frame k of
+ * a long run leaves at k / R to the nanosecond. An interval kept in whole
+ * picoseconds asked 30,000,301 of 30 Mpps in 1 s, and 3,000,004 of 3 Mpps.
+ */
+static void test_pacer_exact_rate(void)
+{
+	static const double rates[] = { 30e6, 3e6, 1e6, 7e6, 999983, 1e3, 3 };
+	struct frameset fs = { .n = 1 };
+	struct engine_opts o = { .fs = &fs,
+				 .count = XR_FOREVER,
+				 .pace = XR_PACE_RATE,
+				 .duration_ns = 1000000000ULL };
+
+	for (unsigned int i = 0; i < sizeof(rates) / sizeof(rates[0]); i++) {
+		for (unsigned int threads = 1; threads <= 3; threads++) {
+			uint64_t due = 0;
+
+			o.pps = rates[i];
+			o.threads = threads;
+			for (unsigned int t = 0; t < threads; t++) {
+				struct thread_plan tp;
+				struct pacer p;
+
+				pacer_init(&p, &o, t, 1000, NULL);
+				thread_plan_init(&tp, &o, &p, t, 1000);
+				due += tp.k_due;
+			}
+			CHECK(due == (uint64_t)rates[i],
+			      "%.0f pps for 1 s with %u threads: %llu due", rates[i], threads,
+			      (unsigned long long)due);
+		}
+	}
+	{
+		struct pacer p;
+		uint64_t k = 123456789012ULL,
+			 want = (uint64_t)((unsigned __int128)k * 1000000000 / 7000000);
+
+		o.pps = 7e6;
+		o.threads = 1;
+		pacer_init(&p, &o, 0, 0, NULL);
+		CHECK(pacer_due(&p, k) == want, "frame %llu at 7 Mpps: %llu ns, expected %llu",
+		      (unsigned long long)k, (unsigned long long)pacer_due(&p, k),
+		      (unsigned long long)want);
+	}
+}
+
 /* Capture timing with --duration: the frames due before the end (pacer_k_at by halving). */
 static void test_pacer_capture_due(void)
 {
@@ -930,6 +978,7 @@ int main(void)
 	run("meter", test_meter);
 	run("pacer_far", test_pacer_far);
 	run("pacer_capture_due", test_pacer_capture_due);
+	run("pacer_exact_rate", test_pacer_exact_rate);
 	run("parse_strict", test_parse_strict);
 	run("mlr_classify", test_mlr_classify);
 	run("attribution", test_attribution);

@@ -116,7 +116,12 @@ struct xr_gen_slot {
 	__u64 k_end; /* k at which this thread stops */
 	__u64 k_base; /* pacing origin: k_base departs at t0_ns */
 	__u64 t0_ns;
-	__u64 interval_ps; /* XR_PACE_RATE */
+	/*
+	 * XR_PACE_RATE: the run's frames leave per_num / per_den ns apart
+	 * exactly (per_den < 2^32), and per_q, per_r are per_num / per_den and
+	 * its remainder: departures need no 128-bit product (engine/pacer.c)
+	 */
+	__u64 per_num, per_den, per_q, per_r;
 	__u32 thread;
 	__u32 active;
 	/* counted by the program and the tracepoints */

@@ -269,7 +269,10 @@ int kengine_run(const struct engine_opts *o, struct engine_result *res)
 		sd[i] = (struct sender){ .k = &k, .o = o, .cpu = o->cpus[i], .thread = i };
 		pacer_init(&sd[i].pacer, o, i, t0, k.frames);
 		s->t0_ns = sd[i].pacer.t0_ns;
-		s->interval_ps = sd[i].pacer.interval_ps;
+		s->per_num = sd[i].pacer.per_num;
+		s->per_den = sd[i].pacer.per_den;
+		s->per_q = sd[i].pacer.per_q;
+		s->per_r = sd[i].pacer.per_r;
 		/*
 		 * A paced run with --duration is asked for exactly the frames due
 		 * before its end; the control loop's wall-clock stop (after a grace)
@@ -520,7 +523,10 @@ int kengine_due_test(const struct iface *ifc, const struct engine_opts *o, unsig
 	t.slot = (struct xr_gen_slot){ .thread = thread,
 				       .t0_ns = p.t0_ns,
 				       .k_base = p.k_base,
-				       .interval_ps = p.interval_ps };
+				       .per_num = p.per_num,
+				       .per_den = p.per_den,
+				       .per_q = p.per_q,
+				       .per_r = p.per_r };
 	memcpy(t.k, ks, n * sizeof(*ks));
 	if (bpf_map_update_elem(bpf_map__fd(k.skel->maps.due_test), &zero, &t, 0) ||
 	    bpf_prog_test_run_opts(bpf_program__fd(k.skel->progs.xr_due_test), &topts) ||

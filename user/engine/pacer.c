@@ -29,6 +29,27 @@ int pin_to_cpu(int cpu)
 	return sched_setaffinity(0, sizeof(set), &set) ? -errno : 0;
 }
 
+/*
+ * The interval between frames of all threads, 1e9 / pps ns, as num / den: pps
+ * to as many decimal places as keep den below 2^32 (an integer rate is
+ * exact). Thread t's k-th frame is the run's j = k * threads + t-th and leaves
+ * at j * num / den, without drift, so --duration T asks for exactly the
+ * frames due before T, however many threads share them.
+ */
+static void pacer_period(struct pacer *p, double pps)
+{
+	double scale = 1;
+
+	while (pps * scale * 10 < 4294967296.0 && scale < 1e9)
+		scale *= 10;
+	p->per_den = (uint64_t)(pps * scale + 0.5);
+	if (!p->per_den)
+		p->per_den = 1;
+	p->per_num = (uint64_t)(1e9 * scale + 0.5);
+	p->per_q = p->per_num / p->per_den;
+	p->per_r = p->per_num % p->per_den;
+}
+
 void pacer_init(struct pacer *p, const struct engine_opts *o, unsigned int thread, uint64_t t0,
 		const struct xr_frame *frames)
 {
@@ -47,12 +68,8 @@ void pacer_init(struct pacer *p, const struct engine_opts *o, unsigned int threa
 	if (!p->mult_milli)
 		p->mult_milli = 1;
 	if (o->pace == XR_PACE_RATE) {
-		p->interval_ps = (uint64_t)(1e12 * o->threads / o->pps + 0.5);
-		/*
-		 * thread i's frames fall between thread i-1's; a shard's between the
-		 * shard before's (its pps is its own part of the whole)
-		 */
-		p->t0_ns = t0 + (uint64_t)(1e9 * thread / o->pps);
+		pacer_period(p, o->pps);
+		/* a shard's frames fall between the shard before's (its pps is its own part of the whole) */
 		if (o->shards > 1)
 			p->t0_ns +=
 				(uint64_t)(1e9 * o->shard * (o->frame_div > 1 ? o->frame_div : 1) /
@@ -65,9 +82,10 @@ uint64_t pacer_due(const struct pacer *p, uint64_t k)
 	uint64_t n, nb, ct, ctb, N = p->nframes;
 
 	if (p->pace == XR_PACE_RATE)
-		/* (dk * ps) / 1000 split as bpf/gen.bpf.c has it: exact, and no product past 584 years */
-		return p->t0_ns + (k - p->k_base) * (p->interval_ps / 1000) +
-		       (k - p->k_base) * (p->interval_ps % 1000) / 1000;
+		/* j * num / den, the product of 128 bits that bpf/gen.bpf.c splits */
+		return p->t0_ns +
+		       (uint64_t)((unsigned __int128)((k - p->k_base) * p->nthreads + p->thread) *
+				  p->per_num / p->per_den);
 	if (p->pace != XR_PACE_PCAP)
 		return 0;
 	n = engine_seq(p->o, p->thread, k);
@@ -80,15 +98,17 @@ uint64_t pacer_due(const struct pacer *p, uint64_t k)
 
 uint64_t pacer_k_at(const struct pacer *p, uint64_t t0, uint64_t duration_ns)
 {
-	uint64_t phase = p->t0_ns - t0, lo = 0, hi, end = t0 + duration_ns;
+	uint64_t phase = p->t0_ns - t0, lo = 0, hi, end = t0 + duration_ns, j;
 	/* as far as departures are computed without wrapping: 2^52 ns (52 days) of capture time */
 	uint64_t loops = p->span_ns ? (1ULL << 52) / p->span_ns : 1ULL << 52;
 
 	if (p->pace == XR_PACE_RATE) {
 		if (duration_ns <= phase)
 			return 0;
-		return ((unsigned __int128)(duration_ns - phase) * 1000 + p->interval_ps - 1) /
-		       p->interval_ps;
+		/* the first j with floor(j * num / den) >= duration - phase, then this thread's first k past it */
+		j = ((unsigned __int128)(duration_ns - phase) * p->per_den + p->per_num - 1) /
+		    p->per_num;
+		return j > p->thread ? (j - p->thread + p->nthreads - 1) / p->nthreads : 0;
 	}
 	/*
 	 * Capture timing: departures never go back (the loader keeps capture

@@ -15,7 +15,8 @@ struct pacer {
 	enum xr_pace pace;
 	uint64_t t0_ns; /* departure of k_base */
 	uint64_t k_base;
-	uint64_t interval_ps; /* XR_PACE_RATE */
+	/* XR_PACE_RATE: the run's interval, per_num / per_den ns (struct xr_gen_slot) */
+	uint64_t per_num, per_den, per_q, per_r;
 	unsigned int nthreads, thread;
 	uint64_t nframes, span_ns, mult_milli; /* XR_PACE_PCAP */
 	const struct engine_opts *o; /* n of k: engine_seq(o, thread, k) */
