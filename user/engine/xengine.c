@@ -12,9 +12,9 @@
  * interface, as in the kernel engine (engine/session.h).
  *
  * Accounting: a frame is sent when its descriptor comes back on the
- * completion ring; frames the driver then dropped show in the interface's
- * tx_dropped, read before and after the run (so on a shared interface other
- * senders' drops are counted too; the summary says so).
+ * completion ring, less those the driver dropped: copy mode's sendto stops
+ * at such a frame and says EBUSY, once for each (the interface's tx_dropped
+ * also counts what others sent, XDP_TX answers among them).
  */
 #include <errno.h>
 #include <pthread.h>
@@ -79,11 +79,20 @@ struct xthread {
 	bool hit_deadline;
 	struct pacer pacer;
 	volatile uint64_t completed;
+	volatile uint64_t refused; /* completed without being sent: the driver dropped them */
 	uint64_t outstanding;
 	volatile bool done;
 	bool zerocopy;
 	int err;
 };
+
+/* Frames the driver took: a refusal is counted at once, its completion a little later. */
+static uint64_t xthread_sent(const struct xthread *t)
+{
+	uint64_t completed = t->completed, refused = t->refused;
+
+	return completed > refused ? completed - refused : 0;
+}
 
 static int libxdp_quiet(enum libxdp_print_level level, const char *fmt, va_list ap)
 {
@@ -112,8 +121,16 @@ static int kick(struct xthread *t)
 		return 0;
 	if (sendto(xsk_socket__fd(t->xsk), NULL, 0, MSG_DONTWAIT, NULL, 0) >= 0)
 		return 0;
-	/* the kernel is busy or out of buffers: the descriptors stay queued, try again */
-	if (errno == EAGAIN || errno == EBUSY || errno == ENOBUFS)
+	/*
+	 * Copy mode stops at a frame the driver dropped (NET_XMIT_DROP): its
+	 * descriptor completes, and the call says EBUSY, once per such frame
+	 */
+	if (errno == EBUSY) {
+		t->refused++;
+		return 0;
+	}
+	/* the kernel is out of room for more: the descriptors stay queued, try again */
+	if (errno == EAGAIN || errno == ENOBUFS)
 		return 0;
 	/* the device is down or gone (ENETDOWN, ENXIO, ENODEV): nothing more will leave */
 	return -errno;
@@ -482,8 +499,8 @@ static uint64_t threads_watch(struct xsk_run *r, struct xthread *th, unsigned in
 
 		for (unsigned int i = 0; i < started; i++) {
 			done += th[i].done;
-			sent += th[i].completed;
-			failed += th[i].slot->bad_frame;
+			sent += xthread_sent(&th[i]);
+			failed += th[i].slot->bad_frame + th[i].refused;
 		}
 		if (done == started)
 			return sent;
@@ -508,8 +525,11 @@ static void threads_account(struct xsk_run *r, struct xthread *th, unsigned int 
 
 		if (i < started)
 			pthread_join(t->tid, NULL);
-		res->sent += t->completed;
+		res->sent += xthread_sent(t);
+		res->unsent.ring_full += t->refused;
 		res->unsent.bad_frame += t->slot->bad_frame;
+		res->hook_ctr[0] += t->slot->hook_ctr[0];
+		res->hook_ctr[1] += t->slot->hook_ctr[1];
 		/* what a failed device never completed was not sent: a device error, not a lost outcome */
 		if (t->err)
 			res->unsent.device_error += t->outstanding;
@@ -525,7 +545,7 @@ int xengine_run(const struct engine_opts *o, struct engine_result *res)
 {
 	struct xthread th[XR_MAX_CPUS] = {};
 	struct xsk_run r = { .o = o };
-	uint64_t tx_dropped0 = 0, tx_dropped1 = 0, t0, total, sent;
+	uint64_t t0, total, sent;
 	struct run_meter meter;
 	unsigned int started;
 	int err;
@@ -551,7 +571,6 @@ int xengine_run(const struct engine_opts *o, struct engine_result *res)
 		goto out;
 	res->engine = r.zerocopy ? "xsk zero-copy" : "xsk copy";
 	pr_debug("xsk engine: %s, %s\n", res->engine, xbuild_mode_name(r.b.mode));
-	iface_sysfs_stat(o->ifc->name, "tx_dropped", &tx_dropped0);
 	t0 = engine_t0(o, 2000000ULL);
 	total = threads_plan(&r, th, t0);
 	engine_wait_start(o, t0, 2000000ULL);
@@ -567,11 +586,7 @@ int xengine_run(const struct engine_opts *o, struct engine_result *res)
 	res->interrupted = xr_stop;
 	meter_finish(&meter, res->end_ns, sent, res);
 	threads_account(&r, th, started, res, &err);
-	iface_sysfs_stat(o->ifc->name, "tx_dropped", &tx_dropped1);
-	res->unsent.ring_full = tx_dropped1 - tx_dropped0;
-	if (res->unsent.ring_full > res->sent)
-		res->unsent.ring_full = res->sent;
-	res->sent -= res->unsent.ring_full;
+
 	/* which frames the driver dropped is not known: bytes from the mean frame size */
 	res->sent_bytes = (uint64_t)((double)o->fs->bytes_len / o->fs->n * res->sent);
 	if (r.have_session) {
