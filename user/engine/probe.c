@@ -130,6 +130,23 @@ static int try_xsk(const char *ifname, __u16 bind_flags)
 	return err;
 }
 
+/* Without an interface: whether AF_XDP sockets open at all (the xsk engine's first need). */
+static void probe_xsk_socket(struct probe_report *r)
+{
+	int fd = socket(AF_XDP, SOCK_RAW | SOCK_CLOEXEC, 0);
+	struct check *c = add(r, "afxdp_socket", fd >= 0);
+
+	if (fd >= 0) {
+		snprintf(c->detail, sizeof(c->detail),
+			 "AF_XDP sockets open (-i IFACE binds one to the interface)");
+		close(fd);
+		return;
+	}
+	snprintf(c->detail, sizeof(c->detail), "socket(AF_XDP) failed: %s", strerror(errno));
+	snprintf(c->fix, sizeof(c->fix),
+		 "needs CONFIG_XDP_SOCKETS and CAP_NET_RAW in this network namespace");
+}
+
 /* Attaches a pass-everything program in driver mode through a link, then drops it. */
 static int try_native_xdp(const struct iface *ifc, __u32 *existing_id)
 {
@@ -170,6 +187,35 @@ static bool veth_peer_not_ready(const struct iface *ifc, int err)
 	return !strcmp(ifc->driver, "veth") && (err == -ENXIO || err == -EOPNOTSUPP);
 }
 
+/* What refusing live frames means here, from the step and errno that failed. */
+static const char *live_frames_refusal(const struct kengine_probe *kp)
+{
+	static char buf[160];
+
+	if (!strcmp(kp->step, "load"))
+		snprintf(buf, sizeof(buf), "the gen program did not load: %s", strerror(-kp->err));
+	else if (kp->err == -EPERM)
+		snprintf(buf, sizeof(buf),
+			 "BPF_PROG_RUN with live frames refused: EPERM (this host refuses them; "
+			 "the same run without live frames works)");
+	else if (kp->err == -EINVAL)
+		snprintf(buf, sizeof(buf),
+			 "BPF_PROG_RUN has no live-frames mode here: EINVAL (Linux < 5.18)");
+	else
+		snprintf(buf, sizeof(buf), "BPF_PROG_RUN with live frames failed: %s",
+			 strerror(-kp->err));
+	return buf;
+}
+
+static const char *live_frames_fix(const struct kengine_probe *kp)
+{
+	if (!strcmp(kp->step, "load"))
+		return "loading BPF needs BTF (/sys/kernel/btf/vmlinux) and CAP_BPF with CAP_NET_ADMIN; "
+		       "-vv shows the verifier's log";
+	return "nothing to fix for xdpreplay: --engine auto sends through AF_XDP (the xsk engine), "
+	       "which does every command";
+}
+
 static void probe_iface(struct probe_report *r, const struct iface *ifc)
 {
 	struct kengine_probe kp;
@@ -202,13 +248,13 @@ static void probe_iface(struct probe_report *r, const struct iface *ifc)
 		snprintf(c->detail, sizeof(c->detail),
 			 "BPF_PROG_RUN with BPF_F_TEST_XDP_LIVE_FRAMES works");
 	} else {
-		snprintf(c->detail, sizeof(c->detail), "%s step failed: %s", kp.step,
-			 strerror(-kp.err));
-		snprintf(c->fix, sizeof(c->fix),
-			 "needs kernel >= 5.18 with BTF; run as root; -vv shows libbpf's log");
+		snprintf(c->detail, sizeof(c->detail), "%s", live_frames_refusal(&kp));
+		snprintf(c->fix, sizeof(c->fix), "%s", live_frames_fix(&kp));
 	}
 	c = add(r, "xdp_xmit", kp.xmit_ok);
-	if (kp.xmit_ok) {
+	if (!kp.ran) {
+		snprintf(c->detail, sizeof(c->detail), "not tried: it needs live frames");
+	} else if (kp.xmit_ok) {
 		snprintf(c->detail, sizeof(c->detail),
 			 "a test frame left %s through ndo_xdp_xmit%s", ifc->name,
 			 strcmp(ifc->driver, "veth") ? "" : " (the veth peer is ready to receive)");
@@ -270,7 +316,7 @@ int probe_best_engine(const struct iface *ifc, const char **why)
 	err = iface_xdp_features(ifc->ifindex, &feat);
 	kengine_probe(ifc, err != 0, &kp);
 	if (!kp.ran) {
-		*why = "BPF_PROG_RUN live frames do not work here";
+		*why = live_frames_refusal(&kp);
 		return -EOPNOTSUPP;
 	}
 	if (!err) {
@@ -430,20 +476,20 @@ int cmd_probe(int argc, char **argv)
 		err = iface_get("lo", &ifc);
 		kengine_probe(&ifc, false, &kp);
 		c = add(&r, "live_frames", !err && kp.ran);
-		snprintf(c->detail, sizeof(c->detail),
+		snprintf(c->detail, sizeof(c->detail), "%s",
 			 c->ok ? "BPF_PROG_RUN with BPF_F_TEST_XDP_LIVE_FRAMES works" :
-				 "live frames failed: %s",
-			 strerror(-kp.err));
+				 live_frames_refusal(&kp));
 		if (!c->ok)
-			snprintf(c->fix, sizeof(c->fix),
-				 "needs kernel >= 5.18 with BTF; -vv shows libbpf's log");
+			snprintf(c->fix, sizeof(c->fix), "%s", live_frames_fix(&kp));
+		probe_xsk_socket(&r);
 	}
 
 	usable = false;
 	for (int i = 0; i < r.n; i++)
 		if ((ifname &&
 		     (!strcmp(r.c[i].name, "xdp_xmit") || !strcmp(r.c[i].name, "afxdp_copy"))) ||
-		    (!ifname && !strcmp(r.c[i].name, "live_frames")))
+		    (!ifname &&
+		     (!strcmp(r.c[i].name, "live_frames") || !strcmp(r.c[i].name, "afxdp_socket"))))
 			usable |= r.c[i].ok;
 
 	printf("xdpreplay probe: kernel %s%s%s%s%s\n", uts.release, ifname ? ", interface " : "",
