@@ -12,9 +12,22 @@ cleanup() { tb_down; rm -rf "$WORK"; }
 trap cleanup EXIT
 trap 'exit 130' INT TERM
 
-jget() { python3 -c 'import json,sys; v=json.load(open(sys.argv[1]))
-for k in sys.argv[2].split("."): v=v[k]
-print(v)' "$1" "$2"; }
+# jget FILE KEY: one value of a JSON file, or nothing when the file or the key is missing
+jget() { python3 -c 'import json,sys
+try:
+    v=json.load(open(sys.argv[1]))
+    for k in sys.argv[2].split("."): v=v[k]
+except Exception: sys.exit(1)
+print(v)' "$1" "$2" 2>/dev/null; }
+
+# Every step's exit status is kept: a step that fails says so in one line, the demo goes on,
+# and its own exit status at the end says whether every step ran.
+failed=()
+step_status() { # label status
+	[ "$2" -eq 0 ] && return 0
+	echo "   step failed: $1 (exit status $2; its own message is above)"
+	failed+=("$1")
+}
 
 tb_up
 echo "== test bed $TB_NAME: $TB_NS_GEN/$TB_GEN_IF ($TB_GEN_IP) <-> $TB_NS_SRV/$TB_SRV_IF ($TB_SRV_IP)"
@@ -25,19 +38,22 @@ tb_gen "$XR" probe -i "$TB_GEN_IF" || true
 run() { # label, count args, replay args...
 	local label=$1 cargs=$2
 	shift 2
-	rm -f "$WORK/ready"
+	rm -f "$WORK/ready" "$WORK/r.json" "$WORK/c.json"
 	ip netns exec "$TB_NS_SRV" "$XR" count -i "$TB_SRV_IF" --udp --dport 9 --idle 1s --duration 60s $cargs \
 		--ready-file "$WORK/ready" --json "$WORK/c.json" 2>"$WORK/count.txt" &
 	local cpid=$!
 	for _ in $(seq 100); do [ -f "$WORK/ready" ] && break; sleep 0.05; done
 	echo
 	echo "== $label: xdpreplay replay -i $TB_GEN_IF $*"
-	tb_gen "$XR" replay -i "$TB_GEN_IF" --json "$WORK/r.json" "$@" || true
+	local rc=0
+	tb_gen "$XR" replay -i "$TB_GEN_IF" --json "$WORK/r.json" "$@" || rc=$?
 	wait $cpid || true
 	sed 's/^/   server| /' "$WORK/count.txt"
 	local sent counted
-	sent=$(jget "$WORK/r.json" sent)
-	counted=$(jget "$WORK/c.json" matched)
+	sent=$(jget "$WORK/r.json" sent) || { step_status "$label" "$((rc ? rc : 1))"; return 0; }
+	counted=$(jget "$WORK/c.json" matched) || counted=0
+	# exit status 1: frames not sent, each counted and shown above
+	[ "$rc" -le 1 ] || step_status "$label" "$rc"
 	printf '   result: asked %s, sent %s, not sent %s; the server counted %s (lost in between: %s)\n' \
 		"$(jget "$WORK/r.json" asked)" "$sent" "$(jget "$WORK/r.json" failed)" "$counted" \
 		"$((sent - counted))"
@@ -58,12 +74,14 @@ ip netns exec "$TB_NS_SRV" "$XR" count -i "$TB_SRV_IF" --udp --dport 9 --nft --l
 cpid=$!
 for _ in $(seq 100); do [ -f "$WORK/ready" ] && break; sleep 0.05; done
 mkdir -p results
+rc=0
 tb_gen "$XR" search --witness "http://$TB_SRV_IP:9100/" --witness-field kernel.Udp.NoPorts \
 	--goal NDR=0 --goal PDR=0.005 --min 1000 --max 100000 --trial 1s --width 0.01 \
-	--json "$WORK/s.json" --svg results/demo-search.svg -- replay -i "$TB_GEN_IF" pcaps/udp-64.pcap || true
+	--json "$WORK/s.json" --svg results/demo-search.svg -- replay -i "$TB_GEN_IF" pcaps/udp-64.pcap || rc=$?
 kill -INT $cpid 2>/dev/null; wait $cpid || true
 tb_srv nft delete table inet demo
-python3 - "$WORK/s.json" <<'PY'
+step_status "the drop-point search" "$rc"
+[ -s "$WORK/s.json" ] && python3 - "$WORK/s.json" <<'PY'
 import json, sys
 s = json.load(open(sys.argv[1]))
 for g in s["goals"]:
@@ -76,7 +94,7 @@ for t in s["trials"]:
             drops[k] = drops.get(k, 0) + v
 print("   where the server dropped, over all trials: %s" % (", ".join("%s %d" % kv for kv in drops.items()) or "nowhere"))
 PY
-echo "   plot: results/demo-search.svg"
+[ -s results/demo-search.svg ] && echo "   plot: results/demo-search.svg"
 
 echo
 echo "== a tour of the rest"
@@ -99,8 +117,10 @@ import socket, time
 s = socket.socket(); s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
 s.bind(("198.18.0.2", 80)); s.listen(4096); time.sleep(6)' &
 sleep 0.3
-tb_gen "$XR" gen syn -i "$TB_GEN_IF" --dst "$TB_SRV_IP:80" --src 198.18.64.0/23 --pps 20k --count 40k || true
+rc=0
+tb_gen "$XR" gen syn -i "$TB_GEN_IF" --dst "$TB_SRV_IP:80" --src 198.18.64.0/23 --pps 20k --count 40k || rc=$?
 wait
+step_status "connection rate" "$rc"
 
 echo
 echo "== LoRaWAN: 5,000 ABP devices, each heard by 2 of 50 gateways, 2 rounds at 10k PUSH_DATA/s"
@@ -109,16 +129,27 @@ echo "of the sender, or AES in BPF); a Semtech UDP server in the server namespac
 echo "and checks every uplink (MIC, decryption, FCnt order) the way a network server would."
 LW=$WORK/lw
 mkdir -p "$LW"
-"$XR" lorawan fleet --devices 5000 --gateways 50 --heard-by 2 --seed 1 --out "$LW/fleet"
+rc=0
+"$XR" lorawan fleet --devices 5000 --gateways 50 --heard-by 2 --seed 1 --out "$LW/fleet" || rc=$?
 ip netns exec "$TB_NS_SRV" /usr/bin/python3 tests/semtech_server.py --bind "$TB_SRV_IP:1700" --fleet "$LW/fleet" \
 	--out "$LW/server.json" --ready "$LW/ready" --idle 2 &
 for _ in $(seq 100); do [ -f "$LW/ready" ] && break; sleep 0.05; done
-tb_gen "$XR" lorawan send -i "$TB_GEN_IF" --fleet "$LW/fleet" --server "$TB_SRV_IP" --pps 10k --rounds 2 || true
+[ "$rc" -eq 0 ] && { tb_gen "$XR" lorawan send -i "$TB_GEN_IF" --fleet "$LW/fleet" --server "$TB_SRV_IP" \
+	--pps 10k --rounds 2 || rc=$?; }
 wait
-python3 - "$LW/server.json" <<-'PY'
+step_status "LoRaWAN" "$rc"
+[ -s "$LW/server.json" ] && python3 - "$LW/server.json" <<-'PY'
 import json, sys
 s = json.load(open(sys.argv[1]))
 bad = sum(s[k] for k in ("bad_json", "bad_field", "bad_mic", "bad_payload", "bad_fcnt", "unknown_devaddr"))
 print("  server: %d PUSH_DATA, %d valid uplinks (%d distinct, %d copies from a second gateway), %d invalid"
       % (s["push_data"], s["valid"], s["uplinks"], s["copies"], bad))
 PY
+
+echo
+if [ ${#failed[@]} -eq 0 ]; then
+	echo "== demo: every step ran"
+else
+	echo "== demo: ${#failed[@]} step(s) failed: ${failed[*]}"
+	exit 1
+fi
