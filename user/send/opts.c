@@ -90,7 +90,9 @@ static const struct send_opt_row {
 
 const char send_opts_help[] =
 	"  -i, --iface IFACE       interface to send from (required)\n"
-	"      --engine E          auto (default), kernel or xsk\n"
+	"      --engine E          auto (default: kernel where live frames work, else\n"
+	"                          xsk), kernel or xsk; XDPREPLAY_ENGINE=kernel|xsk in\n"
+	"                          the environment makes auto choose that one\n"
 	"      --topspeed          as fast as possible (default)\n"
 	"      --pps N             N frames per second in total (e.g. 1000, 10k, 2.5M)\n"
 	"      --rate R            R bit/s on the wire, counting FCS, preamble and gap\n"
