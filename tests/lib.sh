@@ -55,6 +55,24 @@ sent_or_refused() {
 	expect_eq "$3" $((refused > 0 ? 1 : 0)) "exit status with $refused refused"
 }
 
+# live_frames: whether sends here go through the kernel engine: the host runs BPF_PROG_RUN with live
+# frames (probed once per suite run) and XDPREPLAY_ENGINE does not ask for xsk
+live_frames() {
+	local f="$WORK/live_frames"
+	[ "${XDPREPLAY_ENGINE:-}" = xsk ] && return 1
+	if [ ! -f "$f" ]; then
+		"$XR" probe --json "$WORK/live_probe.json" >/dev/null 2>&1
+		python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["checks"]["live_frames"]["ok"])' \
+			"$WORK/live_probe.json" >"$f" 2>/dev/null || echo False >"$f"
+	fi
+	[ "$(cat "$f")" = True ]
+}
+# need_live_frames: a test of the kernel engine itself (its back-off, batches, live-frames threads)
+need_live_frames() {
+	[ "${XDPREPLAY_ENGINE:-}" = xsk ] && skip "a test of the kernel engine itself: XDPREPLAY_ENGINE=xsk"
+	live_frames || skip "a test of the kernel engine itself: this host refuses live frames"
+}
+
 # A test bed for this test, torn down however the test ends.
 bed() {
 	tb_up "$@" || fail "cannot set up the test bed"

@@ -51,10 +51,14 @@ test_no_frame_the_user_did_not_ask_for() {
 	count_start --any --idle 3s --duration 30s --json "$WORK/c.json"
 	# --engine auto and --engine kernel: neither sends a probe frame any more
 	tb_gen "$XR" gen udp -i "$TB_GEN_IF" --dst "$TB_SRV_IP:9" --pps 1k --count 10 -q || fail "gen exited $?"
-	tb_gen "$XR" gen udp -i "$TB_GEN_IF" --dst "$TB_SRV_IP:9" --pps 1k --count 10 --engine kernel -q ||
-		fail "gen --engine kernel exited $?"
+	# and each engine by name: the one that cannot send here sends nothing at all
+	tb_gen "$XR" gen udp -i "$TB_GEN_IF" --dst "$TB_SRV_IP:9" --pps 1k --count 10 --engine xsk -q ||
+		fail "gen --engine xsk exited $?"
+	tb_gen "$XR" gen udp -i "$TB_GEN_IF" --dst "$TB_SRV_IP:9" --pps 1k --count 10 --engine kernel -q
+	rc=$?
+	if live_frames; then expect_eq $rc 0 "gen --engine kernel"; else expect_eq $rc 3 "gen --engine kernel here"; fi
 	count_wait
-	expect_eq "$(jget "$WORK/c.json" seen)" 20 "frames seen by the server's XDP"
+	expect_eq "$(jget "$WORK/c.json" seen)" $((rc ? 20 : 30)) "frames seen by the server's XDP"
 	expect_eq "$(jget "$WORK/c.json" attribution.iface_rx_dropped)" 0 "interface rx_dropped"
 }
 
@@ -138,6 +142,8 @@ test_search_interrupted_while_reading_witness() {
 test_syn_complete_ignores_stale_answers() {
 	bed
 	tcp_server_start --timeout 6 --backlog 64
+	# an XDP program on the server's end, so that the ACKs sent by XDP_TX reach it at once (xsk engine)
+	count_start --any -q --duration 60s
 	# the first run leaves half-open connections whose SYN-ACKs the server sends again after 1 s
 	tb_gen "$XR" gen syn -i "$TB_GEN_IF" --dst "$TB_SRV_IP:80" --src 198.18.64.0/23 --pps 10k --count 300 \
 		--wait 100ms -q || fail "first gen syn exited $?"
@@ -156,6 +162,8 @@ test_syn_complete_ignores_stale_answers() {
 	# one set of histograms: the overall maximum is the largest per-second one
 	assert r["rtt_us"]["max"] == max(s["max_us"] for s in r["per_second"]), r
 	PY
+	kill -INT "$COUNT_PID"
+	wait "$COUNT_PID"
 }
 
 test_count_rate_first_to_last() {
@@ -231,18 +239,21 @@ test_sender_listen_serves_live_figures() {
 # must still be timed and binned by when they came, not by the flood's last reading
 test_count_times_frames_after_a_flood() {
 	bed
+	local t0 t1
 	count_start --udp --dport 9 --drop --duration 30s --json "$WORK/c.json"
-	sleep 1
-	tb_gen "$XR" gen udp -i "$TB_GEN_IF" --dst "$TB_SRV_IP:9" --count 2000000 -q --json "$WORK/g.json"
+	t0=$(date +%s.%N)
+	tb_gen "$XR" gen udp -i "$TB_GEN_IF" --dst "$TB_SRV_IP:9" --count 500000 -q --json "$WORK/g.json"
 	status=$?
 	# at top speed: in one CI run the driver refused 17 frames (the receiver's NAPI ran late)
-	sent_or_refused "$WORK/g.json" 2000000 "$status"
+	sent_or_refused "$WORK/g.json" 500000 "$status"
 	sleep 1.5
 	tb_gen "$XR" gen udp -i "$TB_GEN_IF" --dst "$TB_SRV_IP:9" --count 5 -q || fail "gen exited $?"
+	t1=$(date +%s.%N)
 	kill -INT "$COUNT_PID"
 	wait "$COUNT_PID" 2>"$WORK/err"
 	expect_eq "$(jget "$WORK/c.json" matched)" $((SENT + 5)) "every frame sent counted"
-	expect_range "$(jget "$WORK/c.json" first_to_last_s)" 1.5 4 "first to last spans the pause"
+	# from the flood's first frame to the last run's: at least the pause, at most the time it all took
+	expect_range "$(jget "$WORK/c.json" first_to_last_s)" 1.5 "$(python3 -c "print($t1 - $t0)")" "first to last spans the pause"
 	python3 - "$WORK/c.json" <<-'PY' || fail "the series put the last 5 frames in the flood's second"
 	import json, sys
 	s = json.load(open(sys.argv[1]))["per_second"]
@@ -259,6 +270,7 @@ test_refusals_from_a_receiver_on_another_cpu() {
 	local ncpu p q=0 cpus
 	ncpu=$(nproc)
 	[ "$ncpu" -ge 2 ] || skip "needs 2 CPUs"
+	need_live_frames
 	bed --queues 2 --threaded --napi-cpu next
 	# the server's NAPI threads in queue order, each on the CPU after its queue's
 	for p in $(tb_napi_threads "$TB_SRV_IF"); do
@@ -290,6 +302,7 @@ test_refusals_from_a_receiver_on_another_cpu() {
 
 # Where the receiver needs the sender's CPU (softirq NAPI), auto skips; --backoff spin is obeyed
 test_backoff_skips_beside_softirq_napi() {
+	need_live_frames
 	bed
 	tb_gen "$XR" gen udp -i "$TB_GEN_IF" --dst "$TB_SRV_IP:9" --count 1000 -v \
 		--json "$WORK/auto.json" 2>"$WORK/err" || fail "gen: $(cat "$WORK/err")"

@@ -102,8 +102,9 @@ test_lorawan_bad_input() {
 	send "$WORK/old" || fail "a 14-field fleet: $(cat "$WORK/e")"
 	send "$WORK/nope"
 	expect_eq $? 2 "a missing fleet"
+	# either engine sends a fleet (the xsk engine builds its uplinks with the same program)
 	tb_gen "$XR" lorawan send -i "$TB_GEN_IF" --fleet "$WORK/f" --server "$TB_SRV_IP" --engine xsk 2>"$WORK/e"
-	expect_eq $? 2 "--engine xsk"
+	expect_eq $? 0 "--engine xsk: $(cat "$WORK/e")"
 	tb_gen "$XR" lorawan send -i "$TB_GEN_IF" --fleet "$WORK/f" 2>"$WORK/e"
 	expect_eq $? 2 "no --server"
 	# gateways' own addresses: at least one (address, port) pair each
