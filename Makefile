@@ -138,7 +138,7 @@ bench:
 	$(Q)for b in scripts/bench-*.sh; do bash $$b || exit 1; done
 
 # Fuzz targets (tests/fuzz/fuzz_*.c): libFuzzer with ASan and UBSan, built with clang-16 against
-# the same modules. `make fuzz` runs each for FUZZ_SECS (default 600), `make fuzz-ci` for 45 s;
+# the same modules. `make fuzz` runs each for FUZZ_SECS (default 600), `make fuzz-ci` for 20 s;
 # corpora live in tests/fuzz/corpus/NAME and grow as the fuzzer finds new paths.
 FUZZ_CC ?= clang-16
 FUZZ_FLAGS := -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer -g -O1
@@ -164,7 +164,7 @@ fuzz: fuzz-build
 	$(Q)FUZZ_SECS=$(FUZZ_SECS) bash tests/fuzz/run.sh
 
 fuzz-ci: fuzz-build
-	$(Q)FUZZ_SECS=45 bash tests/fuzz/run.sh
+	$(Q)FUZZ_SECS=20 bash tests/fuzz/run.sh
 
 # The unit tests and the binary with ASan and UBSan (float-cast-overflow too), for tests/run.sh.
 SAN_FLAGS := -fsanitize=address,undefined,float-cast-overflow -fno-sanitize-recover=all -fno-omit-frame-pointer

@@ -109,6 +109,10 @@ webhook_start() {
 	wait_ready "$WORK/wh.ready" "$WH" "count --webhook" 200
 }
 count_wait() { wait "$COUNT_PID" || fail "the counter failed (exit $?)"; }
+# peer_xdp: an XDP program (count, passing all) on the server's veth end, as sessions need there:
+# what the sender's reply program sends by XDP_TX reaches the server at once only then, and the xsk
+# engine's own frames do not flush it as live frames do (xdpfeat.c: iface_warn_veth_peer_xdp)
+peer_xdp() { count_start --any --no-drop-reasons -q --duration 900s; }
 
 # helper_start NAME SCRIPT ARGS...: tests/SCRIPT in the server namespace, with --ready and --out
 # files named after NAME; returns once it is ready, with its pid in HELPER_PID

@@ -98,11 +98,9 @@ if [ "${XR_XSK_PASS:-1}" != 0 ] && python3 -c 'import json,sys; sys.exit(0 if js
 fi
 
 # The same code under ASan and UBSan (float casts too): the unit tests, the selftest, and the
-# test-bed tests that feed it hostile input (SAN_TESTS), with xdpreplay-san as $XR. Built by
-# `make sanitize` (make test does it); XR_SANITIZE=0 skips this stage. Not dns_search_on_a_busy_host:
-# a capacity judged against a CPU hog is noise under ASan's slow-down (PDR 43k found, then 0% lost at
-# 1.5x of it in a CI run); its code runs sanitized in dns_search_replies.
-SAN_TESTS=${SAN_TESTS:-accounting/ cli/ pcap/ count/ tcp/tcp_ipv6 dns/dns_ipv6 mqtt/mqtt_ipv6 probe/veth_ready lorawan/lorawan_fleet lorawan/lorawan_webhook lorawan/lorawan_join lorawan/lorawan_otaa hostile/ faults/ dns/dns_every dns/dns_rcodes dns/dns_unanswered dns/dns_bad_input dns/dns_search_replies drops/ tcp/tcp_bad_input tcp/tcp_failures tcp/tcp_replay_sessions_flows tcp/tcp_replay_sessions_bad_input mqtt/mqtt_bad_input mqtt/mqtt_wrong_password mqtt/mqtt_acl mqtt/mqtt_payload_over mqtt/mqtt_subscribers mqtt/mqtt_qos1_subscribers mqtt/mqtt_qos1_bursts mqtt/mqtt_responder_answers mqtt/mqtt_calls mqtt/mqtt_patterns mqtt/mqtt_msg_rate mqtt/mqtt_broker_stats mqtt/mqtt_broker_cpu search/search_server_cpu tcp/tcp_request_rate shard/shard_bad_input shard/netns_keeps_listen_outside shard/mpi_rank_that_cannot_send}
+# test-bed tests that feed it hostile input, its faults, and one test per protocol (SAN_TESTS), with
+# xdpreplay-san as $XR. Built by `make sanitize` (make test does it); XR_SANITIZE=0 skips this stage.
+SAN_TESTS=${SAN_TESTS:-cli/ pcap/ hostile/ faults/ count/filters probe/veth_ready accounting/sigint_counts_the_rest accounting/bad_requests_refused_before_sending rewrite/bad_specs_refused replay/xsk_engine_exact templates/icmp_every_echo_answered syn/syn_every_one_answered dns/dns_bad_input dns/dns_every_query_answered drops/drops_no_socket tcp/tcp_bad_input tcp/tcp_every_session_completed tcp/tcp_replay_sessions_bad_input mqtt/mqtt_bad_input mqtt/mqtt_qos1_every_message lorawan/lorawan_bad_input lorawan/lorawan_otaa_join_storm lorawan/lorawan_webhook_counts_per_device search/search_bad_input shard/shard_bad_input}
 if [ "${XR_SANITIZE:-1}" != 0 ] && [ -x "$TOP/xdpreplay-san" ] && [ -x "$TOP/tests/unit-san" ] &&
 	{ [ -z "$pattern" ] || [[ san/ == *"$pattern"* ]] || [[ "$pattern" == san/* ]]; }; then
 	# a sanitizer's finding exits 86, which no xdpreplay status means; leaks are findings too
@@ -141,7 +139,7 @@ if [ "${XR_SANITIZE:-1}" != 0 ] && [ -x "$TOP/xdpreplay-san" ] && [ -x "$TOP/tes
 	done
 fi
 
-# The fuzz targets (make fuzz-build), each for FUZZ_SECS (45 s here; `make fuzz` runs them long).
+# The fuzz targets (make fuzz-build), each for FUZZ_SECS (20 s here; `make fuzz` runs them long).
 if [ "${XR_FUZZ:-1}" != 0 ] && ls .output/fuzz/fuzz_* >/dev/null 2>&1 &&
 	{ [ -z "$pattern" ] || [[ fuzz/ == *"$pattern"* ]] || [[ "$pattern" == fuzz/* ]]; }; then
 	while IFS= read -r line; do
@@ -151,7 +149,7 @@ if [ "${XR_FUZZ:-1}" != 0 ] && ls .output/fuzz/fuzz_* >/dev/null 2>&1 &&
 		fuzz:*) ;;
 		*) echo "$line" ;;
 		esac
-	done < <(FUZZ_SECS=${FUZZ_SECS:-45} FUZZ_OUT="$WORK" bash tests/fuzz/run.sh 2>&1)
+	done < <(FUZZ_SECS=${FUZZ_SECS:-20} FUZZ_OUT="$WORK" bash tests/fuzz/run.sh 2>&1)
 fi
 
 # nothing may be left behind: namespaces of ours, XDP programs in the root namespace

@@ -161,6 +161,7 @@ test_mqtt_ipv6() {
 test_mqtt_wrong_password_refused() {
 	bed
 	mosquitto_start
+	peer_xdp
 	mqtt_gen --username "$MQ_USER" --password wrong --qos 1 --messages 10 --pps 100 --count 50 \
 		--wait 3s && fail "gen mqtt exited 0 with every CONNECT refused: $(cat "$WORK/out")"
 	messages_add_up
@@ -450,6 +451,7 @@ test_mqtt_subscribers_in_xdp() {
 test_mqtt_broker_cpu_watched() {
 	bed
 	mosquitto_start
+	peer_xdp
 	local pid spin nap
 	pid=$(tb_srv ss -ltnpH "sport = :1883" | grep -o 'pid=[0-9]*' | head -n 1 | cut -d= -f2)
 	[ -n "$pid" ] || fail "the broker's pid: $(tb_srv ss -ltnp)"
@@ -709,6 +711,7 @@ test_mqtt_calls_search() {
 test_mqtt_acl_denied() {
 	bed
 	mosquitto_start
+	peer_xdp
 	# 5.0: the broker says so in each PUBACK (0x87, not authorized); every message refused: exit 1
 	mqtt_gen --username "$MQ_USER" --password "$MQ_PASS" --mqtt-version 5 --qos 1 --topic 'deny/{c}' \
 		--payload 16 --messages 10 --pps 100 --count 20 --wait 5s

@@ -328,6 +328,7 @@ test_tcp_large_post() {
 test_tcp_large_post_lossy() {
 	bed
 	nginx_start
+	peer_xdp
 	# one in 50 of our segments dropped at the server's firewall: lost segments inside a window of
 	# the pump's are sent again on the third duplicate ACK, or after a timeout
 	lossy_firewall 50
