@@ -738,6 +738,7 @@ test_mqtt_acl_denied() {
 test_mqtt_payload_over_broker_limit() {
 	bed
 	MQ_CONF_EXTRA=$'message_size_limit 1000\nmax_packet_size 3000' mosquitto_start
+	peer_xdp
 	mqtt_gen --username "$MQ_USER" --password "$MQ_PASS" --mqtt-version 5 --qos 1 --payload 2000 \
 		--messages 5 --pps 100 --count 4 --wait 5s
 	expect_eq "$?" 1 "exit when every message is refused ($(cat "$WORK/out"))"

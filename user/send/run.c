@@ -172,6 +172,19 @@ static void place_veth_threads(struct engine_opts *o, const struct iface *ifc, i
 			asked, ifc->name, vp->name, kept, kept == 1 ? "" : "s");
 }
 
+/* The xsk engine binds a socket per queue: at most as many threads as the interface has queues. */
+static void xsk_threads(struct engine_opts *o, const struct iface *ifc)
+{
+	unsigned int queues = ifc->ntxq < ifc->nrxq ? ifc->ntxq : ifc->nrxq, asked = o->threads;
+
+	if (!queues || asked <= queues)
+		return;
+	o->threads = queues;
+	pr_warn("warning: --threads %u: the xsk engine binds a socket to each of %s's queues, and it "
+		"has %u: sending with %u thread%s\n",
+		asked, ifc->name, queues, queues, queues == 1 ? "" : "s");
+}
+
 /*
  * --backoff auto spins first only where the receiver drains on another CPU
  * while the sender waits: a veth peer whose NAPI runs in kernel threads.
@@ -326,7 +339,9 @@ int send_run(const struct send_opts *so, const struct xr_proto *p, void *st)
 							     XR_MAX_CPUS;
 	for (unsigned int i = 0; i < o.threads; i++)
 		o.cpus[i] = (int)(ncpu - 1 - i);
-	if (!use_xsk && !strcmp(ifc.driver, "veth") && !iface_veth_peer(ifc.ifindex, &vp)) {
+	if (use_xsk)
+		xsk_threads(&o, &ifc);
+	else if (!strcmp(ifc.driver, "veth") && !iface_veth_peer(ifc.ifindex, &vp)) {
 		nnapi = iface_veth_peer_napi_threads(&vp, napi, XR_MAX_CPUS);
 		if (nnapi > XR_MAX_CPUS)
 			nnapi = -E2BIG;
