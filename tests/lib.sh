@@ -113,6 +113,21 @@ count_wait() { wait "$COUNT_PID" || fail "the counter failed (exit $?)"; }
 # what the sender's reply program sends by XDP_TX reaches the server at once only then, and the xsk
 # engine's own frames do not flush it as live frames do (xdpfeat.c: iface_warn_veth_peer_xdp)
 peer_xdp() { count_start --any --no-drop-reasons -q --duration 900s; }
+# peer_xdp_start I: an XDP program (count) on the bridge port of sender I. A veth delivers the
+# frames its end sends by XDP_TX (the sessions' ACKs and requests) at once only to a peer with an XDP
+# program: with GRO alone they wait in the peer's ring for its next ordinary packet (6.18's
+# veth_xdp_flush kicks the peer's NAPI only when it has a program), here the retransmission 200 ms on.
+# It stays for the whole test (tb_down ends it): it ended after 10 s idle once, between two steps
+# of a slow CI run, and the next step's sessions then waited on the retransmissions of their ACKs
+PEER_XDP_PIDS=()
+peer_xdp_start() {
+	rm -f "$WORK/peer$1.ready"
+	# not through tb_srv: $! must be the counter itself, so that a test's kill -INT reaches it
+	ip netns exec "$TB_NS_SRV" "$XR" count -i "srvp$1" --any --no-drop-reasons -q --duration 30m \
+		--ready-file "$WORK/peer$1.ready" &
+	PEER_XDP_PIDS+=($!)
+	wait_ready "$WORK/peer$1.ready" "$!" "count on srvp$1" 200
+}
 
 # helper_start NAME SCRIPT ARGS...: tests/SCRIPT in the server namespace, with --ready and --out
 # files named after NAME; returns once it is ready, with its pid in HELPER_PID

@@ -360,22 +360,6 @@ deliveries_clean() {
 	done
 }
 
-# peer_xdp_start I: an XDP program (count) on the bridge port of sender I. A veth delivers the
-# frames its end sends by XDP_TX (the sessions' ACKs and requests) at once only to a peer with an XDP
-# program: with GRO alone they wait in the peer's ring for its next ordinary packet (6.18's
-# veth_xdp_flush kicks the peer's NAPI only when it has a program), here the retransmission 200 ms on.
-# It stays for the whole test (tb_down ends it): it ended after 10 s idle once, between two steps
-# of a slow CI run, and the next step's sessions then waited on the retransmissions of their ACKs
-PEER_XDP_PIDS=()
-peer_xdp_start() {
-	rm -f "$WORK/peer$1.ready"
-	# not through tb_srv: $! must be the counter itself, so that a test's kill -INT reaches it
-	ip netns exec "$TB_NS_SRV" "$XR" count -i "srvp$1" --any --no-drop-reasons -q --duration 30m \
-		--ready-file "$WORK/peer$1.ready" &
-	PEER_XDP_PIDS+=($!)
-	wait_ready "$WORK/peer$1.ready" "$!" "count on srvp$1" 200
-}
-
 test_mqtt_subscribers_in_xdp() {
 	bed --senders 3
 	mosquitto_start

@@ -172,9 +172,18 @@ test_ndr_finds_slow_server() {
 	kill -INT "$COUNT_PID"
 	count_wait
 	kill "$SINK_PID" 2>/dev/null
-	ndr=$(jget "$WORK/s.json" goals.0.lower)
-	# the socket buffer lets a little more through in a 2 s trial (150 of 4,000): within 5%
-	expect_range "$ndr" 1900 2100 "NDR of a 2,000/s server ($(grep -c trial "$WORK/out") trials)"
+	# the server takes 2,000/s and what its socket buffer holds: the most a lossy trial got through in
+	# its 2 s (4,150 with the kernel engine's page-sized skbs, ~4,280 with the xsk engine's smaller
+	# ones). The NDR is that capacity, less the search's 1% width
+	python3 - "$WORK/s.json" <<-'PY' || fail "NDR of a 2,000/s server ($(grep -c trial "$WORK/out") trials)"
+	import json, sys
+	s = json.load(open(sys.argv[1]))
+	ndr = s["goals"][0]["lower"]
+	cap = max(t["received"] for t in s["trials"] if t["loss"] > 0) / 2
+	print("NDR", ndr, "capacity", cap)
+	assert 2000 <= cap <= 2250, cap
+	assert 0.98 * cap <= ndr <= cap, (ndr, cap)
+	PY
 	# what the application did not read was dropped at its full socket buffer, and the search says so
 	python3 - "$WORK/s.json" <<-'PY' || fail "attribution to the socket buffer"
 	import json, sys

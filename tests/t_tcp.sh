@@ -235,6 +235,7 @@ test_tcp_closed_loop_bad_usage() {
 # the limit. gen tcp's sessions against it complete whole (keep-alive, then one request each with the
 # server's FIN on the response), every answer counted; a kernel client reads its 200 too.
 test_count_respond() {
+	live_frames || skip "count --respond answers in the request's own frame, and on veth the xsk engine's frames arrive in buffers without room for a response"
 	bed
 	count_start --tcp --dport 80 --respond --respond-body 600 --duration 60s --idle 2s --json "$WORK/c.json"
 	tb_gen "$XR" gen tcp -i "$TB_GEN_IF" --dst "$TB_SRV_IP" --src 198.18.64.0/23 --http 'GET /' \
