@@ -58,14 +58,11 @@ sent_or_refused() {
 # live_frames: whether sends here go through the kernel engine: the host runs BPF_PROG_RUN with live
 # frames (probed once per suite run) and XDPREPLAY_ENGINE does not ask for xsk
 live_frames() {
-	local f="$WORK/live_frames"
+	local probe=${LIVE_PROBE:-$WORK/live_probe.json}
 	[ "${XDPREPLAY_ENGINE:-}" = xsk ] && return 1
-	if [ ! -f "$f" ]; then
-		"$XR" probe --json "$WORK/live_probe.json" >/dev/null 2>&1
-		python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["checks"]["live_frames"]["ok"])' \
-			"$WORK/live_probe.json" >"$f" 2>/dev/null || echo False >"$f"
-	fi
-	[ "$(cat "$f")" = True ]
+	[ -f "$probe" ] || "$XR" probe --json "$probe" >/dev/null 2>&1
+	python3 -c 'import json,sys; sys.exit(0 if json.load(open(sys.argv[1]))["checks"]["live_frames"]["ok"] else 1)' \
+		"$probe" 2>/dev/null
 }
 # need_live_frames: a test of the kernel engine itself (its back-off, batches, live-frames threads)
 need_live_frames() {

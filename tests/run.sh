@@ -4,7 +4,7 @@
 # one shell function test_* each, run in a subshell with its own test bed).
 # Prints PASS/FAIL/SKIP per test and ends with "tests: N passed, N failed, N skipped".
 #   tests/run.sh [PATTERN]     only tests whose name contains PATTERN
-#   XR_KEEP=1 tests/run.sh ...  keeps the work directory (each test's log) after the run
+#   XR_KEEP=1 tests/run.sh ...  keeps the suite's folder (each test's log and work) after the run
 set -u
 cd "$(dirname "$0")/.." || exit 2
 TOP=$PWD
@@ -17,10 +17,13 @@ if [ "$(id -u)" -ne 0 ]; then
 	exec sudo -E bash "$0" "$@"
 fi
 
-WORK=$(mktemp -d /tmp/xdpreplay-tests.XXXXXX)
-export WORK
-trap '[ -n "${XR_KEEP:-}" ] || rm -rf "$WORK"' EXIT
-python3 pcaps/mkpcap.py hostile "$WORK/hostile" || { echo "cannot write the test captures" >&2; exit 2; }
+# the suite's folder: each test's work folder and log in it, the hostile captures, the probe
+SUITE=$(mktemp -d /tmp/xdpreplay-tests.XXXXXX)
+trap '[ -n "${XR_KEEP:-}" ] || rm -rf "$SUITE"' EXIT
+python3 pcaps/mkpcap.py hostile "$SUITE/hostile" || { echo "cannot write the test captures" >&2; exit 2; }
+# whether this host runs live frames, probed once for every test (lib.sh: live_frames)
+export LIVE_PROBE="$SUITE/probe.json"
+"$TOP/xdpreplay" probe --json "$LIVE_PROBE" >/dev/null 2>&1
 
 # each test's time, for the slowest list at the end (set before a test: t_start=$SECONDS)
 times=()
@@ -46,55 +49,75 @@ if [ -z "$pattern" ] || [[ unit == *"$pattern"* ]]; then
 		exit\ *) record "unit/exit_status" FAIL "tests/unit exited with ${line#exit }" ;;
 		*) echo "  $line" ;;
 		esac
-	done < <(XR_HOSTILE="$WORK/hostile" XR_PCAPS="$TOP/pcaps" ./tests/unit 2>&1; echo "exit $?")
+	done < <(XR_HOSTILE="$SUITE/hostile" XR_PCAPS="$TOP/pcaps" ./tests/unit 2>&1; echo "exit $?")
 fi
 
-for file in tests/t_*.sh; do
-	for t in $(grep -oE '^test_[a-z0-9_]+' "$file"); do
-		name="${file#tests/t_}"
-		name="${name%.sh}/${t#test_}"
-		[ -n "$pattern" ] && [[ "$name" != *"$pattern"* ]] && continue
-		log="$WORK/$(echo "$name" | tr / _).log"
-		(
-			. tests/lib.sh
-			. "$file"
-			"$t"
-		) >"$log" 2>&1
-		rc=$?
-		case $rc in
-		0) record "$name" PASS ;;
-		249) record "$name" SKIP "$(tail -n 1 "$log")" ;;
-		*) record "$name" FAIL "$(grep -m1 '^FAIL:' "$log" | cut -c7-)"
-		   sed 's/^/    | /' "$log" | tail -n 25 ;;
-		esac
+# every test-bed test as "NAME FILE FUNCTION", in file order
+all_tests() {
+	local file t name
+	for file in tests/t_*.sh; do
+		for t in $(grep -oE '^test_[a-z0-9_]+' "$file"); do
+			name="${file#tests/t_}"
+			echo "${name%.sh}/${t#test_} $file $t"
+		done
 	done
-done
+}
+# in_list NAME "PREFIX...": NAME starts with one of the prefixes
+in_list() {
+	local p
+	for p in $2; do [[ "$1" == "$p"* ]] && return 0; done
+	return 1
+}
+san_found() { grep -qE 'ERROR: (Address|Leak)Sanitizer|runtime error:' "$1"; }
+# run_test STAGE NAME FILE FUNCTION [VAR=VALUE...]: one test in a subshell, in a work folder of its
+# own (the suite's hostile captures linked in), with VAR=VALUE exported; its result recorded as
+# STAGE/NAME (STAGE empty for the main pass). A sanitizer's finding fails it whatever its status.
+run_test() {
+	local stage=$1 name=$2 file=$3 func=$4 log rc dir
+	shift 4
+	dir="$SUITE/${stage:+$stage-}$(echo "$name" | tr / _)"
+	log="$dir.log"
+	mkdir -p "$dir" && ln -sfn "$SUITE/hostile" "$dir/hostile"
+	(
+		export WORK=$dir
+		for kv in "$@"; do export "${kv?}"; done
+		. tests/lib.sh
+		. "$file"
+		"$func"
+	) >"$log" 2>&1
+	rc=$?
+	name="${stage:+$stage/}$name"
+	if san_found "$log"; then
+		record "$name" FAIL "a sanitizer found something"
+		grep -m1 -B2 -A12 -E 'ERROR: (Address|Leak)Sanitizer|runtime error:' "$log" | sed 's/^/    | /'
+		return
+	fi
+	case $rc in
+	0) record "$name" PASS ;;
+	249) record "$name" SKIP "$(tail -n 1 "$log")" ;;
+	*) record "$name" FAIL "$(grep -m1 '^FAIL:' "$log" | cut -c7-)"; sed 's/^/    | /' "$log" | tail -n 25 ;;
+	esac
+}
+# wanted STAGE NAME: the pattern (if any) picks this test of this stage
+wanted() {
+	[ -z "$pattern" ] && return 0
+	[ -z "$1" ] && [[ "$2" == *"$pattern"* ]] && return 0
+	[ -n "$1" ] && [[ "$pattern" == "$1/"* ]] && [[ "$1/$2" == *"$pattern"* ]]
+}
+
+while read -r name file func; do
+	wanted "" "$name" && run_test "" "$name" "$file" "$func"
+done < <(all_tests)
 
 # The xsk engine's pass: where live frames work, the sending tests run again with the kernel engine
 # left out (XDPREPLAY_ENGINE=xsk, which --engine auto obeys); where they do not, every test above
 # already sent through xsk. XR_XSK_PASS=0 skips it.
 XSK_TESTS=${XSK_TESTS:-accounting/ rewrite/ templates/ syn/ dns/ tcp/ mqtt/ lorawan/ search/ shard/ drops/}
-"$TOP/xdpreplay" probe --json "$WORK/probe.json" >/dev/null 2>&1
-if [ "${XR_XSK_PASS:-1}" != 0 ] && python3 -c 'import json,sys; sys.exit(0 if json.load(open(sys.argv[1]))["checks"]["live_frames"]["ok"] else 1)' \
-	"$WORK/probe.json" 2>/dev/null && { [ -z "$pattern" ] || [[ "$pattern" == xsk/* ]]; }; then
-	for file in tests/t_*.sh; do
-		for t in $(grep -oE '^test_[a-z0-9_]+' "$file"); do
-			name="${file#tests/t_}"
-			name="${name%.sh}/${t#test_}"
-			want=0
-			for p in $XSK_TESTS; do [[ "$name" == "$p"* ]] && want=1; done
-			[ $want = 1 ] || continue
-			[[ "$pattern" == xsk/* ]] && [[ "xsk/$name" != *"${pattern}"* ]] && continue
-			log="$WORK/xsk_$(echo "$name" | tr / _).log"
-			( . tests/lib.sh; . "$file"; export XDPREPLAY_ENGINE=xsk; "$t" ) >"$log" 2>&1
-			rc=$?
-			case $rc in
-			0) record "xsk/$name" PASS ;;
-			249) record "xsk/$name" SKIP "$(tail -n 1 "$log")" ;;
-			*) record "xsk/$name" FAIL "$(grep -m1 '^FAIL:' "$log" | cut -c7-)"; sed 's/^/    | /' "$log" | tail -n 15 ;;
-			esac
-		done
-	done
+if [ "${XR_XSK_PASS:-1}" != 0 ] && { [ -z "$pattern" ] || [[ "$pattern" == xsk/* ]]; } && python3 -c 'import json,sys; sys.exit(0 if json.load(open(sys.argv[1]))["checks"]["live_frames"]["ok"] else 1)' \
+	"$LIVE_PROBE" 2>/dev/null; then
+	while read -r name file func; do
+		in_list "$name" "$XSK_TESTS" && wanted xsk "$name" && run_test xsk "$name" "$file" "$func" XDPREPLAY_ENGINE=xsk
+	done < <(all_tests)
 fi
 
 # The same code under ASan and UBSan (float casts too): the unit tests, the selftest, and the
@@ -105,38 +128,19 @@ if [ "${XR_SANITIZE:-1}" != 0 ] && [ -x "$TOP/xdpreplay-san" ] && [ -x "$TOP/tes
 	{ [ -z "$pattern" ] || [[ san/ == *"$pattern"* ]] || [[ "$pattern" == san/* ]]; }; then
 	# a sanitizer's finding exits 86, which no xdpreplay status means; leaks are findings too
 	export ASAN_OPTIONS=exitcode=86:detect_leaks=1:abort_on_error=0 UBSAN_OPTIONS=exitcode=86:print_stacktrace=1
-	san_found() { grep -qE 'ERROR: (Address|Leak)Sanitizer|runtime error:' "$1"; }
-	log="$WORK/san_unit.log"
-	XR_HOSTILE="$WORK/hostile" XR_PCAPS="$TOP/pcaps" ./tests/unit-san >"$log" 2>&1
+	log="$SUITE/san_unit.log"
+	XR_HOSTILE="$SUITE/hostile" XR_PCAPS="$TOP/pcaps" ./tests/unit-san >"$log" 2>&1
 	rc=$?
 	if [ $rc -eq 0 ] && ! san_found "$log"; then record san/unit PASS; else record san/unit FAIL "exit $rc"; tail -n 20 "$log" | sed 's/^/    | /'; fi
-	log="$WORK/san_selftest.log"
+	log="$SUITE/san_selftest.log"
 	"$TOP/xdpreplay-san" selftest --cases 60 >"$log" 2>&1
 	rc=$?
 	if [ $rc -eq 0 ] && ! san_found "$log"; then record san/selftest PASS; else record san/selftest FAIL "exit $rc"; tail -n 20 "$log" | sed 's/^/    | /'; fi
-	for file in tests/t_*.sh; do
-		for t in $(grep -oE '^test_[a-z0-9_]+' "$file"); do
-			name="${file#tests/t_}"
-			name="${name%.sh}/${t#test_}"
-			want=0
-			for p in $SAN_TESTS; do [[ "$name" == "$p"* ]] && want=1; done
-			[ $want = 1 ] || continue
-			[[ "$pattern" == san/* ]] && [[ "san/$name" != *"${pattern}"* ]] && continue
-			log="$WORK/san_$(echo "$name" | tr / _).log"
-			( . tests/lib.sh; . "$file"; XR="$TOP/xdpreplay-san" "$t" ) >"$log" 2>&1
-			rc=$?
-			if san_found "$log"; then
-				record "san/$name" FAIL "a sanitizer found something"
-				grep -m1 -B2 -A12 -E 'ERROR: (Address|Leak)Sanitizer|runtime error:' "$log" | sed 's/^/    | /'
-			else
-				case $rc in
-				0) record "san/$name" PASS ;;
-				249) record "san/$name" SKIP "$(tail -n 1 "$log")" ;;
-				*) record "san/$name" FAIL "$(grep -m1 '^FAIL:' "$log" | cut -c7-)"; sed 's/^/    | /' "$log" | tail -n 15 ;;
-				esac
-			fi
-		done
-	done
+	while read -r name file func; do
+		in_list "$name" "$SAN_TESTS" || continue
+		[[ "$pattern" == san/* ]] && ! wanted san "$name" && continue
+		run_test san "$name" "$file" "$func" XR="$TOP/xdpreplay-san"
+	done < <(all_tests)
 fi
 
 # The fuzz targets (make fuzz-build), each for FUZZ_SECS (20 s here; `make fuzz` runs them long).
@@ -149,7 +153,7 @@ if [ "${XR_FUZZ:-1}" != 0 ] && ls .output/fuzz/fuzz_* >/dev/null 2>&1 &&
 		fuzz:*) ;;
 		*) echo "$line" ;;
 		esac
-	done < <(FUZZ_SECS=${FUZZ_SECS:-20} FUZZ_OUT="$WORK" bash tests/fuzz/run.sh 2>&1)
+	done < <(FUZZ_SECS=${FUZZ_SECS:-20} FUZZ_OUT="$SUITE" bash tests/fuzz/run.sh 2>&1)
 fi
 
 # nothing may be left behind: namespaces of ours, XDP programs in the root namespace
@@ -163,8 +167,8 @@ if [ -z "$pattern" ]; then
 	fi
 fi
 
-echo "slowest:"
-printf '%s\n' "${times[@]}" | sort -rn | head -n 10 | awk '{ printf "  %5d s  %s\n", $1, $2 }'
+[ ${#times[@]} -gt 0 ] && echo "slowest:" &&
+	printf '%s\n' "${times[@]}" | sort -rn | head -n 10 | awk '{ printf "  %5d s  %s\n", $1, $2 }'
 echo "all tests: $SECONDS s"
 [ ${#failed_names[@]} -gt 0 ] && echo "failed: ${failed_names[*]}"
 echo "tests: $pass passed, $fail failed, $skip skipped"
