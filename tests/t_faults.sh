@@ -102,3 +102,30 @@ test_sigkill_leaves_nothing() {
 		fail "BPF links left: $(bpftool link list | grep -E 'xr_')"
 	return 0
 }
+
+# Where no BPF program may be loaded (Docker's default capabilities: CAP_NET_RAW, no CAP_BPF,
+# CAP_NET_ADMIN, CAP_IPC_LOCK or CAP_SYS_RESOURCE), the xsk engine still sends what userspace builds
+# through a TX-only socket, within the locked-memory limit, and says the answers are not counted;
+# what needs the gen program (sessions answered in XDP) is refused in one line
+test_no_bpf_allowed() {
+	command -v setpriv >/dev/null || skip "setpriv (util-linux) not installed"
+	local drop=(setpriv --bounding-set=-bpf,-sys_admin,-perfmon,-net_admin,-ipc_lock,-sys_resource)
+	bed
+	count_start --any --duration 60s --json "$WORK/c.json"
+	ip netns exec "$TB_NS_GEN" "${drop[@]}" "$XR" gen udp -i "$TB_GEN_IF" --dst "$TB_SRV_IP:9" --count 1000 \
+		--src 198.18.64.0/24 --json "$WORK/u.json" 2>"$WORK/err" || fail "gen udp without BPF: $(cat "$WORK/err")"
+	grep -q "refuses to load BPF (EPERM)" "$WORK/err" || fail "no line about BPF: $(cat "$WORK/err")"
+	expect_eq "$(jget "$WORK/u.json" sent)" 1000 "gen udp sent without BPF"
+	ip netns exec "$TB_NS_GEN" "${drop[@]}" "$XR" gen syn -i "$TB_GEN_IF" --dst "$TB_SRV_IP:80" --count 500 \
+		--json "$WORK/s.json" 2>"$WORK/err" || fail "gen syn without BPF: $(cat "$WORK/err")"
+	grep -q "answers are not counted" "$WORK/err" || fail "no line about the answers: $(cat "$WORK/err")"
+	expect_eq "$(jget "$WORK/s.json" sent)" 500 "gen syn sent without BPF"
+	expect_eq "$(jget "$WORK/s.json" replies_counted)" False "replies counted"
+	ip netns exec "$TB_NS_GEN" "${drop[@]}" "$XR" gen syn -i "$TB_GEN_IF" --dst "$TB_SRV_IP:80" --complete \
+		--count 10 -q 2>"$WORK/err"
+	expect_eq $? 3 "gen syn --complete without BPF"
+	grep -q "may not load BPF" "$WORK/err" || fail "the refusal: $(cat "$WORK/err")"
+	kill -INT "$COUNT_PID"
+	count_wait
+	expect_eq "$(jget "$WORK/c.json" matched)" 1500 "frames at the server"
+}

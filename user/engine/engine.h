@@ -56,6 +56,13 @@ struct engine_proto {
 	 */
 	uint64_t (*ended)(void *ctx);
 	/*
+	 * The run means something without the gen program, its answers left
+	 * uncounted (a SYN or query load): where no BPF may be loaded, the xsk
+	 * engine still sends it. Unset: the protocol needs its maps, helpers
+	 * or reply handler (sessions answered in XDP, a per-packet hook).
+	 */
+	bool program_optional;
+	/*
 	 * --listen: the protocol's live figures from a snapshot of the reply
 	 * counters, as JSON members and Prometheus samples (labels: the
 	 * sender's own, '{command="...",iface="..."}'); the HTTP thread's calls
@@ -108,7 +115,7 @@ struct engine_opts {
 	unsigned int shard, shards;
 	uint64_t start_unix_ns; /* --start-at: the first departure, CLOCK_REALTIME (0: at once) */
 	bool frames_are_devices; /* each frame of the set is one device's: shards take whole ones */
-	/* the server's answers: counted by xr_replies on ifc unless XR_REPLY_NONE */
+	/* the server's answers: counted by xr_replies on ifc unless XR_REPLY_NONE (replies_uncounted) */
 	enum xr_reply_kind reply_kind;
 	struct xr_reply_match rpl;
 	uint64_t reply_wait_ns; /* after the last frame, how long answers may take */
@@ -167,6 +174,8 @@ struct engine_result {
 	uint64_t open_peak, gate_waits;
 	/* the kernel engine's waits while the driver refused frames (gen.bpf.c: ring_full_backoff) */
 	uint64_t backoff_skipped, spun_ns;
+	/* sent without the gen program (BPF refused here): the reply kind's answers went uncounted */
+	bool replies_uncounted;
 };
 
 /* mmaps an mmapable array map whole; *sz is the mapped size. NULL on failure. */
@@ -219,6 +228,12 @@ static inline unsigned int engine_shard_place(unsigned int shard, unsigned int s
 static inline bool engine_builds_frames(const struct engine_opts *o)
 {
 	return o->nops || o->hook != XR_HOOK_NONE || o->reply_kind != XR_REPLY_NONE || o->proto;
+}
+
+/* Frames that vary can be built without the gen program (no hook, no protocol state in BPF). */
+static inline bool engine_program_optional(const struct engine_opts *o)
+{
+	return o->hook == XR_HOOK_NONE && (!o->proto || o->proto->program_optional);
 }
 
 /* Set from a signal handler: stop sending and report. */

@@ -24,6 +24,7 @@
 #include "cmd/cli.h"
 #include "engine/engine.h"
 #include "util/json.h"
+#include "util/caps.h"
 #include "util/log.h"
 #include "engine/probe.h"
 #include "count.skel.h"
@@ -59,29 +60,23 @@ static bool caps_ok(char *detail, size_t len)
 		int bit;
 		const char *name;
 	} need[] = {
-		{ 39, "CAP_BPF" },
-		{ 12, "CAP_NET_ADMIN" },
-		{ 38, "CAP_PERFMON" },
+		{ XR_CAP_BPF, "CAP_BPF" },
+		{ XR_CAP_NET_ADMIN, "CAP_NET_ADMIN" },
+		{ XR_CAP_PERFMON, "CAP_PERFMON" },
 	};
-	unsigned long long eff = 0;
+	uint64_t eff = caps_effective();
 	struct rlimit rl = {};
-	char line[256], lim[32];
+	char lim[32];
 	size_t at = 0;
 	bool ok = true;
-	FILE *f = fopen("/proc/self/status", "r");
 
-	while (f && fgets(line, sizeof(line), f))
-		if (sscanf(line, "CapEff: %llx", &eff) == 1)
-			break;
-	if (f)
-		fclose(f);
 	getrlimit(RLIMIT_MEMLOCK, &rl);
 	if (rl.rlim_cur == RLIM_INFINITY)
 		snprintf(lim, sizeof(lim), "unlimited");
 	else
 		snprintf(lim, sizeof(lim), "%llu KiB", (unsigned long long)rl.rlim_cur / 1024);
 	for (size_t i = 0; i < sizeof(need) / sizeof(need[0]); i++) {
-		bool has = eff & (1ULL << need[i].bit) || eff & (1ULL << 21 /* CAP_SYS_ADMIN */);
+		bool has = eff & (1ULL << need[i].bit) || eff & (1ULL << XR_CAP_SYS_ADMIN);
 
 		if (!has) {
 			at += snprintf(detail + at, at < len ? len - at : 0, "%s%s",

@@ -211,8 +211,13 @@ int session_open(struct gen_session *k, const struct iface *ifc, const struct fr
 		k->skel->rodata->cfg.mult_milli = 1;
 	err = gen_bpf__load(k->skel);
 	if (err) {
-		pr_warn("cannot load the gen BPF program: %s (run with -vv for the verifier log)\n",
-			strerror(-err));
+		/* the probe (no run options) says what a failure means in its own words */
+		if (o)
+			pr_warn("cannot load the gen BPF program: %s%s\n", strerror(-err),
+				err == -EPERM ?
+					" (this process may not load BPF: it needs CAP_BPF and "
+					"CAP_NET_ADMIN)" :
+					" (run with -vv for the verifier log)");
 		goto err;
 	}
 	if (bpf_obj_get_info_by_fd(bpf_program__fd(k->skel->progs.xr_gen), &info, &info_len) == 0)
@@ -252,6 +257,22 @@ int session_open(struct gen_session *k, const struct iface *ifc, const struct fr
 err:
 	session_close(k);
 	return err;
+}
+
+bool session_bpf_refused(void)
+{
+	/* r0 = XDP_PASS; exit */
+	const struct bpf_insn pass[] = {
+		{ .code = BPF_ALU64 | BPF_MOV | BPF_K, .dst_reg = BPF_REG_0, .imm = XDP_PASS },
+		{ .code = BPF_JMP | BPF_EXIT },
+	};
+	int fd = bpf_prog_load(BPF_PROG_TYPE_XDP, NULL, "GPL", pass, 2, NULL);
+
+	if (fd >= 0) {
+		close(fd);
+		return false;
+	}
+	return errno == EPERM;
 }
 
 /* (n * step) mod modulus for op, without overflow; modulus 0 wraps at 2^64 */

@@ -59,6 +59,9 @@ int session_open(struct gen_session *k, const struct iface *ifc, const struct fr
 		 enum session_use use);
 void session_close(struct gen_session *k);
 
+/* Whether this process may load no BPF program at all (EPERM: Docker's default capabilities). */
+bool session_bpf_refused(void);
+
 /* Thread i's slot: its place in the sequence and its running plan values. */
 void session_slots_init(struct gen_session *k, const struct engine_opts *o);
 void slot_ops_init(struct xr_gen_slot *s, const struct xr_op *ops, unsigned int nops, uint64_t n,

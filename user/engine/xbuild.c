@@ -17,37 +17,53 @@ void xbuild_init(struct xbuild *b, const struct engine_opts *o, struct gen_sessi
 		.nframes = o->fs->n,
 		.frame_div = o->frame_div,
 		.ts_mask = o->ts_mask ? o->ts_mask : XR_TS_RING - 1,
-		.stamp = o->reply_kind != XR_REPLY_NONE,
+		.stamp = k && o->reply_kind != XR_REPLY_NONE,
+		.fs = o->fs,
 	};
-	if (!k)
+	if (!engine_builds_frames(o))
 		b->mode = XB_DESC;
 	else
-		b->mode = o->hook != XR_HOOK_NONE ? XB_PROGRAM : XB_PLAN;
-	if (k)
-		b->copy = k->skel->rodata->cfg.copy;
+		b->mode = k && o->hook != XR_HOOK_NONE ? XB_PROGRAM : XB_PLAN;
+	b->copy = k ? k->skel->rodata->cfg.copy : true;
+}
+
+/* Frame i's bytes, length and whether the plan skips it, from the session's maps or the frame set. */
+static const uint8_t *frame_src(const struct xbuild *b, uint64_t i, uint32_t *len, bool *unplanned)
+{
+	const struct gen_session *k = b->k;
+	const struct xr_frame *f;
+
+	if (!k) {
+		*len = b->fs->frames[i].len;
+		*unplanned = frameset_unplanned(b->fs, i);
+		return b->fs->bytes + b->fs->frames[i].off;
+	}
+	f = &k->frames[b->copy ? i : 0];
+	*len = f->len;
+	*unplanned = f->flags & XR_FRAME_UNPLANNED;
+	return b->copy ? k->data + (size_t)f->chunk * XR_CHUNK_VALUE + f->off : k->tmpl;
 }
 
 static uint32_t build_plan(const struct xbuild *b, uint64_t n, uint8_t *buf, uint32_t room)
 {
-	const struct gen_session *k = b->k;
-	const struct xr_frame *f = &k->frames[b->copy ? xbuild_index(b, n) : 0];
-	const uint8_t *src = b->copy ? k->data + (size_t)f->chunk * XR_CHUNK_VALUE + f->off :
-				       k->tmpl;
+	uint32_t len;
+	bool unplanned;
+	const uint8_t *src = frame_src(b, xbuild_index(b, n), &len, &unplanned);
 
-	if (f->len > room)
+	if (len > room)
 		return 0;
-	memcpy(buf, src, f->len);
-	if (b->o->nops && !(f->flags & XR_FRAME_UNPLANNED))
-		rewrite_apply(b->o->ops, b->o->nops, buf, f->len, n);
+	memcpy(buf, src, len);
+	if (b->o->nops && !unplanned)
+		rewrite_apply(b->o->ops, b->o->nops, buf, len, n);
 	if (b->stamp) {
-		struct xr_send_ts *t = &k->send_ts[n & b->ts_mask];
+		struct xr_send_ts *t = &b->k->send_ts[n & b->ts_mask];
 
 		t->answered = 0;
 		t->tag = 0;
 		t->n32 = n;
 		t->ts_ns = now_ns();
 	}
-	return f->len;
+	return len;
 }
 
 /*

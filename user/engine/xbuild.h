@@ -13,20 +13,24 @@
 
 enum xbuild_mode {
 	XB_DESC, /* frames go as they are: a descriptor points at the frame's own chunk */
-	XB_PLAN, /* copied into a buffer, the plan applied and the send time stamped here */
+	XB_PLAN, /* copied into a buffer, the plan applied (and the send time stamped) here */
 	XB_PROGRAM, /* xr_gen builds it in test mode (plan, hook and stamp in BPF) */
 };
 
 struct xbuild {
 	enum xbuild_mode mode;
 	const struct engine_opts *o;
-	struct gen_session *k; /* XB_PLAN, XB_PROGRAM */
+	struct gen_session *k; /* XB_PLAN, XB_PROGRAM; NULL: no program may be loaded here */
+	const struct frameset *fs; /* XB_PLAN without a session: the frames as loaded */
 	uint64_t nframes, frame_div;
 	uint32_t ts_mask;
 	bool stamp, copy;
 };
 
-/* The mode o needs, and the session it builds from (NULL for XB_DESC). */
+/*
+ * The mode o needs, and the session it builds from: NULL for XB_DESC, and for
+ * XB_PLAN where no BPF may be loaded (the frames then come from o->fs).
+ */
 void xbuild_init(struct xbuild *b, const struct engine_opts *o, struct gen_session *k);
 
 /*

@@ -33,6 +33,7 @@
 #include "engine/meter.h"
 #include "engine/pacer.h"
 #include "engine/xbuild.h"
+#include "util/caps.h"
 #include "util/log.h"
 #include "util/units.h"
 #include "gen.skel.h"
@@ -53,11 +54,13 @@ struct xsk_run {
 	const struct engine_opts *o;
 	struct gen_session k; /* with a session: XB_PLAN, XB_PROGRAM */
 	bool have_session, proto_started;
+	bool no_program; /* BPF refused here: frames built from the frame set, answers uncounted */
 	struct xbuild b;
 	struct xsk_umem *umem;
 	uint8_t *area;
 	uint64_t size;
 	uint32_t chunk;
+	unsigned int bufs; /* a building thread's buffers */
 	struct xr_frame *frames; /* XB_DESC: each frame's length and capture time */
 	bool zerocopy;
 };
@@ -276,26 +279,63 @@ static int umem_fill(struct xsk_run *r, struct xthread *th)
 	const struct engine_opts *o = r->o;
 	const struct frameset *fs = o->fs;
 
+	if (!r->have_session) {
+		/* each frame's length and capture time, for the pacer and the descriptors */
+		r->frames = calloc(fs->n, sizeof(*r->frames));
+		if (!r->frames)
+			return -ENOMEM;
+		for (size_t i = 0; i < fs->n; i++) {
+			r->frames[i].len = fs->frames[i].len;
+			r->frames[i].ts_ns = fs->frames[i].ts_ns;
+		}
+	}
 	if (r->b.mode != XB_DESC) {
 		for (unsigned int i = 0; i < o->threads; i++) {
-			th[i].free = calloc(XSK_BUFS, sizeof(uint64_t));
+			th[i].free = calloc(r->bufs, sizeof(uint64_t));
 			if (!th[i].free)
 				return -ENOMEM;
-			for (unsigned int j = 0; j < XSK_BUFS; j++)
-				th[i].free[j] = ((uint64_t)i * XSK_BUFS + j) * r->chunk;
-			th[i].nfree = XSK_BUFS;
+			for (unsigned int j = 0; j < r->bufs; j++)
+				th[i].free[j] = ((uint64_t)i * r->bufs + j) * r->chunk;
+			th[i].nfree = r->bufs;
 		}
 		return 0;
 	}
-	r->frames = calloc(fs->n, sizeof(*r->frames));
-	if (!r->frames)
-		return -ENOMEM;
-	for (size_t i = 0; i < fs->n; i++) {
+	for (size_t i = 0; i < fs->n; i++)
 		memcpy(r->area + i * r->chunk, fs->bytes + fs->frames[i].off, fs->frames[i].len);
-		r->frames[i].len = fs->frames[i].len;
-		r->frames[i].ts_ns = fs->frames[i].ts_ns;
-	}
 	return 0;
+}
+
+/*
+ * A UMEM is locked memory, counted against RLIMIT_MEMLOCK unless the process
+ * has CAP_IPC_LOCK: whether size fits, once the limit is lifted where we may
+ * (CAP_SYS_RESOURCE). Without CAP_IPC_LOCK it may fit anyway: the kernel says.
+ */
+static bool memlock_allows(uint64_t size)
+{
+	struct rlimit rl;
+
+	/* a quarter for the rings and what else is locked */
+	if (getrlimit(RLIMIT_MEMLOCK, &rl) || rl.rlim_cur == RLIM_INFINITY ||
+	    rl.rlim_cur / 4 * 3 >= size)
+		return true;
+	rl.rlim_cur = rl.rlim_max = RLIM_INFINITY;
+	if (!setrlimit(RLIMIT_MEMLOCK, &rl))
+		return true;
+	return cap_effective(XR_CAP_IPC_LOCK);
+}
+
+/* A building thread's buffers within three quarters of the limit (the rest for the rings), 256 at least. */
+static unsigned int memlock_bufs(unsigned int threads, uint32_t chunk)
+{
+	struct rlimit rl;
+	uint64_t n;
+
+	getrlimit(RLIMIT_MEMLOCK, &rl);
+	n = rl.rlim_cur / 4 * 3 / chunk / threads;
+	n = n < 256 ? 256 : n > XSK_BUFS ? XSK_BUFS : n;
+	pr_debug("the locked-memory limit is %llu KiB: %llu buffers a thread\n",
+		 (unsigned long long)(rl.rlim_cur >> 10), (unsigned long long)n);
+	return n;
 }
 
 static int umem_create(struct xsk_run *r, struct xthread *th)
@@ -306,13 +346,17 @@ static int umem_create(struct xsk_run *r, struct xthread *th)
 		.comp_size = XSK_RING_SIZE,
 		.frame_headroom = 0,
 	};
-	struct rlimit rl;
 	uint64_t chunks;
 	int err;
 
 	r->chunk = o->fs->max_len <= 2048 ? 2048 : 4096;
+	r->bufs = XSK_BUFS;
 	chunks = r->b.mode == XB_DESC ? o->fs->n : (uint64_t)o->threads * XSK_BUFS;
 	r->size = chunks * r->chunk;
+	if (!memlock_allows(r->size) && r->b.mode != XB_DESC) {
+		r->bufs = memlock_bufs(o->threads, r->chunk);
+		r->size = (uint64_t)o->threads * r->bufs * r->chunk;
+	}
 	r->area = mmap(NULL, r->size, PROT_READ | PROT_WRITE,
 		       MAP_PRIVATE | MAP_ANONYMOUS | MAP_POPULATE, -1, 0);
 	if (r->area == MAP_FAILED) {
@@ -324,11 +368,6 @@ static int umem_create(struct xsk_run *r, struct xthread *th)
 	if (err)
 		return err;
 	ucfg.frame_size = r->chunk;
-	/* a UMEM is locked memory: lift the limit where we may (CAP_SYS_RESOURCE) */
-	if (getrlimit(RLIMIT_MEMLOCK, &rl) == 0 && rl.rlim_cur < r->size) {
-		rl.rlim_cur = rl.rlim_max = RLIM_INFINITY;
-		setrlimit(RLIMIT_MEMLOCK, &rl);
-	}
 	err = xsk_umem__create(&r->umem, r->area, r->size, &th[0].fill, &th[0].comp, &ucfg);
 	if (err == -ENOMEM || err == -ENOBUFS)
 		pr_warn("cannot register %llu KiB of UMEM: the locked-memory limit is lower "
@@ -396,6 +435,20 @@ static int session_start(struct xsk_run *r)
 	}
 	if (!engine_builds_frames(o))
 		return 0;
+	/*
+	 * Where no BPF may be loaded (Docker's default capabilities: no
+	 * CAP_BPF, CAP_NET_ADMIN), a TX-only socket still sends what the plan
+	 * builds in userspace; the answers go uncounted
+	 */
+	if (engine_program_optional(o) && session_bpf_refused()) {
+		pr_warn("warning: this host refuses to load BPF (EPERM): the xsk engine builds the frames "
+			"without the gen program%s\n",
+			o->reply_kind != XR_REPLY_NONE ?
+				", and the server's answers are not counted" :
+				"");
+		r->no_program = true;
+		return 0;
+	}
 	err = session_open(&r->k, o->ifc, o->fs, NULL, 0, o, SESSION_BUILD);
 	if (err)
 		return err;
@@ -564,8 +617,10 @@ int xengine_run(const struct engine_opts *o, struct engine_result *res)
 	err = umem_create(&r, th);
 	if (err)
 		goto out;
-	/* the UMEM or the session's maps hold the frames now */
-	frameset_release(o->fs);
+	/* the UMEM or the session's maps hold the frames now; without either, the plan reads them */
+	if (!r.no_program)
+		frameset_release(o->fs);
+	res->replies_uncounted = r.no_program && o->reply_kind != XR_REPLY_NONE;
 	err = sockets_bind(&r, th);
 	if (err)
 		goto out;

@@ -60,7 +60,10 @@ void send_summary(const struct send_report *r, FILE *f)
 	if (u->unaccounted)
 		fprintf(f, "  not sent: %llu with no outcome reported (a bug: please report it)\n",
 			(unsigned long long)u->unaccounted);
-	if (r->p->report)
+	/* without the gen program the protocol's figures are its answers', which nothing counted */
+	if (res->replies_uncounted)
+		fprintf(f, "  replies: not counted (no BPF program may be loaded here)\n");
+	else if (r->p->report)
 		r->p->report(r->st, res, r->ready_ns, f, NULL);
 }
 
@@ -155,7 +158,8 @@ void send_json(const struct send_report *r, FILE *f)
 	for (unsigned int i = 0; i < res->nsec; i++)
 		json_u64(&j, NULL, res->per_sec[i]);
 	json_close(&j, ']');
-	if (r->p->report)
+	json_flag(&j, "replies_counted", !res->replies_uncounted);
+	if (!res->replies_uncounted && r->p->report)
 		r->p->report(r->st, res, r->ready_ns, NULL, &j);
 	json_close(&j, '}');
 }

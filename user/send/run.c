@@ -392,7 +392,7 @@ int send_run(const struct send_opts *so, const struct xr_proto *p, void *st)
 		if (!so->quiet)
 			send_summary(&r, stderr);
 		/* the verdict reads what the report found: a quiet run without JSON has it found too */
-		else if (!so->json_path && p->verdict)
+		else if (!so->json_path && p->verdict && !res.replies_uncounted)
 			p->report(st, &res, r.ready_ns, NULL, NULL);
 		if (res.unsent.behind)
 			pr_warn("warning: fell behind the schedule: %llu frames due before the end were not sent "
@@ -413,7 +413,7 @@ int send_run(const struct send_opts *so, const struct xr_proto *p, void *st)
 	}
 	if (p->failed && p->failed(st))
 		write_failed = true;
-	verdict = p->verdict ? p->verdict(st) : 0;
+	verdict = p->verdict && !res.replies_uncounted ? p->verdict(st) : 0;
 	free(res.replies.hist);
 	free(res.per_sec);
 	ret = err || write_failed			  ? XR_EXIT_ENV :

@@ -97,7 +97,9 @@ static int syn_build(void *st, const struct send_opts *so, const struct iface *i
 	s->cfg = (struct xr_syn_cfg){ .isn_base = isn.base,
 				      .isn_inv = isn.inv,
 				      .complete = s->complete };
-	s->ops = (struct engine_proto){ .ctx = s, .before_load = syn_before_load };
+	s->ops = (struct engine_proto){ .ctx = s,
+					.before_load = syn_before_load,
+					.program_optional = !s->complete };
 	o->proto = &s->ops;
 	o->reply_kind = XR_REPLY_SYN;
 	if (s->complete)
