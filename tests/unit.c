@@ -140,6 +140,8 @@ static void test_json(void)
 	json_open(&j, NULL, '{');
 	json_u64(&j, "a", 1);
 	json_str(&j, "s", "q\"\\\n");
+	/* valid UTF-8 as it is; a byte that is not (a stray continuation, an overlong '/', a surrogate, 0xff) as U+FFFD */
+	json_str(&j, "u", "caf\xc3\xa9\xe2\x82\xac \x80\xc0\xaf\xed\xa0\x80\xff\xf0\x9f\x98\x80");
 	json_open(&j, "o", '{');
 	json_flag(&j, "t", true);
 	json_close(&j, '}');
@@ -150,7 +152,9 @@ static void test_json(void)
 	json_close(&j, '}');
 	fclose(f);
 	CHECK(!strcmp(buf,
-		      "{\"a\":1,\"s\":\"q\\\"\\\\\\u000a\",\"o\":{\"t\":true},\"l\":[2,null]}\n"),
+		      "{\"a\":1,\"s\":\"q\\\"\\\\\\u000a\",\"u\":\"caf\xc3\xa9\xe2\x82\xac "
+		      "\\ufffd\\ufffd\\ufffd\\ufffd\\ufffd\\ufffd\\ufffd\xf0\x9f\x98\x80\",\"o\":{\"t\":true},"
+		      "\"l\":[2,null]}\n"),
 	      "got %s", buf);
 	free(buf);
 }

@@ -5,18 +5,64 @@
 #include <string.h>
 #include "util/json.h"
 
-static void put_string(FILE *f, const char *s)
+/*
+ * The length of the UTF-8 sequence s starts with (its first byte >= 0x80),
+ * or 0 where it is not one (RFC 3629: no overlong forms, no surrogates,
+ * nothing above U+10FFFF).
+ */
+static int utf8_len(const unsigned char *s)
 {
+	unsigned char c = s[0], lo = 0x80, hi = 0xbf;
+	int n;
+
+	if (c >= 0xc2 && c <= 0xdf)
+		n = 2;
+	else if (c >= 0xe0 && c <= 0xef)
+		n = 3;
+	else if (c >= 0xf0 && c <= 0xf4)
+		n = 4;
+	else
+		return 0;
+	/* the second byte's range rules out overlongs, surrogates and what is past U+10FFFF */
+	if (c == 0xe0)
+		lo = 0xa0;
+	else if (c == 0xed)
+		hi = 0x9f;
+	else if (c == 0xf0)
+		lo = 0x90;
+	else if (c == 0xf4)
+		hi = 0x8f;
+	if (s[1] < lo || s[1] > hi)
+		return 0;
+	for (int i = 2; i < n; i++)
+		if (s[i] < 0x80 || s[i] > 0xbf)
+			return 0;
+	return n;
+}
+
+/* s as a JSON string: escaped, and valid UTF-8 whatever it held (a byte that is not: U+FFFD). */
+static void put_string(FILE *f, const char *str)
+{
+	const unsigned char *s = (const unsigned char *)str;
+
 	fputc('"', f);
-	for (; *s; s++) {
+	while (*s) {
 		unsigned char c = *s;
+		int n;
 
 		if (c == '"' || c == '\\')
 			fprintf(f, "\\%c", c);
 		else if (c < 0x20)
 			fprintf(f, "\\u%04x", c);
-		else
+		else if (c < 0x80)
 			fputc(c, f);
+		else if ((n = utf8_len(s))) {
+			fwrite(s, 1, n, f);
+			s += n;
+			continue;
+		} else
+			fputs("\\ufffd", f);
+		s++;
 	}
 	fputc('"', f);
 }
