@@ -15,7 +15,7 @@ OUTPUT := .output
 ARCH := $(shell uname -m | sed 's/x86_64/x86/;s/aarch64/arm64/')
 VERSION := $(shell git describe --always --dirty 2>/dev/null || echo unknown)
 
-PKGS := libbpf libxdp libelf zlib libpcap libcrypto json-c libmicrohttpd libcurl libmosquitto
+PKGS := libbpf libxdp libelf zlib libcrypto json-c libmicrohttpd libcurl libmosquitto
 PKG_CFLAGS := $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
 PKG_LIBS := $(shell pkg-config --libs $(PKGS) 2>/dev/null)
 

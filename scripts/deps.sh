@@ -8,7 +8,7 @@ set -euo pipefail
 
 # clang-16 is the BPF compiler (clang-14, Debian's default, cannot build kfunc/kptr code).
 build=(make git gcc pkg-config python3 man-db clang-16 llvm-16 libbpf-dev libxdp-dev libelf-dev zlib1g-dev
-       libpcap-dev libssl-dev libjson-c-dev libmicrohttpd-dev libcurl4-openssl-dev bpftool clang-format-16
+       libssl-dev libjson-c-dev libmicrohttpd-dev libcurl4-openssl-dev bpftool clang-format-16
        libmpich-dev mpich libmosquitto-dev)
 testbed=(iproute2 ethtool nftables tcpdump tcpreplay procps python3 python3-cryptography gzip util-linux librsvg2-bin nsd
          nginx-light mosquitto mosquitto-clients)
