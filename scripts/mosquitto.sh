@@ -25,6 +25,8 @@ mosquitto_conf() {
 	log_type error
 	log_type warning
 	log_type notice
+	# each SUBSCRIBE, as "TIME: CLIENT QOS TOPIC": the tests know a subscriber ready from it
+	log_type subscribe
 	listener 1883 $addr
 	max_qos 1
 	max_connections -1

@@ -70,6 +70,17 @@ need_live_frames() {
 	live_frames || skip "a test of the kernel engine itself: this host refuses live frames"
 }
 
+# wait_until SECONDS WHAT CMD...: until CMD succeeds (looked at every 50 ms), failing with WHAT
+# after SECONDS: readiness by a condition, never by a sleep
+wait_until() {
+	local secs=$1 what=$2 end=$((SECONDS + $1))
+	shift 2
+	until "$@"; do
+		[ $SECONDS -lt $end ] || fail "$what: not within $secs s"
+		sleep 0.05
+	done
+}
+
 # A test bed for this test, torn down however the test ends.
 bed() {
 	tb_up "$@" || fail "cannot set up the test bed"
