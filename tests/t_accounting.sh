@@ -315,3 +315,28 @@ test_backoff_skips_beside_softirq_napi() {
 		2>"$WORK/err" && fail "--backoff wait accepted"
 	grep -q "not auto, spin or skip" "$WORK/err" || fail "no reason for --backoff wait: $(cat "$WORK/err")"
 }
+
+# Every JSON says what it ran on (iperf3's system_info): the build, the host and the interface, held
+# against what other tools say of them, and the sender's engine as its summary names it
+test_json_says_what_it_ran_on() {
+	bed
+	count_start --udp --dport 9 --duration 30s --idle 1s --json "$WORK/c.json"
+	tb_gen "$XR" gen udp -i "$TB_GEN_IF" --dst "$TB_SRV_IP:9" --count 100 --json "$WORK/g.json" 2>"$WORK/err" ||
+		fail "gen exited $?"
+	count_wait
+	local f
+	for f in g c; do
+		expect_eq "$(jget "$WORK/$f.json" system.hostname)" "$(hostname)" "$f: hostname"
+		expect_eq "$(jget "$WORK/$f.json" system.kernel)" "$(uname -r)" "$f: kernel"
+		expect_eq "$(jget "$WORK/$f.json" system.cpus)" "$(nproc)" "$f: CPUs"
+		expect_eq "$(jget "$WORK/$f.json" system.clocksource)" \
+			"$(cat /sys/devices/system/clocksource/clocksource0/current_clocksource)" "$f: clock source"
+		expect_eq "$(jget "$WORK/$f.json" system.version)" "$("$XR" --version | cut -d' ' -f2)" "$f: version"
+		expect_eq "$(jget "$WORK/$f.json" system.interface.driver)" veth "$f: driver"
+	done
+	expect_eq "$(jget "$WORK/g.json" system.interface.name)" "$TB_GEN_IF" "the sender's interface"
+	expect_eq "$(jget "$WORK/c.json" system.interface.name)" "$TB_SRV_IF" "the counter's interface"
+	expect_eq "$(jget "$WORK/g.json" system.interface.mtu)" "$(tb_gen cat /sys/class/net/$TB_GEN_IF/mtu)" "MTU"
+	expect_eq "$(jget "$WORK/g.json" system.engine)" "$(jget "$WORK/g.json" engine)" "engine"
+	grep -q "^gen udp: $(jget "$WORK/g.json" engine) engine" "$WORK/err" || fail "the summary's engine: $(cat "$WORK/err")"
+}

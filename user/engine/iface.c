@@ -54,8 +54,11 @@ int iface_get(const char *name, struct iface *ifc)
 		ifc->up = ifr.ifr_flags & IFF_UP;
 	if (!ioctl(fd, SIOCGIFHWADDR, &ifr))
 		memcpy(ifc->mac, ifr.ifr_hwaddr.sa_data, 6);
-	if (!ethtool_ioctl(fd, name, &drv))
+	if (!ethtool_ioctl(fd, name, &drv)) {
 		snprintf(ifc->driver, sizeof(ifc->driver), "%s", drv.driver);
+		snprintf(ifc->driver_version, sizeof(ifc->driver_version), "%s", drv.version);
+		snprintf(ifc->firmware, sizeof(ifc->firmware), "%s", drv.fw_version);
+	}
 	if (!ethtool_ioctl(fd, name, &ch)) {
 		ifc->nrxq = ch.rx_count + ch.combined_count;
 		ifc->ntxq = ch.tx_count + ch.combined_count;

@@ -14,6 +14,7 @@ struct iface {
 	bool up;
 	unsigned char mac[6];
 	char driver[32];
+	char driver_version[32], firmware[32]; /* as ethtool -i gives them; empty when none */
 	unsigned int nrxq, ntxq;
 	uint32_t netns_ino;
 };

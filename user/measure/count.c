@@ -18,6 +18,7 @@
 #include "cmd/cli.h"
 #include "engine/engine.h"
 #include "util/json.h"
+#include "measure/sysinfo.h"
 #include "measure/kstats.h"
 #include "util/log.h"
 #include "engine/pacer.h"
@@ -269,7 +270,7 @@ static void drops_part_json(struct drops *drops, uint64_t passed, uint64_t liste
 	drops_books_json(&dt, passed, j);
 }
 
-static void report_json(FILE *f, const char *ifname, const struct count_totals *t,
+static void report_json(FILE *f, const struct iface *ifc, const struct count_totals *t,
 			const struct kstats *d, const struct attribution *a, double dur,
 			const uint64_t *series, int nseries, struct count_bpf *seq_skel,
 			const struct nft_counters *nft, struct webhook *wh, struct drops *drops,
@@ -279,7 +280,8 @@ static void report_json(FILE *f, const char *ifname, const struct count_totals *
 	char key[64];
 
 	json_open(&j, NULL, '{');
-	json_str(&j, "iface", ifname);
+	json_str(&j, "iface", ifc->name);
+	sysinfo_json(&j, ifc, NULL);
 	json_u64(&j, "matched", t->matched);
 	json_u64(&j, "matched_bytes", t->bytes);
 	json_u64(&j, "seen", t->seen);
@@ -367,6 +369,7 @@ static void report_json(FILE *f, const char *ifname, const struct count_totals *
 struct live {
 	struct count_bpf *skel;
 	const char *ifname;
+	const struct iface *ifc;
 	const struct kstats *before;
 	uint64_t start;
 	bool seq;
@@ -406,7 +409,7 @@ static const char *serve_live(const char *method, const char *path, const char *
 				a.firewall_dropped += l->nft_d->r[i].packets;
 	}
 	if (strcmp(path, "/metrics")) {
-		report_json(f, l->ifname, &t, &d, &a, dur, NULL, 0, l->seq ? l->skel : NULL,
+		report_json(f, l->ifc, &t, &d, &a, dur, NULL, 0, l->seq ? l->skel : NULL,
 			    l->nft_before ? l->nft_d : NULL, l->wh, l->drops, l->pw);
 		return "application/json";
 	}
@@ -707,6 +710,7 @@ int count_run(const struct count_opts *co)
 	}
 	live = (struct live){ .skel = skel,
 			      .ifname = ifname,
+			      .ifc = &ifc,
 			      .before = &before,
 			      .start = start,
 			      .seq = cfg.seq_kind,
@@ -833,7 +837,7 @@ int count_run(const struct count_opts *co)
 		uint64_t *series = calloc(XR_SERIES_MAX, sizeof(*series));
 		int nseries = series ? read_series(skel, series, XR_SERIES_MAX) : 0;
 
-		report_json(jf, ifname, &t, &d, &a, (now - start) / 1e9, series, nseries,
+		report_json(jf, &ifc, &t, &d, &a, (now - start) / 1e9, series, nseries,
 			    cfg.seq_kind ? skel : NULL, use_nft ? nft_d : NULL,
 			    webhook_addr ? &wh : NULL, drops, co->server_pid ? &pw : NULL);
 		free(series);

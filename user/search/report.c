@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "search/search.h"
+#include "measure/sysinfo.h"
 #include "util/json.h"
 #include "util/log.h"
 #include "util/units.h"
@@ -336,6 +337,8 @@ static void write_json(const struct search *s, FILE *f)
 	json_open(&j, NULL, '{');
 	json_str(&j, "version", XR_VERSION);
 	json_u64(&j, "start_unix", s->start_unix);
+	/* the host; each trial's sender says its interface and engine in its own JSON */
+	sysinfo_json(&j, NULL, NULL);
 	json_str(&j, "witness", s->witness);
 	json_u64(&j, "ranks", xr_nranks);
 	if (s->field)

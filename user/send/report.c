@@ -3,6 +3,7 @@
 #include <errno.h>
 #include <string.h>
 #include "send/run.h"
+#include "measure/sysinfo.h"
 #include "util/json.h"
 #include "util/units.h"
 
@@ -92,6 +93,7 @@ void send_json(const struct send_report *r, FILE *f)
 	json_str(&j, "version", XR_VERSION);
 	json_str(&j, "interface", o->ifc->name);
 	json_double(&j, "start_unix", r->start_unix);
+	sysinfo_json(&j, o->ifc, res->engine);
 	json_open(&j, "target", '{');
 	json_str(&j, "pace", pace[o->pace]);
 	if (o->pace == XR_PACE_RATE)
