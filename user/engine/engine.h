@@ -38,6 +38,15 @@ struct engine_proto {
 	void (*stop)(void *ctx);
 	/* kengine_run_frames: get ready to build the frame of sequence number n */
 	void (*frame)(void *ctx, uint64_t n);
+	/*
+	 * The xsk engine: the per-packet hook's work in userspace. Frame n (the
+	 * frame set's bytes, the plan applied) finished in place by the thread
+	 * whose slot is s, *tag what the reply handler gets back with n's answer:
+	 * 0; -EAGAIN to leave this frame to the program run in test mode; any
+	 * other -errno: it cannot be built. NULL: the program builds every frame.
+	 */
+	int (*build)(void *ctx, struct xr_gen_slot *s, uint64_t n, uint8_t *frame, uint32_t len,
+		     uint16_t *tag);
 	/* after the last frame: whether nothing more is to come (ends --wait early); sent: frames sent */
 	bool (*settled)(void *ctx, uint64_t sent);
 	/*

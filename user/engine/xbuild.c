@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /* The xsk engine's frames (engine/xbuild.h). */
 #include <errno.h>
+#include <sched.h>
 #include <string.h>
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
@@ -44,7 +45,8 @@ static const uint8_t *frame_src(const struct xbuild *b, uint64_t i, uint32_t *le
 	return b->copy ? k->data + (size_t)f->chunk * XR_CHUNK_VALUE + f->off : k->tmpl;
 }
 
-static uint32_t build_plan(const struct xbuild *b, uint64_t n, uint8_t *buf, uint32_t room)
+/* Frame n's bytes into buf, the plan applied: its length, or 0 when it does not fit. */
+static uint32_t copy_planned(const struct xbuild *b, uint64_t n, uint8_t *buf, uint32_t room)
 {
 	uint32_t len;
 	bool unplanned;
@@ -55,14 +57,26 @@ static uint32_t build_plan(const struct xbuild *b, uint64_t n, uint8_t *buf, uin
 	memcpy(buf, src, len);
 	if (b->o->nops && !unplanned)
 		rewrite_apply(b->o->ops, b->o->nops, buf, len, n);
-	if (b->stamp) {
-		struct xr_send_ts *t = &b->k->send_ts[n & b->ts_mask];
+	return len;
+}
 
-		t->answered = 0;
-		t->tag = 0;
-		t->n32 = n;
-		t->ts_ns = now_ns();
-	}
+/* n's send time for the reply handler, as xr_gen stamps it (tag: the hook's) */
+static void stamp(const struct xbuild *b, uint64_t n, uint16_t tag)
+{
+	struct xr_send_ts *t = &b->k->send_ts[n & b->ts_mask];
+
+	t->answered = 0;
+	t->tag = tag;
+	t->n32 = n;
+	t->ts_ns = now_ns();
+}
+
+static uint32_t build_plan(const struct xbuild *b, uint64_t n, uint8_t *buf, uint32_t room)
+{
+	uint32_t len = copy_planned(b, n, buf, room);
+
+	if (len && b->stamp)
+		stamp(b, n, 0);
 	return len;
 }
 
@@ -87,17 +101,81 @@ static int build_program(const struct xbuild *b, struct xr_gen_slot *s, uint64_t
 	return topts.retval == XDP_TX ? (int)topts.data_size_out : 0;
 }
 
+/*
+ * The protocol's userspace share of the hook where it has one (the xsk
+ * engine's fast path), the program in test mode for what it leaves
+ */
+static int build_hooked(const struct xbuild *b, struct xr_gen_slot *s, uint64_t k, uint64_t n,
+			uint8_t *buf, uint32_t room)
+{
+	const struct engine_proto *p = b->o->proto;
+	uint16_t tag = 0;
+	uint32_t len;
+	int err;
+
+	/* the program keeps the plan's running values in the slot: a plan and a hook, it builds all */
+	if (!p || !p->build || b->o->nops)
+		return build_program(b, s, k, buf, room);
+	len = copy_planned(b, n, buf, room);
+	err = len ? p->build(p->ctx, s, n, buf, len, &tag) : -EINVAL;
+	if (err == -EAGAIN)
+		return build_program(b, s, k, buf, room);
+	/* the sequence number is used up either way, as the program's would be */
+	s->k_next = k + 1;
+	if (err) {
+		s->bad_frame++;
+		return 0;
+	}
+	s->tx++;
+	if (b->stamp)
+		stamp(b, n, tag);
+	return len;
+}
+
 int xbuild_frame(const struct xbuild *b, struct xr_gen_slot *s, uint64_t k, uint64_t n,
 		 uint8_t *buf, uint32_t room)
 {
 	uint32_t len;
 
 	if (b->mode == XB_PROGRAM)
-		return build_program(b, s, k, buf, room);
+		return build_hooked(b, s, k, n, buf, room);
 	/* the slot moves on as the program's would: a protocol's helper may watch it */
 	s->k_next = k + 1;
 	len = build_plan(b, n, buf, room);
 	if (!len)
 		s->bad_frame++;
 	return len;
+}
+
+int xbuild_run_frames(const struct iface *ifc, struct engine_opts *o, const uint64_t *ns,
+		      size_t count, uint8_t *out, uint32_t *out_len, uint64_t *here)
+{
+	int cpu = sched_getcpu() >= 0 && sched_getcpu() < XR_MAX_CPUS ? sched_getcpu() : 0;
+	struct gen_session k;
+	struct xr_gen_slot *s;
+	struct xbuild b;
+	int err, len;
+
+	err = session_open(&k, ifc, o->fs, NULL, 0, o, SESSION_BUILD);
+	if (err)
+		return err;
+	err = pin_to_cpu(cpu);
+	xbuild_init(&b, o, &k);
+	s = &k.slots[cpu];
+	*here = 0;
+	for (size_t i = 0; i < count && !err; i++) {
+		memset(s, 0, sizeof(*s));
+		slot_ops_init(s, o->ops, o->nops, ns[i], 1);
+		if (o->proto && o->proto->frame)
+			o->proto->frame(o->proto->ctx, ns[i]);
+		/* the program's path sets k_end one past the frame; the protocol's leaves it */
+		s->k_end = 0;
+		len = xbuild_frame(&b, s, ns[i], ns[i], out + i * XR_MAX_FRAME, XR_MAX_FRAME);
+		if (len < 0)
+			err = len;
+		out_len[i] = len > 0 ? len : 0;
+		*here += len > 0 && !s->k_end;
+	}
+	session_close(&k);
+	return err;
 }

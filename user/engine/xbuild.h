@@ -41,6 +41,15 @@ void xbuild_init(struct xbuild *b, const struct engine_opts *o, struct gen_sessi
 int xbuild_frame(const struct xbuild *b, struct xr_gen_slot *s, uint64_t k, uint64_t n,
 		 uint8_t *buf, uint32_t room);
 
+/*
+ * The xsk engine's frames of sequence numbers ns as a run builds them (one
+ * thread, nothing sent), each XR_MAX_FRAME bytes apart in out, out_len[i]
+ * their lengths (0: not built); *here: how many the protocol finished in
+ * userspace rather than the program. For the tests. 0 or -errno.
+ */
+int xbuild_run_frames(const struct iface *ifc, struct engine_opts *o, const uint64_t *ns,
+		      size_t count, uint8_t *out, uint32_t *out_len, uint64_t *here);
+
 /* Frame n's index in the frame set. */
 static inline uint64_t xbuild_index(const struct xbuild *b, uint64_t n)
 {

@@ -18,11 +18,9 @@
 #include "gen.skel.h"
 
 /*
- * Uplinks precomputed ahead of the senders (AES-NI): this many ring slots,
- * kept this far behind the slowest sender so that a slot is never rewritten
- * while a sender may still read it.
+ * The ring (LORA_RING_SLOTS, kernel.h) is kept this far behind the slowest
+ * sender, so that a slot is never rewritten while a sender may still read it.
  */
-#define LORA_RING_SLOTS (1U << 17)
 #define LORA_RING_MARGIN 4096
 /* JoinAccepts waiting for userspace: ~4,000 of them (a storm's 2 ms at 2 M/s) */
 #define LORA_JOIN_RING_BYTES (4U << 20)
@@ -434,6 +432,7 @@ void lw_kernel_init(struct lw_kernel *lk, const struct lw_fleet *f, bool rewrite
 					 .start = lw_start,
 					 .stop = lw_stop,
 					 .frame = lw_frame,
+					 .build = lw_xsk_build,
 					 .settled = lw_settled,
 					 .finish = lw_finish,
 					 .close = lw_close };

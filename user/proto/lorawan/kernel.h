@@ -15,6 +15,20 @@
 #include "proto/lorawan/keepalive.h"
 #include "proto/lorawan/lorawan.h"
 
+/*
+ * Uplinks precomputed ahead of the senders (AES-NI): this many ring slots,
+ * kept LORA_RING_MARGIN behind the slowest sender (kernel.c).
+ */
+#define LORA_RING_SLOTS (1U << 17)
+
+/* What a sender thread of the xsk engine keeps between uplinks (xsk.c): as the program's scratch. */
+struct lw_xsk_thread {
+	uint64_t u; /* the uplink last finished, + 1 (0: none) */
+	uint32_t tmst, tmst_age;
+	uint32_t tmst_even, tmst_odd; /* the sums of tmst's digits 0, 2, .. and 1, 3, .. */
+	uint8_t digits[10];
+};
+
 struct lw_kernel {
 	struct engine_proto ops; /* ops.ctx is this */
 	const struct lw_fleet *fleet;
@@ -53,6 +67,7 @@ struct lw_kernel {
 		struct engine_replies hist; /* uplink to the downlink that answered it */
 	} mac;
 	bool ring_used;
+	struct lw_xsk_thread xsk[XR_MAX_CPUS]; /* the xsk engine's senders, by thread */
 	/* the producer thread */
 	const struct xr_gen_slot *slots;
 	const struct engine_opts *o;
@@ -68,6 +83,10 @@ struct lw_kernel {
 void lw_kernel_init(struct lw_kernel *lk, const struct lw_fleet *f, bool rewrite, bool precompute,
 		    struct engine_opts *o);
 void lw_kernel_free(struct lw_kernel *lk);
+
+/* engine_proto.build (the xsk engine): frame n finished from the ring, or -EAGAIN: the program's. */
+int lw_xsk_build(void *ctx, struct xr_gen_slot *s, uint64_t n, uint8_t *frame, uint32_t len,
+		 uint16_t *tag);
 
 /* Runs the BPF AES-128 and AES-CMAC (xr_aes_test) on t's inputs; t receives the results. For the tests. */
 int lw_kernel_aes_test(struct xr_aes_test *t);

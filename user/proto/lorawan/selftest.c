@@ -14,6 +14,7 @@
 #include <openssl/evp.h>
 #include <json-c/json.h>
 #include "engine/engine.h"
+#include "engine/xbuild.h"
 #include "frames/frameset.h"
 #include "util/log.h"
 #include "proto/lorawan/aesni.h"
@@ -193,16 +194,93 @@ static int fleet_frames(struct lw_fleet *f, struct lw_crypto *c, struct frameset
 	return 0;
 }
 
-/* Runs the BPF rewriter for ns and compares each frame with the reference; FCnt and MIC in b64 form too. */
+/* Each built frame of ns (out, out_len) against the reference, with the tmst it carries. */
+static int frames_against_ref(struct lw_crypto *c, struct lw_fleet *f, const struct frameset *fs,
+			      const uint64_t *ns, size_t count, const uint8_t *out,
+			      const uint32_t *out_len, const char *label, uint64_t *checked,
+			      uint64_t *mismatches)
+{
+	uint8_t ref[XR_MAX_FRAME];
+
+	for (size_t i = 0; i < count; i++) {
+		const struct fs_frame *fr = &fs->frames[(ns[i] / f->heard_by) % f->ndev];
+		const uint8_t *got = out + i * XR_MAX_FRAME;
+		const struct lw_device *d = &f->dev[(ns[i] / f->heard_by) % f->ndev];
+		char what[112], digits[11];
+		uint32_t tmst;
+
+		snprintf(what, sizeof(what), "%s, n=%llu", label, (unsigned long long)ns[i]);
+		(*checked)++;
+		if (out_len[i] != fr->len) {
+			report(mismatches, what,
+			       out_len[i] ? "another length" : "the frame was refused");
+			continue;
+		}
+		/* the program's tmst is the clock's: take it from its frame, the reference renders it again */
+		memcpy(digits, got + d->tmst_off, 10);
+		digits[10] = 0;
+		tmst = strtoul(digits, NULL, 10);
+		if (tmst < 1000000000U) {
+			report(mismatches, what, "tmst is not 10 digits");
+			continue;
+		}
+		memcpy(ref, fs->bytes + fr->off, fr->len);
+		if (lw_ref_frame(c, f, ns[i], tmst, ref, fr->len))
+			return -EIO;
+		if (memcmp(got, ref, fr->len)) {
+			char why[96];
+			size_t at = 0;
+
+			while (got[at] == ref[at])
+				at++;
+			snprintf(why, sizeof(why),
+				 "bytes differ from the reference from offset %zu (b64 at %u)", at,
+				 d->b64_off);
+			report(mismatches, what, why);
+		}
+	}
+	return 0;
+}
+
+/* Every uplink of ns that fits a ring slot: how many (as aesni.c counts a slot's characters). */
+static uint64_t ring_fits(const struct lw_fleet *f, const uint64_t *ns, size_t count)
+{
+	uint64_t fit = 0;
+
+	for (size_t i = 0; i < count; i++) {
+		const struct lw_device *d = &f->dev[(ns[i] / f->heard_by) % f->ndev];
+		/* the whole PHYPayload, FOpts too */
+		size_t len = 13 + d->fopts_len + d->payload_len;
+
+		fit += (len + 2) / 3 * 4 - (3 - len % 3) % 3 - 8 <= XR_LORA_RING_CHARS;
+	}
+	return fit;
+}
+
+/* Whether a device of f sends confirmed uplinks or asks for MAC answers. */
+static bool fleet_confirms(const struct lw_fleet *f)
+{
+	for (size_t d = 0; d < f->ndev; d++)
+		if (f->dev[d].confirmed || f->dev[d].mac_asks)
+			return true;
+	return false;
+}
+
+/*
+ * Builds the frames of ns with the BPF rewriter (test mode) and, with the
+ * ring, as the xsk engine does (the ring's uplinks finished in userspace,
+ * lw_xsk_build), and compares each with the reference.
+ */
 static int fleet_check(const struct iface *lo, struct lw_crypto *c, struct lw_fleet *f,
 		       const uint64_t *ns, size_t count, bool precompute, const char *label,
 		       uint64_t *checked, uint64_t *mismatches)
 {
 	struct engine_opts o = { .threads = 1 };
 	struct lw_kernel lk;
-	uint64_t hits = 0;
-	uint8_t *out = malloc(count * XR_MAX_FRAME), ref[XR_MAX_FRAME];
+	uint64_t hits = 0, here = 0;
+	uint8_t *out = malloc(count * XR_MAX_FRAME);
 	uint32_t out_len[LW_NS];
+	char xsk_label[112];
 	struct frameset fs;
 	int err;
 
@@ -216,61 +294,28 @@ static int fleet_check(const struct iface *lo, struct lw_crypto *c, struct lw_fl
 		o.fs = &fs;
 		err = kengine_run_frames(lo, &o, ns, count, out, out_len, &hits);
 	}
-	lw_kernel_free(&lk);
 	/* with the ring, every uplink that fits a slot must have come from it */
 	if (!err && precompute) {
-		uint64_t fit = 0;
-
-		for (size_t i = 0; i < count; i++) {
-			const struct lw_device *d = &f->dev[(ns[i] / f->heard_by) % f->ndev];
-			/* as aesni.c counts a slot's characters: the whole PHYPayload, FOpts too */
-			size_t len = 13 + d->fopts_len + d->payload_len;
-
-			fit += (len + 2) / 3 * 4 - (3 - len % 3) % 3 - 8 <= XR_LORA_RING_CHARS;
-		}
 		(*checked)++;
-		if (hits < 1 && fit)
+		if (hits < 1 && ring_fits(f, ns, count))
 			report(mismatches, label, "the precomputed ring was never used");
 	}
-	for (size_t i = 0; i < count && !err; i++) {
-		const struct fs_frame *fr = &fs.frames[(ns[i] / f->heard_by) % f->ndev];
-		const uint8_t *got = out + i * XR_MAX_FRAME;
-		const struct lw_device *d = &f->dev[(ns[i] / f->heard_by) % f->ndev];
-		char what[96], digits[11];
-		uint32_t tmst;
-
-		snprintf(what, sizeof(what), "%s, n=%llu", label, (unsigned long long)ns[i]);
+	if (!err)
+		err = frames_against_ref(c, f, &fs, ns, count, out, out_len, label, checked,
+					 mismatches);
+	if (!err && precompute && !f->joining) {
+		snprintf(xsk_label, sizeof(xsk_label), "%s, xsk engine", label);
+		err = xbuild_run_frames(lo, &o, ns, count, out, out_len, &here);
 		(*checked)++;
-		if (out_len[i] != fr->len) {
-			report(mismatches, what,
-			       out_len[i] ? "BPF gave another length" : "BPF refused the frame");
-			continue;
-		}
-		/* the program's tmst is the clock's: take it from its frame, the reference renders it again */
-		memcpy(digits, got + d->tmst_off, 10);
-		digits[10] = 0;
-		tmst = strtoul(digits, NULL, 10);
-		if (tmst < 1000000000U) {
-			report(mismatches, what, "tmst is not 10 digits");
-			continue;
-		}
-		memcpy(ref, fs.bytes + fr->off, fr->len);
-		if (lw_ref_frame(c, f, ns[i], tmst, ref, fr->len)) {
-			err = -EIO;
-			break;
-		}
-		if (memcmp(got, ref, fr->len)) {
-			char why[96];
-			size_t at = 0;
-
-			while (got[at] == ref[at])
-				at++;
-			snprintf(why, sizeof(why),
-				 "bytes differ from the reference from offset %zu (b64 at %u)", at,
-				 d->b64_off);
-			report(mismatches, what, why);
-		}
+		/* confirmed devices' uplinks are stamped for their ACKs: the program's to build */
+		if (!err && here != (fleet_confirms(f) ? 0 : ring_fits(f, ns, count)))
+			report(mismatches, xsk_label,
+			       "userspace did not finish every uplink of the ring");
+		if (!err)
+			err = frames_against_ref(c, f, &fs, ns, count, out, out_len, xsk_label,
+						 checked, mismatches);
 	}
+	lw_kernel_free(&lk);
 	frameset_free(&fs);
 	free(out);
 	return err;
