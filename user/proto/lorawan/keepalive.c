@@ -103,8 +103,11 @@ static void send_pull_data(struct lw_keepalive *ka, size_t g)
 
 /*
  * Gateway g's stat. Its token is half the token space ahead of the uplinks
- * being sent, so that no uplink in flight shares it, and it is in
- * lora_stat_tok before the frame leaves.
+ * being sent, so that no uplink in flight shares it, plus the stat's own
+ * number (mod 8192), so that no other stat in flight shares it either: once
+ * n stood still (after the run, or while the thread caught up), two stats
+ * sent together had one token, and the second's PUSH_ACK found it taken.
+ * It is in lora_stat_tok before the frame leaves.
  */
 static void send_stat(struct lw_keepalive *ka, size_t g)
 {
@@ -114,7 +117,8 @@ static void send_stat(struct lw_keepalive *ka, size_t g)
 		 n = ka->cur_n ? ka->cur_n(ka->cur_n_ctx) : 0,
 		 rx = ka->gw_index.start ? lw_gw_copies(ka->fleet, &ka->gw_index, g, n) : 0,
 		 *prev = ka->stat_prev + 4 * g;
-	uint16_t tok = ka->cur_n ? (uint16_t)(n + 32768) : (uint16_t)random();
+	uint16_t tok = ka->cur_n ? (uint16_t)(n + 32768 + ka->stat_seq++ % 8192) :
+				   (uint16_t)random();
 	struct lw_stat_counts sc = { .rx = rx - prev[2],
 				     .dwnb = dl - prev[0],
 				     .txnb = tx - prev[1] };

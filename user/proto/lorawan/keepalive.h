@@ -55,6 +55,7 @@ struct lw_keepalive {
 	/* results */
 	uint64_t sent, failed; /* failed: the socket refused them (last_errno) */
 	uint64_t stat_sent, stat_failed; /* stat_failed: not sent (socket or token map) */
+	uint32_t stat_seq; /* stats made so far: each one's token its own (send_stat) */
 	int last_errno;
 };
 
