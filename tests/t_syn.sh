@@ -105,3 +105,37 @@ test_syn_flags() {
 	run_bad 2 "--complete answers SYN-ACKs: --flags must hold S and not A" tb_gen "$XR" gen syn \
 		-i "$TB_GEN_IF" --dst "$TB_SRV_IP:80" --flags SA --complete --count 1
 }
+
+# --fail-if: a verdict for CI on the run's figures, in the summary, in JSON and in the exit status (5)
+test_fail_if_thresholds() {
+	bed
+	tcp_server_start --timeout 10 --backlog 4096
+	tb_gen "$XR" gen syn -i "$TB_GEN_IF" --dst "$TB_SRV_IP:80" --src 198.18.64.0/23 --pps 5k --count 500 \
+		--fail-if 'p99>10s' --fail-if 'loss>50%' --fail-if 'unsent>0' --fail-if 'rate<0.5*target' \
+		--json "$WORK/g.json" 2>"$WORK/err" || fail "thresholds that hold: exit $?: $(cat "$WORK/err")"
+	python3 - "$WORK/g.json" <<-'PY' || fail "thresholds in JSON"
+	import json, sys
+	g = json.load(open(sys.argv[1]))
+	t = {x["expr"]: x for x in g["thresholds"]}
+	assert [x["failed"] for x in g["thresholds"]] == [False] * 4, g["thresholds"]
+	assert t["rate<0.5*target"]["limit"] == 2500, t
+	assert t["loss>50%"]["value"] == 1 - g["replies"]["syn_acks"] / g["sent"], (t, g["replies"])
+	assert t["p99>10s"]["limit"] == 10e9 and 0 < t["p99>10s"]["value"] < 10e9, t
+	PY
+	grep -q "^  --fail-if p99>10s: passed (p99 " "$WORK/err" || fail "the summary's line: $(cat "$WORK/err")"
+	# a round trip below a second always: this one fails, and says so
+	tb_gen "$XR" gen syn -i "$TB_GEN_IF" --dst "$TB_SRV_IP:80" --src 198.18.64.0/23 --pps 5k --count 500 \
+		--first-seq 500 --fail-if 'p50<1s' --json "$WORK/g.json" 2>"$WORK/err"
+	expect_eq $? 5 "exit status of a failed threshold"
+	grep -q "^  --fail-if p50<1s: FAILED (p50 " "$WORK/err" || fail "the summary's line: $(cat "$WORK/err")"
+	expect_eq "$(jget "$WORK/g.json" thresholds.0.failed)" True "the JSON's verdict"
+	wait "$TCP_PID"
+	# what a run cannot judge, and what is not a threshold, is refused before anything is sent
+	run_bad 2 "--fail-if p99>1ms: this run counts no answers" tb_gen "$XR" gen udp -i "$TB_GEN_IF" \
+		--dst "$TB_SRV_IP:9" --count 10 --fail-if 'p99>1ms'
+	run_bad 2 "a target rate is --pps or --rate" tb_gen "$XR" gen udp -i "$TB_GEN_IF" --dst "$TB_SRV_IP:9" \
+		--count 10 --fail-if 'rate<0.9*target'
+	run_bad 2 "'p99=1ms' is not METRIC<VALUE" "$XR" gen udp -i lo --dst 198.18.0.2 --fail-if 'p99=1ms'
+	run_bad 2 "'2' is not a fraction" "$XR" gen udp -i lo --dst 198.18.0.2 --fail-if 'loss>2'
+	run_bad 2 "'fast' is not a time" "$XR" gen udp -i lo --dst 198.18.0.2 --fail-if 'p99<fast'
+}

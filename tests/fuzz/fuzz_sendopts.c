@@ -3,8 +3,10 @@
  * libFuzzer: a sender command's whole command line (send_opts_parse: every
  * shared option and its value, --engine and --backoff among them), one
  * argument per line, for a protocol that takes a destination and one that
- * takes capture files. Whatever it accepts must hold in range.
+ * takes capture files. Whatever it accepts must hold in range, --fail-if's
+ * thresholds too.
  */
+#include <math.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>
@@ -51,5 +53,15 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	    so.engine > SEND_ENGINE_XSK || so.backoff > SEND_BACKOFF_SKIP || so.shards < 1 ||
 	    so.shard >= so.shards || (so.pace == XR_PACE_RATE && !(so.pps > 0 || so.rate_bps > 0)))
 		__builtin_trap();
+	/* --fail-if: a known metric, an operator, a finite value in range */
+	if (so.fail_if.n > THR_MAX)
+		__builtin_trap();
+	for (unsigned int i = 0; i < so.fail_if.n; i++) {
+		const struct threshold *t = &so.fail_if.t[i];
+
+		if (!t->metric || t->op > THR_GE || !isfinite(t->value) || t->value < 0 ||
+		    (t->metric->kind == THR_FRACTION && t->value > 1))
+			__builtin_trap();
+	}
 	return 0;
 }

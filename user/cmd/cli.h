@@ -8,14 +8,16 @@
 
 /*
  * Exit codes: 0 complete, 1 short (frames asked for were not sent, or a search
- * found no answer), 2 usage, 3 environment, 4 interrupted (SIGINT/SIGTERM).
+ * found no answer), 2 usage, 3 environment, 4 interrupted (SIGINT/SIGTERM),
+ * 5 a --fail-if threshold failed (senders).
  */
 enum {
 	XR_EXIT_OK = 0,
 	XR_EXIT_FAIL = 1,
 	XR_EXIT_USAGE = 2,
 	XR_EXIT_ENV = 3,
-	XR_EXIT_INTERRUPTED = 4
+	XR_EXIT_INTERRUPTED = 4,
+	XR_EXIT_THRESHOLD = 5 /* a --fail-if threshold failed */
 };
 
 /* The exit statuses, for every command's --help. */

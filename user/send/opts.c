@@ -9,6 +9,7 @@
 #include "frames/static.h"
 #include "measure/httpd.h"
 #include "send/opts.h"
+#include "send/verdict.h"
 #include "util/log.h"
 #include "util/units.h"
 
@@ -41,6 +42,7 @@ enum {
 	O_START_AT,
 	O_CONCURRENCY,
 	O_BACKOFF,
+	O_FAIL_IF,
 };
 
 /* set: the protocol must accept it (enum send_opt_set); 0: every sender command takes it */
@@ -61,6 +63,7 @@ static const struct send_opt_row {
 	{ "batch", required_argument, O_BATCH, 0 },
 	{ "backoff", required_argument, O_BACKOFF, 0 },
 	{ "json", required_argument, O_JSON, 0 },
+	{ "fail-if", required_argument, O_FAIL_IF, 0 },
 	{ "first-seq", required_argument, O_FIRST, 0 },
 	{ "listen", required_argument, O_LISTEN, 0 },
 	{ "token-file", required_argument, O_TOKEN, 0 },
@@ -113,6 +116,12 @@ const char send_opts_help[] =
 	"                          row do not repeat sources, ports, ISNs or stamps (kernel\n"
 	"                          engine)\n"
 	"      --json FILE|-       write the result as JSON\n"
+	"      --fail-if EXPR      exit 5 when the run's figures meet EXPR (repeatable):\n"
+	"                          METRIC<VALUE, <=, > or >=; loss (answers that did not\n"
+	"                          come, of frames sent: 0.001 or 0.1%), unsent (of frames\n"
+	"                          asked), rate (frames/s: 50k, or 0.99*target with --pps),\n"
+	"                          p50, p90, p99, p99.9, p99.99, max (the answers' round\n"
+	"                          trip: 250us, 10ms). E.g. --fail-if 'p99>10ms'\n"
 	"      --listen ADDR:PORT  serve the live figures over HTTP while it runs: / (JSON),\n"
 	"                          /metrics (Prometheus); :PORT = loopback only\n"
 	"      --token-file F      the token --listen asks for ('Authorization: Bearer'): F's\n"
@@ -243,6 +252,11 @@ static int parse_one(struct send_opts *so, const struct xr_proto *p, int opt, co
 		so->backoff = (enum send_backoff)w;
 		break;
 	case O_JSON: so->json_path = arg; break;
+	case O_FAIL_IF:
+		if (threshold_add(&so->fail_if, cmd, arg, send_threshold_metrics,
+				  send_nthreshold_metrics))
+			return XR_EXIT_USAGE;
+		break;
 	case O_FIRST:
 		if (cli_count(cmd, "first-seq", arg, &so->first_n))
 			return XR_EXIT_USAGE;

@@ -8,6 +8,7 @@
 #ifndef __XR_SEND_OPTS_H
 #define __XR_SEND_OPTS_H
 
+#include "util/threshold.h"
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -55,6 +56,7 @@ struct send_opts {
 	bool search; /* parsed for search's trials: each sets its rate, time and first number */
 	struct send_peer *peer; /* the run's other end in a child process (user/send/peer.c) */
 	int ready_fd; /* the other end's: written once its sessions are ready (0: none) */
+	struct thresholds fail_if; /* --fail-if EXPR... (send/verdict.h) */
 	char **files; /* FILE... (SO_FILES) */
 	int nfiles;
 };

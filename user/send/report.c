@@ -3,6 +3,7 @@
 #include <errno.h>
 #include <string.h>
 #include "send/run.h"
+#include "send/verdict.h"
 #include "measure/sysinfo.h"
 #include "util/json.h"
 #include "util/units.h"
@@ -66,6 +67,7 @@ void send_summary(const struct send_report *r, FILE *f)
 		fprintf(f, "  replies: not counted (no BPF program may be loaded here)\n");
 	else if (r->p->report)
 		r->p->report(r->st, res, r->ready_ns, f, NULL);
+	send_thresholds_judge(&r->so->fail_if, r->o, res, f, NULL);
 }
 
 void send_json(const struct send_report *r, FILE *f)
@@ -163,5 +165,6 @@ void send_json(const struct send_report *r, FILE *f)
 	json_flag(&j, "replies_counted", !res->replies_uncounted);
 	if (!res->replies_uncounted && r->p->report)
 		r->p->report(r->st, res, r->ready_ns, NULL, &j);
+	send_thresholds_judge(&r->so->fail_if, r->o, res, NULL, &j);
 	json_close(&j, '}');
 }

@@ -18,6 +18,7 @@
 #include "send/live.h"
 #include "send/peer.h"
 #include "send/run.h"
+#include "send/verdict.h"
 #include "util/json.h"
 #include "util/log.h"
 #include "util/netns.h"
@@ -237,6 +238,7 @@ int send_run(const struct send_opts *so, const struct xr_proto *p, void *st)
 	int ret = XR_EXIT_ENV, err;
 	bool use_xsk, write_failed = false;
 	int verdict = 0;
+	bool thresholds_failed = false;
 	struct engine_result res = {};
 	struct napi_thread napi[XR_MAX_CPUS];
 	struct veth_peer vp;
@@ -295,6 +297,10 @@ int send_run(const struct send_opts *so, const struct xr_proto *p, void *st)
 		o.nops = nops;
 	}
 	o.count = run_count(so, p, st, &fs);
+	if (send_thresholds_check(&so->fail_if, &o)) {
+		ret = XR_EXIT_USAGE;
+		goto out;
+	}
 	if (so->rate_bps > 0) {
 		double mean = (double)fs.bytes_len / fs.n;
 
@@ -414,10 +420,12 @@ int send_run(const struct send_opts *so, const struct xr_proto *p, void *st)
 	if (p->failed && p->failed(st))
 		write_failed = true;
 	verdict = p->verdict && !res.replies_uncounted ? p->verdict(st) : 0;
+	thresholds_failed = send_thresholds_judge(&so->fail_if, &o, &res, NULL, NULL);
 	free(res.replies.hist);
 	free(res.per_sec);
 	ret = err || write_failed			  ? XR_EXIT_ENV :
 	      res.interrupted				  ? XR_EXIT_INTERRUPTED :
+	      thresholds_failed				  ? XR_EXIT_THRESHOLD :
 	      engine_unsent_total(&res.unsent) || verdict ? XR_EXIT_FAIL :
 							    XR_EXIT_OK;
 out:
