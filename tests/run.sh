@@ -5,6 +5,7 @@
 # Prints PASS/FAIL/SKIP per test and ends with "tests: N passed, N failed, N skipped".
 #   tests/run.sh [PATTERN]     only tests whose name contains PATTERN
 #   XR_KEEP=1 tests/run.sh ...  keeps the suite's folder (each test's log and work) after the run
+#   XR_JOBS=2 tests/run.sh      test-bed tests two at a time, those in EXCLUSIVE alone
 set -u
 cd "$(dirname "$0")/.." || exit 2
 TOP=$PWD
@@ -25,11 +26,11 @@ python3 pcaps/mkpcap.py hostile "$SUITE/hostile" || { echo "cannot write the tes
 export LIVE_PROBE="$SUITE/probe.json"
 "$TOP/xdpreplay" probe --json "$LIVE_PROBE" >/dev/null 2>&1
 
-# each test's time, for the slowest list at the end (set before a test: t_start=$SECONDS)
+# each test's time, for the slowest list at the end (record's 4th argument, or since t_start)
 times=()
 t_start=$SECONDS
-record() { # name status detail
-	local took=$((SECONDS - t_start))
+record() { # name status detail [seconds]
+	local took=${4:-$((SECONDS - t_start))}
 	times+=("$took $1")
 	case "$2" in
 	PASS) pass=$((pass + 1)); echo "PASS $1 (${took} s)" ;;
@@ -69,14 +70,18 @@ in_list() {
 	return 1
 }
 san_found() { grep -qE 'ERROR: (Address|Leak)Sanitizer|runtime error:' "$1"; }
-# run_test STAGE NAME FILE FUNCTION [VAR=VALUE...]: one test in a subshell, in a work folder of its
-# own (the suite's hostile captures linked in), with VAR=VALUE exported; its result recorded as
-# STAGE/NAME (STAGE empty for the main pass). A sanitizer's finding fails it whatever its status.
-run_test() {
-	local stage=$1 name=$2 file=$3 func=$4 log rc dir
-	shift 4
-	dir="$SUITE/${stage:+$stage-}$(echo "$name" | tr / _)"
-	log="$dir.log"
+# XR_JOBS=N: test-bed tests N at a time (each has its own bed and work folder), but those that
+# judge the host's speed or take the whole host (EXCLUSIVE: CPU placement and shares, rates,
+# timings, searches) alone. 1 (the default): one after another.
+JOBS=${XR_JOBS:-1}
+EXCLUSIVE=${XR_EXCLUSIVE:-accounting/refusals accounting/backoff accounting/count_rate accounting/count_times replay/ search/ dns/dns_search mqtt/mqtt_broker_cpu mqtt/mqtt_msg_rate mqtt/mqtt_search mqtt/mqtt_calls_search mqtt/mqtt_pattern_search lorawan/lorawan_webhook_latency lorawan/lorawan_search tcp/tcp_request_rate tcp/tcp_search tcp/tcp_replay_sessions_search shard/mpi hostile/slow_and_idle package/ install/}
+pending=()
+
+# test_exec DIR FILE FUNCTION [VAR=VALUE...]: one test in a subshell in its work folder DIR (the
+# suite's hostile captures linked in), VAR=VALUE exported; DIR.log, DIR.rc and DIR.took after it
+test_exec() {
+	local dir=$1 file=$2 func=$3 t0=$SECONDS
+	shift 3
 	mkdir -p "$dir" && ln -sfn "$SUITE/hostile" "$dir/hostile"
 	(
 		export WORK=$dir
@@ -84,20 +89,60 @@ run_test() {
 		. tests/lib.sh
 		. "$file"
 		"$func"
-	) >"$log" 2>&1
-	rc=$?
-	name="${stage:+$stage/}$name"
+	) >"$dir.log" 2>&1
+	echo $? >"$dir.rc.tmp"
+	echo $((SECONDS - t0)) >"$dir.took"
+	mv "$dir.rc.tmp" "$dir.rc"
+}
+
+# test_record NAME DIR: the result of the test run in DIR. A sanitizer's finding fails it whatever its status.
+test_record() {
+	local name=$1 log=$2.log rc took
+	rc=$(cat "$2.rc")
+	took=$(cat "$2.took")
 	if san_found "$log"; then
-		record "$name" FAIL "a sanitizer found something"
+		record "$name" FAIL "a sanitizer found something" "$took"
 		grep -m1 -B2 -A12 -E 'ERROR: (Address|Leak)Sanitizer|runtime error:' "$log" | sed 's/^/    | /'
 		return
 	fi
 	case $rc in
-	0) record "$name" PASS ;;
-	249) record "$name" SKIP "$(tail -n 1 "$log")" ;;
-	*) record "$name" FAIL "$(grep -m1 '^FAIL:' "$log" | cut -c7-)"; sed 's/^/    | /' "$log" | tail -n 25 ;;
+	0) record "$name" PASS "" "$took" ;;
+	249) record "$name" SKIP "$(tail -n 1 "$log")" "$took" ;;
+	*) record "$name" FAIL "$(grep -m1 '^FAIL:' "$log" | cut -c7-)" "$took"; sed 's/^/    | /' "$log" | tail -n 25 ;;
 	esac
 }
+
+# collect [all]: records the background tests that ended (all: waits for every one first)
+collect() {
+	local keep=() p
+	[ "${1:-}" = all ] && wait
+	for p in "${pending[@]}"; do
+		if [ -f "${p#* }.rc" ]; then test_record "${p%% *}" "${p#* }"; else keep+=("$p"); fi
+	done
+	pending=("${keep[@]}")
+}
+
+# run_test STAGE NAME FILE FUNCTION [VAR=VALUE...]: one test, its result recorded as STAGE/NAME
+# (STAGE empty for the main pass); in the background when XR_JOBS lets it
+run_test() {
+	local stage=$1 base=$2 file=$3 func=$4 dir name
+	shift 4
+	dir="$SUITE/${stage:+$stage-}$(echo "$base" | tr / _)"
+	name="${stage:+$stage/}$base"
+	if [ "$JOBS" -le 1 ] || in_list "$base" "$EXCLUSIVE"; then
+		collect all
+		test_exec "$dir" "$file" "$func" "$@"
+		test_record "$name" "$dir"
+		return
+	fi
+	while [ ${#pending[@]} -ge "$JOBS" ]; do
+		wait -n
+		collect
+	done
+	test_exec "$dir" "$file" "$func" "$@" &
+	pending+=("$name $dir")
+}
+
 # wanted STAGE NAME: the pattern (if any) picks this test of this stage
 wanted() {
 	[ -z "$pattern" ] && return 0
@@ -108,6 +153,7 @@ wanted() {
 while read -r name file func; do
 	wanted "" "$name" && run_test "" "$name" "$file" "$func"
 done < <(all_tests)
+collect all
 
 # The xsk engine's pass: where live frames work, the sending tests run again with the kernel engine
 # left out (XDPREPLAY_ENGINE=xsk, which --engine auto obeys); where they do not, every test above
@@ -118,6 +164,7 @@ if [ "${XR_XSK_PASS:-1}" != 0 ] && { [ -z "$pattern" ] || [[ "$pattern" == xsk/*
 	while read -r name file func; do
 		in_list "$name" "$XSK_TESTS" && wanted xsk "$name" && run_test xsk "$name" "$file" "$func" XDPREPLAY_ENGINE=xsk
 	done < <(all_tests)
+	collect all
 fi
 
 # The same code under ASan and UBSan (float casts too): the unit tests, the selftest, and the
@@ -141,6 +188,7 @@ if [ "${XR_SANITIZE:-1}" != 0 ] && [ -x "$TOP/xdpreplay-san" ] && [ -x "$TOP/tes
 		[[ "$pattern" == san/* ]] && ! wanted san "$name" && continue
 		run_test san "$name" "$file" "$func" XR="$TOP/xdpreplay-san"
 	done < <(all_tests)
+	collect all
 fi
 
 # The fuzz targets (make fuzz-build), each for FUZZ_SECS (20 s here; `make fuzz` runs them long).
