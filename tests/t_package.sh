@@ -9,7 +9,7 @@ test_debian_package() {
 	command -v git >/dev/null && git -C "$TOP" rev-parse >/dev/null 2>&1 || skip "not a git tree"
 	mkdir -p "$WORK/pkg/src"
 	# the tracked files as they are now (uncommitted edits too), not the build folder's output
-	(cd "$TOP" && git ls-files -z | xargs -0 tar -cf -) | tar -C "$WORK/pkg/src" -xf - ||
+	(cd "$TOP" && git ls-files -z | tar --null -T - -cf -) | tar -C "$WORK/pkg/src" -xf - ||
 		fail "cannot copy the sources"
 	(cd "$WORK/pkg/src" && dpkg-buildpackage -us -uc -b) >"$WORK/build.log" 2>&1 ||
 		fail "dpkg-buildpackage exited $?: $(tail -n 15 "$WORK/build.log")"
