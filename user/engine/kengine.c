@@ -143,6 +143,8 @@ static void *sender_main(void *arg)
 	int err;
 
 	err = pin_to_cpu(sd->cpu);
+	if (!err)
+		pacer_thread_init();
 	if (err) {
 		sd->err = err;
 		pr_warn("cannot pin thread %u to CPU %d: %s\n", sd->thread, sd->cpu,

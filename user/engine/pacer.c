@@ -2,6 +2,7 @@
 #include <errno.h>
 #include <sched.h>
 #include <time.h>
+#include <sys/prctl.h>
 #include "engine/pacer.h"
 #include "util/log.h"
 
@@ -48,6 +49,11 @@ static void pacer_period(struct pacer *p, double pps)
 	p->per_num = (uint64_t)(1e9 * scale + 0.5);
 	p->per_q = p->per_num / p->per_den;
 	p->per_r = p->per_num % p->per_den;
+}
+
+void pacer_thread_init(void)
+{
+	prctl(PR_SET_TIMERSLACK, 1UL);
 }
 
 void pacer_init(struct pacer *p, const struct engine_opts *o, unsigned int thread, uint64_t t0,

@@ -27,6 +27,8 @@ struct pacer {
 uint64_t now_ns(void);
 void sleep_until(uint64_t t_ns);
 int pin_to_cpu(int cpu);
+/* A sender thread wakes when its frames are due, not up to the default timer slack (50 us) later. */
+void pacer_thread_init(void);
 
 /* Thread `thread` of o's run, all threads starting from t0; frames[] gives capture times. */
 void pacer_init(struct pacer *p, const struct engine_opts *o, unsigned int thread, uint64_t t0,

@@ -250,6 +250,7 @@ static void *xthread_main(void *arg)
 	err = pin_to_cpu(t->cpu);
 	if (err)
 		goto out;
+	pacer_thread_init();
 	while (!xr_stop && t->k_next < t->k_end) {
 		err = send_batch(t, &since_kick);
 		if (err <= 0)
