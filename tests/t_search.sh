@@ -241,7 +241,9 @@ test_default_witness_is_delivered() {
 	bed
 	tb_srv nft add table inet fw || fail "nft"
 	tb_srv nft 'add chain inet fw in { type filter hook input priority 0; }'
-	tb_srv nft add rule inet fw in udp dport 9 limit rate over 10000/second burst 100 packets drop
+	# a burst of 300, as ndr_finds_firewall_limit's: with 100, a stall of the sender over ~11 ms at
+	# 9.4k/s broke the bucket (CI rehearsals on either engine found 8.94k and 9.33k)
+	tb_srv nft add rule inet fw in udp dport 9 limit rate over 10000/second burst 300 packets drop
 	# a socket that holds the whole run: a reader the scheduler delays must not add drops of its
 	# own (CI once saw 45 SOCKET_RCVBUFF in a 10k/s trial, exactly counted, but not the rule's)
 	sink_start --port 9 --timeout 20 --rcvbuf 16777216
@@ -256,7 +258,8 @@ test_default_witness_is_delivered() {
 	import json, sys
 	s = json.load(open(sys.argv[1]))
 	g = s["goals"][0]
-	assert abs(g["lower"] - 10000) <= 350, g
+	# what passes a 1 s trial without loss: the rate, and the bucket's 300 at its start
+	assert abs(g["lower"] - 10300) <= 350, g
 	assert g["upper"] > g["lower"] and not g["never_saturated"], g
 	lossy = 0
 	for t in s["trials"]:
