@@ -407,14 +407,6 @@ int kengine_run(const struct engine_opts *o, struct engine_result *res)
 	return err;
 }
 
-/* The CPU to run a one-off call on: this one, unless it has no slot (hosts with more than XR_MAX_CPUS). */
-static int slot_cpu(void)
-{
-	int cpu = sched_getcpu();
-
-	return cpu >= 0 && cpu < XR_MAX_CPUS ? cpu : 0;
-}
-
 int kengine_probe(const struct iface *ifc, bool send_frame, struct kengine_probe *p)
 {
 	uint8_t frame[60] = {};
@@ -440,7 +432,7 @@ int kengine_probe(const struct iface *ifc, bool send_frame, struct kengine_probe
 		return err;
 	}
 	p->loaded = true;
-	cpu = slot_cpu();
+	cpu = engine_slot_cpu();
 	pin_to_cpu(cpu);
 	s = &k.slots[cpu];
 	/* k_end 0: the program burns the iteration with XDP_DROP, the frame never leaves */
@@ -473,7 +465,7 @@ int kengine_run_frames(const struct iface *ifc, struct engine_opts *o, const uin
 	if (err)
 		return err;
 	hold_dispatcher(&k);
-	cpu = slot_cpu();
+	cpu = engine_slot_cpu();
 	err = pin_to_cpu(cpu);
 	if (err)
 		goto out;

@@ -51,6 +51,13 @@ static void pacer_period(struct pacer *p, double pps)
 	p->per_r = p->per_num % p->per_den;
 }
 
+int engine_slot_cpu(void)
+{
+	int cpu = sched_getcpu();
+
+	return cpu >= 0 && cpu < XR_MAX_CPUS ? cpu : 0;
+}
+
 void pacer_thread_init(void)
 {
 	prctl(PR_SET_TIMERSLACK, 1UL);

@@ -27,6 +27,8 @@ struct pacer {
 uint64_t now_ns(void);
 void sleep_until(uint64_t t_ns);
 int pin_to_cpu(int cpu);
+/* The CPU to run a one-off call on: this one, unless it has no slot (hosts with more than XR_MAX_CPUS). */
+int engine_slot_cpu(void);
 /* A sender thread wakes when its frames are due, not up to the default timer slack (50 us) later. */
 void pacer_thread_init(void);
 

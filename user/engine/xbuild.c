@@ -1,7 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 /* The xsk engine's frames (engine/xbuild.h). */
 #include <errno.h>
-#include <sched.h>
 #include <string.h>
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
@@ -150,7 +149,7 @@ int xbuild_frame(const struct xbuild *b, struct xr_gen_slot *s, uint64_t k, uint
 int xbuild_run_frames(const struct iface *ifc, struct engine_opts *o, const uint64_t *ns,
 		      size_t count, uint8_t *out, uint32_t *out_len, uint64_t *here)
 {
-	int cpu = sched_getcpu() >= 0 && sched_getcpu() < XR_MAX_CPUS ? sched_getcpu() : 0;
+	int cpu = engine_slot_cpu();
 	struct gen_session k;
 	struct xr_gen_slot *s;
 	struct xbuild b;
