@@ -72,6 +72,28 @@ need_live_frames() {
 
 # wait_until SECONDS WHAT CMD...: until CMD succeeds (looked at every 50 ms), failing with WHAT
 # after SECONDS: readiness by a condition, never by a sleep
+# prom_valid FILE [openmetrics]: FILE is an exposition Prometheus reads: promtool's lint of the
+# text format (HELP and TYPE on every family, names as its conventions want them), or with
+# openmetrics the strict OpenMetrics parser of the Python client (python3-prometheus-client)
+prom_valid() {
+	if [ "${2:-}" = openmetrics ]; then
+		local why
+		why=$(/usr/bin/python3 -c '
+import sys
+from prometheus_client.openmetrics.parser import text_string_to_metric_families
+fams = list(text_string_to_metric_families(open(sys.argv[1]).read()))
+assert fams, "no families"
+' "$1" 2>&1) || fail "not OpenMetrics: $(echo "$why" | tail -n 1)"
+	else
+		promtool check metrics <"$1" >"$1.lint" 2>&1 || fail "promtool check metrics: $(head -n 5 "$1.lint")"
+	fi
+}
+
+# prom_sample FILE NAME LABELS: the value of NAME's sample whose labels, less run="...", are LABELS
+prom_sample() {
+	sed -nE "s/^$2\{run=\"[0-9a-f]{16}\",?$3\} (.*)$/\1/p" "$1"
+}
+
 wait_until() {
 	local secs=$1 what=$2 end=$((SECONDS + $1))
 	shift 2

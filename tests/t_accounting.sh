@@ -226,8 +226,11 @@ test_sender_listen_serves_live_figures() {
 	assert live["running"] and live["command"] == "gen" and live["planned"] == 6000, live
 	assert 1000 <= live["sent"] <= 5000 and live["target_pps"] == 2000, live
 	m = urllib.request.urlopen(urllib.request.Request(url + "metrics", headers=auth), timeout=5).read().decode()
-	assert 'xdpreplay_sender_sent_total{command="gen",iface="gen0"}' in m, m
-	assert 'xdpreplay_sender_planned_frames{command="gen",iface="gen0"} 6000' in m, m
+	import re
+	rid = live["run_id"]
+	assert re.search(r'^xdpreplay_sender_sent_total\{run="%s",command="gen",iface="gen0"\} \d+$' % rid, m, re.M), m
+	assert 'xdpreplay_sender_planned_frames{run="%s",command="gen",iface="gen0"} 6000' % rid in m, m
+	assert "# HELP xdpreplay_sender_bytes_total " in m, m
 	PY
 	wait "$pid" || fail "gen exited $?"
 	expect_eq "$(jget "$WORK/g.json" sent)" 6000 "sent"

@@ -1,8 +1,10 @@
 # SPDX-License-Identifier: GPL-2.0
 # The server-side counter: filters, live figures over HTTP.
 
-http_get() { # URL: body on stdout, from inside the server namespace
-	tb_srv python3 -c 'import sys, urllib.request; print(urllib.request.urlopen(sys.argv[1], timeout=5).read().decode(), end="")' "$1"
+http_get() { # URL [ACCEPT]: body on stdout, from inside the server namespace
+	tb_srv python3 -c 'import sys, urllib.request
+rq = urllib.request.Request(sys.argv[1], headers={"Accept": sys.argv[2]} if sys.argv[2] else {})
+print(urllib.request.urlopen(rq, timeout=5).read().decode(), end="")' "$1" "${2:-}"
 }
 
 test_listen_serves_live_figures() {
@@ -15,14 +17,26 @@ test_listen_serves_live_figures() {
 	expect_eq "$(jget "$WORK/live.json" matched)" 1234 "matched, live over HTTP"
 	expect_eq "$(jget "$WORK/live.json" attribution.udp_no_ports)" 1234 "attribution, live over HTTP"
 	http_get http://127.0.0.1:9100/metrics >"$WORK/metrics" || fail "GET /metrics"
-	grep -qx 'xdpreplay_count_matched_total{iface="srv0"} 1234' "$WORK/metrics" || fail "metrics: $(head -5 "$WORK/metrics")"
-	grep -q 'counter="Udp.NoPorts"} 1234' "$WORK/metrics" || fail "kernel counters in /metrics"
+	prom_valid "$WORK/metrics"
+	expect_eq "$(prom_sample "$WORK/metrics" xdpreplay_count_matched_total 'iface="srv0"')" 1234 "matched in /metrics"
+	expect_eq "$(prom_sample "$WORK/metrics" xdpreplay_kernel_delta 'iface="srv0",counter="Udp.NoPorts"')" 1234 \
+		"kernel counters in /metrics"
 	# where it went and what the sequence numbers say, as the JSON has them
-	grep -qx 'xdpreplay_attribution_total{iface="srv0",stage="udp_no_ports"} 1234' "$WORK/metrics" ||
-		fail "attribution in /metrics: $(grep attribution "$WORK/metrics" | head -3)"
-	grep -qx 'xdpreplay_sequence_total{iface="srv0",state="received"} 1234' "$WORK/metrics" ||
-		fail "sequence in /metrics: $(grep sequence "$WORK/metrics" | head -3)"
-	grep -qx 'xdpreplay_sequence_total{iface="srv0",state="lost"} 0' "$WORK/metrics" || fail "sequence loss in /metrics"
+	expect_eq "$(prom_sample "$WORK/metrics" xdpreplay_attribution_total 'iface="srv0",stage="udp_no_ports"')" 1234 \
+		"attribution in /metrics"
+	expect_eq "$(prom_sample "$WORK/metrics" xdpreplay_sequence_total 'iface="srv0",state="received"')" 1234 \
+		"sequence in /metrics"
+	expect_eq "$(prom_sample "$WORK/metrics" xdpreplay_sequence_total 'iface="srv0",state="lost"')" 0 \
+		"sequence loss in /metrics"
+	# every sample carries the run's id, which the JSON names
+	run=$(jget "$WORK/live.json" system.run_id)
+	expect_eq "$(grep -v '^#' "$WORK/metrics" | grep -vc "{run=\"$run\",")" 0 "samples without run=\"$run\""
+	# OpenMetrics when the scraper asks for it (as Prometheus does): counters' families without _total, # EOF
+	http_get http://127.0.0.1:9100/metrics 'application/openmetrics-text;version=1.0.0,text/plain;q=0.5' \
+		>"$WORK/metrics.om" || fail "GET /metrics as OpenMetrics"
+	prom_valid "$WORK/metrics.om" openmetrics
+	grep -qx '# TYPE xdpreplay_count_matched counter' "$WORK/metrics.om" || fail "OpenMetrics TYPE: $(grep -m2 TYPE "$WORK/metrics.om")"
+	expect_eq "$(tail -n 1 "$WORK/metrics.om")" "# EOF" "the OpenMetrics exposition's end"
 	http_get http://127.0.0.1:9100/nothing 2>/dev/null && fail "unknown path answered"
 	kill -INT "$COUNT_PID"
 	count_wait
@@ -76,4 +90,62 @@ test_count_json_bare_to_stdout() {
 		expect_eq "$(jget "$WORK/out.json" iface)" "$TB_SRV_IF" "count $args: JSON on stdout"
 	done
 	[ ! -e ./-q ] || fail "--json took -q for a file name"
+}
+
+# A real Prometheus (Debian's) scrapes count --listen once a second while SYNs arrive: its query API
+# gives the counts the counter's JSON gives, with the run's labels; meanwhile the sender's own
+# /metrics (the SYN-ACKs' round trips as a histogram) passes promtool's lint
+test_prometheus_scrapes_a_run() {
+	bed
+	command -v prometheus >/dev/null || fail "prometheus is not installed (scripts/deps.sh installs it)"
+	tb_srv sysctl -qw net.ipv4.tcp_syncookies=2 || fail "sysctl"
+	tcp_server_start --timeout 4
+	count_start --tcp --dport 80 --duration 60s --idle 4s --listen 127.0.0.1:9100 --json "$WORK/c.json" -q
+	cat >"$WORK/prom.yml" <<-'YML'
+	global: {scrape_interval: 1s, scrape_timeout: 900ms}
+	scrape_configs:
+	  - job_name: xdpreplay
+	    static_configs: [{targets: ["127.0.0.1:9100"]}]
+	YML
+	tb_srv prometheus --config.file="$WORK/prom.yml" --storage.tsdb.path="$WORK/tsdb" \
+		--web.listen-address=127.0.0.1:9190 >"$WORK/prom.log" 2>&1 &
+	wait_until 60 "Prometheus ready (its log: $WORK/prom.log)" http_get http://127.0.0.1:9190/-/ready
+	tb_gen "$XR" gen syn -i "$TB_GEN_IF" --dst "$TB_SRV_IP:80" --pps 2000 --count 6000 \
+		--listen 127.0.0.1:9300 --json "$WORK/g.json" -q &
+	local gen=$! run
+	wait_until 10 "the sender's first answers" sender_answered
+	tb_gen curl -sf http://127.0.0.1:9300/metrics >"$WORK/g.prom" || fail "the sender's /metrics"
+	prom_valid "$WORK/g.prom"
+	python3 - "$WORK/g.prom" <<-'PY' || fail "the round-trip histogram: $(grep rtt "$WORK/g.prom")"
+	import re, sys
+	b = [(float(le.replace("+Inf", "inf")), int(v)) for le, v in
+	     re.findall(r'^xdpreplay_sender_rtt_seconds_bucket\{.*le="([^"]+)"\} (\d+)$', open(sys.argv[1]).read(), re.M)]
+	count = int(re.search(r'^xdpreplay_sender_rtt_seconds_count\{.*\} (\d+)$', open(sys.argv[1]).read(), re.M).group(1))
+	assert len(b) == 20 and b[-1] == (float("inf"), count) and count > 0, (b, count)
+	assert all(x[1] <= y[1] for x, y in zip(b, b[1:])), b
+	assert dict(b)[1.0] == count, "a round trip over 1 s on a veth"
+	PY
+	wait "$gen" || fail "gen syn exited $?"
+	count_wait
+	# scrapes in the counter's 4 idle seconds after the last frame: Prometheus' last figure (its
+	# series stale once the counter is gone) is the counter's final one
+	run=$(jget "$WORK/c.json" system.run_id)
+	expect_eq "$(jget "$WORK/c.json" matched)" 6000 "matched in the counter's JSON"
+	prom_query_is "last_over_time(xdpreplay_count_matched_total{run=\"$run\",iface=\"$TB_SRV_IF\"}[5m])" 6000 ||
+		fail "Prometheus' xdpreplay_count_matched_total of run $run: $PROM_GOT"
+	prom_query_is "last_over_time(xdpreplay_attribution_total{run=\"$run\",stage=\"xdp_dropped\"}[5m])" 0 ||
+		fail "attribution over Prometheus: $PROM_GOT"
+}
+
+sender_answered() {
+	[ "$(tb_gen curl -sf http://127.0.0.1:9300/ | python3 -c 'import json,sys; print(json.load(sys.stdin).get("replies", {}).get("answered", 0) > 0)' 2>/dev/null)" = True ]
+}
+
+# prom_query_is QUERY VALUE: Prometheus' instant query gives one series, of VALUE (PROM_GOT: what it gave)
+prom_query_is() {
+	PROM_GOT=$(tb_srv python3 -c 'import json, sys, urllib.parse, urllib.request
+u = "http://127.0.0.1:9190/api/v1/query?query=" + urllib.parse.quote(sys.argv[1])
+r = json.load(urllib.request.urlopen(u, timeout=5))["data"]["result"]
+print(r[0]["value"][1] if len(r) == 1 else "series: %d" % len(r))' "$1" 2>&1 | tail -n 1)
+	[ "$PROM_GOT" = "$2" ]
 }

@@ -96,8 +96,9 @@ test_drops_reason_in_metrics() {
 	kill -INT "$COUNT_PID"
 	count_wait
 	grep -q 'xdpreplay_drops_total' "$WORK/metrics" || skip "kernel drop reasons unavailable here"
-	grep -qx 'xdpreplay_drops_total{iface="srv0",direction="inbound",reason="NO_SOCKET"} 3000' "$WORK/metrics" ||
-		fail "NO_SOCKET in /metrics: $(grep drops_total "$WORK/metrics")"
+	expect_eq "$(prom_sample "$WORK/metrics" xdpreplay_drops_total 'iface="srv0",direction="inbound",reason="NO_SOCKET"')" \
+		3000 "NO_SOCKET in /metrics: $(grep drops_total "$WORK/metrics")"
+	prom_valid "$WORK/metrics"
 }
 
 test_drops_listen_overflow() {

@@ -388,8 +388,9 @@ test_mqtt_subscribers_in_xdp() {
 	expect_eq "$(jget "$WORK/live.json" replies.deliveries.expected)" 20200 "deliveries expected (live)"
 	expect_eq "$(jget "$WORK/live.json" replies.deliveries.subacked)" 2 "SUBACKs (live)"
 	expect_eq "$(jget "$WORK/live.json" replies.sessions.ended)" 0 "sessions ended (live)"
-	grep -q '^xdpreplay_mqtt_delivered_total{command="gen",iface="gen0"} 20000$' "$WORK/live.prom" ||
-		fail "deliveries in /metrics: $(grep delivered "$WORK/live.prom")"
+	expect_eq "$(prom_sample "$WORK/live.prom" xdpreplay_mqtt_delivered_total 'command="gen",iface="gen0"')" 20000 \
+		"deliveries in /metrics"
+	prom_valid "$WORK/live.prom"
 	# neither had every delivery it waited for: a run where no session completed exits 1
 	wait "$short"
 	expect_eq "$?" 1 "exit of the subscribers that wait for a 101st publisher ($(cat "$WORK/xsub.2.out"))"
@@ -451,7 +452,7 @@ test_mqtt_broker_cpu_watched() {
 	# live, before --idle ends the count
 	tb_srv python3 -c 'import urllib.request; print(urllib.request.urlopen("http://127.0.0.1:9101/metrics", timeout=2).read().decode())' >"$WORK/metrics" ||
 		fail "GET /metrics"
-	grep -Eq "^xdpreplay_count_server_cpu_seconds_total\{pid=\"$pid\",comm=\"mosquitto\"\} [0-9.]+$" "$WORK/metrics" ||
+	grep -Eq "^xdpreplay_count_server_cpu_seconds_total\{run=\"[0-9a-f]{16}\",iface=\"srv0\",pid=\"$pid\",comm=\"mosquitto\"\} [0-9.]+$" "$WORK/metrics" ||
 		fail "no server CPU in /metrics: $(grep server "$WORK/metrics")"
 	count_wait
 	cat "$WORK/c.err"

@@ -15,6 +15,7 @@
 #include <string.h>
 #include "frames/frameset.h"
 #include "util/json.h"
+#include "util/prom.h"
 #include "util/log.h"
 #include "engine/meter.h"
 #include "engine/pacer.h"
@@ -157,6 +158,53 @@ static void test_json(void)
 		      "\"l\":[2,null]}\n"),
 	      "got %s", buf);
 	free(buf);
+}
+
+/* one exposition in both formats: escaped labels, a counter's _total, a histogram, # EOF */
+static char *prom_sample_text(bool openmetrics)
+{
+	static const double le[] = { 0.001, 0.01 };
+	static const uint64_t cum[] = { 3, 5 };
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&buf, &len);
+	struct prom p;
+
+	prom_begin(&p, f, openmetrics ? "application/openmetrics-text;version=1.0.0" : NULL);
+	prom_common(&p, "run", "r1");
+	prom_family(&p, "x_sent", PROM_COUNTER, "Frames\\sent.");
+	prom_u64(&p, 7, "comm", "a\"b\\c\nd", NULL);
+	prom_family(&p, "x_rtt_seconds", PROM_HISTOGRAM, "Round trips.");
+	prom_histogram(&p, le, cum, 2, 6, 0.25, NULL);
+	CHECK(!strcmp(prom_end(&p), openmetrics ? PROM_OPENMETRICS_TYPE : PROM_TEXT_TYPE), "type");
+	fclose(f);
+	return buf;
+}
+
+static void test_prom(void)
+{
+	const char *hist =
+		"x_rtt_seconds_bucket{run=\"r1\",le=\"0.001\"} 3\n"
+		"x_rtt_seconds_bucket{run=\"r1\",le=\"0.01\"} 5\n"
+		"x_rtt_seconds_bucket{run=\"r1\",le=\"+Inf\"} 6\n"
+		"x_rtt_seconds_count{run=\"r1\"} 6\nx_rtt_seconds_sum{run=\"r1\"} 0.25\n";
+	char *text = prom_sample_text(false), *om = prom_sample_text(true), want[1024];
+
+	snprintf(want, sizeof(want),
+		 "# HELP x_sent_total Frames\\\\sent.\n# TYPE x_sent_total counter\n"
+		 "x_sent_total{run=\"r1\",comm=\"a\\\"b\\\\c\\nd\"} 7\n"
+		 "# HELP x_rtt_seconds Round trips.\n# TYPE x_rtt_seconds histogram\n%s",
+		 hist);
+	CHECK(!strcmp(text, want), "text format: got\n%s", text);
+	snprintf(want, sizeof(want),
+		 "# HELP x_sent Frames\\\\sent.\n# TYPE x_sent counter\n"
+		 "x_sent_total{run=\"r1\",comm=\"a\\\"b\\\\c\\nd\"} 7\n"
+		 "# HELP x_rtt_seconds Round trips.\n# TYPE x_rtt_seconds histogram\n%s# EOF\n",
+		 hist);
+	CHECK(!strcmp(om, want), "OpenMetrics: got\n%s", om);
+	CHECK(strlen(prom_run_id()) == 16 && !strcmp(prom_run_id(), prom_run_id()), "run id");
+	free(text);
+	free(om);
 }
 
 static char *path(const char *env, const char *name)
@@ -974,6 +1022,7 @@ int main(void)
 	run("parse_bitrate", test_parse_bitrate);
 	run("fmt_si", test_fmt_si);
 	run("json", test_json);
+	run("prom", test_prom);
 	run("pcapng_sample", test_pcapng_sample);
 	run("pcap_gz_ns", test_pcap_gz_ns);
 	run("hostile_captures", test_hostile);

@@ -16,6 +16,7 @@
 #include "xdpreplay.h"
 
 struct json;
+struct prom;
 
 #define XR_FOREVER UINT64_MAX
 
@@ -73,12 +74,11 @@ struct engine_proto {
 	bool program_optional;
 	/*
 	 * --listen: the protocol's live figures from a snapshot of the reply
-	 * counters, as JSON members and Prometheus samples (labels: the
-	 * sender's own, '{command="...",iface="..."}'); the HTTP thread's calls
+	 * counters, as JSON members and Prometheus families (the sender's
+	 * labels already common to every sample); the HTTP thread's calls
 	 */
 	void (*live_json)(void *ctx, const struct xr_replies_stats *r, struct json *j);
-	void (*live_metrics)(void *ctx, const struct xr_replies_stats *r, FILE *f,
-			     const char *labels);
+	void (*live_metrics)(void *ctx, const struct xr_replies_stats *r, struct prom *p);
 };
 
 /*
@@ -93,6 +93,8 @@ struct engine_live {
 	/* with a reply kind: its counters, summed over CPUs, also while the run waits for answers */
 	bool have_replies;
 	struct xr_replies_stats replies;
+	/* with round trips: the rtt_hist map, dup'ed for the HTTP thread (-1 before; its owner closes it) */
+	int rtt_fd;
 };
 
 struct engine_opts {

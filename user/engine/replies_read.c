@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /* The reply counter's maps read and summed over CPUs (bpf/lib/replies.bpf.h). */
 #include <errno.h>
+#include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
 #include <bpf/bpf.h>
@@ -9,12 +10,38 @@
 #include "engine/pacer.h"
 #include "gen.skel.h"
 
+/* The whole array in one call (Linux >= 5.6): 0, or -errno to read it key by key */
+static int percpu_sum_batch(int fd, uint32_t cells, int ncpu, uint64_t *sum)
+{
+	uint64_t *vals = calloc((size_t)cells * ncpu, sizeof(uint64_t));
+	__u32 *keys = calloc(cells, sizeof(__u32)), out, n = cells;
+	int err;
+
+	err = vals && keys ? bpf_map_lookup_batch(fd, NULL, &out, keys, vals, &n, NULL) : -ENOMEM;
+	/* ENOENT: the batch ended at the array's end, with every cell read */
+	if (err == -ENOENT)
+		err = 0;
+	if (!err && n != cells)
+		err = -EIO;
+	for (__u32 i = 0; !err && i < n; i++) {
+		sum[keys[i]] = 0;
+		for (int c = 0; c < ncpu; c++)
+			sum[keys[i]] += vals[(size_t)i * ncpu + c];
+	}
+	free(vals);
+	free(keys);
+	return err;
+}
+
 int engine_percpu_sum(int fd, uint32_t cells, uint64_t *sum)
 {
 	int ncpu = libbpf_num_possible_cpus();
-	uint64_t *vals = calloc(ncpu, sizeof(uint64_t));
+	uint64_t *vals;
 	int err = 0;
 
+	if (ncpu > 0 && !percpu_sum_batch(fd, cells, ncpu, sum))
+		return 0;
+	vals = calloc(ncpu, sizeof(uint64_t));
 	if (!vals)
 		return -ENOMEM;
 	for (__u32 key = 0; key < cells; key++) {
@@ -92,6 +119,8 @@ void session_live_replies(struct gen_session *k, const struct engine_opts *o)
 	if (engine_replies_sum(bpf_map__fd(k->skel->maps.replies_stats), &r))
 		return;
 	pthread_mutex_lock(&o->live->lock);
+	if (o->live->rtt_fd < 0)
+		o->live->rtt_fd = fcntl(bpf_map__fd(k->skel->maps.rtt_hist), F_DUPFD_CLOEXEC, 0);
 	o->live->have_replies = true;
 	o->live->replies = r;
 	o->live->now_ns = now;

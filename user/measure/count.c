@@ -26,17 +26,13 @@
 #include "measure/attrib.h"
 #include "frames/addr.h"
 #include "measure/count.h"
+#include "measure/count_metrics.h"
+#include "util/prom.h"
 #include "measure/drops.h"
 #include "measure/httpd.h"
 #include "measure/proc.h"
 #include "measure/webhook.h"
 #include "count.skel.h"
-
-struct count_totals {
-	uint64_t seen, matched, bytes, passed, dropped, first_ns, last_ns;
-	bool respond; /* --respond: rsp holds what the XDP server answered */
-	struct xr_respond_stats rsp;
-};
 
 /* --respond's counters, summed over CPUs into t. 0 or -errno. */
 static int read_respond(struct count_bpf *skel, struct count_totals *t)
@@ -117,10 +113,6 @@ out:
 	free(per);
 	return err;
 }
-
-struct seq_totals {
-	uint64_t flows, received, lost, dup, reordered, too_late, untracked;
-};
 
 /* Sums the per-flow sequence state; prints up to max_list flows into j when given. */
 static void read_seq(struct count_bpf *skel, struct seq_totals *st, struct json *j, int max_list)
@@ -382,10 +374,11 @@ struct live {
 };
 
 /* --listen: the figures so far, as JSON (/ or /json) or Prometheus text (/metrics) */
-static const char *serve_live(const char *method, const char *path, const char *body, size_t blen,
-			      FILE *f, void *ctx)
+static const char *serve_live(const struct httpd_request *rq, FILE *f, void *ctx)
 {
+	const char *method = rq->method, *path = rq->path;
 	struct live *l = ctx;
+	struct prom p;
 	struct kstats now_ks, d;
 	struct count_totals t;
 	struct attribution a;
@@ -413,102 +406,35 @@ static const char *serve_live(const char *method, const char *path, const char *
 			    l->nft_before ? l->nft_d : NULL, l->wh, l->drops, l->pw);
 		return "application/json";
 	}
-	fprintf(f,
-		"# HELP xdpreplay_count_matched_total Frames that matched the filter.\n"
-		"# TYPE xdpreplay_count_matched_total counter\n"
-		"xdpreplay_count_matched_total{iface=\"%s\"} %llu\n",
-		l->ifname, (unsigned long long)t.matched);
-	fprintf(f,
-		"# TYPE xdpreplay_count_matched_bytes_total counter\n"
-		"xdpreplay_count_matched_bytes_total{iface=\"%s\"} %llu\n",
-		l->ifname, (unsigned long long)t.bytes);
-	fprintf(f,
-		"# TYPE xdpreplay_count_seen_total counter\n"
-		"xdpreplay_count_seen_total{iface=\"%s\"} %llu\n",
-		l->ifname, (unsigned long long)t.seen);
-	fprintf(f,
-		"# TYPE xdpreplay_count_xdp_dropped_total counter\n"
-		"xdpreplay_count_xdp_dropped_total{iface=\"%s\"} %llu\n",
-		l->ifname, (unsigned long long)t.dropped);
-	/* where what arrived went, the same figures as the JSON's attribution object */
-	const struct {
-		const char *name;
-		uint64_t v;
-	} stage[] = {
-		{ "iface_rx_dropped", a.if_rx_dropped },
-		{ "softnet_dropped", a.softnet_dropped },
-		{ "xdp_dropped", t.dropped },
-		{ "firewall_dropped", a.firewall_dropped },
-		{ "ip_discarded", a.ip_discarded },
-		{ "udp_delivered", a.udp_delivered },
-		{ "udp_rcvbuf_errors", a.udp_rcvbuf },
-		{ "udp_no_ports", a.udp_noport },
-		{ "udp_other_errors", a.udp_other },
-		{ "tcp_listen_drops", a.tcp_listen_drops },
-		{ "tcp_listen_overflows", a.tcp_listen_overflows },
-		{ "tcp_syncookies_sent", a.tcp_syncookies },
-		{ "tcp_reqq_full_drops", a.tcp_reqq_full },
-	};
-	fprintf(f,
-		"# HELP xdpreplay_attribution_total Where what arrived went, since the counter started.\n"
-		"# TYPE xdpreplay_attribution_total counter\n");
-	for (size_t i = 0; i < sizeof(stage) / sizeof(stage[0]); i++)
-		fprintf(f, "xdpreplay_attribution_total{iface=\"%s\",stage=\"%s\"} %llu\n",
-			l->ifname, stage[i].name, (unsigned long long)stage[i].v);
-	if (l->nft_before) {
-		fprintf(f,
-			"# HELP xdpreplay_nft_rule_packets_total Packets per nftables rule since the counter "
-			"started.\n# TYPE xdpreplay_nft_rule_packets_total counter\n");
-		for (int i = 0; i < l->nft_d->n; i++)
-			fprintf(f,
-				"xdpreplay_nft_rule_packets_total{rule=\"%s\",drops=\"%d\"} %llu\n",
-				l->nft_d->r[i].id, l->nft_d->r[i].drops,
-				(unsigned long long)l->nft_d->r[i].packets);
-	}
+	prom_begin(&p, f, rq->accept);
+	prom_common(&p, "run", prom_run_id());
+	prom_common(&p, "iface", l->ifname);
+	count_metrics(&p, &t, &a, &d, l->nft_before ? l->nft_d : NULL);
 	if (l->seq) {
 		struct seq_totals st;
 
 		read_seq(l->skel, &st, NULL, 0);
-		fprintf(f,
-			"# HELP xdpreplay_sequence_total Frames by what their sequence numbers say (--seq).\n"
-			"# TYPE xdpreplay_sequence_total counter\n"
-			"xdpreplay_sequence_total{iface=\"%s\",state=\"received\"} %llu\n"
-			"xdpreplay_sequence_total{iface=\"%s\",state=\"lost\"} %llu\n"
-			"xdpreplay_sequence_total{iface=\"%s\",state=\"duplicated\"} %llu\n"
-			"xdpreplay_sequence_total{iface=\"%s\",state=\"reordered\"} %llu\n"
-			"# TYPE xdpreplay_sequence_flows gauge\nxdpreplay_sequence_flows{iface=\"%s\"} %llu\n",
-			l->ifname, (unsigned long long)st.received, l->ifname,
-			(unsigned long long)st.lost, l->ifname, (unsigned long long)st.dup,
-			l->ifname, (unsigned long long)st.reordered, l->ifname,
-			(unsigned long long)st.flows);
+		count_seq_metrics(&p, &st);
 	}
 	if (l->drops) {
 		struct drops_totals dt;
 
 		if (!drops_read(l->drops, a.tcp_listen_drops, &dt))
-			drops_metrics(l->drops, &dt, t.passed, l->ifname, f);
+			drops_metrics(l->drops, &dt, t.passed, &p);
 	}
 	if (l->pw)
-		proc_watch_metrics(l->pw, f);
-	fprintf(f, "# HELP xdpreplay_kernel_delta Kernel counters since the counter started.\n"
-		   "# TYPE xdpreplay_kernel_delta gauge\n");
-	for (int i = 0; i < KS_NUM; i++)
-		if (d.have[i])
-			fprintf(f, "xdpreplay_kernel_delta{iface=\"%s\",counter=\"%s.%s\"} %llu\n",
-				l->ifname, kstat_defs[i].group, kstat_defs[i].name,
-				(unsigned long long)d.v[i]);
-	return "text/plain; version=0.0.4";
+		proc_watch_metrics(l->pw, &p);
+	return prom_end(&p);
 }
 
 /* --webhook: a POST is an event; a GET answers with the webhook's figures so far */
-static const char *serve_hook(const char *method, const char *path, const char *body, size_t blen,
-			      FILE *f, void *ctx)
+static const char *serve_hook(const struct httpd_request *rq, FILE *f, void *ctx)
 {
 	struct webhook *w = ctx;
 	struct json j = { .f = f };
 
-	if (!strcmp(method, "POST")) {
-		webhook_event(w, body, blen);
+	if (!strcmp(rq->method, "POST")) {
+		webhook_event(w, rq->body, rq->len);
 		return "text/plain";
 	}
 	json_open(&j, NULL, '{');

@@ -26,6 +26,18 @@ struct count_opts {
 	pid_t server_pid; /* --server-pid: the server process whose CPU is watched; 0: none */
 };
 
+/* What count read from its program's maps. */
+struct count_totals {
+	uint64_t seen, matched, bytes, passed, dropped, first_ns, last_ns;
+	bool respond; /* --respond: rsp holds what the XDP server answered */
+	struct xr_respond_stats rsp;
+};
+
+/* --seq: the flows' sequence numbers summed */
+struct seq_totals {
+	uint64_t flows, received, lost, dup, reordered, too_late, untracked;
+};
+
 /*
  * --respond's answer: an HTTP/1.1 200 whose body is `body` bytes of 'x',
  * into buf (XR_RESPOND_MAX bytes of room); its length, or -1 when longer.

@@ -9,6 +9,7 @@
 #include <bpf/bpf.h>
 #include <bpf/btf.h>
 #include <bpf/libbpf.h>
+#include "util/prom.h"
 #include "measure/drops.h"
 #include "util/log.h"
 #include "drops.skel.h"
@@ -412,41 +413,29 @@ void drops_json(struct drops *d, const struct drops_totals *t, struct json *j)
 	json_close(j, '}');
 }
 
-void drops_metrics(struct drops *d, const struct drops_totals *t, uint64_t passed,
-		   const char *ifname, FILE *f)
+void drops_metrics(struct drops *d, const struct drops_totals *t, uint64_t passed, struct prom *p)
 {
 	static const char *const dirs[] = { "inbound", "outbound" };
 
-	fprintf(f,
-		"# HELP xdpreplay_drops_total The server's kernel drops by reason (skb:kfree_skb).\n"
-		"# TYPE xdpreplay_drops_total counter\n");
+	prom_family(p, "xdpreplay_drops", PROM_COUNTER,
+		    "The server's kernel drops by reason (skb:kfree_skb).");
 	for (int dir = 0; dir < 2; dir++)
 		for (int r = 0; r < XR_DROP_REASONS; r++)
 			if (t->dropped[dir][r])
-				fprintf(f,
-					"xdpreplay_drops_total{iface=\"%s\",direction=\"%s\",reason=\"%s\"} %llu\n",
-					ifname, dirs[dir], drops_reason_name(d, r),
-					(unsigned long long)t->dropped[dir][r]);
+				prom_u64(p, t->dropped[dir][r], "direction", dirs[dir], "reason",
+					 drops_reason_name(d, r), NULL);
 	if (t->listen_dropped)
-		fprintf(f,
-			"xdpreplay_drops_total{iface=\"%s\",direction=\"inbound\",reason=\"" LISTEN_DROP
-			"\"} %llu\n",
-			ifname, (unsigned long long)t->listen_dropped);
+		prom_u64(p, t->listen_dropped, "direction", "inbound", "reason", LISTEN_DROP, NULL);
 	if (!t->books)
 		return;
-	fprintf(f,
-		"# HELP xdpreplay_delivered_total What the server's sockets took, since the counter started.\n"
-		"# TYPE xdpreplay_delivered_total counter\n"
-		"xdpreplay_delivered_total{iface=\"%s\",proto=\"udp\"} %llu\n"
-		"xdpreplay_delivered_total{iface=\"%s\",proto=\"tcp\"} %llu\n",
-		ifname, (unsigned long long)(t->delivered_udp + t->queued_udp), ifname,
-		(unsigned long long)t->delivered_tcp);
+	prom_family(p, "xdpreplay_delivered", PROM_COUNTER,
+		    "What the server's sockets took, since the counter started.");
+	prom_u64(p, t->delivered_udp + t->queued_udp, "proto", "udp", NULL);
+	prom_u64(p, t->delivered_tcp, "proto", "tcp", NULL);
 	/* a gauge: frames still on their way up count here until they land */
-	fprintf(f,
-		"# HELP xdpreplay_unattributed Passed to the stack, neither delivered nor dropped (yet).\n"
-		"# TYPE xdpreplay_unattributed gauge\n"
-		"xdpreplay_unattributed{iface=\"%s\"} %lld\n",
-		ifname, (long long)drops_unattributed(t, passed));
+	prom_family(p, "xdpreplay_unattributed", PROM_GAUGE,
+		    "Passed to the stack, neither delivered nor dropped (yet).");
+	prom_double(p, (double)drops_unattributed(t, passed), NULL);
 }
 
 int64_t drops_unattributed(const struct drops_totals *t, uint64_t passed)

@@ -48,8 +48,8 @@ void drops_report(struct drops *d, const struct drops_totals *t, FILE *f);
 /* "drops": {"inbound": {...}, "outbound": {...}, "inbound_total", ..., "locations": [...]} */
 void drops_json(struct drops *d, const struct drops_totals *t, struct json *j);
 /* xdpreplay_drops_total{reason=...,direction=...}, xdpreplay_delivered_total, xdpreplay_unattributed */
-void drops_metrics(struct drops *d, const struct drops_totals *t, uint64_t passed,
-		   const char *ifname, FILE *f);
+struct prom;
+void drops_metrics(struct drops *d, const struct drops_totals *t, uint64_t passed, struct prom *p);
 
 /* With count --seq: which sequence numbers died, per peer and reason, in ranges of buckets. */
 void drops_seq_report(struct drops *d, FILE *f);

@@ -115,6 +115,7 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
 {
 	struct httpd *s = cls;
 	struct request *rq = *con_cls;
+	struct httpd_request req;
 	const char *ctype, *auth;
 	char *out = NULL;
 	size_t out_len = 0;
@@ -157,8 +158,15 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
 	f = open_memstream(&out, &out_len);
 	if (!f)
 		return MHD_NO;
+	req = (struct httpd_request){
+		.method = method,
+		.path = url,
+		.body = rq->body ? rq->body : "",
+		.len = rq->len,
+		.accept = MHD_lookup_connection_value(c, MHD_HEADER_KIND, MHD_HTTP_HEADER_ACCEPT),
+	};
 	pthread_mutex_lock(s->lock);
-	ctype = s->h(method, url, rq->body ? rq->body : "", rq->len, f, s->ctx);
+	ctype = s->h(&req, f, s->ctx);
 	pthread_mutex_unlock(s->lock);
 	if (fclose(f)) {
 		free(out);

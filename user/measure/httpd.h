@@ -17,13 +17,15 @@
 struct httpd;
 struct sockaddr_in;
 
-/*
- * Writes the answer's body for method ("GET" or "POST") and path (without the
- * query) into f; body/len is a POST's body. Returns the content type, or NULL
- * for 404.
- */
-typedef const char *(*httpd_handler)(const char *method, const char *path, const char *body,
-				     size_t len, FILE *f, void *ctx);
+/* A request: method "GET" or "POST", path without the query, a POST's body, the Accept header. */
+struct httpd_request {
+	const char *method, *path, *body;
+	size_t len;
+	const char *accept; /* NULL when the client sent none */
+};
+
+/* Writes the answer's body into f. Returns the content type, or NULL for 404. */
+typedef const char *(*httpd_handler)(const struct httpd_request *rq, FILE *f, void *ctx);
 
 struct httpd_opts {
 	const char *option; /* the option that asked for it ("--listen"), for messages */

@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include "util/prom.h"
 #include "engine/pacer.h"
 #include "measure/proc.h"
 #include "util/json.h"
@@ -264,13 +265,14 @@ void proc_watch_json(const struct proc_watch *w, struct json *j)
 	json_close(j, '}');
 }
 
-void proc_watch_metrics(const struct proc_watch *w, FILE *f)
+void proc_watch_metrics(const struct proc_watch *w, struct prom *p)
 {
 	uint64_t now = proc_cpu_ns(w->pid);
+	char pid[16];
 
-	fprintf(f,
-		"# HELP xdpreplay_count_server_cpu_seconds_total CPU the --server-pid process used since count began.\n"
-		"# TYPE xdpreplay_count_server_cpu_seconds_total counter\n"
-		"xdpreplay_count_server_cpu_seconds_total{pid=\"%d\",comm=\"%s\"} %.3f\n",
-		w->pid, w->comm, now > w->start_cpu_ns ? (now - w->start_cpu_ns) / 1e9 : 0);
+	snprintf(pid, sizeof(pid), "%d", w->pid);
+	prom_family(p, "xdpreplay_count_server_cpu_seconds", PROM_COUNTER,
+		    "CPU the --server-pid process used since count began.");
+	prom_double(p, now > w->start_cpu_ns ? (now - w->start_cpu_ns) / 1e9 : 0, "pid", pid,
+		    "comm", w->comm, NULL);
 }

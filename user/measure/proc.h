@@ -46,6 +46,7 @@ uint64_t proc_cpu_ns(pid_t pid);
 void proc_watch_text(const struct proc_watch *w, FILE *f);
 struct json;
 void proc_watch_json(const struct proc_watch *w, struct json *j);
-void proc_watch_metrics(const struct proc_watch *w, FILE *f);
+struct prom;
+void proc_watch_metrics(const struct proc_watch *w, struct prom *p);
 
 #endif

@@ -4,6 +4,7 @@
 #include <string.h>
 #include <unistd.h>
 #include <sys/utsname.h>
+#include "util/prom.h"
 #include "measure/sysinfo.h"
 
 /* The first line of a file, without its newline; empty when it cannot be read. */
@@ -46,6 +47,7 @@ void sysinfo_json(struct json *j, const struct iface *ifc, const char *engine)
 
 	json_open(j, "system", '{');
 	json_str(j, "version", XR_VERSION);
+	json_str(j, "run_id", prom_run_id());
 	gethostname(host, sizeof(host) - 1);
 	json_str(j, "hostname", host);
 	if (!uname(&uts)) {

@@ -11,7 +11,8 @@
 #include "util/json.h"
 
 /*
- * "system": {...} into j: xdpreplay's version, hostname, kernel, CPU model and
+ * "system": {...} into j: xdpreplay's version, the run's id (the run label
+ * of its --listen metrics), hostname, kernel, CPU model and
  * count, clock source; with ifc its driver, driver version, firmware, queues
  * and MTU; with engine (NULL: none) the engine and its mode.
  */

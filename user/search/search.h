@@ -25,7 +25,7 @@ struct rank_trial {
 	uint64_t first_n, trial_ns;
 	uint64_t start_unix_ns; /* the first departure, CLOCK_REALTIME (every rank's --start-at) */
 	int32_t stop;
-	int32_t pad;
+	uint32_t trial; /* its number, from 1 (a --warmup trial shares 1 with the first) */
 };
 
 /* What one rank's shard of a trial did, gathered to rank 0. */

@@ -110,6 +110,7 @@ static int shard_trial(struct search *s, const struct rank_trial *rt, struct ran
 		xr_verbosity = XR_LOG_WARN;
 		/* each trial goes on where the last stopped: no repeated sources, ports or ISNs */
 		so.first_n = rt->first_n;
+		so.trial = rt->trial;
 		if (mpi) {
 			so.shard = xr_rank;
 			so.shards = xr_nranks;
@@ -198,7 +199,10 @@ int serve_trials(struct search *s)
 int run_trial(struct search *s, double load, struct trial *t)
 {
 	bool replies = !strcmp(s->witness, "replies");
-	struct rank_trial rt = { .load = load, .first_n = s->next_n, .trial_ns = s->trial_ns };
+	struct rank_trial rt = { .load = load,
+				 .first_n = s->next_n,
+				 .trial_ns = s->trial_ns,
+				 .trial = s->nt + 1 };
 	struct rank_result mine, *all = NULL;
 	uint64_t before = 0, after = 0, most = 0, unit = 1;
 	double first = 0, last = 0;

@@ -1,84 +1,142 @@
 // SPDX-License-Identifier: GPL-2.0
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include "util/json.h"
+#include "util/prom.h"
 #include "engine/pacer.h"
+#include "measure/httpd.h"
 #include "send/live.h"
 
-const char *send_live_serve(const char *method, const char *path, const char *body, size_t len,
-			    FILE *f, void *ctx)
+static void live_json(const struct send_live *sl, const struct engine_live *v, double el, FILE *f)
+{
+	struct json j = { .f = f };
+
+	json_open(&j, NULL, '{');
+	json_str(&j, "command", sl->cmd);
+	json_str(&j, "interface", sl->ifname);
+	json_str(&j, "run_id", prom_run_id());
+	json_flag(&j, "running", v->running);
+	json_u64(&j, "sent", v->sent);
+	json_u64(&j, "failed", v->failed);
+	json_u64(&j, "bytes", v->bytes);
+	if (v->total != XR_FOREVER)
+		json_u64(&j, "planned", v->total);
+	json_double(&j, "elapsed_s", el);
+	json_double(&j, "pps", el > 0 ? v->sent / el : 0);
+	json_double(&j, "target_pps", sl->target_pps);
+	if (v->have_replies) {
+		json_open(&j, "replies", '{');
+		json_u64(&j, "answered", v->replies.answered);
+		json_u64(&j, "repeated", v->replies.repeated);
+		json_u64(&j, "unmatched", v->replies.unmatched);
+		if (sl->proto && sl->proto->live_json)
+			sl->proto->live_json(sl->proto->ctx, &v->replies, &j);
+		json_close(&j, '}');
+	}
+	json_close(&j, '}');
+}
+
+/* Bounds of the round-trip histogram, in seconds: 1-2.5-5 steps from 10 us to 10 s */
+static const double rtt_le[] = { 10e-6,	 25e-6, 50e-6, 100e-6, 250e-6, 500e-6, 1e-3,
+				 2.5e-3, 5e-3,	10e-3, 25e-3,  50e-3,  100e-3, 250e-3,
+				 500e-3, 1,	2.5,   5,      10 };
+#define RTT_LE_N (sizeof(rtt_le) / sizeof(rtt_le[0]))
+
+/*
+ * The round trips so far from the BPF histogram (every second of the ring):
+ * a 4% bucket counts under a bound when its upper edge is at or below it, so
+ * each cumulative count is exact for "certainly within"; the sum takes each
+ * bucket's middle.
+ */
+static void rtt_histogram(struct prom *p, int fd)
+{
+	uint64_t *cells = calloc(XR_RTT_CELLS, sizeof(uint64_t)), cum[RTT_LE_N] = {}, count = 0;
+	double sum = 0;
+
+	if (!cells || engine_percpu_sum(fd, XR_RTT_CELLS, cells)) {
+		free(cells);
+		return;
+	}
+	for (unsigned int c = 0; c < XR_RTT_CELLS; c++) {
+		unsigned int b = c % XR_RTT_BUCKETS;
+		uint64_t lo = rtt_bucket_floor(b), hi = rtt_bucket_floor(b + 1);
+
+		if (!cells[c])
+			continue;
+		count += cells[c];
+		sum += cells[c] * (lo + hi) / 2e9;
+		for (unsigned int i = 0; i < RTT_LE_N; i++)
+			if (hi <= rtt_le[i] * 1e9)
+				cum[i] += cells[c];
+	}
+	free(cells);
+	prom_family(p, "xdpreplay_sender_rtt_seconds", PROM_HISTOGRAM,
+		    "Round trips from the scheduled departure to the answer.");
+	prom_histogram(p, rtt_le, cum, RTT_LE_N, count, sum, NULL);
+}
+
+static void live_metrics(const struct send_live *sl, const struct engine_live *v, struct prom *p)
+{
+	prom_family(p, "xdpreplay_sender_sent", PROM_COUNTER, "Frames the driver took.");
+	prom_u64(p, v->sent, NULL);
+	prom_family(p, "xdpreplay_sender_failed", PROM_COUNTER,
+		    "Frames asked for and not sent (every reason).");
+	prom_u64(p, v->failed, NULL);
+	prom_family(p, "xdpreplay_sender_bytes", PROM_COUNTER, "Bytes of the frames sent.");
+	prom_u64(p, v->bytes, NULL);
+	prom_family(p, "xdpreplay_sender_target_pps", PROM_GAUGE,
+		    "The rate asked for (0: top speed or the capture's timing).");
+	prom_double(p, sl->target_pps, NULL);
+	prom_family(p, "xdpreplay_sender_running", PROM_GAUGE, "1 while frames are being sent.");
+	prom_u64(p, v->running, NULL);
+	if (v->total != XR_FOREVER) {
+		prom_family(p, "xdpreplay_sender_planned_frames", PROM_GAUGE,
+			    "Frames the run is to send.");
+		prom_u64(p, v->total, NULL);
+	}
+	if (!v->have_replies)
+		return;
+	prom_family(p, "xdpreplay_sender_answered", PROM_COUNTER,
+		    "Frames of this run the server answered.");
+	prom_u64(p, v->replies.answered, NULL);
+	if (v->rtt_fd >= 0)
+		rtt_histogram(p, v->rtt_fd);
+	if (sl->proto && sl->proto->live_metrics)
+		sl->proto->live_metrics(sl->proto->ctx, &v->replies, p);
+}
+
+const char *send_live_serve(const struct httpd_request *rq, FILE *f, void *ctx)
 {
 	struct send_live *sl = ctx;
 	struct engine_live v;
+	struct prom p;
+	char num[16];
 	double el;
 
-	if (strcmp(method, "GET") || (strcmp(path, "/") && strcmp(path, "/metrics")))
+	if (strcmp(rq->method, "GET") || (strcmp(rq->path, "/") && strcmp(rq->path, "/metrics")))
 		return NULL;
 	pthread_mutex_lock(&sl->live.lock);
 	v = sl->live;
 	pthread_mutex_unlock(&sl->live.lock);
 	/* before the first frame: the run is being set up */
 	el = v.start_ns && v.now_ns > v.start_ns ? (v.now_ns - v.start_ns) / 1e9 : 0;
-	if (!strcmp(path, "/")) {
-		struct json j = { .f = f };
-
-		json_open(&j, NULL, '{');
-		json_str(&j, "command", sl->cmd);
-		json_str(&j, "interface", sl->ifname);
-		json_flag(&j, "running", v.running);
-		json_u64(&j, "sent", v.sent);
-		json_u64(&j, "failed", v.failed);
-		json_u64(&j, "bytes", v.bytes);
-		if (v.total != XR_FOREVER)
-			json_u64(&j, "planned", v.total);
-		json_double(&j, "elapsed_s", el);
-		json_double(&j, "pps", el > 0 ? v.sent / el : 0);
-		json_double(&j, "target_pps", sl->target_pps);
-		if (v.have_replies) {
-			json_open(&j, "replies", '{');
-			json_u64(&j, "answered", v.replies.answered);
-			json_u64(&j, "repeated", v.replies.repeated);
-			json_u64(&j, "unmatched", v.replies.unmatched);
-			if (sl->proto && sl->proto->live_json)
-				sl->proto->live_json(sl->proto->ctx, &v.replies, &j);
-			json_close(&j, '}');
-		}
-		json_close(&j, '}');
+	if (!strcmp(rq->path, "/")) {
+		live_json(sl, &v, el, f);
 		return "application/json";
 	}
-	fprintf(f,
-		"# HELP xdpreplay_sender_sent_total Frames the driver took.\n"
-		"# TYPE xdpreplay_sender_sent_total counter\n"
-		"xdpreplay_sender_sent_total{command=\"%s\",iface=\"%s\"} %llu\n"
-		"# HELP xdpreplay_sender_failed_total Frames asked for and not sent (every reason).\n"
-		"# TYPE xdpreplay_sender_failed_total counter\n"
-		"xdpreplay_sender_failed_total{command=\"%s\",iface=\"%s\"} %llu\n"
-		"# TYPE xdpreplay_sender_bytes_total counter\n"
-		"xdpreplay_sender_bytes_total{command=\"%s\",iface=\"%s\"} %llu\n"
-		"# TYPE xdpreplay_sender_target_pps gauge\n"
-		"xdpreplay_sender_target_pps{command=\"%s\",iface=\"%s\"} %.3f\n"
-		"# TYPE xdpreplay_sender_running gauge\n"
-		"xdpreplay_sender_running{command=\"%s\",iface=\"%s\"} %d\n",
-		sl->cmd, sl->ifname, (unsigned long long)v.sent, sl->cmd, sl->ifname,
-		(unsigned long long)v.failed, sl->cmd, sl->ifname, (unsigned long long)v.bytes,
-		sl->cmd, sl->ifname, sl->target_pps, sl->cmd, sl->ifname, v.running);
-	if (v.total != XR_FOREVER)
-		fprintf(f,
-			"# TYPE xdpreplay_sender_planned_frames gauge\n"
-			"xdpreplay_sender_planned_frames{command=\"%s\",iface=\"%s\"} %llu\n",
-			sl->cmd, sl->ifname, (unsigned long long)v.total);
-	if (v.have_replies) {
-		char labels[160];
-
-		snprintf(labels, sizeof(labels), "{command=\"%s\",iface=\"%s\"}", sl->cmd,
-			 sl->ifname);
-		fprintf(f,
-			"# HELP xdpreplay_sender_answered_total Frames of this run the server answered.\n"
-			"# TYPE xdpreplay_sender_answered_total counter\n"
-			"xdpreplay_sender_answered_total%s %llu\n",
-			labels, (unsigned long long)v.replies.answered);
-		if (sl->proto && sl->proto->live_metrics)
-			sl->proto->live_metrics(sl->proto->ctx, &v.replies, f, labels);
+	prom_begin(&p, f, rq->accept);
+	prom_common(&p, "run", prom_run_id());
+	prom_common(&p, "command", sl->cmd);
+	prom_common(&p, "iface", sl->ifname);
+	if (sl->shards > 1) {
+		snprintf(num, sizeof(num), "%u", sl->shard);
+		prom_common(&p, "shard", num);
 	}
-	return "text/plain; version=0.0.4";
+	if (sl->trial) {
+		snprintf(num, sizeof(num), "%u", sl->trial);
+		prom_common(&p, "trial", num);
+	}
+	live_metrics(sl, &v, &p);
+	return prom_end(&p);
 }

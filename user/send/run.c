@@ -232,7 +232,7 @@ int send_run(const struct send_opts *so, const struct xr_proto *p, void *st)
 				 .start_unix_ns = so->start_unix_ns,
 				 .reply_wait_ns = so->reply_wait_ns,
 				 .concurrency = so->concurrency };
-	struct send_live sl = { .live.lock = PTHREAD_MUTEX_INITIALIZER };
+	struct send_live sl = { .live.lock = PTHREAD_MUTEX_INITIALIZER, .live.rtt_fd = -1 };
 	uint64_t t_begin = now_ns();
 	struct httpd *http = NULL;
 	int ret = XR_EXIT_ENV, err;
@@ -367,6 +367,9 @@ int send_run(const struct send_opts *so, const struct xr_proto *p, void *st)
 		sl.ifname = ifc.name;
 		sl.target_pps = o.pace == XR_PACE_RATE ? o.pps : 0;
 		sl.proto = o.proto;
+		sl.shard = so->shard;
+		sl.shards = so->shards;
+		sl.trial = so->trial;
 		o.live = &sl.live;
 		listen_fd = -1; /* httpd_start takes it over, or closes it */
 		if (httpd_start(&http, &so->listen, &ho, send_live_serve, &sl))
@@ -432,6 +435,8 @@ out:
 	if (listen_fd >= 0)
 		close(listen_fd);
 	httpd_stop(http);
+	if (sl.live.rtt_fd >= 0)
+		close(sl.live.rtt_fd);
 	if (jf)
 		json_fclose(jf);
 	frameset_free(&fs);

@@ -35,6 +35,7 @@
 #include "engine/pacer.h"
 #include "engine/replies.h"
 #include "frames/csum.h"
+#include "util/prom.h"
 #include "util/bytes.h"
 #include "util/log.h"
 #include "util/units.h"
@@ -912,33 +913,24 @@ static void tcp_live_json(void *ctx, const struct xr_replies_stats *r, struct js
 	}
 }
 
-static void tcp_live_metrics(void *ctx, const struct xr_replies_stats *r, FILE *f,
-			     const char *labels)
+static void tcp_live_metrics(void *ctx, const struct xr_replies_stats *r, struct prom *p)
 {
 	const struct tcp *t = ctx;
 
-	fprintf(f,
-		"# HELP xdpreplay_sessions_completed_total Sessions that completed every response.\n"
-		"# TYPE xdpreplay_sessions_completed_total counter\n"
-		"xdpreplay_sessions_completed_total%s %llu\n"
-		"# HELP xdpreplay_sessions_ended_total Sessions that ended, completed or failed.\n"
-		"# TYPE xdpreplay_sessions_ended_total counter\n"
-		"xdpreplay_sessions_ended_total%s %llu\n",
-		labels, (unsigned long long)r->ctr[XR_TCP_COMPLETED], labels,
-		(unsigned long long)tcp_ended(r));
-	if (t->mqtt.subscriber)
-		fprintf(f,
-			"# HELP xdpreplay_mqtt_delivered_total PUBLISH packets delivered to the "
-			"subscribers.\n"
-			"# TYPE xdpreplay_mqtt_delivered_total counter\n"
-			"xdpreplay_mqtt_delivered_total%s %llu\n",
-			labels, (unsigned long long)r->ctr[XR_MQTT_DELIVERED]);
-	else if (t->response == XR_TCP_RESP_MQTT)
-		fprintf(f,
-			"# HELP xdpreplay_mqtt_acked_total Messages the broker took.\n"
-			"# TYPE xdpreplay_mqtt_acked_total counter\n"
-			"xdpreplay_mqtt_acked_total%s %llu\n",
-			labels, (unsigned long long)r->ctr[XR_MQTT_ACKED]);
+	prom_family(p, "xdpreplay_sessions_completed", PROM_COUNTER,
+		    "Sessions that completed every response.");
+	prom_u64(p, r->ctr[XR_TCP_COMPLETED], NULL);
+	prom_family(p, "xdpreplay_sessions_ended", PROM_COUNTER,
+		    "Sessions that ended, completed or failed.");
+	prom_u64(p, tcp_ended(r), NULL);
+	if (t->mqtt.subscriber) {
+		prom_family(p, "xdpreplay_mqtt_delivered", PROM_COUNTER,
+			    "PUBLISH packets delivered to the subscribers.");
+		prom_u64(p, r->ctr[XR_MQTT_DELIVERED], NULL);
+	} else if (t->response == XR_TCP_RESP_MQTT) {
+		prom_family(p, "xdpreplay_mqtt_acked", PROM_COUNTER, "Messages the broker took.");
+		prom_u64(p, r->ctr[XR_MQTT_ACKED], NULL);
+	}
 }
 
 static void tcp_finish(void *ctx, struct gen_bpf *skel)
