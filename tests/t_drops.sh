@@ -224,3 +224,29 @@ test_drops_by_sequence() {
 	assert {(d["peer"], d["port"]) for d in s["drops"]} == {("198.18.0.1", 5000)}, s["drops"][:5]
 	PY
 }
+
+# count --fail-if: a verdict on what the server did, in the report, the JSON and the exit status (5)
+test_count_fail_if() {
+	bed
+	count_start --udp --dport 9 --idle 1s --duration 30s --json "$WORK/c.json" --fail-if 'dropped>0' \
+		--fail-if 'matched<5000' --fail-if 'unattributed>0' 2>"$WORK/err"
+	tb_gen "$XR" gen udp -i "$TB_GEN_IF" --dst "$TB_SRV_IP:9" --pps 20k --count 5000 -q || fail "gen udp exited $?"
+	wait "$COUNT_PID"
+	expect_eq $? 5 "count's exit with a threshold failed"
+	[ "$(jget "$WORK/c.json" drop_reasons)" = True ] || skip "kernel drop reasons unavailable here"
+	python3 - "$WORK/c.json" <<-'PY' || fail "the thresholds in JSON"
+	import json, sys
+	t = {x["metric"]: x for x in json.load(open(sys.argv[1]))["thresholds"]}
+	assert t["dropped"]["failed"] and t["dropped"]["value"] == 5000, t
+	assert not t["matched"]["failed"] and t["matched"]["value"] == 5000, t
+	assert not t["unattributed"]["failed"] and t["unattributed"]["value"] == 0, t
+	PY
+	grep -q "^  --fail-if dropped>0: FAILED (dropped 5000)" "$WORK/err" || fail "the report's line: $(cat "$WORK/err")"
+	# the same frames, every one of them matched and attributed: 0
+	count_start --udp --dport 9 --idle 1s --duration 30s -q --fail-if 'matched<5000' --fail-if 'unattributed>0'
+	tb_gen "$XR" gen udp -i "$TB_GEN_IF" --dst "$TB_SRV_IP:9" --pps 20k --count 5000 -q || fail "gen udp exited $?"
+	count_wait
+	run_bad 2 "--fail-if loss>1%: loss is what --seq finds" "$XR" count -i lo --fail-if 'loss>1%'
+	run_bad 2 "dropped needs the kernel's drop reasons" "$XR" count -i lo --drop --fail-if 'dropped>0'
+	run_bad 2 "'matched>x': 'x' is not a number" "$XR" count -i lo --fail-if 'matched>x'
+}

@@ -10,6 +10,7 @@
 #include <netinet/in.h>
 #include "cmd/cli.h"
 #include "measure/count.h"
+#include "measure/count_verdict.h"
 #include "measure/httpd.h"
 #include "util/log.h"
 #include "util/units.h"
@@ -81,11 +82,17 @@ static void usage(FILE *f)
 		"                        not read): latency from each uplink's departure to its\n"
 		"                        event, and each run's own uplinks and latency (a search's\n"
 		"                        trials, wherever their uplinks arrive)\n"
+		"      --fail-if EXPR    exit 5 when the count's figures meet EXPR (repeatable):\n"
+		"                        METRIC<VALUE (or <=, >, >=); METRIC one of matched,\n"
+		"                        rate (first to last), dropped (the kernel's drops of\n"
+		"                        matched frames), unattributed, loss (--seq). E.g.\n"
+		"                        --fail-if 'dropped>0' --fail-if 'loss>0.1%%'\n"
 		"  -q, --quiet           no progress line or report\n"
 		"  -v, --verbose         more detail\n"
 		"\n"
 		"Exit status: 0 counted (SIGINT/SIGTERM is a normal end: counting until stopped),\n"
-		"2 bad usage, 3 the environment is the problem (no XDP, no such interface, ...).\n"
+		"2 bad usage, 3 the environment is the problem (no XDP, no such interface, ...),\n"
+		"5 a --fail-if threshold failed.\n"
 		"\n"
 		"Examples:\n"
 		"  xdpreplay count -i eth1 --udp --dport 1700 --duration 30s\n"
@@ -94,7 +101,8 @@ static void usage(FILE *f)
 		"  xdpreplay count -i eth1 --udp --dport 9 --seq ip.id --idle 1s\n"
 		"  xdpreplay count -i eth1 --tcp --dport 80 --respond --idle 2s  # for gen tcp\n"
 		"  xdpreplay count --webhook :8090 --fleet fleet/ --schedule sched.json --idle 5s\n"
-		"  xdpreplay count -i eth1 --tcp --dport 1883 --server-pid $(pidof mosquitto) --idle 2s\n");
+		"  xdpreplay count -i eth1 --tcp --dport 1883 --server-pid $(pidof mosquitto) --idle 2s\n"
+		"  xdpreplay count -i eth1 --udp --dport 53 --idle 2s --fail-if 'dropped>0'\n");
 }
 
 static int parse_port(const char *arg, __u16 *port)
@@ -173,7 +181,8 @@ int cmd_count(int argc, char **argv)
 		O_RESPOND,
 		O_RESPOND_BODY,
 		O_RESPOND_CLOSE,
-		O_SERVER_PID
+		O_SERVER_PID,
+		O_FAIL_IF
 	};
 	static const struct option opts[] = {
 		{ "iface", required_argument, NULL, 'i' },
@@ -203,6 +212,7 @@ int cmd_count(int argc, char **argv)
 		{ "schedule", required_argument, NULL, O_SCHEDULE },
 		{ "token-file", required_argument, NULL, O_TOKEN },
 		{ "server-pid", required_argument, NULL, O_SERVER_PID },
+		{ "fail-if", required_argument, NULL, O_FAIL_IF },
 		{ "quiet", no_argument, NULL, 'q' },
 		{ "verbose", no_argument, NULL, 'v' },
 		{ "help", no_argument, NULL, 'h' },
@@ -281,6 +291,11 @@ int cmd_count(int argc, char **argv)
 		case O_FLEET: co.fleet_dir = optarg; break;
 		case O_SCHEDULE: co.schedule = optarg; break;
 		case O_TOKEN: token_file = optarg; break;
+		case O_FAIL_IF:
+			if (threshold_add(&co.fail_if, "count", optarg, count_threshold_metrics,
+					  count_nthreshold_metrics))
+				return XR_EXIT_USAGE;
+			break;
 		case O_SERVER_PID: {
 			char proc[32];
 			uint64_t v;
@@ -334,6 +349,11 @@ int cmd_count(int argc, char **argv)
 			"--webhook counts per device: give the --fleet DIR the sender used");
 	if (co.server_pid && !co.ifname)
 		return cli_usage_error("count", "--server-pid goes with -i IFACE");
+	if (co.fail_if.n && !co.ifname)
+		return cli_usage_error("count", "--fail-if judges what -i IFACE counted");
+	if (count_thresholds_check(&co.fail_if, co.cfg.seq_kind,
+				   !co.cfg.drop && !co.cfg.respond && !co.no_drop_reasons))
+		return XR_EXIT_USAGE;
 	if ((co.fleet_dir || co.schedule) && !webhook_addr)
 		return cli_usage_error("count", "--fleet and --schedule go with --webhook");
 	if (co.cfg.respond && (co.cfg.proto != IPPROTO_TCP || !co.cfg.dport))

@@ -27,6 +27,7 @@
 #include "frames/addr.h"
 #include "measure/count.h"
 #include "measure/count_metrics.h"
+#include "measure/count_verdict.h"
 #include "util/prom.h"
 #include "measure/drops.h"
 #include "measure/httpd.h"
@@ -262,18 +263,34 @@ static void drops_part_json(struct drops *drops, uint64_t passed, uint64_t liste
 	drops_books_json(&dt, passed, j);
 }
 
-static void report_json(FILE *f, const struct iface *ifc, const struct count_totals *t,
-			const struct kstats *d, const struct attribution *a, double dur,
-			const uint64_t *series, int nseries, struct count_bpf *seq_skel,
-			const struct nft_counters *nft, struct webhook *wh, struct drops *drops,
-			const struct proc_watch *pw)
+/* What a report (the final one, or the live figures) is made of */
+struct count_report {
+	const struct iface *ifc;
+	const struct count_totals *t;
+	const struct kstats *d;
+	const struct attribution *a;
+	double dur;
+	struct count_bpf *seq_skel; /* --seq; NULL otherwise */
+	const struct nft_counters *nft; /* --nft; NULL otherwise */
+	struct webhook *wh; /* --webhook; NULL otherwise */
+	struct drops *drops; /* kernel drop reasons; NULL when unavailable */
+	const struct proc_watch *pw; /* --server-pid; NULL otherwise */
+	const struct thresholds *fail_if; /* judged at the end; NULL in the live figures */
+	const struct count_verdict_in *verdict; /* what they read */
+};
+
+static void report_json(FILE *f, const struct count_report *r, const uint64_t *series, int nseries)
 {
+	const struct count_totals *t = r->t;
+	const struct attribution *a = r->a;
+	const struct nft_counters *nft = r->nft;
 	struct json j = { .f = f };
+	double dur = r->dur;
 	char key[64];
 
 	json_open(&j, NULL, '{');
-	json_str(&j, "iface", ifc->name);
-	sysinfo_json(&j, ifc, NULL);
+	json_str(&j, "iface", r->ifc->name);
+	sysinfo_json(&j, r->ifc, NULL);
 	json_u64(&j, "matched", t->matched);
 	json_u64(&j, "matched_bytes", t->bytes);
 	json_u64(&j, "seen", t->seen);
@@ -288,19 +305,19 @@ static void report_json(FILE *f, const struct iface *ifc, const struct count_tot
 	for (int i = 0; i < nseries; i++)
 		json_u64(&j, NULL, series[i]);
 	json_close(&j, ']');
-	if (seq_skel) {
+	if (r->seq_skel) {
 		struct seq_totals st;
 
 		json_open(&j, "sequence", '{');
-		read_seq(seq_skel, &st, &j, 1000);
+		read_seq(r->seq_skel, &st, &j, 1000);
 		json_u64(&j, "flow_count", st.flows);
 		json_u64(&j, "received", st.received);
 		json_u64(&j, "lost", st.lost);
 		json_u64(&j, "duplicated", st.dup);
 		json_u64(&j, "reordered", st.reordered);
 		json_u64(&j, "untracked", st.untracked);
-		if (drops)
-			drops_seq_json(drops, &j);
+		if (r->drops)
+			drops_seq_json(r->drops, &j);
 		json_close(&j, '}');
 	}
 	if (t->respond) {
@@ -344,17 +361,19 @@ static void report_json(FILE *f, const struct iface *ifc, const struct count_tot
 	}
 	json_open(&j, "kernel", '{');
 	for (int i = 0; i < KS_NUM; i++) {
-		if (!d->have[i])
+		if (!r->d->have[i])
 			continue;
 		snprintf(key, sizeof(key), "%s.%s", kstat_defs[i].group, kstat_defs[i].name);
-		json_u64(&j, key, d->v[i]);
+		json_u64(&j, key, r->d->v[i]);
 	}
 	json_close(&j, '}');
-	if (wh)
-		webhook_json(wh, &j);
-	if (pw)
-		proc_watch_json(pw, &j);
-	drops_part_json(drops, t->passed, a->tcp_listen_drops, &j);
+	if (r->wh)
+		webhook_json(r->wh, &j);
+	if (r->pw)
+		proc_watch_json(r->pw, &j);
+	drops_part_json(r->drops, t->passed, a->tcp_listen_drops, &j);
+	if (r->fail_if)
+		count_thresholds_judge(r->fail_if, r->verdict, NULL, &j);
 	json_close(&j, '}');
 }
 
@@ -402,8 +421,18 @@ static const char *serve_live(const struct httpd_request *rq, FILE *f, void *ctx
 				a.firewall_dropped += l->nft_d->r[i].packets;
 	}
 	if (strcmp(path, "/metrics")) {
-		report_json(f, l->ifc, &t, &d, &a, dur, NULL, 0, l->seq ? l->skel : NULL,
-			    l->nft_before ? l->nft_d : NULL, l->wh, l->drops, l->pw);
+		struct count_report r = { .ifc = l->ifc,
+					  .t = &t,
+					  .d = &d,
+					  .a = &a,
+					  .dur = dur,
+					  .seq_skel = l->seq ? l->skel : NULL,
+					  .nft = l->nft_before ? l->nft_d : NULL,
+					  .wh = l->wh,
+					  .drops = l->drops,
+					  .pw = l->pw };
+
+		report_json(f, &r, NULL, 0);
 		return "application/json";
 	}
 	prom_begin(&p, f, rq->accept);
@@ -502,6 +531,30 @@ static int webhook_only(struct webhook *w, struct httpd **hook, uint64_t duratio
 	return XR_EXIT_OK;
 }
 
+/* What --fail-if reads, from the figures at the end */
+static void verdict_figures(struct count_bpf *skel, struct drops *drops,
+			    const struct count_totals *t, const struct attribution *a, bool seq,
+			    struct count_verdict_in *in)
+{
+	struct drops_totals dt;
+
+	*in = (struct count_verdict_in){ .matched = t->matched, .rate = matched_rate(t) };
+	if (drops && !drops_read(drops, a->tcp_listen_drops, &dt)) {
+		in->have_drops = true;
+		in->dropped = dt.in_total;
+		in->have_books = dt.books;
+		in->unattributed = drops_unattributed(&dt, t->passed);
+	}
+	if (seq) {
+		struct seq_totals st;
+
+		read_seq(skel, &st, NULL, 0);
+		in->have_seq = true;
+		in->received = st.received;
+		in->lost = st.lost;
+	}
+}
+
 int count_run(const struct count_opts *co)
 {
 	const char *ifname = co->ifname, *json_path = co->json_path, *ready = co->ready,
@@ -516,7 +569,8 @@ int count_run(const struct count_opts *co)
 	struct httpd *http = NULL, *hook = NULL;
 	pthread_mutex_t http_lock = PTHREAD_MUTEX_INITIALIZER;
 	uint64_t next_check = 0;
-	bool gone = false;
+	bool gone = false, failed = false;
+	struct count_verdict_in vin;
 	struct webhook wh = {};
 	struct nft_counters *nft_before = NULL, *nft_after = NULL, *nft_d = NULL;
 	struct proc_watch pw = {};
@@ -759,13 +813,26 @@ int count_run(const struct count_opts *co)
 				drops_seq_report(drops, stderr);
 		}
 	}
+	verdict_figures(skel, drops, &t, &a, cfg.seq_kind, &vin);
+	failed = count_thresholds_judge(&co->fail_if, &vin, quiet ? NULL : stderr, NULL);
 	if (jf) {
 		uint64_t *series = calloc(XR_SERIES_MAX, sizeof(*series));
 		int nseries = series ? read_series(skel, series, XR_SERIES_MAX) : 0;
 
-		report_json(jf, &ifc, &t, &d, &a, (now - start) / 1e9, series, nseries,
-			    cfg.seq_kind ? skel : NULL, use_nft ? nft_d : NULL,
-			    webhook_addr ? &wh : NULL, drops, co->server_pid ? &pw : NULL);
+		struct count_report r = { .ifc = &ifc,
+					  .t = &t,
+					  .d = &d,
+					  .a = &a,
+					  .dur = (now - start) / 1e9,
+					  .seq_skel = cfg.seq_kind ? skel : NULL,
+					  .nft = use_nft ? nft_d : NULL,
+					  .wh = webhook_addr ? &wh : NULL,
+					  .drops = drops,
+					  .pw = co->server_pid ? &pw : NULL,
+					  .fail_if = &co->fail_if,
+					  .verdict = &vin };
+
+		report_json(jf, &r, series, nseries);
 		free(series);
 		err = json_fclose(jf);
 		jf = NULL;
@@ -774,7 +841,7 @@ int count_run(const struct count_opts *co)
 			goto out;
 		}
 	}
-	ret = gone ? XR_EXIT_ENV : XR_EXIT_OK;
+	ret = gone ? XR_EXIT_ENV : failed ? XR_EXIT_THRESHOLD : XR_EXIT_OK;
 out:
 	free(nft_before);
 	httpd_stop(http);

@@ -8,6 +8,7 @@
 #include <netinet/in.h>
 #include <sys/types.h>
 #include "xdpreplay.h"
+#include "util/threshold.h"
 
 struct count_opts {
 	const char *ifname; /* NULL: --webhook alone */
@@ -24,6 +25,7 @@ struct count_opts {
 	const char *fleet_dir, *schedule; /* --webhook's */
 	uint32_t respond_body; /* --respond-body: bytes of the HTTP response's body */
 	pid_t server_pid; /* --server-pid: the server process whose CPU is watched; 0: none */
+	struct thresholds fail_if; /* --fail-if */
 };
 
 /* What count read from its program's maps. */

@@ -59,6 +59,8 @@ static int parse_value(struct threshold *t, const char *v)
 											   -EINVAL;
 		}
 		return parse_number(v, &t->value);
+	case THR_COUNT:
+		return parse_number(v, &t->value) || t->value < 0 ? -EINVAL : 0;
 	}
 	return -EINVAL;
 }
@@ -97,6 +99,8 @@ int threshold_add(struct thresholds *ts, const char *cmd, const char *expr,
 				"a fraction (0.001 or 0.1%)" :
 			t->metric->kind == THR_TIME ?
 				"a time (250us, 10ms, 1.5s)" :
+			t->metric->kind == THR_COUNT ?
+				"a number (0, 1k, 2.5M)" :
 				"a rate (50k, 2.5M) or F*target (0.99*target)");
 		return -EINVAL;
 	}
@@ -128,6 +132,8 @@ static void fmt_value(const struct threshold_metric *m, double v, char *buf, siz
 		snprintf(buf, len, "%.4g%%", v * 100);
 	else if (m->kind == THR_TIME)
 		fmt_duration(v, buf, len);
+	else if (m->kind == THR_COUNT)
+		snprintf(buf, len, "%.0f", v);
 	else
 		snprintf(buf, len, "%s/s", fmt_si(v, (char[16]){}, 16));
 }

@@ -17,6 +17,7 @@ enum threshold_kind {
 	THR_FRACTION, /* loss, unsent: 0.001 or 0.1% */
 	THR_TIME, /* a latency: ns, written 250us, 10ms, 1.5s */
 	THR_RATE, /* per second: 50k, 2.5M, or F*target */
+	THR_COUNT, /* a number of things: 0, 1k, 2.5M */
 };
 
 struct threshold_metric {
