@@ -80,8 +80,14 @@ test_ndr_finds_firewall_limit() {
 test_server_never_saturated() {
 	bed
 	count_start --udp --dport 9 --drop --listen "$TB_SRV_IP:9100" --duration 120s
-	tb_gen "$XR" search --witness "http://$TB_SRV_IP:9100/" --max 200k --trial 500ms --json "$WORK/s.json" -- \
-		replay -i "$TB_GEN_IF" "$TOP/pcaps/udp-64.pcap" >"$WORK/out" 2>&1 || fail "search exited $?"
+	# --fail-if on what was found: the limit is the whole --max (passes), not under 200k (fails: exit 5)
+	tb_gen "$XR" search --witness "http://$TB_SRV_IP:9100/" --max 200k --trial 500ms --json "$WORK/s.json" \
+		--fail-if 'limit<1*target' --fail-if 'short_trials>0' --fail-if 'limit>=200k' -- \
+		replay -i "$TB_GEN_IF" "$TOP/pcaps/udp-64.pcap" >"$WORK/out" 2>&1
+	expect_eq $? 5 "search's exit with one threshold failed ($(tail -n 4 "$WORK/out"))"
+	grep -q "^  --fail-if limit>=200k: FAILED (limit 200k/s)" "$WORK/out" || fail "the verdict's line: $(tail -n 4 "$WORK/out")"
+	python3 -c 'import json,sys; t=json.load(open(sys.argv[1]))["thresholds"]; assert [(x["failed"], x.get("value"), x["limit"]) for x in t] == [(False, 200000, 200000), (False, 0, 0), (True, 200000, 200000)], t' "$WORK/s.json" ||
+		fail "the thresholds in JSON: $(jget "$WORK/s.json" thresholds)"
 	kill -INT "$COUNT_PID"
 	count_wait
 	grep -q "never saturated" "$WORK/out" || fail "no 'never saturated': $(cat "$WORK/out")"
@@ -135,6 +141,10 @@ test_search_bad_input() {
 	run_bad 2 "--max-trials must be between 1 and 256" "$XR" search --witness replies --max-trials 0 -- replay -i lo x.pcap
 	run_bad 2 "--max-trials must be between 1 and 256" "$XR" search --witness replies --max-trials 999 -- replay -i lo x.pcap
 	run_bad 2 "--max-time: 'soon' is not a duration" "$XR" search --witness replies --max-time soon -- replay -i lo x.pcap
+	run_bad 2 "'p99>1ms' is not METRIC<VALUE.*METRIC: limit, short_trials" "$XR" search --witness replies \
+		--fail-if 'p99>1ms' -- replay -i lo x.pcap
+	run_bad 2 "the trial's --fail-if is the search's to set" "$XR" search --witness replies -- \
+		gen syn -i lo --dst 198.18.0.2:80 --fail-if 'loss>0'
 }
 
 test_search_stops_at_its_limits() {

@@ -93,6 +93,10 @@ static void usage(FILE *f)
 		"      --witness-token-file F  an http witness's bearer token (count --token-file)\n"
 		"      --warmup T       first a trial of T at --min, not counted (warms caches, ARP,\n"
 		"                       connection tracking)\n"
+		"      --fail-if EXPR   exit 5 when what was found meets EXPR (repeatable): limit\n"
+		"                       (the goals' lowest lower bound) < RATE or < F*target (F of\n"
+		"                       --max), short_trials (the sender fell short) > N. E.g.\n"
+		"                       --fail-if 'limit<50k' --fail-if 'short_trials>0'\n"
 		"      --max-trials N   at most N trials (default 128, at most 256)\n"
 		"      --max-time T     no trial starts after T (default 30m); either limit reports\n"
 		"                       the bounds so far and why it stopped\n"
@@ -112,7 +116,7 @@ static void usage(FILE *f)
 		"\n"
 		"Exit status: 0 every goal found, 1 the search ended early (trial limit, the\n"
 		"sender cannot offer --min, a rank cannot send), 2 bad usage, 3 the environment (a trial or the witness\n"
-		"failed), 4 interrupted.\n"
+		"failed), 4 interrupted, 5 a --fail-if threshold failed.\n"
 		"\n"
 		"Examples:\n"
 		"  xdpreplay search --witness http://198.18.0.2:9100/ --max 2M -- replay -i eth1 frame.pcap\n"
@@ -148,6 +152,7 @@ int cmd_search(int argc, char **argv)
 		O_PAUSE,
 		O_WARMUP,
 		O_MAX_TRIALS,
+		O_FAIL_IF,
 		O_MAX_TIME,
 		O_TOKEN
 	};
@@ -165,6 +170,7 @@ int cmd_search(int argc, char **argv)
 		{ "pause", required_argument, NULL, O_PAUSE },
 		{ "warmup", required_argument, NULL, O_WARMUP },
 		{ "max-trials", required_argument, NULL, O_MAX_TRIALS },
+		{ "fail-if", required_argument, NULL, O_FAIL_IF },
 		{ "max-time", required_argument, NULL, O_MAX_TIME },
 		{ "witness-token-file", required_argument, NULL, O_TOKEN },
 		{ "json", optional_argument, NULL, O_JSON },
@@ -179,7 +185,7 @@ int cmd_search(int argc, char **argv)
 	static char names[MAX_GOALS][32];
 	int opt, err, ret = XR_EXIT_USAGE, loss_goals = 0;
 	char a[16], b[16], c[16], d[16];
-	bool trials_started = false;
+	bool trials_started = false, thresholds_failed = false;
 	/* replay --sessions: the trial's options without the mode (send_opts_parse keeps its FILEs) */
 	char **trial_argv = NULL;
 
@@ -311,6 +317,11 @@ int cmd_search(int argc, char **argv)
 			if (cli_duration("search", "warmup", optarg, &s->warmup_ns))
 				goto out;
 			break;
+		case O_FAIL_IF:
+			if (threshold_add(&s->fail_if, "search", optarg, search_threshold_metrics,
+					  search_nthreshold_metrics))
+				goto out;
+			break;
 		case O_MAX_TRIALS: {
 			uint64_t n;
 
@@ -402,7 +413,8 @@ int cmd_search(int argc, char **argv)
 		}
 		if (!strcmp(argv[i], "--pps") || !strcmp(argv[i], "--rate") ||
 		    !strcmp(argv[i], "--duration") || !strcmp(argv[i], "--count") ||
-		    !strcmp(argv[i], "--topspeed") || !strcmp(argv[i], "--json")) {
+		    !strcmp(argv[i], "--topspeed") || !strcmp(argv[i], "--json") ||
+		    !strcmp(argv[i], "--fail-if")) {
 			ret = cli_usage_error("search", "the trial's %s is the search's to set",
 					      argv[i]);
 			goto out;
@@ -657,11 +669,15 @@ int cmd_search(int argc, char **argv)
 			s->nt, (now_ns() - s->start_ns) / 1e9, shorts,
 			s->stop_why ? "; stopped: " : "", s->stop_why ? s->stop_why : "");
 	}
+	thresholds_failed = search_thresholds_judge(s, stderr, NULL);
 	if (write_results(s, json_path, csv_path, svg_path)) {
 		ret = XR_EXIT_ENV;
 		goto out;
 	}
-	ret = s->interrupted ? XR_EXIT_INTERRUPTED : s->stop_why ? XR_EXIT_FAIL : XR_EXIT_OK;
+	ret = s->interrupted	? XR_EXIT_INTERRUPTED :
+	      s->stop_why	? XR_EXIT_FAIL :
+	      thresholds_failed ? XR_EXIT_THRESHOLD :
+				  XR_EXIT_OK;
 	goto out;
 env:
 	ret = XR_EXIT_ENV;

@@ -15,7 +15,8 @@ extern const unsigned int count_nthreshold_metrics;
 struct count_verdict_in {
 	uint64_t matched;
 	double rate; /* matched frames per second, first to last */
-	bool have_drops, have_books; /* the kernel's drop reasons were read; the sockets' side too */
+	bool have_drops,
+		have_books; /* the kernel's drop reasons were read; the sockets' side too */
 	uint64_t dropped; /* inbound drops of matched frames, every reason */
 	int64_t unattributed; /* passed up, neither delivered nor dropped (with the books) */
 	bool have_seq; /* --seq */

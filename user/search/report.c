@@ -442,6 +442,7 @@ static void write_json(const struct search *s, FILE *f)
 		json_close(&j, '}');
 	}
 	json_close(&j, ']');
+	search_thresholds_judge(s, NULL, &j);
 	json_close(&j, '}');
 }
 

@@ -11,6 +11,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
+#include "util/threshold.h"
 #include "proto/proto.h"
 #include "send/opts.h"
 
@@ -124,7 +125,13 @@ struct search {
 	uint64_t start_margin_ns; /* under MPI: from the broadcast to the trial's start */
 	bool paced; /* --msg-rate search: the load is the proto's paced rate (proto->paced_trial) */
 	const char *unit; /* what the load counts, plural: frames, sessions, messages */
+	struct thresholds fail_if; /* --fail-if, judged on what was found */
 };
+
+/* verdict.c: the metrics search's --fail-if names; each threshold judged, whether any failed */
+extern const struct threshold_metric search_threshold_metrics[];
+extern const unsigned int search_nthreshold_metrics;
+bool search_thresholds_judge(const struct search *s, FILE *human, struct json *j);
 
 /* mlr.c: whether a trial speaks for the server, meets a goal; the goal's bounds from every trial */
 bool trial_counted(const struct trial *t);

@@ -59,8 +59,7 @@ static int parse_value(struct threshold *t, const char *v)
 											   -EINVAL;
 		}
 		return parse_number(v, &t->value);
-	case THR_COUNT:
-		return parse_number(v, &t->value) || t->value < 0 ? -EINVAL : 0;
+	case THR_COUNT: return parse_number(v, &t->value) || t->value < 0 ? -EINVAL : 0;
 	}
 	return -EINVAL;
 }
