@@ -112,7 +112,9 @@ test_fail_if_thresholds() {
 	tcp_server_start --timeout 10 --backlog 4096
 	tb_gen "$XR" gen syn -i "$TB_GEN_IF" --dst "$TB_SRV_IP:80" --src 198.18.64.0/23 --pps 5k --count 500 \
 		--fail-if 'p99>10s' --fail-if 'loss>50%' --fail-if 'unsent>0' --fail-if 'rate<0.5*target' \
-		--json "$WORK/g.json" 2>"$WORK/err" || fail "thresholds that hold: exit $?: $(cat "$WORK/err")"
+		--latency-spectrum "$WORK/s.hgrm" --json "$WORK/g.json" 2>"$WORK/err" ||
+		fail "thresholds that hold: exit $?: $(cat "$WORK/err")"
+	latency_spectrum_checked "$WORK/s.hgrm" "$WORK/g.json"
 	python3 - "$WORK/g.json" <<-'PY' || fail "thresholds in JSON"
 	import json, sys
 	g = json.load(open(sys.argv[1]))
@@ -138,4 +140,34 @@ test_fail_if_thresholds() {
 	run_bad 2 "'p99=1ms' is not METRIC<VALUE" "$XR" gen udp -i lo --dst 198.18.0.2 --fail-if 'p99=1ms'
 	run_bad 2 "'2' is not a fraction" "$XR" gen udp -i lo --dst 198.18.0.2 --fail-if 'loss>2'
 	run_bad 2 "'fast' is not a time" "$XR" gen udp -i lo --dst 198.18.0.2 --fail-if 'p99<fast'
+	run_bad 2 "--latency-spectrum: this run counts no answers" tb_gen "$XR" gen udp -i "$TB_GEN_IF" \
+		--dst "$TB_SRV_IP:9" --count 10 --latency-spectrum "$WORK/x.hgrm"
+}
+
+# latency_spectrum_checked HGRM JSON: the spectrum in wrk2's layout, its percentiles HdrHistogram's
+# (5 ticks per half distance, computed here on their own), to the max and every answer, and the
+# JSON's rtt_spectrum the same points; p99 <= p99.9 <= p99.99 <= max in the summary
+latency_spectrum_checked() {
+	python3 - "$1" "$2" <<-'PY' || fail "the latency spectrum: $(head -n 6 "$1")"
+	import json, math, sys
+	lines = open(sys.argv[1]).read().split("\n")
+	g = json.load(open(sys.argv[2]))
+	assert lines[0].split() == ["Value", "Percentile", "TotalCount", "1/(1-Percentile)"] and lines[1] == "", lines[:2]
+	rows = [l.split() for l in lines[2:] if l and not l.startswith("#")]
+	levels, l = [], 0.0
+	while len(levels) < len(rows) - 1:
+	    levels.append(l)
+	    l += 100 / (5 * 2 ** (int(math.log(100 / (100 - l)) / math.log(2)) + 1))
+	assert [r[1] for r in rows] == ["%f" % (x / 100) for x in levels] + ["1.000000"], rows
+	assert rows[-1][3] == "inf" and [r[3] for r in rows[:-1]] == ["%.2f" % (1 / (1 - x / 100)) for x in levels], rows
+	values, counts = [float(r[0]) for r in rows], [int(r[2]) for r in rows]
+	answered = g["replies"]["syn_acks"]
+	assert values == sorted(values) and counts == sorted(counts) and counts[-1] == answered > 0, rows
+	foot = [l for l in lines if l.startswith("#[")]
+	assert "Total count    = %12d]" % answered in foot[1] and float(foot[1].split()[2].rstrip(",")) == values[-1], foot
+	js = g["replies"]["rtt_spectrum"]
+	assert [(round(p["value_us"] / 1e3, 3), p["count"]) for p in js] == list(zip(values, counts)), js[:3]
+	r = g["replies"]["rtt_us"]
+	assert r["p99"] <= r["p99.9"] <= r["p99.99"] <= r["max"], r
+	PY
 }

@@ -16,6 +16,8 @@
 #include "frames/frameset.h"
 #include "util/json.h"
 #include "util/prom.h"
+#include "engine/spectrum.h"
+#include "engine/engine.h"
 #include "util/log.h"
 #include "engine/meter.h"
 #include "engine/pacer.h"
@@ -205,6 +207,35 @@ static void test_prom(void)
 	CHECK(strlen(prom_run_id()) == 16 && !strcmp(prom_run_id(), prom_run_id()), "run id");
 	free(text);
 	free(om);
+}
+
+/*
+ * The spectrum of 1..20 ns, one each (exact buckets): HdrHistogram's levels
+ * (0, 10, .. 50, 55, .. 75, 77.5, ..), each at the first value that reaches
+ * it, and once every count is behind, the last at 100%
+ */
+static void test_spectrum(void)
+{
+	static const double level[] = { 0,     10,   20,    30,	    40,	  50,	  55,	60,    65,
+					70,    75,   77.5,  80,	    82.5, 85,	  87.5, 88.75, 90,
+					91.25, 92.5, 93.75, 94.375, 95,	  95.625, 100 };
+	static const uint64_t value[] = { 1,  2,  4,  6,  8,  10, 11, 12, 13, 14, 15, 16, 16,
+					  17, 17, 18, 18, 18, 19, 19, 19, 19, 19, 20, 20 };
+	uint64_t h[XR_RTT_BUCKETS] = {};
+	struct spectrum_point p[64];
+	unsigned int n;
+
+	for (int v = 1; v <= 20; v++)
+		h[v] = 1;
+	n = spectrum_points(h, p, 64);
+	CHECK(n == sizeof(level) / sizeof(level[0]), "%u points", n);
+	for (unsigned int i = 0; i < n && i < sizeof(level) / sizeof(level[0]); i++)
+		CHECK(p[i].percentile == level[i] && p[i].value_ns == value[i] &&
+			      p[i].count == (i + 1 < n ? value[i] : 20),
+		      "point %u: %g%% at %llu ns (%llu)", i, p[i].percentile,
+		      (unsigned long long)p[i].value_ns, (unsigned long long)p[i].count);
+	memset(h, 0, sizeof(h));
+	CHECK(spectrum_points(h, p, 64) == 0, "an empty histogram has no points");
 }
 
 static char *path(const char *env, const char *name)
@@ -1023,6 +1054,7 @@ int main(void)
 	run("fmt_si", test_fmt_si);
 	run("json", test_json);
 	run("prom", test_prom);
+	run("spectrum", test_spectrum);
 	run("pcapng_sample", test_pcapng_sample);
 	run("pcap_gz_ns", test_pcap_gz_ns);
 	run("hostile_captures", test_hostile);

@@ -1,7 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0
 /* Round-trip percentiles of a run's replies from the program's histograms (bpf/lib/replies.bpf.h). */
+#include <errno.h>
 #include <stdbool.h>
 #include "engine/replies.h"
+#include "engine/spectrum.h"
 #include "util/units.h"
 
 static uint64_t percentile(const uint64_t *h, unsigned int nb, uint64_t total, double q)
@@ -76,13 +78,15 @@ void replies_rtt_line(const struct engine_result *res, FILE *human)
 void replies_hist_line(FILE *human, const char *label, const struct engine_replies *r)
 {
 	uint64_t total[XR_RTT_BUCKETS], n;
-	char a[16], b[16], c[16], d[16];
+	char a[16], b[16], c[16], d[16], e[16], f[16];
 
 	hist_total(r, total, &n);
-	fprintf(human, "  %s: p50 %s, p90 %s, p99 %s, max %s\n", label,
+	fprintf(human, "  %s: p50 %s, p90 %s, p99 %s, p99.9 %s, p99.99 %s, max %s\n", label,
 		fmt_duration(percentile(total, XR_RTT_BUCKETS, n, 0.5), a, sizeof(a)),
 		fmt_duration(percentile(total, XR_RTT_BUCKETS, n, 0.9), b, sizeof(b)),
 		fmt_duration(percentile(total, XR_RTT_BUCKETS, n, 0.99), c, sizeof(c)),
+		fmt_duration(percentile(total, XR_RTT_BUCKETS, n, 0.999), e, sizeof(e)),
+		fmt_duration(percentile(total, XR_RTT_BUCKETS, n, 0.9999), f, sizeof(f)),
 		fmt_duration(hist_max(total, XR_RTT_BUCKETS), d, sizeof(d)));
 }
 
@@ -103,8 +107,31 @@ void replies_hist_json(struct json *j, const char *name, const struct engine_rep
 	json_double(j, "p50", percentile(total, XR_RTT_BUCKETS, n, 0.5) / 1e3);
 	json_double(j, "p90", percentile(total, XR_RTT_BUCKETS, n, 0.9) / 1e3);
 	json_double(j, "p99", percentile(total, XR_RTT_BUCKETS, n, 0.99) / 1e3);
+	json_double(j, "p99.9", percentile(total, XR_RTT_BUCKETS, n, 0.999) / 1e3);
+	json_double(j, "p99.99", percentile(total, XR_RTT_BUCKETS, n, 0.9999) / 1e3);
 	json_double(j, "max", hist_max(total, XR_RTT_BUCKETS) / 1e3);
 	json_close(j, '}');
+}
+
+void replies_spectrum_json(const struct engine_result *res, struct json *j)
+{
+	uint64_t total[XR_RTT_BUCKETS], n;
+
+	if (!res->replies.hist)
+		return;
+	hist_total(&res->replies, total, &n);
+	spectrum_json(j, "rtt_spectrum", total);
+}
+
+int replies_spectrum_write(const struct engine_result *res, FILE *f)
+{
+	uint64_t total[XR_RTT_BUCKETS], n;
+
+	if (!res->replies.hist)
+		return -ENODATA;
+	hist_total(&res->replies, total, &n);
+	spectrum_print(f, total);
+	return 0;
 }
 
 void replies_rtt_json(const struct engine_result *res, struct json *j)
@@ -114,6 +141,7 @@ void replies_rtt_json(const struct engine_result *res, struct json *j)
 	if (!r->hist)
 		return;
 	replies_hist_json(j, "rtt_us", r);
+	replies_spectrum_json(res, j);
 	json_open(j, "per_second", '[');
 	for (unsigned int s = 0; s < r->seconds && s < XR_RTT_SECS; s++) {
 		const uint64_t *h = r->hist + (size_t)s * XR_RTT_BUCKETS;

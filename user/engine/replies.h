@@ -7,16 +7,23 @@
 #include "engine/engine.h"
 #include "util/json.h"
 
-/* "  round trip: p50 .., p90 .., p99 .., max ..\n" */
+/* "  round trip: p50 .., p90 .., p99 .., p99.9 .., p99.99 .., max ..\n" */
 void replies_rtt_line(const struct engine_result *res, FILE *human);
-/* "rtt_us": {p50, p90, p99, max} and "per_second": [...], inside the protocol's "replies" object */
+/*
+ * "rtt_us": {p50, p90, p99, p99.9, p99.99, max}, "rtt_spectrum": [...] and
+ * "per_second": [...], inside the protocol's "replies" object
+ */
 void replies_rtt_json(const struct engine_result *res, struct json *j);
 /* "  LABEL: p50 .., p90 .., p99 .., max ..\n" of any histogram laid out as the round trips' */
 void replies_hist_line(FILE *human, const char *label, const struct engine_replies *r);
 /* The q-quantile (0.5: the median) of such a histogram, in microseconds (0 when empty) */
 double replies_hist_quantile_us(const struct engine_replies *r, double q);
-/* "NAME": {p50, p90, p99, max} in microseconds */
+/* "NAME": {p50, p90, p99, p99.9, p99.99, max} in microseconds */
 void replies_hist_json(struct json *j, const char *name, const struct engine_replies *r);
+/* "rtt_spectrum": the round trips' percentile spectrum (engine/spectrum.h) */
+void replies_spectrum_json(const struct engine_result *res, struct json *j);
+/* The spectrum in HdrHistogram's text layout (.hgrm) into f: 0, or -ENODATA without round trips */
+int replies_spectrum_write(const struct engine_result *res, FILE *f);
 /* v per second of the run */
 double replies_per_s(const struct engine_result *res, uint64_t v);
 

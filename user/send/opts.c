@@ -43,6 +43,7 @@ enum {
 	O_CONCURRENCY,
 	O_BACKOFF,
 	O_FAIL_IF,
+	O_SPECTRUM,
 };
 
 /* set: the protocol must accept it (enum send_opt_set); 0: every sender command takes it */
@@ -64,6 +65,7 @@ static const struct send_opt_row {
 	{ "backoff", required_argument, O_BACKOFF, 0 },
 	{ "json", required_argument, O_JSON, 0 },
 	{ "fail-if", required_argument, O_FAIL_IF, 0 },
+	{ "latency-spectrum", required_argument, O_SPECTRUM, 0 },
 	{ "first-seq", required_argument, O_FIRST, 0 },
 	{ "listen", required_argument, O_LISTEN, 0 },
 	{ "token-file", required_argument, O_TOKEN, 0 },
@@ -122,6 +124,9 @@ const char send_opts_help[] =
 	"                          asked), rate (frames/s: 50k, or 0.99*target with --pps),\n"
 	"                          p50, p90, p99, p99.9, p99.99, max (the answers' round\n"
 	"                          trip: 250us, 10ms). E.g. --fail-if 'p99>10ms'\n"
+	"      --latency-spectrum FILE|-  the answers' round trips as a percentile spectrum\n"
+	"                          to the max, in wrk2's and HdrHistogram's layout (.hgrm;\n"
+	"                          milliseconds); also in JSON (replies.rtt_spectrum)\n"
 	"      --listen ADDR:PORT  serve the live figures over HTTP while it runs: / (JSON),\n"
 	"                          /metrics (Prometheus or OpenMetrics; labels run, command,\n"
 	"                          iface, shard, a search's trial; round trips as the\n"
@@ -254,6 +259,7 @@ static int parse_one(struct send_opts *so, const struct xr_proto *p, int opt, co
 		so->backoff = (enum send_backoff)w;
 		break;
 	case O_JSON: so->json_path = arg; break;
+	case O_SPECTRUM: so->spectrum_path = arg; break;
 	case O_FAIL_IF:
 		if (threshold_add(&so->fail_if, cmd, arg, send_threshold_metrics,
 				  send_nthreshold_metrics))

@@ -16,6 +16,7 @@
 #include "measure/httpd.h"
 #include "measure/proc.h"
 #include "send/live.h"
+#include "engine/replies.h"
 #include "send/peer.h"
 #include "send/run.h"
 #include "send/verdict.h"
@@ -220,6 +221,25 @@ static void choose_backoff(struct engine_opts *o, const struct iface *ifc, enum 
 		 ifc->name, vp->name, nnapi, nnapi == 1 ? "" : "s", cpus);
 }
 
+/* --latency-spectrum: 0, or -errno after a message */
+static int write_spectrum(const char *path, const struct engine_result *res)
+{
+	FILE *f = json_fopen(path);
+	int err;
+
+	if (!f) {
+		err = -errno;
+		pr_warn("cannot write %s: %s\n", path, strerror(errno));
+		return err;
+	}
+	/* answers went uncounted (no BPF here): an empty spectrum, as the JSON's replies say */
+	replies_spectrum_write(res, f);
+	err = json_fclose(f);
+	if (err)
+		pr_warn("cannot write %s: %s\n", path, strerror(-err));
+	return err;
+}
+
 int send_run(const struct send_opts *so, const struct xr_proto *p, void *st)
 {
 	struct engine_opts o = { .threads = so->threads,
@@ -298,6 +318,12 @@ int send_run(const struct send_opts *so, const struct xr_proto *p, void *st)
 	}
 	o.count = run_count(so, p, st, &fs);
 	if (send_thresholds_check(&so->fail_if, &o)) {
+		ret = XR_EXIT_USAGE;
+		goto out;
+	}
+	if (so->spectrum_path && o.reply_kind == XR_REPLY_NONE) {
+		pr_warn("--latency-spectrum: this run counts no answers (gen syn, dns, tcp, mqtt and "
+			"lorawan send do)\n");
 		ret = XR_EXIT_USAGE;
 		goto out;
 	}
@@ -410,6 +436,8 @@ int send_run(const struct send_opts *so, const struct xr_proto *p, void *st)
 				fmt_si(o.pps, (char[16]){}, 16));
 		if (res.interrupted)
 			pr_warn("interrupted; the figures cover what was done\n");
+		if (so->spectrum_path && write_spectrum(so->spectrum_path, &res))
+			write_failed = true;
 		if (jf) {
 			send_json(&r, jf);
 			err = json_fclose(jf);
