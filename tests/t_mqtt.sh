@@ -973,7 +973,9 @@ test_mqtt_msg_rate_search() {
 	    assert t["received"] <= t["sent"] <= t["asked"], t
 	top = [t for t in trials if t["offered_pps"] == 400000]
 	assert top and all(t["loss"] > 0 for t in top), top
-	assert 2000 <= g["lower"] < 400000 and g["upper"] > g["lower"], g
+	# where the bound lies is the broker's speed on this host (a busy one found every trial of
+	# five lossy): bench-mqtt.sh measures it; here the bounds only bracket the trials
+	assert g["lower"] < 400000 and g["upper"] > g["lower"], g
 	PY
 	expect_eq "$(grep -c 'protocol error' "$MQ_DIR/mosquitto.log")" 0 "protocol errors in the broker's log"
 }
