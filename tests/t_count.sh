@@ -149,3 +149,44 @@ r = json.load(urllib.request.urlopen(u, timeout=5))["data"]["result"]
 print(r[0]["value"][1] if len(r) == 1 else "series: %d" % len(r))' "$1" 2>&1 | tail -n 1)
 	[ "$PROM_GOT" = "$2" ]
 }
+
+# --json-stream: a sender's and the counter's lines as they run (start, an interval a second, end),
+# each a whole JSON object; the intervals add up, and the end is the --json document itself
+test_json_stream_follows_a_run() {
+	bed
+	count_start --udp --dport 9 --drop --idle 1s --duration 30s -q --json "$WORK/c.json" \
+		--json-stream "$WORK/c.jsonl"
+	tb_gen "$XR" gen udp -i "$TB_GEN_IF" --dst "$TB_SRV_IP:9" --pps 2000 --count 5000 -q \
+		--json "$WORK/g.json" --json-stream "$WORK/g.jsonl" || fail "gen udp exited $?"
+	count_wait
+	python3 - "$WORK/g.jsonl" "$WORK/g.json" sent planned <<-'PY' || fail "the sender's stream: $(cut -c1-200 "$WORK/g.jsonl")"
+	import json, sys
+	lines, total, what, planned = open(sys.argv[1]).read().splitlines(), json.load(open(sys.argv[2])), sys.argv[3], sys.argv[4]
+	ev = [json.loads(l) for l in lines]
+	assert [e["event"] for e in ev] == ["start"] + ["interval"] * (len(ev) - 2) + ["end"], [e["event"] for e in ev]
+	assert ev[0]["data"]["system"]["run_id"] == total["system"]["run_id"] and ev[0]["data"]["settings"][planned] == 5000, ev[0]
+	iv = [e["data"] for e in ev[1:-1]]
+	# 2.5 s at 2000/s: the seconds 0 and 1 are whole, each adding what it says to the running total
+	assert [d["second"] for d in iv] == [0, 1], iv
+	prev = 0
+	for d in iv:
+	    assert d[what] == prev + d[what + "_in_interval"] and d[what + "_in_interval"] > 0, iv
+	    prev = d[what]
+	assert prev < 5000 and ev[-1]["data"] == total, (prev, ev[-1])
+	PY
+	python3 - "$WORK/c.jsonl" "$WORK/c.json" <<-'PY' || fail "the counter's stream: $(cut -c1-200 "$WORK/c.jsonl")"
+	import json, sys
+	ev = [json.loads(l) for l in open(sys.argv[1]).read().splitlines()]
+	total = json.load(open(sys.argv[2]))
+	assert ev[0]["event"] == "start" and ev[-1]["event"] == "end" and ev[-1]["data"] == total, ev[-1]
+	iv = [e["data"] for e in ev[1:-1]]
+	assert [d["second"] for d in iv] == list(range(len(iv))) and len(iv) >= 2, iv
+	prev = 0
+	for d in iv:
+	    assert d["matched"] == prev + d["matched_in_interval"], iv
+	    prev = d["matched"]
+	assert prev == total["matched"] == 5000, (prev, total["matched"])
+	PY
+	run_bad 2 "--json-stream follows what -i IFACE counts" "$XR" count --webhook :18999 --fleet "$WORK" \
+		--json-stream "$WORK/x.jsonl"
+}

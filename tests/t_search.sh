@@ -82,12 +82,24 @@ test_server_never_saturated() {
 	count_start --udp --dport 9 --drop --listen "$TB_SRV_IP:9100" --duration 120s
 	# --fail-if on what was found: the limit is the whole --max (passes), not under 200k (fails: exit 5)
 	tb_gen "$XR" search --witness "http://$TB_SRV_IP:9100/" --max 200k --trial 500ms --json "$WORK/s.json" \
-		--fail-if 'limit<1*target' --fail-if 'short_trials>0' --fail-if 'limit>=200k' -- \
+		--fail-if 'limit<1*target' --fail-if 'short_trials>0' --fail-if 'limit>=200k' \
+		--json-stream "$WORK/s.jsonl" -- \
 		replay -i "$TB_GEN_IF" "$TOP/pcaps/udp-64.pcap" >"$WORK/out" 2>&1
 	expect_eq $? 5 "search's exit with one threshold failed ($(tail -n 4 "$WORK/out"))"
 	grep -q "^  --fail-if limit>=200k: FAILED (limit 200k/s)" "$WORK/out" || fail "the verdict's line: $(tail -n 4 "$WORK/out")"
 	python3 -c 'import json,sys; t=json.load(open(sys.argv[1]))["thresholds"]; assert [(x["failed"], x.get("value"), x["limit"]) for x in t] == [(False, 200000, 200000), (False, 0, 0), (True, 200000, 200000)], t' "$WORK/s.json" ||
 		fail "the thresholds in JSON: $(jget "$WORK/s.json" thresholds)"
+	# --json-stream: start, each trial as it ended (numbered), the result at the end
+	python3 - "$WORK/s.jsonl" "$WORK/s.json" <<-'PY' || fail "the search's stream: $(cut -c1-300 "$WORK/s.jsonl")"
+	import json, sys
+	ev = [json.loads(l) for l in open(sys.argv[1]).read().splitlines()]
+	s = json.load(open(sys.argv[2]))
+	assert [e["event"] for e in ev] == ["start", "trial", "trial", "end"], [e["event"] for e in ev]
+	assert ev[0]["data"]["settings"]["max_pps"] == 200000 and ev[-1]["data"] == s, ev[0]
+	for k, e in enumerate(ev[1:3]):
+	    t = dict(e["data"])
+	    assert t.pop("trial") == k + 1 and t == s["trials"][k], (t, s["trials"][k])
+	PY
 	kill -INT "$COUNT_PID"
 	count_wait
 	grep -q "never saturated" "$WORK/out" || fail "no 'never saturated': $(cat "$WORK/out")"

@@ -56,6 +56,9 @@ static void usage(FILE *f)
 		"      --idle T          stop when nothing matched for T after the first frame\n"
 		"      --ready-file F    create F once the counter is attached (for scripts)\n"
 		"      --json [FILE]     write the result as JSON (no FILE, or -: standard output)\n"
+		"      --json-stream FILE|-  one JSON object per line as the count goes: start,\n"
+		"                        an interval a second (matched so far and in it), end\n"
+		"                        (the --json result)\n"
 		"      --no-drop-reasons  do not trace the kernel's drops by reason (skb:kfree_skb; by\n"
 		"                        default every skb the server's namespace drops that matches\n"
 		"                        the filter is counted by reason and direction)\n"
@@ -182,7 +185,8 @@ int cmd_count(int argc, char **argv)
 		O_RESPOND_BODY,
 		O_RESPOND_CLOSE,
 		O_SERVER_PID,
-		O_FAIL_IF
+		O_FAIL_IF,
+		O_STREAM
 	};
 	static const struct option opts[] = {
 		{ "iface", required_argument, NULL, 'i' },
@@ -213,6 +217,7 @@ int cmd_count(int argc, char **argv)
 		{ "token-file", required_argument, NULL, O_TOKEN },
 		{ "server-pid", required_argument, NULL, O_SERVER_PID },
 		{ "fail-if", required_argument, NULL, O_FAIL_IF },
+		{ "json-stream", required_argument, NULL, O_STREAM },
 		{ "quiet", no_argument, NULL, 'q' },
 		{ "verbose", no_argument, NULL, 'v' },
 		{ "help", no_argument, NULL, 'h' },
@@ -291,6 +296,7 @@ int cmd_count(int argc, char **argv)
 		case O_FLEET: co.fleet_dir = optarg; break;
 		case O_SCHEDULE: co.schedule = optarg; break;
 		case O_TOKEN: token_file = optarg; break;
+		case O_STREAM: co.stream_path = optarg; break;
 		case O_FAIL_IF:
 			if (threshold_add(&co.fail_if, "count", optarg, count_threshold_metrics,
 					  count_nthreshold_metrics))
@@ -351,6 +357,8 @@ int cmd_count(int argc, char **argv)
 		return cli_usage_error("count", "--server-pid goes with -i IFACE");
 	if (co.fail_if.n && !co.ifname)
 		return cli_usage_error("count", "--fail-if judges what -i IFACE counted");
+	if (co.stream_path && !co.ifname)
+		return cli_usage_error("count", "--json-stream follows what -i IFACE counts");
 	if (count_thresholds_check(&co.fail_if, co.cfg.seq_kind,
 				   !co.cfg.drop && !co.cfg.respond && !co.no_drop_reasons))
 		return XR_EXIT_USAGE;

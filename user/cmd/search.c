@@ -101,6 +101,8 @@ static void usage(FILE *f)
 		"      --max-time T     no trial starts after T (default 30m); either limit reports\n"
 		"                       the bounds so far and why it stopped\n"
 		"      --json [FILE], --csv FILE, --svg FILE   results (no FILE: standard output), every trial, a plot\n"
+		"      --json-stream FILE|-  one JSON object per line as the search goes: start\n"
+		"                       (system, settings), each trial as it ends, end (the --json result)\n"
 		"\n"
 		"A trial whose sender fell behind its schedule is marked SENDER SHORT, tried once\n"
 		"more, and never classified; a second one at the same load lowers the searched\n"
@@ -145,6 +147,7 @@ int cmd_search(int argc, char **argv)
 		O_TRIAL,
 		O_SETTLE,
 		O_JSON,
+		O_STREAM,
 		O_CSV,
 		O_SVG,
 		O_FIELD,
@@ -174,6 +177,7 @@ int cmd_search(int argc, char **argv)
 		{ "max-time", required_argument, NULL, O_MAX_TIME },
 		{ "witness-token-file", required_argument, NULL, O_TOKEN },
 		{ "json", optional_argument, NULL, O_JSON },
+		{ "json-stream", required_argument, NULL, O_STREAM },
 		{ "csv", required_argument, NULL, O_CSV },
 		{ "svg", required_argument, NULL, O_SVG },
 		{ "verbose", no_argument, NULL, 'v' },
@@ -181,7 +185,7 @@ int cmd_search(int argc, char **argv)
 		{},
 	};
 	struct search *s = calloc(1, sizeof(*s));
-	const char *json_path = NULL, *csv_path = NULL, *svg_path = NULL;
+	const char *json_path = NULL, *csv_path = NULL, *svg_path = NULL, *stream_path = NULL;
 	static char names[MAX_GOALS][32];
 	int opt, err, ret = XR_EXIT_USAGE, loss_goals = 0;
 	char a[16], b[16], c[16], d[16];
@@ -345,6 +349,7 @@ int cmd_search(int argc, char **argv)
 				goto out;
 			break;
 		case O_JSON: json_path = cli_json_path(argc, argv, optarg); break;
+		case O_STREAM: stream_path = optarg; break;
 		case O_CSV: csv_path = optarg; break;
 		case O_SVG: svg_path = optarg; break;
 		case 'v': xr_verbosity++; break;
@@ -596,6 +601,8 @@ int cmd_search(int argc, char **argv)
 	if (xr_nranks > 1)
 		fprintf(stderr, ", %d ranks (MPI), each a shard of every trial", xr_nranks);
 	fputc('\n', stderr);
+	if (stream_path && search_stream_start(s, stream_path))
+		goto env;
 	err = 0;
 	if (s->warmup_ns) {
 		uint64_t trial = s->trial_ns;
@@ -670,7 +677,7 @@ int cmd_search(int argc, char **argv)
 			s->stop_why ? "; stopped: " : "", s->stop_why ? s->stop_why : "");
 	}
 	thresholds_failed = search_thresholds_judge(s, stderr, NULL);
-	if (write_results(s, json_path, csv_path, svg_path)) {
+	if (write_results(s, json_path, csv_path, svg_path) || search_stream_end(s)) {
 		ret = XR_EXIT_ENV;
 		goto out;
 	}
@@ -683,6 +690,7 @@ env:
 	ret = XR_EXIT_ENV;
 	goto out;
 out:
+	jstream_close(&s->stream);
 	/* the other ranks wait for the next trial: tell them there is none */
 	if (trials_started)
 		trials_stop();

@@ -26,7 +26,9 @@
 #include "measure/attrib.h"
 #include "frames/addr.h"
 #include "measure/count.h"
+#include "measure/count_maps.h"
 #include "measure/count_metrics.h"
+#include "measure/count_report.h"
 #include "measure/count_verdict.h"
 #include "util/prom.h"
 #include "measure/drops.h"
@@ -34,34 +36,6 @@
 #include "measure/proc.h"
 #include "measure/webhook.h"
 #include "count.skel.h"
-
-/* --respond's counters, summed over CPUs into t. 0 or -errno. */
-static int read_respond(struct count_bpf *skel, struct count_totals *t)
-{
-	int ncpu = libbpf_num_possible_cpus();
-	struct xr_respond_stats *per = calloc(ncpu, sizeof(*per));
-	__u32 key = 0;
-	int err = 0;
-
-	if (!per)
-		return -ENOMEM;
-	if (bpf_map_lookup_elem(bpf_map__fd(skel->maps.respond_stats), &key, per)) {
-		err = -errno;
-		goto out;
-	}
-	for (int i = 0; i < ncpu; i++) {
-		t->rsp.syn_acks += per[i].syn_acks;
-		t->rsp.responses += per[i].responses;
-		t->rsp.data_acks += per[i].data_acks;
-		t->rsp.fin_acks += per[i].fin_acks;
-		t->rsp.absorbed += per[i].absorbed;
-		t->rsp.not_tcp += per[i].not_tcp;
-		t->rsp.no_room += per[i].no_room;
-	}
-out:
-	free(per);
-	return err;
-}
 
 /* --respond's answer to a request, filled into the respond_body map after load. */
 static struct {
@@ -79,302 +53,6 @@ int respond_http(uint8_t *buf, uint32_t body)
 	memcpy(buf, head, n);
 	memset(buf + n, 'x', body);
 	return n + body;
-}
-
-static int read_totals(struct count_bpf *skel, struct count_totals *t)
-{
-	int ncpu = libbpf_num_possible_cpus();
-	struct xr_count_stats *per;
-	__u32 key = 0;
-	int err = 0;
-
-	memset(t, 0, sizeof(*t));
-	per = calloc(ncpu, sizeof(*per));
-	if (!per)
-		return -ENOMEM;
-	if (bpf_map_lookup_elem(bpf_map__fd(skel->maps.count_stats), &key, per)) {
-		err = -errno;
-		goto out;
-	}
-	for (int i = 0; i < ncpu; i++) {
-		t->seen += per[i].seen;
-		t->matched += per[i].matched;
-		t->bytes += per[i].matched_bytes;
-		t->passed += per[i].passed;
-		t->dropped += per[i].dropped;
-		if (per[i].first_ns && (!t->first_ns || per[i].first_ns < t->first_ns))
-			t->first_ns = per[i].first_ns;
-		if (per[i].last_ns > t->last_ns)
-			t->last_ns = per[i].last_ns;
-	}
-	t->respond = skel->rodata->cfg.respond;
-	if (t->respond)
-		err = read_respond(skel, t);
-out:
-	free(per);
-	return err;
-}
-
-/* Sums the per-flow sequence state; prints up to max_list flows into j when given. */
-static void read_seq(struct count_bpf *skel, struct seq_totals *st, struct json *j, int max_list)
-{
-	int fd = bpf_map__fd(skel->maps.flows);
-	struct xr_flow_key key, next;
-	struct xr_flow_state v;
-	void *prev = NULL;
-	char a[INET_ADDRSTRLEN], b[INET_ADDRSTRLEN];
-
-	memset(st, 0, sizeof(*st));
-	st->untracked = skel->bss->seq_untracked;
-	if (j)
-		json_open(j, "flows", '[');
-	while (!bpf_map_get_next_key(fd, prev, &next)) {
-		key = next;
-		prev = &key;
-		if (bpf_map_lookup_elem_flags(fd, &key, &v, BPF_F_LOCK))
-			continue;
-		st->flows++;
-		st->received += v.received;
-		st->lost += v.lost;
-		st->dup += v.dup;
-		st->reordered += v.reordered;
-		st->too_late += v.too_late;
-		if (j && (int)st->flows <= max_list) {
-			json_open(j, NULL, '{');
-			json_str(j, "src", inet_ntop(AF_INET, &key.saddr, a, sizeof(a)));
-			json_str(j, "dst", inet_ntop(AF_INET, &key.daddr, b, sizeof(b)));
-			json_u64(j, "proto", key.proto);
-			json_u64(j, "sport", ntohs(key.sport));
-			json_u64(j, "dport", ntohs(key.dport));
-			json_u64(j, "received", v.received);
-			json_u64(j, "lost", v.lost);
-			json_u64(j, "duplicated", v.dup);
-			json_u64(j, "reordered", v.reordered);
-			json_close(j, '}');
-		}
-	}
-	if (j)
-		json_close(j, ']');
-}
-
-static double matched_rate(const struct count_totals *t)
-{
-	return t->matched > 1 && t->last_ns > t->first_ns ?
-		       (t->matched - 1) / ((t->last_ns - t->first_ns) / 1e9) :
-		       0;
-}
-
-static void report_text(const char *ifname, const struct count_totals *t, const struct kstats *d,
-			const struct attribution *a, double dur, bool drop,
-			const struct nft_counters *nft)
-{
-	char x[16], y[16];
-	double span = t->last_ns > t->first_ns ? (t->last_ns - t->first_ns) / 1e9 : 0;
-
-	/* the rate of the stream itself: from its first frame to its last, not the idle time around it */
-	fprintf(stderr,
-		"count: %llu frames matched (%sB) on %s in %.3f s; first to last %.3f s: %s pps; "
-		"%llu frames seen by XDP\n",
-		(unsigned long long)t->matched, fmt_si(t->bytes, x, sizeof(x)), ifname, dur, span,
-		fmt_si(matched_rate(t), y, sizeof(y)), (unsigned long long)t->seen);
-	fprintf(stderr, "  before XDP: interface rx_dropped %llu, softnet dropped %llu\n",
-		(unsigned long long)a->if_rx_dropped, (unsigned long long)a->softnet_dropped);
-	if (t->respond) {
-		fprintf(stderr,
-			"  answered in XDP (--respond): %llu SYN-ACKs, %llu responses, %llu FIN-ACKs, "
-			"%llu data ACKs; %llu ACKs and RSTs absorbed; dropped: %llu not TCP, %llu "
-			"no room for the answer\n",
-			(unsigned long long)t->rsp.syn_acks, (unsigned long long)t->rsp.responses,
-			(unsigned long long)t->rsp.fin_acks, (unsigned long long)t->rsp.data_acks,
-			(unsigned long long)t->rsp.absorbed, (unsigned long long)t->rsp.not_tcp,
-			(unsigned long long)t->rsp.no_room);
-		return;
-	}
-	if (drop) {
-		fprintf(stderr, "  dropped in XDP (--drop): %llu\n",
-			(unsigned long long)t->dropped);
-		return;
-	}
-	fprintf(stderr, "  passed to the stack: %llu; there (whole namespace, all traffic):\n",
-		(unsigned long long)t->passed);
-	if (nft) {
-		fprintf(stderr, "    firewall (nftables) dropped %llu\n",
-			(unsigned long long)a->firewall_dropped);
-		for (int i = 0; i < nft->n; i++)
-			if (nft->r[i].packets)
-				fprintf(stderr, "      %llu packets: %s [%s]\n",
-					(unsigned long long)nft->r[i].packets, nft->r[i].text,
-					nft->r[i].id);
-	}
-	fprintf(stderr, "    IP received %llu, discarded %llu\n",
-		(unsigned long long)d->v[KS_IP_IN_RECEIVES], (unsigned long long)a->ip_discarded);
-	fprintf(stderr,
-		"    UDP delivered to sockets %llu, socket buffer full %llu, to a port without a socket %llu, "
-		"other errors %llu\n",
-		(unsigned long long)a->udp_delivered, (unsigned long long)a->udp_rcvbuf,
-		(unsigned long long)a->udp_noport, (unsigned long long)a->udp_other);
-	fprintf(stderr,
-		"    TCP passive opens %llu, listen drops %llu, listen overflows %llu, "
-		"SYN cookies %llu, request queue full %llu\n",
-		(unsigned long long)d->v[KS_TCP_PASSIVE_OPENS],
-		(unsigned long long)a->tcp_listen_drops,
-		(unsigned long long)a->tcp_listen_overflows, (unsigned long long)a->tcp_syncookies,
-		(unsigned long long)a->tcp_reqq_full);
-	/* the answers' side: a SYN-ACK without a route is never built, so no drop reason tells */
-	if (d->v[KS_IP_OUT_NO_ROUTES])
-		fprintf(stderr,
-			"    IP answers without a route %llu (OutNoRoutes): the server has no route back "
-			"to some of the sources\n",
-			(unsigned long long)d->v[KS_IP_OUT_NO_ROUTES]);
-}
-
-/* Frames per second since the first one, summed over CPUs; returns how many seconds have data. */
-static int read_series(struct count_bpf *skel, uint64_t *out, int max)
-{
-	int ncpu = libbpf_num_possible_cpus(), last = -1;
-	__u64 *per = calloc(ncpu, sizeof(__u64));
-
-	if (!per)
-		return 0;
-	for (int i = 0; i < max; i++) {
-		__u32 key = i;
-
-		out[i] = 0;
-		if (bpf_map_lookup_elem(bpf_map__fd(skel->maps.series), &key, per))
-			break;
-		for (int c = 0; c < ncpu; c++)
-			out[i] += per[c];
-		if (out[i])
-			last = i;
-	}
-	free(per);
-	return last + 1;
-}
-
-static void drops_part_json(struct drops *drops, uint64_t passed, uint64_t listen_drops,
-			    struct json *j)
-{
-	struct drops_totals dt;
-
-	json_flag(j, "drop_reasons", drops != NULL);
-	if (!drops || drops_read(drops, listen_drops, &dt))
-		return;
-	drops_json(drops, &dt, j);
-	drops_books_json(&dt, passed, j);
-}
-
-/* What a report (the final one, or the live figures) is made of */
-struct count_report {
-	const struct iface *ifc;
-	const struct count_totals *t;
-	const struct kstats *d;
-	const struct attribution *a;
-	double dur;
-	struct count_bpf *seq_skel; /* --seq; NULL otherwise */
-	const struct nft_counters *nft; /* --nft; NULL otherwise */
-	struct webhook *wh; /* --webhook; NULL otherwise */
-	struct drops *drops; /* kernel drop reasons; NULL when unavailable */
-	const struct proc_watch *pw; /* --server-pid; NULL otherwise */
-	const struct thresholds *fail_if; /* judged at the end; NULL in the live figures */
-	const struct count_verdict_in *verdict; /* what they read */
-};
-
-static void report_json(FILE *f, const struct count_report *r, const uint64_t *series, int nseries)
-{
-	const struct count_totals *t = r->t;
-	const struct attribution *a = r->a;
-	const struct nft_counters *nft = r->nft;
-	struct json j = { .f = f };
-	double dur = r->dur;
-	char key[64];
-
-	json_open(&j, NULL, '{');
-	json_str(&j, "iface", r->ifc->name);
-	sysinfo_json(&j, r->ifc, NULL);
-	json_u64(&j, "matched", t->matched);
-	json_u64(&j, "matched_bytes", t->bytes);
-	json_u64(&j, "seen", t->seen);
-	json_u64(&j, "passed", t->passed);
-	json_u64(&j, "xdp_dropped", t->dropped);
-	json_double(&j, "duration_s", dur);
-	json_double(&j, "pps", matched_rate(t));
-	json_double(&j, "pps_whole_run", dur > 0 ? t->matched / dur : 0);
-	json_double(&j, "first_to_last_s",
-		    t->last_ns > t->first_ns ? (t->last_ns - t->first_ns) / 1e9 : 0);
-	json_open(&j, "per_second", '[');
-	for (int i = 0; i < nseries; i++)
-		json_u64(&j, NULL, series[i]);
-	json_close(&j, ']');
-	if (r->seq_skel) {
-		struct seq_totals st;
-
-		json_open(&j, "sequence", '{');
-		read_seq(r->seq_skel, &st, &j, 1000);
-		json_u64(&j, "flow_count", st.flows);
-		json_u64(&j, "received", st.received);
-		json_u64(&j, "lost", st.lost);
-		json_u64(&j, "duplicated", st.dup);
-		json_u64(&j, "reordered", st.reordered);
-		json_u64(&j, "untracked", st.untracked);
-		if (r->drops)
-			drops_seq_json(r->drops, &j);
-		json_close(&j, '}');
-	}
-	if (t->respond) {
-		json_open(&j, "respond", '{');
-		json_u64(&j, "syn_acks", t->rsp.syn_acks);
-		json_u64(&j, "responses", t->rsp.responses);
-		json_u64(&j, "fin_acks", t->rsp.fin_acks);
-		json_u64(&j, "data_acks", t->rsp.data_acks);
-		json_u64(&j, "absorbed", t->rsp.absorbed);
-		json_u64(&j, "not_tcp", t->rsp.not_tcp);
-		json_u64(&j, "no_room", t->rsp.no_room);
-		json_close(&j, '}');
-	}
-	json_open(&j, "attribution", '{');
-	json_u64(&j, "iface_rx_dropped", a->if_rx_dropped);
-	json_u64(&j, "softnet_dropped", a->softnet_dropped);
-	json_u64(&j, "xdp_dropped", t->dropped);
-	json_u64(&j, "firewall_dropped", a->firewall_dropped);
-	json_u64(&j, "ip_discarded", a->ip_discarded);
-	json_u64(&j, "udp_delivered", a->udp_delivered);
-	json_u64(&j, "udp_rcvbuf_errors", a->udp_rcvbuf);
-	json_u64(&j, "udp_no_ports", a->udp_noport);
-	json_u64(&j, "udp_other_errors", a->udp_other);
-	json_u64(&j, "tcp_listen_drops", a->tcp_listen_drops);
-	json_u64(&j, "tcp_listen_overflows", a->tcp_listen_overflows);
-	json_u64(&j, "tcp_syncookies_sent", a->tcp_syncookies);
-	json_u64(&j, "tcp_reqq_full_drops", a->tcp_reqq_full);
-	json_close(&j, '}');
-	if (nft) {
-		json_open(&j, "nft", '[');
-		for (int i = 0; i < nft->n; i++) {
-			json_open(&j, NULL, '{');
-			json_str(&j, "rule", nft->r[i].id);
-			json_str(&j, "text", nft->r[i].text);
-			json_u64(&j, "packets", nft->r[i].packets);
-			json_u64(&j, "bytes", nft->r[i].bytes);
-			json_flag(&j, "drops", nft->r[i].drops);
-			json_close(&j, '}');
-		}
-		json_close(&j, ']');
-	}
-	json_open(&j, "kernel", '{');
-	for (int i = 0; i < KS_NUM; i++) {
-		if (!r->d->have[i])
-			continue;
-		snprintf(key, sizeof(key), "%s.%s", kstat_defs[i].group, kstat_defs[i].name);
-		json_u64(&j, key, r->d->v[i]);
-	}
-	json_close(&j, '}');
-	if (r->wh)
-		webhook_json(r->wh, &j);
-	if (r->pw)
-		proc_watch_json(r->pw, &j);
-	drops_part_json(r->drops, t->passed, a->tcp_listen_drops, &j);
-	if (r->fail_if)
-		count_thresholds_judge(r->fail_if, r->verdict, NULL, &j);
-	json_close(&j, '}');
 }
 
 struct live {
@@ -531,30 +209,6 @@ static int webhook_only(struct webhook *w, struct httpd **hook, uint64_t duratio
 	return XR_EXIT_OK;
 }
 
-/* What --fail-if reads, from the figures at the end */
-static void verdict_figures(struct count_bpf *skel, struct drops *drops,
-			    const struct count_totals *t, const struct attribution *a, bool seq,
-			    struct count_verdict_in *in)
-{
-	struct drops_totals dt;
-
-	*in = (struct count_verdict_in){ .matched = t->matched, .rate = matched_rate(t) };
-	if (drops && !drops_read(drops, a->tcp_listen_drops, &dt)) {
-		in->have_drops = true;
-		in->dropped = dt.in_total;
-		in->have_books = dt.books;
-		in->unattributed = drops_unattributed(&dt, t->passed);
-	}
-	if (seq) {
-		struct seq_totals st;
-
-		read_seq(skel, &st, NULL, 0);
-		in->have_seq = true;
-		in->received = st.received;
-		in->lost = st.lost;
-	}
-}
-
 int count_run(const struct count_opts *co)
 {
 	const char *ifname = co->ifname, *json_path = co->json_path, *ready = co->ready,
@@ -571,6 +225,9 @@ int count_run(const struct count_opts *co)
 	uint64_t next_check = 0;
 	bool gone = false, failed = false;
 	struct count_verdict_in vin;
+	struct jstream stream = {};
+	struct count_totals streamed = {};
+	unsigned int stream_k = 0;
 	struct webhook wh = {};
 	struct nft_counters *nft_before = NULL, *nft_after = NULL, *nft_d = NULL;
 	struct proc_watch pw = {};
@@ -712,6 +369,8 @@ int count_run(const struct count_opts *co)
 	if (ready && touch(ready))
 		goto out;
 	pr_debug("count: attached to %s\n", ifname);
+	if (co->stream_path && count_stream_start(&stream, co->stream_path, &ifc))
+		goto out;
 	next_progress = start + 1000000000ULL;
 	while (!xr_stop) {
 		/* the HTTP servers answer in their own thread: this loop only watches */
@@ -722,6 +381,10 @@ int count_run(const struct count_opts *co)
 		if (t.matched != last_matched) {
 			last_matched = t.matched;
 			last_change = now;
+		}
+		if (stream.f && now >= start + (stream_k + 1) * 1000000000ULL) {
+			count_stream_interval(&stream, stream_k++, &t, &streamed);
+			streamed = t;
 		}
 		if (co->server_pid) {
 			/* the live report reads the watch in the HTTP thread */
@@ -815,10 +478,9 @@ int count_run(const struct count_opts *co)
 	}
 	verdict_figures(skel, drops, &t, &a, cfg.seq_kind, &vin);
 	failed = count_thresholds_judge(&co->fail_if, &vin, quiet ? NULL : stderr, NULL);
-	if (jf) {
+	if (jf || stream.f) {
 		uint64_t *series = calloc(XR_SERIES_MAX, sizeof(*series));
 		int nseries = series ? read_series(skel, series, XR_SERIES_MAX) : 0;
-
 		struct count_report r = { .ifc = &ifc,
 					  .t = &t,
 					  .d = &d,
@@ -832,17 +494,22 @@ int count_run(const struct count_opts *co)
 					  .fail_if = &co->fail_if,
 					  .verdict = &vin };
 
-		report_json(jf, &r, series, nseries);
+		if (jf)
+			report_json(jf, &r, series, nseries);
+		err = count_stream_end(&stream, &r, series, nseries);
+		if (err)
+			pr_warn("--json-stream: cannot write %s: %s\n", co->stream_path,
+				strerror(-err));
 		free(series);
-		err = json_fclose(jf);
-		jf = NULL;
-		if (err) {
+		if (jf && (err = json_fclose(jf)))
 			pr_warn("cannot write %s: %s\n", json_path, strerror(-err));
+		jf = NULL;
+		if (err)
 			goto out;
-		}
 	}
 	ret = gone ? XR_EXIT_ENV : failed ? XR_EXIT_THRESHOLD : XR_EXIT_OK;
 out:
+	jstream_close(&stream);
 	free(nft_before);
 	httpd_stop(http);
 	httpd_stop(hook);

@@ -17,6 +17,7 @@ struct count_opts {
 	uint32_t seq_bucket; /* --seq-bucket: sequence numbers per bucket of the drops' histogram */
 	uint64_t duration_ns, idle_ns;
 	const char *ready, *json_path;
+	const char *stream_path; /* --json-stream */
 	bool use_nft, quiet;
 	bool no_drop_reasons; /* --no-drop-reasons */
 	bool have_listen, have_webhook;

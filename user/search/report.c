@@ -330,6 +330,52 @@ static void write_svg(const struct search *s, FILE *f)
 	fprintf(f, "</svg>\n");
 }
 
+void search_trial_json(struct json *j, const struct trial *t)
+{
+	json_double(j, "offered_pps", t->load);
+	json_u64(j, "asked", t->asked);
+	json_u64(j, "sent", t->sent);
+	json_u64(j, "received", t->received);
+	/* the trial's time, or a paced trial's from its schedule's start to its last answer */
+	json_double(j, "received_over_s", t->rx_s);
+	json_double(j, "loss", t->loss);
+	json_flag(j, "sender_short", t->sender_short);
+	json_flag(j, "witness_reset", t->witness_reset);
+	json_u64(j, "fell_behind", t->behind);
+	if (t->nranks > 1) {
+		if (t->rank_failed)
+			json_u64(j, "rank_failed", t->failed_rank);
+		json_double(j, "start_skew_us", t->start_skew_us);
+		json_open(j, "ranks", '[');
+		for (int r = 0; r < t->nranks; r++) {
+			const struct rank_result *rr = &t->ranks[r];
+
+			json_open(j, NULL, '{');
+			json_u64(j, "rank", r);
+			json_i64(j, "exit", rr->exit);
+			if (rr->ran) {
+				json_u64(j, "asked", rr->asked);
+				json_u64(j, "sent", rr->sent);
+				json_double(j, "start_unix", rr->start_unix);
+			} else {
+				json_str(j, "why", rr->why);
+			}
+			json_close(j, '}');
+		}
+		json_close(j, ']');
+	}
+	if (t->p99_us >= 0)
+		json_double(j, "p99_us", t->p99_us);
+	if (t->server_cpu_s >= 0) {
+		json_double(j, "server_cpu_s", t->server_cpu_s);
+		json_double(j, "server_cores", t->server_cores);
+	}
+	json_open(j, "server_drops", '{');
+	for (int k = 0; k < t->nattr; k++)
+		json_u64(j, t->attr_name[k], t->attr[k]);
+	json_close(j, '}');
+}
+
 static void write_json(const struct search *s, FILE *f)
 {
 	struct json j = { .f = f };
@@ -394,51 +440,8 @@ static void write_json(const struct search *s, FILE *f)
 	json_close(&j, ']');
 	json_open(&j, "trials", '[');
 	for (int i = 0; i < s->nt; i++) {
-		const struct trial *t = &s->t[i];
-
 		json_open(&j, NULL, '{');
-		json_double(&j, "offered_pps", t->load);
-		json_u64(&j, "asked", t->asked);
-		json_u64(&j, "sent", t->sent);
-		json_u64(&j, "received", t->received);
-		/* the trial's time, or a paced trial's from its schedule's start to its last answer */
-		json_double(&j, "received_over_s", t->rx_s);
-		json_double(&j, "loss", t->loss);
-		json_flag(&j, "sender_short", t->sender_short);
-		json_flag(&j, "witness_reset", t->witness_reset);
-		json_u64(&j, "fell_behind", t->behind);
-		if (t->nranks > 1) {
-			if (t->rank_failed)
-				json_u64(&j, "rank_failed", t->failed_rank);
-			json_double(&j, "start_skew_us", t->start_skew_us);
-			json_open(&j, "ranks", '[');
-			for (int r = 0; r < t->nranks; r++) {
-				const struct rank_result *rr = &t->ranks[r];
-
-				json_open(&j, NULL, '{');
-				json_u64(&j, "rank", r);
-				json_i64(&j, "exit", rr->exit);
-				if (rr->ran) {
-					json_u64(&j, "asked", rr->asked);
-					json_u64(&j, "sent", rr->sent);
-					json_double(&j, "start_unix", rr->start_unix);
-				} else {
-					json_str(&j, "why", rr->why);
-				}
-				json_close(&j, '}');
-			}
-			json_close(&j, ']');
-		}
-		if (t->p99_us >= 0)
-			json_double(&j, "p99_us", t->p99_us);
-		if (t->server_cpu_s >= 0) {
-			json_double(&j, "server_cpu_s", t->server_cpu_s);
-			json_double(&j, "server_cores", t->server_cores);
-		}
-		json_open(&j, "server_drops", '{');
-		for (int k = 0; k < t->nattr; k++)
-			json_u64(&j, t->attr_name[k], t->attr[k]);
-		json_close(&j, '}');
+		search_trial_json(&j, &s->t[i]);
 		json_close(&j, '}');
 	}
 	json_close(&j, ']');
@@ -472,6 +475,52 @@ static int write_one(const struct search *s, const char *path,
 	if (err)
 		pr_warn("cannot write %s: %s\n", path, strerror(-err));
 	return err;
+}
+
+int search_stream_start(struct search *s, const char *path)
+{
+	struct json j;
+	int err = jstream_open(&s->stream, path);
+
+	if (err)
+		return err;
+	jstream_begin(&s->stream, &j, "start");
+	json_str(&j, "witness", s->witness);
+	json_u64(&j, "ranks", xr_nranks);
+	sysinfo_json(&j, NULL, NULL);
+	json_open(&j, "settings", '{');
+	json_str(&j, "load_unit", s->unit);
+	json_double(&j, "min_pps", s->min);
+	json_double(&j, "max_pps", s->max_asked);
+	json_double(&j, "trial_s", s->trial_ns / 1e9);
+	json_close(&j, '}');
+	jstream_emit(&s->stream, &j);
+	return 0;
+}
+
+void search_stream_trial(struct search *s, const struct trial *t, int i)
+{
+	struct json j;
+
+	if (!s->stream.f)
+		return;
+	jstream_begin(&s->stream, &j, "trial");
+	json_u64(&j, "trial", i + 1);
+	search_trial_json(&j, t);
+	jstream_emit(&s->stream, &j);
+}
+
+static void write_json_doc(void *ctx, FILE *f)
+{
+	write_json(ctx, f);
+}
+
+int search_stream_end(struct search *s)
+{
+	if (!s->stream.f)
+		return 0;
+	jstream_document(&s->stream, "end", write_json_doc, s);
+	return jstream_close(&s->stream);
 }
 
 int write_results(const struct search *s, const char *json_path, const char *csv_path,

@@ -11,6 +11,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
+#include "util/jstream.h"
 #include "util/threshold.h"
 #include "proto/proto.h"
 #include "send/opts.h"
@@ -126,12 +127,19 @@ struct search {
 	bool paced; /* --msg-rate search: the load is the proto's paced rate (proto->paced_trial) */
 	const char *unit; /* what the load counts, plural: frames, sessions, messages */
 	struct thresholds fail_if; /* --fail-if, judged on what was found */
+	struct jstream stream; /* --json-stream; f NULL without */
 };
 
 /* verdict.c: the metrics search's --fail-if names; each threshold judged, whether any failed */
 extern const struct threshold_metric search_threshold_metrics[];
 extern const unsigned int search_nthreshold_metrics;
 bool search_thresholds_judge(const struct search *s, FILE *human, struct json *j);
+
+/* report.c: a trial's members (inside an object); --json-stream's start, each trial, and end */
+void search_trial_json(struct json *j, const struct trial *t);
+int search_stream_start(struct search *s, const char *path);
+void search_stream_trial(struct search *s, const struct trial *t, int i);
+int search_stream_end(struct search *s);
 
 /* mlr.c: whether a trial speaks for the server, meets a goal; the goal's bounds from every trial */
 bool trial_counted(const struct trial *t);

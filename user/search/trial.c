@@ -511,6 +511,7 @@ int do_search(struct search *s)
 			if (err)
 				return err;
 			print_trial(s, &s->t[s->nt], s->nt);
+			search_stream_trial(s, &s->t[s->nt], s->nt);
 			s->nt++;
 			for (int k = 0; k < s->ng; k++)
 				classify(s, &s->g[k]);

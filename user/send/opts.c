@@ -44,6 +44,7 @@ enum {
 	O_BACKOFF,
 	O_FAIL_IF,
 	O_SPECTRUM,
+	O_STREAM,
 };
 
 /* set: the protocol must accept it (enum send_opt_set); 0: every sender command takes it */
@@ -66,6 +67,7 @@ static const struct send_opt_row {
 	{ "json", required_argument, O_JSON, 0 },
 	{ "fail-if", required_argument, O_FAIL_IF, 0 },
 	{ "latency-spectrum", required_argument, O_SPECTRUM, 0 },
+	{ "json-stream", required_argument, O_STREAM, 0 },
 	{ "first-seq", required_argument, O_FIRST, 0 },
 	{ "listen", required_argument, O_LISTEN, 0 },
 	{ "token-file", required_argument, O_TOKEN, 0 },
@@ -118,6 +120,9 @@ const char send_opts_help[] =
 	"                          row do not repeat sources, ports, ISNs or stamps (kernel\n"
 	"                          engine)\n"
 	"      --json FILE|-       write the result as JSON\n"
+	"      --json-stream FILE|-  one JSON object per line as the run goes (iperf3's\n"
+	"                          layout): start (system, settings), an interval a second,\n"
+	"                          end (the --json result)\n"
 	"      --fail-if EXPR      exit 5 when the run's figures meet EXPR (repeatable):\n"
 	"                          METRIC<VALUE, <=, > or >=; loss (answers that did not\n"
 	"                          come, of frames sent: 0.001 or 0.1%), unsent (of frames\n"
@@ -260,6 +265,7 @@ static int parse_one(struct send_opts *so, const struct xr_proto *p, int opt, co
 		break;
 	case O_JSON: so->json_path = arg; break;
 	case O_SPECTRUM: so->spectrum_path = arg; break;
+	case O_STREAM: so->stream_path = arg; break;
 	case O_FAIL_IF:
 		if (threshold_add(&so->fail_if, cmd, arg, send_threshold_metrics,
 				  send_nthreshold_metrics))

@@ -46,6 +46,7 @@ struct send_opts {
 	uint64_t concurrency; /* --concurrency: sessions open at once (0: an open loop, as paced) */
 	const char *json_path;
 	const char *spectrum_path; /* --latency-spectrum: the round trips' spectrum (.hgrm) */
+	const char *stream_path; /* --json-stream: a JSON object per line as the run goes */
 	const char *pcap_out; /* --pcap-out: write the frames instead of sending them */
 	bool quiet;
 	bool have_listen;

@@ -16,6 +16,7 @@
 #include "measure/httpd.h"
 #include "measure/proc.h"
 #include "send/live.h"
+#include "send/stream.h"
 #include "engine/replies.h"
 #include "send/peer.h"
 #include "send/run.h"
@@ -221,6 +222,12 @@ static void choose_backoff(struct engine_opts *o, const struct iface *ifc, enum 
 		 ifc->name, vp->name, nnapi, nnapi == 1 ? "" : "s", cpus);
 }
 
+/* the run's JSON result, for --json-stream's "end" */
+static void write_result(void *ctx, FILE *f)
+{
+	send_json(ctx, f);
+}
+
 /* --latency-spectrum: 0, or -errno after a message */
 static int write_spectrum(const char *path, const struct engine_result *res)
 {
@@ -253,6 +260,7 @@ int send_run(const struct send_opts *so, const struct xr_proto *p, void *st)
 				 .reply_wait_ns = so->reply_wait_ns,
 				 .concurrency = so->concurrency };
 	struct send_live sl = { .live.lock = PTHREAD_MUTEX_INITIALIZER, .live.rtt_fd = -1 };
+	struct send_stream stream = {};
 	uint64_t t_begin = now_ns();
 	struct httpd *http = NULL;
 	int ret = XR_EXIT_ENV, err;
@@ -383,24 +391,28 @@ int send_run(const struct send_opts *so, const struct xr_proto *p, void *st)
 		choose_backoff(&o, &ifc, so->backoff, NULL, NULL, 0);
 	}
 
+	/* the command as the JSON names it: "gen", the protocol apart */
+	sl.cmd = strncmp(so->cmd, "gen ", 4) ? so->cmd : "gen";
+	sl.ifname = ifc.name;
+	sl.target_pps = o.pace == XR_PACE_RATE ? o.pps : 0;
+	sl.proto = o.proto;
+	sl.shard = so->shard;
+	sl.shards = so->shards;
+	sl.trial = so->trial;
+	if (so->have_listen || so->stream_path)
+		o.live = &sl.live;
 	if (so->have_listen) {
 		struct httpd_opts ho = { .option = "--listen",
 					 .token = so->have_token ? so->token : NULL,
 					 .listen_fd = listen_fd };
 
-		/* the command as the JSON names it: "gen", the protocol apart */
-		sl.cmd = strncmp(so->cmd, "gen ", 4) ? so->cmd : "gen";
-		sl.ifname = ifc.name;
-		sl.target_pps = o.pace == XR_PACE_RATE ? o.pps : 0;
-		sl.proto = o.proto;
-		sl.shard = so->shard;
-		sl.shards = so->shards;
-		sl.trial = so->trial;
-		o.live = &sl.live;
 		listen_fd = -1; /* httpd_start takes it over, or closes it */
 		if (httpd_start(&http, &so->listen, &ho, send_live_serve, &sl))
 			goto out;
 	}
+	if (so->stream_path &&
+	    send_stream_start(&stream, so->stream_path, &sl, &ifc, sl.target_pps, o.count))
+		goto out;
 	cli_catch_signals();
 	err = use_xsk ? xengine_run(&o, &res) : kengine_run(&o, &res);
 	/* the other end's figures go into this run's report */
@@ -427,7 +439,7 @@ int send_run(const struct send_opts *so, const struct xr_proto *p, void *st)
 		if (!so->quiet)
 			send_summary(&r, stderr);
 		/* the verdict reads what the report found: a quiet run without JSON has it found too */
-		else if (!so->json_path && p->verdict && !res.replies_uncounted)
+		else if (!so->json_path && !so->stream_path && p->verdict && !res.replies_uncounted)
 			p->report(st, &res, r.ready_ns, NULL, NULL);
 		if (res.unsent.behind)
 			pr_warn("warning: fell behind the schedule: %llu frames due before the end were not sent "
@@ -447,6 +459,10 @@ int send_run(const struct send_opts *so, const struct xr_proto *p, void *st)
 				write_failed = true;
 			}
 		}
+		if (so->stream_path && send_stream_end(&stream, write_result, &r)) {
+			pr_warn("--json-stream: cannot write %s\n", so->stream_path);
+			write_failed = true;
+		}
 	}
 	if (p->failed && p->failed(st))
 		write_failed = true;
@@ -462,6 +478,7 @@ int send_run(const struct send_opts *so, const struct xr_proto *p, void *st)
 out:
 	if (listen_fd >= 0)
 		close(listen_fd);
+	send_stream_end(&stream, NULL, NULL);
 	httpd_stop(http);
 	if (sl.live.rtt_fd >= 0)
 		close(sl.live.rtt_fd);
