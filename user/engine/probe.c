@@ -1,11 +1,11 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * xdpreplay probe: what this kernel and an interface support, tested rather
- * than guessed: each check loads, attaches, binds or sends for real and
- * undoes it (links die with the process). Each missing piece comes with a fix.
+ * What this kernel and an interface support (xdpreplay probe, --engine auto),
+ * tested rather than guessed: each check loads, attaches, binds or sends for
+ * real and undoes it (links die with the process). Each missing piece comes
+ * with a fix.
  */
 #include <errno.h>
-#include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -21,7 +21,6 @@
 #include <bpf/libbpf.h>
 #include <xdp/xsk.h>
 #include <xdp/libxdp.h>
-#include "cmd/cli.h"
 #include "engine/engine.h"
 #include "util/json.h"
 #include "util/caps.h"
@@ -29,23 +28,9 @@
 #include "engine/probe.h"
 #include "count.skel.h"
 
-#define MAX_CHECKS 16
-
-struct check {
-	const char *name;
-	bool ok;
-	char detail[160];
-	char fix[200];
-};
-
-struct probe_report {
-	struct check c[MAX_CHECKS];
-	int n;
-};
-
 static struct check *add(struct probe_report *r, const char *name, bool ok)
 {
-	struct check *c = &r->c[r->n < MAX_CHECKS - 1 ? r->n++ : r->n];
+	struct check *c = &r->c[r->n < PROBE_MAX_CHECKS - 1 ? r->n++ : r->n];
 
 	memset(c, 0, sizeof(*c));
 	c->name = name;
@@ -336,202 +321,100 @@ int probe_best_engine(const struct iface *ifc, const char **why)
 	return -EOPNOTSUPP;
 }
 
-static void usage(FILE *f)
+/* What the interface's driver says it does, and a veth peer's readiness */
+static void iface_checks(struct probe_report *r, const struct iface *ifc)
 {
-	fprintf(f,
-		"Usage: xdpreplay probe [-i IFACE] [--json FILE|-] [-v]\n"
-		"\n"
-		"Tests, by doing each for real and undoing it, what this kernel and IFACE support:\n"
-		"BTF, bpffs, privileges, native XDP, BPF_PROG_RUN live frames, transmit through\n"
-		"ndo_xdp_xmit (for veth: whether the peer is ready to receive, since frames sent\n"
-		"to a peer without NAPI vanish without a trace, and whether the peer has an XDP\n"
-		"program, without which what TCP sessions send by XDP_TX waits there), AF_XDP\n"
-		"zero-copy and copy mode.\n"
-		"One test frame (EtherType 0x88B5, addressed to IFACE's own MAC) leaves IFACE.\n"
-		"Each missing piece comes with the fix. Exit status 0 when an engine can send on\n"
-		"IFACE (or, without -i, when live frames work), 1 otherwise.\n"
-		"\n"
-		"Options:\n"
-		"  -i, --iface IFACE   interface to test\n"
-		"      --json FILE|-   write the report as JSON\n"
-		"  -v, --verbose       more detail (-vv: libbpf's messages)\n"
-		"\n"
-		"Examples:\n"
-		"  xdpreplay probe\n"
-		"  xdpreplay probe -i eth1 --json -\n");
+	struct check *c;
+	int err;
+	uint64_t feat;
+
+	err = iface_xdp_features(ifc->ifindex, &feat);
+	c = add(r, "xdp_features", !err && (feat & XR_XDP_ACT_NDO_XMIT));
+	if (err)
+		snprintf(c->detail, sizeof(c->detail),
+			 "the kernel does not report XDP features (%s)", strerror(-err));
+	else
+		snprintf(c->detail, sizeof(c->detail), "0x%llx: %s XDP frames (ndo_xdp_xmit)",
+			 (unsigned long long)feat,
+			 feat & XR_XDP_ACT_NDO_XMIT ? "transmits" : "does not transmit");
+	if (!err && !(feat & XR_XDP_ACT_NDO_XMIT))
+		snprintf(
+			c->fix, sizeof(c->fix), "%s",
+			!strcmp(ifc->driver, "veth") ?
+				"the veth peer needs NAPI: an XDP program on it (xdpreplay count) or GRO on" :
+				"many drivers transmit XDP frames only with an XDP program attached");
+	if (!strcmp(ifc->driver, "veth")) {
+		struct veth_peer vp = {};
+
+		/*
+		 * GRO gives the peer NAPI, but a veth kicks it for XDP_TX only when it
+		 * has a program: what gen tcp and gen mqtt answer with waits until then
+		 */
+		err = iface_veth_peer(ifc->ifindex, &vp);
+		c = add(r, "veth_peer_xdp", !err && vp.xdp);
+		if (err)
+			snprintf(c->detail, sizeof(c->detail), "the peer cannot be read: %s",
+				 strerror(-err));
+		else
+			snprintf(c->detail, sizeof(c->detail),
+				 "the peer %s %s XDP program: frames sent by XDP_TX (TCP "
+				 "sessions' ACKs and requests) %s",
+				 vp.name, vp.xdp ? "has an" : "has no",
+				 vp.xdp ? "arrive at once" : "wait for its next other frame");
+		if (!c->ok)
+			snprintf(c->fix, sizeof(c->fix),
+				 "attach one to the peer, e.g. xdpreplay count -i PEER --any");
+	}
 }
 
-int cmd_probe(int argc, char **argv)
+void probe_checks(struct probe_report *r, const struct iface *ifc)
 {
-	static const struct option opts[] = {
-		{ "iface", required_argument, NULL, 'i' },
-		{ "json", required_argument, NULL, 'j' },
-		{ "verbose", no_argument, NULL, 'v' },
-		{ "help", no_argument, NULL, 'h' },
-		{},
-	};
-	const char *ifname = NULL, *json_path = NULL;
-	struct probe_report r = {};
-	char c_detail[160];
-	struct utsname uts;
-	struct statfs sfs;
-	struct iface ifc;
-	bool usable, root;
-	int opt, err;
-
-	opterr = 0;
-	while ((opt = getopt_long(argc, argv, ":i:vh", opts, NULL)) != -1) {
-		switch (opt) {
-		case 'i': ifname = optarg; break;
-		case 'j': json_path = optarg; break;
-		case 'v': xr_verbosity++; break;
-		case 'h': usage(stdout); return XR_EXIT_OK;
-		default: return cli_bad_option("probe", argv, opt);
-		}
-	}
-	if (optind < argc)
-		return cli_usage_error("probe", "unexpected argument '%s'", argv[optind]);
 	/* without root the BPF checks cannot run; the rest is still worth saying */
-	root = geteuid() == 0;
-	if (ifname && iface_get(ifname, &ifc))
-		return XR_EXIT_ENV;
-	libxdp_set_print(libxdp_quiet);
-	uname(&uts);
+	bool root = geteuid() == 0;
+	struct check *c;
+	char detail[160];
+	struct statfs sfs;
+	int err;
 
-	struct check *c = add(&r, "btf", !access("/sys/kernel/btf/vmlinux", R_OK));
+	libxdp_set_print(libxdp_quiet);
+	c = add(r, "btf", !access("/sys/kernel/btf/vmlinux", R_OK));
 	snprintf(c->detail, sizeof(c->detail),
 		 c->ok ? "/sys/kernel/btf/vmlinux present" : "no kernel BTF");
 	if (!c->ok)
 		snprintf(c->fix, sizeof(c->fix), "a kernel built with CONFIG_DEBUG_INFO_BTF=y");
-	c = add(&r, "privileges", caps_ok(c_detail, sizeof(c_detail)));
-	snprintf(c->detail, sizeof(c->detail), "%s", c_detail);
+	c = add(r, "privileges", caps_ok(detail, sizeof(detail)));
+	snprintf(c->detail, sizeof(c->detail), "%s", detail);
 	if (!c->ok)
 		snprintf(c->fix, sizeof(c->fix),
 			 "run as root, or grant CAP_BPF, CAP_NET_ADMIN, CAP_PERFMON "
 			 "(and CAP_IPC_LOCK for a large AF_XDP UMEM)");
-	c = add(&r, "bpffs", !statfs("/sys/fs/bpf", &sfs) && sfs.f_type == BPF_FS_MAGIC);
+	c = add(r, "bpffs", !statfs("/sys/fs/bpf", &sfs) && sfs.f_type == BPF_FS_MAGIC);
 	snprintf(c->detail, sizeof(c->detail),
 		 c->ok ? "mounted at /sys/fs/bpf" : "not mounted (not needed to send)");
 	if (!c->ok)
 		snprintf(c->fix, sizeof(c->fix), "mount -t bpf bpf /sys/fs/bpf");
-	if (ifname) {
-		uint64_t feat;
-
-		err = iface_xdp_features(ifc.ifindex, &feat);
-		c = add(&r, "xdp_features", !err && (feat & XR_XDP_ACT_NDO_XMIT));
-		if (err)
-			snprintf(c->detail, sizeof(c->detail),
-				 "the kernel does not report XDP features (%s)", strerror(-err));
-		else
-			snprintf(c->detail, sizeof(c->detail),
-				 "0x%llx: %s XDP frames (ndo_xdp_xmit)", (unsigned long long)feat,
-				 feat & XR_XDP_ACT_NDO_XMIT ? "transmits" : "does not transmit");
-		if (!err && !(feat & XR_XDP_ACT_NDO_XMIT))
-			snprintf(
-				c->fix, sizeof(c->fix), "%s",
-				!strcmp(ifc.driver, "veth") ?
-					"the veth peer needs NAPI: an XDP program on it (xdpreplay count) or GRO on" :
-					"many drivers transmit XDP frames only with an XDP program attached");
-		if (!strcmp(ifc.driver, "veth")) {
-			struct veth_peer vp = {};
-
-			/*
-			 * GRO gives the peer NAPI, but a veth kicks it for XDP_TX only when it
-			 * has a program: what gen tcp and gen mqtt answer with waits until then
-			 */
-			err = iface_veth_peer(ifc.ifindex, &vp);
-			c = add(&r, "veth_peer_xdp", !err && vp.xdp);
-			if (err)
-				snprintf(c->detail, sizeof(c->detail),
-					 "the peer cannot be read: %s", strerror(-err));
-			else
-				snprintf(c->detail, sizeof(c->detail),
-					 "the peer %s %s XDP program: frames sent by XDP_TX (TCP "
-					 "sessions' ACKs and requests) %s",
-					 vp.name, vp.xdp ? "has an" : "has no",
-					 vp.xdp ? "arrive at once" :
-						  "wait for its next other frame");
-			if (!c->ok)
-				snprintf(
-					c->fix, sizeof(c->fix),
-					"attach one to the peer, e.g. xdpreplay count -i PEER --any");
-		}
-	}
+	if (ifc)
+		iface_checks(r, ifc);
 	if (!root) {
-		c = add(&r, "bpf_checks", false);
+		c = add(r, "bpf_checks", false);
 		snprintf(c->detail, sizeof(c->detail),
 			 "skipped: not root (live frames, XDP attach, AF_XDP need it)");
 		snprintf(c->fix, sizeof(c->fix), "run xdpreplay probe as root for the rest");
-	} else if (ifname) {
-		probe_iface(&r, &ifc);
+	} else if (ifc) {
+		probe_iface(r, ifc);
 	} else {
 		struct kengine_probe kp;
+		struct iface lo;
 
 		/* without an interface: live frames on loopback tell whether the kernel has them */
-		err = iface_get("lo", &ifc);
-		kengine_probe(&ifc, false, &kp);
-		c = add(&r, "live_frames", !err && kp.ran);
+		err = iface_get("lo", &lo);
+		kengine_probe(&lo, false, &kp);
+		c = add(r, "live_frames", !err && kp.ran);
 		snprintf(c->detail, sizeof(c->detail), "%s",
 			 c->ok ? "BPF_PROG_RUN with BPF_F_TEST_XDP_LIVE_FRAMES works" :
 				 live_frames_refusal(&kp));
 		if (!c->ok)
 			snprintf(c->fix, sizeof(c->fix), "%s", live_frames_fix(&kp));
-		probe_xsk_socket(&r);
+		probe_xsk_socket(r);
 	}
-
-	usable = false;
-	for (int i = 0; i < r.n; i++)
-		if ((ifname &&
-		     (!strcmp(r.c[i].name, "xdp_xmit") || !strcmp(r.c[i].name, "afxdp_copy"))) ||
-		    (!ifname &&
-		     (!strcmp(r.c[i].name, "live_frames") || !strcmp(r.c[i].name, "afxdp_socket"))))
-			usable |= r.c[i].ok;
-
-	printf("xdpreplay probe: kernel %s%s%s%s%s\n", uts.release, ifname ? ", interface " : "",
-	       ifname ? ifname : "", ifname ? ", driver " : "", ifname ? ifc.driver : "");
-	for (int i = 0; i < r.n; i++) {
-		printf("  %-4s %-15s %s\n", r.c[i].ok ? "ok" : "no", r.c[i].name, r.c[i].detail);
-		if (!r.c[i].ok && r.c[i].fix[0])
-			printf("       %-15s fix: %s\n", "", r.c[i].fix);
-	}
-	if (ifname) {
-		bool live = false, xsk = false;
-
-		for (int i = 0; i < r.n; i++) {
-			live |= !strcmp(r.c[i].name, "xdp_xmit") && r.c[i].ok;
-			xsk |= !strcmp(r.c[i].name, "afxdp_copy") && r.c[i].ok;
-		}
-		printf("  engine: %s\n", live ? "kernel (live frames)" :
-					 xsk  ? "xsk (AF_XDP)" :
-						"none usable");
-	}
-	if (json_path) {
-		FILE *f = json_fopen(json_path);
-		struct json j = { .f = f };
-
-		if (!f) {
-			pr_warn("cannot write %s: %s\n", json_path, strerror(errno));
-			return XR_EXIT_ENV;
-		}
-		json_open(&j, NULL, '{');
-		json_str(&j, "kernel", uts.release);
-		if (ifname) {
-			json_str(&j, "iface", ifname);
-			json_str(&j, "driver", ifc.driver);
-		}
-		json_flag(&j, "usable", usable);
-		json_open(&j, "checks", '{');
-		for (int i = 0; i < r.n; i++) {
-			json_open(&j, r.c[i].name, '{');
-			json_flag(&j, "ok", r.c[i].ok);
-			json_str(&j, "detail", r.c[i].detail);
-			if (r.c[i].fix[0])
-				json_str(&j, "fix", r.c[i].fix);
-			json_close(&j, '}');
-		}
-		json_close(&j, '}');
-		json_close(&j, '}');
-		json_fclose(f);
-	}
-	return usable ? XR_EXIT_OK : XR_EXIT_FAIL;
 }
