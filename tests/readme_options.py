@@ -1,8 +1,8 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: GPL-2.0
-"""Every option the README's command lines use is one its command's --help lists.
+"""Every option the README's and the guides' command lines use is one its command's --help lists.
 
-  tests/readme_options.py XDPREPLAY README.md
+  tests/readme_options.py XDPREPLAY README.md docs/*.md
 
 A command line is a line of a fenced block that starts with 'xdpreplay CMD' (continued on
 indented lines or after a backslash); after ' -- ' (search) the options are the inner
@@ -12,7 +12,7 @@ import re
 import subprocess
 import sys
 
-xr, readme = sys.argv[1], sys.argv[2]
+xr, docs = sys.argv[1], sys.argv[2:]
 OPT = re.compile(r"(?<![\w-])--[a-z][a-z0-9-]*[a-z0-9]")
 helps = {}
 
@@ -57,7 +57,7 @@ def check(line):
     return bad
 
 
-found = [b for ln in command_lines(open(readme).read()) for b in check(ln)]
+found = ["%s: %s" % (d, b) for d in docs for ln in command_lines(open(d).read()) for b in check(ln)]
 for b in found:
     print(b)
 sys.exit(1 if found else 0)

@@ -50,7 +50,7 @@ test_help_has_examples() {
 }
 
 # The man pages are made from --help (scripts/mkman.py): one per command, subcommand and mode, and every
-# option a --help lists is in its page as man renders it; the README's command lines use only
+# option a --help lists is in its page as man renders it; the README's and docs/'s command lines use only
 # options their command's --help lists.
 test_man_pages_cover_help() {
 	command -v man >/dev/null || skip "man (man-db) not installed"
@@ -73,6 +73,6 @@ test_man_pages_cover_help() {
 	[ "$pages" -ge 8 ] || fail "only $pages man pages"
 	MANWIDTH=250 man -l "$WORK/man/xdpreplay.8" | col -b | grep -q "xdpreplay-search(8)" ||
 		fail "xdpreplay(8) does not name the commands' pages"
-	python3 "$TOP/tests/readme_options.py" "$XR" "$TOP/README.md" ||
-		fail "the README uses options its commands' --help does not list"
+	python3 "$TOP/tests/readme_options.py" "$XR" "$TOP/README.md" "$TOP"/docs/*.md ||
+		fail "the README or a guide uses options its commands' --help does not list"
 }

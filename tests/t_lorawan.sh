@@ -142,7 +142,7 @@ test_lorawan_gateways_keepalives_and_downlinks() {
 	"$XR" lorawan fleet --devices 1000 --gateways 50 --heard-by 2 --confirmed --seed "$RANDOM" \
 		--out "$WORK/f" -q || fail "fleet"
 	lw_server_start --fleet "$WORK/f" --idle 3
-	# count's XDP program on the server's veth makes it take our XDP_TX'd TX_ACKs at once (README,
+	# count's XDP program on the server's veth makes it take our XDP_TX'd TX_ACKs at once (docs/lorawan.md,
 	# gen tcp); without it the last ones of the run stayed in the veth's ring (2 of 2,000)
 	count_start --udp --dport 1700 --duration 60s --idle 4s --json "$WORK/c.json"
 	# 16 addresses x 4 ports for 50 gateways: gateway g at 198.18.64.(g mod 16), port 1700 + g / 16

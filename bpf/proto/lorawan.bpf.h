@@ -1335,7 +1335,7 @@ static __always_inline int lora_downlink(struct xdp_md *ctx, struct pkt4 *p)
 	/*
 	 * XDP_TX, as every reply: a redirect would wake a veth peer that has no
 	 * XDP program (XDP_TX leaves the frame in its ring until the next one
-	 * arrives there, README "gen tcp"), but its xdp_devmap_xmit event, fired
+	 * arrives there, docs/connection-rate.md, "gen tcp"), but its xdp_devmap_xmit event, fired
 	 * in the sender thread's softirq, would count the TX_ACK as a frame sent.
 	 */
 	return XDP_TX;

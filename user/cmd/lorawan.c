@@ -97,7 +97,7 @@ static void fleet_usage(FILE *f)
 		"Makes a fleet of LoRaWAN devices (1.0.x or 1.1, ABP or OTAA) and the gateways\n"
 		"that hear them, as a pure function of --seed, and writes DIR/devices.csv and\n"
 		"DIR/gateways.csv: the same fleet can then be provisioned in the server under test\n"
-		"(README: \"LoRaWAN\") and sent by xdpreplay lorawan send. DevAddrs are unique\n"
+		"(docs/lorawan.md) and sent by xdpreplay lorawan send. DevAddrs are unique\n"
 		"(NetID 000000), keys random. An OTAA fleet joins first (lorawan send --join).\n"
 		"\n"
 		"Options:\n"

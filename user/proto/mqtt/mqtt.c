@@ -70,7 +70,7 @@ static const char *const mqtt_pattern_titles[] = { "", "fire & forget", "notific
 #define MQTT_ASYNC_WINDOW 10
 /*
  * The default burst's bytes (QoS 0, an async window): what the figures in
- * the README were measured with; a larger burst takes more round trips of
+ * docs/mqtt.md were measured with; a larger burst takes more round trips of
  * XR_TCP_FLIGHT_SEGS segments each before its answer
  */
 #define MQTT_BURST_DEFAULT_BYTES 16384
