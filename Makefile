@@ -59,6 +59,7 @@ PREFIX ?= /usr/local
 SBINDIR ?= $(PREFIX)/sbin
 MANDIR ?= $(PREFIX)/share/man
 COMPLETIONDIR ?= $(PREFIX)/share/bash-completion/completions
+DATADIR ?= $(PREFIX)/share/xdpreplay
 
 .PHONY: all clean test demo vmlinux bench check-clang fuzz fuzz-build fuzz-ci sanitize format format-check \
 	man install uninstall
@@ -101,14 +102,16 @@ $(OUTPUT)/man/xdpreplay.8: xdpreplay scripts/mkman.py
 	$(Q)rm -rf $(OUTPUT)/man && python3 scripts/mkman.py ./xdpreplay $(OUTPUT)/man
 
 install: xdpreplay man
-	install -d $(DESTDIR)$(SBINDIR) $(DESTDIR)$(MANDIR)/man8 $(DESTDIR)$(COMPLETIONDIR)
+	install -d $(DESTDIR)$(SBINDIR) $(DESTDIR)$(MANDIR)/man8 $(DESTDIR)$(COMPLETIONDIR) $(DESTDIR)$(DATADIR)
 	install -m 0755 xdpreplay $(DESTDIR)$(SBINDIR)/xdpreplay
 	install -m 0644 $(OUTPUT)/man/*.8 $(DESTDIR)$(MANDIR)/man8/
 	install -m 0644 scripts/completion.bash $(DESTDIR)$(COMPLETIONDIR)/xdpreplay
+	install -m 0644 scripts/grafana-dashboard.json $(DESTDIR)$(DATADIR)/grafana-dashboard.json
 
 uninstall:
 	rm -f $(DESTDIR)$(SBINDIR)/xdpreplay $(DESTDIR)$(MANDIR)/man8/xdpreplay.8 \
-		$(DESTDIR)$(MANDIR)/man8/xdpreplay-*.8 $(DESTDIR)$(COMPLETIONDIR)/xdpreplay
+		$(DESTDIR)$(MANDIR)/man8/xdpreplay-*.8 $(DESTDIR)$(COMPLETIONDIR)/xdpreplay \
+		$(DESTDIR)$(DATADIR)/grafana-dashboard.json
 
 tests/unit: tests/unit.c $(LIB_OBJS)
 	$(call msg,BINARY,$@)

@@ -94,13 +94,15 @@ test_count_json_bare_to_stdout() {
 
 # A real Prometheus (Debian's) scrapes count --listen once a second while SYNs arrive: its query API
 # gives the counts the counter's JSON gives, with the run's labels; meanwhile the sender's own
-# /metrics (the SYN-ACKs' round trips as a histogram) passes promtool's lint
+# /metrics (the SYN-ACKs' round trips as a histogram) passes promtool's lint, and every metric the
+# Grafana dashboard queries is in one of the two
 test_prometheus_scrapes_a_run() {
 	bed
 	command -v prometheus >/dev/null || fail "prometheus is not installed (scripts/deps.sh installs it)"
 	tb_srv sysctl -qw net.ipv4.tcp_syncookies=2 || fail "sysctl"
 	tcp_server_start --timeout 4
-	count_start --tcp --dport 80 --duration 60s --idle 4s --listen 127.0.0.1:9100 --json "$WORK/c.json" -q
+	count_start --tcp --dport 80 --duration 60s --idle 4s --listen 127.0.0.1:9100 --json "$WORK/c.json" -q \
+		--server-pid "$TCP_PID"
 	cat >"$WORK/prom.yml" <<-'YML'
 	global: {scrape_interval: 1s, scrape_timeout: 900ms}
 	scrape_configs:
@@ -125,8 +127,24 @@ test_prometheus_scrapes_a_run() {
 	assert all(x[1] <= y[1] for x, y in zip(b, b[1:])), b
 	assert dict(b)[1.0] == count, "a round trip over 1 s on a veth"
 	PY
+	http_get http://127.0.0.1:9100/metrics >"$WORK/c.prom" || fail "count's /metrics"
 	wait "$gen" || fail "gen syn exited $?"
 	count_wait
+	# the Grafana dashboard the package ships queries only metrics these expositions have
+	python3 - "$TOP/scripts/grafana-dashboard.json" "$WORK/c.prom" "$WORK/g.prom" <<-'PY' || fail "the dashboard"
+	import json, re, sys
+	d = json.load(open(sys.argv[1]))
+	exprs = [t["expr"] for p in d["panels"] for t in p["targets"]]
+	used = {re.sub(r"_bucket$", "", m) for e in exprs for m in re.findall(r"xdpreplay_[a-z_]+", e)}
+	have = set()
+	for f in sys.argv[2:]:
+	    for l in open(f):
+	        m = re.match(r"# TYPE (\S+) (\S+)", l)
+	        if m:
+	            have.add(m.group(1))
+	assert len(d["panels"]) >= 6 and len(used) >= 10, (len(d["panels"]), used)
+	assert used <= have, "the dashboard queries what no exposition has: %s" % sorted(used - have)
+	PY
 	# scrapes in the counter's 4 idle seconds after the last frame: Prometheus' last figure (its
 	# series stale once the counter is gone) is the counter's final one
 	run=$(jget "$WORK/c.json" system.run_id)

@@ -20,7 +20,7 @@ test_debian_package() {
 		fail "lintian: $(grep -v 'root privileges' "$WORK/lintian.log" | head -n 10)"
 	dpkg-deb -c "$deb" >"$WORK/contents"
 	for f in ./usr/sbin/xdpreplay ./usr/share/man/man8/xdpreplay.8.gz ./usr/share/man/man8/xdpreplay-replay.8.gz \
-		./usr/share/bash-completion/completions/xdpreplay; do
+		./usr/share/bash-completion/completions/xdpreplay ./usr/share/xdpreplay/grafana-dashboard.json; do
 		grep -q " $f\$" "$WORK/contents" || fail "the package lacks $f"
 	done
 	if dpkg-query -W -f='${Status}' xdpreplay 2>/dev/null | grep -q "ok installed" || [ -e /usr/sbin/xdpreplay ]; then
