@@ -18,7 +18,8 @@ _xdpreplay() {
 	-i | --iface)
 		mapfile -t COMPREPLY < <(compgen -W "$(ls /sys/class/net 2>/dev/null)" -- "$cur")
 		return ;;
-	--json | --csv | --svg | --body | --request | --names | --queries | --token-file | \
+	--json | --csv | --svg | --html | --json-stream | --latency-spectrum | -o | --output | \
+		--body | --request | --names | --queries | --token-file | \
 		--witness-token-file | --ready-file | --schedule | --fleet | --out)
 		mapfile -t COMPREPLY < <(compgen -f -- "$cur")
 		return ;;

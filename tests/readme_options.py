@@ -44,7 +44,7 @@ def check(line):
     for part in line.split(" -- "):
         words = part.replace("xdpreplay ", "", 1).split()
         if not words or words[0] not in ("probe", "replay", "gen", "count", "lorawan", "search",
-                                         "selftest"):
+                                         "selftest", "report"):
             continue
         cmd = words[0] + (" " + words[1] if words[0] == "lorawan" and len(words) > 1 and
                           words[1] in ("fleet", "send") else "")

@@ -31,6 +31,7 @@ int cmd_replay(int argc, char **argv);
 int cmd_gen(int argc, char **argv);
 int cmd_count(int argc, char **argv);
 int cmd_selftest(int argc, char **argv);
+int cmd_report(int argc, char **argv);
 int cmd_search(int argc, char **argv);
 int cmd_lorawan(int argc, char **argv);
 

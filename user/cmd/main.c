@@ -25,6 +25,7 @@ static const struct {
 	  "find the highest load a server takes within a loss goal (NDR/PDR)" },
 	{ "selftest", cmd_selftest,
 	  "hold the BPF rewrites against the userspace reference (sends nothing)" },
+	{ "report", cmd_report, "one self-contained HTML page from results' JSON" },
 };
 
 static void usage(FILE *f)

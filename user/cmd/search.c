@@ -101,6 +101,7 @@ static void usage(FILE *f)
 		"      --max-time T     no trial starts after T (default 30m); either limit reports\n"
 		"                       the bounds so far and why it stopped\n"
 		"      --json [FILE], --csv FILE, --svg FILE   results (no FILE: standard output), every trial, a plot\n"
+		"      --html FILE      the results as one self-contained page (xdpreplay report's)\n"
 		"      --json-stream FILE|-  one JSON object per line as the search goes: start\n"
 		"                       (system, settings), each trial as it ends, end (the --json result)\n"
 		"\n"
@@ -150,6 +151,7 @@ int cmd_search(int argc, char **argv)
 		O_STREAM,
 		O_CSV,
 		O_SVG,
+		O_HTML,
 		O_FIELD,
 		O_LATENCY,
 		O_PAUSE,
@@ -180,12 +182,14 @@ int cmd_search(int argc, char **argv)
 		{ "json-stream", required_argument, NULL, O_STREAM },
 		{ "csv", required_argument, NULL, O_CSV },
 		{ "svg", required_argument, NULL, O_SVG },
+		{ "html", required_argument, NULL, O_HTML },
 		{ "verbose", no_argument, NULL, 'v' },
 		{ "help", no_argument, NULL, 'h' },
 		{},
 	};
 	struct search *s = calloc(1, sizeof(*s));
-	const char *json_path = NULL, *csv_path = NULL, *svg_path = NULL, *stream_path = NULL;
+	const char *json_path = NULL, *csv_path = NULL, *svg_path = NULL, *stream_path = NULL,
+		   *html_path = NULL;
 	static char names[MAX_GOALS][32];
 	int opt, err, ret = XR_EXIT_USAGE, loss_goals = 0;
 	char a[16], b[16], c[16], d[16];
@@ -352,6 +356,7 @@ int cmd_search(int argc, char **argv)
 		case O_STREAM: stream_path = optarg; break;
 		case O_CSV: csv_path = optarg; break;
 		case O_SVG: svg_path = optarg; break;
+		case O_HTML: html_path = optarg; break;
 		case 'v': xr_verbosity++; break;
 		case 'h':
 			usage(stdout);
@@ -677,7 +682,7 @@ int cmd_search(int argc, char **argv)
 			s->stop_why ? "; stopped: " : "", s->stop_why ? s->stop_why : "");
 	}
 	thresholds_failed = search_thresholds_judge(s, stderr, NULL);
-	if (write_results(s, json_path, csv_path, svg_path) || search_stream_end(s)) {
+	if (write_results(s, json_path, csv_path, svg_path, html_path) || search_stream_end(s)) {
 		ret = XR_EXIT_ENV;
 		goto out;
 	}

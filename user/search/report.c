@@ -5,133 +5,18 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include "report/report.h"
+#include "report/svg.h"
 #include "search/search.h"
 #include "measure/sysinfo.h"
 #include "util/json.h"
 #include "util/log.h"
 #include "util/units.h"
 
-/* Text inside an SVG element: the five characters XML reserves, escaped. */
-static void xml_text(FILE *f, const char *t)
-{
-	for (; *t; t++) {
-		switch (*t) {
-		case '<': fputs("&lt;", f); break;
-		case '>': fputs("&gt;", f); break;
-		case '&': fputs("&amp;", f); break;
-		case '\'': fputs("&apos;", f); break;
-		case '"': fputs("&quot;", f); break;
-		default: fputc(*t, f);
-		}
-	}
-}
-
-/* An axis: linear or logarithmic between lo and hi, mapped onto [p0, p1] pixels. */
-struct axis {
-	double lo, hi, p0, p1;
-	bool log;
-};
-
-static double axis_px(const struct axis *x, double v)
-{
-	double f;
-
-	if (x->log)
-		f = (log10(fmax(v, x->lo)) - log10(x->lo)) / (log10(x->hi) - log10(x->lo));
-	else
-		f = (v - x->lo) / (x->hi - x->lo);
-	return x->p0 + (x->p1 - x->p0) * fmin(1, fmax(0, f));
-}
-
-/* The nice step (1, 2 or 5 times a power of ten) that cuts [lo, hi] into about n parts. */
-static double nice_step(double lo, double hi, int n)
-{
-	double raw = (hi - lo) / n, p = pow(10, floor(log10(raw))), m = raw / p;
-
-	return (m <= 1 ? 1 : m <= 2 ? 2 : m <= 5 ? 5 : 10) * p;
-}
-
-/* A tick label without trailing zeros: 10k, 2.5M, 500. */
-static char *fmt_tick(double v, char *buf, size_t len)
-{
-	char *dot, *end;
-
-	fmt_si(v, buf, len);
-	dot = strchr(buf, '.');
-	if (!dot)
-		return buf;
-	for (end = dot + 1; *end >= '0' && *end <= '9'; end++)
-		;
-	/* the digits after the point, trimmed of zeros; the point too when none is left */
-	char *last = end;
-
-	while (last > dot + 1 && last[-1] == '0')
-		last--;
-	if (last == dot + 1)
-		last = dot;
-	memmove(last, end, strlen(end) + 1);
-	return buf;
-}
-
-/* A tick label of a round trip given in microseconds: 500 us, 2 ms, 1 s. */
-static char *fmt_tick_us(double v, char *buf, size_t len)
-{
-	return fmt_duration((uint64_t)(v * 1e3), buf, len);
-}
-
-/* Round ticks: 1-2-5 in each decade on a log axis, a nice step on a linear one. */
-static void axis_ticks_fmt(FILE *f, const struct axis *x, bool vertical, double at,
-			   const char *unit, char *(*fmt)(double, char *, size_t))
-{
-	char a[16];
-
-	if (x->log) {
-		for (double d = pow(10, floor(log10(x->lo))); d <= x->hi * 1.0001; d *= 10)
-			for (int m = 1; m <= 5; m += m == 1 ? 1 : 3) {
-				double v = d * m, px = axis_px(x, v);
-
-				if (v < x->lo * 0.9999 || v > x->hi * 1.0001)
-					continue;
-				fprintf(f,
-					vertical ?
-						"<text x='%.0f' y='%.1f' text-anchor='end'>%s%s</text>\n" :
-						"<text x='%.1f' y='%.0f' text-anchor='middle'>%s%s</text>\n",
-					vertical ? at : px, vertical ? px + 4 : at,
-					fmt(v, a, sizeof(a)), unit);
-			}
-		return;
-	}
-	double st = nice_step(x->lo, x->hi, 5);
-
-	for (double v = ceil(x->lo / st) * st; v <= x->hi * 1.0001; v += st) {
-		double px = axis_px(x, v);
-
-		fprintf(f,
-			vertical ? "<text x='%.0f' y='%.1f' text-anchor='end'>%s%s</text>\n" :
-				   "<text x='%.1f' y='%.0f' text-anchor='middle'>%s%s</text>\n",
-			vertical ? at : px, vertical ? px + 4 : at, fmt(v, a, sizeof(a)), unit);
-	}
-}
-
-static void axis_ticks(FILE *f, const struct axis *x, bool vertical, double at, const char *unit)
-{
-	axis_ticks_fmt(f, x, vertical, at, unit, fmt_tick);
-}
-
-/* The 1-2-5 value (1, 2 or 5 times a power of ten) just below v, or just above it (up). */
-static double nice_125(double v, bool up)
-{
-	double p = pow(10, floor(log10(v))), m = v / p;
-
-	if (up)
-		return (m <= 1 ? 1 : m <= 2 ? 2 : m <= 5 ? 5 : 10) * p;
-	return (m >= 5 ? 5 : m >= 2 ? 2 : 1) * p;
-}
-
 /* The x axis of the plot: the loads tried, on a log scale when they span more than a decade. */
-static struct axis load_axis(const struct search *s, double p0, double p1)
+static struct svg_axis load_axis(const struct search *s, double p0, double p1)
 {
-	struct axis x = { .lo = s->max, .hi = s->min, .p0 = p0, .p1 = p1 };
+	struct svg_axis x = { .lo = s->max, .hi = s->min, .p0 = p0, .p1 = p1 };
 
 	for (int i = 0; i < s->nt; i++) {
 		x.lo = fmin(x.lo, s->t[i].load);
@@ -141,10 +26,10 @@ static struct axis load_axis(const struct search *s, double p0, double p1)
 		x.lo = s->min, x.hi = s->max;
 	x.log = x.hi / x.lo > 10;
 	if (x.log) {
-		x.lo = nice_125(x.lo * 0.9, false);
-		x.hi = nice_125(x.hi * 1.1, true);
+		x.lo = svg_nice_125(x.lo * 0.9, false);
+		x.hi = svg_nice_125(x.hi * 1.1, true);
 	} else {
-		double st = nice_step(x.lo * 0.9, x.hi * 1.05, 5);
+		double st = svg_nice_step(x.lo * 0.9, x.hi * 1.05, 5);
 
 		x.lo = fmax(0, floor(x.lo * 0.9 / st) * st);
 		x.hi = ceil(x.hi * 1.05 / st) * st;
@@ -161,7 +46,7 @@ static void write_svg(const struct search *s, FILE *f)
 	const double W = 760, L = 80, R = 30, T = 64, PH = 300, GAP = 70;
 	double H, ymax = 0, pmax = 0, pmin = 1e18;
 	char a[16], b[16], title[200], when[32], wit[72];
-	struct axis x, y, yl = {};
+	struct svg_axis x, y, yl = {};
 	size_t at = 0;
 	time_t now = s->start_unix;
 
@@ -194,11 +79,11 @@ static void write_svg(const struct search *s, FILE *f)
 	strftime(when, sizeof(when), "%Y-%m-%d %H:%M UTC", gmtime(&now));
 	fprintf(f, "<text x='%.0f' y='20' text-anchor='middle' font-size='15'>Drop-point search: ",
 		W / 2);
-	xml_text(f, title);
+	svg_text(f, title);
 	fprintf(f, "</text>\n<text x='%.0f' y='40' text-anchor='middle' fill='#444'>witness ",
 		W / 2);
 	snprintf(wit, sizeof(wit), "%.60s%s", s->witness, strlen(s->witness) > 60 ? "..." : "");
-	xml_text(f, wit);
+	svg_text(f, wit);
 	fprintf(f, " | %s%s | %s</text>\n", s->interrupted ? "interrupted, " : "",
 		s->stop_why ? s->stop_why : "done", when);
 
@@ -206,8 +91,8 @@ static void write_svg(const struct search *s, FILE *f)
 	fprintf(f,
 		"<rect x='%.0f' y='%.0f' width='%.0f' height='%.0f' fill='none' stroke='#000'/>\n",
 		L, T, W - L - R, PH);
-	axis_ticks(f, &x, false, T + PH + 16, "");
-	axis_ticks(f, &y, true, L - 6, "");
+	svg_axis_ticks(f, &x, false, T + PH + 16, "");
+	svg_axis_ticks(f, &y, true, L - 6, "");
 	fprintf(f, "<text x='%.0f' y='%.0f' text-anchor='middle'>offered (%s/s%s)</text>\n",
 		(L + W - R) / 2, T + PH + 36, s->unit, x.log ? ", log scale" : "");
 	fprintf(f,
@@ -221,12 +106,12 @@ static void write_svg(const struct search *s, FILE *f)
 				   x.lo + (x.hi - x.lo) * k / 64;
 
 		if (v <= y.hi)
-			fprintf(f, "%.1f,%.1f ", axis_px(&x, v), axis_px(&y, v));
+			fprintf(f, "%.1f,%.1f ", svg_axis_px(&x, v), svg_axis_px(&y, v));
 	}
 	fprintf(f, "'/>\n");
 	for (int gi = 0; gi < s->ng; gi++) {
 		const struct goal *g = &s->g[gi];
-		double gx = axis_px(&x, g->lower);
+		double gx = svg_axis_px(&x, g->lower);
 
 		if (g->lower <= 0)
 			continue;
@@ -238,12 +123,13 @@ static void write_svg(const struct search *s, FILE *f)
 		fprintf(f, "<text x='%.1f' y='%.0f' fill='%s' text-anchor='%s'>",
 			gx + (gx > W / 2 ? -4 : 4), T + PH - 10 - 14 * gi, goal_color[gi],
 			gx > W / 2 ? "end" : "start");
-		xml_text(f, g->name);
+		svg_text(f, g->name);
 		fprintf(f, " %s</text>\n", fmt_si(g->lower, a, sizeof(a)));
 	}
 	for (int i = 0; i < s->nt; i++) {
 		const struct trial *t = &s->t[i];
-		double px = axis_px(&x, t->load), py = axis_px(&y, t->received / t->duration_s);
+		double px = svg_axis_px(&x, t->load),
+		       py = svg_axis_px(&y, t->received / t->duration_s);
 
 		if (t->sender_short)
 			fprintf(f,
@@ -276,9 +162,9 @@ static void write_svg(const struct search *s, FILE *f)
 			"<line x1='4' y1='%d' x2='24' y2='%d' stroke='%s' stroke-width='2' stroke-dasharray='%s'/>"
 			"<text x='30' y='%d'>",
 			46 + 16 * gi, 46 + 16 * gi, goal_color[gi], goal_dash[gi], 50 + 16 * gi);
-		xml_text(f, g->name);
+		svg_text(f, g->name);
 		fprintf(f, " (");
-		xml_text(f, lim);
+		svg_text(f, lim);
 		fprintf(f, "): lower bound %s, upper %s</text>\n",
 			g->lower ? fmt_si(g->lower, a, sizeof(a)) : "none",
 			g->upper ? fmt_si(g->upper, b, sizeof(b)) : "none");
@@ -288,7 +174,7 @@ static void write_svg(const struct search *s, FILE *f)
 	if (lat && pmax > 0) {
 		double top = T + PH + 50 + GAP, ph = 200;
 
-		yl = (struct axis){ .lo = pmin, .hi = pmax, .p0 = top + ph, .p1 = top };
+		yl = (struct svg_axis){ .lo = pmin, .hi = pmax, .p0 = top + ph, .p1 = top };
 		for (int gi = 0; gi < s->ng; gi++)
 			if (s->g[gi].p99_us > 0)
 				yl.hi = fmax(yl.hi, s->g[gi].p99_us),
@@ -304,8 +190,8 @@ static void write_svg(const struct search *s, FILE *f)
 		fprintf(f,
 			"<rect x='%.0f' y='%.0f' width='%.0f' height='%.0f' fill='none' stroke='#000'/>\n",
 			L, top, W - L - R, ph);
-		axis_ticks(f, &x, false, top + ph + 16, "");
-		axis_ticks_fmt(f, &yl, true, L - 6, "", fmt_tick_us);
+		svg_axis_ticks(f, &x, false, top + ph + 16, "");
+		svg_axis_ticks_fmt(f, &yl, true, L - 6, "", svg_tick_us);
 		fprintf(f,
 			"<text x='18' y='%.0f' transform='rotate(-90 18 %.0f)' text-anchor='middle'>p99 round "
 			"trip</text>\n",
@@ -315,7 +201,7 @@ static void write_svg(const struct search *s, FILE *f)
 
 			if (s->g[gi].p99_us <= 0)
 				continue;
-			gy = axis_px(&yl, s->g[gi].p99_us);
+			gy = svg_axis_px(&yl, s->g[gi].p99_us);
 			fprintf(f,
 				"<line x1='%.0f' y1='%.1f' x2='%.0f' y2='%.1f' stroke='%s' stroke-width='2' "
 				"stroke-dasharray='%s'/>\n",
@@ -324,7 +210,8 @@ static void write_svg(const struct search *s, FILE *f)
 		for (int i = 0; i < s->nt; i++)
 			if (s->t[i].p99_us > 0)
 				fprintf(f, "<circle cx='%.1f' cy='%.1f' r='4' fill='%s'/>\n",
-					axis_px(&x, s->t[i].load), axis_px(&yl, s->t[i].p99_us),
+					svg_axis_px(&x, s->t[i].load),
+					svg_axis_px(&yl, s->t[i].p99_us),
 					s->t[i].sender_short ? "#bbb" : "#1f5fbf");
 	}
 	fprintf(f, "</svg>\n");
@@ -523,11 +410,32 @@ int search_stream_end(struct search *s)
 	return jstream_close(&s->stream);
 }
 
+/* --html: the page xdpreplay report makes of this search's JSON */
+static void write_html(const struct search *s, FILE *f)
+{
+	char *doc = NULL;
+	size_t len = 0;
+	FILE *m = open_memstream(&doc, &len);
+	struct report_doc d = { .name = "search" };
+
+	if (!m)
+		return;
+	write_json(s, m);
+	if (!fclose(m))
+		d.j = json_tokener_parse(doc);
+	if (d.j)
+		report_html(f, "xdpreplay search", &d, 1);
+	json_object_put(d.j);
+	free(doc);
+}
+
 int write_results(const struct search *s, const char *json_path, const char *csv_path,
-		  const char *svg_path)
+		  const char *svg_path, const char *html_path)
 {
 	int err = 0;
 
+	if (html_path)
+		err = write_one(s, html_path, write_html) ?: err;
 	if (json_path)
 		err = write_one(s, json_path, write_json) ?: err;
 	if (csv_path)

@@ -173,8 +173,11 @@ int serve_trials(struct search *s);
 void trials_stop(void);
 int do_search(struct search *s);
 
-/* report.c: the results as JSON, CSV and SVG, where asked for: 0, or -errno when one could not be written */
+/*
+ * report.c: the results as JSON, CSV, SVG and an HTML page (xdpreplay
+ * report's), where asked for: 0, or -errno when one could not be written
+ */
 int write_results(const struct search *s, const char *json_path, const char *csv_path,
-		  const char *svg_path);
+		  const char *svg_path, const char *html_path);
 
 #endif

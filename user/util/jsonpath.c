@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 #include <errno.h>
+#include <stdlib.h>
 #include <string.h>
 #include "util/jsonpath.h"
 
@@ -8,7 +9,7 @@
  * "Udp.NoPorts"), so the longest key that exists is taken at each level.
  */
 /* The value at a dotted path, or NULL. */
-static struct json_object *json_path_get(struct json_object *o, const char *dotted)
+struct json_object *json_path_get(struct json_object *o, const char *dotted)
 {
 	char key[128];
 	const char *p = dotted;
@@ -17,6 +18,17 @@ static struct json_object *json_path_get(struct json_object *o, const char *dott
 		size_t len = strlen(p);
 		struct json_object *next = NULL;
 
+		/* an array's element by its index: "trials.3.loss" */
+		if (json_object_is_type(o, json_type_array)) {
+			char *end;
+			unsigned long i = strtoul(p, &end, 10);
+
+			if (end == p || (*end && *end != '.') || i >= json_object_array_length(o))
+				return NULL;
+			o = json_object_array_get_idx(o, i);
+			p = *end ? end + 1 : end;
+			continue;
+		}
 		for (; len; len--) {
 			if (p[len] && p[len] != '.')
 				continue;

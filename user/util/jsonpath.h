@@ -13,6 +13,8 @@
  * path) or -EPROTO (not a number of that kind).
  */
 int json_path_u64(struct json_object *o, const char *dotted, uint64_t *v);
+/* The value at a dotted path (an array's element by its index: "trials.3.loss"), or NULL */
+struct json_object *json_path_get(struct json_object *o, const char *dotted);
 /* Any number at a dotted path: 0, -ENOENT or -EPROTO. */
 int json_path_double(struct json_object *o, const char *dotted, double *v);
 

@@ -1,0 +1,98 @@
+# SPDX-License-Identifier: GPL-2.0
+# xdpreplay report: one HTML page from a sender's, count's and a search's JSON, checked in a real
+# browser (Debian's chromium, headless).
+
+chromium_run() { # ARGS...: headless, no GPU, as root (no sandbox); its chatter on D-Bus dropped
+	timeout 60 chromium --headless=new --no-sandbox --disable-gpu --hide-scrollbars \
+		--virtual-time-budget=2000 "$@" 2>/dev/null
+}
+
+# The page renders; its plots are drawn (the series' colours in a screenshot); nothing is wider than
+# a wide window or a phone's; and every figure it shows is the one at its JSON path
+test_report_renders_in_a_browser() {
+	command -v chromium >/dev/null || fail "chromium is not installed (scripts/deps.sh installs it)"
+	bed
+	tb_srv sysctl -qw net.ipv4.tcp_syncookies=2 || fail "sysctl"
+	tcp_server_start --timeout 10 --backlog 4096
+	count_start --tcp --dport 80 --duration 60s --idle 1s -q --json "$WORK/c.json" --fail-if 'matched<3000'
+	tb_gen "$XR" gen syn -i "$TB_GEN_IF" --dst "$TB_SRV_IP:80" --src 198.18.64.0/23 --pps 1000 --count 3000 -q \
+		--fail-if 'p99>10s' --json "$WORK/g.json" || fail "gen syn exited $?"
+	count_wait
+	tb_gen "$XR" search --witness replies --min 1k --max 4k --trial 300ms --max-trials 2 --json "$WORK/s.json" \
+		--html "$WORK/s.html" -- \
+		gen syn -i "$TB_GEN_IF" --dst "$TB_SRV_IP:80" --src 198.18.64.0/23 --first-seq 10000 \
+		>"$WORK/s.out" 2>&1
+	expect_range $? 0 1 "search's exit ($(tail -n 3 "$WORK/s.out"))"
+	(cd "$WORK" && "$XR" report g.json c.json s.json -o r.html --title 'a <test> & its page') ||
+		fail "report exited $?"
+	grep -q "<title>a &lt;test&gt; &amp; its page</title>" "$WORK/r.html" || fail "the title, escaped"
+	grep -qiE "(src|href)=['\"]?https?:" "$WORK/r.html" && fail "the page fetches something"
+	chromium_run --window-size=1200,4000 --screenshot="$WORK/r.png" "file://$WORK/r.html" >/dev/null
+	[ -s "$WORK/r.png" ] || fail "no screenshot"
+	for w in 1200 420; do
+		chromium_run --window-size=$w,900 --dump-dom "file://$WORK/r.html" >"$WORK/r.$w.dom"
+		grep -q 'data-overflow="false"' "$WORK/r.$w.dom" ||
+			fail "at $w px the page overflows: $(grep -o 'data-overflow="[a-z]*"' "$WORK/r.$w.dom")"
+	done
+	/usr/bin/python3 - "$WORK" <<-'PY' || fail "the page against its JSON"
+	import json, os, sys
+	from html.parser import HTMLParser
+	from PIL import Image
+	work = sys.argv[1]
+	docs = {n: json.load(open(os.path.join(work, n))) for n in ("g.json", "c.json", "s.json")}
+	def at(d, path):
+	    # a key may hold dots itself (rtt_us's "p99.9"): the longest that exists first
+	    parts = path.split(".")
+	    while parts:
+	        if isinstance(d, list):
+	            d, parts = d[int(parts[0])], parts[1:]
+	            continue
+	        n = next(n for n in range(len(parts), 0, -1) if ".".join(parts[:n]) in d)
+	        d, parts = d[".".join(parts[:n])], parts[n:]
+	    return d
+	class Cells(HTMLParser):
+	    def __init__(self):
+	        super().__init__(); self.doc = None; self.key = None; self.cells = []; self.text = ""
+	    def handle_starttag(self, tag, attrs):
+	        a = dict(attrs)
+	        if tag == "section": self.doc = a["data-doc"]
+	        if tag == "td" and "data-k" in a: self.key, self.text = a["data-k"], ""
+	    def handle_data(self, data):
+	        if self.key is not None: self.text += data
+	    def handle_endtag(self, tag):
+	        if tag == "td" and self.key is not None:
+	            self.cells.append((self.doc, self.key, self.text)); self.key = None
+	p = Cells(); p.feed(open(os.path.join(work, "r.1200.dom")).read())
+	# search --html: the same page of its own JSON
+	docs["search"] = docs["s.json"]
+	q = Cells(); q.feed(open(os.path.join(work, "s.html")).read())
+	assert q.cells and all(d == "search" for d, _, _ in q.cells), q.cells[:3]
+	seen = set()
+	for doc, key, text in p.cells + q.cells:
+	    if doc is None:  # the verdict's table: its paths are in the sender's and count's
+	        continue
+	    v = at(docs[doc], key)
+	    if isinstance(v, bool): ok = text == ("yes" if v else "no")
+	    elif isinstance(v, int): ok = text == str(v)
+	    elif isinstance(v, float): ok = abs(float(text) - v) <= 1e-5 * max(1, abs(v))
+	    else: ok = text == str(v)
+	    assert ok, (doc, key, text, v)
+	    seen.add(doc)
+	assert seen == set(docs) and len(p.cells) >= 100, (seen, len(p.cells))
+	for must in ('id="verdict"', "PASSED", "Every trial", "percentile spectrum"):
+	    assert must in open(os.path.join(work, "r.1200.dom")).read(), must
+	# the plots are drawn: their series' colours cover pixels of the screenshot
+	img = Image.open(os.path.join(work, "r.png")).convert("RGB")
+	hist = {}
+	for px in img.getdata():
+	    hist[px] = hist.get(px, 0) + 1
+	blue, orange = hist.get((0, 114, 178), 0), hist.get((213, 94, 0), 0)
+	assert blue > 500 and orange > 20, (blue, orange)
+	PY
+	# what is not a result is refused in one line
+	echo '{"a": 1}' >"$WORK/x.json"
+	run_bad 2 "x.json is not the JSON of a sender, count or search" "$XR" report "$WORK/x.json"
+	echo 'garbage{' >"$WORK/y.json"
+	run_bad 2 "y.json: not a result's JSON" "$XR" report "$WORK/y.json"
+	run_bad 2 "give one or more RESULT.json" "$XR" report -o "$WORK/z.html"
+}

@@ -1,0 +1,166 @@
+// SPDX-License-Identifier: GPL-2.0
+/* The report page's frame, its figures and tables (report/report.h). */
+#include <string.h>
+#include "report/report.h"
+#include "report/svg.h"
+#include "util/jsonpath.h"
+
+/* readable on a phone and on a wide screen: the plots shrink, tables scroll inside their box */
+static const char css[] =
+	"body{font-family:sans-serif;margin:1.5em auto;max-width:1100px;padding:0 1em;color:#222}"
+	"h1{font-size:1.5em}h2{font-size:1.2em;border-bottom:1px solid #ccc;margin-top:2em}"
+	"table{border-collapse:collapse;margin:.5em 0;font-size:.9em;display:block;overflow-x:auto;"
+	"max-width:100%}"
+	"td,th{border:1px solid #ddd;padding:2px 8px;text-align:left}td{overflow-wrap:anywhere}"
+	"td.n{text-align:right;font-variant-numeric:tabular-nums}"
+	".verdict{padding:.6em 1em;border-radius:4px;font-weight:bold}"
+	".failed{background:#fbe3e0;color:#8a1c0c}.passed{background:#e2f4e4;color:#14532d}"
+	".none{background:#eee}svg.plot{max-width:100%;height:auto;display:block;margin:.5em 0}"
+	"code{overflow-wrap:anywhere}";
+
+void page_text(FILE *f, const char *t)
+{
+	svg_text(f, t ? t : "");
+}
+
+void page_begin(FILE *f, const char *title)
+{
+	fputs("<!DOCTYPE html>\n<html lang='en'><head><meta charset='utf-8'>"
+	      "<meta name='viewport' content='width=device-width, initial-scale=1'><title>",
+	      f);
+	page_text(f, title);
+	fprintf(f, "</title><style>%s</style></head><body>\n<h1>", css);
+	page_text(f, title);
+	fputs("</h1>\n", f);
+}
+
+void page_end(FILE *f)
+{
+	/* what a check of the layout reads: whether anything is wider than the window */
+	fputs("<script>addEventListener('load', () => { document.documentElement.dataset.overflow = "
+	      "document.documentElement.scrollWidth > window.innerWidth; });</script>\n"
+	      "</body></html>\n",
+	      f);
+}
+
+/* a scalar as the JSON has it: integers whole, other numbers to 6 significant digits */
+static void scalar(FILE *f, struct json_object *v)
+{
+	char buf[64];
+
+	switch (json_object_get_type(v)) {
+	case json_type_int: fprintf(f, "%lld", (long long)json_object_get_int64(v)); break;
+	case json_type_double:
+		snprintf(buf, sizeof(buf), "%.6g", json_object_get_double(v));
+		fputs(buf, f);
+		break;
+	case json_type_boolean: fputs(json_object_get_boolean(v) ? "yes" : "no", f); break;
+	case json_type_string: page_text(f, json_object_get_string(v)); break;
+	default: fputs("-", f);
+	}
+}
+
+void page_cell(FILE *f, struct json_object *j, const char *path)
+{
+	struct json_object *v = json_path_get(j, path);
+	bool num = v && (json_object_is_type(v, json_type_int) ||
+			 json_object_is_type(v, json_type_double));
+
+	fprintf(f, "<td%s data-k='", num ? " class='n'" : "");
+	page_text(f, path);
+	fputs("'>", f);
+	scalar(f, v);
+	fputs("</td>", f);
+}
+
+/* rows of the object o's scalars, its nested objects' with their keys joined by dots */
+static void kv_rows(FILE *f, struct json_object *root, struct json_object *o, const char *prefix)
+{
+	json_object_object_foreach(o, k, v) {
+		char path[256];
+
+		snprintf(path, sizeof(path), "%s%s%s", prefix, *prefix ? "." : "", k);
+		if (json_object_is_type(v, json_type_object)) {
+			kv_rows(f, root, v, path);
+			continue;
+		}
+		if (json_object_is_type(v, json_type_array))
+			continue;
+		fputs("<tr><th>", f);
+		page_text(f, path);
+		fputs("</th>", f);
+		page_cell(f, root, path);
+		fputs("</tr>\n", f);
+	}
+}
+
+void page_kv_table(FILE *f, struct json_object *j, const char *path, const char *caption)
+{
+	struct json_object *o = json_path_get(j, path);
+
+	if (!o || !json_object_is_type(o, json_type_object))
+		return;
+	fputs("<table><caption>", f);
+	page_text(f, caption);
+	fputs("</caption>\n", f);
+	kv_rows(f, j, o, path);
+	if (!json_object_object_length(o))
+		fputs("<tr><td>none</td></tr>\n", f);
+	fputs("</table>\n", f);
+}
+
+/* a result's "thresholds" array, or NULL */
+static struct json_object *thresholds(struct json_object *j)
+{
+	struct json_object *t = json_path_get(j, "thresholds");
+
+	return t && json_object_is_type(t, json_type_array) ? t : NULL;
+}
+
+void page_verdict(FILE *f, const struct report_doc *docs, int n)
+{
+	int given = 0, failed = 0;
+
+	for (int i = 0; i < n; i++) {
+		struct json_object *t = thresholds(docs[i].j);
+
+		for (size_t k = 0; t && k < json_object_array_length(t); k++) {
+			struct json_object *f_;
+
+			given++;
+			failed += json_object_object_get_ex(json_object_array_get_idx(t, k),
+							    "failed", &f_) &&
+				  json_object_get_boolean(f_);
+		}
+	}
+	fprintf(f, "<p class='verdict %s' id='verdict'>%s</p>\n",
+		!given ? "none" :
+		failed ? "failed" :
+			 "passed",
+		!given ? "No thresholds were given (--fail-if)." :
+		failed ? "FAILED: a threshold was broken." :
+			 "PASSED: every threshold held.");
+	if (!given)
+		return;
+	fputs("<table><tr><th>result</th><th>threshold</th><th>value</th><th>failed</th></tr>\n",
+	      f);
+	for (int i = 0; i < n; i++) {
+		struct json_object *t = thresholds(docs[i].j);
+
+		for (size_t k = 0; t && k < json_object_array_length(t); k++) {
+			char path[64];
+
+			fputs("<tr><td>", f);
+			page_text(f, docs[i].name);
+			snprintf(path, sizeof(path), "thresholds.%zu.expr", k);
+			fputs("</td>", f);
+			page_cell(f, docs[i].j, path);
+			snprintf(path, sizeof(path), "thresholds.%zu.value", k);
+			page_cell(f, docs[i].j, path);
+			snprintf(path, sizeof(path), "thresholds.%zu.failed", k);
+			page_cell(f, docs[i].j, path);
+			fputs("</tr>\n", f);
+		}
+	}
+	fputs("</table>\n", f);
+}

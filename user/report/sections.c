@@ -1,0 +1,251 @@
+// SPDX-License-Identifier: GPL-2.0
+/* The report's part for each kind of result: a sender's, count's, search's (report/report.h). */
+#include <errno.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include "report/plot.h"
+#include "report/report.h"
+#include "report/svg.h"
+#include "util/jsonpath.h"
+#include "util/log.h"
+
+#define MAX_POINTS 4096
+
+/* The array at path, or NULL when there is none (or something else is there) */
+static struct json_object *array_at(struct json_object *j, const char *path)
+{
+	struct json_object *a = json_path_get(j, path);
+
+	return a && json_object_is_type(a, json_type_array) ? a : NULL;
+}
+
+/* A table of one row: a header per path, the figure at each under it */
+static void row_table(FILE *f, struct json_object *j, const char *caption, const char *const *paths,
+		      int n)
+{
+	fputs("<table><caption>", f);
+	page_text(f, caption);
+	fputs("</caption><tr>", f);
+	for (int i = 0; i < n; i++) {
+		fputs("<th>", f);
+		page_text(f, paths[i]);
+		fputs("</th>", f);
+	}
+	fputs("</tr><tr>", f);
+	for (int i = 0; i < n; i++)
+		page_cell(f, j, paths[i]);
+	fputs("</tr></table>\n", f);
+}
+
+/*
+ * The numbers of the array at path (its elements' member key, or the elements
+ * themselves with key NULL) into y, their indices into x: how many
+ */
+static unsigned int series_of(struct json_object *j, const char *path, const char *key, double *x,
+			      double *y)
+{
+	struct json_object *a = array_at(j, path), *v;
+	unsigned int n = 0;
+
+	for (size_t i = 0; a && i < json_object_array_length(a) && n < MAX_POINTS; i++) {
+		v = json_object_array_get_idx(a, i);
+		if (key && !json_object_object_get_ex(v, key, &v))
+			continue;
+		x[n] = i;
+		y[n++] = json_object_get_double(v);
+	}
+	return n;
+}
+
+static void heading(FILE *f, const char *what, const struct report_doc *d)
+{
+	fputs("<h2>", f);
+	page_text(f, what);
+	fputs(": <code>", f);
+	page_text(f, d->name);
+	fputs("</code></h2>\n", f);
+}
+
+/* The round trips' spectrum as HdrHistogram's plotter draws it: latency against 1/(1-p), log */
+static void spectrum_plot(FILE *f, struct json_object *j)
+{
+	static double x[MAX_POINTS], y[MAX_POINTS];
+	struct json_object *a = array_at(j, "replies.rtt_spectrum");
+	struct plot p = { .title = "Round trips: percentile spectrum",
+			  .xlabel = "percentile, as 1/(1-p): 10 = p90, 100 = p99, 1000 = p99.9",
+			  .ylabel = "round trip",
+			  .xlog = true,
+			  .yfmt = svg_tick_us };
+	struct plot_series s = { "round trip", x, y, 0 };
+
+	for (size_t i = 0; a && i < json_object_array_length(a) && s.n < MAX_POINTS; i++) {
+		struct json_object *pt = json_object_array_get_idx(a, i), *pc, *v;
+		double pct;
+
+		if (!json_object_object_get_ex(pt, "percentile", &pc) ||
+		    !json_object_object_get_ex(pt, "value_us", &v))
+			continue;
+		pct = json_object_get_double(pc);
+		/* 100% is at infinity on this axis: the max is in the table */
+		if (pct >= 100)
+			continue;
+		x[s.n] = 1 / (1 - pct / 100);
+		y[s.n++] = json_object_get_double(v);
+	}
+	plot_svg(f, &p, &s, 1);
+}
+
+void section_sender(FILE *f, const struct report_doc *d)
+{
+	static const char *const run[] = { "command_line", "interface", "engine", "threads",
+					   "target.pps",   "asked",	"sent",	  "failed",
+					   "pps",	   "duration_s" };
+	static double x[2][MAX_POINTS], y[2][MAX_POINTS];
+	struct plot p = { .title = "Per second",
+			  .xlabel = "second of the run",
+			  .ylabel = "per second",
+			  .xmin_span = 5 };
+	struct plot_series s[2] = { { "frames sent", x[0], y[0], 0 },
+				    { "answered", x[1], y[1], 0 } };
+
+	heading(f, "Sender", d);
+	row_table(f, d->j, "The run", run, sizeof(run) / sizeof(run[0]));
+	page_kv_table(f, d->j, "failed_reasons", "Frames not sent, by reason");
+	page_kv_table(f, d->j, "replies", "Answers (round trips in microseconds)");
+	s[0].n = series_of(d->j, "sent_per_second", NULL, x[0], y[0]);
+	s[1].n = series_of(d->j, "replies.per_second", "answered", x[1], y[1]);
+	plot_svg(f, &p, s, s[1].n ? 2 : 1);
+	spectrum_plot(f, d->j);
+	page_kv_table(f, d->j, "system", "System");
+}
+
+void section_count(FILE *f, const struct report_doc *d)
+{
+	static const char *const run[] = { "iface",	      "matched",     "seen",
+					   "passed",	      "xdp_dropped", "pps",
+					   "first_to_last_s", "duration_s" };
+	static double x[MAX_POINTS], y[MAX_POINTS];
+	struct plot p = { .title = "Matched at the server, per second",
+			  .xlabel = "second since the first frame",
+			  .ylabel = "frames per second",
+			  .xmin_span = 5 };
+	struct plot_series s = { "matched", x, y, 0 };
+
+	heading(f, "Server (count)", d);
+	row_table(f, d->j, "What arrived", run, sizeof(run) / sizeof(run[0]));
+	page_kv_table(f, d->j, "attribution", "Where it went");
+	page_kv_table(f, d->j, "drops.inbound", "The kernel's drops (inbound), by reason");
+	s.n = series_of(d->j, "per_second", NULL, x, y);
+	plot_svg(f, &p, &s, 1);
+	page_kv_table(f, d->j, "system", "System");
+}
+
+/* one row per element of the array at path, the members given as columns */
+static void array_table(FILE *f, struct json_object *j, const char *path, const char *caption,
+			const char *const *cols, int ncols)
+{
+	struct json_object *a = array_at(j, path);
+	char p[128];
+
+	fputs("<table><caption>", f);
+	page_text(f, caption);
+	fputs("</caption><tr>", f);
+	for (int c = 0; c < ncols; c++) {
+		fputs("<th>", f);
+		page_text(f, cols[c]);
+		fputs("</th>", f);
+	}
+	fputs("</tr>\n", f);
+	for (size_t i = 0; a && i < json_object_array_length(a); i++) {
+		fputs("<tr>", f);
+		for (int c = 0; c < ncols; c++) {
+			snprintf(p, sizeof(p), "%s.%zu.%s", path, i, cols[c]);
+			page_cell(f, j, p);
+		}
+		fputs("</tr>\n", f);
+	}
+	fputs("</table>\n", f);
+}
+
+static int by_x(const void *a, const void *b)
+{
+	const double *u = a, *v = b;
+
+	return (u[0] > v[0]) - (u[0] < v[0]);
+}
+
+/* loss against the load offered, the trials in the order of their loads */
+static void trials_plot(FILE *f, struct json_object *j)
+{
+	static double xy[MAX_POINTS][2], x[MAX_POINTS], y[MAX_POINTS];
+	struct json_object *a = array_at(j, "trials");
+	struct plot p = { .title = "The trials: loss at each load offered",
+			  .xlabel = "offered per second",
+			  .ylabel = "loss (fraction)" };
+	struct plot_series s = { "loss", x, y, 0 };
+	double lo = INFINITY, hi = 0;
+
+	for (size_t i = 0; a && i < json_object_array_length(a) && s.n < MAX_POINTS; i++) {
+		struct json_object *t = json_object_array_get_idx(a, i), *o, *l;
+
+		if (!json_object_object_get_ex(t, "offered_pps", &o) ||
+		    !json_object_object_get_ex(t, "loss", &l))
+			continue;
+		xy[s.n][0] = json_object_get_double(o);
+		xy[s.n++][1] = json_object_get_double(l);
+		lo = fmin(lo, xy[s.n - 1][0]);
+		hi = fmax(hi, xy[s.n - 1][0]);
+	}
+	qsort(xy, s.n, sizeof(xy[0]), by_x);
+	for (unsigned int i = 0; i < s.n; i++)
+		x[i] = xy[i][0], y[i] = xy[i][1];
+	p.xlog = s.n && hi / lo > 10;
+	plot_svg(f, &p, &s, 1);
+}
+
+void section_search(FILE *f, const struct report_doc *d)
+{
+	static const char *const goals[] = { "name", "loss", "lower", "upper",
+					     "conditional_throughput" };
+	static const char *const trials[] = { "offered_pps", "asked",  "sent",	      "received",
+					      "loss",	     "p99_us", "sender_short" };
+
+	heading(f, "Search", d);
+	page_kv_table(f, d->j, "settings", "Settings");
+	array_table(f, d->j, "goals", "The bounds found", goals, sizeof(goals) / sizeof(goals[0]));
+	trials_plot(f, d->j);
+	array_table(f, d->j, "trials", "Every trial", trials, sizeof(trials) / sizeof(trials[0]));
+	page_kv_table(f, d->j, "system", "System");
+}
+
+static bool has(struct json_object *j, const char *a, const char *b)
+{
+	return json_path_get(j, a) && json_path_get(j, b);
+}
+
+int report_html(FILE *f, const char *title, const struct report_doc *docs, int n)
+{
+	for (int i = 0; i < n; i++)
+		if (!has(docs[i].j, "sent", "asked") && !has(docs[i].j, "matched", "attribution") &&
+		    !has(docs[i].j, "goals", "trials")) {
+			pr_warn("%s is not the JSON of a sender, count or search\n", docs[i].name);
+			return -EINVAL;
+		}
+	page_begin(f, title);
+	page_verdict(f, docs, n);
+	for (int i = 0; i < n; i++) {
+		fputs("<section data-doc='", f);
+		page_text(f, docs[i].name);
+		fputs("'>\n", f);
+		if (has(docs[i].j, "goals", "trials"))
+			section_search(f, &docs[i]);
+		else if (has(docs[i].j, "matched", "attribution"))
+			section_count(f, &docs[i]);
+		else
+			section_sender(f, &docs[i]);
+		fputs("</section>\n", f);
+	}
+	page_end(f);
+	return 0;
+}
