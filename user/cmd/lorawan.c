@@ -18,7 +18,7 @@
 #include "proto/lorawan/lorawan.h"
 #include "proto/proto.h"
 #include "send/run.h"
-#include "engine/pacer.h"
+#include "util/time.h"
 #include "util/units.h"
 
 static void lorawan_send_usage(FILE *f, const struct xr_proto *p)

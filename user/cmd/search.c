@@ -22,7 +22,7 @@
 #include <string.h>
 #include <time.h>
 #include "cmd/cli.h"
-#include "engine/pacer.h"
+#include "util/time.h"
 #include "measure/httpd.h"
 #include "search/search.h"
 #include "util/log.h"

@@ -6,21 +6,6 @@
 #include "engine/pacer.h"
 #include "util/log.h"
 
-uint64_t now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec * 1000000000ULL + ts.tv_nsec;
-}
-
-void sleep_until(uint64_t t)
-{
-	struct timespec ts = { .tv_sec = t / 1000000000ULL, .tv_nsec = t % 1000000000ULL };
-
-	clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL);
-}
-
 int pin_to_cpu(int cpu)
 {
 	cpu_set_t set;

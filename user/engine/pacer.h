@@ -10,6 +10,7 @@
 
 #include <stdint.h>
 #include "engine/engine.h"
+#include "util/time.h"
 
 struct pacer {
 	enum xr_pace pace;
@@ -24,8 +25,6 @@ struct pacer {
 	uint64_t last_wake;
 };
 
-uint64_t now_ns(void);
-void sleep_until(uint64_t t_ns);
 int pin_to_cpu(int cpu);
 /* The CPU to run a one-off call on: this one, unless it has no slot (hosts with more than XR_MAX_CPUS). */
 int engine_slot_cpu(void);

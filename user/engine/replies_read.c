@@ -7,7 +7,7 @@
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 #include "engine/session.h"
-#include "engine/pacer.h"
+#include "util/time.h"
 #include "gen.skel.h"
 
 /* The whole array in one call (Linux >= 5.6): 0, or -errno to read it key by key */

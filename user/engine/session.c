@@ -11,7 +11,7 @@
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 #include "engine/session.h"
-#include "engine/pacer.h"
+#include "util/time.h"
 #include "frames/rewrite.h"
 #include "util/log.h"
 #include "gen.skel.h"

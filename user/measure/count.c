@@ -21,7 +21,7 @@
 #include "measure/sysinfo.h"
 #include "measure/kstats.h"
 #include "util/log.h"
-#include "engine/pacer.h"
+#include "util/time.h"
 #include "util/units.h"
 #include "measure/attrib.h"
 #include "frames/addr.h"

@@ -6,7 +6,7 @@
 #include <string.h>
 #include <unistd.h>
 #include "util/prom.h"
-#include "engine/pacer.h"
+#include "util/time.h"
 #include "measure/proc.h"
 #include "util/json.h"
 #include "util/log.h"

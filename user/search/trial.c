@@ -16,7 +16,7 @@
 #include <sys/wait.h>
 #include <json-c/json.h>
 #include "cmd/cli.h"
-#include "engine/pacer.h"
+#include "util/time.h"
 #include "search/search.h"
 #include "send/run.h"
 #include "util/jsonpath.h"

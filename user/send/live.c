@@ -4,7 +4,7 @@
 #include <string.h>
 #include "util/json.h"
 #include "util/prom.h"
-#include "engine/pacer.h"
+#include "util/time.h"
 #include "measure/httpd.h"
 #include "send/live.h"
 

@@ -20,7 +20,7 @@
 #include "send/peer.h"
 #include "send/run.h"
 #include "util/log.h"
-#include "engine/pacer.h"
+#include "util/time.h"
 
 /* Loading and verifying its BPF, then a handshake, a CONNECT and a SUBSCRIBE: seconds at most. */
 #define PEER_READY_NS (30 * 1000000000ULL)

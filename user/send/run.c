@@ -11,7 +11,7 @@
 #include <time.h>
 #include <unistd.h>
 #include "cmd/cli.h"
-#include "engine/pacer.h"
+#include "util/time.h"
 #include "engine/probe.h"
 #include "measure/httpd.h"
 #include "measure/proc.h"

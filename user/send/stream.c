@@ -2,7 +2,7 @@
 /* A sender's --json-stream (send/stream.h). */
 #include <errno.h>
 #include <time.h>
-#include "engine/pacer.h"
+#include "util/time.h"
 #include "measure/sysinfo.h"
 #include "send/stream.h"
 #include "util/prom.h"

@@ -11,7 +11,7 @@
 #include <netinet/in.h>
 #include <sys/socket.h>
 #include <bpf/bpf.h>
-#include "engine/pacer.h"
+#include "util/time.h"
 #include "proto/lorawan/keepalive.h"
 #include "util/log.h"
 

@@ -10,7 +10,7 @@
 #include <sys/resource.h>
 #include <arpa/inet.h>
 #include "cmd/cli.h"
-#include "engine/pacer.h"
+#include "util/time.h"
 #include "measure/webhook.h"
 #include "proto/lorawan/keepalive.h"
 #include "proto/lorawan/kernel.h"

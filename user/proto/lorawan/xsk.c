@@ -11,7 +11,7 @@
 #include <errno.h>
 #include <string.h>
 #include <arpa/inet.h>
-#include "engine/pacer.h"
+#include "util/time.h"
 #include "proto/lorawan/kernel.h"
 
 /* as lora_tmst: the clock read again every XR_LORA_TMST_EVERY uplinks (the builder does not pace) */

@@ -23,7 +23,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <bpf/libbpf.h>
-#include "engine/pacer.h"
+#include "util/time.h"
 #include "proto/tcp/session.h"
 #include "util/log.h"
 
