@@ -112,9 +112,10 @@ test_fail_if_thresholds() {
 	tcp_server_start --timeout 10 --backlog 4096
 	tb_gen "$XR" gen syn -i "$TB_GEN_IF" --dst "$TB_SRV_IP:80" --src 198.18.64.0/23 --pps 5k --count 500 \
 		--fail-if 'p99>10s' --fail-if 'loss>50%' --fail-if 'unsent>0' --fail-if 'rate<0.5*target' \
-		--latency-spectrum "$WORK/s.hgrm" --json "$WORK/g.json" 2>"$WORK/err" ||
+		--latency-spectrum "$WORK/s.hgrm" --latency-log "$WORK/r.hlog" --json "$WORK/g.json" 2>"$WORK/err" ||
 		fail "thresholds that hold: exit $?: $(cat "$WORK/err")"
 	latency_spectrum_checked "$WORK/s.hgrm" "$WORK/g.json"
+	latency_log_checked "$WORK/r.hlog" "$WORK/g.json"
 	python3 - "$WORK/g.json" <<-'PY' || fail "thresholds in JSON"
 	import json, sys
 	g = json.load(open(sys.argv[1]))
@@ -142,6 +143,52 @@ test_fail_if_thresholds() {
 	run_bad 2 "'fast' is not a time" "$XR" gen udp -i lo --dst 198.18.0.2 --fail-if 'p99<fast'
 	run_bad 2 "--latency-spectrum: this run counts no answers" tb_gen "$XR" gen udp -i "$TB_GEN_IF" \
 		--dst "$TB_SRV_IP:9" --count 10 --latency-spectrum "$WORK/x.hgrm"
+}
+
+# latency_log_checked HLOG JSON: the HdrHistogram interval log read by a decoder of its own (the V2
+# compressed encoding: base64, zlib, ZigZag LEB128 counts with zero runs): a line a second, each
+# second's counts those of the JSON's per_second, its max the JSON's, every answer in it
+latency_log_checked() {
+	python3 - "$1" "$2" <<-'PY' || fail "the latency log: $(head -n 4 "$1" | cut -c1-120)"
+	import base64, json, struct, sys, zlib
+	lines = open(sys.argv[1]).read().splitlines()
+	g = json.load(open(sys.argv[2]))
+	assert lines[0] == "#[Histogram log format version 1.3]" and lines[1].startswith("#[StartTime: "), lines[:2]
+	assert lines[2] == '"StartTimestamp","Interval_Length","Interval_Max","Interval_Compressed_Histogram"'
+	def counts_of(b64):
+	    raw = base64.b64decode(b64)
+	    cookie, n = struct.unpack(">iI", raw[:8])
+	    assert cookie == 0x1c849314, hex(cookie)
+	    inner = zlib.decompress(raw[8:8 + n])
+	    c, plen, norm, digits, lowest, highest, ratio = struct.unpack(">iIiiqqd", inner[:40])
+	    assert (c, norm, digits, lowest, highest, ratio) == (0x1c849313, 0, 1, 1, 2**35 - 1, 1.0), (c, digits, highest)
+	    out, p = [], 40
+	    while p < 40 + plen:
+	        v = shift = 0
+	        for k in range(9):
+	            b = inner[p]; p += 1
+	            if k == 8:
+	                v |= b << 56; break
+	            v |= (b & 0x7f) << shift; shift += 7
+	            if b < 0x80: break
+	        v = (v >> 1) ^ -(v & 1)
+	        out += [0] * -v if v < 0 else [v]
+	    return out
+	def value_of(i):  # HdrHistogram's index -> value: 32 sub-buckets, unit 1 ns
+	    return i if i < 32 else (i % 16 + 16) << (i // 16 - 1)
+	total = 0
+	per_s = {p["second"]: p for p in g["replies"]["per_second"] if p["answered"]}
+	rows = [l.split(",") for l in lines[3:]]
+	assert [float(r[0]) for r in rows] == sorted(float(s) for s in per_s), (rows, per_s.keys())
+	for start, length, mx, b64 in rows:
+	    c = counts_of(b64)
+	    sec = per_s[int(float(start))]
+	    assert float(length) == 1.0 and sum(c) == sec["answered"] and c[-1] > 0, (start, sum(c), sec)
+	    top = value_of(len(c)) - 1
+	    assert mx == "%.3f" % (top / 1e6) and abs(sec["max_us"] - (top + 1) / 1e3) < 1e-6, (mx, top, sec)
+	    total += sum(c)
+	assert total == g["replies"]["syn_acks"] > 0, (total, g["replies"])
+	PY
 }
 
 # latency_spectrum_checked HGRM JSON: the spectrum in wrk2's layout, its percentiles HdrHistogram's

@@ -45,6 +45,7 @@ enum {
 	O_FAIL_IF,
 	O_SPECTRUM,
 	O_STREAM,
+	O_HLOG,
 };
 
 /* set: the protocol must accept it (enum send_opt_set); 0: every sender command takes it */
@@ -68,6 +69,7 @@ static const struct send_opt_row {
 	{ "fail-if", required_argument, O_FAIL_IF, 0 },
 	{ "latency-spectrum", required_argument, O_SPECTRUM, 0 },
 	{ "json-stream", required_argument, O_STREAM, 0 },
+	{ "latency-log", required_argument, O_HLOG, 0 },
 	{ "first-seq", required_argument, O_FIRST, 0 },
 	{ "listen", required_argument, O_LISTEN, 0 },
 	{ "token-file", required_argument, O_TOKEN, 0 },
@@ -132,6 +134,8 @@ const char send_opts_help[] =
 	"      --latency-spectrum FILE|-  the answers' round trips as a percentile spectrum\n"
 	"                          to the max, in wrk2's and HdrHistogram's layout (.hgrm;\n"
 	"                          milliseconds); also in JSON (replies.rtt_spectrum)\n"
+	"      --latency-log FILE|-  the round trips as an HdrHistogram interval log (.hlog,\n"
+	"                          a histogram a second), for HdrHistogram's tools\n"
 	"      --listen ADDR:PORT  serve the live figures over HTTP while it runs: / (JSON),\n"
 	"                          /metrics (Prometheus or OpenMetrics; labels run, command,\n"
 	"                          iface, shard, a search's trial; round trips as the\n"
@@ -266,6 +270,7 @@ static int parse_one(struct send_opts *so, const struct xr_proto *p, int opt, co
 	case O_JSON: so->json_path = arg; break;
 	case O_SPECTRUM: so->spectrum_path = arg; break;
 	case O_STREAM: so->stream_path = arg; break;
+	case O_HLOG: so->hlog_path = arg; break;
 	case O_FAIL_IF:
 		if (threshold_add(&so->fail_if, cmd, arg, send_threshold_metrics,
 				  send_nthreshold_metrics))

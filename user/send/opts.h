@@ -47,6 +47,7 @@ struct send_opts {
 	const char *json_path;
 	const char *spectrum_path; /* --latency-spectrum: the round trips' spectrum (.hgrm) */
 	const char *stream_path; /* --json-stream: a JSON object per line as the run goes */
+	const char *hlog_path; /* --latency-log: an HdrHistogram interval log of the round trips */
 	const char *pcap_out; /* --pcap-out: write the frames instead of sending them */
 	bool quiet;
 	bool have_listen;

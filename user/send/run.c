@@ -17,6 +17,7 @@
 #include "measure/proc.h"
 #include "send/live.h"
 #include "send/stream.h"
+#include "engine/hlog.h"
 #include "engine/replies.h"
 #include "send/peer.h"
 #include "send/run.h"
@@ -228,8 +229,9 @@ static void write_result(void *ctx, FILE *f)
 	send_json(ctx, f);
 }
 
-/* --latency-spectrum: 0, or -errno after a message */
-static int write_spectrum(const char *path, const struct engine_result *res)
+/* --latency-spectrum (log false) or --latency-log: 0, or -errno after a message */
+static int write_latency(const char *path, const struct engine_result *res, double start_unix,
+			 bool log)
 {
 	FILE *f = json_fopen(path);
 	int err;
@@ -239,8 +241,11 @@ static int write_spectrum(const char *path, const struct engine_result *res)
 		pr_warn("cannot write %s: %s\n", path, strerror(errno));
 		return err;
 	}
-	/* answers went uncounted (no BPF here): an empty spectrum, as the JSON's replies say */
-	replies_spectrum_write(res, f);
+	/* answers went uncounted (no BPF here): an empty one, as the JSON's replies say */
+	if (log)
+		hlog_write(f, res, start_unix);
+	else
+		replies_spectrum_write(res, f);
 	err = json_fclose(f);
 	if (err)
 		pr_warn("cannot write %s: %s\n", path, strerror(-err));
@@ -329,9 +334,9 @@ int send_run(const struct send_opts *so, const struct xr_proto *p, void *st)
 		ret = XR_EXIT_USAGE;
 		goto out;
 	}
-	if (so->spectrum_path && o.reply_kind == XR_REPLY_NONE) {
-		pr_warn("--latency-spectrum: this run counts no answers (gen syn, dns, tcp, mqtt and "
-			"lorawan send do)\n");
+	if ((so->spectrum_path || so->hlog_path) && o.reply_kind == XR_REPLY_NONE) {
+		pr_warn("%s: this run counts no answers (gen syn, dns, tcp, mqtt and lorawan send do)\n",
+			so->spectrum_path ? "--latency-spectrum" : "--latency-log");
 		ret = XR_EXIT_USAGE;
 		goto out;
 	}
@@ -448,7 +453,10 @@ int send_run(const struct send_opts *so, const struct xr_proto *p, void *st)
 				fmt_si(o.pps, (char[16]){}, 16));
 		if (res.interrupted)
 			pr_warn("interrupted; the figures cover what was done\n");
-		if (so->spectrum_path && write_spectrum(so->spectrum_path, &res))
+		if (so->spectrum_path &&
+		    write_latency(so->spectrum_path, &res, r.start_unix, false))
+			write_failed = true;
+		if (so->hlog_path && write_latency(so->hlog_path, &res, r.start_unix, true))
 			write_failed = true;
 		if (jf) {
 			send_json(&r, jf);
