@@ -141,6 +141,8 @@ test_fail_if_thresholds() {
 	run_bad 2 "'p99=1ms' is not METRIC<VALUE" "$XR" gen udp -i lo --dst 198.18.0.2 --fail-if 'p99=1ms'
 	run_bad 2 "'2' is not a fraction" "$XR" gen udp -i lo --dst 198.18.0.2 --fail-if 'loss>2'
 	run_bad 2 "'fast' is not a time" "$XR" gen udp -i lo --dst 198.18.0.2 --fail-if 'p99<fast'
+	run_bad 2 "--fail-if sessions_failed>0: this run has no sessions" tb_gen "$XR" gen syn -i "$TB_GEN_IF" \
+		--dst "$TB_SRV_IP:80" --count 10 --fail-if 'sessions_failed>0'
 	run_bad 2 "--latency-spectrum: this run counts no answers" tb_gen "$XR" gen udp -i "$TB_GEN_IF" \
 		--dst "$TB_SRV_IP:9" --count 10 --latency-spectrum "$WORK/x.hgrm"
 }

@@ -73,8 +73,10 @@ test_tcp_every_session_completed() {
 	count_start --tcp --dport 80 --duration 60s --idle 3s --json "$WORK/c.json"
 	# 100,000 sessions of one GET each, 10k/s, from 512 sources
 	tb_gen "$XR" gen tcp -i "$TB_GEN_IF" --dst "$TB_SRV_IP" --src 198.18.64.0/23 --http 'GET /' \
-		--pps 10k --count 100k --wait 3s --json "$WORK/g.json" >"$WORK/out" 2>&1 || fail "gen tcp exited $?: $(cat "$WORK/out")"
+		--pps 10k --count 100k --wait 3s --json "$WORK/g.json" --fail-if 'sessions_failed>0' >"$WORK/out" 2>&1 ||
+		fail "gen tcp exited $?: $(cat "$WORK/out")"
 	count_wait
+	expect_eq "$(jget "$WORK/g.json" thresholds.0.value)" 0 "--fail-if sessions_failed>0: the sessions that failed"
 	tb_gen ethtool -S "$TB_GEN_IF" | grep -v ": 0$"
 	tb_srv ethtool -S "$TB_SRV_IF" | grep -v ": 0$"
 	tb_srv ip -s link show "$TB_SRV_IF"

@@ -18,6 +18,7 @@ const struct threshold_metric send_threshold_metrics[] = {
 	{ "p99.9", THR_TIME, "the answers' round trip, 99.9th percentile" },
 	{ "p99.99", THR_TIME, "the answers' round trip, 99.99th percentile" },
 	{ "max", THR_TIME, "the answers' longest round trip" },
+	{ "sessions_failed", THR_COUNT, "sessions asked for that did not complete (TCP, MQTT)" },
 };
 const unsigned int send_nthreshold_metrics =
 	sizeof(send_threshold_metrics) / sizeof(send_threshold_metrics[0]);
@@ -39,6 +40,12 @@ int send_thresholds_check(const struct thresholds *ts, const struct engine_opts 
 		if (answers && o->reply_kind == XR_REPLY_NONE) {
 			pr_warn("--fail-if %s: this run counts no answers (gen syn, dns, tcp, mqtt and "
 				"lorawan send do)\n",
+				t->text);
+			return -EINVAL;
+		}
+		if (!strcmp(t->metric->name, "sessions_failed") && o->reply_kind != XR_REPLY_TCP) {
+			pr_warn("--fail-if %s: this run has no sessions (gen tcp, gen mqtt and replay "
+				"--sessions do)\n",
 				t->text);
 			return -EINVAL;
 		}
@@ -68,6 +75,9 @@ static void thresholds_values(const struct thresholds *ts, const struct engine_o
 			values[i] = res->asked ? (double)(res->asked - res->sent) / res->asked : 0;
 		else if (!strcmp(m->name, "rate"))
 			values[i] = dur > 0 ? res->sent / dur : 0;
+		/* each frame a session's SYN: the sessions asked for, less those that completed */
+		else if (!strcmp(m->name, "sessions_failed"))
+			values[i] = res->asked - res->replies.st.ctr[XR_TCP_COMPLETED];
 		else
 			values[i] = res->replies.st.answered ?
 					    replies_hist_quantile_us(&res->replies, q) * 1e3 :

@@ -98,28 +98,35 @@ static void fmt_double(char *out, size_t len, double v)
 		snprintf(out, len, "%.10g", v);
 }
 
+/* a counter's or gauge's sample of value (text) with the labels of ap */
+static void scalar_sample(const struct prom *p, const char *value, va_list ap)
+{
+	char lbl[512];
+
+	labels(p, lbl, sizeof(lbl), ap, NULL);
+	sample(p, p->type == PROM_COUNTER ? "_total" : "", lbl, value);
+}
+
 void prom_u64(struct prom *p, uint64_t v, ...)
 {
-	char lbl[512], val[24];
+	char val[24];
 	va_list ap;
 
-	va_start(ap, v);
-	labels(p, lbl, sizeof(lbl), ap, NULL);
-	va_end(ap);
 	snprintf(val, sizeof(val), "%llu", (unsigned long long)v);
-	sample(p, p->type == PROM_COUNTER ? "_total" : "", lbl, val);
+	va_start(ap, v);
+	scalar_sample(p, val, ap);
+	va_end(ap);
 }
 
 void prom_double(struct prom *p, double v, ...)
 {
-	char lbl[512], val[32];
+	char val[32];
 	va_list ap;
 
-	va_start(ap, v);
-	labels(p, lbl, sizeof(lbl), ap, NULL);
-	va_end(ap);
 	fmt_double(val, sizeof(val), v);
-	sample(p, p->type == PROM_COUNTER ? "_total" : "", lbl, val);
+	va_start(ap, v);
+	scalar_sample(p, val, ap);
+	va_end(ap);
 }
 
 void prom_histogram(struct prom *p, const double *le, const uint64_t *cum, unsigned int n,
