@@ -155,16 +155,14 @@ static __always_inline int build_frame(struct xdp_md *ctx, __u64 n, bool *unplan
  * receiver's pace. This works while the receiver drains on another CPU (a veth
  * peer's threaded NAPI), where skipping iterations contends with the receiver
  * for the lock of the call's page pool: each skipped iteration takes a page
- * and gives it back through that lock, as the receiver does for every frame.
- * The receiver on the next CPU, 5 interleaved rounds: one thread 2.91 -> 5.90
- * Mpps received, two (each core a sender and the other's receiver) 2.91 -> 4.48.
+ * and gives it back through that lock, as the receiver does for every frame
+ * (docs/benchmarks.md, "Waiting out a full ring", has what each way gave).
  *
  * Skip iterations (~70 ns each), doubling the skip while refusals go on and
  * halving it once a look finds none. The call's batches then end, so that a
  * receiver that needs this CPU (softirq NAPI, a NIC's completions, a NAPI
  * thread on this core) runs between them: spinning, with preemption off,
- * keeps it out. Two threads, default NAPI: 8x fewer frames refused (5.3 M to
- * 0.64 M in 3 s), the same rate (median ratio 0.99 over 5 interleaved rounds).
+ * keeps it out: far fewer frames refused at the same rate.
  *
  * With cfg.backoff XR_BACKOFF_SPIN (userspace found a veth peer whose NAPI
  * runs in threads), spinning comes first; when the longest spin is refused
@@ -364,7 +362,7 @@ int xr_due_test(struct xdp_md *ctx)
 /*
  * Direct loads through the tracepoints' BTF pointers (fault-safe, as in
  * drops.bpf.c), not BPF_CORE_READ: four bpf_probe_read_kernel calls per bulk
- * flush were 2% of a two-thread run's CPU at 20 Mpps.
+ * flush cost a fast run measurable CPU.
  */
 static __always_inline bool our_dev(const struct net_device *dev)
 {

@@ -94,6 +94,16 @@ prom_sample() {
 	sed -nE "s/^$2\{run=\"[0-9a-f]{16}\",?$3\} (.*)$/\1/p" "$1"
 }
 
+# pcap_has FILE N: a capture being written (tcpdump -U) holds at least N frames yet
+pcap_has() {
+	[ "$(PYTHONPATH="$TOP/tests" python3 -c 'import sys
+from pcapfile import frames
+try:
+    print(len(frames(sys.argv[1])))
+except Exception:
+    print(0)' "$1" 2>/dev/null)" -ge "$2" ]
+}
+
 wait_until() {
 	local secs=$1 what=$2 end=$((SECONDS + $1))
 	shift 2

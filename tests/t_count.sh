@@ -7,12 +7,19 @@ rq = urllib.request.Request(sys.argv[1], headers={"Accept": sys.argv[2]} if sys.
 print(urllib.request.urlopen(rq, timeout=5).read().decode(), end="")' "$1" "${2:-}"
 }
 
+live_has_all() {
+	http_get http://127.0.0.1:9100/ | python3 -c 'import json, sys
+j = json.load(sys.stdin)
+sys.exit(0 if j["matched"] == 1234 and j["attribution"]["udp_no_ports"] == 1234 else 1)' 2>/dev/null
+}
+
 test_listen_serves_live_figures() {
 	bed
 	count_start --udp --dport 9 --duration 30s --listen 127.0.0.1:9100 --seq ip.id --json "$WORK/c.json"
 	tb_gen "$XR" replay -i "$TB_GEN_IF" --count 1234 --rewrite ip.id=seq "$TOP/pcaps/udp-64.pcap" ||
 		fail "replay exited $?"
-	sleep 0.3
+	# every frame counted, and its datagram up the server's stack and dropped there
+	wait_until 10 "the counter's live figures at 1234 frames, each attributed" live_has_all
 	http_get http://127.0.0.1:9100/ >"$WORK/live.json" || fail "GET /"
 	expect_eq "$(jget "$WORK/live.json" matched)" 1234 "matched, live over HTTP"
 	expect_eq "$(jget "$WORK/live.json" attribution.udp_no_ports)" 1234 "attribution, live over HTTP"

@@ -662,18 +662,25 @@ test_lorawan_webhook_counts_per_device() {
 test_lorawan_webhook_latency_search() {
 	# a network server whose application side takes 250 uplinks/s (semtech_server.py --webhook-rate): above
 	# that its queue, and each uplink's delay, grows through a trial. The search on the webhook's latency
-	# from departure (p99 within 100 ms over 4 s trials) finds where: 250 x (1 + 0.1 / (0.99 x 4)) = 256/s
+	# from departure (p99 within 100 ms) finds where; here its books are checked, in 1 s trials. Where
+	# the limit lies is the host's speed too: scripts/bench-webhook-search.sh runs this test with
+	# XR_BENCH=1 (4 s trials, 5 s pauses), where the limit must be 250 x (1 + 0.1 / (0.99 x 4)) = 256/s
+	# within 5%
+	# the counter's idle end must outlast the quiet between two trials' events (a pause, a sender's start)
+	local trial=1s pause=1500ms trials=8 idle=4 hook_idle=6s
+	[ -n "${XR_BENCH:-}" ] && trial=4s pause=5s trials=24 idle=12 hook_idle=10s
 	bed
 	"$XR" lorawan fleet --devices 1000 --gateways 20 --seed 11 --out "$WORK/f" -q || fail "fleet"
 	webhook_start tb_srv --webhook "$TB_SRV_IP:8090" --fleet "$WORK/f" --schedule "$WORK/sched.json" \
-		--duration 900s --idle 10s --json "$WORK/w.json" -q
-	lw_server_start --fleet "$WORK/f" --webhook "http://$TB_SRV_IP:8090/" --webhook-rate 250 --idle 12
+		--duration 900s --idle "$hook_idle" --json "$WORK/w.json" -q
+	lw_server_start --fleet "$WORK/f" --webhook "http://$TB_SRV_IP:8090/" --webhook-rate 250 --idle "$idle"
 	tb_gen "$XR" search --witness "http://$TB_SRV_IP:8090/" --latency-goal p99=100ms --goal PDR=0.01 \
-		--min 100 --max 500 --width 0.02 --trial 4s --pause 5s --max-trials 24 --json "$WORK/s.json" -- \
-		lorawan send -i "$TB_GEN_IF" --fleet "$WORK/f" --server "$TB_SRV_IP" --schedule "$WORK/sched.json" \
-		2>"$WORK/err" || fail "search exited $?: $(tail -n 5 "$WORK/err")"
-	# the server ends 12 s after the last datagram (its queue drained long before), count 10 s after
-	# the last event
+		--min 100 --max 500 --width 0.02 --trial "$trial" --pause "$pause" --max-trials "$trials" \
+		--json "$WORK/s.json" -- lorawan send -i "$TB_GEN_IF" --fleet "$WORK/f" --server "$TB_SRV_IP" \
+		--schedule "$WORK/sched.json" 2>"$WORK/err"
+	expect_range $? 0 1 "search's exit (1: its trial limit): $(tail -n 5 "$WORK/err")"
+	# the server ends $idle s after the last datagram (its queue drained long before), count $hook_idle
+	# after the last event
 	wait "$LW_PID"
 	wait "$WH" || fail "count --webhook exited $?"
 	python3 - "$WORK/s.json" "$WORK/w.json" >"$WORK/figures" <<-'PY' || fail "reading the results"
@@ -684,7 +691,9 @@ test_lorawan_webhook_latency_search() {
 	print(len(s["trials"]), len(w["webhook"]["runs"]))
 	PY
 	read -r lat low_loss ntrials nruns <<<"$(tr '\n' ' ' <"$WORK/figures")"
-	expect_range "$lat" 244 269 "the latency limit found (uplinks/s; 256 expected, within 5%): $(grep -E 'trial +[0-9]' "$WORK/err" | tr -s ' ' | tail -n 12)"
+	echo "the latency limit found: $lat uplinks/s in $ntrials trials of $trial"
+	[ -n "${XR_BENCH_OUT:-}" ] && echo "$lat" >>"$XR_BENCH_OUT"
+	[ -n "${XR_BENCH:-}" ] && expect_range "$lat" 244 269 "the latency limit found (uplinks/s; 256 expected, within 5%): $(grep -E 'trial +[0-9]' "$WORK/err" | tr -s ' ' | tail -n 12)"
 	# every trial read its own run: up to the server's rate nothing is lost, late or not
 	expect_eq "$low_loss" 0 "the highest loss of the trials up to the server's rate"
 	expect_eq "$nruns" "$ntrials" "runs in the schedule: one per trial"

@@ -120,7 +120,9 @@ test_static_rewrites_match_tcprewrite() {
 	tb_gen "$XR" replay -i "$TB_GEN_IF" --pps 1k --vlan-strip --map-ip 10.0.0.0/8=198.18.0.0/15 \
 		--src-mac auto --dst-mac "$TB_SRV_MAC" --misfit skip --json "$WORK/r.json" "$TOP/pcaps/foreign.pcap" ||
 		fail "replay exited $?"
-	sleep 0.5
+	# tcpdump -U writes each frame as it comes: it is done when the file has them all (a busy host's
+	# tcpdump was still behind 0.5 s after the last frame)
+	wait_until 10 "tcpdump wrote the 42 frames" pcap_has "$WORK/ours.pcap" 42
 	kill -INT "$TD_ours"
 	wait "$TD_ours"
 	expect_eq "$(jget "$WORK/r.json" sent)" 43 "frames sent (the IPv6 one too: its tag and MACs changed)"
@@ -140,11 +142,10 @@ test_static_rewrites_match_tcprewrite() {
 	tb_gen "$XR" replay -i "$TB_GEN_IF" --pps 1k --vlan-strip --map-ip 10.0.0.0/8=198.18.0.0/15 \
 		--src-mac auto --dst-mac auto --misfit skip --json "$WORK/r2.json" "$TOP/pcaps/foreign.pcap" ||
 		fail "replay with --dst-mac auto exited $?"
-	sleep 0.5
+	wait_until 10 "tcpdump wrote the 126 frames" pcap_has "$WORK/theirs.pcap" 126
 	kill -INT "$TD_theirs"
 	wait "$TD_theirs"
-	# (tcpdump in --immediate mode: TPACKET_V3 hands over a block only when it fills or times out,
-	# and a capture stopped 0.5 s after the last frame lost the run's frames)
+	# (tcpdump in --immediate mode: TPACKET_V3 hands over a block only when it fills or times out)
 	kill -INT "$COUNT_PID"
 	count_wait
 	# three runs of 40 datagrams, 1 echo request, 1 ARP request, and but for --dst-mac auto's (no IPv6

@@ -493,7 +493,7 @@ static void mq_random_stream(struct mq_case *k, uint8_t *b, uint64_t (*rnd)(void
 }
 
 /* Appends n bytes of p to the response being built (at most cap). */
-static void put(uint8_t *r, size_t *len, size_t cap, const void *p, size_t n)
+static void append_bytes(uint8_t *r, size_t *len, size_t cap, const void *p, size_t n)
 {
 	if (*len + n > cap)
 		n = cap - *len;
@@ -505,7 +505,7 @@ static void putf(uint8_t *r, size_t *len, size_t cap, const char *fmt, unsigned 
 {
 	char b[64];
 
-	put(r, len, cap, b, snprintf(b, sizeof(b), fmt, v));
+	append_bytes(r, len, cap, b, snprintf(b, sizeof(b), fmt, v));
 }
 
 /*
@@ -532,48 +532,48 @@ static size_t http_random_response(uint8_t *r, size_t cap, uint64_t (*rnd)(void)
 
 		putf(r, &len, cap, "X-Field-%llu:", i);
 		if (rnd() % 2)
-			put(r, &len, cap, " ", 1);
+			append_bytes(r, &len, cap, " ", 1);
 		for (size_t j = 0; j < vlen; j++)
-			put(r, &len, cap, &"abcdefghij0123456789-_=ABC"[rnd() % 26], 1);
-		put(r, &len, cap, "\r\n", 2);
+			append_bytes(r, &len, cap, &"abcdefghij0123456789-_=ABC"[rnd() % 26], 1);
+		append_bytes(r, &len, cap, "\r\n", 2);
 	}
 	if (kind == 0) {
 		uint64_t body = rnd() % 3 ? rnd() % 3000 : rnd() % 70000;
 
 		putf(r, &len, cap,
 		     rnd() % 2 ? "Content-Length: %llu\r\n" : "content-length:%llu\r\n", body);
-		put(r, &len, cap, "\r\n", 2);
+		append_bytes(r, &len, cap, "\r\n", 2);
 		for (uint64_t j = 0; j < body; j++)
-			put(r, &len, cap, &"0123456789\r\n"[rnd() % 12], 1);
+			append_bytes(r, &len, cap, &"0123456789\r\n"[rnd() % 12], 1);
 	} else if (kind == 1) {
 		unsigned int chunks = rnd() % 6;
 
-		put(r, &len, cap, "Transfer-Encoding: chunked\r\n\r\n", 30);
+		append_bytes(r, &len, cap, "Transfer-Encoding: chunked\r\n\r\n", 30);
 		for (unsigned int c = 0; c <= chunks; c++) {
 			uint64_t size = c == chunks ? 0 :
 						      1 + (rnd() % 3 ? rnd() % 300 : rnd() % 9000);
 
 			putf(r, &len, cap, rnd() % 2 ? "%llx" : "%llX", size);
 			if (rnd() % 4 == 0)
-				put(r, &len, cap, ";ext=1", 6);
-			put(r, &len, cap, "\r\n", 2);
+				append_bytes(r, &len, cap, ";ext=1", 6);
+			append_bytes(r, &len, cap, "\r\n", 2);
 			for (uint64_t j = 0; j < size; j++)
-				put(r, &len, cap, &"0123456789\r\n"[rnd() % 12], 1);
+				append_bytes(r, &len, cap, &"0123456789\r\n"[rnd() % 12], 1);
 			if (size)
-				put(r, &len, cap, "\r\n", 2);
+				append_bytes(r, &len, cap, "\r\n", 2);
 		}
 		if (rnd() % 3 == 0)
-			put(r, &len, cap, "X-Trailer: 1\r\n", 14);
-		put(r, &len, cap, "\r\n", 2);
+			append_bytes(r, &len, cap, "X-Trailer: 1\r\n", 14);
+		append_bytes(r, &len, cap, "\r\n", 2);
 	} else {
 		/* no length: to the FIN (or nothing at all for 1xx, 204, 304) */
-		put(r, &len, cap, "\r\n", 2);
+		append_bytes(r, &len, cap, "\r\n", 2);
 		for (uint64_t j = rnd() % 2000; j; j--)
-			put(r, &len, cap, "z", 1);
+			append_bytes(r, &len, cap, "z", 1);
 	}
 	/* what may follow in the stream (the next response, say): never read as this one's */
 	for (uint64_t j = rnd() % 3 ? 0 : rnd() % 100; j; j--)
-		put(r, &len, cap, "H", 1);
+		append_bytes(r, &len, cap, "H", 1);
 	return len;
 }
 

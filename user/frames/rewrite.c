@@ -634,8 +634,12 @@ static uint16_t csum_replace(uint16_t csum, uint16_t old, uint16_t new)
 	return ~sum;
 }
 
-/* The checksum at `at` after the 16-bit words from `first` (even) changed from old to new. */
-static void fix(uint8_t *f, uint16_t at, const uint8_t *old, const uint8_t *new, int span, bool udp)
+/*
+ * The checksum at `at` updated for span bytes of 16-bit words that changed
+ * from old to new (RFC 1624); a UDP checksum of 0 means none and stays so.
+ */
+static void csum_update(uint8_t *f, uint16_t at, const uint8_t *old, const uint8_t *new, int span,
+			bool udp)
 {
 	uint16_t c = get16(f + at);
 
@@ -680,9 +684,10 @@ void rewrite_apply(const struct xr_op *ops, int nops, uint8_t *f, uint32_t len, 
 			f[op->off + b] = v >> (be ? 8 * (w - 1 - b) : 8 * b);
 		memcpy(new, f + first, have);
 		if (op->ip_csum_off)
-			fix(f, op->ip_csum_off, old, new, span, false);
+			csum_update(f, op->ip_csum_off, old, new, span, false);
 		if (op->l4_csum_off)
-			fix(f, op->l4_csum_off, old, new, span, op->l4_proto == IPPROTO_UDP);
+			csum_update(f, op->l4_csum_off, old, new, span,
+				    op->l4_proto == IPPROTO_UDP);
 	}
 }
 

@@ -150,7 +150,7 @@ static const char *serve_hook(const struct httpd_request *rq, FILE *f, void *ctx
 	return "application/json";
 }
 
-static int touch(const char *path)
+static int create_ready_file(const char *path)
 {
 	FILE *rf = fopen(path, "w");
 
@@ -180,7 +180,7 @@ static int webhook_only(struct webhook *w, struct httpd **hook, uint64_t duratio
 	uint64_t start = now_ns(), last_change = start, last = 0;
 	struct json j = { .f = jf };
 
-	if (ready && touch(ready))
+	if (ready && create_ready_file(ready))
 		return XR_EXIT_ENV;
 	cli_catch_signals();
 	while (!xr_stop) {
@@ -366,7 +366,7 @@ int count_run(const struct count_opts *co)
 			goto out;
 	}
 	cli_catch_signals();
-	if (ready && touch(ready))
+	if (ready && create_ready_file(ready))
 		goto out;
 	pr_debug("count: attached to %s\n", ifname);
 	if (co->stream_path && count_stream_start(&stream, co->stream_path, &ifc))

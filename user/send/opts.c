@@ -420,9 +420,8 @@ int send_opts_parse(struct send_opts *so, const struct xr_proto *p, void *st, in
 				  /*
 				   * 192, not the kernel's 64: with threaded NAPI one call's
 				   * frames wait for the receiver's thread until the call
-				   * returns, and 64 was 0.99x xdp-trafficgen for one thread
-				   * and 0.92x for two, 192 1.29x and 1.08x; default NAPI
-				   * 1.01x and 1.02x of 64; 256 overfills veth's 256-frame ring
+				   * returns, so a larger batch keeps it busy (measured in
+				   * docs/benchmarks.md); 256 overfills veth's 256-frame ring
 				   */
 				  .batch = 192,
 				  .multiplier = 1,

@@ -122,13 +122,11 @@ static int shard_run(const struct send_opts *so, struct engine_opts *o, const st
 /*
  * A veth hands what CPU c sends to its peer's receive queue c % rx_queues.
  * Threads whose CPUs share a queue contend for its one ring and NAPI
- * instance: on 6.18 two threads into one queue received 7.2 Mpps against
- * 15.4 for one thread (xdp-trafficgen's two 6.8 against 11.4). A queue whose
+ * instance: two threads into one queue receive less than one. A queue whose
  * NAPI thread is pinned to a CPU drains only there, and a sender on that CPU
  * feeding another queue keeps it from its core: with each queue's receiver
- * pinned to the CPU after its sender's (2 CPUs, so each core a sender and
- * the other's receiver), two threads received 0.80x what one did (5.6
- * against 7.0 Mpps, 5 interleaved rounds). So the kernel engine picks CPUs,
+ * pinned to the CPU after its sender's, two threads received less than one
+ * did (docs/benchmarks.md, "Where threads go"). So the kernel engine picks CPUs,
  * from the last down, that each feed a queue of their own and host no other
  * queue's pinned receiver, and says so when that leaves fewer than asked.
  */

@@ -351,14 +351,14 @@ static int tcp_make_request(struct tcp *t, const struct send_opts *so)
  * gen mqtt's replying subscribers (QoS 1, or responders): their replies
  * follow request 0 (bpf/shared/mqtt.h)
  */
-static bool tcp_replies(const struct tcp *t)
+static bool subscribers_reply(const struct tcp *t)
 {
 	return t->response == XR_TCP_RESP_MQTT && t->mqtt.subscriber &&
 	       (t->mqtt.sub_qos || t->mqtt.responder);
 }
 
 /* gen mqtt's sessions that book stamps in mqtt_recv: subscribers, and callers (their answers) */
-static bool tcp_stamp_books(const struct tcp *t)
+static bool books_stamps(const struct tcp *t)
 {
 	return t->response == XR_TCP_RESP_MQTT && (t->mqtt.subscriber || t->mqtt.caller);
 }
@@ -381,8 +381,8 @@ static int tcp_before_load(void *ctx, struct gen_bpf *skel, const struct engine_
 		       bpf_map__set_max_entries(skel->maps.tcp_flows, t->cap ? t->cap->nflows : 1) ?:
 		       bpf_map__set_max_entries(skel->maps.tcp_steps, t->cap ? t->cap->nsteps : 1) ?:
 		       bpf_map__set_max_entries(skel->maps.tcp_pace, t->pace.ps ? t->pace.sessions : 1) ?:
-		       bpf_map__set_max_entries(skel->maps.mqtt_recv, tcp_stamp_books(t) ? t->mqtt.subs * t->mqtt.pubs : 1) ?:
-		       bpf_map__set_max_entries(skel->maps.mqtt_pubacks, tcp_replies(t) && !t->mqtt.responder ? t->table : 1) ?:
+		       bpf_map__set_max_entries(skel->maps.mqtt_recv, books_stamps(t) ? t->mqtt.subs * t->mqtt.pubs : 1) ?:
+		       bpf_map__set_max_entries(skel->maps.mqtt_pubacks, subscribers_reply(t) && !t->mqtt.responder ? t->table : 1) ?:
 		       bpf_map__set_max_entries(skel->maps.mqtt_answers,
 						t->mqtt.responder ? t->table : 1);
 }
@@ -420,11 +420,11 @@ static int tcp_after_load(void *ctx, struct gen_bpf *skel, const struct engine_o
 	t->skel = skel;
 	t->sessions = engine_map_mmap(skel->maps.tcp_sessions, &t->sessions_sz);
 	t->rs.ts = engine_map_mmap(skel->maps.send_ts, &t->rs.ts_sz);
-	if (tcp_replies(t) && !t->mqtt.responder)
+	if (subscribers_reply(t) && !t->mqtt.responder)
 		t->pubacks = engine_map_mmap(skel->maps.mqtt_pubacks, &t->pubacks_sz);
 	if (t->mqtt.responder)
 		t->answers = engine_map_mmap(skel->maps.mqtt_answers, &t->answers_sz);
-	if (!err && (!t->sessions || (tcp_replies(t) && !t->pubacks && !t->answers)))
+	if (!err && (!t->sessions || (subscribers_reply(t) && !t->pubacks && !t->answers)))
 		err = -ENOMEM;
 	return err;
 }
@@ -477,7 +477,7 @@ static uint32_t tcp_request_seq(const struct tcp *t, const struct xr_tcp_session
 
 	if (t->cap)
 		return seq + s->step_off;
-	if (tcp_replies(t))
+	if (subscribers_reply(t))
 		seq += tcp_reply_len(t) * s->pa_sent;
 	if (tcp_mqtt_publisher(t))
 		seq += 2 * (uint32_t)s->pings;
@@ -582,7 +582,7 @@ static size_t tcp_rebuild(const struct tcp *t, const struct xr_tcp_session *s, u
 
 	tcp_request_bytes(t, s, &rlen);
 	if (s->state == XR_TCP_RESPONSE)
-		return tcp_replies(t) ? tcp_rebuild_replies(t, s, f) : 0;
+		return subscribers_reply(t) ? tcp_rebuild_replies(t, s, f) : 0;
 
 	if (s->state == XR_TCP_REQUEST) {
 		plen = rlen - s->acked;
@@ -617,7 +617,7 @@ static void tcp_resend_pass(struct tcp *t)
 		size_t len;
 
 		if (live->state != XR_TCP_REQUEST && live->state != XR_TCP_FIN_SENT &&
-		    !(live->state == XR_TCP_RESPONSE && tcp_replies(t)))
+		    !(live->state == XR_TCP_RESPONSE && subscribers_reply(t)))
 			continue;
 		/* a copy: XDP may change it meanwhile; at worst a segment goes once too often */
 		memcpy(&s, live, sizeof(s));
@@ -803,7 +803,7 @@ static void tcp_reset_open(struct tcp *t)
 		else if (s.state == XR_TCP_RESPONSE)
 			off = rlen;
 		/* a replying subscriber's replies not sent yet (its in_flight) are not on the wire */
-		if (s.state == XR_TCP_RESPONSE && tcp_replies(t))
+		if (s.state == XR_TCP_RESPONSE && subscribers_reply(t))
 			s.pa_sent -= s.in_flight;
 		tcp_batch_take(&b, t,
 			       tcp_segment_headers(t, s.tkey, tcp_request_seq(t, &s, off),
@@ -970,7 +970,7 @@ static void tcp_finish(void *ctx, struct gen_bpf *skel)
 	t->last_answer_ns = skel->bss->tcp_last_answer_ns;
 	if (t->response == XR_TCP_RESP_MQTT)
 		engine_percpu_sum(bpf_map__fd(skel->maps.mqtt_reasons), XR_MQTT_WHY_CELLS, t->why);
-	if (tcp_stamp_books(t)) {
+	if (books_stamps(t)) {
 		size_t sz;
 		struct xr_mqtt_recv *m = engine_map_mmap(skel->maps.mqtt_recv, &sz);
 
