@@ -23,25 +23,31 @@ run_bad() {
 	grep -qE -- "$pat" "$WORK/err" || fail "stderr of '$*' does not match '$pat': $(cat "$WORK/err")"
 }
 
-# jget FILE KEY[.KEY...]: one value of a JSON document
+# jget FILE PATH...: the values of a JSON document at each dotted PATH (KEY.KEY, an array's index as
+# a KEY), one line each, from one Python start: read -r a b < <(jget f sent replies.answered)
 jget() {
+	local f=$1
+	shift
 	python3 -c '
 import json, sys
-v = json.load(open(sys.argv[1]))
-parts = sys.argv[2].split(".")
-while parts:
-    if isinstance(v, list) and parts[0].isdigit():
-        v, parts = v[int(parts[0])], parts[1:]
-        continue
-    # a key may itself contain dots (kernel.Udp.InCsumErrors): try the longest first
-    for n in range(len(parts), 0, -1):
-        k = ".".join(parts[:n])
-        if isinstance(v, dict) and k in v:
-            v, parts = v[k], parts[n:]
-            break
-    else:
-        sys.exit(1)
-print(v)' "$1" "$2" || fail "no $2 in $1: $(head -c 300 "$1")"
+doc = json.load(open(sys.argv[1]))
+def at(path):
+    v, parts = doc, path.split(".")
+    while parts:
+        if isinstance(v, list) and parts[0].isdigit():
+            v, parts = v[int(parts[0])], parts[1:]
+            continue
+        # a key may itself contain dots (kernel.Udp.InCsumErrors): try the longest first
+        for n in range(len(parts), 0, -1):
+            k = ".".join(parts[:n])
+            if isinstance(v, dict) and k in v:
+                v, parts = v[k], parts[n:]
+                break
+        else:
+            sys.exit(1)
+    return v
+for path in sys.argv[2:]:
+    print(at(path))' "$f" "$@" || fail "no $* in $f: $(head -c 300 "$f")"
 }
 
 # sent_or_refused JSON ASKED STATUS: a run at top speed sent all ASKED frames, or the driver refused

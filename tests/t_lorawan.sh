@@ -723,13 +723,17 @@ test_lorawan_webhook_gaps_and_duplicates() {
 	post("not json")
 	PY
 	wait "$WH" || fail "count --webhook exited $?"
-	expect_eq "$(jget "$WORK/w.json" webhook.events)" 8 "events"
-	expect_eq "$(jget "$WORK/w.json" webhook.uplinks)" 5 "uplinks received (0 1 3 2 10)"
-	expect_eq "$(jget "$WORK/w.json" webhook.lost)" 6 "lost: 4..9"
-	expect_eq "$(jget "$WORK/w.json" webhook.reordered)" 1 "reordered"
-	expect_eq "$(jget "$WORK/w.json" webhook.duplicated)" 1 "duplicated"
-	expect_eq "$(jget "$WORK/w.json" webhook.unknown_device)" 1 "unknown device"
-	expect_eq "$(jget "$WORK/w.json" webhook.unreadable)" 1 "unreadable body"
+	local events uplinks lost reordered duplicated unknown unreadable
+	{ read -r events; read -r uplinks; read -r lost; read -r reordered; read -r duplicated; read -r unknown
+		read -r unreadable; } < <(jget "$WORK/w.json" webhook.events webhook.uplinks webhook.lost \
+		webhook.reordered webhook.duplicated webhook.unknown_device webhook.unreadable)
+	expect_eq "$events" 8 "events"
+	expect_eq "$uplinks" 5 "uplinks received (0 1 3 2 10)"
+	expect_eq "$lost" 6 "lost: 4..9"
+	expect_eq "$reordered" 1 "reordered"
+	expect_eq "$duplicated" 1 "duplicated"
+	expect_eq "$unknown" 1 "unknown device"
+	expect_eq "$unreadable" 1 "unreadable body"
 
 	# with the sender's schedule the start is known: a device first seen at fcnt_start + 2 lost two
 	fcnt0=$(sed -n 2p "$WORK/f/devices.csv" | cut -d, -f5)
