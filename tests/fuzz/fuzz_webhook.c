@@ -14,7 +14,7 @@
 #include "util/log.h"
 #include "tmpdir.h"
 #include "proto/lorawan/lorawan.h"
-#include "measure/webhook.h"
+#include "proto/lorawan/webhook.h"
 
 #define SCHEDULE_MAX (1 << 20) /* bytes before the schedule file is written anew */
 

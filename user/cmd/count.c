@@ -12,6 +12,7 @@
 #include "measure/count.h"
 #include "measure/count_verdict.h"
 #include "measure/httpd.h"
+#include "proto/lorawan/webhook.h"
 #include "util/log.h"
 #include "util/units.h"
 
@@ -224,6 +225,7 @@ int cmd_count(int argc, char **argv)
 		{},
 	};
 	const char *listen_addr = NULL, *webhook_addr = NULL, *token_file = NULL;
+	const char *fleet_dir = NULL, *schedule = NULL;
 	struct count_opts co = { .seq_bucket = 1000, .respond_body = 2 };
 	bool have_body = false;
 	uint64_t proto;
@@ -293,8 +295,8 @@ int cmd_count(int argc, char **argv)
 		case O_NFT: co.use_nft = true; break;
 		case O_NO_REASONS: co.no_drop_reasons = true; break;
 		case O_WEBHOOK: webhook_addr = optarg; break;
-		case O_FLEET: co.fleet_dir = optarg; break;
-		case O_SCHEDULE: co.schedule = optarg; break;
+		case O_FLEET: fleet_dir = optarg; break;
+		case O_SCHEDULE: schedule = optarg; break;
 		case O_TOKEN: token_file = optarg; break;
 		case O_STREAM: co.stream_path = optarg; break;
 		case O_FAIL_IF:
@@ -349,7 +351,7 @@ int cmd_count(int argc, char **argv)
 		return cli_usage_error("count", "missing -i IFACE (or --webhook ADDR:PORT)");
 	if (optind < argc)
 		return cli_usage_error("count", "unexpected argument '%s'", argv[optind]);
-	if (webhook_addr && !co.fleet_dir)
+	if (webhook_addr && !fleet_dir)
 		return cli_usage_error(
 			"count",
 			"--webhook counts per device: give the --fleet DIR the sender used");
@@ -362,7 +364,7 @@ int cmd_count(int argc, char **argv)
 	if (count_thresholds_check(&co.fail_if, co.cfg.seq_kind,
 				   !co.cfg.drop && !co.cfg.respond && !co.no_drop_reasons))
 		return XR_EXIT_USAGE;
-	if ((co.fleet_dir || co.schedule) && !webhook_addr)
+	if ((fleet_dir || schedule) && !webhook_addr)
 		return cli_usage_error("count", "--fleet and --schedule go with --webhook");
 	if (co.cfg.respond && (co.cfg.proto != IPPROTO_TCP || !co.cfg.dport))
 		return cli_usage_error("count",
@@ -389,5 +391,13 @@ int cmd_count(int argc, char **argv)
 		return XR_EXIT_USAGE;
 	co.have_listen = listen_addr != NULL;
 	co.have_webhook = webhook_addr != NULL;
+	/* the application's events are LoRaWAN uplinks (the one witness there is today) */
+	if (webhook_addr) {
+		static struct webhook wh;
+
+		if (webhook_init(&wh, fleet_dir, schedule))
+			return XR_EXIT_USAGE;
+		webhook_witness(&wh, &co.witness);
+	}
 	return count_run(&co);
 }

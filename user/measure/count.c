@@ -34,7 +34,7 @@
 #include "measure/drops.h"
 #include "measure/httpd.h"
 #include "measure/proc.h"
-#include "measure/webhook.h"
+#include "measure/appwitness.h"
 #include "count.skel.h"
 
 /* --respond's answer to a request, filled into the respond_body map after load. */
@@ -65,7 +65,7 @@ struct live {
 	const struct nft_counters *nft_before; /* --nft; NULL otherwise */
 	struct drops *drops; /* kernel drop reasons; NULL when unavailable */
 	struct nft_counters *nft_now, *nft_d; /* scratch */
-	struct webhook *wh; /* --webhook; NULL otherwise */
+	const struct app_witness *wit; /* --webhook; NULL otherwise */
 	const struct proc_watch *pw; /* --server-pid; NULL otherwise */
 	uint64_t nft_next; /* when to read the rules again */
 };
@@ -106,7 +106,7 @@ static const char *serve_live(const struct httpd_request *rq, FILE *f, void *ctx
 					  .dur = dur,
 					  .seq_skel = l->seq ? l->skel : NULL,
 					  .nft = l->nft_before ? l->nft_d : NULL,
-					  .wh = l->wh,
+					  .wit = l->wit,
 					  .drops = l->drops,
 					  .pw = l->pw };
 
@@ -134,18 +134,18 @@ static const char *serve_live(const struct httpd_request *rq, FILE *f, void *ctx
 	return prom_end(&p);
 }
 
-/* --webhook: a POST is an event; a GET answers with the webhook's figures so far */
+/* --webhook: a POST is an event; a GET answers with the witness's figures so far */
 static const char *serve_hook(const struct httpd_request *rq, FILE *f, void *ctx)
 {
-	struct webhook *w = ctx;
+	const struct app_witness *w = ctx;
 	struct json j = { .f = f };
 
 	if (!strcmp(rq->method, "POST")) {
-		webhook_event(w, rq->body, rq->len);
+		w->ops->event(w->ctx, rq->body, rq->len);
 		return "text/plain";
 	}
 	json_open(&j, NULL, '{');
-	webhook_json(w, &j);
+	w->ops->json(w->ctx, &j);
 	json_close(&j, '}');
 	return "application/json";
 }
@@ -163,19 +163,19 @@ static int create_ready_file(const char *path)
 }
 
 /* Webhook events so far (the server's thread adds them). */
-static uint64_t webhook_events(struct httpd *hook, const struct webhook *w)
+static uint64_t webhook_events(struct httpd *hook, const struct app_witness *w)
 {
 	uint64_t n;
 
 	httpd_lock(hook);
-	n = w->events;
+	n = w->ops->events(w->ctx);
 	httpd_unlock(hook);
 	return n;
 }
 
 /* count --webhook without -i: the application's receipts only. */
-static int webhook_only(struct webhook *w, struct httpd **hook, uint64_t duration, uint64_t idle,
-			const char *ready, FILE *jf, bool quiet)
+static int webhook_only(const struct app_witness *w, struct httpd **hook, uint64_t duration,
+			uint64_t idle, const char *ready, FILE *jf, bool quiet)
 {
 	uint64_t start = now_ns(), last_change = start, last = 0;
 	struct json j = { .f = jf };
@@ -200,10 +200,10 @@ static int webhook_only(struct webhook *w, struct httpd **hook, uint64_t duratio
 	httpd_stop(*hook);
 	*hook = NULL;
 	if (!quiet)
-		webhook_text(w, stderr);
+		w->ops->text(w->ctx, stderr);
 	if (jf) {
 		json_open(&j, NULL, '{');
-		webhook_json(w, &j);
+		w->ops->json(w->ctx, &j);
 		json_close(&j, '}');
 	}
 	return XR_EXIT_OK;
@@ -215,7 +215,8 @@ int count_run(const struct count_opts *co)
 		   *seq_spec = co->seq_spec;
 	bool listen_addr = co->have_listen, webhook_addr = co->have_webhook,
 	     token_file = co->token[0];
-	const char *fleet_dir = co->fleet_dir, *schedule = co->schedule, *token = co->token;
+	const struct app_witness *wit = co->witness.ctx ? &co->witness : NULL;
+	const char *token = co->token;
 	const struct sockaddr_in listen_sa = co->listen, webhook_sa = co->webhook;
 	bool use_nft = co->use_nft, quiet = co->quiet;
 	struct xr_count_cfg cfg = co->cfg;
@@ -228,7 +229,6 @@ int count_run(const struct count_opts *co)
 	struct jstream stream = {};
 	struct count_totals streamed = {};
 	unsigned int stream_k = 0;
-	struct webhook wh = {};
 	struct nft_counters *nft_before = NULL, *nft_after = NULL, *nft_d = NULL;
 	struct proc_watch pw = {};
 	struct live live;
@@ -249,11 +249,9 @@ int count_run(const struct count_opts *co)
 					 .max_body = 1 << 20,
 					 .lock = &http_lock };
 
-		if (webhook_init(&wh, fleet_dir, schedule))
-			return XR_EXIT_USAGE;
-		err = httpd_start(&hook, &webhook_sa, &ho, serve_hook, &wh);
+		err = httpd_start(&hook, &webhook_sa, &ho, serve_hook, (void *)wit);
 		if (err) {
-			webhook_free(&wh);
+			wit->ops->free(wit->ctx);
 			return err == -EINVAL ? XR_EXIT_USAGE : XR_EXIT_ENV;
 		}
 		if (!ifname) {
@@ -261,7 +259,7 @@ int count_run(const struct count_opts *co)
 				pr_warn("cannot write %s: %s\n", json_path, strerror(errno));
 				ret = XR_EXIT_ENV;
 			} else {
-				ret = webhook_only(&wh, &hook, duration, idle, ready, jf, quiet);
+				ret = webhook_only(wit, &hook, duration, idle, ready, jf, quiet);
 			}
 			goto out;
 		}
@@ -354,7 +352,7 @@ int count_run(const struct count_opts *co)
 			      .nft_before = use_nft ? nft_before : NULL,
 			      .nft_now = nft_after,
 			      .nft_d = nft_d,
-			      .wh = webhook_addr ? &wh : NULL,
+			      .wit = wit,
 			      .pw = co->server_pid ? &pw : NULL,
 			      .drops = drops };
 	if (listen_addr) {
@@ -457,8 +455,8 @@ int count_run(const struct count_opts *co)
 		} else if (!cfg.drop && !cfg.respond && !co->no_drop_reasons) {
 			fprintf(stderr, "  kernel drop reasons: unavailable on this kernel\n");
 		}
-		if (webhook_addr)
-			webhook_text(&wh, stderr);
+		if (wit)
+			wit->ops->text(wit->ctx, stderr);
 		if (co->server_pid)
 			proc_watch_text(&pw, stderr);
 		if (cfg.seq_kind) {
@@ -488,7 +486,7 @@ int count_run(const struct count_opts *co)
 					  .dur = (now - start) / 1e9,
 					  .seq_skel = cfg.seq_kind ? skel : NULL,
 					  .nft = use_nft ? nft_d : NULL,
-					  .wh = webhook_addr ? &wh : NULL,
+					  .wit = wit,
 					  .drops = drops,
 					  .pw = co->server_pid ? &pw : NULL,
 					  .fail_if = &co->fail_if,
@@ -513,7 +511,8 @@ out:
 	free(nft_before);
 	httpd_stop(http);
 	httpd_stop(hook);
-	webhook_free(&wh);
+	if (wit)
+		wit->ops->free(wit->ctx);
 	drops_close(drops);
 	bpf_link__destroy(link);
 	count_bpf__destroy(skel);

@@ -8,6 +8,7 @@
 #include <netinet/in.h>
 #include <sys/types.h>
 #include "xdpreplay.h"
+#include "measure/appwitness.h"
 #include "util/threshold.h"
 
 struct count_opts {
@@ -23,7 +24,7 @@ struct count_opts {
 	bool have_listen, have_webhook;
 	struct sockaddr_in listen, webhook;
 	char token[260]; /* --token-file's token; empty: none */
-	const char *fleet_dir, *schedule; /* --webhook's */
+	struct app_witness witness; /* --webhook's, made by the command (ctx NULL without) */
 	uint32_t respond_body; /* --respond-body: bytes of the HTTP response's body */
 	pid_t server_pid; /* --server-pid: the server process whose CPU is watched; 0: none */
 	struct thresholds fail_if; /* --fail-if */

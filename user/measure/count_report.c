@@ -183,8 +183,8 @@ void report_json(FILE *f, const struct count_report *r, const uint64_t *series, 
 		json_u64(&j, key, r->d->v[i]);
 	}
 	json_close(&j, '}');
-	if (r->wh)
-		webhook_json(r->wh, &j);
+	if (r->wit)
+		r->wit->ops->json(r->wit->ctx, &j);
 	if (r->pw)
 		proc_watch_json(r->pw, &j);
 	drops_part_json(r->drops, t->passed, a->tcp_listen_drops, &j);

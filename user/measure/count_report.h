@@ -12,7 +12,7 @@
 #include "measure/drops.h"
 #include "measure/kstats.h"
 #include "measure/proc.h"
-#include "measure/webhook.h"
+#include "measure/appwitness.h"
 #include "util/jstream.h"
 
 struct count_bpf;
@@ -26,7 +26,7 @@ struct count_report {
 	double dur;
 	struct count_bpf *seq_skel; /* --seq; NULL otherwise */
 	const struct nft_counters *nft; /* --nft; NULL otherwise */
-	struct webhook *wh; /* --webhook; NULL otherwise */
+	const struct app_witness *wit; /* --webhook; NULL otherwise */
 	struct drops *drops; /* kernel drop reasons; NULL when unavailable */
 	const struct proc_watch *pw; /* --server-pid; NULL otherwise */
 	const struct thresholds *fail_if; /* judged at the end; NULL in the live figures */

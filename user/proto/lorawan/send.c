@@ -11,7 +11,7 @@
 #include <arpa/inet.h>
 #include "cmd/cli.h"
 #include "util/time.h"
-#include "measure/webhook.h"
+#include "proto/lorawan/webhook.h"
 #include "proto/lorawan/keepalive.h"
 #include "proto/lorawan/kernel.h"
 #include "proto/proto.h"

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * xdpreplay count --webhook: application-level receipt. A LoRaWAN network
+ * count --webhook for LoRaWAN (measure/appwitness.h): a LoRaWAN network
  * server's HTTP integration posts one JSON "up" event per deduplicated
  * uplink (ChirpStack v4: deviceInfo.devEui, devAddr, fCnt); each is counted
  * per device of the fleet by FCnt: received, lost (gaps), duplicated,
@@ -13,6 +13,7 @@
 #include <stdint.h>
 #include <stdio.h>
 #include "util/json.h"
+#include "measure/appwitness.h"
 #include "proto/lorawan/lorawan.h"
 
 struct wh_dev;
@@ -67,6 +68,9 @@ struct webhook {
 
 /* Loads the fleet (required: events are counted per device). 0 or -errno (printed). */
 int webhook_init(struct webhook *w, const char *fleet_dir, const char *schedule);
+
+/* count --webhook's witness over w (initialised by webhook_init) */
+void webhook_witness(struct webhook *w, struct app_witness *out);
 void webhook_free(struct webhook *w);
 /* One POSTed body. */
 void webhook_event(struct webhook *w, const char *body, size_t len);

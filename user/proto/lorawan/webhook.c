@@ -9,7 +9,7 @@
 #include <sys/stat.h>
 #include <json-c/json.h>
 #include "util/log.h"
-#include "measure/webhook.h"
+#include "proto/lorawan/webhook.h"
 
 /*
  * Per device: FCnt expected next and which of the 64 before it came (as
@@ -517,4 +517,40 @@ void webhook_json(struct webhook *w, struct json *j)
 		json_u64(j, "runs_ignored", w->runs_ignored);
 	}
 	json_close(j, '}');
+}
+
+static void witness_event(void *ctx, const char *body, size_t len)
+{
+	webhook_event(ctx, body, len);
+}
+
+static uint64_t witness_events(const void *ctx)
+{
+	return ((const struct webhook *)ctx)->events;
+}
+
+static void witness_text(void *ctx, FILE *f)
+{
+	webhook_text(ctx, f);
+}
+
+static void witness_json(void *ctx, struct json *j)
+{
+	webhook_json(ctx, j);
+}
+
+static void witness_free(void *ctx)
+{
+	webhook_free(ctx);
+}
+
+void webhook_witness(struct webhook *w, struct app_witness *out)
+{
+	static const struct app_witness_ops ops = { .event = witness_event,
+						    .events = witness_events,
+						    .text = witness_text,
+						    .json = witness_json,
+						    .free = witness_free };
+
+	*out = (struct app_witness){ .ops = &ops, .ctx = w };
 }
