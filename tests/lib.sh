@@ -217,8 +217,9 @@ books_balanced() {
 
 # capture_start FILE [FILTER...]: tcpdump on the server's interface (what arrives) into FILE;
 # capture_stop ends it, and fails if tcpdump dropped any frame (a 32 MiB ring, -B, keeps up on
-# this bed). --immediate-mode: TPACKET_V3 hands over a block only when it fills or times out, so
-# the last frames would be lost to a stop soon after them.
+# this bed). --immediate-mode (TPACKET_V2, a slot of the snapshot length per frame): without it
+# TPACKET_V3 hands over a block only when it fills or times out, so the last frames would be lost
+# to a stop soon after them.
 capture_start() {
 	local file=$1
 	shift

@@ -112,7 +112,10 @@ test_static_rewrites_match_tcprewrite() {
 	bed
 	local r
 	for r in ours theirs; do
-		ip netns exec "$TB_NS_SRV" tcpdump -i "$TB_SRV_IF" --immediate-mode -Q in -w "$WORK/$r.pcap" -s 0 -U -q 'not ip6' 2>"$WORK/$r.log" &
+		# --immediate-mode is TPACKET_V2, a slot per frame of the snapshot length: with -s 0 (256 KiB)
+		# and the default 2 MiB ring, 8 slots, which a busy host's tcpdump let overflow (24 of 54
+		# dropped) or drained 10 s late; the capture's frames are at most 1522 bytes
+		ip netns exec "$TB_NS_SRV" tcpdump -i "$TB_SRV_IF" --immediate-mode -B 8192 -Q in -w "$WORK/$r.pcap" -s 2048 -U -q 'not ip6' 2>"$WORK/$r.log" &
 		eval "TD_$r=\$!"
 		tcpdump_ready "$WORK/$r.log" "$!"
 	done
