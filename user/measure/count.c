@@ -240,7 +240,7 @@ int count_run(const struct count_opts *co)
 	struct attribution a;
 	struct drops *drops = NULL;
 	struct iface ifc;
-	int err, ret = XR_EXIT_ENV;
+	int err, stream_err, ret = XR_EXIT_ENV;
 	FILE *jf = NULL;
 
 	if (webhook_addr) {
@@ -494,15 +494,17 @@ int count_run(const struct count_opts *co)
 
 		if (jf)
 			report_json(jf, &r, series, nseries);
-		err = count_stream_end(&stream, &r, series, nseries);
-		if (err)
+		stream_err = count_stream_end(&stream, &r, series, nseries);
+		if (stream_err)
 			pr_warn("--json-stream: cannot write %s: %s\n", co->stream_path,
-				strerror(-err));
+				strerror(-stream_err));
 		free(series);
-		if (jf && (err = json_fclose(jf)))
+		err = jf ? json_fclose(jf) : 0;
+		if (err)
 			pr_warn("cannot write %s: %s\n", json_path, strerror(-err));
 		jf = NULL;
-		if (err)
+		/* either lost: the environment's failure, as a file that could not be written */
+		if (err || stream_err)
 			goto out;
 	}
 	ret = gone ? XR_EXIT_ENV : failed ? XR_EXIT_THRESHOLD : XR_EXIT_OK;
