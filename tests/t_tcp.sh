@@ -441,7 +441,7 @@ assert len(seen) == 3000, len(seen)' || fail "URIs not each session's and reques
 }
 
 test_tcp_http_selftest() {
-	# the HTTP reader in XDP against user/proto/tcp/http.c: random responses, random segments
+	# the HTTP reader in XDP against user/proto/http/http.c: random responses, random segments
 	"$XR" selftest --only http --cases 2000 --seed "$RANDOM" >"$WORK/out" 2>&1 || fail "$(cat "$WORK/out")"
 	cat "$WORK/out"
 	grep -qE "^selftest http: 2000 responses .* in [0-9]{4,} segments, 0 mismatches" "$WORK/out" || fail "$(cat "$WORK/out")"

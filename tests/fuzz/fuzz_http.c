@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
-/* libFuzzer: where an HTTP/1.x response ends (user/proto/tcp/http.c, the XDP reader's reference). */
+/* libFuzzer: where an HTTP/1.x response ends (user/proto/http/http.c, the XDP reader's reference). */
 #include <stdint.h>
-#include "proto/tcp/http.h"
+#include "proto/http/http.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {

@@ -35,7 +35,7 @@ int selftest_mqtt_calls(uint64_t cases, uint64_t (*rnd)(void), uint64_t *checked
 			uint64_t *mismatches);
 
 /*
- * gen tcp's HTTP reader in XDP against user/proto/tcp/http.c over random
+ * gen tcp's HTTP reader in XDP against user/proto/http/http.c over random
  * responses cut into random segments.
  */
 int selftest_http(uint64_t cases, uint64_t (*rnd)(void), uint64_t *checked, uint64_t *mismatches);

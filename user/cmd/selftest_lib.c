@@ -3,7 +3,7 @@
  * xdpreplay selftest's checks of bpf/lib/ (bpf/selftest.bpf.c): the TCP reply
  * builder, with and without a payload, against a segment built here; gen
  * mqtt's per-session bytes against user/proto/mqtt/stream.c's; gen tcp's HTTP
- * reader against user/proto/tcp/http.c's.
+ * reader against user/proto/http/http.c's.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -16,7 +16,7 @@
 #include "cmd/selftest.h"
 #include "frames/csum.h"
 #include "proto/mqtt/stream.h"
-#include "proto/tcp/http.h"
+#include "proto/http/http.h"
 #include "proto/tcp/session.h"
 #include "xdpreplay.h"
 #include "selftest.skel.h"
@@ -192,7 +192,7 @@ int selftest_lib(uint64_t cases, uint64_t (*rnd)(void), uint64_t *checked, uint6
 		if (memcmp(ft.seg, fwant, ft.len) && ++*mismatches <= 5)
 			fprintf(stderr,
 				"selftest tcp fields: case %llu (%u fields, bytes %u..%u): differ from "
-				"user/proto/tcp/tcp.c's\n",
+				"user/proto/tcp/segment.c's\n",
 				(unsigned long long)c, nf, ft.off, ft.off + ft.len);
 	}
 	selftest_bpf__destroy(skel);

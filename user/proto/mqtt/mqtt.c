@@ -17,6 +17,7 @@
 #include "cmd/cli.h"
 #include "proto/proto.h"
 #include "proto/tcp/session.h"
+#include "proto/mqtt/app.h"
 #include "proto/mqtt/broker.h"
 #include "proto/mqtt/stream.h"
 #include "send/opts.h"
@@ -87,6 +88,7 @@ struct mqtt_peer_figures {
 
 struct mqtt {
 	struct tcp t; /* the sessions */
+	struct mqtt_app app; /* gen mqtt on them */
 	struct mqtt_stream_opts so;
 	uint64_t messages; /* per session; a subscriber's: per publisher */
 	uint64_t publishers; /* --publishers: a subscriber's */
@@ -577,16 +579,20 @@ static int mqtt_build(void *st, const struct send_opts *so, const struct iface *
 {
 	struct mqtt *m = st;
 	struct tcp *t = &m->t;
+	struct mqtt_app *a = &m->app;
 	int err;
 
-	err = mqtt_stream_build(&m->so, &t->first, &t->first_len, &t->req, &t->req_len, &t->mqtt);
+	err = mqtt_stream_build(&m->so, &t->first, &t->first_len, &t->req, &t->req_len,
+				&m->app.cfg);
 	if (err)
 		return err;
 	t->requests = 1 + m->messages / m->so.burst;
 	/* --msg-rate: a burst departs every burst / rate seconds */
 	if (m->msg_rate) {
 		t->pace.ps = 1e12 * m->so.burst / m->msg_rate;
-		t->pace.keepalive_ns = m->so.keepalive_s * 1000000000ULL;
+		/* publishers' keep-alives (callers and subscribers hear from the broker) */
+		if (!m->so.subscribe && !m->so.await)
+			t->pace.keepalive_ns = m->so.keepalive_s * 1000000000ULL;
 	}
 	if (m->so.await) {
 		/*
@@ -603,28 +609,29 @@ static int mqtt_build(void *st, const struct send_opts *so, const struct iface *
 				XR_MQTT_PAIRS_MAX);
 			return -EINVAL;
 		}
-		t->mqtt.pubs = callers;
-		t->mqtt.subs = 1;
+		a->cfg.pubs = callers;
+		a->cfg.subs = 1;
 	}
 	if (m->so.subscribe) {
 		/* one request, CONNECT and SUBSCRIBE, answered by CONNACK, SUBACK and the deliveries */
 		t->req = t->first;
 		t->req_len = t->first_len;
 		t->requests = 1;
-		t->mqtt.subscriber = 1;
-		t->mqtt.sub_qos = m->so.qos;
-		t->mqtt.qos = 0;
-		t->mqtt.pubs = m->publishers;
-		t->mqtt.pub_base = m->pub_base;
-		t->mqtt.subs = so->count;
-		t->mqtt.sub_expect = m->publishers * m->messages;
+		a->cfg.subscriber = 1;
+		a->cfg.sub_qos = m->so.qos;
+		a->cfg.qos = 0;
+		a->cfg.pubs = m->publishers;
+		a->cfg.pub_base = m->pub_base;
+		a->cfg.subs = so->count;
+		a->cfg.sub_expect = m->publishers * m->messages;
 	}
 	t->response = XR_TCP_RESP_MQTT;
 	t->close = XR_TCP_CLOSE_FIN;
 	memcpy(t->bye, "\xe0\0", 2); /* DISCONNECT, normal (3.1.1 and 5.0) */
 	t->bye_len = 2;
 	t->patch = mqtt_stream_patch;
-	t->patch_ctx = &t->mqtt;
+	t->patch_ctx = &m->app.cfg;
+	mqtt_app_attach(&m->app, t);
 	err = tcp_sessions_build(t, so, ifc, fs, plan, o);
 	if (!err && m->broker_stats)
 		err = mqtt_broker_stats_start(m, so, &o->rpl);
@@ -702,7 +709,7 @@ static const char *mqtt_reason_name(uint32_t cell)
 }
 
 /* What the broker said, by reason, from cell base: "code (name) count, ..." or JSON */
-static void mqtt_reasons(const struct tcp *t, uint32_t base, FILE *human, struct json *j,
+static void mqtt_reasons(const struct mqtt_app *a, uint32_t base, FILE *human, struct json *j,
 			 const char *key)
 {
 	const char *sep = "";
@@ -712,7 +719,7 @@ static void mqtt_reasons(const struct tcp *t, uint32_t base, FILE *human, struct
 	for (uint32_t rc = 0; rc < 256 && base + rc < XR_MQTT_WHY_CELLS; rc++) {
 		char k[8];
 
-		if (!t->why[base + rc])
+		if (!a->why[base + rc])
 			continue;
 		snprintf(k, sizeof(k), "0x%02x", rc);
 		if (human) {
@@ -720,10 +727,10 @@ static void mqtt_reasons(const struct tcp *t, uint32_t base, FILE *human, struct
 
 			fprintf(human, "%s%s%s%s%s %llu", sep, k, name ? " (" : "",
 				name ? name : "", name ? ")" : "",
-				(unsigned long long)t->why[base + rc]);
+				(unsigned long long)a->why[base + rc]);
 		}
 		if (j)
-			json_u64(j, k, t->why[base + rc]);
+			json_u64(j, k, a->why[base + rc]);
 		sep = ", ";
 	}
 	if (j)
@@ -734,14 +741,14 @@ static void mqtt_reasons(const struct tcp *t, uint32_t base, FILE *human, struct
  * "N PACKET VERB, M refused (codes: ...)": the broker's CONNACKs (whose
  * 3.1.1 codes are return codes) or SUBACKs, the refused by code
  */
-static void mqtt_acks_line(const struct tcp *t, FILE *human, const char *packet, const char *verb,
-			   uint64_t ok, uint64_t refused, uint32_t base)
+static void mqtt_acks_line(const struct mqtt_app *a, FILE *human, const char *packet,
+			   const char *verb, uint64_t ok, uint64_t refused, uint32_t base)
 {
 	fprintf(human, "%llu %s %s, %llu refused", (unsigned long long)ok, packet, verb,
 		(unsigned long long)refused);
 	if (refused) {
 		fprintf(human, " (%s: ", base == XR_MQTT_WHY_CONNACK ? "return codes" : "codes");
-		mqtt_reasons(t, base, human, NULL, NULL);
+		mqtt_reasons(a, base, human, NULL, NULL);
 		fputc(')', human);
 	}
 }
@@ -754,11 +761,11 @@ struct mqtt_deliveries {
 };
 
 /* Publisher p's deliveries, summed over the subscribers. */
-static void mqtt_publisher_sum(const struct tcp *t, uint64_t p, struct xr_mqtt_recv *sum)
+static void mqtt_publisher_sum(const struct mqtt_app *a, uint64_t p, struct xr_mqtt_recv *sum)
 {
 	memset(sum, 0, sizeof(*sum));
-	for (uint64_t i = 0; i < t->mqtt.subs && t->nrecv; i++) {
-		const struct xr_mqtt_recv *v = &t->recv[i * t->mqtt.pubs + p];
+	for (uint64_t i = 0; i < a->cfg.subs && a->nrecv; i++) {
+		const struct xr_mqtt_recv *v = &a->recv[i * a->cfg.pubs + p];
 
 		sum->got += v->got;
 		sum->dup += v->dup;
@@ -768,15 +775,14 @@ static void mqtt_publisher_sum(const struct tcp *t, uint64_t p, struct xr_mqtt_r
 
 static void mqtt_deliveries(const struct mqtt *m, struct mqtt_deliveries *d)
 {
-	const struct tcp *t = &m->t;
-	uint64_t per_pub = m->messages * t->mqtt.subs;
+	const struct mqtt_app *a = &m->app;
+	uint64_t per_pub = m->messages * a->cfg.subs;
 
-	*d = (struct mqtt_deliveries){ .expected = per_pub * t->mqtt.pubs,
-				       .worst_got = UINT64_MAX };
-	for (uint64_t p = 0; p < t->mqtt.pubs; p++) {
+	*d = (struct mqtt_deliveries){ .expected = per_pub * a->cfg.pubs, .worst_got = UINT64_MAX };
+	for (uint64_t p = 0; p < a->cfg.pubs; p++) {
 		struct xr_mqtt_recv sum;
 
-		mqtt_publisher_sum(t, p, &sum);
+		mqtt_publisher_sum(a, p, &sum);
 		d->received += sum.got;
 		d->duplicated += sum.dup;
 		d->reordered += sum.late;
@@ -823,7 +829,7 @@ static void mqtt_lost_attributed(const struct mqtt *m, uint64_t lost, FILE *huma
 static void mqtt_report_subscribers(struct mqtt *m, const struct engine_result *res, FILE *human,
 				    struct json *j)
 {
-	const struct tcp *t = &m->t;
+	const struct mqtt_app *a = &m->app;
 	const __u64 *c = res->replies.st.ctr;
 	struct mqtt_deliveries d;
 
@@ -831,27 +837,27 @@ static void mqtt_report_subscribers(struct mqtt *m, const struct engine_result *
 	mqtt_broker_read(m);
 	if (human) {
 		fprintf(human, "  subscribers: ");
-		mqtt_acks_line(t, human, "CONNACK", "accepted", c[XR_MQTT_CONNACKED],
+		mqtt_acks_line(a, human, "CONNACK", "accepted", c[XR_MQTT_CONNACKED],
 			       c[XR_MQTT_REFUSED], XR_MQTT_WHY_CONNACK);
 		fprintf(human, "; ");
-		mqtt_acks_line(t, human, "SUBACK", "granted", c[XR_MQTT_SUBACKED],
+		mqtt_acks_line(a, human, "SUBACK", "granted", c[XR_MQTT_SUBACKED],
 			       c[XR_MQTT_SUB_REFUSED], XR_MQTT_WHY_SUBACK);
 		fputc('\n', human);
 		fprintf(human,
 			"  deliveries: %llu expected (%llu publishers x %llu messages x %u "
 			"subscribers), %llu received, %llu lost, %llu duplicated, %llu reordered\n",
-			(unsigned long long)d.expected, (unsigned long long)t->mqtt.pubs,
-			(unsigned long long)m->messages, t->mqtt.subs,
+			(unsigned long long)d.expected, (unsigned long long)a->cfg.pubs,
+			(unsigned long long)m->messages, a->cfg.subs,
 			(unsigned long long)d.received, (unsigned long long)d.lost,
 			(unsigned long long)d.duplicated, (unsigned long long)d.reordered);
 		if (m->broker_stats && !m->broker_err)
 			mqtt_lost_attributed(m, d.lost, human, NULL);
 		fprintf(human, "  publishers: %llu of %llu reached every subscriber whole",
-			(unsigned long long)d.pubs_complete, (unsigned long long)t->mqtt.pubs);
-		if (d.pubs_complete < t->mqtt.pubs)
+			(unsigned long long)d.pubs_complete, (unsigned long long)a->cfg.pubs);
+		if (d.pubs_complete < a->cfg.pubs)
 			fprintf(human, "; the fewest: publisher %llu, %llu of %llu",
 				(unsigned long long)d.worst_pub, (unsigned long long)d.worst_got,
-				(unsigned long long)(m->messages * t->mqtt.subs));
+				(unsigned long long)(m->messages * a->cfg.subs));
 		fputc('\n', human);
 		if (c[XR_MQTT_UNSTAMPED] || c[XR_MQTT_FOREIGN])
 			fprintf(human,
@@ -859,35 +865,35 @@ static void mqtt_report_subscribers(struct mqtt *m, const struct engine_result *
 				"%llu from publishers past --publishers\n",
 				(unsigned long long)c[XR_MQTT_UNSTAMPED], XR_MQTT_STAMP,
 				(unsigned long long)c[XR_MQTT_FOREIGN]);
-		if (t->mqtt.sub_qos)
+		if (a->cfg.sub_qos)
 			fprintf(human,
 				"  QoS-1 subscription: %llu PUBACKs sent; %llu segments of "
 				"deliveries held back until the broker took earlier PUBACKs; "
 				"their ids kept in %.1f MiB\n",
 				(unsigned long long)c[XR_MQTT_REPLIES],
-				(unsigned long long)c[XR_MQTT_HELD], t->pubacks_sz / 1048576.0);
-		if (t->mqtt.responder)
+				(unsigned long long)c[XR_MQTT_HELD], a->pubacks_sz / 1048576.0);
+		if (a->cfg.responder)
 			fprintf(human,
 				"  responder: %llu answers sent to %s (%u B each, the request's "
 				"stamp); %llu segments of requests held back until the broker "
 				"took earlier answers; their stamps kept in %.1f MiB\n",
 				(unsigned long long)c[XR_MQTT_REPLIES], m->so.answer,
-				t->mqtt.ans_len, (unsigned long long)c[XR_MQTT_HELD],
-				t->answers_sz / 1048576.0);
-		if (t->deliver.hist)
-			replies_hist_line(human, "publish to delivery", &t->deliver);
+				a->cfg.ans_len, (unsigned long long)c[XR_MQTT_HELD],
+				a->answers_sz / 1048576.0);
+		if (a->deliver.hist)
+			replies_hist_line(human, "publish to delivery", &a->deliver);
 	}
 	if (!j)
 		return;
 	json_open(j, "subscribers", '{');
 	json_u64(j, "connacked", c[XR_MQTT_CONNACKED]);
 	json_u64(j, "refused", c[XR_MQTT_REFUSED]);
-	mqtt_reasons(t, XR_MQTT_WHY_CONNACK, NULL, j, "refused_by_code");
+	mqtt_reasons(a, XR_MQTT_WHY_CONNACK, NULL, j, "refused_by_code");
 	json_u64(j, "subacked", c[XR_MQTT_SUBACKED]);
 	json_u64(j, "sub_refused", c[XR_MQTT_SUB_REFUSED]);
-	mqtt_reasons(t, XR_MQTT_WHY_SUBACK, NULL, j, "sub_refused_by_code");
+	mqtt_reasons(a, XR_MQTT_WHY_SUBACK, NULL, j, "sub_refused_by_code");
 	json_str(j, "filter", m->so.subscribe);
-	json_u64(j, "qos", t->mqtt.sub_qos);
+	json_u64(j, "qos", a->cfg.sub_qos);
 	if (m->so.answer)
 		json_str(j, "answer_topic", m->so.answer);
 	json_close(j, '}');
@@ -902,23 +908,23 @@ static void mqtt_report_subscribers(struct mqtt *m, const struct engine_result *
 	json_u64(j, "reordered", d.reordered);
 	json_u64(j, "unstamped", c[XR_MQTT_UNSTAMPED]);
 	json_u64(j, "foreign", c[XR_MQTT_FOREIGN]);
-	json_u64(j, "pubacks_sent", t->mqtt.responder ? 0 : c[XR_MQTT_REPLIES]);
-	json_u64(j, "answers_sent", t->mqtt.responder ? c[XR_MQTT_REPLIES] : 0);
+	json_u64(j, "pubacks_sent", a->cfg.responder ? 0 : c[XR_MQTT_REPLIES]);
+	json_u64(j, "answers_sent", a->cfg.responder ? c[XR_MQTT_REPLIES] : 0);
 	json_u64(j, "held", c[XR_MQTT_HELD]);
-	json_u64(j, "puback_ids_bytes", t->pubacks_sz);
-	json_u64(j, "answer_stamps_bytes", t->answers_sz);
-	json_u64(j, "publishers", t->mqtt.pubs);
+	json_u64(j, "puback_ids_bytes", a->pubacks_sz);
+	json_u64(j, "answer_stamps_bytes", a->answers_sz);
+	json_u64(j, "publishers", a->cfg.pubs);
 	json_u64(j, "per_publisher_messages", m->messages);
 	json_u64(j, "publishers_complete", d.pubs_complete);
-	if (t->deliver.hist)
-		replies_hist_json(j, "latency_us", &t->deliver);
-	if (t->mqtt.pubs <= MQTT_JSON_PUBLISHERS) {
+	if (a->deliver.hist)
+		replies_hist_json(j, "latency_us", &a->deliver);
+	if (a->cfg.pubs <= MQTT_JSON_PUBLISHERS) {
 		json_open(j, "per_publisher", '[');
-		for (uint64_t p = 0; p < t->mqtt.pubs; p++) {
+		for (uint64_t p = 0; p < a->cfg.pubs; p++) {
 			struct xr_mqtt_recv sum;
-			uint64_t want = m->messages * t->mqtt.subs;
+			uint64_t want = m->messages * a->cfg.subs;
 
-			mqtt_publisher_sum(t, p, &sum);
+			mqtt_publisher_sum(a, p, &sum);
 			json_open(j, NULL, '{');
 			json_u64(j, "publisher", p);
 			json_u64(j, "received", sum.got);
@@ -933,9 +939,9 @@ static void mqtt_report_subscribers(struct mqtt *m, const struct engine_result *
 }
 
 /* A call's median round trip in ms (its request to its answer), 0 before any */
-static double mqtt_call_ms(const struct tcp *t)
+static double mqtt_call_ms(const struct mqtt_app *a)
 {
-	return t->deliver.hist ? replies_hist_quantile_us(&t->deliver, 0.5) / 1e3 : 0;
+	return a->deliver.hist ? replies_hist_quantile_us(&a->deliver, 0.5) / 1e3 : 0;
 }
 
 /*
@@ -946,8 +952,9 @@ static void mqtt_report_calls(struct mqtt *m, const struct engine_result *res,
 			      const struct mqtt_books *b, FILE *human, struct json *j)
 {
 	const struct tcp *t = &m->t;
+	const struct mqtt_app *a = &m->app;
 	const __u64 *c = res->replies.st.ctr;
-	double secs = tcp_answers_seconds(t, res), ms_each = mqtt_call_ms(t);
+	double secs = tcp_answers_seconds(t, res), ms_each = mqtt_call_ms(a);
 	struct mqtt_deliveries d;
 	char x[16];
 
@@ -957,7 +964,7 @@ static void mqtt_report_calls(struct mqtt *m, const struct engine_result *res,
 			"  calls: %llu asked (%llu callers x %llu, %u at a time: %s, %u B requests), "
 			"%llu sent, %llu answered in %.3f s (%s/s), %.3f ms each (median round "
 			"trip); %llu sent but not answered, %llu not sent\n",
-			(unsigned long long)b->asked, (unsigned long long)t->mqtt.pubs,
+			(unsigned long long)b->asked, (unsigned long long)a->cfg.pubs,
 			(unsigned long long)m->messages, m->so.burst,
 			m->so.burst == 1 ? "sync" : "async", m->so.payload,
 			(unsigned long long)b->sent, (unsigned long long)b->acked, secs,
@@ -970,8 +977,8 @@ static void mqtt_report_calls(struct mqtt *m, const struct engine_result *res,
 			(unsigned long long)d.duplicated, (unsigned long long)d.reordered,
 			(unsigned long long)c[XR_MQTT_FOREIGN],
 			(unsigned long long)c[XR_MQTT_UNSTAMPED]);
-		if (t->deliver.hist)
-			replies_hist_line(human, "call (request to its answer)", &t->deliver);
+		if (a->deliver.hist)
+			replies_hist_line(human, "call (request to its answer)", &a->deliver);
 	}
 	if (!j)
 		return;
@@ -994,8 +1001,8 @@ static void mqtt_report_calls(struct mqtt *m, const struct engine_result *res,
 	json_u64(j, "foreign", c[XR_MQTT_FOREIGN]);
 	json_u64(j, "unstamped", c[XR_MQTT_UNSTAMPED]);
 	json_u64(j, "callers_complete", d.pubs_complete);
-	if (t->deliver.hist)
-		replies_hist_json(j, "latency_us", &t->deliver);
+	if (a->deliver.hist)
+		replies_hist_json(j, "latency_us", &a->deliver);
 	json_close(j, '}');
 }
 
@@ -1009,9 +1016,10 @@ static void mqtt_report_pattern(struct mqtt *m, const struct engine_result *res,
 				const struct mqtt_books *b, FILE *human, struct json *j)
 {
 	const struct tcp *t = &m->t;
+	const struct mqtt_app *a = &m->app;
 	const struct mqtt_peer_figures *f = &m->peer;
 	bool calls = m->pattern >= MQTT_PATTERN_SYNC;
-	double secs = tcp_answers_seconds(t, res), ms_each = calls    ? mqtt_call_ms(t) :
+	double secs = tcp_answers_seconds(t, res), ms_each = calls    ? mqtt_call_ms(a) :
 							     b->acked ? secs * 1e3 / b->acked :
 									0;
 	uint64_t n = b->acked;
@@ -1097,6 +1105,7 @@ static void mqtt_report(void *st, const struct engine_result *res, uint64_t read
 {
 	struct mqtt *m = st;
 	struct tcp *t = &m->t;
+	struct mqtt_app *a = &m->app;
 	const __u64 *c = res->replies.st.ctr;
 	struct mqtt_books b;
 	char x[16];
@@ -1107,7 +1116,7 @@ static void mqtt_report(void *st, const struct engine_result *res, uint64_t read
 	/* every CONNECT refused, publishers' or subscribers': the verdict's one line */
 	m->refused_all = 0;
 	for (uint32_t rc = 1; rc < 256 && c[XR_MQTT_REFUSED] && !c[XR_MQTT_CONNACKED]; rc++)
-		if (t->why[XR_MQTT_WHY_CONNACK + rc]) {
+		if (a->why[XR_MQTT_WHY_CONNACK + rc]) {
 			m->refused_all = rc + 1;
 			break;
 		}
@@ -1118,17 +1127,17 @@ static void mqtt_report(void *st, const struct engine_result *res, uint64_t read
 	mqtt_books(m, res, &b);
 	m->nacked_all = 0;
 	for (uint64_t rc = 0x80, most = 0; rc < 256 && b.nacked && !b.acked; rc++)
-		if (t->why[XR_MQTT_WHY_PUBACK + rc] > most) {
-			most = t->why[XR_MQTT_WHY_PUBACK + rc];
+		if (a->why[XR_MQTT_WHY_PUBACK + rc] > most) {
+			most = a->why[XR_MQTT_WHY_PUBACK + rc];
 			m->nacked_all = rc + 1;
 		}
 	if (human) {
 		fprintf(human, "  connects: ");
-		mqtt_acks_line(t, human, "CONNACK", "accepted", c[XR_MQTT_CONNACKED],
+		mqtt_acks_line(a, human, "CONNACK", "accepted", c[XR_MQTT_CONNACKED],
 			       c[XR_MQTT_REFUSED], XR_MQTT_WHY_CONNACK);
 		if (m->so.await) {
 			fprintf(human, "; ");
-			mqtt_acks_line(t, human, "SUBACK", "granted", c[XR_MQTT_SUBACKED],
+			mqtt_acks_line(a, human, "SUBACK", "granted", c[XR_MQTT_SUBACKED],
 				       c[XR_MQTT_SUB_REFUSED], XR_MQTT_WHY_SUBACK);
 		}
 		fputc('\n', human);
@@ -1146,7 +1155,7 @@ static void mqtt_report(void *st, const struct engine_result *res, uint64_t read
 		if (b.nacked) {
 			fprintf(human,
 				", %llu refused (reason codes: ", (unsigned long long)b.nacked);
-			mqtt_reasons(t, XR_MQTT_WHY_PUBACK, human, NULL, NULL);
+			mqtt_reasons(a, XR_MQTT_WHY_PUBACK, human, NULL, NULL);
 			fputc(')', human);
 		}
 		if (b.unanswered)
@@ -1161,9 +1170,9 @@ static void mqtt_report(void *st, const struct engine_result *res, uint64_t read
 	if (human) {
 		if (c[XR_MQTT_PROTOCOL] || c[XR_TCP_CLOSED_EARLY]) {
 			fprintf(human, "  the broker's DISCONNECTs (reason codes): ");
-			mqtt_reasons(t, XR_MQTT_WHY_DISCONNECT, human, NULL, NULL);
+			mqtt_reasons(a, XR_MQTT_WHY_DISCONNECT, human, NULL, NULL);
 			fprintf(human, "; packets not asked for (by type): ");
-			mqtt_reasons(t, XR_MQTT_WHY_TYPE, human, NULL, NULL);
+			mqtt_reasons(a, XR_MQTT_WHY_TYPE, human, NULL, NULL);
 			fputc('\n', human);
 		}
 		if (c[XR_TCP_RESPONSES])
@@ -1181,7 +1190,7 @@ static void mqtt_report(void *st, const struct engine_result *res, uint64_t read
 	json_u64(j, "sent", c[XR_MQTT_CONNECTS]);
 	json_u64(j, "accepted", c[XR_MQTT_CONNACKED]);
 	json_u64(j, "refused", c[XR_MQTT_REFUSED]);
-	mqtt_reasons(t, XR_MQTT_WHY_CONNACK, NULL, j, "refused_by_code");
+	mqtt_reasons(a, XR_MQTT_WHY_CONNACK, NULL, j, "refused_by_code");
 	json_close(j, '}');
 	json_open(j, "messages", '{');
 	json_u64(j, "asked", b.asked);
@@ -1191,20 +1200,20 @@ static void mqtt_report(void *st, const struct engine_result *res, uint64_t read
 	json_double(j, "acked_per_s", tcp_answers_per_s(t, res, b.acked));
 	json_double(j, "seconds", tcp_answers_seconds(t, res));
 	json_u64(j, "refused", b.nacked);
-	mqtt_reasons(t, XR_MQTT_WHY_PUBACK, NULL, j, "refused_by_code");
+	mqtt_reasons(a, XR_MQTT_WHY_PUBACK, NULL, j, "refused_by_code");
 	json_u64(j, "unanswered", b.unanswered);
 	json_u64(j, "not_sent", b.not_sent);
 	json_u64(j, "per_session", m->messages);
 	json_u64(j, "burst", m->so.burst);
 	json_u64(j, "qos", m->so.qos);
 	json_u64(j, "payload_bytes", m->so.payload);
-	json_u64(j, "message_bytes", t->mqtt.msg_len);
+	json_u64(j, "message_bytes", a->cfg.msg_len);
 	tcp_answers_report(t, NULL, NULL, j, "burst_us");
 	tcp_pace_report(t, res, "burst", b.acked, NULL, j);
 	json_close(j, '}');
 	json_open(j, "broker", '{');
-	mqtt_reasons(t, XR_MQTT_WHY_DISCONNECT, NULL, j, "disconnect_by_code");
-	mqtt_reasons(t, XR_MQTT_WHY_TYPE, NULL, j, "unexpected_by_type");
+	mqtt_reasons(a, XR_MQTT_WHY_DISCONNECT, NULL, j, "disconnect_by_code");
+	mqtt_reasons(a, XR_MQTT_WHY_TYPE, NULL, j, "unexpected_by_type");
 	json_close(j, '}');
 	if (m->pattern)
 		mqtt_report_pattern(m, res, &b, NULL, j);
@@ -1405,6 +1414,7 @@ static void mqtt_free(void *st)
 	struct mqtt *m = st;
 
 	tcp_sessions_free(&m->t);
+	mqtt_app_free(&m->app);
 	free(m->peer_filter);
 	mqtt_broker_stop(&m->broker);
 }

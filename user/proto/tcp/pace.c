@@ -107,7 +107,7 @@ static bool pace_connected(struct tcp *t)
 
 	if (engine_replies_sum(bpf_map__fd(t->skel->maps.replies_stats), &r))
 		return false;
-	return r.ctr[XR_TCP_RESPONSES] + tcp_ended(&r) + atomic_load(&t->rs.syns_given_up) +
+	return r.ctr[XR_TCP_RESPONSES] + tcp_ended(t, &r) + atomic_load(&t->rs.syns_given_up) +
 		       atomic_load(&t->rs.sessions_given_up) >=
 	       t->pace.sessions;
 }
@@ -171,7 +171,7 @@ static void pace_keepalive(struct tcp *t, uint64_t now)
 {
 	struct tcp_pacer *p = &t->pace;
 
-	if (!p->keepalive_ns || now < p->next_sweep)
+	if (!p->keepalive_ns || !tcp_pings(t) || now < p->next_sweep)
 		return;
 	p->next_sweep = now + p->keepalive_ns / 8;
 	for (uint64_t i = 0; i < p->sessions && !atomic_load(&p->stop); i++) {
@@ -402,12 +402,12 @@ void tcp_pace_report(const struct tcp *t, const struct engine_result *res, const
 				(unsigned long long)p->overran);
 		fprintf(human, "; answered %s/s",
 			fmt_si(seconds > 0 ? acked / seconds : 0, y, sizeof(y)));
-		if (p->keepalive_ns)
+		if (p->keepalive_ns && tcp_pings(t))
 			fprintf(human,
 				"; keep-alive: %llu PINGREQs while waiting (%llu again), %llu "
 				"PINGRESPs",
 				(unsigned long long)p->pings, (unsigned long long)p->pings_again,
-				(unsigned long long)res->replies.st.ctr[XR_MQTT_PINGS_ANSWERED]);
+				(unsigned long long)res->replies.st.ctr[t->app->pings_answered]);
 		fputc('\n', human);
 	}
 	if (!j)
@@ -431,12 +431,12 @@ void tcp_pace_report(const struct tcp *t, const struct engine_result *res, const
 	json_double(j, "seconds", seconds);
 	json_double(j, "answered_per_s", seconds > 0 ? acked / seconds : 0);
 	json_u64(j, "cpu_ns", p->cpu_ns);
-	if (p->keepalive_ns) {
+	if (p->keepalive_ns && tcp_pings(t)) {
 		json_open(j, "keepalive", '{');
 		json_double(j, "seconds", p->keepalive_ns / 1e9);
 		json_u64(j, "pings", p->pings);
 		json_u64(j, "again", p->pings_again);
-		json_u64(j, "answered", res->replies.st.ctr[XR_MQTT_PINGS_ANSWERED]);
+		json_u64(j, "answered", res->replies.st.ctr[t->app->pings_answered]);
 		json_close(j, '}');
 	}
 	json_close(j, '}');

@@ -187,8 +187,8 @@ static int pump_one(void *ctx, void *data, size_t size)
 				     .rcv_nxt = g->ack,
 				     .k = g->k,
 				     .t_req = g->t_req };
-	/* the keep-alive PINGREQs before request k (they go only while it waits for its departure) */
-	if (tcp_mqtt_publisher(t))
+	/* the keep-alives before request k (they go only while it waits for its departure) */
+	if (tcp_pings(t))
 		s.pings = live->pings;
 	if (t->cap) {
 		/* request k's place in its flow, as the session has it (k checked above) */

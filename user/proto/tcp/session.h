@@ -15,6 +15,7 @@
 #include <sys/uio.h>
 #include <stdatomic.h>
 #include "proto/proto.h"
+#include "proto/tcp/app.h"
 #include "gen.skel.h"
 
 /* sessions still open at the end, by what they waited for (timeout: retransmitted in vain) */
@@ -186,13 +187,7 @@ struct tcp {
 	bool veth_peer_xdp; /* ... and its peer had one when the run started */
 	char veth_peer[16]; /* the peer's name */
 	uint64_t resp_size;
-	struct xr_mqtt_cfg mqtt; /* response XR_TCP_RESP_MQTT */
-
-	/* gen tcp's own options */
-	const char *http, *request_file, *body_file;
-	double request_rate; /* --request-rate: requests 1.. per second in all, paced (0: not) */
-	bool rate_searched; /* --request-rate search: each search trial's load sets the rate */
-	bool requests_set; /* --requests-per-session given */
+	const struct tcp_app *app; /* the application on the sessions (NULL: none) */
 
 	uint32_t table; /* session table slots */
 	struct xr_tcp_cfg cfg;
@@ -204,17 +199,6 @@ struct tcp {
 	struct engine_replies resp; /* request to last byte */
 	struct engine_replies first_byte; /* request to first byte */
 	uint64_t last_answer_ns; /* when the last response completed (CLOCK_MONOTONIC) */
-	uint64_t why[XR_MQTT_WHY_CELLS]; /* XR_TCP_RESP_MQTT: what the broker said (mqtt_reasons) */
-	/* gen mqtt --subscribe: the deliveries' books per pair (copied at the end), their latencies */
-	struct xr_mqtt_recv *recv;
-	uint64_t nrecv;
-	struct engine_replies deliver;
-	/* QoS-1 subscribers: their PUBACKs' ids (mqtt_pubacks, mapped), for retransmissions */
-	struct xr_mqtt_pubacks *pubacks;
-	size_t pubacks_sz;
-	/* responders: their answers' stamps (mqtt_answers, mapped), for retransmissions */
-	struct xr_mqtt_answers *answers;
-	size_t answers_sz;
 	struct tcp_resender rs;
 	struct tcp_pump pump;
 	struct tcp_pacer pace;
@@ -228,16 +212,36 @@ struct tcp {
 size_t tcp_request_segment(const struct tcp *t, const struct xr_tcp_session *s, uint32_t off,
 			   uint32_t len, uint8_t *f);
 
+/* Our sequence number at offset off of request k of session s */
+uint32_t tcp_request_seq(const struct tcp *t, const struct xr_tcp_session *s, uint32_t off);
+
+/* Request k of session s: its bytes (NULL: none), their number into *rlen */
+const uint8_t *tcp_request_bytes(const struct tcp *t, const struct xr_tcp_session *s,
+				 uint32_t *rlen);
+
+/*
+ * Session s's segment that is due again into f: request k's bytes from
+ * acked (as much as MSS and window take), the application's replies, or
+ * our goodbye and FIN. Its length, or 0.
+ */
+size_t tcp_rebuild(const struct tcp *t, const struct xr_tcp_session *s, uint8_t *f);
+
 /* Session s's bare ACK of rcv_nxt at the end of its request k into f. Its length, or 0. */
 size_t tcp_ack_segment(const struct tcp *t, const struct xr_tcp_session *s, uint8_t *f);
 
-/* A paced publisher's keep-alive PINGREQ, the last it sent (before request k), into f: its length */
+/* A paced session's keep-alive, the last it sent (before request k), into f: its length */
 size_t tcp_ping_segment(const struct tcp *t, const struct xr_tcp_session *s, uint8_t *f);
 
-/* gen mqtt's publishers (not subscribers, not callers): their stream holds keep-alive PINGREQs */
-static inline bool tcp_mqtt_publisher(const struct tcp *t)
+/* The application's keep-alives: the stream holds s->pings of them before request k */
+static inline bool tcp_pings(const struct tcp *t)
 {
-	return t->response == XR_TCP_RESP_MQTT && !t->mqtt.subscriber && !t->mqtt.caller;
+	return t->app && t->app->ping_len;
+}
+
+/* The application's replies to the server's pushes: bytes each (0: none) */
+static inline uint32_t tcp_reply_len(const struct tcp *t)
+{
+	return t->app ? t->app->reply_len : 0;
 }
 
 /* The bytes before a segment's payload: Ethernet, IPv4 or IPv6, and a 20-byte TCP header. */
@@ -264,6 +268,15 @@ bool tcp_batch_add_ack(struct tcp_batch *b, const struct tcp *t, const struct xr
 /* Sends what the batch holds. */
 void tcp_batch_flush(struct tcp_batch *b, const struct tcp *t);
 void tcp_batch_free(struct tcp_batch *b);
+
+/* The retransmission thread and its packet socket on o's interface. 0 or -errno after a line. */
+int tcp_resend_start(struct tcp *t, const struct xr_gen_slot *slots, const struct engine_opts *o);
+/* Ends the retransmission thread; its socket stays open (for tcp_reset_open). */
+void tcp_resend_stop(struct tcp *t);
+/* Ends the thread and closes its socket. */
+void tcp_resend_close(struct tcp *t);
+/* Every session still open reset through the thread's socket (after it stopped). */
+void tcp_reset_open(struct tcp *t);
 
 /* The pump's thread on the ring buffer of skel (after load, with t->rs.fd open). 0 or -errno. */
 int tcp_pump_start(struct tcp *t, struct gen_bpf *skel);
@@ -295,7 +308,7 @@ int tcp_pace_trial_bursts(const char *opt, const struct send_opts *so, double ra
 			  uint64_t trial_ns, uint32_t burst, uint64_t max, uint64_t *bursts);
 
 /* Sessions that ended, one way or the other, among those that got an answer. */
-uint64_t tcp_ended(const struct xr_replies_stats *r);
+uint64_t tcp_ended(const struct tcp *t, const struct xr_replies_stats *r);
 
 /*
  * The paced requests' line (what: what a request is, "burst") and JSON
@@ -341,8 +354,8 @@ void tcp_sessions_report(struct tcp *t, const struct engine_result *res, FILE *h
 int tcp_none_completed_verdict(const struct tcp *t);
 
 /* gen tcp's and replay --sessions' report: the sessions', then the requests' and responses' */
-void tcp_report(void *st, const struct engine_result *res, uint64_t ready_ns, FILE *human,
-		struct json *j);
+void tcp_requests_report(struct tcp *t, const struct engine_result *res, FILE *human,
+			 struct json *j);
 
 /* The request-to-answer times' line and JSON (what) */
 void tcp_answers_report(const struct tcp *t, const char *line, FILE *human, struct json *j,

@@ -34,7 +34,7 @@ static const struct option sessions_opts[] = {
 enum sessions_response { RESP_AUTO = 0, RESP_HTTP, RESP_CAPTURE };
 
 struct sessions {
-	struct tcp t; /* first: tcp_report takes the state as a struct tcp */
+	struct tcp t;
 	struct tcp_capture cap;
 	struct tcp_flow_books books;
 	enum sessions_response response;
@@ -265,7 +265,7 @@ static void sessions_report(void *st, const struct engine_result *res, uint64_t 
 		json_str(j, "response", s->response == RESP_HTTP ? "http" : "capture");
 		json_close(j, '}');
 	}
-	tcp_report(&s->t, res, ready_ns, human, j);
+	tcp_requests_report(&s->t, res, human, j);
 }
 
 static int sessions_verdict(void *st)

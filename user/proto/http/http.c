@@ -8,7 +8,7 @@
 #include <stdbool.h>
 #include <string.h>
 #include <strings.h>
-#include "proto/tcp/http.h"
+#include "proto/http/http.h"
 #include "xdpreplay.h"
 
 /* The line at buf[from..len) up to its CRLF: its length, or -1 when the CRLF has not come. */

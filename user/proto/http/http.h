@@ -4,8 +4,8 @@
  * that xdpreplay selftest holds gen tcp's streaming reader in XDP
  * (bpf/proto/http.bpf.h) against, written apart from it.
  */
-#ifndef __XR_PROTO_TCP_HTTP_H
-#define __XR_PROTO_TCP_HTTP_H
+#ifndef __XR_PROTO_HTTP_H
+#define __XR_PROTO_HTTP_H
 
 #include <stddef.h>
 #include <stdint.h>
