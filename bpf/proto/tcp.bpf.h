@@ -123,6 +123,14 @@ struct {
 #include "proto/http.bpf.h"
 #include "proto/fields.bpf.h"
 
+/* The first byte of a segment's payload at off, or -1 */
+static __always_inline int tcp_payload_first(struct xdp_md *ctx, __u32 off)
+{
+	__u8 b;
+
+	return bpf_xdp_load_bytes(ctx, off, &b, 1) ? -1 : b;
+}
+
 /*
  * Our next sequence number at offset off of request k (k == requests: the
  * bye's and FIN's). A subscriber's replies (PUBACKs, answers) come between
@@ -933,6 +941,11 @@ static __always_inline int tcp_session_reply(struct xdp_md *ctx)
 	if (plen) {
 		if (!s->resp_got)
 			record_hist(&tcp_first_hist, s->t_req);
+		if (!s->resp_got && tcp_cfg.resp_first)
+			s->status = tcp_payload_first(ctx, 14 + p.l3len + doff) ==
+						    tcp_cfg.resp_first ?
+					    200 :
+					    0;
 		if (tcp_cfg.response == XR_TCP_RESP_HTTP) {
 			http_read(ctx, s, 14 + p.l3len + doff, plen, sc->head);
 			if (s->http_phase == XR_HTTP_BAD) {
@@ -948,7 +961,7 @@ static __always_inline int tcp_session_reply(struct xdp_md *ctx)
 	if (tcp_cfg.response == XR_TCP_RESP_SIZE ?
 		    s->resp_got >= (TCP_FLOWS ? s->step_resp : tcp_cfg.resp_size) :
 		    s->http_phase == XR_HTTP_DONE || (s->http_phase == XR_HTTP_TO_FIN && fin)) {
-		if (tcp_cfg.response == XR_TCP_RESP_SIZE)
+		if (tcp_cfg.response == XR_TCP_RESP_SIZE && !tcp_cfg.resp_first)
 			s->status = 200;
 		/* constant indices: clang turns a computed one into a division the verifier cannot bound */
 		switch (s->status / 100) {

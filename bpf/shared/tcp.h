@@ -128,7 +128,13 @@ struct xr_tcp_cfg {
 	__u8 close; /* enum xr_tcp_close */
 	__u8 bye_len; /* bytes on our FIN */
 	__u8 bye[4];
-	__u8 pad[5];
+	/*
+	 * XR_TCP_RESP_SIZE: the byte a response that succeeds begins with (0:
+	 * any, each a success); one that begins otherwise is booked as an
+	 * error (XR_TCP_OTHER_STATUS), its length taken as it comes
+	 */
+	__u8 resp_first;
+	__u8 pad[4];
 	struct xr_tcp_fields fields; /* gen tcp's {c} and {k} */
 	__u32 flows; /* replay --sessions: the capture's flows (0: gen's one stream) */
 	/*

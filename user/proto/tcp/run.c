@@ -298,6 +298,7 @@ int tcp_sessions_build(struct tcp *t, const struct send_opts *so, const struct i
 				      .requests = t->requests,
 				      .table_mask = t->table - 1,
 				      .resp_size = t->resp_size,
+				      .resp_first = t->resp_first,
 				      .response = t->response,
 				      .close = t->close,
 				      .bye_len = t->bye_len,

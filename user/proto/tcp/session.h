@@ -187,6 +187,7 @@ struct tcp {
 	bool veth_peer_xdp; /* ... and its peer had one when the run started */
 	char veth_peer[16]; /* the peer's name */
 	uint64_t resp_size;
+	uint8_t resp_first; /* XR_TCP_RESP_SIZE: a successful response's first byte (0: any) */
 	const struct tcp_app *app; /* the application on the sessions (NULL: none) */
 
 	uint32_t table; /* session table slots */
