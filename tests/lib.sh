@@ -24,7 +24,7 @@ run_bad() {
 }
 
 # jget FILE PATH...: the values of a JSON document at each dotted PATH (KEY.KEY, an array's index as
-# a KEY), one line each, from one Python start: read -r a b < <(jget f sent replies.answered)
+# a KEY), one line each, from one Python start: read -r -d '' a b < <(jget f sent replies.answered)
 jget() {
 	local f=$1
 	shift
