@@ -4,11 +4,11 @@
 #include "proto/proto.h"
 
 extern const struct xr_proto proto_capture, proto_udp, proto_syn, proto_lorawan, proto_dns,
-	proto_tcp, proto_mqtt, proto_icmp, proto_sessions;
+	proto_tcp, proto_mqtt, proto_icmp, proto_sessions, proto_redis;
 
 const struct xr_proto *const xr_protos[] = {
-	&proto_capture, &proto_udp,  &proto_syn,  &proto_lorawan,  &proto_dns,
-	&proto_tcp,	&proto_mqtt, &proto_icmp, &proto_sessions, NULL,
+	&proto_capture, &proto_udp,  &proto_syn,      &proto_lorawan, &proto_dns, &proto_tcp,
+	&proto_mqtt,	&proto_icmp, &proto_sessions, &proto_redis,   NULL,
 };
 
 const struct xr_proto *proto_find(const char *name)
