@@ -136,235 +136,217 @@ static void usage(FILE *f)
 		"      gen syn -i eth1 --dst 198.18.0.2:80 --src 198.18.64.1-198.18.64.240 --seed 7741\n");
 }
 
-int cmd_search(int argc, char **argv)
+enum {
+	O_WITNESS = 256,
+	O_GOAL,
+	O_PRESET,
+	O_MIN,
+	O_MAX,
+	O_WIDTH,
+	O_TRIAL,
+	O_SETTLE,
+	O_JSON,
+	O_STREAM,
+	O_CSV,
+	O_SVG,
+	O_HTML,
+	O_FIELD,
+	O_LATENCY,
+	O_PAUSE,
+	O_WARMUP,
+	O_MAX_TRIALS,
+	O_FAIL_IF,
+	O_MAX_TIME,
+	O_TOKEN
+};
+
+static const struct option search_opts[] = {
+	{ "witness", required_argument, NULL, O_WITNESS },
+	{ "goal", required_argument, NULL, O_GOAL },
+	{ "witness-field", required_argument, NULL, O_FIELD },
+	{ "latency-goal", required_argument, NULL, O_LATENCY },
+	{ "preset", required_argument, NULL, O_PRESET },
+	{ "min", required_argument, NULL, O_MIN },
+	{ "max", required_argument, NULL, O_MAX },
+	{ "width", required_argument, NULL, O_WIDTH },
+	{ "trial", required_argument, NULL, O_TRIAL },
+	{ "settle", required_argument, NULL, O_SETTLE },
+	{ "pause", required_argument, NULL, O_PAUSE },
+	{ "warmup", required_argument, NULL, O_WARMUP },
+	{ "max-trials", required_argument, NULL, O_MAX_TRIALS },
+	{ "fail-if", required_argument, NULL, O_FAIL_IF },
+	{ "max-time", required_argument, NULL, O_MAX_TIME },
+	{ "witness-token-file", required_argument, NULL, O_TOKEN },
+	{ "json", optional_argument, NULL, O_JSON },
+	{ "json-stream", required_argument, NULL, O_STREAM },
+	{ "csv", required_argument, NULL, O_CSV },
+	{ "svg", required_argument, NULL, O_SVG },
+	{ "html", required_argument, NULL, O_HTML },
+	{ "verbose", no_argument, NULL, 'v' },
+	{ "help", no_argument, NULL, 'h' },
+	{},
+};
+
+/* Where the results go (NULL: not asked for) */
+struct search_outputs {
+	const char *json, *csv, *svg, *html, *stream;
+};
+
+/* The goals' names, which struct goal points into */
+static char goal_names[MAX_GOALS][32];
+
+/* --goal NAME=LOSS[,exceed=X][,dsum=T]: the next goal. 0, or XR_EXIT_USAGE after a line. */
+static int parse_loss_goal(struct search *s, const char *arg)
 {
-	enum {
-		O_WITNESS = 256,
-		O_GOAL,
-		O_PRESET,
-		O_MIN,
-		O_MAX,
-		O_WIDTH,
-		O_TRIAL,
-		O_SETTLE,
-		O_JSON,
-		O_STREAM,
-		O_CSV,
-		O_SVG,
-		O_HTML,
-		O_FIELD,
-		O_LATENCY,
-		O_PAUSE,
-		O_WARMUP,
-		O_MAX_TRIALS,
-		O_FAIL_IF,
-		O_MAX_TIME,
-		O_TOKEN
-	};
-	static const struct option opts[] = {
-		{ "witness", required_argument, NULL, O_WITNESS },
-		{ "goal", required_argument, NULL, O_GOAL },
-		{ "witness-field", required_argument, NULL, O_FIELD },
-		{ "latency-goal", required_argument, NULL, O_LATENCY },
-		{ "preset", required_argument, NULL, O_PRESET },
-		{ "min", required_argument, NULL, O_MIN },
-		{ "max", required_argument, NULL, O_MAX },
-		{ "width", required_argument, NULL, O_WIDTH },
-		{ "trial", required_argument, NULL, O_TRIAL },
-		{ "settle", required_argument, NULL, O_SETTLE },
-		{ "pause", required_argument, NULL, O_PAUSE },
-		{ "warmup", required_argument, NULL, O_WARMUP },
-		{ "max-trials", required_argument, NULL, O_MAX_TRIALS },
-		{ "fail-if", required_argument, NULL, O_FAIL_IF },
-		{ "max-time", required_argument, NULL, O_MAX_TIME },
-		{ "witness-token-file", required_argument, NULL, O_TOKEN },
-		{ "json", optional_argument, NULL, O_JSON },
-		{ "json-stream", required_argument, NULL, O_STREAM },
-		{ "csv", required_argument, NULL, O_CSV },
-		{ "svg", required_argument, NULL, O_SVG },
-		{ "html", required_argument, NULL, O_HTML },
-		{ "verbose", no_argument, NULL, 'v' },
-		{ "help", no_argument, NULL, 'h' },
-		{},
-	};
-	struct search *s = calloc(1, sizeof(*s));
-	const char *json_path = NULL, *csv_path = NULL, *svg_path = NULL, *stream_path = NULL,
-		   *html_path = NULL;
-	static char names[MAX_GOALS][32];
-	int opt, err, ret = XR_EXIT_USAGE, loss_goals = 0;
-	char a[16], b[16], c[16], d[16];
-	bool trials_started = false, thresholds_failed = false;
-	/* replay --sessions: the trial's options without the mode (send_opts_parse keeps its FILEs) */
-	char **trial_argv = NULL;
+	const char *eq = strchr(arg, '=');
+	char lossbuf[32], *comma;
+	double v, exceed = 0;
+	uint64_t dsum = 0;
 
-	if (!s)
-		return XR_EXIT_ENV;
-	/* under mpiexec: every rank parses the same options; rank 0 searches, each sends a shard */
-	if (ranks_init(&argc, &argv)) {
-		free(s);
-		return XR_EXIT_ENV;
+	snprintf(lossbuf, sizeof(lossbuf), "%s", eq ? eq + 1 : "");
+	comma = strchr(lossbuf, ',');
+	if (comma)
+		*comma = 0;
+	/* optional ,exceed=X,dsum=T (RFC 9971's goal exceed ratio and duration sum) */
+	for (const char *p = eq ? strchr(eq, ',') : NULL; p; p = strchr(p + 1, ',')) {
+		char val[32];
+
+		if (sscanf(p, ",exceed=%31[^,]", val) == 1 && !parse_number(val, &exceed) &&
+		    exceed < 1)
+			continue;
+		if (sscanf(p, ",dsum=%31[^,]", val) == 1 && !parse_duration(val, &dsum))
+			continue;
+		eq = NULL;
+		break;
 	}
-	s->start_margin_ns = 500000000ULL;
-	s->min = 1000;
-	s->max = 1000000;
-	s->width = 0.005;
-	s->trial_ns = 1000000000ULL;
-	s->settle_ns = 300000000ULL;
-	s->max_trials = 128;
-	s->max_time_ns = 30 * 60 * 1000000000ULL;
-	opterr = 0;
-	while ((opt = getopt_long(argc, argv, "+:vh", opts, NULL)) != -1) {
-		switch (opt) {
-		case O_WITNESS: s->witness = optarg; break;
-		case O_GOAL: {
-			const char *eq = strchr(optarg, '=');
-			double v;
-
-			char lossbuf[32], *comma;
-			double exceed = 0;
-			uint64_t dsum = 0;
-
-			snprintf(lossbuf, sizeof(lossbuf), "%s", eq ? eq + 1 : "");
-			comma = strchr(lossbuf, ',');
-			if (comma)
-				*comma = 0;
-			/* optional ,exceed=X,dsum=T (RFC 9971's goal exceed ratio and duration sum) */
-			for (const char *p = eq ? strchr(eq, ',') : NULL; p;
-			     p = strchr(p + 1, ',')) {
-				char val[32];
-
-				if (sscanf(p, ",exceed=%31[^,]", val) == 1 &&
-				    !parse_number(val, &exceed) && exceed < 1)
-					continue;
-				if (sscanf(p, ",dsum=%31[^,]", val) == 1 &&
-				    !parse_duration(val, &dsum))
-					continue;
-				eq = NULL;
-				break;
-			}
-			if (!eq || eq == optarg || eq - optarg >= 32 || s->ng >= MAX_GOALS ||
-			    parse_number(lossbuf, &v) || v >= 1) {
-				ret = cli_usage_error(
-					"search",
-					"--goal: '%s' is not NAME=LOSS[,exceed=X][,dsum=T] "
-					"(e.g. PDR=0.005)",
-					optarg);
-				goto out;
-			}
-			snprintf(names[s->ng], sizeof(names[0]), "%.*s", (int)(eq - optarg),
-				 optarg);
-			s->g[s->ng] = (struct goal){ .loss = v,
-						     .exceed = exceed,
-						     .dsum = dsum / 1e9,
-						     .name = names[s->ng] };
-			s->ng++;
-			break;
-		}
-		case O_FIELD: s->field = optarg; break;
-		case O_LATENCY: {
-			const char *eq = strchr(optarg, '=');
-			uint64_t ns;
-
-			if (!eq || eq == optarg || eq - optarg >= 32 || s->ng >= MAX_GOALS ||
-			    parse_duration(eq + 1, &ns) || !ns) {
-				ret = cli_usage_error(
-					"search",
-					"--latency-goal: '%s' is not NAME=DURATION (e.g. p99=10ms)",
-					optarg);
-				goto out;
-			}
-			snprintf(names[s->ng], sizeof(names[0]), "%.*s", (int)(eq - optarg),
-				 optarg);
-			s->g[s->ng] = (struct goal){ .p99_us = ns / 1e3, .name = names[s->ng] };
-			s->ng++;
-			break;
-		}
-		case O_PRESET:
-			if (!strcmp(optarg, "quick")) {
-				s->trial_ns = 500000000ULL;
-				s->width = 0.02;
-			} else if (!strcmp(optarg, "rfc2544")) {
-				s->trial_ns = 60000000000ULL;
-				s->ng = 1;
-				s->g[0] = (struct goal){ .loss = 0, .name = "NDR" };
-			} else if (strcmp(optarg, "default")) {
-				ret = cli_usage_error(
-					"search", "--preset: '%s' is not default, quick or rfc2544",
-					optarg);
-				goto out;
-			}
-			break;
-		case O_MIN:
-			if (cli_number("search", "min", optarg, &s->min))
-				goto out;
-			break;
-		case O_MAX:
-			if (cli_number("search", "max", optarg, &s->max))
-				goto out;
-			break;
-		case O_WIDTH:
-			if (cli_number("search", "width", optarg, &s->width) || s->width <= 0 ||
-			    s->width >= 1) {
-				ret = cli_usage_error("search", "--width must be between 0 and 1");
-				goto out;
-			}
-			break;
-		case O_TRIAL:
-			if (cli_duration("search", "trial", optarg, &s->trial_ns))
-				goto out;
-			break;
-		case O_SETTLE:
-			if (cli_duration("search", "settle", optarg, &s->settle_ns))
-				goto out;
-			break;
-		case O_PAUSE:
-			if (cli_duration("search", "pause", optarg, &s->pause_ns))
-				goto out;
-			break;
-		case O_WARMUP:
-			if (cli_duration("search", "warmup", optarg, &s->warmup_ns))
-				goto out;
-			break;
-		case O_FAIL_IF:
-			if (threshold_add(&s->fail_if, "search", optarg, search_threshold_metrics,
-					  search_nthreshold_metrics))
-				goto out;
-			break;
-		case O_MAX_TRIALS: {
-			uint64_t n;
-
-			if (cli_count("search", "max-trials", optarg, &n))
-				goto out;
-			if (n < 1 || n > MAX_TRIALS) {
-				ret = cli_usage_error("search",
-						      "--max-trials must be between 1 and %d",
-						      MAX_TRIALS);
-				goto out;
-			}
-			s->max_trials = n;
-			break;
-		}
-		case O_MAX_TIME:
-			if (cli_duration("search", "max-time", optarg, &s->max_time_ns))
-				goto out;
-			break;
-		case O_TOKEN:
-			if (httpd_read_token(optarg, s->token, sizeof(s->token)))
-				goto out;
-			break;
-		case O_JSON: json_path = cli_json_path(argc, argv, optarg); break;
-		case O_STREAM: stream_path = optarg; break;
-		case O_CSV: csv_path = optarg; break;
-		case O_SVG: svg_path = optarg; break;
-		case O_HTML: html_path = optarg; break;
-		case 'v': xr_verbosity++; break;
-		case 'h':
-			usage(stdout);
-			ret = XR_EXIT_OK;
-			goto out;
-		default: ret = cli_bad_option("search", argv, opt); goto out;
-		}
+	if (!eq || eq == arg || eq - arg >= 32 || s->ng >= MAX_GOALS || parse_number(lossbuf, &v) ||
+	    v >= 1) {
+		return cli_usage_error("search",
+				       "--goal: '%s' is not NAME=LOSS[,exceed=X][,dsum=T] "
+				       "(e.g. PDR=0.005)",
+				       arg);
 	}
+	snprintf(goal_names[s->ng], sizeof(goal_names[0]), "%.*s", (int)(eq - arg), arg);
+	s->g[s->ng] = (struct goal){ .loss = v,
+				     .exceed = exceed,
+				     .dsum = dsum / 1e9,
+				     .name = goal_names[s->ng] };
+	s->ng++;
+	return 0;
+}
+
+/* --latency-goal NAME=DURATION: the next goal. 0, or XR_EXIT_USAGE after a line. */
+static int parse_latency_goal(struct search *s, const char *arg)
+{
+	const char *eq = strchr(arg, '=');
+	uint64_t ns;
+
+	if (!eq || eq == arg || eq - arg >= 32 || s->ng >= MAX_GOALS ||
+	    parse_duration(eq + 1, &ns) || !ns) {
+		return cli_usage_error(
+			"search", "--latency-goal: '%s' is not NAME=DURATION (e.g. p99=10ms)", arg);
+	}
+	snprintf(goal_names[s->ng], sizeof(goal_names[0]), "%.*s", (int)(eq - arg), arg);
+	s->g[s->ng] = (struct goal){ .p99_us = ns / 1e3, .name = goal_names[s->ng] };
+	s->ng++;
+	return 0;
+}
+
+/* One of the search's own options. -1 (taken), or the exit status (bad usage, or --help). */
+static int parse_opt(struct search *s, int opt, int argc, char **argv, struct search_outputs *out)
+{
+	switch (opt) {
+	case O_WITNESS: s->witness = optarg; break;
+	case O_GOAL: return parse_loss_goal(s, optarg) ?: -1;
+	case O_FIELD: s->field = optarg; break;
+	case O_LATENCY: return parse_latency_goal(s, optarg) ?: -1;
+	case O_PRESET:
+		if (!strcmp(optarg, "quick")) {
+			s->trial_ns = 500000000ULL;
+			s->width = 0.02;
+		} else if (!strcmp(optarg, "rfc2544")) {
+			s->trial_ns = 60000000000ULL;
+			s->ng = 1;
+			s->g[0] = (struct goal){ .loss = 0, .name = "NDR" };
+		} else if (strcmp(optarg, "default")) {
+			return cli_usage_error("search",
+					       "--preset: '%s' is not default, quick or rfc2544",
+					       optarg);
+		}
+		break;
+	case O_MIN:
+		if (cli_number("search", "min", optarg, &s->min))
+			return XR_EXIT_USAGE;
+		break;
+	case O_MAX:
+		if (cli_number("search", "max", optarg, &s->max))
+			return XR_EXIT_USAGE;
+		break;
+	case O_WIDTH:
+		if (cli_number("search", "width", optarg, &s->width) || s->width <= 0 ||
+		    s->width >= 1) {
+			return cli_usage_error("search", "--width must be between 0 and 1");
+		}
+		break;
+	case O_TRIAL:
+		if (cli_duration("search", "trial", optarg, &s->trial_ns))
+			return XR_EXIT_USAGE;
+		break;
+	case O_SETTLE:
+		if (cli_duration("search", "settle", optarg, &s->settle_ns))
+			return XR_EXIT_USAGE;
+		break;
+	case O_PAUSE:
+		if (cli_duration("search", "pause", optarg, &s->pause_ns))
+			return XR_EXIT_USAGE;
+		break;
+	case O_WARMUP:
+		if (cli_duration("search", "warmup", optarg, &s->warmup_ns))
+			return XR_EXIT_USAGE;
+		break;
+	case O_FAIL_IF:
+		if (threshold_add(&s->fail_if, "search", optarg, search_threshold_metrics,
+				  search_nthreshold_metrics))
+			return XR_EXIT_USAGE;
+		break;
+	case O_MAX_TRIALS: {
+		uint64_t n;
+
+		if (cli_count("search", "max-trials", optarg, &n))
+			return XR_EXIT_USAGE;
+		if (n < 1 || n > MAX_TRIALS)
+			return cli_usage_error("search", "--max-trials must be between 1 and %d",
+					       MAX_TRIALS);
+		s->max_trials = n;
+		break;
+	}
+	case O_MAX_TIME:
+		if (cli_duration("search", "max-time", optarg, &s->max_time_ns))
+			return XR_EXIT_USAGE;
+		break;
+	case O_TOKEN:
+		if (httpd_read_token(optarg, s->token, sizeof(s->token)))
+			return XR_EXIT_USAGE;
+		break;
+	case O_JSON: out->json = cli_json_path(argc, argv, optarg); break;
+	case O_STREAM: out->stream = optarg; break;
+	case O_CSV: out->csv = optarg; break;
+	case O_SVG: out->svg = optarg; break;
+	case O_HTML: out->html = optarg; break;
+	case 'v': xr_verbosity++; break;
+	case 'h': usage(stdout); return XR_EXIT_OK;
+	default: return cli_bad_option("search", argv, opt);
+	}
+	return -1;
+}
+
+/*
+ * The trial after "--" (argv[optind..)): its protocol, what it may not set
+ * (the search's), what the witness and the load count. 0, or XR_EXIT_USAGE
+ * after a line.
+ */
+static int trial_find(struct search *s, int argc, char **argv)
+{
 	if (optind < argc && !strcmp(argv[optind], "replay"))
 		s->proto = proto_find(has_arg(argc - optind, argv + optind, "--sessions") ?
 					      "sessions" :
@@ -374,22 +356,17 @@ int cmd_search(int argc, char **argv)
 	else if (optind + 1 < argc && !strcmp(argv[optind], "lorawan") &&
 		 !strcmp(argv[optind + 1], "send"))
 		s->proto = proto_find("lorawan");
-	if (!s->proto || (!strcmp(argv[optind], "gen") && !s->proto->gen)) {
-		ret = cli_usage_error(
+	if (!s->proto || (!strcmp(argv[optind], "gen") && !s->proto->gen))
+		return cli_usage_error(
 			"search", "give the trial after --: replay ARGS..., gen PROTO ARGS... or "
 				  "lorawan send ARGS...");
-		goto out;
-	}
 	if (!s->witness || (strncmp(s->witness, "http://", 7) && strcmp(s->witness, "replies") &&
 			    strncmp(s->witness, "cmd:", 4))) {
-		ret = cli_usage_error(
+		return cli_usage_error(
 			"search", "--witness http://ADDR:PORT/, replies or cmd:COMMAND is needed");
-		goto out;
 	}
-	if (s->min <= 0 || s->min >= s->max) {
-		ret = cli_usage_error("search", "--min must be above 0 and below --max");
-		goto out;
-	}
+	if (s->min <= 0 || s->min >= s->max)
+		return cli_usage_error("search", "--min must be above 0 and below --max");
 	s->unit = s->proto->load_unit ?: "frames";
 	/* --msg-rate search: the trials pace that rate over their own --count sessions */
 	if (s->proto->paced_opt) {
@@ -403,31 +380,26 @@ int cmd_search(int argc, char **argv)
 				s->paced = true;
 		if (s->paced)
 			s->unit = s->proto->paced_unit;
-		if (s->paced && xr_nranks > 1) {
-			ret = cli_usage_error("search",
-					      "%s search: one sender, not under MPI for now", opt);
-			goto out;
-		}
+		if (s->paced && xr_nranks > 1)
+			return cli_usage_error("search",
+					       "%s search: one sender, not under MPI for now", opt);
 	}
 	for (int i = optind + 1; i < argc; i++) {
 		/* a paced search's sessions and their connection rate are the trial's own */
 		if (s->paced && (!strcmp(argv[i], "--count") || !strcmp(argv[i], "--pps")))
 			continue;
-		if (s->paced && !strcmp(argv[i], "--wait")) {
-			ret = cli_usage_error(
+		if (s->paced && !strcmp(argv[i], "--wait"))
+			return cli_usage_error(
 				"search",
 				"--%s search: a trial counts what is answered by its "
 				"schedule's end and --settle (the search's), not --wait",
 				s->proto->paced_opt);
-			goto out;
-		}
 		if (!strcmp(argv[i], "--pps") || !strcmp(argv[i], "--rate") ||
 		    !strcmp(argv[i], "--duration") || !strcmp(argv[i], "--count") ||
 		    !strcmp(argv[i], "--topspeed") || !strcmp(argv[i], "--json") ||
 		    !strcmp(argv[i], "--fail-if")) {
-			ret = cli_usage_error("search", "the trial's %s is the search's to set",
-					      argv[i]);
-			goto out;
+			return cli_usage_error("search", "the trial's %s is the search's to set",
+					       argv[i]);
 		}
 	}
 	/* the replies witness counts the answers a protocol counts itself: nothing else answers a trial */
@@ -441,32 +413,38 @@ int cmd_search(int argc, char **argv)
 					 (*q)->gen			 ? (*q)->name :
 					 !strcmp((*q)->name, "sessions") ? "replay --sessions" :
 									   "lorawan send");
-		ret = cli_usage_error(
+		return cli_usage_error(
 			"search",
 			"--witness replies counts the answers of %s; for %s use "
 			"http://ADDR:PORT/ (count --listen on the server) or cmd:COMMAND",
 			names, argv[optind]);
-		goto out;
 	}
+	return 0;
+}
+
+/*
+ * The goals whole: the default loss goals unless the user gave some, each
+ * one's duration sum. 0, or XR_EXIT_USAGE after a line.
+ */
+static int goals_complete(struct search *s)
+{
+	int loss_goals = 0;
+
 	for (int gi = 0; gi < s->ng; gi++) {
-		if (s->g[gi].p99_us > 0 && !strncmp(s->witness, "cmd:", 4)) {
-			ret = cli_usage_error(
+		if (s->g[gi].p99_us > 0 && !strncmp(s->witness, "cmd:", 4))
+			return cli_usage_error(
 				"search",
 				"--latency-goal needs --witness replies (the round trips of gen "
 				"syn or lorawan send, the response times of gen tcp) or an http "
 				"witness that is count --webhook (uplinks' latency from departure)");
-			goto out;
-		}
 		loss_goals += s->g[gi].p99_us <= 0;
 	}
 	/* the default loss goals stay unless the user gave loss goals of their own */
 	if (!loss_goals) {
-		if (s->ng + 2 > MAX_GOALS) {
-			ret = cli_usage_error("search",
-					      "at most %d goals with the default NDR and PDR",
-					      MAX_GOALS - 2);
-			goto out;
-		}
+		if (s->ng + 2 > MAX_GOALS)
+			return cli_usage_error("search",
+					       "at most %d goals with the default NDR and PDR",
+					       MAX_GOALS - 2);
 		memmove(&s->g[2], &s->g[0], s->ng * sizeof(s->g[0]));
 		/*
 		 * RFC 9971's exceed ratio and duration sum, as FD.io CSIT's defaults:
@@ -492,147 +470,94 @@ int cmd_search(int argc, char **argv)
 		if (s->g[gi].dsum < s->trial_ns / 1e9)
 			s->g[gi].dsum = s->trial_ns / 1e9;
 	}
-	if (cli_need_root("search")) {
-		ret = XR_EXIT_ENV;
-		goto out;
-	}
-	s->cmd = argv + optind;
-	s->ncmd = argc - optind;
-	/* the trial's options, parsed once (a bad one fails here, before any trial) */
-	{
-		int skip = strcmp(argv[optind], "replay") ? 2 : 1, targc = argc - optind - skip + 1;
-		bool sessions = !strcmp(s->proto->name, "sessions");
-		char **targv = argv + optind + skip - 1, cmdname[32];
+	return 0;
+}
 
-		snprintf(cmdname, sizeof(cmdname), "%s%s%s", argv[optind], skip == 2 ? " " : "",
-			 skip == 2 ? argv[optind + 1] :
-			 sessions  ? " --sessions" :
-				     "");
-		if (sessions) {
-			/* replay's mode chose the protocol: its options are the rest */
-			trial_argv = calloc(targc + 1, sizeof(*trial_argv));
-			if (!trial_argv) {
-				ret = XR_EXIT_ENV;
-				goto out;
-			}
-			for (int i = 0, j = 0, seen = 0; i < targc; i++)
-				if (seen || strcmp(targv[i], "--sessions"))
-					trial_argv[j++] = targv[i];
-				else
-					seen = 1;
-			targv = trial_argv;
-			targc--;
-		}
-		s->so.cmd = strdup(cmdname);
-		s->proto_state = s->proto->state_size ? calloc(1, s->proto->state_size) : NULL;
-		if (!s->so.cmd || (s->proto->state_size && !s->proto_state)) {
-			ret = XR_EXIT_ENV;
-			goto out;
-		}
-		/* argv[0] of the trial is its command: the last word of its name */
-		s->so.search = true;
-		err = send_opts_parse(&s->so, s->proto, s->proto_state, targc, targv, trial_usage);
-		xr_cmd = "search";
-		if (err >= 0) {
-			ret = err ? err : XR_EXIT_USAGE;
-			goto out;
-		}
-		/* each trial starts its own other end: under MPI, each rank's would be apart */
-		if (xr_nranks > 1 && s->proto->peer &&
-		    s->proto->peer(s->proto_state, &s->so, NULL, NULL, NULL)) {
-			ret = cli_usage_error("search",
-					      "--pattern: its other end (subscribers, a "
-					      "responder) runs beside one sender, not under MPI");
-			goto out;
-		}
-		/*
-		 * each shard's search would choose its own loads: nothing would add
-		 * up; under MPI a rank's shard is its rank
-		 */
-		if (s->so.concurrency) {
-			ret = cli_usage_error("search",
-					      "--concurrency: a closed loop has no rate for a "
-					      "search to vary; give the trial none");
-			goto out;
-		}
-		/* a paced trial's sessions each get one paced request at least */
-		if (s->paced && s->so.count > s->min * (s->trial_ns / 1e9)) {
-			ret = cli_usage_error(
-				"search",
-				"--%s search: --min %g x --trial %.3g s is %g %s, fewer than "
-				"--count %llu: every session is paced once a trial at least, so "
-				"the lowest trials would ask for more than their rate; raise "
-				"--min or --trial, or lower --count",
-				s->proto->paced_opt, s->min, s->trial_ns / 1e9,
-				s->min * (s->trial_ns / 1e9), s->proto->paced_unit,
-				(unsigned long long)s->so.count);
-			goto out;
-		}
-		/* the lowest and the highest trial must be possible (each is set again in its trial) */
-		if (s->paced) {
-			struct send_opts so = s->so;
+/*
+ * The trial's options, parsed once (a bad one fails here, before any trial);
+ * replay --sessions' without the mode into *trial_argv (freed by the caller).
+ * 0, or the exit status after a line.
+ */
+static int trial_parse(struct search *s, int argc, char **argv, char ***trial_argv)
+{
+	int skip = strcmp(argv[optind], "replay") ? 2 : 1, targc = argc - optind - skip + 1, err;
+	bool sessions = !strcmp(s->proto->name, "sessions");
+	char **targv = argv + optind + skip - 1, cmdname[32];
 
-			ret = s->proto->paced_trial(s->proto_state, &so, s->max, s->trial_ns);
-			if (!ret)
-				ret = s->proto->paced_trial(s->proto_state, &so, s->min,
-							    s->trial_ns);
-			if (ret)
-				goto out;
-		}
-		if (s->so.shards > 1) {
-			ret = cli_usage_error(
-				"search", "--shard: the shards of a trial must share its load and "
-					  "start: run the search under MPI (mpiexec -n N xdpreplay "
-					  "search ...), where each rank sends its shard");
-			goto out;
-		}
+	snprintf(cmdname, sizeof(cmdname), "%s%s%s", argv[optind], skip == 2 ? " " : "",
+		 skip == 2 ? argv[optind + 1] :
+		 sessions  ? " --sessions" :
+			     "");
+	if (sessions) {
+		/* replay's mode chose the protocol: its options are the rest */
+		*trial_argv = calloc(targc + 1, sizeof(**trial_argv));
+		if (!*trial_argv)
+			return XR_EXIT_ENV;
+		for (int i = 0, j = 0, seen = 0; i < targc; i++)
+			if (seen || strcmp(targv[i], "--sessions"))
+				(*trial_argv)[j++] = targv[i];
+			else
+				seen = 1;
+		targv = *trial_argv;
+		targc--;
 	}
-	if (xr_rank != 0) {
-		/* the trials rank 0 broadcasts, until it says stop */
-		cli_catch_signals();
-		ret = serve_trials(s) ? XR_EXIT_ENV : XR_EXIT_OK;
-		goto out;
+	s->so.cmd = strdup(cmdname);
+	s->proto_state = s->proto->state_size ? calloc(1, s->proto->state_size) : NULL;
+	if (!s->so.cmd || (s->proto->state_size && !s->proto_state))
+		return XR_EXIT_ENV;
+	/* argv[0] of the trial is its command: the last word of its name */
+	s->so.search = true;
+	err = send_opts_parse(&s->so, s->proto, s->proto_state, targc, targv, trial_usage);
+	xr_cmd = "search";
+	if (err >= 0)
+		return err ? err : XR_EXIT_USAGE;
+	/* each trial starts its own other end: under MPI, each rank's would be apart */
+	if (xr_nranks > 1 && s->proto->peer &&
+	    s->proto->peer(s->proto_state, &s->so, NULL, NULL, NULL)) {
+		return cli_usage_error("search",
+				       "--pattern: its other end (subscribers, a "
+				       "responder) runs beside one sender, not under MPI");
 	}
-	trials_started = true;
-	/* the trial's --first-seq is where the first trial starts */
-	s->next_n = s->so.first_n;
-	s->max_asked = s->max;
-	s->start_unix = time(NULL);
-	s->start_ns = now_ns();
-	cli_catch_signals();
-	fprintf(stderr, "search: %s to %s %s/s, %.1f s trials, width %.3f, witness %s",
-		fmt_si(s->min, a, sizeof(a)), fmt_si(s->max, b, sizeof(b)), s->unit,
-		s->trial_ns / 1e9, s->width, s->witness);
-	if (xr_nranks > 1)
-		fprintf(stderr, ", %d ranks (MPI), each a shard of every trial", xr_nranks);
-	fputc('\n', stderr);
-	if (stream_path && search_stream_start(s, stream_path))
-		goto env;
-	err = 0;
-	if (s->warmup_ns) {
-		uint64_t trial = s->trial_ns;
-		struct trial w = {};
+	/*
+	 * each shard's search would choose its own loads: nothing would add
+	 * up; under MPI a rank's shard is its rank
+	 */
+	if (s->so.concurrency)
+		return cli_usage_error("search", "--concurrency: a closed loop has no rate for a "
+						 "search to vary; give the trial none");
+	/* a paced trial's sessions each get one paced request at least */
+	if (s->paced && s->so.count > s->min * (s->trial_ns / 1e9))
+		return cli_usage_error(
+			"search",
+			"--%s search: --min %g x --trial %.3g s is %g %s, fewer than "
+			"--count %llu: every session is paced once a trial at least, so "
+			"the lowest trials would ask for more than their rate; raise "
+			"--min or --trial, or lower --count",
+			s->proto->paced_opt, s->min, s->trial_ns / 1e9,
+			s->min * (s->trial_ns / 1e9), s->proto->paced_unit,
+			(unsigned long long)s->so.count);
+	/* the lowest and the highest trial must be possible (each is set again in its trial) */
+	if (s->paced) {
+		struct send_opts so = s->so;
 
-		s->trial_ns = s->warmup_ns;
-		err = run_trial(s, s->min, &w);
-		s->trial_ns = trial;
-		free(w.ranks);
-		if (err == -EINTR)
-			s->interrupted = true;
-		else if (err)
-			goto env;
-		else
-			fprintf(stderr, "  warm-up: %.1f s at %s %s/s, loss %.5f (not counted)\n",
-				s->warmup_ns / 1e9, fmt_si(s->min, a, sizeof(a)), s->unit, w.loss);
+		err = s->proto->paced_trial(s->proto_state, &so, s->max, s->trial_ns) ?:
+			      s->proto->paced_trial(s->proto_state, &so, s->min, s->trial_ns);
+		if (err)
+			return err;
 	}
-	if (!err)
-		err = do_search(s);
-	if (err && err != -EINTR && err != -ERANGE)
-		goto env;
-	if (s->interrupted) {
-		s->stop_why = "interrupted";
-		fprintf(stderr, "search: interrupted after %d trials; the bounds so far:\n", s->nt);
-	}
+	if (s->so.shards > 1)
+		return cli_usage_error("search",
+				       "--shard: the shards of a trial must share its load and "
+				       "start: run the search under MPI (mpiexec -n N xdpreplay "
+				       "search ...), where each rank sends its shard");
+	return 0;
+}
+
+/* What the search found, goal by goal, with the trials each bound stands on */
+static void print_bounds(struct search *s)
+{
+	char a[16], b[16], c[16], d[16];
+
 	for (int gi = 0; gi < s->ng; gi++) {
 		struct goal *g = &s->g[gi];
 		char lim[32];
@@ -672,28 +597,126 @@ int cmd_search(int argc, char **argv)
 			fputc('\n', stderr);
 		}
 	}
-	{
-		int shorts = 0;
+	int shorts = 0;
 
-		for (int i = 0; i < s->nt; i++)
-			shorts += s->t[i].sender_short;
-		fprintf(stderr, "search: %d trials in %.0f s, %d where the sender fell short%s%s\n",
-			s->nt, (now_ns() - s->start_ns) / 1e9, shorts,
-			s->stop_why ? "; stopped: " : "", s->stop_why ? s->stop_why : "");
+	for (int i = 0; i < s->nt; i++)
+		shorts += s->t[i].sender_short;
+	fprintf(stderr, "search: %d trials in %.0f s, %d where the sender fell short%s%s\n", s->nt,
+		(now_ns() - s->start_ns) / 1e9, shorts, s->stop_why ? "; stopped: " : "",
+		s->stop_why ? s->stop_why : "");
+}
+
+/*
+ * Rank 0's search: the warm-up, the trials until every goal is found (or a
+ * limit), what was found and the results' files. The exit status.
+ */
+static int search_run(struct search *s, const struct search_outputs *out)
+{
+	char a[16], b[16];
+	bool thresholds_failed;
+	int err = 0;
+
+	/* the trial's --first-seq is where the first trial starts */
+	s->next_n = s->so.first_n;
+	s->max_asked = s->max;
+	s->start_unix = time(NULL);
+	s->start_ns = now_ns();
+	cli_catch_signals();
+	fprintf(stderr, "search: %s to %s %s/s, %.1f s trials, width %.3f, witness %s",
+		fmt_si(s->min, a, sizeof(a)), fmt_si(s->max, b, sizeof(b)), s->unit,
+		s->trial_ns / 1e9, s->width, s->witness);
+	if (xr_nranks > 1)
+		fprintf(stderr, ", %d ranks (MPI), each a shard of every trial", xr_nranks);
+	fputc('\n', stderr);
+	if (out->stream && search_stream_start(s, out->stream))
+		return XR_EXIT_ENV;
+	if (s->warmup_ns) {
+		uint64_t trial = s->trial_ns;
+		struct trial w = {};
+
+		s->trial_ns = s->warmup_ns;
+		err = run_trial(s, s->min, &w);
+		s->trial_ns = trial;
+		free(w.ranks);
+		if (err == -EINTR)
+			s->interrupted = true;
+		else if (err)
+			return XR_EXIT_ENV;
+		else
+			fprintf(stderr, "  warm-up: %.1f s at %s %s/s, loss %.5f (not counted)\n",
+				s->warmup_ns / 1e9, fmt_si(s->min, a, sizeof(a)), s->unit, w.loss);
 	}
+	if (!err)
+		err = do_search(s);
+	if (err && err != -EINTR && err != -ERANGE)
+		return XR_EXIT_ENV;
+	if (s->interrupted) {
+		s->stop_why = "interrupted";
+		fprintf(stderr, "search: interrupted after %d trials; the bounds so far:\n", s->nt);
+	}
+	print_bounds(s);
 	thresholds_failed = search_thresholds_judge(s, stderr, NULL);
-	if (write_results(s, json_path, csv_path, svg_path, html_path) || search_stream_end(s)) {
-		ret = XR_EXIT_ENV;
-		goto out;
+	if (write_results(s, out->json, out->csv, out->svg, out->html) || search_stream_end(s))
+		return XR_EXIT_ENV;
+	return s->interrupted	 ? XR_EXIT_INTERRUPTED :
+	       s->stop_why	 ? XR_EXIT_FAIL :
+	       thresholds_failed ? XR_EXIT_THRESHOLD :
+				   XR_EXIT_OK;
+}
+
+/* The search's defaults (before its options) */
+static void search_defaults(struct search *s)
+{
+	s->start_margin_ns = 500000000ULL;
+	s->min = 1000;
+	s->max = 1000000;
+	s->width = 0.005;
+	s->trial_ns = 1000000000ULL;
+	s->settle_ns = 300000000ULL;
+	s->max_trials = 128;
+	s->max_time_ns = 30 * 60 * 1000000000ULL;
+}
+
+int cmd_search(int argc, char **argv)
+{
+	struct search *s = calloc(1, sizeof(*s));
+	struct search_outputs out = {};
+	int opt, ret = -1;
+	bool trials_started = false;
+	/* replay --sessions: the trial's options without the mode (send_opts_parse keeps its FILEs) */
+	char **trial_argv = NULL;
+
+	if (!s)
+		return XR_EXIT_ENV;
+	/* under mpiexec: every rank parses the same options; rank 0 searches, each sends a shard */
+	if (ranks_init(&argc, &argv)) {
+		free(s);
+		return XR_EXIT_ENV;
 	}
-	ret = s->interrupted	? XR_EXIT_INTERRUPTED :
-	      s->stop_why	? XR_EXIT_FAIL :
-	      thresholds_failed ? XR_EXIT_THRESHOLD :
-				  XR_EXIT_OK;
-	goto out;
-env:
-	ret = XR_EXIT_ENV;
-	goto out;
+	search_defaults(s);
+	opterr = 0;
+	while (ret < 0 && (opt = getopt_long(argc, argv, "+:vh", search_opts, NULL)) != -1)
+		ret = parse_opt(s, opt, argc, argv, &out);
+	if (ret >= 0)
+		goto out;
+	ret = trial_find(s, argc, argv) ?: goals_complete(s);
+	if (!ret && cli_need_root("search"))
+		ret = XR_EXIT_ENV;
+	if (ret)
+		goto out;
+	s->cmd = argv + optind;
+	s->ncmd = argc - optind;
+	ret = trial_parse(s, argc, argv, &trial_argv);
+	if (ret)
+		goto out;
+	if (xr_rank != 0) {
+		/* the trials rank 0 broadcasts, until it says stop */
+		cli_catch_signals();
+		ret = serve_trials(s) ? XR_EXIT_ENV : XR_EXIT_OK;
+	} else {
+		trials_started = true;
+		ret = search_run(s, &out);
+	}
 out:
 	jstream_close(&s->stream);
 	/* the other ranks wait for the next trial: tell them there is none */
