@@ -18,7 +18,7 @@
 #include "frames/csum.h"
 #include "util/log.h"
 #include "frames/rewrite.h"
-#include "cmd/selftest.h"
+#include "selftest/selftest.h"
 #include "util/splitmix.h"
 #include "util/units.h"
 
@@ -480,7 +480,7 @@ done:
 	if (part("tcp")) {
 		uint64_t checked = 0, l_mis = 0;
 
-		err = selftest_lib(cases, rnd, &checked, &l_mis);
+		err = selftest_tcp(cases, rnd, &checked, &l_mis);
 		if (err) {
 			fprintf(stderr, "selftest tcp reply: could not run: %s\n", strerror(-err));
 			return XR_EXIT_ENV;

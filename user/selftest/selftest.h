@@ -1,4 +1,9 @@
 /* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * xdpreplay selftest's checks (cmd/selftest.c runs them): each BPF part held
+ * byte for byte against an implementation of its own in userspace, over
+ * published vectors and random cases.
+ */
 #ifndef __XR_SELFTEST_H
 #define __XR_SELFTEST_H
 
@@ -6,18 +11,26 @@
 #include "engine/iface.h"
 
 /*
- * The LoRaWAN checks of xdpreplay selftest (user/proto/lorawan/selftest.c): vectors,
+ * The LoRaWAN checks of xdpreplay selftest (selftest/lorawan.c): vectors,
  * then `cases` random fleets; counts what it checked and what differed.
  * 0 or -errno when a check could not run.
  */
 int selftest_lorawan(const struct iface *lo, uint64_t cases, uint64_t (*rnd)(void),
 		     uint64_t *checked, uint64_t *mismatches, uint64_t *frames);
 
+struct bpf_map;
+struct bpf_program;
+struct bpf_test_run_opts;
+
+/* One run of a test program on its map's single value: v in, the program run with o's packet, v back out. 0 or -errno. */
+int test_prog_run(struct bpf_map *map, struct bpf_program *prog, void *v,
+		  struct bpf_test_run_opts *o);
+
 /*
- * The checks of bpf/lib/ (user/cmd/selftest_lib.c): the TCP reply builder with
- * payloads of 0 to 1460 bytes against a segment built from scratch.
+ * The TCP reply builder of bpf/lib/tcp.bpf.h (selftest/tcp.c) with payloads
+ * of 0 to 1460 bytes against a segment built from scratch; gen tcp's fields.
  */
-int selftest_lib(uint64_t cases, uint64_t (*rnd)(void), uint64_t *checked, uint64_t *mismatches);
+int selftest_tcp(uint64_t cases, uint64_t (*rnd)(void), uint64_t *checked, uint64_t *mismatches);
 
 /* gen mqtt's per-session bytes in BPF against user/proto/mqtt/stream.c's, in five stream shapes. */
 int selftest_mqtt(uint64_t cases, uint64_t (*rnd)(void), uint64_t *checked, uint64_t *mismatches,
