@@ -40,21 +40,15 @@ struct mq_case {
 	uint32_t nstamp;
 };
 
+/* stream.c's encoder writes what the broker would send: the reader under test is XDP's */
 static void mq_varint(uint8_t *b, size_t *len, uint32_t v)
 {
-	do {
-		b[(*len)++] = (v & 0x7f) | (v >= 128 ? 0x80 : 0);
-		v >>= 7;
-	} while (v);
+	*len += mqtt_varint_write(b + *len, v);
 }
 
-/* A packet of type byte t and body [body, body + n) at b + *len. */
 static void mq_packet(uint8_t *b, size_t *len, uint8_t t, const uint8_t *body, uint32_t n)
 {
-	b[(*len)++] = t;
-	mq_varint(b, len, n);
-	memcpy(b + *len, body, n);
-	*len += n;
+	*len += mqtt_packet_write(b + *len, 5 + (size_t)n, t, body, n);
 }
 
 /* The sequence number publisher p's next delivery carries: mostly the next, else a gap, a repeat or a late one. */

@@ -48,6 +48,24 @@ static void put_varint(struct mq_buf *b, uint32_t v)
 	} while (v);
 }
 
+size_t mqtt_varint_write(uint8_t *out, uint32_t v)
+{
+	struct mq_buf b = { .p = out, .cap = 4 };
+
+	put_varint(&b, v);
+	return b.over ? 0 : b.len;
+}
+
+size_t mqtt_packet_write(uint8_t *out, size_t cap, uint8_t type, const uint8_t *body, uint32_t n)
+{
+	struct mq_buf b = { .p = out, .cap = cap };
+
+	put_u8(&b, type);
+	put_varint(&b, n);
+	put_bytes(&b, body, n);
+	return b.over ? 0 : b.len;
+}
+
 /*
  * A string with {c} (at most once) as XR_MQTT_DIGITS zeros: the offset of its
  * digits from the string's first byte into *digits (XR_MQTT_NONE without {c}).

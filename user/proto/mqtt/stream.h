@@ -48,6 +48,12 @@ int mqtt_stream_build(const struct mqtt_stream_opts *o, uint8_t **connect, size_
 size_t mqtt_reply_write(const struct xr_mqtt_cfg *cfg, const uint8_t *stamp, uint16_t pid,
 			uint8_t *out);
 
+/* v as MQTT's Variable Byte Integer into out (4 bytes of room): its length, or 0 over 4 bytes. */
+size_t mqtt_varint_write(uint8_t *out, uint32_t v);
+
+/* An MQTT packet of type (its first byte) and body into out: its length, or 0 over cap bytes. */
+size_t mqtt_packet_write(uint8_t *out, size_t cap, uint8_t type, const uint8_t *body, uint32_t n);
+
 /* Bytes of each PUBLISH of the burst. */
 size_t mqtt_message_len(const struct mqtt_stream_opts *o);
 
