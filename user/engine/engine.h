@@ -130,6 +130,7 @@ struct engine_opts {
 	enum xr_reply_kind reply_kind;
 	struct xr_reply_match rpl;
 	uint64_t reply_wait_ns; /* after the last frame, how long answers may take */
+	int ready_fd; /* a run that is another's other end: told there once its sessions are ready (0: none) */
 	/* what the reply handler sends by XDP_TX, for a warning where it would wait (NULL: nothing) */
 	const char *xdp_tx_answers;
 	uint32_t ts_mask; /* send_ts slot of n: n & ts_mask (0: the whole ring) */

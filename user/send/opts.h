@@ -58,8 +58,6 @@ struct send_opts {
 	struct template_net net; /* --dst, --src, --sport, --size, --dst-mac */
 	bool search; /* parsed for search's trials: each sets its rate, time and first number */
 	unsigned int trial; /* a search's trial (from 1) for --listen's labels; 0: none */
-	struct send_peer *peer; /* the run's other end in a child process (user/send/peer.c) */
-	int ready_fd; /* the other end's: written once its sessions are ready (0: none) */
 	struct thresholds fail_if; /* --fail-if EXPR... (send/verdict.h) */
 	char **files; /* FILE... (SO_FILES) */
 	int nfiles;

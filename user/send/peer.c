@@ -46,13 +46,12 @@ static void peer_child(struct send_opts *peer_so, const struct xr_proto *p, void
 	prctl(PR_SET_PDEATHSIG, SIGTERM);
 	if (getppid() == 1)
 		_exit(XR_EXIT_INTERRUPTED);
-	peer_so->ready_fd = ready_fd;
 	peer_so->json_path = json;
 	peer_so->quiet = true;
 	/* its warnings only: this run says what both are doing */
 	if (xr_verbosity > XR_LOG_WARN)
 		xr_verbosity = XR_LOG_WARN;
-	_exit(send_run(peer_so, p, peer_st));
+	_exit(send_run(peer_so, p, peer_st, &(struct send_env){ .ready_fd = ready_fd }));
 }
 
 int send_peer_start(const struct send_opts *so, const struct xr_proto *p, void *st,

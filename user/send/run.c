@@ -250,7 +250,8 @@ static int write_latency(const char *path, const struct engine_result *res, doub
 	return err;
 }
 
-int send_run(const struct send_opts *so, const struct xr_proto *p, void *st)
+int send_run(const struct send_opts *so, const struct xr_proto *p, void *st,
+	     const struct send_env *env)
 {
 	struct engine_opts o = { .threads = so->threads,
 				 .batch = so->batch,
@@ -261,7 +262,8 @@ int send_run(const struct send_opts *so, const struct xr_proto *p, void *st)
 				 .first_n = so->first_n,
 				 .start_unix_ns = so->start_unix_ns,
 				 .reply_wait_ns = so->reply_wait_ns,
-				 .concurrency = so->concurrency };
+				 .concurrency = so->concurrency,
+				 .ready_fd = env ? env->ready_fd : 0 };
 	struct send_live sl = { .live.lock = PTHREAD_MUTEX_INITIALIZER, .live.rtt_fd = -1 };
 	struct send_stream stream = {};
 	uint64_t t_begin = now_ns();
@@ -419,8 +421,8 @@ int send_run(const struct send_opts *so, const struct xr_proto *p, void *st)
 	cli_catch_signals();
 	err = use_xsk ? xengine_run(&o, &res) : kengine_run(&o, &res);
 	/* the other end's figures go into this run's report */
-	if (so->peer)
-		send_peer_end(so->peer, p, st);
+	if (env && env->peer)
+		send_peer_end(env->peer, p, st);
 	/* the figures stay readable until the report is written: a scraper sees the end too */
 	if (err && !res.start_ns)
 		goto out;
@@ -496,16 +498,16 @@ out:
 
 int send_run_with_peer(const struct send_opts *so, const struct xr_proto *p, void *st)
 {
-	struct send_opts with = *so;
 	struct send_peer peer;
+	struct send_env env = {};
 	int ret;
 
 	ret = send_peer_start(so, p, st, &peer);
 	if (ret > 0)
 		return ret;
 	if (peer.pid > 0)
-		with.peer = &peer;
-	ret = send_run(&with, p, st);
+		env.peer = &peer;
+	ret = send_run(so, p, st, &env);
 	/* a run that failed before its end leaves the other end running: stopped here */
 	if (peer.pid > 0) {
 		peer.linger_ns = 0;

@@ -7,11 +7,19 @@
 
 #define WIRE_OVERHEAD 24 /* FCS 4 + preamble 8 + inter-frame gap 12 */
 
+/* What a run has besides its options: its other end (user/send/peer.c), or its being one. */
+struct send_env {
+	struct send_peer *peer; /* the run's other end in a child process (NULL: none) */
+	int ready_fd; /* the other end's: written once its sessions are ready (0: none) */
+};
+
 /*
- * Builds p's frames (state st, options so), runs them and reports. Returns
- * the exit status: 0 all sent, 1 some not sent, 3 environment, 4 interrupted.
+ * Builds p's frames (state st, options so), runs them and reports (env: NULL,
+ * or what it has besides). Returns the exit status: 0 all sent, 1 some not
+ * sent, 3 environment, 4 interrupted.
  */
-int send_run(const struct send_opts *so, const struct xr_proto *p, void *st);
+int send_run(const struct send_opts *so, const struct xr_proto *p, void *st,
+	     const struct send_env *env);
 
 struct engine_opts;
 struct frameset;

@@ -247,7 +247,7 @@ int tcp_sessions_build(struct tcp *t, const struct send_opts *so, const struct i
 	memcpy(t->rs.syn, fs->bytes + fs->frames[0].off, t->rs.syn_len);
 	t->rs.isn_step = isn.step;
 	t->rs.fd = -1;
-	t->rs.ready_fd = so->ready_fd;
+	t->rs.ready_fd = o->ready_fd;
 	t->concurrency = so->concurrency;
 	t->veth = !strcmp(ifc->driver, "veth");
 	/*

@@ -53,7 +53,7 @@ struct tcp_resender {
 	bool running;
 	atomic_bool stop;
 	atomic_uint_fast64_t resent, failed;
-	int ready_fd; /* send_opts.ready_fd: a byte once every session was answered (0: none) */
+	int ready_fd; /* engine_opts.ready_fd: a byte once every session was answered (0: none) */
 };
 
 /*
