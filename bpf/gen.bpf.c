@@ -408,4 +408,7 @@ int BPF_PROG(xr_redirect_err, const struct net_device *dev, const struct bpf_pro
 	return 0;
 }
 
+/* selftest's LoRaWAN programs, loaded only when it asks */
+#include "proto/lorawan_test.bpf.h"
+
 char LICENSE[] SEC("license") = "GPL";

@@ -174,13 +174,6 @@ int session_open(struct gen_session *k, const struct iface *ifc, const struct fr
 		pr_warn("cannot open the gen program's BPF object: %s\n", strerror(-err));
 		return err;
 	}
-	/*
-	 * The LoRaWAN selftest's programs (AES, the downlink reader and its MIC
-	 * check) are loaded by the selftest alone: a run would pay for their
-	 * verification in its start-up
-	 */
-	bpf_program__set_autoload(k->skel->progs.xr_aes_test, false);
-	bpf_program__set_autoload(k->skel->progs.xr_lora_dl_test, false);
 	/* the transmit tracepoints account for live frames alone */
 	if (use == SESSION_BUILD) {
 		bpf_program__set_autoload(k->skel->progs.xr_xmit, false);

@@ -478,6 +478,7 @@ int lw_kernel_aes_test(struct xr_aes_test *t)
 	if (!skel)
 		return -errno;
 	lw_aes_tables((struct xr_aes_tables *)&skel->rodata->aes);
+	bpf_program__set_autoload(skel->progs.xr_aes_test, true);
 	err = gen_bpf__load(skel);
 	if (err)
 		goto out;
@@ -507,6 +508,7 @@ int lw_kernel_dl_test(const uint8_t *frames, size_t stride, const uint32_t *lens
 		return -errno;
 	/* the MIC check's AES reads its tables from rodata */
 	lw_aes_tables((struct xr_aes_tables *)&skel->rodata->aes);
+	bpf_program__set_autoload(skel->progs.xr_lora_dl_test, true);
 	err = gen_bpf__load(skel);
 	if (!err &&
 	    (bpf_map_update_elem(bpf_map__fd(skel->maps.lora_dl_test_dev), &zero, dev, 0) ||
