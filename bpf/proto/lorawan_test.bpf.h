@@ -9,7 +9,7 @@
 #ifndef __XR_PROTO_LORAWAN_TEST_BPF_H
 #define __XR_PROTO_LORAWAN_TEST_BPF_H
 
-#include "proto/lorawan.bpf.h"
+#include "proto/lorawan_downlink.bpf.h"
 
 /* selftest only: AES-128 and AES-CMAC as the LoRaWAN rewrite runs them, on aes_test's inputs. */
 struct {

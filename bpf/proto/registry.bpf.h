@@ -11,6 +11,7 @@
 
 #include "proto/syn.bpf.h"
 #include "proto/lorawan.bpf.h"
+#include "proto/lorawan_downlink.bpf.h"
 #include "proto/dns.bpf.h"
 #include "proto/tcp.bpf.h"
 
