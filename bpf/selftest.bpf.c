@@ -87,7 +87,7 @@ int xr_mqtt_read_test(struct xdp_md *ctx)
 	return XDP_PASS;
 }
 
-/* A subscriber's replies fill_from .. into seg, as tcp_replies_send writes them, from mqtt_read_test's rings */
+/* A subscriber's replies fill_from .. into seg, as mqtt_replies_send writes them, from mqtt_read_test's rings */
 SEC("xdp")
 int xr_mqtt_fill_test(struct xdp_md *ctx)
 {

@@ -13,7 +13,7 @@
 #include "proto/lorawan.bpf.h"
 #include "proto/lorawan_downlink.bpf.h"
 #include "proto/dns.bpf.h"
-#include "proto/tcp.bpf.h"
+#include "proto/tcp_reply.bpf.h"
 
 /* tag: a value the reply handler gets back with n's answer (struct xr_send_ts) */
 static __always_inline int proto_hook(struct xdp_md *ctx, struct xr_gen_slot *s, __u64 n,
