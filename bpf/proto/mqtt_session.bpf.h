@@ -83,4 +83,152 @@ static __always_inline bool mqtt_answered(const struct xr_tcp_session *s)
 	       (!MQTT_REPLIES || s->pa_acked == s->pa_sent);
 }
 
+/*
+ * What the broker acknowledged of a subscriber's replies (they follow
+ * request 0): taken, or one lost (its duplicate ACKs), or those a segment
+ * could not take due now. TCP_GO_ON, or TCP_GO_REPLIES with what goes.
+ */
+static __always_inline int mqtt_ack_replies(struct xr_tcp_session *s, __u32 ack, __u32 plen,
+					    bool fin, bool same_wnd, __u32 *pa_from, __u32 *pa_want)
+{
+	/* a subscriber's replies the broker took (they follow request 0) */
+	__u32 got = ack - (s->isn + 1 + tcp_cfg.first_len), len = MQTT_REPLY_LEN;
+
+	if (got > len * s->pa_acked && got <= len * s->pa_sent && len) {
+		s->pa_acked = got / len;
+		s->retries = 0;
+		s->dupacks = 0;
+		s->t_sent = bpf_ktime_get_ns();
+	} else if (got == len * s->pa_acked && s->pa_sent != s->pa_acked) {
+		/*
+		 * a lost reply: two duplicate ACKs say so, or 16 segments of
+		 * deliveries whose ACK stayed there (a broker that goes on
+		 * delivering sends no pure duplicate ACK)
+		 */
+		bool dup = !plen && !fin && same_wnd;
+
+		s->dupacks += dup ? 8 : 1;
+		if (s->dupacks >= 16) {
+			/*
+			 * due, in the session: a flag on the stack split the
+			 * verifier's states in two all the way through
+			 * mqtt_read (~300k more instructions)
+			 */
+			s->dupacks = XR_TCP_REPLIES_DUE;
+			if (dup)
+				return TCP_GO_REPLIES;
+		}
+	}
+	/*
+	 * replies a segment could not take (the window, the frame's
+	 * room) go when the broker's ACK moves on or its window
+	 * opens: a window update repeats the ACK
+	 */
+	if (s->in_flight && !plen && !fin && s->dupacks != XR_TCP_REPLIES_DUE) {
+		*pa_from = s->pa_sent - s->in_flight;
+		*pa_want = s->in_flight;
+		return TCP_GO_REPLIES;
+	}
+	return TCP_GO_ON;
+}
+
+/*
+ * A segment whose deliveries' replies could overrun those the broker has not acknowledged (plen
+ * bytes): not taken, its replies due again
+ */
+static __always_inline bool mqtt_replies_held(struct xr_tcp_session *s, struct xr_replies_stats *st,
+					      __u32 plen)
+{
+	if (s->pa_sent - s->pa_acked +
+		    plen / (mqtt_cfg.responder ? XR_MQTT_STAMPED_MIN : XR_MQTT_QOS1_MIN) + 1 <=
+	    XR_MQTT_REPLY_RING)
+		return false;
+	/*
+	 * its replies could overrun those the broker has not acknowledged:
+	 * not taken now. So many unacknowledged say one was lost: they go
+	 * again (the broker sends the held segment again when its timer
+	 * fires, a timer that doubles each time, so waiting costs seconds).
+	 */
+	st->ctr[XR_MQTT_HELD]++;
+	s->dupacks = XR_TCP_REPLIES_DUE;
+	return true;
+}
+
+/*
+ * The broker's bytes in order (at off, plen of them) and its FIN: its packets
+ * read (mqtt_read), the replies they ask for, the next burst or the close.
+ * The verdict, or TCP_GO_REPLIES with the replies that go.
+ */
+static __always_inline int mqtt_on_data(struct xdp_md *ctx, struct xr_tcp_session *s,
+					struct xr_replies_stats *st, struct tcp_scratch *sc,
+					__u32 slot, __u32 off, __u32 plen, bool fin, __u32 *pa_from,
+					__u32 *pa_want)
+{
+	struct xr_mqtt_pubacks *ring = NULL;
+	struct xr_mqtt_answers *answers = NULL;
+	__u32 nacks = 0, unsent;
+	int why = 0;
+
+	/*
+	 * checked here, not in bpf_loop's body: a maybe-NULL ring there
+	 * split every state the verifier walked in two
+	 */
+	if (MQTT_REPLIES && mqtt_cfg.responder) {
+		answers = bpf_map_lookup_elem(&mqtt_answers, &slot);
+		if (!answers)
+			return XDP_DROP;
+	} else if (MQTT_REPLIES) {
+		ring = bpf_map_lookup_elem(&mqtt_pubacks, &slot);
+		if (!ring)
+			return XDP_DROP;
+	}
+	if (plen && mqtt_read(ctx, s, st, sc->head, off, plen, &why, ring, answers, &nacks) < 0) {
+		tcp_done(s, st, why);
+		return tcp_reply(ctx, REPLY_V6, TCP_RST | TCP_ACK, tcp_snd_nxt(s), s->rcv_nxt) ?
+			       XDP_DROP :
+			       XDP_TX;
+	}
+	/* in_flight: a replying subscriber's replies not sent yet (mqtt_replies_send) */
+	if (MQTT_REPLIES && s->state == XR_TCP_RESPONSE) {
+		s->in_flight += nacks;
+		unsent = s->in_flight;
+	} else {
+		unsent = nacks;
+	}
+	if (unsent || s->dupacks == XR_TCP_REPLIES_DUE) {
+		/* the deliveries' replies, on the ACK of their segment */
+		if (nacks && s->pa_sent - nacks == s->pa_acked)
+			s->t_sent = bpf_ktime_get_ns();
+		st->ctr[XR_MQTT_REPLIES] += nacks;
+		if (fin) {
+			tcp_done(s, st, XR_TCP_CLOSED_EARLY);
+			return tcp_reply(ctx, REPLY_V6, TCP_RST | TCP_ACK, tcp_snd_nxt(s),
+					 s->rcv_nxt) ?
+				       XDP_DROP :
+				       XDP_TX;
+		}
+		/* or from the lost one on, these with it as far as a segment takes */
+		*pa_from = s->pa_sent - unsent;
+		*pa_want = unsent;
+		return TCP_GO_REPLIES;
+	}
+	if (mqtt_answered(s))
+		return tcp_answered(ctx, s, st, sc);
+	if (fin) {
+		tcp_done(s, st, XR_TCP_CLOSED_EARLY);
+		return tcp_reply(ctx, REPLY_V6, TCP_RST | TCP_ACK, tcp_snd_nxt(s), s->rcv_nxt) ?
+			       XDP_DROP :
+			       XDP_TX;
+	}
+	/* a burst longer than a segment: a PUBACK may come before its end */
+	if (s->state == XR_TCP_REQUEST && (s->flags & XR_TCPF_PUMPED))
+		tcp_pump_fill(s, st, XR_TCP_SEGMENTS);
+	else if (s->state == XR_TCP_REQUEST && !s->in_flight &&
+		 !tcp_send_request(ctx, s, st, sc, XR_TCP_SEGMENTS))
+		return XDP_TX;
+	if (MQTT_PUBLISHER && s->state == XR_TCP_RESPONSE && tcp_ack_later(s, st))
+		return XDP_DROP;
+	return tcp_reply(ctx, REPLY_V6, TCP_ACK, tcp_snd_nxt(s), s->rcv_nxt) ? XDP_DROP : XDP_TX;
+}
+
 #endif /* __XR_PROTO_MQTT_SESSION_BPF_H */

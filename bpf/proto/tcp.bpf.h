@@ -18,6 +18,10 @@
 
 const volatile struct xr_tcp_cfg tcp_cfg = {};
 
+/* What a state's handler of the session reader may say besides a verdict (XDP_*, >= 0) */
+#define TCP_GO_ON -1 /* on to what comes next in the segment */
+#define TCP_GO_REPLIES -2 /* a subscriber's replies go (mqtt_replies_send) */
+
 /* Sessions by (source, port) slot; sized by userspace before load, read by it at the end. */
 struct {
 	__uint(type, BPF_MAP_TYPE_ARRAY);

@@ -12,275 +12,116 @@
 #include "proto/tcp.bpf.h"
 #include "proto/mqtt_session.bpf.h"
 
-static __always_inline int tcp_session_reply(struct xdp_md *ctx)
+/* A RST from the server: to a SYN, a refusal; to a session, its end */
+static __always_inline void tcp_on_rst(struct xr_tcp_session *s, __u32 tkey, __u32 ack,
+				       struct xr_replies_stats *st)
 {
-	__u32 seq, ack, slot, tkey, plen, doff, zero = 0;
-	struct xr_replies_stats *st;
-	struct xr_tcp_session *s;
-	struct tcp_scratch *sc;
-	__u32 pa_from = 0, pa_want = 0;
-	bool in_order, fin, pa_again;
-	struct tcphdr *th;
-	struct pkt p;
-	__u8 flags;
-	__u16 wnd;
-
-	if (parse_reply(ctx, &cfg.rpl, IPPROTO_TCP, sizeof(struct tcphdr), &p))
-		return XDP_PASS;
-	th = p.l4;
-	st = reply_stats();
-	sc = bpf_map_lookup_elem(&tcp_scratch, &zero);
-	if (!st || !sc)
-		return XDP_DROP;
-	flags = ((__u8 *)th)[13];
-	seq = bpf_ntohl(th->seq);
-	ack = bpf_ntohl(th->ack_seq);
-	wnd = bpf_ntohs(th->window);
-	doff = th->doff * 4;
-	plen = p.l4_bytes;
-	if (doff < 20 || plen < doff)
-		return XDP_DROP;
-	plen -= doff;
-	/* the slot of our (address, port) pair: the engine gave session c the pair c mod pairs */
-	tkey = p.src_idx + (bpf_ntohs(th->dest) - cfg.rpl.sport_base) * cfg.rpl.src_count + 1;
-	slot = tkey & tcp_cfg.table_mask;
-	s = bpf_map_lookup_elem(&tcp_sessions, &slot);
-	if (!s)
-		return XDP_DROP;
-	if ((flags & (TCP_SYN | TCP_ACK)) == (TCP_SYN | TCP_ACK))
-		return tcp_on_synack(ctx, s, tkey, seq, ack, wnd, tcp_synack_mss(th, p.data_end),
-				     st, sc);
-	if (flags & TCP_SYN)
-		return XDP_DROP;
-	if (flags & TCP_RST) {
-		if (s->tkey != tkey || s->state == XR_TCP_FREE) {
-			/* a RST to a SYN: the server refused the session (its ACK names our ISN + 1) */
-			__u32 c32;
-			struct xr_send_ts *t = tcp_syn_sent(ack, &c32);
-
-			if (t && !(t->answered & XR_ANSWERED_FIRST)) {
-				t->answered |= XR_ANSWERED_FIRST;
-				st->ctr[XR_TCP_REFUSED]++;
-			} else {
-				st->ctr[XR_TCP_STRAY]++;
-			}
-		} else if (s->state != XR_TCP_DONE) {
-			tcp_done(s, st, XR_TCP_RESET);
-		}
-		return XDP_DROP;
-	}
-	fin = flags & TCP_FIN;
 	if (s->tkey != tkey || s->state == XR_TCP_FREE) {
-		st->ctr[XR_TCP_STRAY]++;
-		return tcp_reply(ctx, REPLY_V6, TCP_RST, ack, 0) ? XDP_DROP : XDP_TX;
-	}
-	if (s->state == XR_TCP_DONE) {
-		/* a late FIN (our last ACK was lost): acknowledged again, statelessly */
-		if (fin)
-			return tcp_reply(ctx, REPLY_V6, TCP_ACK, ack, seq + plen + 1) ? XDP_DROP :
-											XDP_TX;
-		return XDP_DROP;
-	}
+		/* a RST to a SYN: the server refused the session (its ACK names our ISN + 1) */
+		__u32 c32;
+		struct xr_send_ts *t = tcp_syn_sent(ack, &c32);
 
-	/* what the server acknowledged of ours, and its window for what comes next */
-	if (flags & TCP_ACK) {
-		bool opened = !s->wnd && wnd, same_wnd = s->wnd == wnd;
-
-		s->wnd = wnd;
-		if (s->state == XR_TCP_REQUEST) {
-			__u32 got = ack - tcp_our_seq(s, 0);
-			bool more = opened && !s->in_flight;
-
-			if (got > s->acked && got <= s->acked + s->in_flight) {
-				s->in_flight -= got - s->acked;
-				s->acked = got;
-				s->retries = 0;
-				s->dupacks = 0;
-				/* one segment in place at a time; the pump's fill the window */
-				more = !s->in_flight || (s->flags & XR_TCPF_PUMPED);
-				if (got == tcp_req_len(s)) {
-					st->ctr[XR_TCP_REQUESTS]++;
-					if (TCP_MQTT && !s->k)
-						st->ctr[XR_MQTT_CONNECTS]++;
-					s->state = XR_TCP_RESPONSE;
-					more = false;
-				}
-			} else if (got == s->acked && s->in_flight && (s->flags & XR_TCPF_PUMPED) &&
-				   !plen && !fin && same_wnd) {
-				/* a duplicate ACK (RFC 5681: no data, the same window) */
-				tcp_pump_dupack(s, st);
-			}
-			/* more of the request to send, and nothing of the server's to answer first */
-			if (more && !plen && !fin) {
-				return tcp_send_request(ctx, s, st, sc, XR_TCP_SEGMENTS) ?
-					       XDP_DROP :
-					       XDP_TX;
-			}
-		} else if (s->state == XR_TCP_RESPONSE && TCP_MQTT && MQTT_REPLIES) {
-			/* a subscriber's replies the broker took (they follow request 0) */
-			__u32 got = ack - (s->isn + 1 + tcp_cfg.first_len), len = MQTT_REPLY_LEN;
-
-			if (got > len * s->pa_acked && got <= len * s->pa_sent && len) {
-				s->pa_acked = got / len;
-				s->retries = 0;
-				s->dupacks = 0;
-				s->t_sent = bpf_ktime_get_ns();
-			} else if (got == len * s->pa_acked && s->pa_sent != s->pa_acked) {
-				/*
-				 * a lost reply: two duplicate ACKs say so, or 16 segments of
-				 * deliveries whose ACK stayed there (a broker that goes on
-				 * delivering sends no pure duplicate ACK)
-				 */
-				bool dup = !plen && !fin && same_wnd;
-
-				s->dupacks += dup ? 8 : 1;
-				if (s->dupacks >= 16) {
-					/*
-					 * due, in the session: a flag on the stack split the
-					 * verifier's states in two all the way through
-					 * mqtt_read (~300k more instructions)
-					 */
-					s->dupacks = XR_TCP_REPLIES_DUE;
-					if (dup)
-						goto replies;
-				}
-			}
-			/*
-			 * replies a segment could not take (the window, the frame's
-			 * room) go when the broker's ACK moves on or its window
-			 * opens: a window update repeats the ACK
-			 */
-			if (s->in_flight && !plen && !fin && s->dupacks != XR_TCP_REPLIES_DUE) {
-				pa_from = s->pa_sent - s->in_flight;
-				pa_want = s->in_flight;
-				goto replies;
-			}
-		} else if (s->state == XR_TCP_FIN_SENT && ack == tcp_snd_nxt(s)) {
-			s->flags |= XR_TCPF_FIN_ACKED;
-		}
-	}
-
-	if (!plen && !fin) {
-		if (s->state == XR_TCP_FIN_SENT && (s->flags & XR_TCPF_FIN_ACKED) &&
-		    (s->flags & XR_TCPF_FIN_RCVD))
-			tcp_done(s, st, XR_TCP_COMPLETED);
-		/* a captured request the server answered with nothing (replay --sessions) */
-		if (TCP_FLOWS && tcp_cfg.response == XR_TCP_RESP_SIZE &&
-		    s->state == XR_TCP_RESPONSE && !s->step_resp) {
-			s->status = 200;
-			st->ctr[XR_TCP_2XX]++;
-			return tcp_answered(ctx, s, st, sc);
-		}
-		/* the broker's packets came before the ACK of the request's last byte */
-		if (TCP_MQTT && mqtt_answered(s))
-			return tcp_answered(ctx, s, st, sc);
-		return XDP_DROP;
-	}
-	in_order = seq == s->rcv_nxt;
-	if (!in_order) {
-		/* a repeat or a gap: say again what we have, so that the server resends from there */
-		st->ctr[XR_TCP_OUT_OF_ORDER]++;
-		return tcp_reply(ctx, REPLY_V6, TCP_ACK, tcp_snd_nxt(s), s->rcv_nxt) ? XDP_DROP :
-										       XDP_TX;
-	}
-	if (TCP_MQTT && MQTT_REPLIES && plen &&
-	    s->pa_sent - s->pa_acked +
-			    plen / (mqtt_cfg.responder ? XR_MQTT_STAMPED_MIN : XR_MQTT_QOS1_MIN) +
-			    1 >
-		    XR_MQTT_REPLY_RING) {
-		/*
-		 * its replies could overrun those the broker has not acknowledged:
-		 * not taken now. So many unacknowledged say one was lost: they go
-		 * again (the broker sends the held segment again when its timer
-		 * fires, a timer that doubles each time, so waiting costs seconds).
-		 */
-		st->ctr[XR_MQTT_HELD]++;
-		s->dupacks = XR_TCP_REPLIES_DUE;
-		goto replies;
-	}
-	s->rcv_nxt += plen + fin;
-	if (fin)
-		s->flags |= XR_TCPF_FIN_RCVD;
-
-	if (s->state == XR_TCP_FIN_SENT) {
-		/* past our FIN: taken before the session is DONE, whose snd_nxt is its last request's end */
-		__u32 snd_nxt = tcp_snd_nxt(s);
-
-		if (s->flags & XR_TCPF_FIN_ACKED)
-			tcp_done(s, st, XR_TCP_COMPLETED);
-		return tcp_reply(ctx, REPLY_V6, TCP_ACK, snd_nxt, s->rcv_nxt) ? XDP_DROP : XDP_TX;
-	}
-	if (TCP_MQTT) {
-		struct xr_mqtt_pubacks *ring = NULL;
-		struct xr_mqtt_answers *answers = NULL;
-		__u32 nacks = 0, unsent;
-		int why = 0;
-
-		/*
-		 * checked here, not in bpf_loop's body: a maybe-NULL ring there
-		 * split every state the verifier walked in two
-		 */
-		if (MQTT_REPLIES && mqtt_cfg.responder) {
-			answers = bpf_map_lookup_elem(&mqtt_answers, &slot);
-			if (!answers)
-				return XDP_DROP;
-		} else if (MQTT_REPLIES) {
-			ring = bpf_map_lookup_elem(&mqtt_pubacks, &slot);
-			if (!ring)
-				return XDP_DROP;
-		}
-		if (plen && mqtt_read(ctx, s, st, sc->head, 14 + p.l3len + doff, plen, &why, ring,
-				      answers, &nacks) < 0) {
-			tcp_done(s, st, why);
-			return tcp_reply(ctx, REPLY_V6, TCP_RST | TCP_ACK, tcp_snd_nxt(s),
-					 s->rcv_nxt) ?
-				       XDP_DROP :
-				       XDP_TX;
-		}
-		/* in_flight: a replying subscriber's replies not sent yet (mqtt_replies_send) */
-		if (MQTT_REPLIES && s->state == XR_TCP_RESPONSE) {
-			s->in_flight += nacks;
-			unsent = s->in_flight;
+		if (t && !(t->answered & XR_ANSWERED_FIRST)) {
+			t->answered |= XR_ANSWERED_FIRST;
+			st->ctr[XR_TCP_REFUSED]++;
 		} else {
-			unsent = nacks;
+			st->ctr[XR_TCP_STRAY]++;
 		}
-		if (unsent || s->dupacks == XR_TCP_REPLIES_DUE) {
-			/* the deliveries' replies, on the ACK of their segment */
-			if (nacks && s->pa_sent - nacks == s->pa_acked)
-				s->t_sent = bpf_ktime_get_ns();
-			st->ctr[XR_MQTT_REPLIES] += nacks;
-			if (fin) {
-				tcp_done(s, st, XR_TCP_CLOSED_EARLY);
-				return tcp_reply(ctx, REPLY_V6, TCP_RST | TCP_ACK, tcp_snd_nxt(s),
-						 s->rcv_nxt) ?
-					       XDP_DROP :
-					       XDP_TX;
-			}
-			/* or from the lost one on, these with it as far as a segment takes */
-			pa_from = s->pa_sent - unsent;
-			pa_want = unsent;
-			goto replies;
-		}
-		if (mqtt_answered(s))
-			return tcp_answered(ctx, s, st, sc);
-		if (fin) {
-			tcp_done(s, st, XR_TCP_CLOSED_EARLY);
-			return tcp_reply(ctx, REPLY_V6, TCP_RST | TCP_ACK, tcp_snd_nxt(s),
-					 s->rcv_nxt) ?
-				       XDP_DROP :
-				       XDP_TX;
-		}
-		/* a burst longer than a segment: a PUBACK may come before its end */
-		if (s->state == XR_TCP_REQUEST && (s->flags & XR_TCPF_PUMPED))
-			tcp_pump_fill(s, st, XR_TCP_SEGMENTS);
-		else if (s->state == XR_TCP_REQUEST && !s->in_flight &&
-			 !tcp_send_request(ctx, s, st, sc, XR_TCP_SEGMENTS))
-			return XDP_TX;
-		if (MQTT_PUBLISHER && s->state == XR_TCP_RESPONSE && tcp_ack_later(s, st))
-			return XDP_DROP;
-		return tcp_reply(ctx, REPLY_V6, TCP_ACK, tcp_snd_nxt(s), s->rcv_nxt) ? XDP_DROP :
-										       XDP_TX;
+	} else if (s->state != XR_TCP_DONE) {
+		tcp_done(s, st, XR_TCP_RESET);
 	}
+}
+
+/*
+ * What the server acknowledged of a request being sent: the rest of it goes,
+ * a duplicate ACK counted, or the request is whole and its response awaited.
+ * TCP_GO_ON, or the verdict.
+ */
+static __always_inline int tcp_ack_request(struct xdp_md *ctx, struct xr_tcp_session *s,
+					   struct xr_replies_stats *st, struct tcp_scratch *sc,
+					   __u32 ack, bool opened, bool same_wnd, __u32 plen,
+					   bool fin)
+{
+	__u32 got = ack - tcp_our_seq(s, 0);
+	bool more = opened && !s->in_flight;
+
+	if (got > s->acked && got <= s->acked + s->in_flight) {
+		s->in_flight -= got - s->acked;
+		s->acked = got;
+		s->retries = 0;
+		s->dupacks = 0;
+		/* one segment in place at a time; the pump's fill the window */
+		more = !s->in_flight || (s->flags & XR_TCPF_PUMPED);
+		if (got == tcp_req_len(s)) {
+			st->ctr[XR_TCP_REQUESTS]++;
+			if (TCP_MQTT && !s->k)
+				st->ctr[XR_MQTT_CONNECTS]++;
+			s->state = XR_TCP_RESPONSE;
+			more = false;
+		}
+	} else if (got == s->acked && s->in_flight && (s->flags & XR_TCPF_PUMPED) && !plen &&
+		   !fin && same_wnd) {
+		/* a duplicate ACK (RFC 5681: no data, the same window) */
+		tcp_pump_dupack(s, st);
+	}
+	/* more of the request to send, and nothing of the server's to answer first */
+	if (more && !plen && !fin) {
+		return tcp_send_request(ctx, s, st, sc, XR_TCP_SEGMENTS) ? XDP_DROP : XDP_TX;
+	}
+	return TCP_GO_ON;
+}
+
+/*
+ * What the server acknowledged of ours and its window, by the session's
+ * state: the request's bytes, a subscriber's replies (mqtt_ack_replies),
+ * our FIN. TCP_GO_ON, TCP_GO_REPLIES, or the verdict.
+ */
+static __always_inline int tcp_on_ack(struct xdp_md *ctx, struct xr_tcp_session *s,
+				      struct xr_replies_stats *st, struct tcp_scratch *sc,
+				      __u32 ack, __u16 wnd, __u32 plen, bool fin, __u32 *pa_from,
+				      __u32 *pa_want)
+{
+	bool opened = !s->wnd && wnd, same_wnd = s->wnd == wnd;
+
+	s->wnd = wnd;
+	if (s->state == XR_TCP_REQUEST)
+		return tcp_ack_request(ctx, s, st, sc, ack, opened, same_wnd, plen, fin);
+	if (s->state == XR_TCP_RESPONSE && TCP_MQTT && MQTT_REPLIES)
+		return mqtt_ack_replies(s, ack, plen, fin, same_wnd, pa_from, pa_want);
+	if (s->state == XR_TCP_FIN_SENT && ack == tcp_snd_nxt(s))
+		s->flags |= XR_TCPF_FIN_ACKED;
+	return TCP_GO_ON;
+}
+
+/* A segment with neither bytes nor a FIN (its ACK handled): the session's end, or a response of none */
+static __always_inline int tcp_on_empty(struct xdp_md *ctx, struct xr_tcp_session *s,
+					struct xr_replies_stats *st, struct tcp_scratch *sc)
+{
+	if (s->state == XR_TCP_FIN_SENT && (s->flags & XR_TCPF_FIN_ACKED) &&
+	    (s->flags & XR_TCPF_FIN_RCVD))
+		tcp_done(s, st, XR_TCP_COMPLETED);
+	/* a captured request the server answered with nothing (replay --sessions) */
+	if (TCP_FLOWS && tcp_cfg.response == XR_TCP_RESP_SIZE && s->state == XR_TCP_RESPONSE &&
+	    !s->step_resp) {
+		s->status = 200;
+		st->ctr[XR_TCP_2XX]++;
+		return tcp_answered(ctx, s, st, sc);
+	}
+	/* the broker's packets came before the ACK of the request's last byte */
+	if (TCP_MQTT && mqtt_answered(s))
+		return tcp_answered(ctx, s, st, sc);
+	return XDP_DROP;
+}
+
+/*
+ * The server's bytes in order (at off, plen of them) and its FIN, read as
+ * the response's kind says (HTTP, a fixed size): the response complete, the
+ * session closed early, or more awaited. The verdict.
+ */
+static __always_inline int tcp_read_response(struct xdp_md *ctx, struct xr_tcp_session *s,
+					     struct xr_replies_stats *st, struct tcp_scratch *sc,
+					     __u32 ack, __u32 off, __u32 plen, bool fin)
+{
 	if (plen && s->state == XR_TCP_REQUEST) {
 		/*
 		 * an answer before the whole request: not a server this client can
@@ -295,12 +136,9 @@ static __always_inline int tcp_session_reply(struct xdp_md *ctx)
 		if (!s->resp_got)
 			record_hist(&tcp_first_hist, s->t_req);
 		if (!s->resp_got && tcp_cfg.resp_first)
-			s->status = tcp_payload_first(ctx, 14 + p.l3len + doff) ==
-						    tcp_cfg.resp_first ?
-					    200 :
-					    0;
+			s->status = tcp_payload_first(ctx, off) == tcp_cfg.resp_first ? 200 : 0;
 		if (tcp_cfg.response == XR_TCP_RESP_HTTP) {
-			http_read(ctx, s, 14 + p.l3len + doff, plen, sc->head);
+			http_read(ctx, s, off, plen, sc->head);
 			if (s->http_phase == XR_HTTP_BAD) {
 				tcp_done(s, st, XR_TCP_MALFORMED);
 				return tcp_reply(ctx, REPLY_V6, TCP_RST | TCP_ACK,
@@ -337,6 +175,102 @@ static __always_inline int tcp_session_reply(struct xdp_md *ctx)
 	return tcp_reply(ctx, REPLY_V6, TCP_ACK, tcp_our_seq(s, tcp_req_len(s)), s->rcv_nxt) ?
 		       XDP_DROP :
 		       XDP_TX;
+}
+
+static __always_inline int tcp_session_reply(struct xdp_md *ctx)
+{
+	__u32 seq, ack, slot, tkey, plen, doff, zero = 0;
+	struct xr_replies_stats *st;
+	struct xr_tcp_session *s;
+	struct tcp_scratch *sc;
+	__u32 pa_from = 0, pa_want = 0;
+	bool fin, pa_again;
+	struct tcphdr *th;
+	struct pkt p;
+	__u8 flags;
+	__u16 wnd;
+	int v;
+
+	if (parse_reply(ctx, &cfg.rpl, IPPROTO_TCP, sizeof(struct tcphdr), &p))
+		return XDP_PASS;
+	th = p.l4;
+	st = reply_stats();
+	sc = bpf_map_lookup_elem(&tcp_scratch, &zero);
+	if (!st || !sc)
+		return XDP_DROP;
+	flags = ((__u8 *)th)[13];
+	seq = bpf_ntohl(th->seq);
+	ack = bpf_ntohl(th->ack_seq);
+	wnd = bpf_ntohs(th->window);
+	doff = th->doff * 4;
+	plen = p.l4_bytes;
+	if (doff < 20 || plen < doff)
+		return XDP_DROP;
+	plen -= doff;
+	/* the slot of our (address, port) pair: the engine gave session c the pair c mod pairs */
+	tkey = p.src_idx + (bpf_ntohs(th->dest) - cfg.rpl.sport_base) * cfg.rpl.src_count + 1;
+	slot = tkey & tcp_cfg.table_mask;
+	s = bpf_map_lookup_elem(&tcp_sessions, &slot);
+	if (!s)
+		return XDP_DROP;
+	if ((flags & (TCP_SYN | TCP_ACK)) == (TCP_SYN | TCP_ACK))
+		return tcp_on_synack(ctx, s, tkey, seq, ack, wnd, tcp_synack_mss(th, p.data_end),
+				     st, sc);
+	if (flags & TCP_SYN)
+		return XDP_DROP;
+	if (flags & TCP_RST) {
+		tcp_on_rst(s, tkey, ack, st);
+		return XDP_DROP;
+	}
+	fin = flags & TCP_FIN;
+	if (s->tkey != tkey || s->state == XR_TCP_FREE) {
+		st->ctr[XR_TCP_STRAY]++;
+		return tcp_reply(ctx, REPLY_V6, TCP_RST, ack, 0) ? XDP_DROP : XDP_TX;
+	}
+	if (s->state == XR_TCP_DONE) {
+		/* a late FIN (our last ACK was lost): acknowledged again, statelessly */
+		if (fin)
+			return tcp_reply(ctx, REPLY_V6, TCP_ACK, ack, seq + plen + 1) ? XDP_DROP :
+											XDP_TX;
+		return XDP_DROP;
+	}
+	if (flags & TCP_ACK) {
+		v = tcp_on_ack(ctx, s, st, sc, ack, wnd, plen, fin, &pa_from, &pa_want);
+		if (v == TCP_GO_REPLIES)
+			goto replies;
+		if (v != TCP_GO_ON)
+			return v;
+	}
+	if (!plen && !fin)
+		return tcp_on_empty(ctx, s, st, sc);
+	if (seq != s->rcv_nxt) {
+		/* a repeat or a gap: say again what we have, so that the server resends from there */
+		st->ctr[XR_TCP_OUT_OF_ORDER]++;
+		return tcp_reply(ctx, REPLY_V6, TCP_ACK, tcp_snd_nxt(s), s->rcv_nxt) ? XDP_DROP :
+										       XDP_TX;
+	}
+	if (TCP_MQTT && MQTT_REPLIES && plen && mqtt_replies_held(s, st, plen))
+		goto replies;
+	s->rcv_nxt += plen + fin;
+	if (fin)
+		s->flags |= XR_TCPF_FIN_RCVD;
+
+	if (s->state == XR_TCP_FIN_SENT) {
+		/* past our FIN: taken before the session is DONE, whose snd_nxt is its last request's end */
+		__u32 snd_nxt = tcp_snd_nxt(s);
+
+		if (s->flags & XR_TCPF_FIN_ACKED)
+			tcp_done(s, st, XR_TCP_COMPLETED);
+		return tcp_reply(ctx, REPLY_V6, TCP_ACK, snd_nxt, s->rcv_nxt) ? XDP_DROP : XDP_TX;
+	}
+	if (TCP_MQTT) {
+		v = mqtt_on_data(ctx, s, st, sc, slot, 14 + p.l3len + doff, plen, fin, &pa_from,
+				 &pa_want);
+		if (v != TCP_GO_REPLIES)
+			return v;
+		goto replies;
+	}
+	return tcp_read_response(ctx, s, st, sc, ack, 14 + p.l3len + doff, plen, fin);
 replies:
 	/* a subscriber's replies: a segment's new ones, or again from the first not taken */
 	pa_again = s->dupacks == XR_TCP_REPLIES_DUE;
