@@ -104,12 +104,10 @@ struct {
 	__type(value, __u64);
 } tcp_first_hist SEC(".maps");
 
-#include "proto/mqtt.bpf.h"
-
 struct tcp_scratch {
 	__u8 head[XR_TCP_READ_MAX]; /* the bytes of a server's segment, to read */
 	__u8 tail[64]; /* the checksum's last partial block */
-	__u8 seg[2048]; /* a segment of ours whose bytes are the session's own (gen mqtt) */
+	__u8 seg[2048]; /* a segment of ours whose bytes are the session's own (tcp_app_patch) */
 };
 
 struct {
@@ -119,13 +117,12 @@ struct {
 	__type(value, struct tcp_scratch);
 } tcp_scratch SEC(".maps");
 
-#define TCP_MQTT (tcp_cfg.response == XR_TCP_RESP_MQTT)
 /* replay --sessions: each session its flow's own requests */
 #define TCP_FLOWS (tcp_cfg.flows != 0)
 #define TCP_PACED (tcp_cfg.pace_ps != 0)
 
-#include "proto/http.bpf.h"
-#include "proto/fields.bpf.h"
+/* the applications on the sessions, reached through their hooks (tcp_app_*) */
+#include "proto/tcp_apps.bpf.h"
 
 /* The first byte of a segment's payload at off, or -1 */
 static __always_inline int tcp_payload_first(struct xdp_md *ctx, __u32 off)
@@ -145,10 +142,7 @@ static __always_inline __u32 tcp_our_seq(const struct xr_tcp_session *s, __u32 o
 {
 	__u32 seq = s->isn + 1 + off;
 
-	if (TCP_MQTT && MQTT_REPLIES)
-		seq += MQTT_REPLY_LEN * s->pa_sent;
-	if (TCP_MQTT && MQTT_PUBLISHER)
-		seq += 2 * (__u32)s->pings;
+	seq += tcp_app_sent(s);
 	if (TCP_FLOWS)
 		return seq + s->step_off;
 	if (!s->k)
@@ -359,25 +353,11 @@ static __always_inline int tcp_send_request(struct xdp_md *ctx, struct xr_tcp_se
 	if (len > s->mss || len > s->wnd || len > XR_TCP_PAYLOAD_MAX)
 		goto pump;
 	payload = req + off;
-	if (TCP_MQTT || tcp_cfg.fields.kind[0]) {
+	if (tcp_app_patched()) {
 		/* the session's own bytes: the template's, its {c} (and stamps) written in */
 		if (bpf_probe_read_kernel(sc->seg, len & 0x7ff, payload))
 			return -1;
-		if (TCP_MQTT) {
-			mqtt_patch(s, sc->seg, off, len);
-		} else {
-			/*
-			 * member by member from the volatile rodata: through a plain
-			 * pointer, clang would take the initializer's zeros for them
-			 */
-			struct xr_tcp_fields f;
-
-			for (int i = 0; i < XR_TCP_FIELDS; i++) {
-				f.off[i] = tcp_cfg.fields.off[i];
-				f.kind[i] = tcp_cfg.fields.kind[i];
-			}
-			tcp_fields_patch(&f, s, sc->seg, off, len);
-		}
+		tcp_app_patch(s, sc->seg, off, len);
 		payload = sc->seg;
 	}
 	/* no room to grow the server's frame to it (veth): the pump's, from here on */
@@ -516,9 +496,7 @@ static __always_inline int tcp_next(struct xdp_md *ctx, struct xr_tcp_session *s
 	s->http_phase = 0;
 	s->http_flags = 0;
 	s->http_num = 0;
-	/* a replying subscriber's count of replies places its goodbye */
-	if (!(TCP_MQTT && MQTT_REPLIES))
-		s->mq_acked = 0;
+	tcp_app_next(s);
 	if (TCP_FLOWS && tcp_step_load(s)) {
 		tcp_done(s, st, XR_TCP_MALFORMED);
 		return tcp_reply(ctx, REPLY_V6, TCP_RST | TCP_ACK, tcp_our_seq(s, 0), s->rcv_nxt) ?
