@@ -599,8 +599,9 @@ every_uplink_valid() {
 	expect_eq "$(jget "$WORK/pc.json" uplinks)" 6000 "distinct uplinks in the capture"
 	expect_eq "$(jget "$WORK/pc.json" errors)" "[]" "errors in the capture"
 	# tmst follows the clock: the program reads it at most every 16 uplinks (a paced run: when
-	# its pacer reads it); a tmst that stood still would stray by the run's 1.2 s
-	expect_range "$(jget "$WORK/pc.json" tmst_spread_us)" 0 20000 "tmst's stray from the capture clock (us)"
+	# its pacer reads it); a tmst that stood still would stray by the run's 1.2 s. The bound
+	# leaves room for the capture's own timestamps on a busy host (25 ms seen beside another bed)
+	expect_range "$(jget "$WORK/pc.json" tmst_spread_us)" 0 250000 "tmst's stray from the capture clock (us)"
 	# PUSH_ACKs: each matched by its token, per gateway
 	expect_eq "$(jget "$WORK/s.json" replies.push_acks)" $sent "PUSH_ACKs matched"
 	expect_eq "$(jget "$WORK/s.json" replies.unmatched)" 0 "unmatched PUSH_ACKs"
