@@ -209,318 +209,409 @@ static int webhook_only(const struct app_witness *w, struct httpd **hook, uint64
 	return XR_EXIT_OK;
 }
 
-int count_run(const struct count_opts *co)
-{
-	const char *ifname = co->ifname, *json_path = co->json_path, *ready = co->ready,
-		   *seq_spec = co->seq_spec;
-	bool listen_addr = co->have_listen, webhook_addr = co->have_webhook,
-	     token_file = co->token[0];
-	const struct app_witness *wit = co->witness.ctx ? &co->witness : NULL;
-	const char *token = co->token;
-	const struct sockaddr_in listen_sa = co->listen, webhook_sa = co->webhook;
-	bool use_nft = co->use_nft, quiet = co->quiet;
-	struct xr_count_cfg cfg = co->cfg;
-	uint64_t duration = co->duration_ns, idle = co->idle_ns;
-	struct httpd *http = NULL, *hook = NULL;
-	pthread_mutex_t http_lock = PTHREAD_MUTEX_INITIALIZER;
-	uint64_t next_check = 0;
-	bool gone = false, failed = false;
-	struct count_verdict_in vin;
-	struct jstream stream = {};
-	struct count_totals streamed = {};
-	unsigned int stream_k = 0;
-	struct nft_counters *nft_before = NULL, *nft_after = NULL, *nft_d = NULL;
-	struct proc_watch pw = {};
-	struct live live;
-	uint64_t start, now, last_change, next_progress, last_matched = 0;
-	struct count_totals t = {};
-	struct kstats before, after, d;
-	struct bpf_link *link = NULL;
-	struct count_bpf *skel = NULL;
-	struct attribution a;
-	struct drops *drops = NULL;
+/* A count's run: what it attached, serves, watches and reports (count_run's alone) */
+struct count_run {
+	const struct count_opts *co;
+	struct xr_count_cfg cfg;
+	const struct app_witness *wit; /* --webhook's; NULL otherwise */
+	struct count_bpf *skel;
+	struct bpf_link *link;
+	struct drops *drops; /* kernel drop reasons; NULL when unavailable or not wanted */
 	struct iface ifc;
-	int err, stream_err, ret = XR_EXIT_ENV;
-	FILE *jf = NULL;
+	struct httpd *http, *hook; /* --listen, --webhook */
+	pthread_mutex_t http_lock;
+	struct nft_counters *nft_before, *nft_after, *nft_d; /* --nft */
+	struct proc_watch pw; /* --server-pid */
+	struct live live;
+	struct jstream stream;
+	struct count_totals t, streamed;
+	unsigned int stream_k;
+	struct kstats before, after, d;
+	struct attribution a;
+	uint64_t start, now;
+	bool gone; /* the interface went away during the count */
+	FILE *jf;
+};
 
-	if (webhook_addr) {
-		struct httpd_opts ho = { .option = "--webhook",
-					 .token = token_file ? token : NULL,
-					 .max_body = 1 << 20,
-					 .lock = &http_lock };
+/*
+ * --webhook: its server started; without -i, the whole count (*done). 0, or
+ * the exit status.
+ */
+static int count_webhook(struct count_run *r, bool *done)
+{
+	const struct count_opts *co = r->co;
+	struct httpd_opts ho = { .option = "--webhook",
+				 .token = co->token[0] ? co->token : NULL,
+				 .max_body = 1 << 20,
+				 .lock = &r->http_lock };
+	int err;
 
-		err = httpd_start(&hook, &webhook_sa, &ho, serve_hook, (void *)wit);
-		if (err) {
-			wit->ops->free(wit->ctx);
-			return err == -EINVAL ? XR_EXIT_USAGE : XR_EXIT_ENV;
-		}
-		if (!ifname) {
-			if (json_path && !(jf = json_fopen(json_path))) {
-				pr_warn("cannot write %s: %s\n", json_path, strerror(errno));
-				ret = XR_EXIT_ENV;
-			} else {
-				ret = webhook_only(wit, &hook, duration, idle, ready, jf, quiet);
-			}
-			goto out;
-		}
+	*done = false;
+	if (!co->have_webhook)
+		return 0;
+	err = httpd_start(&r->hook, &co->webhook, &ho, serve_hook, (void *)r->wit);
+	if (err) {
+		*done = true;
+		return err == -EINVAL ? XR_EXIT_USAGE : XR_EXIT_ENV;
 	}
-	/* from here on the webhook may be running: every way out goes through out */
-	if (cli_need_root("count"))
-		goto out;
-	if (use_nft) {
-		nft_before = calloc(3, sizeof(*nft_before));
-		if (!nft_before)
-			goto out;
-		nft_after = nft_before + 1;
-		nft_d = nft_before + 2;
+	if (co->ifname)
+		return 0;
+	*done = true;
+	if (co->json_path && !(r->jf = json_fopen(co->json_path))) {
+		pr_warn("cannot write %s: %s\n", co->json_path, strerror(errno));
+		return XR_EXIT_ENV;
 	}
-	if (iface_get(ifname, &ifc))
-		goto out;
-	if (json_path && !(jf = json_fopen(json_path))) {
-		pr_warn("cannot write %s: %s\n", json_path, strerror(errno));
-		goto out;
-	}
+	return webhook_only(r->wit, &r->hook, co->duration_ns, co->idle_ns, co->ready, r->jf,
+			    co->quiet);
+}
 
-	skel = count_bpf__open();
-	if (!skel) {
+/* The counter loaded (its --respond answer set) and attached to the interface. 0 or -errno after a line. */
+static int count_load(struct count_run *r)
+{
+	const struct count_opts *co = r->co;
+	__u32 key = 0;
+	int err;
+
+	r->skel = count_bpf__open();
+	if (!r->skel) {
 		pr_warn("cannot open the counter's BPF object: %s\n", strerror(errno));
-		goto out;
+		return -errno;
 	}
-	if (cfg.respond) {
+	if (r->cfg.respond) {
 		int n = respond_http(respond_buf.body, co->respond_body);
 
 		if (n < 0) {
 			pr_warn("--respond-body: at most %u bytes with the header\n",
 				XR_RESPOND_MAX);
-			goto out;
+			return -EINVAL;
 		}
-		cfg.resp_len = n;
+		r->cfg.resp_len = n;
 	}
-	skel->rodata->cfg = cfg;
-	err = count_bpf__load(skel);
+	r->skel->rodata->cfg = r->cfg;
+	err = count_bpf__load(r->skel);
 	if (err) {
 		pr_warn("cannot load the counter's BPF program: %s (-vv shows why)\n",
 			strerror(-err));
-		goto out;
+		return err;
 	}
-	if (cfg.respond) {
-		__u32 key = 0;
-
-		if (bpf_map_update_elem(bpf_map__fd(skel->maps.respond_body), &key, &respond_buf,
-					0)) {
-			err = -errno;
-			pr_warn("cannot set --respond's answer: %s\n", strerror(-err));
-			goto out;
-		}
-	}
-	link = bpf_program__attach_xdp(skel->progs.xr_count, ifc.ifindex);
-	if (!link) {
+	if (r->cfg.respond &&
+	    bpf_map_update_elem(bpf_map__fd(r->skel->maps.respond_body), &key, &respond_buf, 0)) {
 		err = -errno;
-		pr_warn("cannot attach the counter to %s: %s%s\n", ifname, strerror(-err),
+		pr_warn("cannot set --respond's answer: %s\n", strerror(-err));
+		return err;
+	}
+	r->link = bpf_program__attach_xdp(r->skel->progs.xr_count, r->ifc.ifindex);
+	if (!r->link) {
+		err = -errno;
+		pr_warn("cannot attach the counter to %s: %s%s\n", co->ifname, strerror(-err),
 			err == -EBUSY || err == -EEXIST ? " (another XDP program is attached)" :
 							  "");
-		goto out;
+		return err;
 	}
+	return 0;
+}
+
+/*
+ * Everything the count needs before its first frame: the interface, the
+ * counter, the drop tracer, the figures at the start, --server-pid's watch,
+ * --listen, the ready file, --json-stream. 0, or the exit status.
+ */
+static int count_start(struct count_run *r)
+{
+	const struct count_opts *co = r->co;
+	int err;
+
+	if (cli_need_root("count"))
+		return XR_EXIT_ENV;
+	if (co->use_nft) {
+		r->nft_before = calloc(3, sizeof(*r->nft_before));
+		if (!r->nft_before)
+			return XR_EXIT_ENV;
+		r->nft_after = r->nft_before + 1;
+		r->nft_d = r->nft_before + 2;
+	}
+	if (iface_get(co->ifname, &r->ifc))
+		return XR_EXIT_ENV;
+	if (co->json_path && !(r->jf = json_fopen(co->json_path))) {
+		pr_warn("cannot write %s: %s\n", co->json_path, strerror(errno));
+		return XR_EXIT_ENV;
+	}
+	if (count_load(r))
+		return XR_EXIT_ENV;
 	/* with --drop or --respond nothing matched reaches the stack: no drops to explain */
-	if (!cfg.drop && !cfg.respond && !co->no_drop_reasons) {
-		uint32_t local = cfg.daddr;
+	if (!r->cfg.drop && !r->cfg.respond && !co->no_drop_reasons) {
+		uint32_t local = r->cfg.daddr;
 
 		if (!local)
-			addr_iface(ifname, false, (uint8_t *)&local);
-		drops = drops_open(ifc.netns_ino, local, &cfg, co->seq_bucket);
+			addr_iface(co->ifname, false, (uint8_t *)&local);
+		r->drops = drops_open(r->ifc.netns_ino, local, &r->cfg, co->seq_bucket);
 	}
-	kstats_read(ifname, &before);
-	if (use_nft && nft_read(nft_before)) {
+	kstats_read(co->ifname, &r->before);
+	if (co->use_nft && nft_read(r->nft_before)) {
 		pr_warn("--nft: cannot read the nftables ruleset (is nft installed?)\n");
-		goto out;
+		return XR_EXIT_ENV;
 	}
-	start = last_change = now_ns();
+	r->start = now_ns();
 	if (co->server_pid) {
-		err = proc_watch_start(&pw, co->server_pid, start);
-		if (err) {
-			/* gone since the options were read is the user's; unreadable, the host's */
-			ret = err == -ESRCH ? XR_EXIT_USAGE : XR_EXIT_ENV;
-			goto out;
-		}
+		err = proc_watch_start(&r->pw, co->server_pid, r->start);
+		/* gone since the options were read is the user's; unreadable, the host's */
+		if (err)
+			return err == -ESRCH ? XR_EXIT_USAGE : XR_EXIT_ENV;
 	}
-	live = (struct live){ .skel = skel,
-			      .ifname = ifname,
-			      .ifc = &ifc,
-			      .before = &before,
-			      .start = start,
-			      .seq = cfg.seq_kind,
-			      .nft_before = use_nft ? nft_before : NULL,
-			      .nft_now = nft_after,
-			      .nft_d = nft_d,
-			      .wit = wit,
-			      .pw = co->server_pid ? &pw : NULL,
-			      .drops = drops };
-	if (listen_addr) {
+	r->live = (struct live){ .skel = r->skel,
+				 .ifname = co->ifname,
+				 .ifc = &r->ifc,
+				 .before = &r->before,
+				 .start = r->start,
+				 .seq = r->cfg.seq_kind,
+				 .nft_before = co->use_nft ? r->nft_before : NULL,
+				 .nft_now = r->nft_after,
+				 .nft_d = r->nft_d,
+				 .wit = r->wit,
+				 .pw = co->server_pid ? &r->pw : NULL,
+				 .drops = r->drops };
+	if (co->have_listen) {
 		struct httpd_opts ho = { .option = "--listen",
-					 .token = token_file ? token : NULL,
-					 .lock = &http_lock };
+					 .token = co->token[0] ? co->token : NULL,
+					 .lock = &r->http_lock };
 
-		if (httpd_start(&http, &listen_sa, &ho, serve_live, &live))
-			goto out;
+		if (httpd_start(&r->http, &co->listen, &ho, serve_live, &r->live))
+			return XR_EXIT_ENV;
 	}
 	cli_catch_signals();
-	if (ready && create_ready_file(ready))
-		goto out;
-	pr_debug("count: attached to %s\n", ifname);
-	if (co->stream_path && count_stream_start(&stream, co->stream_path, &ifc))
-		goto out;
-	next_progress = start + 1000000000ULL;
+	if (co->ready && create_ready_file(co->ready))
+		return XR_EXIT_ENV;
+	pr_debug("count: attached to %s\n", co->ifname);
+	if (co->stream_path && count_stream_start(&r->stream, co->stream_path, &r->ifc))
+		return XR_EXIT_ENV;
+	return 0;
+}
+
+/* The live line on a terminal, once a second */
+static void count_progress(const struct count_run *r)
+{
+	char x[16];
+
+	if (!r->t.matched && r->co->idle_ns)
+		fprintf(stderr,
+			"\r  matched 0: waiting for the first frame (--idle counts from it)   ");
+	else
+		fprintf(stderr, "\r  matched %s   ", fmt_si(r->t.matched, x, sizeof(x)));
+}
+
+/*
+ * Until the count ends (--duration, --idle after the last frame, a signal,
+ * the interface gone): the stream's intervals, --server-pid's ticks and the
+ * progress line. The HTTP servers answer in their own threads.
+ */
+static void count_watch(struct count_run *r)
+{
+	const struct count_opts *co = r->co;
+	uint64_t last_change = r->start, next_progress = r->start + 1000000000ULL, next_check = 0;
+	uint64_t last_matched = 0, now;
+
 	while (!xr_stop) {
-		/* the HTTP servers answer in their own thread: this loop only watches */
 		usleep(20000);
 		now = now_ns();
-		if (read_totals(skel, &t))
+		if (read_totals(r->skel, &r->t))
 			break;
-		if (t.matched != last_matched) {
-			last_matched = t.matched;
+		if (r->t.matched != last_matched) {
+			last_matched = r->t.matched;
 			last_change = now;
 		}
-		if (stream.f && now >= start + (stream_k + 1) * 1000000000ULL) {
-			count_stream_interval(&stream, stream_k++, &t, &streamed);
-			streamed = t;
+		if (r->stream.f && now >= r->start + (r->stream_k + 1) * 1000000000ULL) {
+			count_stream_interval(&r->stream, r->stream_k++, &r->t, &r->streamed);
+			r->streamed = r->t;
 		}
 		if (co->server_pid) {
 			/* the live report reads the watch in the HTTP thread */
-			httpd_lock(http);
-			proc_watch_tick(&pw, now, false);
-			httpd_unlock(http);
+			httpd_lock(r->http);
+			proc_watch_tick(&r->pw, now, false);
+			httpd_unlock(r->http);
 		}
-		if (duration && now - start >= duration)
+		if (co->duration_ns && now - r->start >= co->duration_ns)
 			break;
-		if (idle && t.matched && now - last_change >= idle)
+		if (co->idle_ns && r->t.matched && now - last_change >= co->idle_ns)
 			break;
 		/* an interface that went away takes the XDP program with it: nothing more can arrive */
 		if (now >= next_check) {
 			next_check = now + 100000000ULL;
-			if (if_nametoindex(ifname) != (unsigned int)ifc.ifindex) {
+			if (if_nametoindex(co->ifname) != (unsigned int)r->ifc.ifindex) {
 				pr_warn("%s went away (deleted or moved): the count stops here\n",
-					ifname);
-				gone = true;
+					co->ifname);
+				r->gone = true;
 				break;
 			}
 		}
-		if (!quiet && isatty(STDERR_FILENO) && now >= next_progress) {
-			char x[16];
-
-			if (!t.matched && idle)
-				fprintf(stderr,
-					"\r  matched 0: waiting for the first frame (--idle counts from it)   ");
-			else
-				fprintf(stderr, "\r  matched %s   ",
-					fmt_si(t.matched, x, sizeof(x)));
+		if (!co->quiet && isatty(STDERR_FILENO) && now >= next_progress) {
+			count_progress(r);
 			next_progress += 1000000000ULL;
 		}
 	}
-	now = now_ns();
+}
+
+/* The figures at the end: the servers stopped, the last frames' fate, where they went */
+static void count_settle(struct count_run *r)
+{
+	r->now = now_ns();
 	/* no request may touch the figures while the report is made */
-	httpd_stop(http);
-	httpd_stop(hook);
-	http = hook = NULL;
+	httpd_stop(r->http);
+	httpd_stop(r->hook);
+	r->http = r->hook = NULL;
 	/* the stack may still be working on the last frames XDP passed up */
 	usleep(50000);
-	read_totals(skel, &t);
+	read_totals(r->skel, &r->t);
+	if (r->co->server_pid)
+		proc_watch_tick(&r->pw, r->now, true);
+	kstats_read(r->co->ifname, &r->after);
+	kstats_delta(&r->before, &r->after, &r->d);
+	attribute(&r->d, &r->a);
+	if (!r->co->use_nft)
+		return;
+	nft_read(r->nft_after);
+	nft_delta(r->nft_before, r->nft_after, r->nft_d);
+	for (int i = 0; i < r->nft_d->n; i++)
+		if (r->nft_d->r[i].drops)
+			r->a.firewall_dropped += r->nft_d->r[i].packets;
+}
+
+/* The sequence numbers' line (--seq) */
+static void count_seq_text(const struct count_run *r)
+{
+	struct seq_totals st;
+
+	read_seq(r->skel, &st, NULL, 0);
+	fprintf(stderr,
+		"  sequence (%s): %llu flows, received %llu, lost %llu, duplicated %llu, "
+		"reordered %llu; %llu frames without one\n",
+		r->co->seq_spec, (unsigned long long)st.flows, (unsigned long long)st.received,
+		(unsigned long long)st.lost, (unsigned long long)st.dup,
+		(unsigned long long)st.reordered, (unsigned long long)st.untracked);
+	if (r->drops)
+		drops_seq_report(r->drops, stderr);
+}
+
+/* The report on stderr */
+static void count_text(const struct count_run *r)
+{
+	const struct count_opts *co = r->co;
+
+	if (isatty(STDERR_FILENO) && r->now - r->start >= 1000000000ULL)
+		fputc('\n', stderr);
+	if (co->idle_ns && !r->t.matched)
+		fprintf(stderr,
+			"count: no frame matched, so --idle never started (it counts from the "
+			"first frame)\n");
+	report_text(co->ifname, &r->t, &r->d, &r->a, (r->now - r->start) / 1e9,
+		    r->cfg.drop || r->cfg.respond, co->use_nft ? r->nft_d : NULL);
+	if (r->drops) {
+		struct drops_totals dt;
+
+		if (!drops_read(r->drops, r->a.tcp_listen_drops, &dt)) {
+			drops_report(r->drops, &dt, stderr);
+			drops_books(&dt, r->t.passed, stderr);
+		}
+	} else if (!r->cfg.drop && !r->cfg.respond && !co->no_drop_reasons) {
+		fprintf(stderr, "  kernel drop reasons: unavailable on this kernel\n");
+	}
+	if (r->wit)
+		r->wit->ops->text(r->wit->ctx, stderr);
 	if (co->server_pid)
-		proc_watch_tick(&pw, now, true);
-	kstats_read(ifname, &after);
-	kstats_delta(&before, &after, &d);
-	attribute(&d, &a);
-	if (use_nft) {
-		nft_read(nft_after);
-		nft_delta(nft_before, nft_after, nft_d);
-		for (int i = 0; i < nft_d->n; i++)
-			if (nft_d->r[i].drops)
-				a.firewall_dropped += nft_d->r[i].packets;
-	}
-	if (!quiet) {
-		if (isatty(STDERR_FILENO) && now - start >= 1000000000ULL)
-			fputc('\n', stderr);
-		if (idle && !t.matched)
-			fprintf(stderr,
-				"count: no frame matched, so --idle never started (it counts from the first "
-				"frame)\n");
-		report_text(ifname, &t, &d, &a, (now - start) / 1e9, cfg.drop || cfg.respond,
-			    use_nft ? nft_d : NULL);
-		if (drops) {
-			struct drops_totals dt;
+		proc_watch_text(&r->pw, stderr);
+	if (r->cfg.seq_kind)
+		count_seq_text(r);
+}
 
-			if (!drops_read(drops, a.tcp_listen_drops, &dt)) {
-				drops_report(drops, &dt, stderr);
-				drops_books(&dt, t.passed, stderr);
-			}
-		} else if (!cfg.drop && !cfg.respond && !co->no_drop_reasons) {
-			fprintf(stderr, "  kernel drop reasons: unavailable on this kernel\n");
-		}
-		if (wit)
-			wit->ops->text(wit->ctx, stderr);
-		if (co->server_pid)
-			proc_watch_text(&pw, stderr);
-		if (cfg.seq_kind) {
-			struct seq_totals st;
+/* --json and --json-stream's end. 0, or XR_EXIT_ENV when either could not be written. */
+static int count_write(struct count_run *r, const struct count_verdict_in *vin)
+{
+	const struct count_opts *co = r->co;
+	uint64_t *series;
+	int nseries, err, stream_err;
+	struct count_report rep = { .ifc = &r->ifc,
+				    .t = &r->t,
+				    .d = &r->d,
+				    .a = &r->a,
+				    .dur = (r->now - r->start) / 1e9,
+				    .seq_skel = r->cfg.seq_kind ? r->skel : NULL,
+				    .nft = co->use_nft ? r->nft_d : NULL,
+				    .wit = r->wit,
+				    .drops = r->drops,
+				    .pw = co->server_pid ? &r->pw : NULL,
+				    .fail_if = &co->fail_if,
+				    .verdict = vin };
 
-			read_seq(skel, &st, NULL, 0);
-			fprintf(stderr,
-				"  sequence (%s): %llu flows, received %llu, lost %llu, duplicated %llu, "
-				"reordered %llu; %llu frames without one\n",
-				seq_spec, (unsigned long long)st.flows,
-				(unsigned long long)st.received, (unsigned long long)st.lost,
-				(unsigned long long)st.dup, (unsigned long long)st.reordered,
-				(unsigned long long)st.untracked);
-			if (drops)
-				drops_seq_report(drops, stderr);
-		}
-	}
-	verdict_figures(skel, drops, &t, &a, cfg.seq_kind, &vin);
-	failed = count_thresholds_judge(&co->fail_if, &vin, quiet ? NULL : stderr, NULL);
-	if (jf || stream.f) {
-		uint64_t *series = calloc(XR_SERIES_MAX, sizeof(*series));
-		int nseries = series ? read_series(skel, series, XR_SERIES_MAX) : 0;
-		struct count_report r = { .ifc = &ifc,
-					  .t = &t,
-					  .d = &d,
-					  .a = &a,
-					  .dur = (now - start) / 1e9,
-					  .seq_skel = cfg.seq_kind ? skel : NULL,
-					  .nft = use_nft ? nft_d : NULL,
-					  .wit = wit,
-					  .drops = drops,
-					  .pw = co->server_pid ? &pw : NULL,
-					  .fail_if = &co->fail_if,
-					  .verdict = &vin };
+	if (!r->jf && !r->stream.f)
+		return 0;
+	series = calloc(XR_SERIES_MAX, sizeof(*series));
+	nseries = series ? read_series(r->skel, series, XR_SERIES_MAX) : 0;
+	if (r->jf)
+		report_json(r->jf, &rep, series, nseries);
+	stream_err = count_stream_end(&r->stream, &rep, series, nseries);
+	if (stream_err)
+		pr_warn("--json-stream: cannot write %s: %s\n", co->stream_path,
+			strerror(-stream_err));
+	free(series);
+	err = r->jf ? json_fclose(r->jf) : 0;
+	if (err)
+		pr_warn("cannot write %s: %s\n", co->json_path, strerror(-err));
+	r->jf = NULL;
+	/* either lost: the environment's failure, as a file that could not be written */
+	return err || stream_err ? XR_EXIT_ENV : 0;
+}
 
-		if (jf)
-			report_json(jf, &r, series, nseries);
-		stream_err = count_stream_end(&stream, &r, series, nseries);
-		if (stream_err)
-			pr_warn("--json-stream: cannot write %s: %s\n", co->stream_path,
-				strerror(-stream_err));
-		free(series);
-		err = jf ? json_fclose(jf) : 0;
-		if (err)
-			pr_warn("cannot write %s: %s\n", json_path, strerror(-err));
-		jf = NULL;
-		/* either lost: the environment's failure, as a file that could not be written */
-		if (err || stream_err)
-			goto out;
+/* What the run holds, let go; a JSON file still open closed (its failure: *ret XR_EXIT_ENV) */
+static void count_free(struct count_run *r, int *ret)
+{
+	jstream_close(&r->stream);
+	free(r->nft_before);
+	httpd_stop(r->http);
+	httpd_stop(r->hook);
+	if (r->wit)
+		r->wit->ops->free(r->wit->ctx);
+	drops_close(r->drops);
+	bpf_link__destroy(r->link);
+	count_bpf__destroy(r->skel);
+	if (r->jf && json_fclose(r->jf) && *ret == XR_EXIT_OK) {
+		pr_warn("cannot write %s: %s\n", r->co->json_path, strerror(errno));
+		*ret = XR_EXIT_ENV;
 	}
-	ret = gone ? XR_EXIT_ENV : failed ? XR_EXIT_THRESHOLD : XR_EXIT_OK;
-out:
-	jstream_close(&stream);
-	free(nft_before);
-	httpd_stop(http);
-	httpd_stop(hook);
-	if (wit)
-		wit->ops->free(wit->ctx);
-	drops_close(drops);
-	bpf_link__destroy(link);
-	count_bpf__destroy(skel);
-	if (jf && json_fclose(jf) && ret == XR_EXIT_OK) {
-		pr_warn("cannot write %s: %s\n", json_path, strerror(errno));
-		ret = XR_EXIT_ENV;
+	free(r);
+}
+
+int count_run(const struct count_opts *co)
+{
+	struct count_run *r = calloc(1, sizeof(*r));
+	struct count_verdict_in vin;
+	bool done, failed;
+	int ret;
+
+	if (!r) {
+		if (co->witness.ctx)
+			co->witness.ops->free(co->witness.ctx);
+		return XR_EXIT_ENV;
 	}
+	r->co = co;
+	r->cfg = co->cfg;
+	r->wit = co->witness.ctx ? &co->witness : NULL;
+	pthread_mutex_init(&r->http_lock, NULL);
+	ret = count_webhook(r, &done);
+	/* from here on the webhook may be running: every way out goes through count_free */
+	if (!done && !ret)
+		ret = count_start(r);
+	if (!done && !ret) {
+		count_watch(r);
+		count_settle(r);
+		if (!co->quiet)
+			count_text(r);
+		verdict_figures(r->skel, r->drops, &r->t, &r->a, r->cfg.seq_kind, &vin);
+		failed =
+			count_thresholds_judge(&co->fail_if, &vin, co->quiet ? NULL : stderr, NULL);
+		ret = count_write(r, &vin) ?:
+			      r->gone	   ? XR_EXIT_ENV :
+		      failed		   ? XR_EXIT_THRESHOLD :
+					     XR_EXIT_OK;
+	}
+	count_free(r, &ret);
 	return ret;
 }
