@@ -157,245 +157,266 @@ static int parse_addr(const char *arg, __u32 *addr)
 }
 
 /* Frames per second from the first matched frame to the last (n frames span n - 1 intervals). */
-int cmd_count(int argc, char **argv)
+enum {
+	O_UDP = 256,
+	O_TCP,
+	O_PROTO,
+	O_ANY,
+	O_DST,
+	O_SRC,
+	O_DPORT,
+	O_SPORT,
+	O_DROP,
+	O_DURATION,
+	O_IDLE,
+	O_READY,
+	O_JSON,
+	O_LISTEN,
+	O_SEQ,
+	O_SEQ_BUCKET,
+	O_NFT,
+	O_NO_REASONS,
+	O_WEBHOOK,
+	O_FLEET,
+	O_SCHEDULE,
+	O_TOKEN,
+	O_RESPOND,
+	O_RESPOND_BODY,
+	O_RESPOND_CLOSE,
+	O_SERVER_PID,
+	O_FAIL_IF,
+	O_STREAM
+};
+static const struct option count_opts_table[] = {
+	{ "iface", required_argument, NULL, 'i' },
+	{ "udp", no_argument, NULL, O_UDP },
+	{ "tcp", no_argument, NULL, O_TCP },
+	{ "proto", required_argument, NULL, O_PROTO },
+	{ "any", no_argument, NULL, O_ANY },
+	{ "dst", required_argument, NULL, O_DST },
+	{ "src", required_argument, NULL, O_SRC },
+	{ "dport", required_argument, NULL, O_DPORT },
+	{ "sport", required_argument, NULL, O_SPORT },
+	{ "drop", no_argument, NULL, O_DROP },
+	{ "respond", no_argument, NULL, O_RESPOND },
+	{ "respond-body", required_argument, NULL, O_RESPOND_BODY },
+	{ "respond-close", no_argument, NULL, O_RESPOND_CLOSE },
+	{ "duration", required_argument, NULL, O_DURATION },
+	{ "idle", required_argument, NULL, O_IDLE },
+	{ "ready-file", required_argument, NULL, O_READY },
+	{ "json", optional_argument, NULL, O_JSON },
+	{ "listen", required_argument, NULL, O_LISTEN },
+	{ "seq", required_argument, NULL, O_SEQ },
+	{ "seq-bucket", required_argument, NULL, O_SEQ_BUCKET },
+	{ "nft", no_argument, NULL, O_NFT },
+	{ "no-drop-reasons", no_argument, NULL, O_NO_REASONS },
+	{ "webhook", required_argument, NULL, O_WEBHOOK },
+	{ "fleet", required_argument, NULL, O_FLEET },
+	{ "schedule", required_argument, NULL, O_SCHEDULE },
+	{ "token-file", required_argument, NULL, O_TOKEN },
+	{ "server-pid", required_argument, NULL, O_SERVER_PID },
+	{ "fail-if", required_argument, NULL, O_FAIL_IF },
+	{ "json-stream", required_argument, NULL, O_STREAM },
+	{ "quiet", no_argument, NULL, 'q' },
+	{ "verbose", no_argument, NULL, 'v' },
+	{ "help", no_argument, NULL, 'h' },
+	{},
+};
+
+/* What count's options say beyond struct count_opts: checked together, then turned into it */
+struct count_args {
+	const char *listen, *webhook, *token_file, *fleet, *schedule;
+	bool have_body;
+};
+
+/* One option into co (or a). -1 (taken), or the exit status (bad usage, or --help). */
+static int parse_opt(struct count_opts *co, struct count_args *a, int opt, int argc, char **argv)
 {
-	enum {
-		O_UDP = 256,
-		O_TCP,
-		O_PROTO,
-		O_ANY,
-		O_DST,
-		O_SRC,
-		O_DPORT,
-		O_SPORT,
-		O_DROP,
-		O_DURATION,
-		O_IDLE,
-		O_READY,
-		O_JSON,
-		O_LISTEN,
-		O_SEQ,
-		O_SEQ_BUCKET,
-		O_NFT,
-		O_NO_REASONS,
-		O_WEBHOOK,
-		O_FLEET,
-		O_SCHEDULE,
-		O_TOKEN,
-		O_RESPOND,
-		O_RESPOND_BODY,
-		O_RESPOND_CLOSE,
-		O_SERVER_PID,
-		O_FAIL_IF,
-		O_STREAM
-	};
-	static const struct option opts[] = {
-		{ "iface", required_argument, NULL, 'i' },
-		{ "udp", no_argument, NULL, O_UDP },
-		{ "tcp", no_argument, NULL, O_TCP },
-		{ "proto", required_argument, NULL, O_PROTO },
-		{ "any", no_argument, NULL, O_ANY },
-		{ "dst", required_argument, NULL, O_DST },
-		{ "src", required_argument, NULL, O_SRC },
-		{ "dport", required_argument, NULL, O_DPORT },
-		{ "sport", required_argument, NULL, O_SPORT },
-		{ "drop", no_argument, NULL, O_DROP },
-		{ "respond", no_argument, NULL, O_RESPOND },
-		{ "respond-body", required_argument, NULL, O_RESPOND_BODY },
-		{ "respond-close", no_argument, NULL, O_RESPOND_CLOSE },
-		{ "duration", required_argument, NULL, O_DURATION },
-		{ "idle", required_argument, NULL, O_IDLE },
-		{ "ready-file", required_argument, NULL, O_READY },
-		{ "json", optional_argument, NULL, O_JSON },
-		{ "listen", required_argument, NULL, O_LISTEN },
-		{ "seq", required_argument, NULL, O_SEQ },
-		{ "seq-bucket", required_argument, NULL, O_SEQ_BUCKET },
-		{ "nft", no_argument, NULL, O_NFT },
-		{ "no-drop-reasons", no_argument, NULL, O_NO_REASONS },
-		{ "webhook", required_argument, NULL, O_WEBHOOK },
-		{ "fleet", required_argument, NULL, O_FLEET },
-		{ "schedule", required_argument, NULL, O_SCHEDULE },
-		{ "token-file", required_argument, NULL, O_TOKEN },
-		{ "server-pid", required_argument, NULL, O_SERVER_PID },
-		{ "fail-if", required_argument, NULL, O_FAIL_IF },
-		{ "json-stream", required_argument, NULL, O_STREAM },
-		{ "quiet", no_argument, NULL, 'q' },
-		{ "verbose", no_argument, NULL, 'v' },
-		{ "help", no_argument, NULL, 'h' },
-		{},
-	};
-	const char *listen_addr = NULL, *webhook_addr = NULL, *token_file = NULL;
-	const char *fleet_dir = NULL, *schedule = NULL;
-	struct count_opts co = { .seq_bucket = 1000, .respond_body = 2 };
-	bool have_body = false;
 	uint64_t proto;
-	int opt;
 
-	opterr = 0;
-	while ((opt = getopt_long(argc, argv, ":i:qvh", opts, NULL)) != -1) {
-		switch (opt) {
-		case 'i': co.ifname = optarg; break;
-		case O_UDP: co.cfg.proto = IPPROTO_UDP; break;
-		case O_TCP: co.cfg.proto = IPPROTO_TCP; break;
-		case O_PROTO:
-			if (cli_count("count", "proto", optarg, &proto))
-				return XR_EXIT_USAGE;
-			if (proto < 1 || proto > 254)
-				return cli_usage_error("count",
-						       "--proto must be between 1 and 254");
-			co.cfg.proto = proto;
-			break;
-		case O_ANY: co.cfg.proto = 255; break;
-		case O_DST:
-			if (parse_addr(optarg, &co.cfg.daddr))
-				return XR_EXIT_USAGE;
-			break;
-		case O_SRC:
-			if (parse_addr(optarg, &co.cfg.saddr))
-				return XR_EXIT_USAGE;
-			break;
-		case O_DPORT:
-			if (parse_port(optarg, &co.cfg.dport))
-				return XR_EXIT_USAGE;
-			break;
-		case O_SPORT:
-			if (parse_port(optarg, &co.cfg.sport))
-				return XR_EXIT_USAGE;
-			break;
-		case O_DROP: co.cfg.drop = 1; break;
-		case O_RESPOND:
-			if (!co.cfg.respond)
-				co.cfg.respond = XR_RESPOND_KEEP;
-			break;
-		case O_RESPOND_CLOSE: co.cfg.respond = XR_RESPOND_CLOSE; break;
-		case O_RESPOND_BODY: {
-			uint64_t v;
+	switch (opt) {
+	case 'i': co->ifname = optarg; break;
+	case O_UDP: co->cfg.proto = IPPROTO_UDP; break;
+	case O_TCP: co->cfg.proto = IPPROTO_TCP; break;
+	case O_PROTO:
+		if (cli_count("count", "proto", optarg, &proto))
+			return XR_EXIT_USAGE;
+		if (proto < 1 || proto > 254)
+			return cli_usage_error("count", "--proto must be between 1 and 254");
+		co->cfg.proto = proto;
+		break;
+	case O_ANY: co->cfg.proto = 255; break;
+	case O_DST:
+		if (parse_addr(optarg, &co->cfg.daddr))
+			return XR_EXIT_USAGE;
+		break;
+	case O_SRC:
+		if (parse_addr(optarg, &co->cfg.saddr))
+			return XR_EXIT_USAGE;
+		break;
+	case O_DPORT:
+		if (parse_port(optarg, &co->cfg.dport))
+			return XR_EXIT_USAGE;
+		break;
+	case O_SPORT:
+		if (parse_port(optarg, &co->cfg.sport))
+			return XR_EXIT_USAGE;
+		break;
+	case O_DROP: co->cfg.drop = 1; break;
+	case O_RESPOND:
+		if (!co->cfg.respond)
+			co->cfg.respond = XR_RESPOND_KEEP;
+		break;
+	case O_RESPOND_CLOSE: co->cfg.respond = XR_RESPOND_CLOSE; break;
+	case O_RESPOND_BODY: {
+		uint64_t v;
 
-			if (cli_count("count", "respond-body", optarg, &v))
-				return XR_EXIT_USAGE;
-			/* the header takes 38 bytes and the length's digits */
-			if (v > XR_RESPOND_MAX - 42)
-				return cli_usage_error("count", "--respond-body: at most %u bytes",
-						       XR_RESPOND_MAX - 42);
-			co.respond_body = v;
-			have_body = true;
-			break;
-		}
-		case O_DURATION:
-			if (cli_duration("count", "duration", optarg, &co.duration_ns))
-				return XR_EXIT_USAGE;
-			break;
-		case O_IDLE:
-			if (cli_duration("count", "idle", optarg, &co.idle_ns))
-				return XR_EXIT_USAGE;
-			break;
-		case O_READY: co.ready = optarg; break;
-		case O_JSON: co.json_path = cli_json_path(argc, argv, optarg); break;
-		case O_LISTEN: listen_addr = optarg; break;
-		case O_NFT: co.use_nft = true; break;
-		case O_NO_REASONS: co.no_drop_reasons = true; break;
-		case O_WEBHOOK: webhook_addr = optarg; break;
-		case O_FLEET: fleet_dir = optarg; break;
-		case O_SCHEDULE: schedule = optarg; break;
-		case O_TOKEN: token_file = optarg; break;
-		case O_STREAM: co.stream_path = optarg; break;
-		case O_FAIL_IF:
-			if (threshold_add(&co.fail_if, "count", optarg, count_threshold_metrics,
-					  count_nthreshold_metrics))
-				return XR_EXIT_USAGE;
-			break;
-		case O_SERVER_PID: {
-			char proc[32];
-			uint64_t v;
-
-			if (cli_count("count", "server-pid", optarg, &v))
-				return XR_EXIT_USAGE;
-			if (v < 1 || v > INT32_MAX)
-				return cli_usage_error(
-					"count", "--server-pid: '%s' is not a process id", optarg);
-			snprintf(proc, sizeof(proc), "/proc/%llu", (unsigned long long)v);
-			if (access(proc, F_OK))
-				return cli_usage_error("count",
-						       "--server-pid %llu: no such process",
-						       (unsigned long long)v);
-			co.server_pid = v;
-			break;
-		}
-		case O_SEQ_BUCKET: {
-			uint64_t n;
-
-			if (cli_count("count", "seq-bucket", optarg, &n))
-				return XR_EXIT_USAGE;
-			if (n < 1 || n > UINT32_MAX)
-				return cli_usage_error("count",
-						       "--seq-bucket must be between 1 and %u",
-						       UINT32_MAX);
-			co.seq_bucket = n;
-			break;
-		}
-		case O_SEQ:
-			co.seq_spec = optarg;
-			if (parse_seq(optarg, &co.cfg))
-				return XR_EXIT_USAGE;
-			break;
-		case 'q':
-			co.quiet = true;
-			xr_verbosity = XR_LOG_WARN;
-			break;
-		case 'v': xr_verbosity++; break;
-		case 'h': usage(stdout); return XR_EXIT_OK;
-		default: return cli_bad_option("count", argv, opt);
-		}
+		if (cli_count("count", "respond-body", optarg, &v))
+			return XR_EXIT_USAGE;
+		/* the header takes 38 bytes and the length's digits */
+		if (v > XR_RESPOND_MAX - 42)
+			return cli_usage_error("count", "--respond-body: at most %u bytes",
+					       XR_RESPOND_MAX - 42);
+		co->respond_body = v;
+		a->have_body = true;
+		break;
 	}
-	if (!co.ifname && !webhook_addr)
+	case O_DURATION:
+		if (cli_duration("count", "duration", optarg, &co->duration_ns))
+			return XR_EXIT_USAGE;
+		break;
+	case O_IDLE:
+		if (cli_duration("count", "idle", optarg, &co->idle_ns))
+			return XR_EXIT_USAGE;
+		break;
+	case O_READY: co->ready = optarg; break;
+	case O_JSON: co->json_path = cli_json_path(argc, argv, optarg); break;
+	case O_LISTEN: a->listen = optarg; break;
+	case O_NFT: co->use_nft = true; break;
+	case O_NO_REASONS: co->no_drop_reasons = true; break;
+	case O_WEBHOOK: a->webhook = optarg; break;
+	case O_FLEET: a->fleet = optarg; break;
+	case O_SCHEDULE: a->schedule = optarg; break;
+	case O_TOKEN: a->token_file = optarg; break;
+	case O_STREAM: co->stream_path = optarg; break;
+	case O_FAIL_IF:
+		if (threshold_add(&co->fail_if, "count", optarg, count_threshold_metrics,
+				  count_nthreshold_metrics))
+			return XR_EXIT_USAGE;
+		break;
+	case O_SERVER_PID: {
+		char proc[32];
+		uint64_t v;
+
+		if (cli_count("count", "server-pid", optarg, &v))
+			return XR_EXIT_USAGE;
+		if (v < 1 || v > INT32_MAX)
+			return cli_usage_error("count", "--server-pid: '%s' is not a process id",
+					       optarg);
+		snprintf(proc, sizeof(proc), "/proc/%llu", (unsigned long long)v);
+		if (access(proc, F_OK))
+			return cli_usage_error("count", "--server-pid %llu: no such process",
+					       (unsigned long long)v);
+		co->server_pid = v;
+		break;
+	}
+	case O_SEQ_BUCKET: {
+		uint64_t n;
+
+		if (cli_count("count", "seq-bucket", optarg, &n))
+			return XR_EXIT_USAGE;
+		if (n < 1 || n > UINT32_MAX)
+			return cli_usage_error("count", "--seq-bucket must be between 1 and %u",
+					       UINT32_MAX);
+		co->seq_bucket = n;
+		break;
+	}
+	case O_SEQ:
+		co->seq_spec = optarg;
+		if (parse_seq(optarg, &co->cfg))
+			return XR_EXIT_USAGE;
+		break;
+	case 'q':
+		co->quiet = true;
+		xr_verbosity = XR_LOG_WARN;
+		break;
+	case 'v': xr_verbosity++; break;
+	case 'h': usage(stdout); return XR_EXIT_OK;
+	default: return cli_bad_option("count", argv, opt);
+	}
+	return -1;
+}
+
+/* What the options say together; the addresses and the token read. 0, or XR_EXIT_USAGE after a line. */
+static int check_opts(struct count_opts *co, const struct count_args *a, int argc, char **argv)
+{
+	if (!co->ifname && !a->webhook)
 		return cli_usage_error("count", "missing -i IFACE (or --webhook ADDR:PORT)");
 	if (optind < argc)
 		return cli_usage_error("count", "unexpected argument '%s'", argv[optind]);
-	if (webhook_addr && !fleet_dir)
+	if (a->webhook && !a->fleet)
 		return cli_usage_error(
 			"count",
 			"--webhook counts per device: give the --fleet DIR the sender used");
-	if (co.server_pid && !co.ifname)
+	if (co->server_pid && !co->ifname)
 		return cli_usage_error("count", "--server-pid goes with -i IFACE");
-	if (co.fail_if.n && !co.ifname)
+	if (co->fail_if.n && !co->ifname)
 		return cli_usage_error("count", "--fail-if judges what -i IFACE counted");
-	if (co.stream_path && !co.ifname)
+	if (co->stream_path && !co->ifname)
 		return cli_usage_error("count", "--json-stream follows what -i IFACE counts");
-	if (count_thresholds_check(&co.fail_if, co.cfg.seq_kind,
-				   !co.cfg.drop && !co.cfg.respond && !co.no_drop_reasons))
+	if (count_thresholds_check(&co->fail_if, co->cfg.seq_kind,
+				   !co->cfg.drop && !co->cfg.respond && !co->no_drop_reasons))
 		return XR_EXIT_USAGE;
-	if ((fleet_dir || schedule) && !webhook_addr)
+	if ((a->fleet || a->schedule) && !a->webhook)
 		return cli_usage_error("count", "--fleet and --schedule go with --webhook");
-	if (co.cfg.respond && (co.cfg.proto != IPPROTO_TCP || !co.cfg.dport))
+	if (co->cfg.respond && (co->cfg.proto != IPPROTO_TCP || !co->cfg.dport))
 		return cli_usage_error("count",
 				       "--respond answers TCP on one port: give --tcp --dport N");
-	if (co.cfg.respond && co.cfg.drop)
+	if (co->cfg.respond && co->cfg.drop)
 		return cli_usage_error("count", "--respond or --drop, not both");
-	if (have_body && !co.cfg.respond)
+	if (a->have_body && !co->cfg.respond)
 		return cli_usage_error("count", "--respond-body goes with --respond");
-	if (co.cfg.proto == 255 && (co.cfg.daddr || co.cfg.saddr || co.cfg.dport || co.cfg.sport))
+	if (co->cfg.proto == 255 &&
+	    (co->cfg.daddr || co->cfg.saddr || co->cfg.dport || co->cfg.sport))
 		return cli_usage_error("count",
 				       "--any cannot be combined with address or port filters");
 	/* addresses are checked before anything is attached */
-	if (listen_addr && httpd_parse_addr(listen_addr, &co.listen))
+	if (a->listen && httpd_parse_addr(a->listen, &co->listen))
 		return cli_usage_error(
 			"count", "--listen: '%s' is not ADDR:PORT or :PORT (IPv4, port 1-65535)",
-			listen_addr);
-	if (webhook_addr && httpd_parse_addr(webhook_addr, &co.webhook))
+			a->listen);
+	if (a->webhook && httpd_parse_addr(a->webhook, &co->webhook))
 		return cli_usage_error(
 			"count", "--webhook: '%s' is not ADDR:PORT or :PORT (IPv4, port 1-65535)",
-			webhook_addr);
-	if (token_file && !listen_addr && !webhook_addr)
+			a->webhook);
+	if (a->token_file && !a->listen && !a->webhook)
 		return cli_usage_error("count", "--token-file goes with --listen or --webhook");
-	if (token_file && httpd_read_token(token_file, co.token, sizeof(co.token)))
+	if (a->token_file && httpd_read_token(a->token_file, co->token, sizeof(co->token)))
 		return XR_EXIT_USAGE;
-	co.have_listen = listen_addr != NULL;
-	co.have_webhook = webhook_addr != NULL;
+	co->have_listen = a->listen != NULL;
+	co->have_webhook = a->webhook != NULL;
+	return 0;
+}
+
+int cmd_count(int argc, char **argv)
+{
+	struct count_opts co = { .seq_bucket = 1000, .respond_body = 2 };
+	struct count_args a = {};
+	int opt, ret = -1;
+
+	opterr = 0;
+	while (ret < 0 && (opt = getopt_long(argc, argv, ":i:qvh", count_opts_table, NULL)) != -1)
+		ret = parse_opt(&co, &a, opt, argc, argv);
+	if (ret >= 0)
+		return ret;
+	ret = check_opts(&co, &a, argc, argv);
+	if (ret)
+		return ret;
 	/* the application's events are LoRaWAN uplinks (the one witness there is today) */
-	if (webhook_addr) {
+	if (a.webhook) {
 		static struct webhook wh;
 
-		if (webhook_init(&wh, fleet_dir, schedule))
+		if (webhook_init(&wh, a.fleet, a.schedule))
 			return XR_EXIT_USAGE;
 		webhook_witness(&wh, &co.witness);
 	}
