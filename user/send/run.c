@@ -250,249 +250,316 @@ static int write_latency(const char *path, const struct engine_result *res, doub
 	return err;
 }
 
-int send_run(const struct send_opts *so, const struct xr_proto *p, void *st,
-	     const struct send_env *env)
-{
-	struct engine_opts o = { .threads = so->threads,
-				 .batch = so->batch,
-				 .pace = so->pace,
-				 .pps = so->pps,
-				 .multiplier = so->multiplier,
-				 .duration_ns = so->duration_ns,
-				 .first_n = so->first_n,
-				 .start_unix_ns = so->start_unix_ns,
-				 .reply_wait_ns = so->reply_wait_ns,
-				 .concurrency = so->concurrency,
-				 .ready_fd = env ? env->ready_fd : 0 };
-	struct send_live sl = { .live.lock = PTHREAD_MUTEX_INITIALIZER, .live.rtt_fd = -1 };
-	struct send_stream stream = {};
-	uint64_t t_begin = now_ns();
-	struct httpd *http = NULL;
-	int ret = XR_EXIT_ENV, err;
-	bool use_xsk, write_failed = false;
-	int verdict = 0;
-	bool thresholds_failed = false;
-	struct engine_result res = {};
-	struct napi_thread napi[XR_MAX_CPUS];
-	struct veth_peer vp;
-	int nnapi;
+/* One run's working state: its options, frames, plan, engine, live figures and results */
+struct send_ctx {
+	const struct send_opts *so;
+	const struct xr_proto *p;
+	void *st;
+	struct engine_opts o;
+	struct engine_result res;
 	struct send_plan plan;
 	struct frameset fs;
 	struct iface ifc;
-	uint64_t whole_count;
+	struct send_live sl;
+	struct send_stream stream;
+	struct httpd *http;
+	uint64_t whole_count; /* --shard: the whole run's (o has this shard's) */
 	double whole_pps;
-	int listen_fd = -1;
-	FILE *jf = NULL;
-	long ncpu;
+	bool use_xsk;
+	FILE *jf;
+};
 
-	frameset_init(&fs);
-	if (cli_need_root(so->cmd))
-		return XR_EXIT_ENV;
-	if (so->netns) {
-		/* --listen serves where the command started: its socket is opened first */
-		if (so->have_listen) {
-			listen_fd = httpd_listen_socket(&so->listen, "--listen");
-			if (listen_fd < 0)
-				return XR_EXIT_ENV;
-		}
-		if (netns_enter(so->netns))
-			goto out;
-	}
-	if (iface_get(so->ifname, &ifc))
-		goto out;
-	if (so->json_path) {
-		jf = json_fopen(so->json_path);
-		if (!jf) {
-			pr_warn("cannot write %s: %s\n", so->json_path, strerror(errno));
-			goto out;
-		}
-	}
-	plan = so->plan;
-	err = p->build(st, so, &ifc, &fs, &plan, &o);
-	if (err) {
-		ret = err == -EINVAL ? XR_EXIT_USAGE : XR_EXIT_ENV;
-		goto out;
-	}
-	frameset_finish(&fs);
-	if (!fs.n) {
-		ret = XR_EXIT_USAGE;
-		goto out;
-	}
-	if (plan.nspecs) {
-		int nops = rewrite_constants(plan.specs, plan.nspecs, &fs);
+/*
+ * The protocol's frames and plan, the run's count and rate, this shard's
+ * part of them. 0, or the exit status after a line.
+ */
+static int send_frames(struct send_ctx *c)
+{
+	const struct send_opts *so = c->so;
+	int err;
+
+	c->plan = so->plan;
+	err = c->p->build(c->st, so, &c->ifc, &c->fs, &c->plan, &c->o);
+	if (err)
+		return err == -EINVAL ? XR_EXIT_USAGE : XR_EXIT_ENV;
+	frameset_finish(&c->fs);
+	if (!c->fs.n)
+		return XR_EXIT_USAGE;
+	if (c->plan.nspecs) {
+		int nops = rewrite_constants(c->plan.specs, c->plan.nspecs, &c->fs);
 
 		if (nops >= 0)
-			nops = rewrite_plan(plan.specs, plan.nspecs, &fs, o.ops);
-		if (nops < 0) {
-			ret = XR_EXIT_USAGE;
-			goto out;
-		}
-		o.nops = nops;
+			nops = rewrite_plan(c->plan.specs, c->plan.nspecs, &c->fs, c->o.ops);
+		if (nops < 0)
+			return XR_EXIT_USAGE;
+		c->o.nops = nops;
 	}
-	o.count = run_count(so, p, st, &fs);
-	if (send_thresholds_check(&so->fail_if, &o)) {
-		ret = XR_EXIT_USAGE;
-		goto out;
-	}
-	if ((so->spectrum_path || so->hlog_path) && o.reply_kind == XR_REPLY_NONE) {
+	c->o.count = run_count(so, c->p, c->st, &c->fs);
+	if (send_thresholds_check(&so->fail_if, &c->o))
+		return XR_EXIT_USAGE;
+	if ((so->spectrum_path || so->hlog_path) && c->o.reply_kind == XR_REPLY_NONE) {
 		pr_warn("%s: this run counts no answers (gen syn, dns, tcp, mqtt and lorawan send do)\n",
 			so->spectrum_path ? "--latency-spectrum" : "--latency-log");
-		ret = XR_EXIT_USAGE;
-		goto out;
+		return XR_EXIT_USAGE;
 	}
 	if (so->rate_bps > 0) {
-		double mean = (double)fs.bytes_len / fs.n;
+		double mean = (double)c->fs.bytes_len / c->fs.n;
 
-		o.pps = so->rate_bps / ((mean + WIRE_OVERHEAD) * 8);
+		c->o.pps = so->rate_bps / ((mean + WIRE_OVERHEAD) * 8);
 	}
-	whole_count = o.count;
-	whole_pps = o.pps;
-	if (so->shards > 1) {
-		err = shard_run(so, &o, &fs);
-		if (err) {
-			ret = XR_EXIT_USAGE;
-			goto out;
-		}
-	}
-	if (so->pcap_out) {
-		err = send_pcap_out(so, &o, &fs);
-		ret = !err ? XR_EXIT_OK : err == -EOPNOTSUPP ? XR_EXIT_USAGE : XR_EXIT_ENV;
-		goto out;
-	}
-	if (choose_engine(so, &ifc, &use_xsk))
-		goto out;
+	c->whole_count = c->o.count;
+	c->whole_pps = c->o.pps;
+	if (so->shards > 1 && shard_run(so, &c->o, &c->fs))
+		return XR_EXIT_USAGE;
+	return 0;
+}
+
+/* The engine, and whether the frames fit its memory. 0, or the exit status after a line. */
+static int send_engine(struct send_ctx *c)
+{
+	const struct frameset *fs = &c->fs;
+	uint64_t umem;
+
+	if (choose_engine(c->so, &c->ifc, &c->use_xsk))
+		return XR_EXIT_ENV;
 	/* AF_XDP lays every frame sent as it is out in a chunk of its own */
-	if (use_xsk && !engine_builds_frames(&o) && o.umem_limit &&
-	    (uint64_t)fs.n * (fs.max_len <= 2048 ? 2048 : 4096) > o.umem_limit) {
+	umem = (uint64_t)fs->n * (fs->max_len <= 2048 ? 2048 : 4096);
+	if (c->use_xsk && !engine_builds_frames(&c->o) && c->o.umem_limit &&
+	    umem > c->o.umem_limit) {
 		pr_warn("the xsk engine would take %llu MiB of UMEM for %zu frames, more than --max-memory %llu MiB\n",
-			(unsigned long long)((uint64_t)fs.n * (fs.max_len <= 2048 ? 2048 : 4096) >>
-					     20),
-			fs.n, (unsigned long long)(o.umem_limit >> 20));
-		ret = XR_EXIT_USAGE;
-		goto out;
+			(unsigned long long)(umem >> 20), fs->n,
+			(unsigned long long)(c->o.umem_limit >> 20));
+		return XR_EXIT_USAGE;
 	}
-	if (o.pace == XR_PACE_PCAP && fs.span_ns == 0 && fs.n > 1)
+	if (c->o.pace == XR_PACE_PCAP && fs->span_ns == 0 && fs->n > 1)
 		pr_warn("warning: all frames have the same timestamp: --multiplier sends them back to back\n");
-	o.ifc = &ifc;
-	o.fs = &fs;
-	o.progress = !so->quiet && isatty(STDERR_FILENO);
-	/*
-	 * Spread threads from the last CPU down (CPU 0 usually takes most
-	 * interrupts), among the first XR_MAX_CPUS: the engine keeps a slot per CPU.
-	 */
-	ncpu = sysconf(_SC_NPROCESSORS_ONLN) < XR_MAX_CPUS ? sysconf(_SC_NPROCESSORS_ONLN) :
-							     XR_MAX_CPUS;
-	for (unsigned int i = 0; i < o.threads; i++)
-		o.cpus[i] = (int)(ncpu - 1 - i);
-	if (use_xsk)
-		xsk_threads(&o, &ifc);
-	else if (!strcmp(ifc.driver, "veth") && !iface_veth_peer(ifc.ifindex, &vp)) {
+	return 0;
+}
+
+/*
+ * The sending threads' CPUs, spread from the last CPU down (CPU 0 usually
+ * takes most interrupts) among the first XR_MAX_CPUS (the engine keeps a
+ * slot per CPU), away from a veth peer's NAPI threads; their back-off.
+ */
+static void send_place_threads(struct send_ctx *c)
+{
+	struct engine_opts *o = &c->o;
+	struct napi_thread napi[XR_MAX_CPUS];
+	struct veth_peer vp;
+	long ncpu = sysconf(_SC_NPROCESSORS_ONLN) < XR_MAX_CPUS ? sysconf(_SC_NPROCESSORS_ONLN) :
+								  XR_MAX_CPUS;
+	int nnapi;
+
+	for (unsigned int i = 0; i < o->threads; i++)
+		o->cpus[i] = (int)(ncpu - 1 - i);
+	if (c->use_xsk) {
+		xsk_threads(o, &c->ifc);
+	} else if (!strcmp(c->ifc.driver, "veth") && !iface_veth_peer(c->ifc.ifindex, &vp)) {
 		nnapi = iface_veth_peer_napi_threads(&vp, napi, XR_MAX_CPUS);
 		if (nnapi > XR_MAX_CPUS)
 			nnapi = -E2BIG;
-		place_veth_threads(&o, &ifc, ncpu, &vp, napi, nnapi);
-		choose_backoff(&o, &ifc, so->backoff, &vp, napi, nnapi);
+		place_veth_threads(o, &c->ifc, ncpu, &vp, napi, nnapi);
+		choose_backoff(o, &c->ifc, c->so->backoff, &vp, napi, nnapi);
 	} else {
-		choose_backoff(&o, &ifc, so->backoff, NULL, NULL, 0);
+		choose_backoff(o, &c->ifc, c->so->backoff, NULL, NULL, 0);
 	}
+}
+
+/* --listen and --json-stream started (listen_fd: --listen's socket, taken over). 0 or -1 after a line. */
+static int send_live_start(struct send_ctx *c, int *listen_fd)
+{
+	const struct send_opts *so = c->so;
+	struct send_live *sl = &c->sl;
 
 	/* the command as the JSON names it: "gen", the protocol apart */
-	sl.cmd = strncmp(so->cmd, "gen ", 4) ? so->cmd : "gen";
-	sl.ifname = ifc.name;
-	sl.target_pps = o.pace == XR_PACE_RATE ? o.pps : 0;
-	sl.proto = o.proto;
-	sl.shard = so->shard;
-	sl.shards = so->shards;
-	sl.trial = so->trial;
+	sl->cmd = strncmp(so->cmd, "gen ", 4) ? so->cmd : "gen";
+	sl->ifname = c->ifc.name;
+	sl->target_pps = c->o.pace == XR_PACE_RATE ? c->o.pps : 0;
+	sl->proto = c->o.proto;
+	sl->shard = so->shard;
+	sl->shards = so->shards;
+	sl->trial = so->trial;
 	if (so->have_listen || so->stream_path)
-		o.live = &sl.live;
+		c->o.live = &sl->live;
 	if (so->have_listen) {
 		struct httpd_opts ho = { .option = "--listen",
 					 .token = so->have_token ? so->token : NULL,
-					 .listen_fd = listen_fd };
+					 .listen_fd = *listen_fd };
 
-		listen_fd = -1; /* httpd_start takes it over, or closes it */
-		if (httpd_start(&http, &so->listen, &ho, send_live_serve, &sl))
-			goto out;
+		*listen_fd = -1; /* httpd_start takes it over, or closes it */
+		if (httpd_start(&c->http, &so->listen, &ho, send_live_serve, sl))
+			return -1;
 	}
 	if (so->stream_path &&
-	    send_stream_start(&stream, so->stream_path, &sl, &ifc, sl.target_pps, o.count))
+	    send_stream_start(&c->stream, so->stream_path, sl, &c->ifc, sl->target_pps, c->o.count))
+		return -1;
+	return 0;
+}
+
+/*
+ * What the run did: the summary (or, quiet, what the verdict reads), the
+ * warnings, the latency files, --json and --json-stream's end. Whether
+ * something could not be written.
+ */
+static bool send_results(struct send_ctx *c, uint64_t t_begin)
+{
+	const struct send_opts *so = c->so;
+	const struct engine_result *res = &c->res;
+	struct timespec rt;
+	bool write_failed = false;
+	int err;
+	struct send_report r = { .so = so,
+				 .p = c->p,
+				 .st = c->st,
+				 .o = &c->o,
+				 .res = res,
+				 .frames = c->fs.n,
+				 .plan = &c->plan,
+				 .ready_ns = res->start_ns - t_begin,
+				 .whole_count = c->whole_count,
+				 .whole_pps = c->whole_pps };
+
+	clock_gettime(CLOCK_REALTIME, &rt);
+	r.start_unix = rt.tv_sec + rt.tv_nsec / 1e9 - (now_ns() - res->start_ns) / 1e9;
+	if (!so->quiet)
+		send_summary(&r, stderr);
+	/* the verdict reads what the report found: a quiet run without JSON has it found too */
+	else if (!so->json_path && !so->stream_path && c->p->verdict && !res->replies_uncounted)
+		c->p->report(c->st, res, r.ready_ns, NULL, NULL);
+	if (res->unsent.behind)
+		pr_warn("warning: fell behind the schedule: %llu frames due before the end were not sent "
+			"(%s pps is more than this sender keeps here)\n",
+			(unsigned long long)res->unsent.behind, fmt_si(c->o.pps, (char[16]){}, 16));
+	if (res->interrupted)
+		pr_warn("interrupted; the figures cover what was done\n");
+	if (so->spectrum_path && write_latency(so->spectrum_path, res, r.start_unix, false))
+		write_failed = true;
+	if (so->hlog_path && write_latency(so->hlog_path, res, r.start_unix, true))
+		write_failed = true;
+	if (c->jf) {
+		send_json(&r, c->jf);
+		err = json_fclose(c->jf);
+		c->jf = NULL;
+		if (err) {
+			pr_warn("cannot write %s: %s\n", so->json_path, strerror(-err));
+			write_failed = true;
+		}
+	}
+	if (so->stream_path && send_stream_end(&c->stream, write_result, &r)) {
+		pr_warn("--json-stream: cannot write %s\n", so->stream_path);
+		write_failed = true;
+	}
+	return write_failed;
+}
+
+/* The run's exit status from what it did (err: the engine's) */
+static int send_exit(struct send_ctx *c, int err, bool write_failed)
+{
+	const struct engine_result *res = &c->res;
+	int verdict = c->p->verdict && !res->replies_uncounted ? c->p->verdict(c->st) : 0;
+	bool thresholds_failed = send_thresholds_judge(&c->so->fail_if, &c->o, res, NULL, NULL);
+
+	return err || write_failed			    ? XR_EXIT_ENV :
+	       res->interrupted				    ? XR_EXIT_INTERRUPTED :
+	       thresholds_failed			    ? XR_EXIT_THRESHOLD :
+	       engine_unsent_total(&res->unsent) || verdict ? XR_EXIT_FAIL :
+							      XR_EXIT_OK;
+}
+
+/* Where the run happens: --netns entered (--listen's socket opened before), the interface, --json's file. 0 or the exit status. */
+static int send_open(struct send_ctx *c, int *listen_fd)
+{
+	const struct send_opts *so = c->so;
+
+	if (so->netns) {
+		/* --listen serves where the command started: its socket is opened first */
+		if (so->have_listen) {
+			*listen_fd = httpd_listen_socket(&so->listen, "--listen");
+			if (*listen_fd < 0)
+				return XR_EXIT_ENV;
+		}
+		if (netns_enter(so->netns))
+			return XR_EXIT_ENV;
+	}
+	if (iface_get(so->ifname, &c->ifc))
+		return XR_EXIT_ENV;
+	if (so->json_path) {
+		c->jf = json_fopen(so->json_path);
+		if (!c->jf) {
+			pr_warn("cannot write %s: %s\n", so->json_path, strerror(errno));
+			return XR_EXIT_ENV;
+		}
+	}
+	return 0;
+}
+
+int send_run(const struct send_opts *so, const struct xr_proto *p, void *st,
+	     const struct send_env *env)
+{
+	struct send_ctx c = { .so = so,
+			      .p = p,
+			      .st = st,
+			      .o = { .threads = so->threads,
+				     .batch = so->batch,
+				     .pace = so->pace,
+				     .pps = so->pps,
+				     .multiplier = so->multiplier,
+				     .duration_ns = so->duration_ns,
+				     .first_n = so->first_n,
+				     .start_unix_ns = so->start_unix_ns,
+				     .reply_wait_ns = so->reply_wait_ns,
+				     .concurrency = so->concurrency,
+				     .ready_fd = env ? env->ready_fd : 0 },
+			      .sl = { .live.lock = PTHREAD_MUTEX_INITIALIZER, .live.rtt_fd = -1 } };
+	uint64_t t_begin = now_ns();
+	int ret, err, listen_fd = -1;
+	bool write_failed;
+
+	frameset_init(&c.fs);
+	if (cli_need_root(so->cmd))
+		return XR_EXIT_ENV;
+	ret = send_open(&c, &listen_fd) ?: send_frames(&c);
+	if (ret)
+		goto out;
+	if (so->pcap_out) {
+		err = send_pcap_out(so, &c.o, &c.fs);
+		ret = !err ? XR_EXIT_OK : err == -EOPNOTSUPP ? XR_EXIT_USAGE : XR_EXIT_ENV;
+		goto out;
+	}
+	ret = send_engine(&c);
+	if (ret)
+		goto out;
+	c.o.ifc = &c.ifc;
+	c.o.fs = &c.fs;
+	c.o.progress = !so->quiet && isatty(STDERR_FILENO);
+	send_place_threads(&c);
+	ret = XR_EXIT_ENV;
+	if (send_live_start(&c, &listen_fd))
 		goto out;
 	cli_catch_signals();
-	err = use_xsk ? xengine_run(&o, &res) : kengine_run(&o, &res);
+	err = c.use_xsk ? xengine_run(&c.o, &c.res) : kengine_run(&c.o, &c.res);
 	/* the other end's figures go into this run's report */
 	if (env && env->peer)
 		send_peer_end(env->peer, p, st);
 	/* the figures stay readable until the report is written: a scraper sees the end too */
-	if (err && !res.start_ns)
+	if (err && !c.res.start_ns)
 		goto out;
-	{
-		struct timespec rt;
-		struct send_report r = { .so = so,
-					 .p = p,
-					 .st = st,
-					 .o = &o,
-					 .res = &res,
-					 .frames = fs.n,
-					 .plan = &plan,
-					 .ready_ns = res.start_ns - t_begin,
-					 .whole_count = whole_count,
-					 .whole_pps = whole_pps };
-
-		clock_gettime(CLOCK_REALTIME, &rt);
-		r.start_unix = rt.tv_sec + rt.tv_nsec / 1e9 - (now_ns() - res.start_ns) / 1e9;
-		if (!so->quiet)
-			send_summary(&r, stderr);
-		/* the verdict reads what the report found: a quiet run without JSON has it found too */
-		else if (!so->json_path && !so->stream_path && p->verdict && !res.replies_uncounted)
-			p->report(st, &res, r.ready_ns, NULL, NULL);
-		if (res.unsent.behind)
-			pr_warn("warning: fell behind the schedule: %llu frames due before the end were not sent "
-				"(%s pps is more than this sender keeps here)\n",
-				(unsigned long long)res.unsent.behind,
-				fmt_si(o.pps, (char[16]){}, 16));
-		if (res.interrupted)
-			pr_warn("interrupted; the figures cover what was done\n");
-		if (so->spectrum_path &&
-		    write_latency(so->spectrum_path, &res, r.start_unix, false))
-			write_failed = true;
-		if (so->hlog_path && write_latency(so->hlog_path, &res, r.start_unix, true))
-			write_failed = true;
-		if (jf) {
-			send_json(&r, jf);
-			err = json_fclose(jf);
-			jf = NULL;
-			if (err) {
-				pr_warn("cannot write %s: %s\n", so->json_path, strerror(-err));
-				write_failed = true;
-			}
-		}
-		if (so->stream_path && send_stream_end(&stream, write_result, &r)) {
-			pr_warn("--json-stream: cannot write %s\n", so->stream_path);
-			write_failed = true;
-		}
-	}
+	write_failed = send_results(&c, t_begin);
 	if (p->failed && p->failed(st))
 		write_failed = true;
-	verdict = p->verdict && !res.replies_uncounted ? p->verdict(st) : 0;
-	thresholds_failed = send_thresholds_judge(&so->fail_if, &o, &res, NULL, NULL);
-	free(res.replies.hist);
-	free(res.per_sec);
-	ret = err || write_failed			  ? XR_EXIT_ENV :
-	      res.interrupted				  ? XR_EXIT_INTERRUPTED :
-	      thresholds_failed				  ? XR_EXIT_THRESHOLD :
-	      engine_unsent_total(&res.unsent) || verdict ? XR_EXIT_FAIL :
-							    XR_EXIT_OK;
+	ret = send_exit(&c, err, write_failed);
+	free(c.res.replies.hist);
+	free(c.res.per_sec);
 out:
 	if (listen_fd >= 0)
 		close(listen_fd);
-	send_stream_end(&stream, NULL, NULL);
-	httpd_stop(http);
-	if (sl.live.rtt_fd >= 0)
-		close(sl.live.rtt_fd);
-	if (jf)
-		json_fclose(jf);
-	frameset_free(&fs);
+	send_stream_end(&c.stream, NULL, NULL);
+	httpd_stop(c.http);
+	if (c.sl.live.rtt_fd >= 0)
+		close(c.sl.live.rtt_fd);
+	if (c.jf)
+		json_fclose(c.jf);
+	frameset_free(&c.fs);
 	return ret;
 }
 
