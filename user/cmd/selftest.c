@@ -276,12 +276,253 @@ static int pacer_cases(const struct iface *lo, uint64_t cases, uint64_t *checked
 }
 
 /* --only: one part, or NULL for all */
-static const char *only_part;
+/* The rewrite part's books: frames held against the reference, those that differed, plans drawn again */
+struct rewrite_books {
+	uint64_t frames, mismatches, redrawn;
+};
 
-static bool part(const char *name)
+/*
+ * One rewrite case's frames: 1 to 4 random frames (now and then an ARP
+ * request no plan fits), a random plan of them into o. 0, 1 (the plan
+ * refused fields that share bytes: draw again), or -errno.
+ */
+static int rewrite_case_plan(struct frameset *fs, struct engine_opts *o, char text[][96],
+			     int nframes, int nspecs, int ipver, uint8_t proto)
 {
-	return !only_part || !strcmp(only_part, name);
+	uint32_t l4hdr = proto == IPPROTO_UDP ? 8 : 20, min_payload = UINT32_MAX;
+	uint32_t hdrs = 14 + (ipver == 6 ? 40 : 20) + l4hdr;
+	struct rewrite_spec specs[XR_MAX_OPS];
+	int nops, v = xr_verbosity;
+	uint8_t buf[XR_MAX_FRAME], v6high[8];
+	bool misfit;
+
+	/* 2001:db8:: upper half, so that the ip6.* ranges below fit every frame */
+	memcpy(v6high, "\x20\x01\x0d\xb8\0\0\0\0", 8);
+	for (int i = 0; i < nframes; i++) {
+		uint32_t payload = 16 + rnd() % 1400,
+			 len = random_frame(buf, ipver, proto, payload, v6high);
+
+		if (payload < min_payload)
+			min_payload = payload;
+		if (frameset_add(fs, buf, len, len, 0))
+			return -ENOMEM;
+	}
+	/* now and then an ARP request, which no plan fits: --misfit send sends it as it is */
+	misfit = rnd() % 4 == 0;
+	if (misfit) {
+		static const uint8_t arp[60] = { 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 2, 0,
+						 0xc6, 0x12, 0,	   1,	 0x08, 0x06, 0, 1,
+						 0x08, 0,    6,	   4,	 0,    1 };
+
+		if (frameset_add(fs, arp, sizeof(arp), sizeof(arp), 0))
+			return -ENOMEM;
+	}
+	for (int i = 0; i < nspecs; i++) {
+		random_spec(text[i], sizeof(text[i]), ipver, proto, min_payload, hdrs);
+		if (rewrite_parse(text[i], &specs[i]))
+			return -EINVAL;
+	}
+	/* random fields may share bytes, which a plan refuses: draw again */
+	xr_verbosity = -1;
+	if (misfit)
+		rewrite_mark_unfit(specs, nspecs, fs);
+	nops = rewrite_plan(specs, nspecs, fs, o->ops);
+	xr_verbosity = v;
+	if (nops < 0)
+		return 1;
+	o->nops = nops;
+	o->fs = fs;
+	return 0;
 }
+
+/* Random sequence numbers: small, around the 16-bit wrap, 40-bit and 64-bit */
+static void random_ns(uint64_t *ns, int n)
+{
+	for (int i = 0; i < n; i++) {
+		switch (rnd() % 4) {
+		case 0: ns[i] = rnd() % 16; break;
+		case 1: ns[i] = 65530 + rnd() % 12; break; /* 16-bit wrap */
+		case 2: ns[i] = rnd() % (1ULL << 40); break;
+		default: ns[i] = rnd(); break;
+		}
+	}
+}
+
+/*
+ * Rewrite case c: its frames run through the BPF (test mode) at random
+ * sequence numbers and held, byte for byte and checksum by checksum,
+ * against the userspace reference. 0, 1 (drawn again), or -errno.
+ */
+static int rewrite_case(const struct iface *lo, uint64_t c, uint8_t *out, uint8_t *ref,
+			struct rewrite_books *b)
+{
+	uint8_t proto = rnd() % 2 ? IPPROTO_UDP : IPPROTO_TCP;
+	/* drawn in this order: a seed gives the cases it always gave */
+	int ipver = rnd() % 3 ? 4 : 6, nframes = 1 + rnd() % 4, nspecs = 1 + rnd() % XR_MAX_OPS,
+	    err;
+	struct engine_opts o = { .threads = 1 };
+	char text[XR_MAX_OPS][96];
+	uint32_t out_len[MAX_NS];
+	uint64_t ns[MAX_NS];
+	struct frameset fs;
+
+	frameset_init(&fs);
+	err = rewrite_case_plan(&fs, &o, text, nframes, nspecs, ipver, proto);
+	if (err) {
+		frameset_free(&fs);
+		return err;
+	}
+	random_ns(ns, MAX_NS);
+	err = kengine_run_frames(lo, &o, ns, MAX_NS, out, out_len, NULL);
+	for (int i = 0; i < MAX_NS && !err; i++) {
+		const struct fs_frame *fr = &fs.frames[ns[i] % fs.n];
+		bool as_is = frameset_unplanned(&fs, ns[i] % fs.n);
+		char why[96] = "";
+
+		memcpy(ref, fs.bytes + fr->off, fr->len);
+		if (!as_is)
+			rewrite_apply(o.ops, o.nops, ref, fr->len, ns[i]);
+		b->frames++;
+		if (out_len[i] != fr->len)
+			snprintf(why, sizeof(why), "BPF gave %u bytes, expected %u", out_len[i],
+				 fr->len);
+		else if (memcmp(out + (size_t)i * XR_MAX_FRAME, ref, fr->len))
+			snprintf(why, sizeof(why), "bytes differ from the reference");
+		else if (!as_is)
+			check_csums(ref, fr->len, ipver, proto, why, sizeof(why));
+		if (!why[0] || ++b->mismatches > 5)
+			continue;
+		fprintf(stderr, "selftest: case %llu, n=%llu:", (unsigned long long)c,
+			(unsigned long long)ns[i]);
+		for (int s = 0; s < nspecs; s++)
+			fprintf(stderr, " --rewrite %s", text[s]);
+		fprintf(stderr, ": %s\n", why);
+	}
+	frameset_free(&fs);
+	return err;
+}
+
+/* The parts of selftest: each runs its checks, says its line, adds its mismatches. 0 or -errno. */
+static int part_rewrite(const struct iface *lo, uint64_t cases, uint64_t seed, uint64_t *mis)
+{
+	uint8_t *out = malloc((size_t)MAX_NS * XR_MAX_FRAME), *ref = malloc(XR_MAX_FRAME);
+	struct rewrite_books b = {};
+	int err = out && ref ? 0 : -ENOMEM;
+
+	for (uint64_t c = 0; c < cases && !err; c++) {
+		err = rewrite_case(lo, c, out, ref, &b);
+		if (err == 1) {
+			b.redrawn++;
+			c--;
+			err = 0;
+		}
+	}
+	free(out);
+	free(ref);
+	if (err)
+		return err;
+	printf("selftest rewrite: %llu cases, %llu frames, %llu mismatches (seed %llu; %llu plans drawn again)\n",
+	       (unsigned long long)cases, (unsigned long long)b.frames,
+	       (unsigned long long)b.mismatches, (unsigned long long)seed,
+	       (unsigned long long)b.redrawn);
+	*mis += b.mismatches;
+	return 0;
+}
+
+static int part_lorawan(const struct iface *lo, uint64_t cases, uint64_t seed, uint64_t *mis)
+{
+	uint64_t lw_cases = cases / 10 ? cases / 10 : 1, checked = 0, m = 0, frames = 0;
+	int err = selftest_lorawan(lo, lw_cases, rnd, &checked, &m, &frames);
+
+	if (err)
+		return err;
+	printf("selftest lorawan: AES/CMAC and published vectors, %llu random fleets, %llu frames; "
+	       "%llu checks, %llu mismatches\n",
+	       (unsigned long long)lw_cases, (unsigned long long)frames,
+	       (unsigned long long)checked, (unsigned long long)m);
+	*mis += m;
+	return 0;
+}
+
+static int part_pacer(const struct iface *lo, uint64_t cases, uint64_t seed, uint64_t *mis)
+{
+	uint64_t pc = cases / 10 ? cases / 10 : 1, checked = 0, m = 0;
+	int err = pacer_cases(lo, pc, &checked, &m);
+
+	if (err)
+		return err;
+	printf("selftest pacer: %llu cases, %llu departure times, %llu mismatches\n",
+	       (unsigned long long)pc, (unsigned long long)checked, (unsigned long long)m);
+	*mis += m;
+	return 0;
+}
+
+static int part_tcp(const struct iface *lo, uint64_t cases, uint64_t seed, uint64_t *mis)
+{
+	uint64_t checked = 0, m = 0;
+	int err = selftest_tcp(cases, rnd, &checked, &m);
+
+	if (err)
+		return err;
+	printf("selftest tcp reply: %llu segments (payloads 0 to 1460 bytes) and segments of "
+	       "requests with {c} and {k}, %llu mismatches\n",
+	       (unsigned long long)checked, (unsigned long long)m);
+	*mis += m;
+	return 0;
+}
+
+static int part_mqtt(const struct iface *lo, uint64_t cases, uint64_t seed, uint64_t *mis)
+{
+	uint64_t checked = 0, m = 0;
+	unsigned int shapes = 0;
+	int err = selftest_mqtt(cases, rnd, &checked, &m, &shapes);
+
+	if (err)
+		return err;
+	printf("selftest mqtt: %llu segments of CONNECTs and bursts in %u stream shapes (2 of "
+	       "callers), %llu mismatches\n",
+	       (unsigned long long)checked, shapes, (unsigned long long)m);
+	*mis += m;
+	checked = m = 0;
+	err = selftest_mqtt_deliveries(cases, rnd, &checked, &m);
+	if (err)
+		return err;
+	printf("selftest mqtt deliveries: %llu subscriber streams (QoS-1 subscribers and responders, 3.1.1 and 5.0) in %llu "
+	       "segments, %llu mismatches\n",
+	       (unsigned long long)cases, (unsigned long long)checked, (unsigned long long)m);
+	*mis += m;
+	checked = m = 0;
+	err = selftest_mqtt_calls(cases, rnd, &checked, &m);
+	if (err)
+		return err;
+	printf("selftest mqtt calls: %llu callers' answer streams (3.1.1 and 5.0) in %llu "
+	       "segments, %llu mismatches\n",
+	       (unsigned long long)cases, (unsigned long long)checked, (unsigned long long)m);
+	*mis += m;
+	return 0;
+}
+
+static int part_http(const struct iface *lo, uint64_t cases, uint64_t seed, uint64_t *mis)
+{
+	uint64_t checked = 0, m = 0;
+	int err = selftest_http(cases, rnd, &checked, &m);
+
+	if (err)
+		return err;
+	printf("selftest http: %llu responses (Content-Length, chunked, none, to the FIN; "
+	       "headers to 70 KB) in %llu segments, %llu mismatches\n",
+	       (unsigned long long)cases, (unsigned long long)checked, (unsigned long long)m);
+	*mis += m;
+	return 0;
+}
+
+static const struct selftest_part {
+	const char *name;
+	int (*run)(const struct iface *lo, uint64_t cases, uint64_t seed, uint64_t *mis);
+} selftest_parts[] = {
+	{ "rewrite", part_rewrite }, { "lorawan", part_lorawan }, { "pacer", part_pacer },
+	{ "tcp", part_tcp },	     { "mqtt", part_mqtt },	  { "http", part_http },
+};
 
 int cmd_selftest(int argc, char **argv)
 {
@@ -290,10 +531,10 @@ int cmd_selftest(int argc, char **argv)
 		{ "only", required_argument, NULL, 'o' },  { "verbose", no_argument, NULL, 'v' },
 		{ "help", no_argument, NULL, 'h' },	   {},
 	};
-	uint64_t cases = 300, seed = 1, frames_checked = 0, mismatches = 0, redrawn = 0;
-	uint8_t *out = NULL, *ref = NULL;
+	uint64_t cases = 300, seed = 1, mismatches = 0;
+	const char *only = NULL;
 	struct iface lo;
-	int opt, err = 0;
+	int opt, err;
 
 	opterr = 0;
 	while ((opt = getopt_long(argc, argv, ":vh", opts, NULL)) != -1) {
@@ -306,240 +547,36 @@ int cmd_selftest(int argc, char **argv)
 			if (cli_count("selftest", "seed", optarg, &seed))
 				return XR_EXIT_USAGE;
 			break;
-		case 'o': {
-			static const char *const parts[] = { "rewrite", "lorawan", "pacer",
-							     "tcp",	"mqtt",	   "http" };
-			size_t i;
-
-			for (i = 0; i < sizeof(parts) / sizeof(parts[0]); i++)
-				if (!strcmp(optarg, parts[i]))
-					only_part = parts[i];
-			if (!only_part)
+		case 'o':
+			for (size_t i = 0; i < sizeof(selftest_parts) / sizeof(selftest_parts[0]);
+			     i++)
+				if (!strcmp(optarg, selftest_parts[i].name))
+					only = selftest_parts[i].name;
+			if (!only)
 				return cli_usage_error(
 					"selftest",
 					"--only: rewrite, lorawan, pacer, tcp, mqtt or http, not '%s'",
 					optarg);
 			break;
-		}
 		case 'v': xr_verbosity++; break;
 		case 'h': usage(stdout); return XR_EXIT_OK;
 		default: return cli_bad_option("selftest", argv, opt);
 		}
 	}
-	if (cli_need_root("selftest"))
-		return XR_EXIT_ENV;
-	if (iface_get("lo", &lo))
+	if (cli_need_root("selftest") || iface_get("lo", &lo))
 		return XR_EXIT_ENV;
 	rng_state = seed;
-	out = malloc((size_t)MAX_NS * XR_MAX_FRAME);
-	ref = malloc(XR_MAX_FRAME);
-	if (!out || !ref) {
-		err = -ENOMEM;
-		goto done;
-	}
-	for (uint64_t c = 0; c < cases && !err && part("rewrite"); c++) {
-		uint8_t proto = rnd() % 2 ? IPPROTO_UDP : IPPROTO_TCP, buf[XR_MAX_FRAME], v6high[8];
-		int ipver = rnd() % 3 ? 4 : 6;
-		uint32_t l4hdr = proto == IPPROTO_UDP ? 8 : 20, min_payload = UINT32_MAX,
-			 out_len[MAX_NS];
-		uint32_t hdrs = 14 + (ipver == 6 ? 40 : 20) + l4hdr;
-		struct rewrite_spec specs[XR_MAX_OPS];
-		struct engine_opts o = { .threads = 1 };
-		int nframes = 1 + rnd() % 4, nspecs = 1 + rnd() % XR_MAX_OPS;
-		bool misfit;
-		char text[XR_MAX_OPS][96];
-		uint64_t ns[MAX_NS];
-		struct frameset fs;
+	for (size_t i = 0; i < sizeof(selftest_parts) / sizeof(selftest_parts[0]); i++) {
+		const struct selftest_part *pt = &selftest_parts[i];
 
-		frameset_init(&fs);
-		/* 2001:db8:: upper half, so that the ip6.* ranges below fit every frame */
-		memcpy(v6high, "\x20\x01\x0d\xb8\0\0\0\0", 8);
-		for (int i = 0; i < nframes; i++) {
-			uint32_t payload = 16 + rnd() % 1400,
-				 len = random_frame(buf, ipver, proto, payload, v6high);
-
-			if (payload < min_payload)
-				min_payload = payload;
-			if (frameset_add(&fs, buf, len, len, 0)) {
-				err = -ENOMEM;
-				break;
-			}
-		}
-		/* now and then an ARP request, which no plan fits: --misfit send sends it as it is */
-		misfit = !err && rnd() % 4 == 0;
-		if (misfit) {
-			static const uint8_t arp[60] = { 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 2, 0,
-							 0xc6, 0x12, 0,	   1,	 0x08, 0x06, 0, 1,
-							 0x08, 0,    6,	   4,	 0,    1 };
-
-			if (frameset_add(&fs, arp, sizeof(arp), sizeof(arp), 0))
-				err = -ENOMEM;
-		}
-		for (int i = 0; i < nspecs && !err; i++) {
-			random_spec(text[i], sizeof(text[i]), ipver, proto, min_payload, hdrs);
-			if (rewrite_parse(text[i], &specs[i]))
-				err = -EINVAL;
-		}
-		if (!err) {
-			int nops, v = xr_verbosity;
-
-			/* random fields may share bytes, which a plan refuses: draw again */
-			xr_verbosity = -1;
-			if (misfit)
-				rewrite_mark_unfit(specs, nspecs, &fs);
-			nops = rewrite_plan(specs, nspecs, &fs, o.ops);
-			xr_verbosity = v;
-			if (nops < 0) {
-				frameset_free(&fs);
-				redrawn++;
-				c--;
-				continue;
-			}
-			o.nops = nops;
-		}
-		o.fs = &fs;
-		for (int i = 0; i < MAX_NS; i++) {
-			switch (rnd() % 4) {
-			case 0: ns[i] = rnd() % 16; break;
-			case 1: ns[i] = 65530 + rnd() % 12; break; /* 16-bit wrap */
-			case 2: ns[i] = rnd() % (1ULL << 40); break;
-			default: ns[i] = rnd(); break;
-			}
-		}
-		if (!err)
-			err = kengine_run_frames(&lo, &o, ns, MAX_NS, out, out_len, NULL);
-		for (int i = 0; i < MAX_NS && !err; i++) {
-			const struct fs_frame *fr = &fs.frames[ns[i] % fs.n];
-			bool as_is = frameset_unplanned(&fs, ns[i] % fs.n);
-			char why[96] = "";
-
-			memcpy(ref, fs.bytes + fr->off, fr->len);
-			if (!as_is)
-				rewrite_apply(o.ops, o.nops, ref, fr->len, ns[i]);
-			frames_checked++;
-			if (out_len[i] != fr->len)
-				snprintf(why, sizeof(why), "BPF gave %u bytes, expected %u",
-					 out_len[i], fr->len);
-			else if (memcmp(out + (size_t)i * XR_MAX_FRAME, ref, fr->len))
-				snprintf(why, sizeof(why), "bytes differ from the reference");
-			else if (!as_is)
-				check_csums(ref, fr->len, ipver, proto, why, sizeof(why));
-			if (why[0]) {
-				mismatches++;
-				if (mismatches <= 5) {
-					fprintf(stderr, "selftest: case %llu, n=%llu:",
-						(unsigned long long)c, (unsigned long long)ns[i]);
-					for (int s = 0; s < nspecs; s++)
-						fprintf(stderr, " --rewrite %s", text[s]);
-					fprintf(stderr, ": %s\n", why);
-				}
-			}
-		}
-		frameset_free(&fs);
-	}
-done:
-	free(out);
-	free(ref);
-	if (err) {
-		fprintf(stderr, "selftest: could not run: %s\n", strerror(-err));
-		return XR_EXIT_ENV;
-	}
-	if (part("rewrite"))
-		printf("selftest rewrite: %llu cases, %llu frames, %llu mismatches (seed %llu; %llu plans drawn again)\n",
-		       (unsigned long long)cases, (unsigned long long)frames_checked,
-		       (unsigned long long)mismatches, (unsigned long long)seed,
-		       (unsigned long long)redrawn);
-	if (part("lorawan")) {
-		uint64_t lw_cases = cases / 10 ? cases / 10 : 1, checked = 0, lw_mis = 0,
-			 lw_frames = 0;
-
-		err = selftest_lorawan(&lo, lw_cases, rnd, &checked, &lw_mis, &lw_frames);
+		if (only && strcmp(only, pt->name))
+			continue;
+		err = pt->run(&lo, cases, seed, &mismatches);
 		if (err) {
-			fprintf(stderr, "selftest lorawan: could not run: %s\n", strerror(-err));
-			return XR_EXIT_ENV;
-		}
-		printf("selftest lorawan: AES/CMAC and published vectors, %llu random fleets, %llu frames; "
-		       "%llu checks, %llu mismatches\n",
-		       (unsigned long long)lw_cases, (unsigned long long)lw_frames,
-		       (unsigned long long)checked, (unsigned long long)lw_mis);
-		mismatches += lw_mis;
-	}
-	if (part("pacer")) {
-		uint64_t pc = cases / 10 ? cases / 10 : 1, checked = 0, p_mis = 0;
-
-		err = pacer_cases(&lo, pc, &checked, &p_mis);
-		if (err) {
-			fprintf(stderr, "selftest pacer: could not run: %s\n", strerror(-err));
-			return XR_EXIT_ENV;
-		}
-		printf("selftest pacer: %llu cases, %llu departure times, %llu mismatches\n",
-		       (unsigned long long)pc, (unsigned long long)checked,
-		       (unsigned long long)p_mis);
-		mismatches += p_mis;
-	}
-	if (part("tcp")) {
-		uint64_t checked = 0, l_mis = 0;
-
-		err = selftest_tcp(cases, rnd, &checked, &l_mis);
-		if (err) {
-			fprintf(stderr, "selftest tcp reply: could not run: %s\n", strerror(-err));
-			return XR_EXIT_ENV;
-		}
-		printf("selftest tcp reply: %llu segments (payloads 0 to 1460 bytes) and segments of "
-		       "requests with {c} and {k}, %llu mismatches\n",
-		       (unsigned long long)checked, (unsigned long long)l_mis);
-		mismatches += l_mis;
-	}
-	if (part("mqtt")) {
-		uint64_t checked = 0, m_mis = 0;
-		unsigned int shapes = 0;
-
-		err = selftest_mqtt(cases, rnd, &checked, &m_mis, &shapes);
-		if (err) {
-			fprintf(stderr, "selftest mqtt: could not run: %s\n", strerror(-err));
-			return XR_EXIT_ENV;
-		}
-		printf("selftest mqtt: %llu segments of CONNECTs and bursts in %u stream shapes (2 of "
-		       "callers), %llu mismatches\n",
-		       (unsigned long long)checked, shapes, (unsigned long long)m_mis);
-		mismatches += m_mis;
-		checked = m_mis = 0;
-		err = selftest_mqtt_deliveries(cases, rnd, &checked, &m_mis);
-		if (err) {
-			fprintf(stderr, "selftest mqtt deliveries: could not run: %s\n",
+			fprintf(stderr, "selftest %s: could not run: %s\n", pt->name,
 				strerror(-err));
 			return XR_EXIT_ENV;
 		}
-		printf("selftest mqtt deliveries: %llu subscriber streams (QoS-1 subscribers and responders, 3.1.1 and 5.0) in %llu "
-		       "segments, %llu mismatches\n",
-		       (unsigned long long)cases, (unsigned long long)checked,
-		       (unsigned long long)m_mis);
-		mismatches += m_mis;
-		checked = m_mis = 0;
-		err = selftest_mqtt_calls(cases, rnd, &checked, &m_mis);
-		if (err) {
-			fprintf(stderr, "selftest mqtt calls: could not run: %s\n", strerror(-err));
-			return XR_EXIT_ENV;
-		}
-		printf("selftest mqtt calls: %llu callers' answer streams (3.1.1 and 5.0) in %llu "
-		       "segments, %llu mismatches\n",
-		       (unsigned long long)cases, (unsigned long long)checked,
-		       (unsigned long long)m_mis);
-		mismatches += m_mis;
-	}
-	if (part("http")) {
-		uint64_t checked = 0, h_mis = 0;
-
-		err = selftest_http(cases, rnd, &checked, &h_mis);
-		if (err) {
-			fprintf(stderr, "selftest http: could not run: %s\n", strerror(-err));
-			return XR_EXIT_ENV;
-		}
-		printf("selftest http: %llu responses (Content-Length, chunked, none, to the FIN; "
-		       "headers to 70 KB) in %llu segments, %llu mismatches\n",
-		       (unsigned long long)cases, (unsigned long long)checked,
-		       (unsigned long long)h_mis);
-		mismatches += h_mis;
 	}
 	return mismatches ? XR_EXIT_FAIL : XR_EXIT_OK;
 }
