@@ -96,148 +96,159 @@ int tcp_none_completed_verdict(const struct tcp *t)
 	return XR_EXIT_FAIL;
 }
 
-void tcp_sessions_report(struct tcp *t, const struct engine_result *res, FILE *human,
-			 struct json *j)
+/* A run where no session completed: its commonest reason, for the verdict */
+static void tcp_none_completed_note(struct tcp *t, const struct tcp_books *b)
 {
-	const __u64 *c = res->replies.st.ctr;
-	struct tcp_books b;
-	char x[16];
-
-	if (!res->replies.hist)
-		return;
-	tcp_books(t, res, &b);
 	t->none_completed = NULL;
 	t->none_completed_n = 0;
-	if (b.asked && !b.completed && b.failed) {
+	if (b->asked && !b->completed && b->failed) {
 		struct tcp_reason why[TCP_REASONS];
 
-		tcp_reasons(&b, why);
+		tcp_reasons(b, why);
 		for (size_t i = 0; i < TCP_REASONS; i++)
 			if (why[i].v > t->none_completed_n) {
 				t->none_completed = why[i].what;
 				t->none_completed_n = why[i].v;
 			}
-		t->none_asked = b.asked;
+		t->none_asked = b->asked;
 	}
-	if (human) {
-		fprintf(human, "  sessions: %llu asked, %llu completed (%s/s), %llu failed",
-			(unsigned long long)b.asked, (unsigned long long)b.completed,
-			fmt_si(tcp_answers_per_s(t, res, b.completed), x, sizeof(x)),
-			(unsigned long long)b.failed);
-		if (b.unaccounted)
-			fprintf(human, ", %llu UNACCOUNTED", (unsigned long long)b.unaccounted);
-		fputc('\n', human);
-		if (b.failed) {
-			struct tcp_reason why[TCP_REASONS];
-			const char *sep = "";
+}
 
-			tcp_reasons(&b, why);
-			fprintf(human, "  failed:");
-			for (size_t i = 0; i < TCP_REASONS; i++)
-				if (why[i].v) {
-					fprintf(human, "%s %s %llu", sep, why[i].what,
-						(unsigned long long)why[i].v);
-					sep = ",";
-				}
-			fputc('\n', human);
-		}
-		if (b.stalled.reset_at_end || b.stalled.reset_send_errors)
-			fprintf(human,
-				"  still open when the run ended: %llu reset (RST), so that the server "
-				"lets go of them now%s\n",
-				(unsigned long long)b.stalled.reset_at_end,
-				b.stalled.reset_send_errors ? "; some RSTs refused by the socket" :
-							      "");
-		fprintf(human,
-			"  segments: %llu sent, %llu again (%llu after a timeout, %llu on duplicate "
-			"ACKs), %llu out of order "
-			"answered, %llu stray; %llu SYNs again, %llu SYN-ACKs repeated; session table %u "
-			"slots (%.1f MiB)\n",
-			(unsigned long long)(c[XR_TCP_SEGMENTS] + t->pace.out.sent),
-			(unsigned long long)(c[XR_TCP_RESENT] + t->rs.resent),
-			(unsigned long long)t->rs.resent, (unsigned long long)c[XR_TCP_FAST_RESENT],
-			(unsigned long long)c[XR_TCP_OUT_OF_ORDER],
-			(unsigned long long)c[XR_TCP_STRAY], (unsigned long long)t->rs.syns_resent,
-			(unsigned long long)res->replies.st.repeated, t->table,
-			t->table * sizeof(struct xr_tcp_session) / 1048576.0);
-		if (c[XR_TCP_PUMPED])
-			fprintf(human,
-				"  segments larger than XDP_TX builds in place: %llu asked of the pump, "
-				"%llu sent, %llu no longer wanted, %llu left when the run ended, %llu not "
-				"sent (%llu no room in its ring, %llu refused by the socket: sent again "
-				"after a timeout)\n",
-				(unsigned long long)c[XR_TCP_PUMPED],
-				(unsigned long long)t->pump.out.sent,
-				(unsigned long long)t->pump.stale,
-				(unsigned long long)t->pump.left_at_end,
-				(unsigned long long)(c[XR_TCP_PUMP_FULL] + t->pump.out.send_errors),
-				(unsigned long long)c[XR_TCP_PUMP_FULL],
-				(unsigned long long)t->pump.out.send_errors);
-		if (c[XR_TCP_ACKS_DELAYED] || c[XR_TCP_ACKS_RING_FULL])
-			fprintf(human,
-				"  delayed ACKs (a publisher's, as its PUBACKs come): %llu asked of "
-				"the pump, %llu sent, %llu carried by a segment of ours meanwhile, "
-				"%llu left when the run ended, %llu refused by the socket; %llu "
-				"sent at once, its ring full\n",
-				(unsigned long long)c[XR_TCP_ACKS_DELAYED],
-				(unsigned long long)t->pump.acks.sent,
-				(unsigned long long)t->pump.acks_not_needed,
-				(unsigned long long)t->pump.acks_left_at_end,
-				(unsigned long long)t->pump.acks.send_errors,
-				(unsigned long long)c[XR_TCP_ACKS_RING_FULL]);
-		/*
-		 * measured on 6.18: a veth hands the frames its end sends by XDP_TX to the
-		 * peer at once only when the peer has an XDP program (veth_xdp_flush); with
-		 * GRO alone they wait for the peer's next ordinary packet, here the
-		 * retransmission 200 ms later, and every segment looks lost once
-		 */
-		if (t->veth && t->rs.resent * 4 > c[XR_TCP_SEGMENTS] && c[XR_TCP_SEGMENTS] >= 8)
-			fprintf(human,
-				"  most segments went again after a timeout: on veth, the peer needs an "
-				"XDP program (xdpreplay count on it) for the XDP_TX frames to arrive at "
-				"once; GRO is not enough\n");
-		if (b.syn_recovered)
-			fprintf(human,
-				"  %llu SYNs the driver refused went again after 1 s and were answered "
-				"(not counted as not sent)\n",
-				(unsigned long long)b.syn_recovered);
-		if (t->concurrency)
-			fprintf(human,
-				"  closed loop: at most %llu sessions open, %llu at the most seen, %llu "
-				"waits for one to end\n",
-				(unsigned long long)t->concurrency,
-				(unsigned long long)res->open_peak,
-				(unsigned long long)res->gate_waits);
-		if (!res->replies.st.answered && !b.refused)
-			replies_rtt_line(res, human);
-		else
-			replies_hist_line(human, "connect (SYN to SYN-ACK)", &res->replies);
+/* The sessions' lines: the books, why they failed, what was still open */
+static void sessions_text(const struct tcp *t, const struct engine_result *res,
+			  const struct tcp_books *b, FILE *human)
+{
+	char x[16];
+
+	fprintf(human, "  sessions: %llu asked, %llu completed (%s/s), %llu failed",
+		(unsigned long long)b->asked, (unsigned long long)b->completed,
+		fmt_si(tcp_answers_per_s(t, res, b->completed), x, sizeof(x)),
+		(unsigned long long)b->failed);
+	if (b->unaccounted)
+		fprintf(human, ", %llu UNACCOUNTED", (unsigned long long)b->unaccounted);
+	fputc('\n', human);
+	if (b->failed) {
+		struct tcp_reason why[TCP_REASONS];
+		const char *sep = "";
+
+		tcp_reasons(b, why);
+		fprintf(human, "  failed:");
+		for (size_t i = 0; i < TCP_REASONS; i++)
+			if (why[i].v) {
+				fprintf(human, "%s %s %llu", sep, why[i].what,
+					(unsigned long long)why[i].v);
+				sep = ",";
+			}
+		fputc('\n', human);
 	}
-	if (!j)
-		return;
+	if (b->stalled.reset_at_end || b->stalled.reset_send_errors)
+		fprintf(human,
+			"  still open when the run ended: %llu reset (RST), so that the server "
+			"lets go of them now%s\n",
+			(unsigned long long)b->stalled.reset_at_end,
+			b->stalled.reset_send_errors ? "; some RSTs refused by the socket" : "");
+}
+
+/* The segments' lines: sent, again, the pump's, the delayed ACKs, a veth peer without XDP */
+static void segments_text(const struct tcp *t, const struct engine_result *res, FILE *human)
+{
+	const __u64 *c = res->replies.st.ctr;
+
+	fprintf(human,
+		"  segments: %llu sent, %llu again (%llu after a timeout, %llu on duplicate "
+		"ACKs), %llu out of order "
+		"answered, %llu stray; %llu SYNs again, %llu SYN-ACKs repeated; session table %u "
+		"slots (%.1f MiB)\n",
+		(unsigned long long)(c[XR_TCP_SEGMENTS] + t->pace.out.sent),
+		(unsigned long long)(c[XR_TCP_RESENT] + t->rs.resent),
+		(unsigned long long)t->rs.resent, (unsigned long long)c[XR_TCP_FAST_RESENT],
+		(unsigned long long)c[XR_TCP_OUT_OF_ORDER], (unsigned long long)c[XR_TCP_STRAY],
+		(unsigned long long)t->rs.syns_resent, (unsigned long long)res->replies.st.repeated,
+		t->table, t->table * sizeof(struct xr_tcp_session) / 1048576.0);
+	if (c[XR_TCP_PUMPED])
+		fprintf(human,
+			"  segments larger than XDP_TX builds in place: %llu asked of the pump, "
+			"%llu sent, %llu no longer wanted, %llu left when the run ended, %llu not "
+			"sent (%llu no room in its ring, %llu refused by the socket: sent again "
+			"after a timeout)\n",
+			(unsigned long long)c[XR_TCP_PUMPED], (unsigned long long)t->pump.out.sent,
+			(unsigned long long)t->pump.stale, (unsigned long long)t->pump.left_at_end,
+			(unsigned long long)(c[XR_TCP_PUMP_FULL] + t->pump.out.send_errors),
+			(unsigned long long)c[XR_TCP_PUMP_FULL],
+			(unsigned long long)t->pump.out.send_errors);
+	if (c[XR_TCP_ACKS_DELAYED] || c[XR_TCP_ACKS_RING_FULL])
+		fprintf(human,
+			"  delayed ACKs (a publisher's, as its PUBACKs come): %llu asked of "
+			"the pump, %llu sent, %llu carried by a segment of ours meanwhile, "
+			"%llu left when the run ended, %llu refused by the socket; %llu "
+			"sent at once, its ring full\n",
+			(unsigned long long)c[XR_TCP_ACKS_DELAYED],
+			(unsigned long long)t->pump.acks.sent,
+			(unsigned long long)t->pump.acks_not_needed,
+			(unsigned long long)t->pump.acks_left_at_end,
+			(unsigned long long)t->pump.acks.send_errors,
+			(unsigned long long)c[XR_TCP_ACKS_RING_FULL]);
+	/*
+	 * measured on 6.18: a veth hands the frames its end sends by XDP_TX to the
+	 * peer at once only when the peer has an XDP program (veth_xdp_flush); with
+	 * GRO alone they wait for the peer's next ordinary packet, here the
+	 * retransmission 200 ms later, and every segment looks lost once
+	 */
+	if (t->veth && t->rs.resent * 4 > c[XR_TCP_SEGMENTS] && c[XR_TCP_SEGMENTS] >= 8)
+		fprintf(human,
+			"  most segments went again after a timeout: on veth, the peer needs an "
+			"XDP program (xdpreplay count on it) for the XDP_TX frames to arrive at "
+			"once; GRO is not enough\n");
+}
+
+/* The lines after: SYNs recovered, the closed loop, the handshake's times */
+static void sessions_text_tail(const struct tcp *t, const struct engine_result *res,
+			       const struct tcp_books *b, FILE *human)
+{
+	if (b->syn_recovered)
+		fprintf(human,
+			"  %llu SYNs the driver refused went again after 1 s and were answered "
+			"(not counted as not sent)\n",
+			(unsigned long long)b->syn_recovered);
+	if (t->concurrency)
+		fprintf(human,
+			"  closed loop: at most %llu sessions open, %llu at the most seen, %llu "
+			"waits for one to end\n",
+			(unsigned long long)t->concurrency, (unsigned long long)res->open_peak,
+			(unsigned long long)res->gate_waits);
+	if (!res->replies.st.answered && !b->refused)
+		replies_rtt_line(res, human);
+	else
+		replies_hist_line(human, "connect (SYN to SYN-ACK)", &res->replies);
+}
+
+/* JSON "sessions": the books, why they failed, the closed loop, the table */
+static void sessions_json(const struct tcp *t, const struct engine_result *res,
+			  const struct tcp_books *b, struct json *j)
+{
 	json_open(j, "sessions", '{');
-	json_u64(j, "asked", b.asked);
-	json_u64(j, "completed", b.completed);
-	json_u64(j, "failed", b.failed);
-	json_u64(j, "unaccounted", b.unaccounted);
-	json_double(j, "completed_per_s", tcp_answers_per_s(t, res, b.completed));
+	json_u64(j, "asked", b->asked);
+	json_u64(j, "completed", b->completed);
+	json_u64(j, "failed", b->failed);
+	json_u64(j, "unaccounted", b->unaccounted);
+	json_double(j, "completed_per_s", tcp_answers_per_s(t, res, b->completed));
 	json_open(j, "failed_by", '{');
-	json_u64(j, "not_sent", b.not_sent);
-	json_u64(j, "no_syn_ack", b.no_answer);
-	json_u64(j, "refused", b.refused);
-	json_u64(j, "reset", b.reset);
-	json_u64(j, "table_full", b.table_full);
-	json_u64(j, "malformed", b.malformed);
-	json_u64(j, "closed_early", b.closed_early);
-	json_u64(j, "refused_after_handshake", b.app_refused);
-	json_u64(j, "unexpected_packet", b.app_protocol);
-	json_u64(j, "stalled_request", b.stalled.request);
-	json_u64(j, "stalled_response", b.stalled.response);
-	json_u64(j, "stalled_close", b.stalled.close);
-	json_u64(j, "timeout", b.stalled.timeout);
+	json_u64(j, "not_sent", b->not_sent);
+	json_u64(j, "no_syn_ack", b->no_answer);
+	json_u64(j, "refused", b->refused);
+	json_u64(j, "reset", b->reset);
+	json_u64(j, "table_full", b->table_full);
+	json_u64(j, "malformed", b->malformed);
+	json_u64(j, "closed_early", b->closed_early);
+	json_u64(j, "refused_after_handshake", b->app_refused);
+	json_u64(j, "unexpected_packet", b->app_protocol);
+	json_u64(j, "stalled_request", b->stalled.request);
+	json_u64(j, "stalled_response", b->stalled.response);
+	json_u64(j, "stalled_close", b->stalled.close);
+	json_u64(j, "timeout", b->stalled.timeout);
 	json_close(j, '}');
-	json_u64(j, "reset_at_end", b.stalled.reset_at_end);
-	json_u64(j, "reset_at_end_send_errors", b.stalled.reset_send_errors);
+	json_u64(j, "reset_at_end", b->stalled.reset_at_end);
+	json_u64(j, "reset_at_end_send_errors", b->stalled.reset_send_errors);
 	if (t->concurrency) {
 		json_open(j, "concurrency", '{');
 		json_u64(j, "limit", t->concurrency);
@@ -248,6 +259,14 @@ void tcp_sessions_report(struct tcp *t, const struct engine_result *res, FILE *h
 	json_u64(j, "table_slots", t->table);
 	json_u64(j, "table_bytes", (uint64_t)t->table * sizeof(struct xr_tcp_session));
 	json_close(j, '}');
+}
+
+/* JSON "segments" (the pump's and the delayed ACKs' among them) and "replies" (the SYN-ACKs) */
+static void segments_json(const struct tcp *t, const struct engine_result *res,
+			  const struct tcp_books *b, struct json *j)
+{
+	const __u64 *c = res->replies.st.ctr;
+
 	json_open(j, "segments", '{');
 	/* first transmissions: XDP's, and the pacer's at their departures */
 	json_u64(j, "sent", c[XR_TCP_SEGMENTS] + t->pace.out.sent);
@@ -255,7 +274,7 @@ void tcp_sessions_report(struct tcp *t, const struct engine_result *res, FILE *h
 	json_u64(j, "after_timeout", t->rs.resent);
 	json_u64(j, "after_duplicate_acks", c[XR_TCP_FAST_RESENT]);
 	json_u64(j, "syns_again", t->rs.syns_resent);
-	json_u64(j, "syns_refused_then_answered", b.syn_recovered);
+	json_u64(j, "syns_refused_then_answered", b->syn_recovered);
 	json_u64(j, "timeout_send_errors", t->rs.failed);
 	json_u64(j, "out_of_order", c[XR_TCP_OUT_OF_ORDER]);
 	json_u64(j, "stray", c[XR_TCP_STRAY]);
@@ -285,6 +304,26 @@ void tcp_sessions_report(struct tcp *t, const struct engine_result *res, FILE *h
 	json_u64(j, "unmatched", res->replies.st.unmatched);
 	replies_rtt_json(res, j);
 	json_close(j, '}');
+}
+
+void tcp_sessions_report(struct tcp *t, const struct engine_result *res, FILE *human,
+			 struct json *j)
+{
+	struct tcp_books b;
+
+	if (!res->replies.hist)
+		return;
+	tcp_books(t, res, &b);
+	tcp_none_completed_note(t, &b);
+	if (human) {
+		sessions_text(t, res, &b, human);
+		segments_text(t, res, human);
+		sessions_text_tail(t, res, &b, human);
+	}
+	if (j) {
+		sessions_json(t, res, &b, j);
+		segments_json(t, res, &b, j);
+	}
 }
 
 void tcp_answers_report(const struct tcp *t, const char *line, FILE *human, struct json *j,
