@@ -9,20 +9,5 @@
 #   BENCH_REPS=3 scripts/bench-webhook-search.sh
 set -u
 cd "$(dirname "$0")/.." || exit 2
-REPS=${BENCH_REPS:-3}
-limits=() pass=0
-found=$(mktemp)
-trap 'rm -f "$found"' EXIT
-for r in $(seq "$REPS"); do
-	: >"$found"
-	out=$(XR_BENCH=1 XR_BENCH_OUT=$found XR_FUZZ=0 XR_SANITIZE=0 XR_JOBS=1 bash tests/run.sh \
-		lorawan/lorawan_webhook_latency_search 2>&1)
-	lim=$(tail -n 1 "$found")
-	grep -q "^PASS lorawan/lorawan_webhook_latency_search" <<<"$out" && pass=$((pass + 1))
-	limits+=("${lim:-none}")
-	echo "round $r: the latency limit found: ${lim:-none} uplinks/s (target 244-269)"
-done
-printf '%s\n' "${limits[@]}" | grep -E '^[0-9.]+$' | sort -n | awk '{ v[NR] = $1 } END {
-	if (NR) printf "median %s uplinks/s over %d rounds\n", v[int((NR + 1) / 2)], NR }'
-echo "$pass of $REPS rounds within the target"
-[ "$pass" -eq "$REPS" ]
+. scripts/bench-test-rounds.sh
+bench_test_rounds lorawan/lorawan_webhook_latency_search "the latency limit found" uplinks/s "244-269"

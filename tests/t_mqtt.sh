@@ -974,7 +974,7 @@ test_mqtt_msg_rate_search() {
 	top = [t for t in trials if t["offered_pps"] == 400000]
 	assert top and all(t["loss"] > 0 for t in top), top
 	# where the bound lies is the broker's speed on this host (a busy one found every trial of
-	# five lossy): scripts/bench-mqtt-search.sh holds it to at least 2,000/s; here the bounds only
+	# five lossy): scripts/bench-mqtt-notify-search.sh holds it to at least 2,000/s; here the bounds only
 	# bracket the trials
 	assert g["lower"] < 400000 and g["upper"] > g["lower"], g
 	PY
