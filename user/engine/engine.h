@@ -190,7 +190,7 @@ struct engine_result {
 	bool replies_uncounted;
 };
 
-/* mmaps an mmapable array map whole; *sz is the mapped size. NULL on failure. */
+/* maps.c: an mmapable array map mapped whole; *sz is the mapped size. NULL on failure. */
 void *engine_map_mmap(struct bpf_map *map, size_t *sz);
 
 /* The replies_stats map's per-CPU counters summed into sum. 0 or -errno. */
@@ -199,7 +199,7 @@ int engine_replies_sum(int fd, struct xr_replies_stats *sum);
 /* A per-CPU histogram map laid out as rtt_hist, summed into r (hist allocated when NULL). 0 or -errno. */
 int engine_hist_read(int fd, struct engine_replies *r);
 
-/* Cells 0..cells-1 of a per-CPU array of u64, each summed over CPUs, into sum. 0 or -errno. */
+/* maps.c: cells 0..cells-1 of a per-CPU array of u64, each summed over CPUs, into sum. 0 or -errno. */
 int engine_percpu_sum(int fd, uint32_t cells, uint64_t *sum);
 
 /* Lower bound in ns of round-trip bucket b (the inverse of rtt_bucket() in gen.bpf.c). */

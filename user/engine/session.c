@@ -16,22 +16,6 @@
 #include "util/log.h"
 #include "gen.skel.h"
 
-static size_t page_round(size_t sz)
-{
-	size_t pg = sysconf(_SC_PAGESIZE);
-
-	return (sz + pg - 1) / pg * pg;
-}
-
-void *engine_map_mmap(struct bpf_map *map, size_t *sz)
-{
-	void *p;
-
-	*sz = page_round((size_t)bpf_map__value_size(map) * bpf_map__max_entries(map));
-	p = mmap(NULL, *sz, PROT_READ | PROT_WRITE, MAP_SHARED, bpf_map__fd(map), 0);
-	return p == MAP_FAILED ? NULL : p;
-}
-
 void session_close(struct gen_session *k)
 {
 	bpf_link__destroy(k->replies);
