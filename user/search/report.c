@@ -40,96 +40,88 @@ static struct svg_axis load_axis(const struct search *s, double p0, double p1)
 static const char *const goal_color[MAX_GOALS] = { "#1f5fbf", "#d06000", "#7a3ea0", "#008a6e" };
 static const char *const goal_dash[MAX_GOALS] = { "", "8 4", "2 3", "10 3 2 3" };
 
-static void write_svg(const struct search *s, FILE *f)
-{
-	bool lat = false;
-	const double W = 760, L = 80, R = 30, T = 64, PH = 300, GAP = 70;
-	double H, ymax = 0, pmax = 0, pmin = 1e18;
-	char a[16], b[16], title[200], when[32], wit[72];
-	struct svg_axis x, y, yl = {};
-	size_t at = 0;
-	time_t now = s->start_unix;
+/* The plot's frame: its size, margins and panel heights, its axes */
+struct svg_layout {
+	double W, L, R, T, PH, GAP;
+	struct svg_axis x, y; /* offered, received */
+};
 
-	for (int gi = 0; gi < s->ng; gi++)
-		lat |= s->g[gi].p99_us > 0;
-	H = T + PH + 50 + (lat ? GAP + 200 : 0);
-	x = load_axis(s, L, W - R);
-	for (int i = 0; i < s->nt; i++) {
-		ymax = fmax(ymax, fmax(s->t[i].load, s->t[i].received / s->t[i].duration_s));
-		if (s->t[i].p99_us > 0) {
-			pmax = fmax(pmax, s->t[i].p99_us);
-			pmin = fmin(pmin, s->t[i].p99_us);
-		}
-	}
-	/* received on the same scale as offered: the diagonal is straight, the knee shows */
-	y = x;
-	y.p0 = T + PH;
-	y.p1 = T;
-	if (ymax > y.hi)
-		y.hi = ymax;
+/* The SVG's header: its title (the trial's command), the witness, how it ended, when */
+static void svg_head(const struct search *s, const struct svg_layout *k, double H, FILE *f)
+{
+	char title[200], when[32], wit[72];
+	time_t now = s->start_unix;
+	size_t at = 0;
 
 	fprintf(f,
 		"<svg xmlns='http://www.w3.org/2000/svg' width='%.0f' height='%.0f' font-family='sans-serif' "
 		"font-size='12'>\n<rect width='100%%' height='100%%' fill='white'/>\n",
-		W, H);
+		k->W, H);
 	for (int i = 0; i < s->ncmd && at < 80; i++)
 		at += snprintf(title + at, sizeof(title) - at, "%s%s", i ? " " : "", s->cmd[i]);
 	if (at >= 80)
 		snprintf(title + 77, sizeof(title) - 77, "...");
 	strftime(when, sizeof(when), "%Y-%m-%d %H:%M UTC", gmtime(&now));
 	fprintf(f, "<text x='%.0f' y='20' text-anchor='middle' font-size='15'>Drop-point search: ",
-		W / 2);
+		k->W / 2);
 	svg_text(f, title);
 	fprintf(f, "</text>\n<text x='%.0f' y='40' text-anchor='middle' fill='#444'>witness ",
-		W / 2);
+		k->W / 2);
 	snprintf(wit, sizeof(wit), "%.60s%s", s->witness, strlen(s->witness) > 60 ? "..." : "");
 	svg_text(f, wit);
 	fprintf(f, " | %s%s | %s</text>\n", s->interrupted ? "interrupted, " : "",
 		s->stop_why ? s->stop_why : "done", when);
+}
+
+/* The throughput panel: received against offered, the diagonal, each goal's lower bound, each trial */
+static void svg_throughput(const struct search *s, const struct svg_layout *k, FILE *f)
+{
+	char a[16];
 
 	/* the throughput panel */
 	fprintf(f,
 		"<rect x='%.0f' y='%.0f' width='%.0f' height='%.0f' fill='none' stroke='#000'/>\n",
-		L, T, W - L - R, PH);
-	svg_axis_ticks(f, &x, false, T + PH + 16, "");
-	svg_axis_ticks(f, &y, true, L - 6, "");
+		k->L, k->T, k->W - k->L - k->R, k->PH);
+	svg_axis_ticks(f, &k->x, false, k->T + k->PH + 16, "");
+	svg_axis_ticks(f, &k->y, true, k->L - 6, "");
 	fprintf(f, "<text x='%.0f' y='%.0f' text-anchor='middle'>offered (%s/s%s)</text>\n",
-		(L + W - R) / 2, T + PH + 36, s->unit, x.log ? ", log scale" : "");
+		(k->L + k->W - k->R) / 2, k->T + k->PH + 36, s->unit,
+		k->x.log ? ", log scale" : "");
 	fprintf(f,
 		"<text x='18' y='%.0f' transform='rotate(-90 18 %.0f)' text-anchor='middle'>received "
 		"(%s/s)</text>\n",
-		T + PH / 2, T + PH / 2, s->unit);
+		k->T + k->PH / 2, k->T + k->PH / 2, s->unit);
 	/* everything offered was received: the diagonal, as a curve on a log axis */
 	fprintf(f, "<polyline fill='none' stroke='#aaa' stroke-dasharray='4' points='");
-	for (int k = 0; k <= 64; k++) {
-		double v = x.log ? x.lo * pow(x.hi / x.lo, k / 64.0) :
-				   x.lo + (x.hi - x.lo) * k / 64;
+	for (int step = 0; step <= 64; step++) {
+		double v = k->x.log ? k->x.lo * pow(k->x.hi / k->x.lo, step / 64.0) :
+				      k->x.lo + (k->x.hi - k->x.lo) * step / 64;
 
-		if (v <= y.hi)
-			fprintf(f, "%.1f,%.1f ", svg_axis_px(&x, v), svg_axis_px(&y, v));
+		if (v <= k->y.hi)
+			fprintf(f, "%.1f,%.1f ", svg_axis_px(&k->x, v), svg_axis_px(&k->y, v));
 	}
 	fprintf(f, "'/>\n");
 	for (int gi = 0; gi < s->ng; gi++) {
 		const struct goal *g = &s->g[gi];
-		double gx = svg_axis_px(&x, g->lower);
+		double gx = svg_axis_px(&k->x, g->lower);
 
 		if (g->lower <= 0)
 			continue;
 		fprintf(f,
 			"<line x1='%.1f' y1='%.0f' x2='%.1f' y2='%.0f' stroke='%s' stroke-width='2' "
 			"stroke-dasharray='%s'/>\n",
-			gx, T, gx, T + PH, goal_color[gi], goal_dash[gi]);
+			gx, k->T, gx, k->T + k->PH, goal_color[gi], goal_dash[gi]);
 		/* a label per goal at its own height, on the side with room: coinciding bounds stay readable */
 		fprintf(f, "<text x='%.1f' y='%.0f' fill='%s' text-anchor='%s'>",
-			gx + (gx > W / 2 ? -4 : 4), T + PH - 10 - 14 * gi, goal_color[gi],
-			gx > W / 2 ? "end" : "start");
+			gx + (gx > k->W / 2 ? -4 : 4), k->T + k->PH - 10 - 14 * gi, goal_color[gi],
+			gx > k->W / 2 ? "end" : "start");
 		svg_text(f, g->name);
 		fprintf(f, " %s</text>\n", fmt_si(g->lower, a, sizeof(a)));
 	}
 	for (int i = 0; i < s->nt; i++) {
 		const struct trial *t = &s->t[i];
-		double px = svg_axis_px(&x, t->load),
-		       py = svg_axis_px(&y, t->received / t->duration_s);
+		double px = svg_axis_px(&k->x, t->load),
+		       py = svg_axis_px(&k->y, t->received / t->duration_s);
 
 		if (t->sender_short)
 			fprintf(f,
@@ -139,11 +131,17 @@ static void write_svg(const struct search *s, FILE *f)
 			fprintf(f, "<circle cx='%.1f' cy='%.1f' r='4' fill='%s'/>\n", px, py,
 				t->loss > 0 ? "#c33" : "#393");
 	}
-	/* the legend, inside the panel's top-left corner: one line per mark, nothing near an edge */
+}
+
+/* The legend, inside the panel's top-left corner: one line per mark, nothing near an edge */
+static void svg_legend(const struct search *s, const struct svg_layout *k, FILE *f)
+{
+	char a[16], b[16];
+
 	fprintf(f,
 		"<g transform='translate(%.0f,%.0f)'><rect width='300' height='%d' fill='white' "
 		"fill-opacity='0.85' stroke='#ccc'/>\n",
-		L + 8, T + 8, 20 + 16 * (s->ng + 2));
+		k->L + 8, k->T + 8, 20 + 16 * (s->ng + 2));
 	fprintf(f,
 		"<circle cx='12' cy='14' r='4' fill='#393'/><text x='22' y='18'>trial without loss</text>\n"
 		"<circle cx='150' cy='14' r='4' fill='#c33'/><text x='160' y='18'>trial with loss</text>\n"
@@ -170,50 +168,81 @@ static void write_svg(const struct search *s, FILE *f)
 			g->upper ? fmt_si(g->upper, b, sizeof(b)) : "none");
 	}
 	fprintf(f, "</g>\n");
+}
 
-	if (lat && pmax > 0) {
-		double top = T + PH + 50 + GAP, ph = 200;
+/* The latency panel (a latency goal's): each trial's p99 against offered, each goal's bound */
+static void svg_latency(const struct search *s, const struct svg_layout *k, double pmin,
+			double pmax, FILE *f)
+{
+	double top = k->T + k->PH + 50 + k->GAP, ph = 200;
+	struct svg_axis yl = { .lo = pmin, .hi = pmax, .p0 = top + ph, .p1 = top };
 
-		yl = (struct svg_axis){ .lo = pmin, .hi = pmax, .p0 = top + ph, .p1 = top };
-		for (int gi = 0; gi < s->ng; gi++)
-			if (s->g[gi].p99_us > 0)
-				yl.hi = fmax(yl.hi, s->g[gi].p99_us),
-				yl.lo = fmin(yl.lo, s->g[gi].p99_us);
-		yl.log = yl.hi / yl.lo > 10;
-		if (yl.log) {
-			yl.lo = pow(10, floor(log10(yl.lo * 0.9)));
-			yl.hi = pow(10, ceil(log10(yl.hi * 1.1)));
-		} else {
-			yl.lo = 0;
-			yl.hi = yl.hi * 1.1;
-		}
-		fprintf(f,
-			"<rect x='%.0f' y='%.0f' width='%.0f' height='%.0f' fill='none' stroke='#000'/>\n",
-			L, top, W - L - R, ph);
-		svg_axis_ticks(f, &x, false, top + ph + 16, "");
-		svg_axis_ticks_fmt(f, &yl, true, L - 6, "", svg_tick_us);
-		fprintf(f,
-			"<text x='18' y='%.0f' transform='rotate(-90 18 %.0f)' text-anchor='middle'>p99 round "
-			"trip</text>\n",
-			top + ph / 2, top + ph / 2);
-		for (int gi = 0; gi < s->ng; gi++) {
-			double gy;
-
-			if (s->g[gi].p99_us <= 0)
-				continue;
-			gy = svg_axis_px(&yl, s->g[gi].p99_us);
-			fprintf(f,
-				"<line x1='%.0f' y1='%.1f' x2='%.0f' y2='%.1f' stroke='%s' stroke-width='2' "
-				"stroke-dasharray='%s'/>\n",
-				L, gy, W - R, gy, goal_color[gi], goal_dash[gi]);
-		}
-		for (int i = 0; i < s->nt; i++)
-			if (s->t[i].p99_us > 0)
-				fprintf(f, "<circle cx='%.1f' cy='%.1f' r='4' fill='%s'/>\n",
-					svg_axis_px(&x, s->t[i].load),
-					svg_axis_px(&yl, s->t[i].p99_us),
-					s->t[i].sender_short ? "#bbb" : "#1f5fbf");
+	for (int gi = 0; gi < s->ng; gi++)
+		if (s->g[gi].p99_us > 0)
+			yl.hi = fmax(yl.hi, s->g[gi].p99_us), yl.lo = fmin(yl.lo, s->g[gi].p99_us);
+	yl.log = yl.hi / yl.lo > 10;
+	if (yl.log) {
+		yl.lo = pow(10, floor(log10(yl.lo * 0.9)));
+		yl.hi = pow(10, ceil(log10(yl.hi * 1.1)));
+	} else {
+		yl.lo = 0;
+		yl.hi = yl.hi * 1.1;
 	}
+	fprintf(f,
+		"<rect x='%.0f' y='%.0f' width='%.0f' height='%.0f' fill='none' stroke='#000'/>\n",
+		k->L, top, k->W - k->L - k->R, ph);
+	svg_axis_ticks(f, &k->x, false, top + ph + 16, "");
+	svg_axis_ticks_fmt(f, &yl, true, k->L - 6, "", svg_tick_us);
+	fprintf(f,
+		"<text x='18' y='%.0f' transform='rotate(-90 18 %.0f)' text-anchor='middle'>p99 round "
+		"trip</text>\n",
+		top + ph / 2, top + ph / 2);
+	for (int gi = 0; gi < s->ng; gi++) {
+		double gy;
+
+		if (s->g[gi].p99_us <= 0)
+			continue;
+		gy = svg_axis_px(&yl, s->g[gi].p99_us);
+		fprintf(f,
+			"<line x1='%.0f' y1='%.1f' x2='%.0f' y2='%.1f' stroke='%s' stroke-width='2' "
+			"stroke-dasharray='%s'/>\n",
+			k->L, gy, k->W - k->R, gy, goal_color[gi], goal_dash[gi]);
+	}
+	for (int i = 0; i < s->nt; i++)
+		if (s->t[i].p99_us > 0)
+			fprintf(f, "<circle cx='%.1f' cy='%.1f' r='4' fill='%s'/>\n",
+				svg_axis_px(&k->x, s->t[i].load), svg_axis_px(&yl, s->t[i].p99_us),
+				s->t[i].sender_short ? "#bbb" : "#1f5fbf");
+}
+
+static void write_svg(const struct search *s, FILE *f)
+{
+	struct svg_layout k = { .W = 760, .L = 80, .R = 30, .T = 64, .PH = 300, .GAP = 70 };
+	double H, ymax = 0, pmax = 0, pmin = 1e18;
+	bool lat = false;
+
+	for (int gi = 0; gi < s->ng; gi++)
+		lat |= s->g[gi].p99_us > 0;
+	H = k.T + k.PH + 50 + (lat ? k.GAP + 200 : 0);
+	k.x = load_axis(s, k.L, k.W - k.R);
+	for (int i = 0; i < s->nt; i++) {
+		ymax = fmax(ymax, fmax(s->t[i].load, s->t[i].received / s->t[i].duration_s));
+		if (s->t[i].p99_us > 0) {
+			pmax = fmax(pmax, s->t[i].p99_us);
+			pmin = fmin(pmin, s->t[i].p99_us);
+		}
+	}
+	/* received on the same scale as offered: the diagonal is straight, the knee shows */
+	k.y = k.x;
+	k.y.p0 = k.T + k.PH;
+	k.y.p1 = k.T;
+	if (ymax > k.y.hi)
+		k.y.hi = ymax;
+	svg_head(s, &k, H, f);
+	svg_throughput(s, &k, f);
+	svg_legend(s, &k, f);
+	if (lat && pmax > 0)
+		svg_latency(s, &k, pmin, pmax, f);
 	fprintf(f, "</svg>\n");
 }
 
