@@ -263,25 +263,9 @@ out:
 }
 
 /* One devices.csv line into d; a one-line message naming the field on error. */
-static int parse_device(struct lw_fleet *f, const struct lw_eui_index *gidx, char *line,
-			struct lw_device *d, const char *where)
+/* mac_version (fields 17..): 1.0.x, or 1.1 (d->v11). 0 or -EINVAL after a line */
+static int parse_version(struct lw_device *d, char **fl, int n, const char *where)
 {
-	char *fl[22], *gws[XR_LORA_MAX_HEARD + 1], why[160];
-	long v;
-	int n, ng;
-
-	memset(d, 0, sizeof(*d));
-	/*
-	 * 14 fields (ABP fleets before OTAA), 17 with join_eui,app_key,dev_nonce, 20 with
-	 * mac_version,s_nwk_s_int_key,nwk_s_enc_key, or 21 with nwk_key (1.1 OTAA)
-	 */
-	n = split(line, fl, 21, ',');
-	if (n != 14 && n != 17 && n != 20 && n != 21) {
-		pr_warn("%s: %d fields, expected 21 (dev_eui,...,gateways,join_eui,app_key,dev_nonce,"
-			"mac_version,s_nwk_s_int_key,nwk_s_enc_key,nwk_key)\n",
-			where, n > 21 ? 22 : n);
-		return -EINVAL;
-	}
 	if (n >= 20 && *fl[17] && strncmp(fl[17], "1.0.", 4)) {
 		if (strcmp(fl[17], "1.1.0") && strcmp(fl[17], "1.1")) {
 			pr_warn("%s: mac_version '%s' is not 1.0.x or 1.1.0\n", where, fl[17]);
@@ -294,10 +278,14 @@ static int parse_device(struct lw_fleet *f, const struct lw_eui_index *gidx, cha
 		pr_warn("%s: mac_version '%s' is not 1.0.x or 1.1.0\n", where, fl[17]);
 		return -EINVAL;
 	}
-	if (unhex(fl[0], strlen(fl[0]), d->dev_eui, 8)) {
-		pr_warn("%s: dev_eui '%s' is not 16 hex digits\n", where, fl[0]);
-		return -EINVAL;
-	}
+	return 0;
+}
+
+/* OTAA: join_eui, app_key, dev_nonce (fields 14..16), 1.1's nwk_key (20). 0 or -EINVAL after a line */
+static int parse_join(struct lw_device *d, char **fl, int n, const char *where)
+{
+	long v;
+
 	if (n >= 17 && (*fl[14] || *fl[15] || *fl[16])) {
 		if (unhex(fl[14], strlen(fl[14]), d->join_eui, 8)) {
 			pr_warn("%s: join_eui '%s' is not 16 hex digits\n", where, fl[14]);
@@ -322,6 +310,16 @@ static int parse_device(struct lw_fleet *f, const struct lw_eui_index *gidx, cha
 		}
 		d->join11 = true;
 	}
+	return 0;
+}
+
+/*
+ * The session: dev_addr, nwk_s_key, app_s_key (fields 1..3), 1.1's two
+ * network keys (18, 19); all of them, or none for an OTAA device that has
+ * not joined. 0 or -EINVAL after a line.
+ */
+static int parse_session(struct lw_device *d, char **fl, const char *where)
+{
 	/* the session: all three fields, or none for an OTAA device that has not joined */
 	if (d->otaa && !*fl[1] && !*fl[2] && !*fl[3]) {
 		d->has_session = false;
@@ -355,6 +353,14 @@ static int parse_device(struct lw_fleet *f, const struct lw_eui_index *gidx, cha
 		}
 		d->has_session = true;
 	}
+	return 0;
+}
+
+/* The uplinks: fcnt_start, fport, confirmed, payload (fields 4..7). 0 or -EINVAL after a line */
+static int parse_uplink(struct lw_device *d, char **fl, const char *where)
+{
+	long v;
+
 	if (parse_long(fl[4], 0, UINT32_MAX, &v)) {
 		pr_warn("%s: fcnt_start '%s' is not a number from 0 to 4294967295\n", where, fl[4]);
 		return -EINVAL;
@@ -377,6 +383,16 @@ static int parse_device(struct lw_fleet *f, const struct lw_eui_index *gidx, cha
 		return -EINVAL;
 	}
 	d->payload_len = strlen(fl[7]) / 2;
+	return 0;
+}
+
+/* The radio: freq_hz, datr, codr, rssi, lsnr (fields 8..12), its channel. 0 or -EINVAL after a line */
+static int parse_radio(struct lw_device *d, char **fl, const char *where)
+{
+	double s;
+	char *end;
+	long v;
+
 	if (parse_long(fl[8], 100000000, 3000000000L, &v)) {
 		pr_warn("%s: freq_hz '%s' is not a frequency in Hz (e.g. 868100000)\n", where,
 			fl[8]);
@@ -401,22 +417,26 @@ static int parse_device(struct lw_fleet *f, const struct lw_eui_index *gidx, cha
 		return -EINVAL;
 	}
 	d->rssi = v;
-	{
-		double s;
-		char *end;
-
-		s = strtod(fl[12], &end);
-		/* NaN fails every comparison: only a number inside the range passes */
-		if (!*fl[12] || *end || !(s >= -30 && s <= 30)) {
-			pr_warn("%s: lsnr '%s' is not an SNR in dB from -30 to 30\n", where,
-				fl[12]);
-			return -EINVAL;
-		}
-		d->lsnr10 = s * 10 + (s < 0 ? -0.5 : 0.5);
+	s = strtod(fl[12], &end);
+	/* NaN fails every comparison: only a number inside the range passes */
+	if (!*fl[12] || *end || !(s >= -30 && s <= 30)) {
+		pr_warn("%s: lsnr '%s' is not an SNR in dB from -30 to 30\n", where, fl[12]);
+		return -EINVAL;
 	}
+	d->lsnr10 = s * 10 + (s < 0 ? -0.5 : 0.5);
 	d->chan = lw_chan_of(d->freq_hz) < 0 ? 0 : lw_chan_of(d->freq_hz);
-	ng = split(fl[13], gws, XR_LORA_MAX_HEARD, ';');
-	if (ng > XR_LORA_MAX_HEARD || !*fl[13]) {
+	return 0;
+}
+
+/* The gateways that hear it (field 13: EUIs of gateways.csv, as many as the devices before). 0 or -EINVAL after a line */
+static int parse_gateways(struct lw_fleet *f, const struct lw_eui_index *gidx, struct lw_device *d,
+			  char *field, const char *where)
+{
+	char *gws[XR_LORA_MAX_HEARD + 1];
+	int ng;
+
+	ng = split(field, gws, XR_LORA_MAX_HEARD, ';');
+	if (ng > XR_LORA_MAX_HEARD || !*field) {
 		pr_warn("%s: gateways: 1 to %d EUIs separated by ';'\n", where, XR_LORA_MAX_HEARD);
 		return -EINVAL;
 	}
@@ -443,6 +463,37 @@ static int parse_device(struct lw_fleet *f, const struct lw_eui_index *gidx, cha
 		}
 		d->gw[k] = hit->idx;
 	}
+	return 0;
+}
+
+static int parse_device(struct lw_fleet *f, const struct lw_eui_index *gidx, char *line,
+			struct lw_device *d, const char *where)
+{
+	char *fl[22], why[160];
+	int n;
+
+	memset(d, 0, sizeof(*d));
+	/*
+	 * 14 fields (ABP fleets before OTAA), 17 with join_eui,app_key,dev_nonce, 20 with
+	 * mac_version,s_nwk_s_int_key,nwk_s_enc_key, or 21 with nwk_key (1.1 OTAA)
+	 */
+	n = split(line, fl, 21, ',');
+	if (n != 14 && n != 17 && n != 20 && n != 21) {
+		pr_warn("%s: %d fields, expected 21 (dev_eui,...,gateways,join_eui,app_key,dev_nonce,"
+			"mac_version,s_nwk_s_int_key,nwk_s_enc_key,nwk_key)\n",
+			where, n > 21 ? 22 : n);
+		return -EINVAL;
+	}
+	if (parse_version(d, fl, n, where))
+		return -EINVAL;
+	if (unhex(fl[0], strlen(fl[0]), d->dev_eui, 8)) {
+		pr_warn("%s: dev_eui '%s' is not 16 hex digits\n", where, fl[0]);
+		return -EINVAL;
+	}
+	if (parse_join(d, fl, n, where) || parse_session(d, fl, where) ||
+	    parse_uplink(d, fl, where) || parse_radio(d, fl, where) ||
+	    parse_gateways(f, gidx, d, fl[13], where))
+		return -EINVAL;
 	if (lw_check_device(f, d, why, sizeof(why))) {
 		pr_warn("%s: %s\n", where, why);
 		return -EINVAL;
