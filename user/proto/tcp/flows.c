@@ -269,102 +269,129 @@ struct flow_step {
 	uint32_t at, mark; /* where it starts in the client's stream; the server's bytes then */
 };
 
-/*
- * Flow f into cap (its steps, their requests' keys) and books, or the
- * reason it is not played. 0, or -ENOMEM.
- */
-static int flow_take(const struct cap_flow *f, struct tcp_capture *cap,
-		     struct tcp_flow_books *books, size_t *steps_cap)
+/* A response's first bytes, from the server's first segment that has them */
+struct flow_head {
+	uint8_t b[8];
+	bool got;
+};
+
+/* One flow taken apart: its requests (steps), the client's stream, each response's head */
+struct flow_work {
+	const struct cap_flow *f;
+	uint32_t total, cli_hi, srv_hi, nsteps; /* the client's bytes, both sides' highest */
+	struct flow_step *steps;
+	size_t steps_room;
+	uint8_t *stream, *have;
+	struct flow_head *heads;
+	bool http; /* every request an HTTP/1.x one answered by an HTTP/1.x response */
+	int why; /* the TCP_FLOW_* reason it is not played (-1: none) */
+	int err; /* -ENOMEM */
+};
+
+/* The client's bytes: some, and not too many. Whether the flow goes on. */
+static bool flow_total(struct flow_work *w)
 {
-	uint32_t total = 0, cli_hi = 0, srv_hi = 0, nsteps = 0, keys0 = cap->nkeys;
-	struct flow_step *steps = NULL;
-	size_t steps_room = 0;
-	uint8_t *stream = NULL, *have = NULL;
-	struct {
-		uint8_t b[8];
-		bool got;
-	} *heads = NULL;
-	int why = -1, err = 0;
-	bool http = true;
+	const struct cap_flow *f = w->f;
 
 	for (size_t i = 0; i < f->nsegs; i++)
-		if (f->segs[i].client && f->segs[i].off + f->segs[i].len > total)
-			total = f->segs[i].off + f->segs[i].len;
-	if (!total) {
-		why = TCP_FLOW_NO_DATA;
-		goto out;
+		if (f->segs[i].client && f->segs[i].off + f->segs[i].len > w->total)
+			w->total = f->segs[i].off + f->segs[i].len;
+	if (!w->total)
+		w->why = TCP_FLOW_NO_DATA;
+	else if (w->total > TCP_FLOW_STREAM_MAX)
+		w->why = TCP_FLOW_STREAM_TOO_LONG;
+	return w->why < 0;
+}
+
+/* A step more, room made. Whether it was added. */
+static bool flow_step_add(struct flow_work *w)
+{
+	if (w->nsteps == XR_TCP_FLOW_STEPS) {
+		w->why = TCP_FLOW_TOO_MANY_REQUESTS;
+		return false;
 	}
-	if (total > TCP_FLOW_STREAM_MAX) {
-		why = TCP_FLOW_STREAM_TOO_LONG;
-		goto out;
+	if (w->nsteps == w->steps_room) {
+		size_t room = w->steps_room ? w->steps_room * 2 : 16;
+		struct flow_step *n = realloc(w->steps, room * sizeof(*n));
+
+		if (!n) {
+			w->err = -ENOMEM;
+			return false;
+		}
+		w->steps = n;
+		w->steps_room = room;
 	}
-	/* where each request starts, and what the server had said by then */
+	w->steps[w->nsteps] =
+		(struct flow_step){ .at = w->nsteps ? w->cli_hi : 0, .mark = w->srv_hi };
+	w->nsteps++;
+	return true;
+}
+
+/* Where each request starts, and what the server had said by then. Whether the flow goes on. */
+static bool flow_steps(struct flow_work *w)
+{
+	const struct cap_flow *f = w->f;
+
 	for (size_t i = 0; i < f->nsegs; i++) {
 		const struct flow_seg *s = &f->segs[i];
 		uint32_t end = s->off + s->len;
 
 		if (!s->client) {
-			if (end > srv_hi)
-				srv_hi = end;
+			if (end > w->srv_hi)
+				w->srv_hi = end;
 			continue;
 		}
-		if (end <= cli_hi)
+		if (end <= w->cli_hi)
 			continue; /* a repeat */
-		if (!nsteps && srv_hi) {
-			why = TCP_FLOW_SERVER_FIRST;
-			goto out;
+		if (!w->nsteps && w->srv_hi) {
+			w->why = TCP_FLOW_SERVER_FIRST;
+			return false;
 		}
-		if (!nsteps || srv_hi > steps[nsteps - 1].mark) {
-			if (nsteps == XR_TCP_FLOW_STEPS) {
-				why = TCP_FLOW_TOO_MANY_REQUESTS;
-				goto out;
-			}
-			if (nsteps == steps_room) {
-				size_t room = steps_room ? steps_room * 2 : 16;
-				struct flow_step *n = realloc(steps, room * sizeof(*n));
-
-				if (!n) {
-					err = -ENOMEM;
-					goto out;
-				}
-				steps = n;
-				steps_room = room;
-			}
-			steps[nsteps] =
-				(struct flow_step){ .at = nsteps ? cli_hi : 0, .mark = srv_hi };
-			nsteps++;
-		}
-		cli_hi = end;
+		if ((!w->nsteps || w->srv_hi > w->steps[w->nsteps - 1].mark) && !flow_step_add(w))
+			return false;
+		w->cli_hi = end;
 	}
-	/* the client's stream, every byte of it */
-	stream = malloc(total);
-	have = calloc(total, 1);
-	if (!stream || !have) {
-		err = -ENOMEM;
-		goto out;
+	return true;
+}
+
+/* The client's stream, every byte of it. Whether the flow goes on. */
+static bool flow_stream(struct flow_work *w)
+{
+	const struct cap_flow *f = w->f;
+
+	w->stream = malloc(w->total);
+	w->have = calloc(w->total, 1);
+	if (!w->stream || !w->have) {
+		w->err = -ENOMEM;
+		return false;
 	}
 	for (size_t i = 0; i < f->nsegs; i++) {
 		const struct flow_seg *s = &f->segs[i];
 
 		for (uint32_t j = 0; s->client && j < s->len; j++)
-			if (!have[s->off + j]) {
-				have[s->off + j] = 1;
-				stream[s->off + j] = s->data[j];
+			if (!w->have[s->off + j]) {
+				w->have[s->off + j] = 1;
+				w->stream[s->off + j] = s->data[j];
 			}
 	}
-	if (memchr(have, 0, total)) {
-		why = TCP_FLOW_GAP;
-		goto out;
-	}
-	/* each response's first bytes, from the server's first segment that has them */
-	heads = calloc(nsteps, sizeof(*heads));
-	if (!heads) {
-		err = -ENOMEM;
-		goto out;
+	if (memchr(w->have, 0, w->total))
+		w->why = TCP_FLOW_GAP;
+	return w->why < 0;
+}
+
+/* Each response's first bytes, from the server's first segment that has them. Whether it went. */
+static bool flow_heads(struct flow_work *w)
+{
+	const struct cap_flow *f = w->f;
+
+	w->heads = calloc(w->nsteps, sizeof(*w->heads));
+	if (!w->heads) {
+		w->err = -ENOMEM;
+		return false;
 	}
 	for (size_t i = 0; i < f->nsegs; i++) {
 		const struct flow_seg *s = &f->segs[i];
-		uint32_t lo = 0, hi = nsteps;
+		uint32_t lo = 0, hi = w->nsteps;
 
 		if (s->client)
 			continue;
@@ -372,85 +399,123 @@ static int flow_take(const struct cap_flow *f, struct tcp_capture *cap,
 		while (lo < hi) {
 			uint32_t mid = lo + (hi - lo) / 2;
 
-			if (steps[mid].mark < s->off)
+			if (w->steps[mid].mark < s->off)
 				lo = mid + 1;
 			else
 				hi = mid;
 		}
-		for (uint32_t k = lo; k < nsteps && steps[k].mark < s->off + s->len; k++) {
-			uint32_t n = s->off + s->len - steps[k].mark;
+		for (uint32_t k = lo; k < w->nsteps && w->steps[k].mark < s->off + s->len; k++) {
+			uint32_t n = s->off + s->len - w->steps[k].mark;
 
-			if (heads[k].got)
+			if (w->heads[k].got)
 				continue;
-			memcpy(heads[k].b, s->data + (steps[k].mark - s->off),
-			       n < sizeof(heads[k].b) ? n : sizeof(heads[k].b));
-			heads[k].got = true;
+			memcpy(w->heads[k].b, s->data + (w->steps[k].mark - s->off),
+			       n < sizeof(w->heads[k].b) ? n : sizeof(w->heads[k].b));
+			w->heads[k].got = true;
 		}
 	}
-	for (uint32_t k = 0; k < nsteps; k++) {
-		uint32_t end = k + 1 < nsteps ? steps[k + 1].at : total;
-		uint32_t resp = (k + 1 < nsteps ? steps[k + 1].mark : srv_hi) - steps[k].mark;
+	return true;
+}
 
-		if (end - steps[k].at > XR_TCP_REQUEST_MAX) {
-			why = TCP_FLOW_REQUEST_TOO_LONG;
-			goto out;
+/* Request k's end in the stream, and its response's bytes */
+static uint32_t flow_request_end(const struct flow_work *w, uint32_t k)
+{
+	return k + 1 < w->nsteps ? w->steps[k + 1].at : w->total;
+}
+
+static uint32_t flow_response_len(const struct flow_work *w, uint32_t k)
+{
+	return (k + 1 < w->nsteps ? w->steps[k + 1].mark : w->srv_hi) - w->steps[k].mark;
+}
+
+/* No request too long for a session; whether every one is HTTP/1.x. Whether the flow goes on. */
+static bool flow_requests_check(struct flow_work *w)
+{
+	for (uint32_t k = 0; k < w->nsteps; k++) {
+		uint32_t end = flow_request_end(w, k);
+
+		if (end - w->steps[k].at > XR_TCP_REQUEST_MAX) {
+			w->why = TCP_FLOW_REQUEST_TOO_LONG;
+			return false;
 		}
-		http = http && resp && http_request(stream + steps[k].at, end - steps[k].at) &&
-		       !memcmp(heads[k].b, "HTTP/1.", 7);
+		w->http = w->http && flow_response_len(w, k) &&
+			  http_request(w->stream + w->steps[k].at, end - w->steps[k].at) &&
+			  !memcmp(w->heads[k].b, "HTTP/1.", 7);
 	}
-	if (cap->nsteps + nsteps > *steps_cap) {
-		size_t room = (cap->nsteps + nsteps) * 2;
+	return true;
+}
+
+/* The flow's steps into cap (their requests' keys), the flow itself, the books. */
+static void flow_commit(struct flow_work *w, struct tcp_capture *cap, struct tcp_flow_books *books,
+			size_t *steps_cap)
+{
+	uint32_t keys0 = cap->nkeys;
+
+	if (cap->nsteps + w->nsteps > *steps_cap) {
+		size_t room = (cap->nsteps + w->nsteps) * 2;
 		struct xr_tcp_step *n = realloc(cap->steps, room * sizeof(*n));
 
 		if (!n) {
-			err = -ENOMEM;
-			goto out;
+			w->err = -ENOMEM;
+			return;
 		}
 		cap->steps = n;
 		*steps_cap = room;
 	}
-	for (uint32_t k = 0; k < nsteps; k++) {
-		uint32_t end = k + 1 < nsteps ? steps[k + 1].at : total;
-		int key = request_key(cap, stream + steps[k].at, end - steps[k].at);
+	for (uint32_t k = 0; k < w->nsteps; k++) {
+		uint32_t end = flow_request_end(w, k);
+		int key = request_key(cap, w->stream + w->steps[k].at, end - w->steps[k].at);
 
 		if (key == -ENOMEM) {
-			err = key;
-			goto out;
+			w->err = key;
+			return;
 		}
 		if (key < 0) {
 			/* the requests this flow added are only its own */
 			while (cap->nkeys > keys0)
 				free(cap->req[--cap->nkeys]);
-			why = TCP_FLOW_KEYS_FULL;
-			goto out;
+			w->why = TCP_FLOW_KEYS_FULL;
+			return;
 		}
-		cap->steps[cap->nsteps + k] = (struct xr_tcp_step){
-			.len = end - steps[k].at,
-			.off = steps[k].at,
-			.resp = (k + 1 < nsteps ? steps[k + 1].mark : srv_hi) - steps[k].mark,
-			.key = key
-		};
+		cap->steps[cap->nsteps + k] = (struct xr_tcp_step){ .len = end - w->steps[k].at,
+								    .off = w->steps[k].at,
+								    .resp = flow_response_len(w, k),
+								    .key = key };
 	}
-	cap->start_ns[cap->nflows] = f->start_ns;
-	cap->flows[cap->nflows++] = (struct xr_tcp_flow){ .first = cap->nsteps, .steps = nsteps };
-	cap->nsteps += nsteps;
+	cap->start_ns[cap->nflows] = w->f->start_ns;
+	cap->flows[cap->nflows++] =
+		(struct xr_tcp_flow){ .first = cap->nsteps, .steps = w->nsteps };
+	cap->nsteps += w->nsteps;
 	books->played++;
-	books->requests += nsteps;
-	books->client_bytes += total;
-	books->server_bytes += srv_hi;
-	books->http = books->http && http;
+	books->requests += w->nsteps;
+	books->client_bytes += w->total;
+	books->server_bytes += w->srv_hi;
+	books->http = books->http && w->http;
 	if (books->played == 1)
-		books->server_port = f->srv_port;
-	else if (books->server_port != f->srv_port)
+		books->server_port = w->f->srv_port;
+	else if (books->server_port != w->f->srv_port)
 		books->server_port = 0;
-out:
-	if (why >= 0)
-		books->skipped[why]++;
-	free(steps);
-	free(heads);
-	free(stream);
-	free(have);
-	return err;
+}
+
+/*
+ * Flow f into cap (its steps, their requests' keys) and books, or the
+ * reason it is not played. 0, or -ENOMEM.
+ */
+static int flow_take(const struct cap_flow *f, struct tcp_capture *cap,
+		     struct tcp_flow_books *books, size_t *steps_cap)
+{
+	struct flow_work w = { .f = f, .http = true, .why = -1 };
+
+	if (flow_total(&w) && flow_steps(&w) && flow_stream(&w) && flow_heads(&w) &&
+	    flow_requests_check(&w))
+		flow_commit(&w, cap, books, steps_cap);
+	if (w.why >= 0)
+		books->skipped[w.why]++;
+	free(w.steps);
+	free(w.heads);
+	free(w.stream);
+	free(w.have);
+	return w.err;
 }
 
 int tcp_flows_extract(const struct frameset *fs, struct tcp_capture *cap,
