@@ -138,7 +138,8 @@ demo:
 bench:
 	$(Q)bash scripts/deps.sh --bench
 	$(Q)$(MAKE) --no-print-directory all
-	$(Q)for b in scripts/bench-*.sh; do bash $$b || exit 1; done
+	$(Q)for b in scripts/bench-*.sh; do [ $$b = scripts/bench-lib.sh ] || bash $$b || exit 1; done
+	$(Q)python3 scripts/bench_report.py docs
 
 # Fuzz targets (tests/fuzz/fuzz_*.c): libFuzzer with ASan and UBSan, built with clang-16 against
 # the same modules. `make fuzz` runs each for FUZZ_SECS (default 600), `make fuzz-ci` for 20 s;

@@ -1,6 +1,6 @@
 # SPDX-License-Identifier: GPL-2.0
 # Shared by the benchmarks (sourced): a test bed, a counter on the server, one measured run.
-#   bench_setup [tb_up options]   test bed + WORK + RAW, torn down on exit
+#   bench_setup [tb_up options]   test bed + WORK + RAW, torn down on exit; results/NAME.meta.json
 #   COUNT_ARGS=(--udp --dport 9)  what the server's counter matches (it drops them: a sink)
 #   measure NAME SIZE CMD...      one run of CMD in the generator namespace; appends
 #                                 "name size received_pps cpu_us_per_frame round" to $RAW
@@ -24,6 +24,15 @@ bench_setup() {
 	tb_up "$@"
 	NS_G=$TB_NS_GEN
 	NS_S=$TB_NS_SRV
+	bench_meta
+}
+
+# bench_meta: results/NAME.meta.json, where and how this benchmark runs (NAME: the script's), for
+# scripts/bench_report.py docs: the date, kernel, CPU, and the engine xdpreplay's --engine auto
+# takes on the sender's interface, as xdpreplay probe finds it there
+bench_meta() {
+	ip netns exec "$NS_G" "$XR" probe -i "$TB_GEN_IF" --json "$WORK/probe.json" >/dev/null 2>&1 || true
+	python3 scripts/bench_report.py meta "$WORK/probe.json" "results/$(basename "$0" .sh).meta.json"
 }
 
 # bench_mqtt_bed NAME: bench_setup with 2 senders, Mosquitto on the server's CPU 1 configured as

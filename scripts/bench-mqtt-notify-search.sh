@@ -8,5 +8,5 @@
 #   BENCH_REPS=3 scripts/bench-mqtt-notify-search.sh
 set -u
 cd "$(dirname "$0")/.." || exit 2
-. scripts/bench-test-rounds.sh
+. scripts/bench_rounds.sh
 bench_test_rounds mqtt/mqtt_msg_rate_search "the notifications' NDR" messages/s ">= 2000"

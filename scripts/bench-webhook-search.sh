@@ -9,5 +9,5 @@
 #   BENCH_REPS=3 scripts/bench-webhook-search.sh
 set -u
 cd "$(dirname "$0")/.." || exit 2
-. scripts/bench-test-rounds.sh
+. scripts/bench_rounds.sh
 bench_test_rounds lorawan/lorawan_webhook_latency_search "the latency limit found" uplinks/s "244-269"

@@ -4,10 +4,16 @@
   bench_report.py replay RAW RATES REPS SECS [NAPI-MODE JSON-OUT]
   bench_report.py rewrite RAW SWEEP REPS SECS
   bench_report.py lorawan RAW READY REPS SECS
+  bench_report.py meta PROBE_JSON OUT        where a benchmark runs (bench-lib.sh's bench_meta)
+  bench_report.py docs [RESULTS [OUT]]       docs/benchmarks.md from results/
 """
+import glob
 import json
+import os
+import platform
 import statistics
 import sys
+import time
 
 
 def medians(path):
@@ -172,5 +178,82 @@ def lorawan(a):
               open("results/bench-lorawan.json", "w"), indent=1)
 
 
+def engine_of(probe):
+    """the engine and mode --engine auto takes where probe ran (its JSON's checks)"""
+    c = probe.get("checks", {})
+    ok = lambda k: c.get(k, {}).get("ok", False)
+    if ok("live_frames"):
+        return "kernel (live frames)"
+    if ok("afxdp_zerocopy"):
+        return "xsk zero-copy"
+    if ok("afxdp_copy"):
+        return "xsk copy (live frames refused)" if "live_frames" in c else "xsk copy"
+    return "unknown (probe found no engine)"
+
+
+def cpu_model():
+    try:
+        for line in open("/proc/cpuinfo"):
+            if line.startswith("model name"):
+                return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.processor() or "unknown CPU"
+
+
+def meta(a):
+    try:
+        probe = json.load(open(a[0]))
+    except (OSError, ValueError):
+        probe = {}
+    m = {"date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
+         "kernel": platform.release(),
+         "cpu": cpu_model(),
+         "cpus": os.cpu_count(),
+         "memory_gib": round(os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES") / 2**30, 1),
+         "engine": engine_of(probe)}
+    with open(a[1], "w") as f:
+        json.dump(m, f)
+        f.write("\n")
+
+
+# the order of the page: what a reader looks for first
+DOC_ORDER = ["bench-replay", "bench-rewrite", "bench-gaps", "bench-tcp", "bench-mqtt", "bench-mqtt-paced",
+             "bench-mqtt-search", "bench-mqtt-flood", "bench-mqtt-sub", "bench-mqtt-calls", "bench-dns",
+             "bench-lorawan", "bench-drops", "bench-shards"]
+
+
+def docs(a):
+    results = a[0] if a else "results"
+    out = a[1] if len(a) > 1 else "docs/benchmarks.md"
+    tables = sorted(glob.glob(os.path.join(results, "bench-*.txt")),
+                    key=lambda p: (DOC_ORDER.index(os.path.basename(p)[:-4])
+                                   if os.path.basename(p)[:-4] in DOC_ORDER else len(DOC_ORDER), p))
+    nav = open("docs/benchmark-notes.md").read().split("\n")[2]
+    lines = ["# Benchmarks", "", nav, "",
+             "The latest table of each benchmark, as `scripts/bench_report.py docs` found them in `results/`",
+             "(`sudo make bench` runs them all and writes this page). How each runs, what it compares and",
+             "what earlier runs found: [benchmark-notes.md](benchmark-notes.md). Each table says when, on",
+             "which kernel and host, and with which engine xdpreplay ran (`--engine auto` on the sender's",
+             "interface, as `xdpreplay probe` found it); rows named `-xsk` force the xsk engine.", ""]
+    for p in tables:
+        name = os.path.basename(p)[:-4]
+        lines.append("## " + name)
+        lines.append("")
+        try:
+            m = json.load(open(p[:-4] + ".meta.json"))
+            lines.append("%s; kernel %s; %s x %s, %s GiB; xdpreplay engine: %s." %
+                         (m["date"], m["kernel"], m["cpus"], m["cpu"], m["memory_gib"], m["engine"]))
+        except (OSError, ValueError, KeyError):
+            lines.append("Run %s; where and with which engine was not recorded (a run before bench_meta): "
+                         "run `scripts/%s.sh` again." %
+                         (time.strftime("%Y-%m-%d", time.gmtime(os.path.getmtime(p))), name))
+        lines += ["", "```", open(p).read().rstrip("\n"), "```", ""]
+    if not tables:
+        lines.append("No results yet: `sudo make bench`.")
+    with open(out, "w") as f:
+        f.write("\n".join(lines).rstrip("\n") + "\n")
+
+
 if __name__ == "__main__":
-    {"replay": replay, "rewrite": rewrite, "lorawan": lorawan}[sys.argv[1]](sys.argv[2:])
+    {"replay": replay, "rewrite": rewrite, "lorawan": lorawan, "meta": meta, "docs": docs}[sys.argv[1]](sys.argv[2:])
