@@ -68,7 +68,9 @@ static void usage(FILE *f, const struct xr_proto *p)
 		"  xdpreplay gen mqtt -i eth1 --dst 198.18.0.2 --username bench --password secret\n"
 		"      --pattern notify --peer eth2 --subscribers 3 --payload 1k --messages 1000 --count 1\n"
 		"  xdpreplay gen mqtt -i eth1 --dst 198.18.0.2 --username bench --password secret\n"
-		"      --count 100 --messages 1000 --burst 1 --msg-rate 20k --json -\n");
+		"      --count 100 --messages 1000 --burst 1 --msg-rate 20k --json -\n"
+		"  xdpreplay gen redis -i eth1 --dst 198.18.0.2 --command set --value-size 100\n"
+		"      --requests-per-session 10 --pps 5k --count 50k\n");
 }
 
 /* the command as typed, for messages: "gen udp" */
