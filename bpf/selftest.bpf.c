@@ -145,4 +145,12 @@ int xr_tcp_fields_test(struct xdp_md *ctx)
 	return XDP_PASS;
 }
 
+/* A round trip of 1 us, in the histogram region of the CPU the run is on. */
+SEC("xdp")
+int xr_hist_test(struct xdp_md *ctx)
+{
+	record_hist(&rtt_hist, bpf_ktime_get_ns() - 1000);
+	return XDP_PASS;
+}
+
 char LICENSE[] SEC("license") = "GPL";

@@ -23,8 +23,8 @@ lw_server_valid() {
 }
 
 test_lorawan_selftest() {
-	# AES-128 and AES-CMAC in BPF vs RFC 4493 and OpenSSL; published uplinks; the rewriter vs the reference
-	"$XR" selftest --cases 200 --seed "$RANDOM" >"$WORK/out" 2>&1 || fail "$(cat "$WORK/out")"
+	# AES-128 and AES-CMAC in BPF vs RFC 4493 and OpenSSL; published uplinks (the other parts: bpf_equals_reference)
+	"$XR" selftest --only lorawan --cases 200 --seed "$RANDOM" >"$WORK/out" 2>&1 || fail "$(cat "$WORK/out")"
 	grep -q "^selftest lorawan: .* 0 mismatches" "$WORK/out" || fail "$(cat "$WORK/out")"
 	n=$(sed -n 's/^selftest lorawan: .* \([0-9]*\) checks.*/\1/p' "$WORK/out")
 	expect_range "$n" 400 100000 "LoRaWAN checks made"

@@ -23,13 +23,24 @@ struct {
 	__type(value, struct xr_replies_stats);
 } replies_stats SEC(".maps");
 
-/* Round trips: XR_RTT_SECS seconds x XR_RTT_BUCKETS buckets, per CPU. */
-struct {
-	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
-	__uint(max_entries, XR_RTT_CELLS);
-	__type(key, __u32);
-	__type(value, __u64);
-} rtt_hist SEC(".maps");
+/*
+ * A histogram map: XR_RTT_SECS seconds x XR_RTT_BUCKETS buckets for each CPU,
+ * CPU c's cells from c x XR_RTT_CELLS, in one array that userspace sizes to
+ * the possible CPUs before load (engine_hists_size). Not a per-CPU array: the
+ * kernel allocates one of those a cell at a time, and six of 32,768 cells made
+ * most of a run's start-up (docs/benchmark-notes.md).
+ */
+#define XR_HIST_MAP(name)                          \
+	struct {                                   \
+		__uint(type, BPF_MAP_TYPE_ARRAY);  \
+		__uint(map_flags, BPF_F_MMAPABLE); \
+		__uint(max_entries, XR_RTT_CELLS); \
+		__type(key, __u32);                \
+		__type(value, __u64);              \
+	} name SEC(".maps")
+
+/* Round trips. */
+XR_HIST_MAP(rtt_hist);
 
 /* Set by userspace at the first departure: second 0 of the histograms. */
 __u64 replies_origin_ns = 0;
@@ -78,8 +89,10 @@ static __always_inline void record_hist(void *hist, __u64 since_ns)
 	__u32 hk;
 
 	sec = now > replies_origin_ns ? (now - replies_origin_ns) / 1000000000ULL : 0;
-	hk = (sec % XR_RTT_SECS) * XR_RTT_BUCKETS + rtt_bucket(now - since_ns);
+	hk = bpf_get_smp_processor_id() * XR_RTT_CELLS + (sec % XR_RTT_SECS) * XR_RTT_BUCKETS +
+	     rtt_bucket(now - since_ns);
 	bin = bpf_map_lookup_elem(hist, &hk);
+	/* this CPU's own cell, as a per-CPU array's would be: no other writer */
 	if (bin)
 		(*bin)++;
 }

@@ -135,20 +135,10 @@ struct {
 } lora_dl_ctr SEC(".maps");
 
 /* Confirmed uplink to its ACK downlink, per second, as rtt_hist. */
-struct {
-	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
-	__uint(max_entries, XR_RTT_CELLS);
-	__type(key, __u32);
-	__type(value, __u64);
-} lora_ack_hist SEC(".maps");
+XR_HIST_MAP(lora_ack_hist);
 
 /* An uplink that asked for MAC answers to the downlink that answered it, per second, as rtt_hist. */
-struct {
-	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
-	__uint(max_entries, XR_RTT_CELLS);
-	__type(key, __u32);
-	__type(value, __u64);
-} lora_mac_hist SEC(".maps");
+XR_HIST_MAP(lora_mac_hist);
 
 /* Join storms: each device's last JoinRequest (struct xr_lora_join); sized by userspace. */
 struct {

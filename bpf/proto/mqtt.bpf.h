@@ -56,12 +56,7 @@ struct {
 #define MQTT_REPLY_LEN (mqtt_cfg.responder ? (__u32)mqtt_cfg.ans_len : 4U)
 
 /* Publish (the stamp's send time) to delivery, per second, as rtt_hist. */
-struct {
-	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
-	__uint(max_entries, XR_RTT_CELLS);
-	__type(key, __u32);
-	__type(value, __u64);
-} mqtt_deliver_hist SEC(".maps");
+XR_HIST_MAP(mqtt_deliver_hist);
 
 /* The bytes of one field of a message: {c}'s digits or a stamp. */
 struct mqtt_field {

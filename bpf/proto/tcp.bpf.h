@@ -89,20 +89,10 @@ struct {
 __u64 tcp_pace_t0_ns = 0;
 
 /* Request to last response byte, per second, as rtt_hist. */
-struct {
-	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
-	__uint(max_entries, XR_RTT_CELLS);
-	__type(key, __u32);
-	__type(value, __u64);
-} tcp_resp_hist SEC(".maps");
+XR_HIST_MAP(tcp_resp_hist);
 
 /* Request to first response byte, per second, as rtt_hist. */
-struct {
-	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
-	__uint(max_entries, XR_RTT_CELLS);
-	__type(key, __u32);
-	__type(value, __u64);
-} tcp_first_hist SEC(".maps");
+XR_HIST_MAP(tcp_first_hist);
 
 struct tcp_scratch {
 	__u8 head[XR_TCP_READ_MAX]; /* the bytes of a server's segment, to read */

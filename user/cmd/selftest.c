@@ -190,6 +190,7 @@ static void usage(FILE *f)
 		"  tcp      the TCP reply builder, payloads of 0 to 1460 bytes; gen tcp's {c}, {k}\n"
 		"  mqtt     gen mqtt's per-session bytes\n"
 		"  http     gen tcp's HTTP reader, random responses cut into random segments\n"
+		"  hist     the round-trip histograms' regions per CPU\n"
 		"  --only PART  runs that part alone.\n"
 		"Exit status 0 when all agree.\n"
 		"\n"
@@ -516,12 +517,26 @@ static int part_http(const struct iface *lo, uint64_t cases, uint64_t seed, uint
 	return 0;
 }
 
+static int part_hist(const struct iface *lo, uint64_t cases, uint64_t seed, uint64_t *mis)
+{
+	uint64_t checked = 0, m = 0;
+	int err = selftest_hist(&checked, &m);
+
+	if (err)
+		return err;
+	printf("selftest hist: a round trip recorded on each of %llu CPUs, %llu mismatches\n",
+	       (unsigned long long)checked, (unsigned long long)m);
+	*mis += m;
+	return 0;
+}
+
 static const struct selftest_part {
 	const char *name;
 	int (*run)(const struct iface *lo, uint64_t cases, uint64_t seed, uint64_t *mis);
 } selftest_parts[] = {
 	{ "rewrite", part_rewrite }, { "lorawan", part_lorawan }, { "pacer", part_pacer },
 	{ "tcp", part_tcp },	     { "mqtt", part_mqtt },	  { "http", part_http },
+	{ "hist", part_hist },
 };
 
 int cmd_selftest(int argc, char **argv)
@@ -555,7 +570,7 @@ int cmd_selftest(int argc, char **argv)
 			if (!only)
 				return cli_usage_error(
 					"selftest",
-					"--only: rewrite, lorawan, pacer, tcp, mqtt or http, not '%s'",
+					"--only: rewrite, lorawan, pacer, tcp, mqtt, http or hist, not '%s'",
 					optarg);
 			break;
 		case 'v': xr_verbosity++; break;

@@ -22,6 +22,7 @@ struct prom;
 
 struct gen_bpf;
 struct bpf_map;
+struct bpf_object;
 struct engine_opts;
 
 /*
@@ -196,7 +197,14 @@ void *engine_map_mmap(struct bpf_map *map, size_t *sz);
 /* The replies_stats map's per-CPU counters summed into sum. 0 or -errno. */
 int engine_replies_sum(int fd, struct xr_replies_stats *sum);
 
-/* A per-CPU histogram map laid out as rtt_hist, summed into r (hist allocated when NULL). 0 or -errno. */
+/*
+ * The histogram maps of a BPF object (XR_HIST_MAP) sized to a region per
+ * possible CPU; before load. 0 or -errno.
+ */
+int engine_hists_size(struct bpf_object *obj);
+/* A histogram map's XR_RTT_CELLS cells summed over CPUs into sum. 0 or -errno. */
+int engine_hist_sum(int fd, uint64_t *sum);
+/* A histogram map summed into r (hist allocated when NULL). 0 or -errno. */
 int engine_hist_read(int fd, struct engine_replies *r);
 
 /* maps.c: cells 0..cells-1 of a per-CPU array of u64, each summed over CPUs, into sum. 0 or -errno. */

@@ -4,11 +4,59 @@
 #include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
+#include <sys/mman.h>
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 #include "engine/session.h"
 #include "util/time.h"
 #include "gen.skel.h"
+
+/* A histogram map (XR_HIST_MAP in bpf/lib/replies.bpf.h) by its shape as declared. */
+static bool is_hist(const struct bpf_map *m)
+{
+	return bpf_map__type(m) == BPF_MAP_TYPE_ARRAY && (bpf_map__map_flags(m) & BPF_F_MMAPABLE) &&
+	       bpf_map__value_size(m) == 8 && bpf_map__max_entries(m) == XR_RTT_CELLS;
+}
+
+int engine_hists_size(struct bpf_object *obj)
+{
+	int ncpu = libbpf_num_possible_cpus(), err;
+	struct bpf_map *m;
+
+	if (ncpu < 0)
+		return ncpu;
+	bpf_object__for_each_map(m, obj)
+	{
+		if (!is_hist(m))
+			continue;
+		err = bpf_map__set_max_entries(m, (__u32)ncpu * XR_RTT_CELLS);
+		if (err)
+			return err;
+	}
+	return 0;
+}
+
+int engine_hist_sum(int fd, uint64_t *sum)
+{
+	int ncpu = libbpf_num_possible_cpus();
+	size_t sz, pg = sysconf(_SC_PAGESIZE);
+	const uint64_t *cells;
+
+	if (ncpu < 0)
+		return ncpu;
+	sz = ((size_t)ncpu * XR_RTT_CELLS * sizeof(uint64_t) + pg - 1) / pg * pg;
+	/* fails (EINVAL) on a map left at one CPU's size: never a silent part of the counts */
+	cells = mmap(NULL, sz, PROT_READ, MAP_SHARED, fd, 0);
+	if (cells == MAP_FAILED)
+		return -errno;
+	memset(sum, 0, XR_RTT_CELLS * sizeof(uint64_t));
+	for (int c = 0; c < ncpu; c++)
+		for (__u32 i = 0; i < XR_RTT_CELLS; i++)
+			sum[i] += cells[(size_t)c * XR_RTT_CELLS + i];
+	munmap((void *)cells, sz);
+	return 0;
+}
 
 int engine_hist_read(int fd, struct engine_replies *r)
 {
@@ -16,11 +64,11 @@ int engine_hist_read(int fd, struct engine_replies *r)
 
 	r->seconds = 0;
 	if (!r->hist)
-		r->hist = calloc((size_t)XR_RTT_SECS * XR_RTT_BUCKETS, sizeof(uint64_t));
+		r->hist = calloc((size_t)XR_RTT_CELLS, sizeof(uint64_t));
 	if (!r->hist)
 		return -ENOMEM;
-	err = engine_percpu_sum(fd, XR_RTT_SECS * XR_RTT_BUCKETS, r->hist);
-	for (__u32 key = 0; !err && key < XR_RTT_SECS * XR_RTT_BUCKETS; key++)
+	err = engine_hist_sum(fd, r->hist);
+	for (__u32 key = 0; !err && key < XR_RTT_CELLS; key++)
 		if (r->hist[key] && key / XR_RTT_BUCKETS + 1 > r->seconds)
 			r->seconds = key / XR_RTT_BUCKETS + 1;
 	return err;

@@ -163,6 +163,9 @@ int session_open(struct gen_session *k, const struct iface *ifc, const struct fr
 		bpf_program__set_autoload(k->skel->progs.xr_xmit, false);
 		bpf_program__set_autoload(k->skel->progs.xr_redirect_err, false);
 	}
+	err = engine_hists_size(k->skel->obj);
+	if (err)
+		goto err;
 	k->nframes = fs ? fs->n : 1;
 	if (copy) {
 		err = chunks_needed(fs, &nchunks);

@@ -54,7 +54,7 @@ static void rtt_histogram(struct prom *p, int fd)
 	uint64_t *cells = calloc(XR_RTT_CELLS, sizeof(uint64_t)), cum[RTT_LE_N] = {}, count = 0;
 	double sum = 0;
 
-	if (!cells || engine_percpu_sum(fd, XR_RTT_CELLS, cells)) {
+	if (!cells || engine_hist_sum(fd, cells)) {
 		free(cells);
 		return;
 	}
