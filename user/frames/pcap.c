@@ -305,165 +305,183 @@ static uint64_t ng_ts_ns(const struct ng_iface *ifc, uint32_t hi, uint32_t lo)
 	return out;
 }
 
-static int read_pcapng(struct reader *r)
+/* The interfaces of a pcapng section (IDBs), by their id. */
+struct ng_section {
+	struct ng_iface *ifaces;
+	uint32_t n;
+};
+
+/* A read that found the end of the file (1) inside a block: -EINVAL, said; others as they are. */
+static int ng_truncated(const struct reader *r, int err)
 {
-	struct ng_iface *ifaces = NULL, *ifc;
-	uint32_t type, total, body_len, nifaces = 0;
-	uint8_t hdr[8], *b;
-	bool first = true;
-	int err = 0;
-
-	/* the SHB's first 4 bytes were consumed by the magic check */
-	type = PCAPNG_SHB;
-	for (;;) {
-		r->record++;
-		if (!first) {
-			err = read_exact(r, hdr, 4, "the block header");
-			if (err)
-				break;
-			memcpy(&type, hdr, 4);
-			if (type != PCAPNG_SHB)
-				type = rd32(r, hdr);
-		}
-		first = false;
-		err = read_exact(r, hdr + 4, 4, "the block length");
-		if (err)
-			goto truncated;
-		if (type == PCAPNG_SHB) {
-			uint8_t bom[4];
-			uint32_t v;
-
-			err = read_exact(r, bom, 4, "the byte-order magic");
-			if (err)
-				goto truncated;
-			memcpy(&v, bom, 4);
-			if (v == PCAPNG_BOM)
-				r->swap = false;
-			else if (v == __builtin_bswap32(PCAPNG_BOM))
-				r->swap = true;
-			else {
-				pr_warn("%s: block %llu: bad pcapng byte-order magic 0x%08x\n",
-					r->path, (unsigned long long)r->record, v);
-				err = -EINVAL;
-				break;
-			}
-			/* a new section starts a new interface list */
-			nifaces = 0;
-		}
-		total = rd32(r, hdr + 4);
-		if (total < 12 || total % 4 || total > PCAPNG_MAX_BLOCK ||
-		    (type == PCAPNG_SHB && total < 28)) {
-			pr_warn("%s: block %llu: invalid block length %u: corrupt file\n", r->path,
-				(unsigned long long)r->record, total);
-			err = -EINVAL;
-			break;
-		}
-		/* the body and the trailing length; for an SHB the magic is read already */
-		body_len = total - 8 - (type == PCAPNG_SHB ? 4 : 0);
-		if (ensure_buf(r, body_len)) {
-			err = -ENOMEM;
-			break;
-		}
-		b = r->buf;
-		err = read_exact(r, b, body_len, "the block body");
-		if (err)
-			goto truncated;
-		if (rd32(r, b + body_len - 4) != total) {
-			pr_warn("%s: block %llu: trailing length does not match: corrupt file\n",
-				r->path, (unsigned long long)r->record);
-			err = -EINVAL;
-			break;
-		}
-		body_len -= 4;
-
-		if (type == PCAPNG_SHB) {
-			if (rd16(r, b) != 1) {
-				pr_warn("%s: unsupported pcapng version %u\n", r->path, rd16(r, b));
-				err = -EINVAL;
-				break;
-			}
-		} else if (type == PCAPNG_IDB) {
-			struct ng_iface *ni;
-
-			if (body_len < 8 || nifaces >= PCAPNG_MAX_IFACES) {
-				pr_warn("%s: block %llu: bad interface description\n", r->path,
-					(unsigned long long)r->record);
-				err = -EINVAL;
-				break;
-			}
-			ni = realloc(ifaces, (nifaces + 1) * sizeof(*ifaces));
-			if (!ni) {
-				err = -ENOMEM;
-				break;
-			}
-			ifaces = ni;
-			ifc = &ifaces[nifaces++];
-			ifc->linktype = rd16(r, b);
-			ifc->snaplen = rd32(r, b + 4);
-			ifc->ts_units = 1000000;
-			ifc->ts_offset_s = 0;
-			idb_options(r, b + 8, body_len - 8, ifc);
-			if (!ifc->ts_units) {
-				pr_warn("%s: block %llu: unsupported timestamp resolution\n",
-					r->path, (unsigned long long)r->record);
-				err = -EINVAL;
-				break;
-			}
-		} else if (type == PCAPNG_EPB || type == PCAPNG_OPB) {
-			uint32_t id, caplen, origlen, hi, lo;
-
-			if (body_len < 20)
-				goto bad_packet;
-			if (type == PCAPNG_EPB) {
-				id = rd32(r, b);
-			} else {
-				id = rd16(r, b);
-			}
-			hi = rd32(r, b + 4);
-			lo = rd32(r, b + 8);
-			caplen = rd32(r, b + 12);
-			origlen = rd32(r, b + 16);
-			if (id >= nifaces || caplen > body_len - 20)
-				goto bad_packet;
-			err = take_frame(r, ifaces[id].linktype, b + 20, caplen, origlen,
-					 ng_ts_ns(&ifaces[id], hi, lo));
-			if (err)
-				break;
-		} else if (type == PCAPNG_SPB) {
-			uint32_t origlen, caplen;
-
-			if (body_len < 4 || !nifaces)
-				goto bad_packet;
-			origlen = rd32(r, b);
-			caplen = origlen;
-			if (ifaces[0].snaplen && caplen > ifaces[0].snaplen)
-				caplen = ifaces[0].snaplen;
-			if (caplen > body_len - 4)
-				caplen = body_len - 4;
-			/* a simple packet block has no timestamp: it departs with the previous one */
-			err = take_frame(r, ifaces[0].linktype, b + 4, caplen, origlen,
-					 r->have_first ? r->last_ns - r->base_ns + r->first_ns : 0);
-			if (err)
-				break;
-		}
-		/* other blocks (name resolution, statistics, custom) carry nothing to send */
-	}
-	free(ifaces);
-	return err > 0 ? 0 : err;
-
-bad_packet:
-	pr_warn("%s: block %llu: packet block with bad interface or length: corrupt file\n",
-		r->path, (unsigned long long)r->record);
-	free(ifaces);
+	if (err <= 0)
+		return err;
+	pr_warn("%s: truncated: file ends inside block %llu\n", r->path,
+		(unsigned long long)r->record);
 	return -EINVAL;
-truncated:
-	free(ifaces);
-	if (err > 0) {
-		pr_warn("%s: truncated: file ends inside block %llu\n", r->path,
+}
+
+/* An SHB's byte-order magic: the section's byte order, and no interfaces yet. 0 or -errno, said. */
+static int ng_section_start(struct reader *r, struct ng_section *sec)
+{
+	uint8_t bom[4];
+	uint32_t v;
+	int err = read_exact(r, bom, 4, "the byte-order magic");
+
+	if (err)
+		return ng_truncated(r, err);
+	memcpy(&v, bom, 4);
+	if (v != PCAPNG_BOM && v != __builtin_bswap32(PCAPNG_BOM)) {
+		pr_warn("%s: block %llu: bad pcapng byte-order magic 0x%08x\n", r->path,
+			(unsigned long long)r->record, v);
+		return -EINVAL;
+	}
+	r->swap = v != PCAPNG_BOM;
+	sec->n = 0;
+	return 0;
+}
+
+/*
+ * The next block: its type, and its body in r->buf without the trailing
+ * length (*len). 0, 1 at the end of the file, or -errno, said. The first
+ * block is the SHB whose type the magic check consumed.
+ */
+static int ng_block(struct reader *r, bool first, struct ng_section *sec, uint32_t *type,
+		    uint32_t *len)
+{
+	uint8_t hdr[8];
+	uint32_t total;
+	int err;
+
+	*type = PCAPNG_SHB;
+	if (!first) {
+		err = read_exact(r, hdr, 4, "the block header");
+		if (err)
+			return err;
+		memcpy(type, hdr, 4);
+		if (*type != PCAPNG_SHB)
+			*type = rd32(r, hdr);
+	}
+	err = read_exact(r, hdr + 4, 4, "the block length");
+	if (err)
+		return ng_truncated(r, err);
+	if (*type == PCAPNG_SHB) {
+		err = ng_section_start(r, sec);
+		if (err)
+			return err;
+	}
+	total = rd32(r, hdr + 4);
+	if (total < 12 || total % 4 || total > PCAPNG_MAX_BLOCK ||
+	    (*type == PCAPNG_SHB && total < 28)) {
+		pr_warn("%s: block %llu: invalid block length %u: corrupt file\n", r->path,
+			(unsigned long long)r->record, total);
+		return -EINVAL;
+	}
+	/* the body and the trailing length; for an SHB the magic is read already */
+	*len = total - 8 - (*type == PCAPNG_SHB ? 4 : 0);
+	if (ensure_buf(r, *len))
+		return -ENOMEM;
+	err = read_exact(r, r->buf, *len, "the block body");
+	if (err)
+		return ng_truncated(r, err);
+	if (rd32(r, r->buf + *len - 4) != total) {
+		pr_warn("%s: block %llu: trailing length does not match: corrupt file\n", r->path,
 			(unsigned long long)r->record);
 		return -EINVAL;
 	}
-	return err;
+	*len -= 4;
+	return 0;
+}
+
+/* An IDB's interface, the section's next. 0 or -errno, said. */
+static int ng_idb(struct reader *r, struct ng_section *sec, const uint8_t *b, uint32_t len)
+{
+	struct ng_iface *ni, *ifc;
+
+	if (len < 8 || sec->n >= PCAPNG_MAX_IFACES) {
+		pr_warn("%s: block %llu: bad interface description\n", r->path,
+			(unsigned long long)r->record);
+		return -EINVAL;
+	}
+	ni = realloc(sec->ifaces, (sec->n + 1) * sizeof(*ni));
+	if (!ni)
+		return -ENOMEM;
+	sec->ifaces = ni;
+	ifc = &ni[sec->n++];
+	ifc->linktype = rd16(r, b);
+	ifc->snaplen = rd32(r, b + 4);
+	ifc->ts_units = 1000000;
+	ifc->ts_offset_s = 0;
+	idb_options(r, b + 8, len - 8, ifc);
+	if (!ifc->ts_units) {
+		pr_warn("%s: block %llu: unsupported timestamp resolution\n", r->path,
+			(unsigned long long)r->record);
+		return -EINVAL;
+	}
+	return 0;
+}
+
+/* A packet block (EPB, OPB, SPB) into the set: take_frame's result, or -EINVAL, said. */
+static int ng_packet(struct reader *r, const struct ng_section *sec, uint32_t type,
+		     const uint8_t *b, uint32_t len)
+{
+	const struct ng_iface *ifc;
+	uint32_t id, caplen, origlen;
+
+	if (type == PCAPNG_SPB) {
+		if (len < 4 || !sec->n)
+			goto bad;
+		ifc = &sec->ifaces[0];
+		origlen = rd32(r, b);
+		caplen = ifc->snaplen && origlen > ifc->snaplen ? ifc->snaplen : origlen;
+		if (caplen > len - 4)
+			caplen = len - 4;
+		/* a simple packet block has no timestamp: it departs with the previous one */
+		return take_frame(r, ifc->linktype, b + 4, caplen, origlen,
+				  r->have_first ? r->last_ns - r->base_ns + r->first_ns : 0);
+	}
+	if (len < 20)
+		goto bad;
+	id = type == PCAPNG_EPB ? rd32(r, b) : rd16(r, b);
+	caplen = rd32(r, b + 12);
+	origlen = rd32(r, b + 16);
+	if (id >= sec->n || caplen > len - 20)
+		goto bad;
+	ifc = &sec->ifaces[id];
+	return take_frame(r, ifc->linktype, b + 20, caplen, origlen,
+			  ng_ts_ns(ifc, rd32(r, b + 4), rd32(r, b + 8)));
+bad:
+	pr_warn("%s: block %llu: packet block with bad interface or length: corrupt file\n",
+		r->path, (unsigned long long)r->record);
+	return -EINVAL;
+}
+
+static int read_pcapng(struct reader *r)
+{
+	struct ng_section sec = {};
+	uint32_t type, len;
+	int err;
+
+	for (bool first = true;; first = false) {
+		r->record++;
+		err = ng_block(r, first, &sec, &type, &len);
+		if (err)
+			break;
+		if (type == PCAPNG_SHB && rd16(r, r->buf) != 1) {
+			pr_warn("%s: unsupported pcapng version %u\n", r->path, rd16(r, r->buf));
+			err = -EINVAL;
+		} else if (type == PCAPNG_IDB) {
+			err = ng_idb(r, &sec, r->buf, len);
+		} else if (type == PCAPNG_EPB || type == PCAPNG_OPB || type == PCAPNG_SPB) {
+			err = ng_packet(r, &sec, type, r->buf, len);
+		}
+		/* other blocks (name resolution, statistics, custom) carry nothing to send */
+		if (err)
+			break;
+	}
+	free(sec.ifaces);
+	/* > 0: the end of the file, or take_frame had all it wanted */
+	return err > 0 ? 0 : err;
 }
 
 int pcap_load(const char *path, struct frameset *fs, const struct fs_load_opts *o,
