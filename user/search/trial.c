@@ -189,6 +189,152 @@ int serve_trials(struct search *s)
 	}
 }
 
+/* What the ranks' parts of a trial add up to, beside the trial's own figures. */
+struct trial_sums {
+	uint64_t after; /* the witnesses' counts after the trial (replies: the answers) */
+	uint64_t most; /* the most any rank asked for */
+	uint64_t unit; /* the largest unit a rank's n come in */
+	double first, last; /* the earliest and latest start (Unix s) */
+};
+
+/*
+ * Every rank's part summed into t and sum; the first rank that failed is
+ * flagged. -EINTR when a rank (or this process) was interrupted.
+ */
+static int trial_sum_ranks(const struct rank_result *all, struct trial *t, struct trial_sums *sum)
+{
+	for (int i = 0; i < xr_nranks; i++) {
+		const struct rank_result *r = &all[i];
+
+		if (r->exit == XR_EXIT_INTERRUPTED || xr_stop)
+			return -EINTR;
+		if (!r->ran) {
+			if (!t->rank_failed) {
+				t->rank_failed = true;
+				t->failed_rank = i;
+			}
+			continue;
+		}
+		t->asked += r->asked;
+		t->sent += r->sent;
+		t->behind += r->behind;
+		sum->after += r->witness;
+		sum->most = r->asked > sum->most ? r->asked : sum->most;
+		sum->unit = r->unit > sum->unit ? r->unit : sum->unit;
+		if (r->p99_us > t->p99_us)
+			t->p99_us = r->p99_us;
+		if (r->rx_s > t->rx_s)
+			t->rx_s = r->rx_s;
+		if (!sum->first || r->start_unix < sum->first)
+			sum->first = r->start_unix;
+		if (r->start_unix > sum->last)
+			sum->last = r->start_unix;
+	}
+	return 0;
+}
+
+/*
+ * The witness after the trial into t and *after: the server's CPU since a0
+ * (read before it, at read_before), and what a webhook witness must have.
+ * 0 or -errno, said.
+ */
+static int trial_read_after(struct search *s, uint64_t first_n, const struct trial *a0,
+			    uint64_t read_before, struct trial *t, uint64_t *after)
+{
+	int err = witness_read(s, first_n, after, t);
+
+	if (err && xr_stop)
+		return -EINTR;
+	if (err) {
+		pr_warn("cannot read the trial's results: %s\n", strerror(-err));
+		return err;
+	}
+	if (t->server_cpu_s >= 0 && a0->server_cpu_s >= 0 && t->server_cpu_s >= a0->server_cpu_s) {
+		t->server_cpu_s -= a0->server_cpu_s;
+		t->server_cores = t->server_cpu_s / ((now_ns() - read_before) / 1e9);
+	} else {
+		/* none, or a counter that started over (another process) */
+		t->server_cpu_s = -1;
+	}
+	if (t->witness_webhook && !t->from_run &&
+	    (t->webhook_alone || search_has_latency_goal(s))) {
+		pr_warn("the witness (count --webhook) has no run that began at n=%llu: give the "
+			"trial --schedule FILE, the file count --webhook reads with --schedule\n",
+			(unsigned long long)first_n);
+		return -ENOENT;
+	}
+	if (!t->witness_webhook && search_has_latency_goal(s)) {
+		pr_warn("a latency goal with an http witness needs count --webhook (its latency "
+			"from departure); count --listen has none\n");
+		return -EINVAL;
+	}
+	/* the webhook's latency from departure is what the application saw: that is judged */
+	if (t->from_run)
+		t->p99_us = t->run_p99_us;
+	return 0;
+}
+
+/*
+ * What the trial comes to: received and loss (the witness read before the
+ * trial: before, a0), the drop reasons' growth; the next trial's first n.
+ */
+static void trial_books(struct search *s, bool replies, uint64_t before, const struct trial *a0,
+			const struct trial_sums *sum, struct trial *t)
+{
+	uint64_t n = xr_nranks;
+
+	/*
+	 * the next trial starts past every n this one used: each shard's n are
+	 * N apart, in units (an uplink's copies) that the next start keeps whole
+	 */
+	if (xr_nranks > 1)
+		s->next_n +=
+			(sum->most * n + sum->unit * n + sum->unit - 1) / sum->unit * sum->unit;
+	else
+		s->next_n += t->asked;
+	/* a witness whose count went down restarted: the trial cannot be read from it */
+	t->witness_reset = !replies && !t->webhook_alone && sum->after < before;
+	t->received = replies || t->webhook_alone ? sum->after :
+		      t->witness_reset		  ? 0 :
+						    sum->after - before;
+	t->loss = t->asked ? (t->asked > t->received ? (double)(t->asked - t->received) / t->asked :
+						       0) :
+			     1;
+	t->duration_s = s->trial_ns / 1e9;
+	if (t->rx_s < t->duration_s)
+		t->rx_s = t->duration_s;
+	/* growth during the trial, by name: a drop reason may first appear after the trial */
+	for (int i = 0; i < t->nattr; i++)
+		for (int k = 0; k < a0->nattr; k++)
+			if (!strcmp(t->attr_name[i], a0->attr_name[k]))
+				t->attr[i] = t->attr[i] >= a0->attr[k] ? t->attr[i] - a0->attr[k] :
+									 0;
+	t->sender_short = t->behind > 0;
+}
+
+/* Every rank's shard of the trial rt (one rank without MPI), gathered into all. 0 or -errno. */
+static int trial_shards(struct search *s, struct rank_trial *rt, struct rank_result *all)
+{
+	struct rank_result mine;
+	struct timespec ts;
+	int err;
+
+	if (xr_nranks > 1) {
+		clock_gettime(CLOCK_REALTIME, &ts);
+		rt->start_unix_ns = ts.tv_sec * 1000000000ULL + ts.tv_nsec + s->start_margin_ns;
+		err = ranks_bcast(rt);
+		if (err)
+			return err;
+	}
+	err = shard_trial(s, rt, &mine);
+	if (err == -EINTR)
+		mine.exit = XR_EXIT_INTERRUPTED;
+	/* rank 0 gathers whatever went wrong here: the other ranks wait for it there */
+	if (ranks_gather(&mine, all) && !err)
+		err = -EIO;
+	return err;
+}
+
 /*
  * One trial at load pps: the witness before, every rank's shard of the trial
  * (one rank without MPI), then the witness after. A rank that failed flags
@@ -203,11 +349,10 @@ int run_trial(struct search *s, double load, struct trial *t)
 				 .first_n = s->next_n,
 				 .trial_ns = s->trial_ns,
 				 .trial = s->nt + 1 };
-	struct rank_result mine, *all = NULL;
-	uint64_t before = 0, after = 0, most = 0, unit = 1;
-	double first = 0, last = 0;
+	struct trial_sums sum = { .unit = 1 };
+	struct rank_result *all = NULL;
 	struct trial a0 = { .server_cpu_s = -1 };
-	uint64_t read_before;
+	uint64_t read_before, before = 0;
 	int err;
 
 	if (xr_stop)
@@ -223,54 +368,13 @@ int run_trial(struct search *s, double load, struct trial *t)
 	all = calloc(xr_nranks, sizeof(*all));
 	if (!all)
 		return -ENOMEM;
-	if (xr_nranks > 1) {
-		struct timespec ts;
-
-		clock_gettime(CLOCK_REALTIME, &ts);
-		rt.start_unix_ns = ts.tv_sec * 1000000000ULL + ts.tv_nsec + s->start_margin_ns;
-		err = ranks_bcast(&rt);
-		if (err)
-			goto out;
-	}
-	err = shard_trial(s, &rt, &mine);
-	if (err == -EINTR)
-		mine.exit = XR_EXIT_INTERRUPTED;
-	/* rank 0 gathers whatever went wrong here: the other ranks wait for it there */
-	if (ranks_gather(&mine, all) && !err)
-		err = -EIO;
+	err = trial_shards(s, &rt, all);
 	if (err && err != -EINTR)
 		goto out;
-	err = 0;
 	*t = (struct trial){ .load = load, .p99_us = -1, .server_cpu_s = -1, .nranks = xr_nranks };
-	for (int i = 0; i < xr_nranks; i++) {
-		const struct rank_result *r = &all[i];
-
-		if (r->exit == XR_EXIT_INTERRUPTED || xr_stop) {
-			err = -EINTR;
-			goto out;
-		}
-		if (!r->ran) {
-			if (!t->rank_failed) {
-				t->rank_failed = true;
-				t->failed_rank = i;
-			}
-			continue;
-		}
-		t->asked += r->asked;
-		t->sent += r->sent;
-		t->behind += r->behind;
-		after += r->witness;
-		most = r->asked > most ? r->asked : most;
-		unit = r->unit > unit ? r->unit : unit;
-		if (r->p99_us > t->p99_us)
-			t->p99_us = r->p99_us;
-		if (r->rx_s > t->rx_s)
-			t->rx_s = r->rx_s;
-		if (!first || r->start_unix < first)
-			first = r->start_unix;
-		if (r->start_unix > last)
-			last = r->start_unix;
-	}
+	err = trial_sum_ranks(all, t, &sum);
+	if (err)
+		goto out;
 	if (xr_nranks == 1 && t->rank_failed) {
 		pr_warn("the trial at %.0f %s/s failed (exit %d)%s%s\n", load, s->unit, all[0].exit,
 			all[0].why[0] ? ": " : "", all[0].why);
@@ -278,7 +382,7 @@ int run_trial(struct search *s, double load, struct trial *t)
 		goto out;
 	}
 	if (xr_nranks > 1) {
-		t->start_skew_us = (last - first) * 1e6;
+		t->start_skew_us = (sum.last - sum.first) * 1e6;
 		/* a shard that started late had no time to set up: give the next trials more */
 		if (t->start_skew_us > 1000 && s->start_margin_ns < 8000000000ULL)
 			s->start_margin_ns *= 2;
@@ -286,62 +390,11 @@ int run_trial(struct search *s, double load, struct trial *t)
 	/* frames still in flight (queues, the server's backlog) are counted before reading */
 	sleep_until(now_ns() + s->settle_ns);
 	if (!replies) {
-		err = witness_read(s, rt.first_n, &after, t);
-		if (err && xr_stop)
-			err = -EINTR;
-		if (err) {
-			pr_warn("cannot read the trial's results: %s\n", strerror(-err));
+		err = trial_read_after(s, rt.first_n, &a0, read_before, t, &sum.after);
+		if (err)
 			goto out;
-		}
-		if (t->server_cpu_s >= 0 && a0.server_cpu_s >= 0 &&
-		    t->server_cpu_s >= a0.server_cpu_s) {
-			t->server_cpu_s -= a0.server_cpu_s;
-			t->server_cores = t->server_cpu_s / ((now_ns() - read_before) / 1e9);
-		} else {
-			/* none, or a counter that started over (another process) */
-			t->server_cpu_s = -1;
-		}
-		if (t->witness_webhook && !t->from_run &&
-		    (t->webhook_alone || search_has_latency_goal(s))) {
-			pr_warn("the witness (count --webhook) has no run that began at n=%llu: give the "
-				"trial --schedule FILE, the file count --webhook reads with --schedule\n",
-				(unsigned long long)rt.first_n);
-			err = -ENOENT;
-			goto out;
-		}
-		if (!t->witness_webhook && search_has_latency_goal(s) && !replies) {
-			pr_warn("a latency goal with an http witness needs count --webhook (its latency "
-				"from departure); count --listen has none\n");
-			err = -EINVAL;
-			goto out;
-		}
-		/* the webhook's latency from departure is what the application saw: that is judged */
-		if (t->from_run)
-			t->p99_us = t->run_p99_us;
 	}
-	/*
-	 * the next trial starts past every n this one used: each shard's n are
-	 * N apart, in units (an uplink's copies) that the next start keeps whole
-	 */
-	if (xr_nranks > 1)
-		s->next_n += (most * xr_nranks + unit * xr_nranks + unit - 1) / unit * unit;
-	else
-		s->next_n += t->asked;
-	/* a witness whose count went down restarted: the trial cannot be read from it */
-	t->witness_reset = !replies && !t->webhook_alone && after < before;
-	t->received = replies || t->webhook_alone ? after : t->witness_reset ? 0 : after - before;
-	t->loss = t->asked ? (t->asked > t->received ? (double)(t->asked - t->received) / t->asked :
-						       0) :
-			     1;
-	t->duration_s = s->trial_ns / 1e9;
-	if (t->rx_s < t->duration_s)
-		t->rx_s = t->duration_s;
-	/* growth during the trial, by name: a drop reason may first appear after the trial */
-	for (int i = 0; i < t->nattr; i++)
-		for (int k = 0; k < a0.nattr; k++)
-			if (!strcmp(t->attr_name[i], a0.attr_name[k]))
-				t->attr[i] = t->attr[i] >= a0.attr[k] ? t->attr[i] - a0.attr[k] : 0;
-	t->sender_short = t->behind > 0;
+	trial_books(s, replies, before, &a0, &sum, t);
 	/* the trial keeps each rank's part (the search frees it) */
 	if (xr_nranks > 1) {
 		t->ranks = all;
