@@ -186,15 +186,18 @@ static int parse_word(const char *cmd, const char *opt, const char *arg, const c
 	return -1;
 }
 
-static int parse_one(struct send_opts *so, const struct xr_proto *p, int opt, const char *arg,
-		     int *paced)
+/* parse_one's answers besides XR_EXIT_USAGE: an option taken, or one for another group */
+#define OPT_TAKEN -1
+#define OPT_OTHER -2
+
+/* The interface, engine, pace and amount: OPT_TAKEN, XR_EXIT_USAGE (said), or OPT_OTHER when opt is not one of them */
+static int parse_pacing(struct send_opts *so, int opt, const char *arg, int *paced)
 {
 	static const char *const engines[] = { "auto", "kernel", "xsk" }; /* enum send_engine */
 	static const char *const backoffs[] = { "auto", "spin", "skip" }; /* enum send_backoff */
-	int w;
-
-	const char *cmd = so->cmd, *dst_name = p->dst_name ? p->dst_name : "dst";
+	const char *cmd = so->cmd;
 	uint64_t v;
+	int w;
 
 	switch (opt) {
 	case 'i': so->ifname = arg; break;
@@ -268,6 +271,17 @@ static int parse_one(struct send_opts *so, const struct xr_proto *p, int opt, co
 			return XR_EXIT_USAGE;
 		so->backoff = (enum send_backoff)w;
 		break;
+	default: return OPT_OTHER;
+	}
+	return OPT_TAKEN;
+}
+
+/* What the run reports and where it runs: OPT_TAKEN, XR_EXIT_USAGE (said), or OPT_OTHER when opt is not one of them */
+static int parse_run(struct send_opts *so, int opt, const char *arg)
+{
+	const char *cmd = so->cmd;
+
+	switch (opt) {
 	case O_JSON: so->json_path = arg; break;
 	case O_SPECTRUM: so->spectrum_path = arg; break;
 	case O_STREAM: so->stream_path = arg; break;
@@ -330,17 +344,29 @@ static int parse_one(struct send_opts *so, const struct xr_proto *p, int opt, co
 			return cli_usage_error(cmd, "--netns: an empty name");
 		so->netns = arg;
 		break;
+	case 'q':
+		so->quiet = true;
+		xr_verbosity = XR_LOG_WARN;
+		break;
+	case 'v': xr_verbosity++; break;
+	default: return OPT_OTHER;
+	}
+	return OPT_TAKEN;
+}
+
+/* What the frames are and what answers them: OPT_TAKEN, XR_EXIT_USAGE (said), or OPT_OTHER when opt is not one of them */
+static int parse_frames(struct send_opts *so, const struct xr_proto *p, int opt, const char *arg)
+{
+	const char *cmd = so->cmd, *dst_name = p->dst_name ? p->dst_name : "dst";
+	uint64_t v;
+
+	switch (opt) {
 	case O_VLAN:
 		if (static_parse_vlan(arg, &so->net.vlan_tci))
 			return cli_usage_error(cmd, "--vlan: '%s' is not VID[:PRI] (0-4095, 0-7)",
 					       arg);
 		so->net.have_vlan = true;
 		break;
-	case 'q':
-		so->quiet = true;
-		xr_verbosity = XR_LOG_WARN;
-		break;
-	case 'v': xr_verbosity++; break;
 	case O_REWRITE:
 		if (so->plan.nspecs >= XR_MAX_USER_SPECS)
 			return cli_usage_error(
@@ -397,9 +423,22 @@ static int parse_one(struct send_opts *so, const struct xr_proto *p, int opt, co
 			return cli_usage_error(cmd, "--concurrency must be between 1 and %u",
 					       XR_CONCURRENCY_MAX);
 		break;
-	default: return XR_EXIT_USAGE;
+	default: return OPT_OTHER;
 	}
-	return -1;
+	return OPT_TAKEN;
+}
+
+/* One option of the common set: -1 when taken, XR_EXIT_USAGE (said) when not. */
+static int parse_one(struct send_opts *so, const struct xr_proto *p, int opt, const char *arg,
+		     int *paced)
+{
+	int ret = parse_pacing(so, opt, arg, paced);
+
+	if (ret == OPT_OTHER)
+		ret = parse_run(so, opt, arg);
+	if (ret == OPT_OTHER)
+		ret = parse_frames(so, p, opt, arg);
+	return ret == OPT_OTHER ? XR_EXIT_USAGE : ret;
 }
 
 int send_opts_parse(struct send_opts *so, const struct xr_proto *p, void *st, int argc, char **argv,
