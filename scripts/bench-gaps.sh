@@ -14,9 +14,7 @@ FRAMES=${BENCH_FRAMES:-100000}
 bench_setup
 python3 pcaps/mkpcap.py udp "$WORK/one-64.pcap" --count 1 --size 60
 engines=xsk
-"$XR" probe --json "$WORK/probe.json" >/dev/null 2>&1
-python3 -c 'import json,sys; sys.exit(0 if json.load(open(sys.argv[1]))["checks"]["live_frames"]["ok"] else 1)' \
-	"$WORK/probe.json" && engines="kernel xsk"
+bench_live_frames && engines="kernel xsk"
 # the server's end needs an XDP program for the kernel engine's frames (NAPI); it passes them
 ip netns exec "$NS_S" "$XR" count -i "$TB_SRV_IF" --any -q --duration 3600s &
 COUNT_PID=$!

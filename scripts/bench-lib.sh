@@ -35,6 +35,25 @@ bench_meta() {
 	python3 scripts/bench_report.py meta "$WORK/probe.json" "results/$(basename "$0" .sh).meta.json"
 }
 
+# bench_live_frames: true where xdpreplay's kernel engine sends on the sender's interface (bench_meta's
+# probe found live frames)
+bench_live_frames() {
+	python3 -c 'import json,sys; sys.exit(0 if json.load(open(sys.argv[1]))["checks"]["live_frames"]["ok"] else 1)' \
+		"$WORK/probe.json" 2>/dev/null
+}
+
+# bench_xsk_rows: true where a benchmark adds rows with --engine xsk (named xdpreplay-xsk-...) beside
+# its own, so that both engines' figures come from one run, interleaved: where --engine auto takes
+# the kernel engine. Where auto takes xsk, its own rows are the xsk engine's already.
+# BENCH_XSK_ROWS=1 adds them anyway (to try that path on any host), BENCH_XSK_ROWS=0 never.
+bench_xsk_rows() {
+	case "${BENCH_XSK_ROWS:-}" in
+	1) return 0 ;;
+	0) return 1 ;;
+	esac
+	bench_live_frames
+}
+
 # bench_mqtt_bed NAME: bench_setup with 2 senders, Mosquitto on the server's CPU 1 configured as
 # the flood benchmark's broker (scripts/mosquitto.sh: user bench, password flood-0), an XDP program
 # on each bridge port (a veth delivers XDP_TX frames at once only to a peer with one) and BPF run

@@ -14,6 +14,8 @@
 #     server (nobody answers: the JoinAccept path is measured by tests/t_lorawan.sh).
 #  4. LoRaWAN 1.1 (fleet --mac-version 1.1.0, the same 300k x 2k heard by 1): two CMACs per uplink,
 #     precomputed and in BPF, against the 1.0 fleet's static frames (the same sizes).
+#  Rows with the engine --engine auto takes; where that is the kernel engine, xsk rows beside them
+#  (xdpreplay-xsk-lorawan and -static, heard by 1; bench_xsk_rows in bench-lib.sh).
 # Results: a table on stdout and results/bench-lorawan.{txt,raw.tsv}.
 #   BENCH_REPS=5 BENCH_SECS=3 scripts/bench-lorawan.sh     (BENCH_ONLY=join: the join rows alone;
 #   BENCH_ONLY=v11: the 1.0 and 1.1 rows heard by 1)
@@ -83,6 +85,13 @@ for rep in $(seq "$REPS"); do
 		measure "xdpreplay-static" "hb$hb" "$XR" lorawan send -i "$TB_GEN_IF" --fleet "$WORK/fleet$hb" \
 			--server "$TB_SRV_IP" --duration ${SECS}s --wait 0 -q --static
 	done
+	if bench_xsk_rows; then
+		# xsk beside the kernel engine: uplinks finished in userspace from the ring, and the ceiling
+		measure "xdpreplay-xsk-lorawan" "hb1" "$XR" lorawan send -i "$TB_GEN_IF" --engine xsk \
+			--fleet "$WORK/fleet1" --server "$TB_SRV_IP" --duration ${SECS}s --wait 0 -q
+		measure "xdpreplay-xsk-static" "hb1" "$XR" lorawan send -i "$TB_GEN_IF" --engine xsk \
+			--fleet "$WORK/fleet1" --server "$TB_SRV_IP" --duration ${SECS}s --wait 0 -q --static
+	fi
 	[ -z "$ONLY" ] && [ "$rep" -le 2 ] && have nc && measure "nc-loop" "hb1" bash -c nc_loop
 done
 python3 scripts/bench_report.py lorawan "$RAW" "$READY" "$REPS" "$SECS" | tee results/bench-lorawan.txt

@@ -74,8 +74,12 @@ for size in 64 300; do
 		measure "xdpreplay-1t-1000frames" $size "$XR" replay -i "$TB_GEN_IF" -q --duration ${SECS}s "$WORK/k-$size.pcap"
 		[ "$ncpu" -ge 2 ] && measure "xdpreplay-2t" $size "$XR" replay -i "$TB_GEN_IF" -q --threads 2 \
 			--duration ${SECS}s "$WORK/one-$size.pcap"
-		measure "xdpreplay-xsk-1t" $size "$XR" replay -i "$TB_GEN_IF" -q --engine xsk --duration ${SECS}s \
-			"$WORK/one-$size.pcap"
+		if bench_xsk_rows; then
+			measure "xdpreplay-xsk-1t" $size "$XR" replay -i "$TB_GEN_IF" -q --engine xsk \
+				--duration ${SECS}s "$WORK/one-$size.pcap"
+			[ "$ncpu" -ge 2 ] && measure "xdpreplay-xsk-2t" $size "$XR" replay -i "$TB_GEN_IF" -q \
+				--engine xsk --threads 2 --duration ${SECS}s "$WORK/one-$size.pcap"
+		fi
 		measure "xdpreplay-seq-1t" $size "$XR" replay -i "$TB_GEN_IF" -q --rewrite ip.id=seq \
 			--duration ${SECS}s "$WORK/one-$size.pcap"
 		have trafgen && measure "trafgen-1p" $size timeout -s INT $SECS trafgen -o "$TB_GEN_IF" \

@@ -25,6 +25,8 @@
 # curl's own GET / (recorded by tcpdump on the bed before the rounds) at BENCH_TCP_RATE: a captured
 # session as a load, beside gen tcp's built one (tcpreplay cannot complete such a session: the
 # server's ISN is not the capture's).
+# Where --engine auto takes the kernel engine, gen tcp also runs with --engine xsk (xdpreplay-xsk;
+# bench_xsk_rows in bench-lib.sh), and the report gives xsk / kernel per round.
 # Results: a table on stdout and results/bench-tcp.{txt,raw.tsv}; per-round ratios against wrk.
 #   BENCH_REPS=3 BENCH_SECS=3 scripts/bench-tcp.sh
 #   BENCH_TCP_BODY=10240 BENCH_TCP_RATE=5000 scripts/bench-tcp.sh
@@ -213,6 +215,16 @@ print((g.get("replies_xdp_ns", 0) + g["segments"]["pump"]["cpu_ns"]) / 1e9)' "$W
 	# what the sessions themselves cost: the XDP program alone (the sender's thread spins between
 	# departures, so its CPU is a core whatever the rate)
 	record xdpreplay-xdp "$round" "$n" "$(jget "$WORK/g.json" duration_s)" "$xdp"
+	if bench_xsk_rows; then
+		# the same sessions with the SYNs and requests sent by the xsk engine
+		run xdpreplay-xsk "$XR" gen tcp -i "$TB_GEN_IF" --engine xsk --dst "$TB_SRV_IP" \
+			--src 198.18.64.0/23 "${XR_REQ[@]}" --pps "$RATE" --duration "${SECS}s" --wait 3s \
+			--json "$WORK/g.json"
+		n=$(jget "$WORK/g.json" sessions.completed)
+		xdp=$(python3 -c 'import json,sys; g = json.load(open(sys.argv[1]))
+print((g.get("replies_xdp_ns", 0) + g["segments"]["pump"]["cpu_ns"]) / 1e9)' "$WORK/g.json")
+		record xdpreplay-xsk "$round" "$n" "$(jget "$WORK/g.json" duration_s)" "$(python3 -c "print($CPU + $xdp)")"
+	fi
 	if [ "$SESSIONS" = 1 ]; then
 		# the same GET /, as curl sent it, played from the capture (other sources: no TIME_WAIT
 		# meets the run before)
@@ -248,7 +260,8 @@ fi
 python3 - "$TCP_RAW" "$what" "$unit" <<'PY' | tee results/bench-tcp.txt
 import statistics, sys
 rows = [l.rstrip("\n").split("\t") for l in open(sys.argv[1]) if l.strip()]
-tools = ["xdpreplay", "xdpreplay-xdp", "replay-sessions", "replay-sessions-xdp", "ab", "wrk", "h2load"]
+tools = ["xdpreplay", "xdpreplay-xdp", "xdpreplay-xsk", "replay-sessions", "replay-sessions-xdp", "ab", "wrk",
+         "h2load"]
 by = {t: [r for r in rows if r[0] == t] for t in tools}
 u = sys.argv[3]
 print("HTTP %s %s, median of %d rounds"
@@ -262,6 +275,10 @@ print("per round, xdpreplay / wrk: %s/s, CPU per %s (with the spinning thread; X
 for x, xx, w in zip(by["xdpreplay"], by["xdpreplay-xdp"], by["wrk"]):
     print("  round %s: %.2f, %.3f; %.3f" % (x[1], float(x[2]) / max(float(w[2]), 1),
           float(x[3]) / max(float(w[3]), 1e-9), float(xx[3]) / max(float(w[3]), 1e-9)))
+if by["xdpreplay-xsk"]:
+    print("per round, the xsk engine / the kernel engine (gen tcp): %s/s" % u)
+    for x, k in zip(by["xdpreplay-xsk"], by["xdpreplay"]):
+        print("  round %s: %.3f" % (x[1], float(x[2]) / max(float(k[2]), 1)))
 if by["replay-sessions"]:
     print("per round, replay --sessions / gen tcp: %s/s, XDP CPU per %s" % (u, u[:-1]))
     for s, sx, x, xx in zip(by["replay-sessions"], by["replay-sessions-xdp"], by["xdpreplay"],

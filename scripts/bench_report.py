@@ -59,6 +59,11 @@ def replay(a):
              and not n.endswith("-2p")]
     pairs += [("xdpreplay-2t", n) for n in names if n in ("xdp-trafficgen-2t", "trafgen-2p")]
     pairs += [("xdpreplay-2t", "xdpreplay-1t")]
+    # xsk beside the kernel engine (bench_xsk_rows): against the same tools, one thread against two
+    if "xdpreplay-xsk-1t" in names:
+        pairs += [("xdpreplay-xsk-1t", n) for n in names if n in ("trafgen-1p", "tcpreplay")]
+        pairs += [("xdpreplay-xsk-2t", "xdpreplay-xsk-1t"), ("xdpreplay-xsk-1t", "xdpreplay-1t"),
+                  ("xdpreplay-xsk-2t", "xdpreplay-2t")]
     ratios = []
     for ours, n in pairs:
         for s in ("64", "300"):
@@ -66,7 +71,7 @@ def replay(a):
             if med is None:
                 continue
             ratios.append({"ours": ours, "other": n, "size": s, "median": med, "rounds": r})
-            print("  %-14s vs %-20s %4sB %7.2fx  [%s]" % (ours, n, s, med, " ".join("%.2f" % x for x in r)))
+            print("  %-16s vs %-20s %4sB %7.2fx  [%s]" % (ours, n, s, med, " ".join("%.2f" % x for x in r)))
     if not any(n.startswith("xdp-trafficgen") for n in names):
         print("  xdp-trafficgen: not run; XDP_TOOLS=DIR (an xdp-tools v1.6.3 tree) builds and runs it")
     print()
@@ -98,7 +103,7 @@ def replay(a):
 
 
 def rewrite(a):
-    names, res = medians(a[0])
+    names, res, rounds = per_round(a[0])
     print("Rewrite overhead and SYN generation (received at the server), medians of up to %s runs of %s s"
           % (a[2], a[3]))
     print("%-30s %12s %12s" % ("sender", "pps", "us/pkt"))
@@ -106,27 +111,40 @@ def rewrite(a):
         for (name, size), v in res.items():
             if name == n:
                 print("%-30s %12.0f %12.3f" % (n, v[0], v[1]))
-    static, plan = res.get(("xdpreplay-static", "64")), res.get(("xdpreplay-src+sport+csum", "64"))
-    if static and plan:
-        print("\nrewrite overhead (src IP + src port + checksums vs the same frame static): %.1f%% slower"
-              % ((1 - plan[0] / static[0]) * 100))
-    syn, hp = res.get(("xdpreplay-gen-syn", "64")), res.get(("hping3-S-flood", "64"))
-    if syn and hp and hp[0] > 0:
-        print("SYN generation: xdpreplay gen syn / hping3 --flood -S = %.1fx" % (syn[0] / hp[0]))
+    ratios = []
+
+    def ratio(what, ours, other):
+        r, med = round_ratios(rounds, (ours, "64"), (other, "64"))
+        if med is not None:
+            ratios.append({"what": what, "ours": ours, "other": other, "median": med, "rounds": r})
+            print("  %-54s %6.3f  [%s]" % (what, med, " ".join("%.3f" % x for x in r)))
+
+    print("\nper-round ratios of pps received (median [each round's])")
+    # xdpreplay-...: the engine --engine auto takes; xdpreplay-xsk-...: xsk beside the kernel engine
+    for p in ("xdpreplay", "xdpreplay-xsk"):
+        if (p + "-static", "64") not in res:
+            continue
+        ratio("%s: src IP + src port + checksums / static" % p, p + "-src+sport+csum", p + "-static")
+        ratio("%s: gen syn / hping3 --flood -S" % p, p + "-gen-syn", "hping3-S-flood")
+    for n in ("static", "src+sport+csum", "gen-syn"):
+        if ("xdpreplay-xsk-" + n, "64") in res:
+            ratio("xsk / the kernel engine: %s" % n, "xdpreplay-xsk-" + n, "xdpreplay-" + n)
     print("  xdp-trafficgen: not run (Debian's 1.3.1 does not run on this kernel)")
-    print("\nSYN rate sweep: offered, answered, answered within 10 ms and 50 ms (share of offered)")
+    print("\nSYN rate sweep: asked for, sent, answered, answered within 10 ms and 50 ms (share of those asked")
+    print("for: a SYN the sender did not keep up with is not answered in time)")
     best = {10: 0, 50: 0}
     for l in open(a[1]):
-        rate, sent, answered, w10, w50 = map(int, l.split())
-        print("  %8d SYN/s: sent %8d, answered %8d, <=10 ms %.4f, <=50 ms %.4f"
-              % (rate, sent, answered, w10 / sent if sent else 0, w50 / sent if sent else 0))
+        rate, asked, sent, answered, w10, w50 = map(int, l.split())
+        print("  %8d SYN/s: asked %8d, sent %8d, answered %8d, <=10 ms %.4f, <=50 ms %.4f"
+              % (rate, asked, sent, answered, w10 / asked if asked else 0, w50 / asked if asked else 0))
         for b, w in ((10, w10), (50, w50)):
-            if sent and w / sent >= 0.999:
+            if asked and w / asked >= 0.999:
                 best[b] = max(best[b], rate)
     print("highest rate with >= 99.9%% answered within 10 ms: %d SYN/s; within 50 ms: %d SYN/s"
           % (best[10], best[50]))
     json.dump({"runs": [{"sender": n, "size": s, "pps": v[0], "cpu_us_per_pkt": v[1], "runs": v[2]}
-                        for (n, s), v in res.items()], "best_10ms": best[10], "best_50ms": best[50]},
+                        for (n, s), v in res.items()], "ratios": ratios,
+               "best_10ms": best[10], "best_50ms": best[50]},
               open("results/bench-rewrite.json", "w"), indent=1)
 
 
@@ -160,6 +178,15 @@ def lorawan(a):
                       % (hb, what, 100 * med, " ".join("%.1f" % (100 * x) for x in r)))
         if ours and nc and nc[0] > 0:
             print("%s: xdpreplay lorawan send / nc -w0 -u loop (PUSH_DATA/s) = %.0fx" % (hb, ours[0] / nc[0]))
+    # xsk beside the kernel engine (bench_xsk_rows)
+    for ours, other, what in (("xdpreplay-xsk-lorawan", "xdpreplay-xsk-static",
+                               "xsk: valid uplinks / the same frames static"),
+                              ("xdpreplay-xsk-lorawan", "xdpreplay-lorawan",
+                               "xsk / the kernel engine: valid uplinks"),
+                              ("xdpreplay-xsk-static", "xdpreplay-static", "xsk / the kernel engine: static")):
+        r, med = round_ratios(rounds, (ours, "hb1"), (other, "hb1"))
+        if med is not None:
+            print("hb1: %s, per round: %.1f%% [%s]" % (what, 100 * med, " ".join("%.1f" % (100 * x) for x in r)))
     join = res.get(("xdpreplay-join", "otaa"))
     if join:
         print("join requests (1M OTAA devices, one JoinRequest each, valid MIC, distinct DevNonces): %.0f/s, "
