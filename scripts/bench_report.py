@@ -245,7 +245,7 @@ def meta(a):
 
 
 # the order of the page: what a reader looks for first
-DOC_ORDER = ["bench-replay", "bench-rewrite", "bench-gaps", "bench-tcp", "bench-mqtt", "bench-mqtt-paced",
+DOC_ORDER = ["bench-replay", "bench-rewrite", "bench-gaps", "bench-startup", "bench-tcp", "bench-mqtt", "bench-mqtt-paced",
              "bench-mqtt-search", "bench-mqtt-flood", "bench-mqtt-sub", "bench-mqtt-calls", "bench-dns",
              "bench-lorawan", "bench-drops", "bench-shards"]
 
