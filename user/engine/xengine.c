@@ -42,7 +42,8 @@
 #define XSK_BUFS \
 	(2 * XSK_RING_SIZE) /* a building thread's buffers: the TX ring and its completions */
 #define XSK_KICK_EVERY 32 /* copy mode sends at most 32 frames per kick */
-#define XSK_BATCH 32
+/* what one kick sends in copy mode: the frames in flight stay few and their buffers in cache */
+#define XSK_BATCH XSK_KICK_EVERY
 #define XSK_DRAIN_NS 1000000000ULL
 #define XSK_TICK_NS 100000ULL
 /* A queue stays busy for about a second after the last socket on it closed (PLATFORM.md). */

@@ -36,8 +36,9 @@ int selftest_hist(uint64_t *checked, uint64_t *mismatches)
 	cpu_set_t was;
 
 	err = !sum || !skel ? -ENOMEM : sched_getaffinity(0, sizeof(was), &was) ? -errno : 0;
-	if (!err)
-		err = engine_hists_size(skel->obj);
+	if (err)
+		goto out;
+	err = engine_hists_size(skel->obj);
 	if (!err)
 		err = selftest_bpf__load(skel);
 	for (int c = 0; !err && c < ncpu; c++) {
@@ -45,6 +46,7 @@ int selftest_hist(uint64_t *checked, uint64_t *mismatches)
 		err = r < 0 ? r : 0;
 		recorded += r == 0;
 	}
+	/* the CPUs this process had before it went round them */
 	sched_setaffinity(0, sizeof(was), &was);
 	if (!err)
 		err = engine_hist_sum(bpf_map__fd(skel->maps.rtt_hist), sum);
@@ -52,6 +54,7 @@ int selftest_hist(uint64_t *checked, uint64_t *mismatches)
 		found += sum[i];
 	*checked += recorded;
 	*mismatches += !err && (found != recorded || !recorded);
+out:
 	selftest_bpf__destroy(skel);
 	free(sum);
 	return err;
