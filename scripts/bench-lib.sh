@@ -35,6 +35,15 @@ bench_meta() {
 	python3 scripts/bench_report.py meta "$WORK/probe.json" "results/$(basename "$0" .sh).meta.json"
 }
 
+# trafgen_cfg PCAP: the first frame of a one-frame capture as trafgen's configuration (a byte list)
+trafgen_cfg() {
+	python3 - "$1" <<-'EOF'
+	import sys
+	d = open(sys.argv[1], "rb").read()[40:]
+	print("{ " + ", ".join("0x%02x" % b for b in d) + " }")
+	EOF
+}
+
 # bench_live_frames: true where xdpreplay's kernel engine sends on the sender's interface (bench_meta's
 # probe found live frames)
 bench_live_frames() {

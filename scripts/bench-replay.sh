@@ -38,11 +38,7 @@ for size in 64 300; do
 	python3 pcaps/mkpcap.py udp "$WORK/one-$size.pcap" --count 1 --size $((size - 4))
 	python3 pcaps/mkpcap.py udp "$WORK/k-$size.pcap" --count 1000 --size $((size - 4))
 	# trafgen's configuration: the same frame as a byte list
-	python3 - "$WORK/one-$size.pcap" >"$WORK/trafgen-$size.cfg" <<-'EOF'
-	import sys
-	d = open(sys.argv[1], "rb").read()[40:]
-	print("{ " + ", ".join("0x%02x" % b for b in d) + " }")
-	EOF
+	trafgen_cfg "$WORK/one-$size.pcap" >"$WORK/trafgen-$size.cfg"
 done
 
 nc_loop() { # one datagram per nc process, as the published LoRaWAN benchmark sent its uplinks

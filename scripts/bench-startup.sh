@@ -12,11 +12,7 @@
 REPS=${BENCH_REPS:-5}
 bench_setup
 python3 pcaps/mkpcap.py udp "$WORK/one.pcap" --count 1 --size 60
-python3 - "$WORK/one.pcap" >"$WORK/trafgen.cfg" <<-'EOF'
-import sys
-d = open(sys.argv[1], "rb").read()[40:]
-print("{ " + ", ".join("0x%02x" % b for b in d) + " }")
-EOF
+trafgen_cfg "$WORK/one.pcap" >"$WORK/trafgen.cfg"
 # the server drops what reaches it in XDP, so that no answer of its stack is part of a run
 ip netns exec "$NS_S" "$XR" count -i "$TB_SRV_IF" --any --drop -q --duration 3600s &
 COUNT_PID=$!

@@ -131,6 +131,13 @@ run() {
 	CPU=$(awk '{print $1 + $2}' "$WORK/time" | tail -n 1)
 }
 
+# xdp_cpu JSON: seconds of a gen tcp run's XDP program and its pump (the thread that sends the
+# segments XDP_TX cannot), from its --json
+xdp_cpu() {
+	python3 -c 'import json,sys; g = json.load(open(sys.argv[1]))
+print((g.get("replies_xdp_ns", 0) + g["segments"]["pump"]["cpu_ns"]) / 1e9)' "$1"
+}
+
 # record NAME ROUND SESSIONS SECONDS CPU_S
 record() {
 	python3 -c 'import sys; n, s, c = float(sys.argv[3]), float(sys.argv[4]), float(sys.argv[5])
@@ -146,8 +153,7 @@ keep_round() {
 		--json "$WORK/g.json"
 	n=$(jget "$WORK/g.json" requests.responses)
 	local xdp secs
-	xdp=$(python3 -c 'import json,sys; g = json.load(open(sys.argv[1]))
-print((g.get("replies_xdp_ns", 0) + g["segments"]["pump"]["cpu_ns"]) / 1e9)' "$WORK/g.json")
+	xdp=$(xdp_cpu "$WORK/g.json")
 	# from the first SYN to the last response: the sessions open at the end finish after --duration
 	secs=$(python3 -c 'import json,sys; r = json.load(open(sys.argv[1]))["requests"]
 print(r["responses"] / r["responses_per_s"] if r["responses_per_s"] else 0)' "$WORK/g.json")
@@ -173,8 +179,7 @@ responder_round() {
 			"${XR_REQ[@]}" --pps "$r" --duration "${SECS}s" --wait 3s --json "$WORK/g.json"
 		n=$(jget "$WORK/g.json" sessions.completed)
 		asked=$(jget "$WORK/g.json" sessions.asked)
-		xdp=$(python3 -c 'import json,sys; g = json.load(open(sys.argv[1]))
-print((g.get("replies_xdp_ns", 0) + g["segments"]["pump"]["cpu_ns"]) / 1e9)' "$WORK/g.json")
+		xdp=$(xdp_cpu "$WORK/g.json")
 		echo "  round $round xdpreplay at $r: $n of $asked sessions completed" >&2
 		[ "$n" = "$asked" ] || break
 		best=$n best_cpu=$CPU best_xdp=$xdp
@@ -209,8 +214,7 @@ for round in $(seq "$REPS"); do
 		--pps "$RATE" --duration "${SECS}s" --wait 3s --json "$WORK/g.json"
 	n=$(jget "$WORK/g.json" sessions.completed)
 	# the XDP program's run time, and the pump's (the thread that sends the segments XDP_TX cannot)
-	xdp=$(python3 -c 'import json,sys; g = json.load(open(sys.argv[1]))
-print((g.get("replies_xdp_ns", 0) + g["segments"]["pump"]["cpu_ns"]) / 1e9)' "$WORK/g.json")
+	xdp=$(xdp_cpu "$WORK/g.json")
 	record xdpreplay "$round" "$n" "$(jget "$WORK/g.json" duration_s)" "$(python3 -c "print($CPU + $xdp)")"
 	# what the sessions themselves cost: the XDP program alone (the sender's thread spins between
 	# departures, so its CPU is a core whatever the rate)
@@ -221,8 +225,7 @@ print((g.get("replies_xdp_ns", 0) + g["segments"]["pump"]["cpu_ns"]) / 1e9)' "$W
 			--src 198.18.64.0/23 "${XR_REQ[@]}" --pps "$RATE" --duration "${SECS}s" --wait 3s \
 			--json "$WORK/g.json"
 		n=$(jget "$WORK/g.json" sessions.completed)
-		xdp=$(python3 -c 'import json,sys; g = json.load(open(sys.argv[1]))
-print((g.get("replies_xdp_ns", 0) + g["segments"]["pump"]["cpu_ns"]) / 1e9)' "$WORK/g.json")
+		xdp=$(xdp_cpu "$WORK/g.json")
 		record xdpreplay-xsk "$round" "$n" "$(jget "$WORK/g.json" duration_s)" "$(python3 -c "print($CPU + $xdp)")"
 	fi
 	if [ "$SESSIONS" = 1 ]; then
@@ -232,8 +235,7 @@ print((g.get("replies_xdp_ns", 0) + g["segments"]["pump"]["cpu_ns"]) / 1e9)' "$W
 			--src 198.18.96.0/20 --pps "$RATE" --duration "${SECS}s" --wait 3s --json "$WORK/g.json" \
 			"$WORK/curl.pcap"
 		n=$(jget "$WORK/g.json" sessions.completed)
-		xdp=$(python3 -c 'import json,sys; g = json.load(open(sys.argv[1]))
-print((g.get("replies_xdp_ns", 0) + g["segments"]["pump"]["cpu_ns"]) / 1e9)' "$WORK/g.json")
+		xdp=$(xdp_cpu "$WORK/g.json")
 		record replay-sessions "$round" "$n" "$(jget "$WORK/g.json" duration_s)" "$(python3 -c "print($CPU + $xdp)")"
 		record replay-sessions-xdp "$round" "$n" "$(jget "$WORK/g.json" duration_s)" "$xdp"
 	fi
