@@ -261,8 +261,8 @@ static __always_inline bool frame_is_due(struct xr_gen_slot *s, __u64 k)
 	return due <= s->clock_ns;
 }
 
-SEC("xdp")
-int xr_gen(struct xdp_md *ctx)
+/* Frame k of this CPU's slot; live: a live-frames run's, which waits out a full ring. */
+static __always_inline int gen_frame(struct xdp_md *ctx, const bool live)
 {
 	__u32 cpu = bpf_get_smp_processor_id();
 	struct xr_gen_slot *s;
@@ -282,7 +282,7 @@ int xr_gen(struct xdp_md *ctx)
 		return XDP_DROP;
 	if (cfg.pace != XR_PACE_NONE && !frame_is_due(s, k))
 		return XDP_DROP;
-	if (ring_full_backoff(s))
+	if (live && ring_full_backoff(s))
 		return XDP_DROP;
 	s->k_next = k + 1;
 
@@ -323,16 +323,56 @@ bad:
 	return XDP_DROP;
 }
 
+SEC("xdp")
+int xr_gen(struct xdp_md *ctx)
+{
+	return gen_frame(ctx, true);
+}
+
+/*
+ * The same frames in test mode, one per BPF_PROG_RUN (the xsk engine, the
+ * selftest), loaded instead of xr_gen there: without the ring's back-off,
+ * whose bpf_loop (5.17) a 5.10 verifier refuses in the whole program.
+ */
+SEC("?xdp")
+int xr_build(struct xdp_md *ctx)
+{
+	return gen_frame(ctx, false);
+}
+
 /*
  * On the sender's interface: the server's answers go to the protocol's
  * reply handler, which counts them, answers some (a handshake's ACK, say) and
  * drops the rest, so that this host's stack never sees (and never answers)
  * traffic meant for the sockets we do not have.
+ *
+ * One program per reply kind (XR_REPLY_PROGS), loaded only by the run that
+ * answers that kind (SEC("?xdp"), engine/session.c): a verifier before 6.8
+ * checks every global function a program calls, reachable or not, so one
+ * switch over all kinds let LoRaWAN's downlink code stop a gen syn on 6.1.
  */
-SEC("xdp")
-int xr_replies(struct xdp_md *ctx)
+SEC("?xdp")
+int xr_replies_syn(struct xdp_md *ctx)
 {
-	return proto_reply(ctx);
+	return syn_reply(ctx);
+}
+
+SEC("?xdp")
+int xr_replies_lora(struct xdp_md *ctx)
+{
+	return lora_reply(ctx);
+}
+
+SEC("?xdp")
+int xr_replies_dns(struct xdp_md *ctx)
+{
+	return dns_reply(ctx);
+}
+
+SEC("?xdp")
+int xr_replies_tcp(struct xdp_md *ctx)
+{
+	return tcp_session_reply(ctx);
 }
 
 /* selftest only: due_ns of due_test's k for its slot (xdpreplay selftest holds them against user/engine/pacer.c). */

@@ -78,7 +78,7 @@ struct xr_gen_cfg {
 	__u64 frame_div; /* frame of n: (n / frame_div) mod nframes; 0 or 1: n mod nframes */
 	__u32 ts_mask; /* send_ts slot of n: n & ts_mask */
 	__u32 hook; /* enum xr_hook: the protocol's per-packet rewrite after the plan */
-	__u32 reply_kind; /* enum xr_reply_kind: what xr_replies answers */
+	__u32 reply_kind; /* enum xr_reply_kind: what the reply program answers */
 	__u32 shard; /* --shard I/N: I */
 	__u32 backoff; /* enum xr_backoff: how the program waits when the driver refuses frames */
 	struct xr_op ops[XR_MAX_OPS];

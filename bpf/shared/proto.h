@@ -14,7 +14,7 @@ enum xr_hook {
 		1, /* FCnt, FRMPayload, MIC, token, gateway, tmst (bpf/proto/lorawan.bpf.h) */
 };
 
-/* What answers what: the reply handler that xr_replies dispatches to. */
+/* What answers what: the reply handler of a run, a program of its own in bpf/gen.bpf.c. */
 enum xr_reply_kind {
 	XR_REPLY_NONE = 0,
 	XR_REPLY_SYN = 1, /* SYN-ACKs, RSTs, FINs to gen syn's SYNs (bpf/proto/syn.bpf.h) */
@@ -23,5 +23,20 @@ enum xr_reply_kind {
 	XR_REPLY_TCP =
 		4, /* gen tcp's sessions: the whole conversation after the SYN (bpf/proto/tcp.bpf.h) */
 };
+
+/* The gen object's program for each reply kind, by name (loaded only for its kind). */
+#define XR_REPLY_PROGS                                                                      \
+	{                                                                                   \
+		[XR_REPLY_SYN] = "xr_replies_syn", [XR_REPLY_LORA_ACK] = "xr_replies_lora", \
+		[XR_REPLY_DNS] = "xr_replies_dns", [XR_REPLY_TCP] = "xr_replies_tcp",       \
+	}
+
+/* The commands each reply kind answers for (xdpreplay probe's rows). */
+#define XR_REPLY_USERS                                                              \
+	{                                                                           \
+		[XR_REPLY_SYN] = "gen syn", [XR_REPLY_LORA_ACK] = "lorawan send",   \
+		[XR_REPLY_DNS] = "gen dns",                                         \
+		[XR_REPLY_TCP] = "gen tcp, gen mqtt, gen redis, replay --sessions", \
+	}
 
 #endif /* __XR_SHARED_PROTO_H */

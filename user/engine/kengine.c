@@ -92,7 +92,7 @@ static void *hold_main(void *arg)
 		h->err = -errno;
 		return NULL;
 	}
-	k->hold = bpf_program__attach_xdp(k->skel->progs.xr_gen, 1 /* lo */);
+	k->hold = bpf_program__attach_xdp(k->gen_prog, 1 /* lo */);
 	if (!k->hold)
 		h->err = -errno;
 	return NULL;
@@ -118,7 +118,7 @@ static int run_live(struct gen_session *k, int repeat, unsigned int batch)
 		    .ctx_in = &ctx, .ctx_size_in = sizeof(ctx), .repeat = repeat,
 		    .flags = BPF_F_TEST_XDP_LIVE_FRAMES, .batch_size = batch, );
 
-	return bpf_prog_test_run_opts(bpf_program__fd(k->skel->progs.xr_gen), &topts) ? -errno : 0;
+	return bpf_prog_test_run_opts(bpf_program__fd(k->gen_prog), &topts) ? -errno : 0;
 }
 
 /* --concurrency: frames taken that started no session (refused by the driver, not built) */
@@ -482,7 +482,7 @@ int kengine_run_frames(const struct iface *ifc, struct engine_opts *o, const uin
 		slot_ops_init(slot, o->ops, o->nops, ns[i], 1);
 		if (k.proto && k.proto->frame)
 			k.proto->frame(k.proto->ctx, ns[i]);
-		if (bpf_prog_test_run_opts(bpf_program__fd(k.skel->progs.xr_gen), &topts)) {
+		if (bpf_prog_test_run_opts(bpf_program__fd(k.gen_prog), &topts)) {
 			err = -errno;
 			pr_warn("BPF_PROG_RUN: %s\n", strerror(-err));
 			goto out;

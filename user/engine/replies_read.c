@@ -138,7 +138,8 @@ static void read_replies(struct gen_session *k, struct engine_result *res)
 		return;
 	engine_hist_read(bpf_map__fd(k->skel->maps.rtt_hist), r);
 	/* what answering cost, when the kernel keeps program statistics (benchmarks) */
-	if (!bpf_obj_get_info_by_fd(bpf_program__fd(k->skel->progs.xr_replies), &info, &len)) {
+	if (k->replies_prog &&
+	    !bpf_obj_get_info_by_fd(bpf_program__fd(k->replies_prog), &info, &len)) {
 		res->replies_run_ns = info.run_time_ns;
 		res->replies_run_cnt = info.run_cnt;
 	}

@@ -138,6 +138,19 @@ static int tracepoints_attach(struct gen_session *k)
 	return -errno;
 }
 
+/* Only the run's reply program loads: another kind's may not pass this kernel's verifier. */
+static void replies_choose(struct gen_session *k, const struct engine_opts *o)
+{
+	static const char *const names[] = XR_REPLY_PROGS;
+	unsigned int kind = o ? o->reply_kind : XR_REPLY_NONE;
+
+	if (kind >= sizeof(names) / sizeof(names[0]) || !names[kind])
+		return;
+	k->replies_prog = bpf_object__find_program_by_name(k->skel->obj, names[kind]);
+	if (k->replies_prog)
+		bpf_program__set_autoload(k->replies_prog, true);
+}
+
 int session_open(struct gen_session *k, const struct iface *ifc, const struct frameset *fs,
 		 const uint8_t *tmpl, uint32_t tmpl_len, const struct engine_opts *o,
 		 enum session_use use)
@@ -159,10 +172,15 @@ int session_open(struct gen_session *k, const struct iface *ifc, const struct fr
 		return err;
 	}
 	/* the transmit tracepoints account for live frames alone */
+	k->gen_prog = k->skel->progs.xr_gen;
 	if (use == SESSION_BUILD) {
 		bpf_program__set_autoload(k->skel->progs.xr_xmit, false);
 		bpf_program__set_autoload(k->skel->progs.xr_redirect_err, false);
+		bpf_program__set_autoload(k->skel->progs.xr_gen, false);
+		bpf_program__set_autoload(k->skel->progs.xr_build, true);
+		k->gen_prog = k->skel->progs.xr_build;
 	}
+	replies_choose(k, o);
 	err = engine_hists_size(k->skel->obj);
 	if (err)
 		goto err;
@@ -191,8 +209,8 @@ int session_open(struct gen_session *k, const struct iface *ifc, const struct fr
 		k->skel->rodata->cfg.mult_milli = 1;
 	err = gen_bpf__load(k->skel);
 	if (err) {
-		/* the probe (no run options) says what a failure means in its own words */
-		if (o)
+		/* the probe says what a failure means in its own words */
+		if (o && !o->probing)
 			pr_warn("cannot load the gen BPF program: %s%s\n", strerror(-err),
 				err == -EPERM ?
 					" (this process may not load BPF: it needs CAP_BPF and "
@@ -200,7 +218,7 @@ int session_open(struct gen_session *k, const struct iface *ifc, const struct fr
 					" (run with -vv for the verifier log)");
 		goto err;
 	}
-	if (bpf_obj_get_info_by_fd(bpf_program__fd(k->skel->progs.xr_gen), &info, &info_len) == 0)
+	if (bpf_obj_get_info_by_fd(bpf_program__fd(k->gen_prog), &info, &info_len) == 0)
 		k->skel->bss->gen_prog_id = info.id;
 	k->skel->bss->owner_tgid = getpid();
 	err = maps_map(k);
@@ -294,9 +312,9 @@ int session_replies_attach(struct gen_session *k, const struct engine_opts *o)
 {
 	int err;
 
-	if (o->reply_kind == XR_REPLY_NONE)
+	if (!k->replies_prog)
 		return 0;
-	k->replies = bpf_program__attach_xdp(k->skel->progs.xr_replies, o->ifc->ifindex);
+	k->replies = bpf_program__attach_xdp(k->replies_prog, o->ifc->ifindex);
 	if (k->replies)
 		return 0;
 	err = -errno;

@@ -4,7 +4,7 @@
  * the frame set and the plan, the protocol's maps, the reply counter on the
  * interface, and what they hold at the end. The kernel engine runs xr_gen with
  * live frames; the xsk engine builds frames with the same plan and hook and
- * sends them through AF_XDP. Both leave the server's answers to xr_replies.
+ * sends them through AF_XDP. Both leave the server's answers to the reply program.
  */
 #ifndef __XR_ENGINE_SESSION_H
 #define __XR_ENGINE_SESSION_H
@@ -26,7 +26,9 @@ struct gen_session {
 	uint64_t live_replies_next; /* when --listen's reply counters are read again */
 	struct bpf_link *links[2]; /* the transmit tracepoints (SESSION_LIVE) */
 	struct bpf_link *hold; /* keeps xr_gen in the XDP dispatcher (kengine.c) */
-	struct bpf_link *replies; /* xr_replies on the interface */
+	struct bpf_program *gen_prog; /* xr_gen (SESSION_LIVE) or xr_build (SESSION_BUILD) */
+	struct bpf_program *replies_prog; /* the run's reply program (XR_REPLY_PROGS), or NULL */
+	struct bpf_link *replies; /* replies_prog on the interface */
 	int hold_netns_fd;
 	struct xr_gen_slot *slots;
 	struct xr_frame *frames;
@@ -67,7 +69,7 @@ void session_slots_init(struct gen_session *k, const struct engine_opts *o);
 void slot_ops_init(struct xr_gen_slot *s, const struct xr_op *ops, unsigned int nops, uint64_t n,
 		   uint64_t stride);
 
-/* xr_replies on the interface when the run has a reply kind. 0 or -errno, printed. */
+/* The reply program on the interface when the run has a reply kind. 0 or -errno, printed. */
 int session_replies_attach(struct gen_session *k, const struct engine_opts *o);
 
 /*

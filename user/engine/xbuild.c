@@ -95,7 +95,7 @@ static int build_program(const struct xbuild *b, struct xr_gen_slot *s, uint64_t
 
 	s->k_next = k;
 	s->k_end = k + 1;
-	if (bpf_prog_test_run_opts(bpf_program__fd(gs->skel->progs.xr_gen), &topts))
+	if (bpf_prog_test_run_opts(bpf_program__fd(gs->gen_prog), &topts))
 		return -errno;
 	return topts.retval == XDP_TX ? (int)topts.data_size_out : 0;
 }
