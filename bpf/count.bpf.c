@@ -339,8 +339,14 @@ static __always_inline void count_series(struct xr_count_stats *st, __u64 now)
 {
 	__u64 *bin;
 
+	/*
+	 * A plain store, not a compare-and-swap: kernels before 5.12 refuse the
+	 * whole program for one atomic exchange. CPUs whose first frames race
+	 * here differ by the time between those frames, and only in where a
+	 * second's boundary falls; every frame is still counted once.
+	 */
 	if (!series_origin_ns)
-		__sync_val_compare_and_swap(&series_origin_ns, 0, now);
+		series_origin_ns = now;
 	if (now < series_origin_ns)
 		return;
 	/* a division per frame costs more than the comparison that spares it */

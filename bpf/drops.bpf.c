@@ -525,9 +525,8 @@ static __always_inline void seq_drop(const struct sk_buff *skb, const struct pee
 		__sync_fetch_and_add(&seq_drops_lost, n);
 }
 
-SEC("tp_btf/kfree_skb")
-int BPF_PROG(xr_kfree_skb, struct sk_buff *skb, void *location, enum skb_drop_reason reason,
-	     struct sock *rx_sk)
+static __always_inline int kfree_skb_count(struct sk_buff *skb, void *location,
+					   enum skb_drop_reason reason, struct sock *rx_sk)
 {
 	struct xr_drops_stats *st;
 	struct peer p = {};
@@ -582,6 +581,24 @@ int BPF_PROG(xr_kfree_skb, struct sk_buff *skb, void *location, enum skb_drop_re
 			bpf_map_update_elem(&drop_locs, &key, &n, BPF_NOEXIST);
 	}
 	return 0;
+}
+
+SEC("tp_btf/kfree_skb")
+int BPF_PROG(xr_kfree_skb, struct sk_buff *skb, void *location, enum skb_drop_reason reason,
+	     struct sock *rx_sk)
+{
+	return kfree_skb_count(skb, location, reason, rx_sk);
+}
+
+/*
+ * The tracepoint before it gained rx_sk (6.1 has three arguments): a program
+ * reading a fourth is refused there, so drops.c loads this one instead, as
+ * the kernel's BTF (btf_trace_kfree_skb) says.
+ */
+SEC("?tp_btf/kfree_skb")
+int BPF_PROG(xr_kfree_skb_no_sk, struct sk_buff *skb, void *location, enum skb_drop_reason reason)
+{
+	return kfree_skb_count(skb, location, reason, NULL);
 }
 
 char LICENSE[] SEC("license") = "GPL";

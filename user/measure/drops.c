@@ -72,8 +72,28 @@ static void text_range(struct drops *d, const char *name, __u64 *lo, __u64 *hi)
 		}
 }
 
+int drops_tracepoint_args(void)
+{
+	struct btf *btf = btf__load_vmlinux_btf();
+	const struct btf_type *t;
+	int id, n = -ENOENT;
+
+	if (!btf)
+		return -errno;
+	id = btf__find_by_name_kind(btf, "btf_trace_kfree_skb", BTF_KIND_TYPEDEF);
+	t = id > 0 ? btf__type_by_id(btf, btf__resolve_type(btf, id)) : NULL;
+	if (t && btf_is_ptr(t))
+		t = btf__type_by_id(btf, t->type);
+	/* the first parameter is the tracepoint's own context */
+	if (t && btf_is_func_proto(t))
+		n = btf_vlen(t) - 1;
+	btf__free(btf);
+	return n;
+}
+
 /* Opens, loads and attaches: with the sockets' side of the books for UDP and TCP, or without. */
-static int drops_load(struct drops *d, const struct xr_drops_cfg *dcfg, bool udp, bool tcp)
+static int drops_load(struct drops *d, const struct xr_drops_cfg *dcfg, int args, bool udp,
+		      bool tcp)
 {
 	struct drops_bpf *sk;
 	struct bpf_program *p;
@@ -87,7 +107,9 @@ static int drops_load(struct drops *d, const struct xr_drops_cfg *dcfg, bool udp
 	{
 		bool is_udp = p == sk->progs.xr_udp_read || p == sk->progs.xr_udp_queue;
 
-		if (p != sk->progs.xr_kfree_skb)
+		if (p == sk->progs.xr_kfree_skb || p == sk->progs.xr_kfree_skb_no_sk)
+			bpf_program__set_autoload(p, (p == sk->progs.xr_kfree_skb) == (args > 3));
+		else
 			bpf_program__set_autoload(p, is_udp ? udp : tcp);
 	}
 	d->seq_bucket = dcfg->seq_kind ? dcfg->seq_bucket : 0;
@@ -108,6 +130,27 @@ fail:
 	return -errno ? -errno : -EINVAL;
 }
 
+int drops_probe(bool *books)
+{
+	struct xr_drops_cfg dcfg = {};
+	struct drops *d = calloc(1, sizeof(*d));
+	int args = drops_tracepoint_args(), err;
+
+	if (!d)
+		return -ENOMEM;
+	if (args >= 0 && args < 3) {
+		err = -EOPNOTSUPP;
+		goto out;
+	}
+	err = drops_load(d, &dcfg, args, true, true);
+	*books = !err;
+	if (err)
+		err = drops_load(d, &dcfg, args, false, false);
+out:
+	drops_close(d);
+	return err;
+}
+
 struct drops *drops_open(uint32_t netns_ino, uint32_t local_addr, const struct xr_count_cfg *cfg,
 			 uint32_t seq_bucket)
 {
@@ -125,7 +168,7 @@ struct drops *drops_open(uint32_t netns_ino, uint32_t local_addr, const struct x
 	bool udp = cfg->proto == IPPROTO_UDP || !cfg->proto;
 	bool tcp = cfg->proto == IPPROTO_TCP || !cfg->proto;
 	struct drops *d = calloc(1, sizeof(*d));
-	int err;
+	int err, args;
 
 	if (!d)
 		return NULL;
@@ -137,12 +180,18 @@ struct drops *drops_open(uint32_t netns_ino, uint32_t local_addr, const struct x
 	 */
 	text_range(d, "veth_xmit", &dcfg.pre_xdp_lo, &dcfg.pre_xdp_hi);
 	text_range(d, "cookie_v4_check", &dcfg.cookie_lo, &dcfg.cookie_hi);
-	err = drops_load(d, &dcfg, udp, tcp);
+	args = drops_tracepoint_args();
+	if (args >= 0 && args < 3) {
+		pr_warn("warning: kernel drop reasons unavailable: skb:kfree_skb carries no reason "
+			"before Linux 5.17; attribution from the kernel's counters only\n");
+		goto fail_quiet;
+	}
+	err = drops_load(d, &dcfg, args, udp, tcp);
 	if (err && (udp || tcp)) {
 		pr_info("note: deliveries to sockets cannot be traced (%s): drops by reason only, "
 			"and no unattributed figure\n",
 			strerror(-err));
-		err = drops_load(d, &dcfg, false, false);
+		err = drops_load(d, &dcfg, args, false, false);
 	}
 	if (err)
 		goto fail;
@@ -152,6 +201,7 @@ fail:
 	pr_warn("warning: kernel drop reasons unavailable (skb:kfree_skb: %s); "
 		"attribution from the kernel's counters only\n",
 		strerror(-err));
+fail_quiet:
 	drops_close(d);
 	return NULL;
 }

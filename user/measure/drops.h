@@ -35,6 +35,17 @@ struct drops_totals {
  * drops in buckets of seq_bucket. NULL, after one line saying why, when this
  * kernel cannot (the report then says the reasons are unavailable).
  */
+/*
+ * How many arguments the kernel's skb:kfree_skb tracepoint has (its BTF): 4
+ * with rx_sk, 3 with the drop reason (5.17 on), 2 before; or -errno.
+ */
+int drops_tracepoint_args(void);
+/*
+ * Whether count's drop tracer loads and attaches here (then detached): 0,
+ * -EOPNOTSUPP when the tracepoint carries no reason (before 5.17), or -errno;
+ * *books: with the programs that trace deliveries to sockets too.
+ */
+int drops_probe(bool *books);
 struct drops *drops_open(uint32_t netns_ino, uint32_t local_addr, const struct xr_count_cfg *cfg,
 			 uint32_t seq_bucket);
 void drops_close(struct drops *d);
