@@ -217,6 +217,14 @@ static __always_inline __u32 lora_dl_cm(struct xr_lora_dl_scratch *sc, __u32 len
 	__u32 msg = len - 4;
 	__u64 *dst;
 
+	/*
+	 * Callers hold len to 12..XR_LORA_MAX_PHY, but 6.1's verifier loses
+	 * that bound across the copy below ("R2 unbounded memory access"): the
+	 * clamp, kept by barrier_var, gives it one it can see.
+	 */
+	barrier_var(msg);
+	if (msg > XR_LORA_MAX_PHY - 4)
+		msg = XR_LORA_MAX_PHY - 4;
 	lora_b0(sc->cm, 1, sc->phy + 1, fcnt, msg);
 	/* msg, then CMAC's padding (0x80 and zeros: the MIC's bytes cleared) to the block's end */
 	dst = (__u64 *)(sc->cm + 16);
