@@ -20,7 +20,10 @@ static void usage(FILE *f)
 		"ndo_xdp_xmit (for veth: whether the peer is ready to receive, since frames sent\n"
 		"to a peer without NAPI vanish without a trace, and whether the peer has an XDP\n"
 		"program, without which what TCP sessions send by XDP_TX waits there), AF_XDP\n"
-		"zero-copy and copy mode.\n"
+		"zero-copy and copy mode; then each program a kernel's verifier may refuse, loaded\n"
+		"alone as a run loads it: each protocol's reply program (replies_syn: gen syn's\n"
+		"answers, ...) and count's drop-reason tracer, a refusal by the verifier told apart\n"
+		"from missing privileges.\n"
 		"One test frame (EtherType 0x88B5, addressed to IFACE's own MAC) leaves IFACE.\n"
 		"Each missing piece comes with the fix. Exit status 0 when an engine can send on\n"
 		"IFACE (or, without -i, when live frames work), 1 otherwise.\n"
@@ -35,14 +38,16 @@ static void usage(FILE *f)
 		"  xdpreplay probe -i eth1 --json -\n");
 }
 
-static void print_report(const struct probe_report *r, const char *kernel, const struct iface *ifc)
+static void print_report(FILE *out, const struct probe_report *r, const char *kernel,
+			 const struct iface *ifc)
 {
-	printf("xdpreplay probe: kernel %s%s%s%s%s\n", kernel, ifc ? ", interface " : "",
-	       ifc ? ifc->name : "", ifc ? ", driver " : "", ifc ? ifc->driver : "");
+	fprintf(out, "xdpreplay probe: kernel %s%s%s%s%s\n", kernel, ifc ? ", interface " : "",
+		ifc ? ifc->name : "", ifc ? ", driver " : "", ifc ? ifc->driver : "");
 	for (int i = 0; i < r->n; i++) {
-		printf("  %-4s %-15s %s\n", r->c[i].ok ? "ok" : "no", r->c[i].name, r->c[i].detail);
+		fprintf(out, "  %-4s %-15s %s\n", r->c[i].ok ? "ok" : "no", r->c[i].name,
+			r->c[i].detail);
 		if (!r->c[i].ok && r->c[i].fix[0])
-			printf("       %-15s fix: %s\n", "", r->c[i].fix);
+			fprintf(out, "       %-15s fix: %s\n", "", r->c[i].fix);
 	}
 	if (ifc) {
 		bool live = false, xsk = false;
@@ -51,9 +56,10 @@ static void print_report(const struct probe_report *r, const char *kernel, const
 			live |= !strcmp(r->c[i].name, "xdp_xmit") && r->c[i].ok;
 			xsk |= !strcmp(r->c[i].name, "afxdp_copy") && r->c[i].ok;
 		}
-		printf("  engine: %s\n", live ? "kernel (live frames)" :
-					 xsk  ? "xsk (AF_XDP)" :
-						"none usable");
+		fprintf(out, "  engine: %s\n",
+			live ? "kernel (live frames)" :
+			xsk  ? "xsk (AF_XDP)" :
+			       "none usable");
 	}
 }
 
@@ -133,7 +139,9 @@ int cmd_probe(int argc, char **argv)
 		     (!strcmp(r.c[i].name, "live_frames") || !strcmp(r.c[i].name, "afxdp_socket"))))
 			usable |= r.c[i].ok;
 
-	print_report(&r, uts.release, ifname ? &ifc : NULL);
+	/* the JSON on standard output: the words go to standard error */
+	print_report(json_path && !strcmp(json_path, "-") ? stderr : stdout, &r, uts.release,
+		     ifname ? &ifc : NULL);
 	if (json_path && write_json(&r, json_path, uts.release, ifname ? &ifc : NULL, usable))
 		return XR_EXIT_ENV;
 	return usable ? XR_EXIT_OK : XR_EXIT_FAIL;

@@ -28,7 +28,7 @@
 #include "engine/probe.h"
 #include "count.skel.h"
 
-static struct check *add(struct probe_report *r, const char *name, bool ok)
+struct check *probe_add(struct probe_report *r, const char *name, bool ok)
 {
 	struct check *c = &r->c[r->n < PROBE_MAX_CHECKS - 1 ? r->n++ : r->n];
 
@@ -114,7 +114,7 @@ static int try_xsk(const char *ifname, __u16 bind_flags)
 static void probe_xsk_socket(struct probe_report *r)
 {
 	int fd = socket(AF_XDP, SOCK_RAW | SOCK_CLOEXEC, 0);
-	struct check *c = add(r, "afxdp_socket", fd >= 0);
+	struct check *c = probe_add(r, "afxdp_socket", fd >= 0);
 
 	if (fd >= 0) {
 		snprintf(c->detail, sizeof(c->detail),
@@ -204,7 +204,7 @@ static void probe_iface(struct probe_report *r, const struct iface *ifc)
 	int err;
 
 	err = try_native_xdp(ifc, &existing);
-	c = add(r, "native_xdp", !err);
+	c = probe_add(r, "native_xdp", !err);
 	if (!err && existing)
 		snprintf(c->detail, sizeof(c->detail),
 			 "an XDP program (id %u) is attached in driver mode", existing);
@@ -223,7 +223,7 @@ static void probe_iface(struct probe_report *r, const struct iface *ifc)
 			 "generic mode works but is slower");
 
 	kengine_probe(ifc, true, &kp);
-	c = add(r, "live_frames", kp.ran);
+	c = probe_add(r, "live_frames", kp.ran);
 	if (kp.ran) {
 		snprintf(c->detail, sizeof(c->detail),
 			 "BPF_PROG_RUN with BPF_F_TEST_XDP_LIVE_FRAMES works");
@@ -231,7 +231,7 @@ static void probe_iface(struct probe_report *r, const struct iface *ifc)
 		snprintf(c->detail, sizeof(c->detail), "%s", live_frames_refusal(&kp));
 		snprintf(c->fix, sizeof(c->fix), "%s", live_frames_fix(&kp));
 	}
-	c = add(r, "xdp_xmit", kp.xmit_ok);
+	c = probe_add(r, "xdp_xmit", kp.xmit_ok);
 	if (!kp.ran) {
 		snprintf(c->detail, sizeof(c->detail), "not tried: it needs live frames");
 	} else if (kp.xmit_ok) {
@@ -256,7 +256,7 @@ static void probe_iface(struct probe_report *r, const struct iface *ifc)
 	}
 
 	err = try_xsk(ifc->name, XDP_ZEROCOPY);
-	c = add(r, "afxdp_zerocopy", !err);
+	c = probe_add(r, "afxdp_zerocopy", !err);
 	if (err) {
 		snprintf(c->detail, sizeof(c->detail), "bind with XDP_ZEROCOPY failed: %s",
 			 strerror(-err));
@@ -272,7 +272,7 @@ static void probe_iface(struct probe_report *r, const struct iface *ifc)
 	if (!err)
 		sleep(1);
 	err = try_xsk(ifc->name, XDP_COPY);
-	c = add(r, "afxdp_copy", !err);
+	c = probe_add(r, "afxdp_copy", !err);
 	if (err) {
 		snprintf(c->detail, sizeof(c->detail), "bind in copy mode failed: %s",
 			 strerror(-err));
@@ -329,7 +329,7 @@ static void iface_checks(struct probe_report *r, const struct iface *ifc)
 	uint64_t feat;
 
 	err = iface_xdp_features(ifc->ifindex, &feat);
-	c = add(r, "xdp_features", !err && (feat & XR_XDP_ACT_NDO_XMIT));
+	c = probe_add(r, "xdp_features", !err && (feat & XR_XDP_ACT_NDO_XMIT));
 	if (err)
 		snprintf(c->detail, sizeof(c->detail),
 			 "the kernel does not report XDP features (%s)", strerror(-err));
@@ -351,7 +351,7 @@ static void iface_checks(struct probe_report *r, const struct iface *ifc)
 		 * has a program: what gen tcp and gen mqtt answer with waits until then
 		 */
 		err = iface_veth_peer(ifc->ifindex, &vp);
-		c = add(r, "veth_peer_xdp", !err && vp.xdp);
+		c = probe_add(r, "veth_peer_xdp", !err && vp.xdp);
 		if (err)
 			snprintf(c->detail, sizeof(c->detail), "the peer cannot be read: %s",
 				 strerror(-err));
@@ -377,18 +377,18 @@ void probe_checks(struct probe_report *r, const struct iface *ifc)
 	int err;
 
 	libxdp_set_print(libxdp_quiet);
-	c = add(r, "btf", !access("/sys/kernel/btf/vmlinux", R_OK));
+	c = probe_add(r, "btf", !access("/sys/kernel/btf/vmlinux", R_OK));
 	snprintf(c->detail, sizeof(c->detail),
 		 c->ok ? "/sys/kernel/btf/vmlinux present" : "no kernel BTF");
 	if (!c->ok)
 		snprintf(c->fix, sizeof(c->fix), "a kernel built with CONFIG_DEBUG_INFO_BTF=y");
-	c = add(r, "privileges", caps_ok(detail, sizeof(detail)));
+	c = probe_add(r, "privileges", caps_ok(detail, sizeof(detail)));
 	snprintf(c->detail, sizeof(c->detail), "%s", detail);
 	if (!c->ok)
 		snprintf(c->fix, sizeof(c->fix),
 			 "run as root, or grant CAP_BPF, CAP_NET_ADMIN, CAP_PERFMON "
 			 "(and CAP_IPC_LOCK for a large AF_XDP UMEM)");
-	c = add(r, "bpffs", !statfs("/sys/fs/bpf", &sfs) && sfs.f_type == BPF_FS_MAGIC);
+	c = probe_add(r, "bpffs", !statfs("/sys/fs/bpf", &sfs) && sfs.f_type == BPF_FS_MAGIC);
 	snprintf(c->detail, sizeof(c->detail),
 		 c->ok ? "mounted at /sys/fs/bpf" : "not mounted (not needed to send)");
 	if (!c->ok)
@@ -396,12 +396,13 @@ void probe_checks(struct probe_report *r, const struct iface *ifc)
 	if (ifc)
 		iface_checks(r, ifc);
 	if (!root) {
-		c = add(r, "bpf_checks", false);
+		c = probe_add(r, "bpf_checks", false);
 		snprintf(c->detail, sizeof(c->detail),
 			 "skipped: not root (live frames, XDP attach, AF_XDP need it)");
 		snprintf(c->fix, sizeof(c->fix), "run xdpreplay probe as root for the rest");
 	} else if (ifc) {
 		probe_iface(r, ifc);
+		probe_programs(r);
 	} else {
 		struct kengine_probe kp;
 		struct iface lo;
@@ -409,12 +410,13 @@ void probe_checks(struct probe_report *r, const struct iface *ifc)
 		/* without an interface: live frames on loopback tell whether the kernel has them */
 		err = iface_get("lo", &lo);
 		kengine_probe(&lo, false, &kp);
-		c = add(r, "live_frames", !err && kp.ran);
+		c = probe_add(r, "live_frames", !err && kp.ran);
 		snprintf(c->detail, sizeof(c->detail), "%s",
 			 c->ok ? "BPF_PROG_RUN with BPF_F_TEST_XDP_LIVE_FRAMES works" :
 				 live_frames_refusal(&kp));
 		if (!c->ok)
 			snprintf(c->fix, sizeof(c->fix), "%s", live_frames_fix(&kp));
 		probe_xsk_socket(r);
+		probe_programs(r);
 	}
 }

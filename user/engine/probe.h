@@ -7,7 +7,7 @@
 
 enum { PROBE_ENGINE_KERNEL = 1, PROBE_ENGINE_XSK = 2 };
 
-#define PROBE_MAX_CHECKS 16
+#define PROBE_MAX_CHECKS 24
 
 struct check {
 	const char *name;
@@ -27,6 +27,15 @@ struct probe_report {
  * (XDP features, a veth peer, native XDP, live frames, transmit, AF_XDP).
  */
 void probe_checks(struct probe_report *r, const struct iface *ifc);
+
+/* A new row of r, zeroed but for its name and verdict. */
+struct check *probe_add(struct probe_report *r, const char *name, bool ok);
+
+/*
+ * The programs this kernel's verifier may refuse, each loaded alone: every
+ * reply kind's (the protocols'), and count's drop tracer. Needs root.
+ */
+void probe_programs(struct probe_report *r);
 
 /* The engine --engine auto picks for ifc, or -EOPNOTSUPP with the reason in *why. */
 int probe_best_engine(const struct iface *ifc, const char **why);
