@@ -4,6 +4,8 @@
 #   make test       all tests          make demo    the main job on the test bed
 #   make vmlinux    regenerate vmlinux/vmlinux.h from the running kernel's BTF
 #   make bench      benchmarks (scripts/bench-*.sh)
+#   make vmtest KERNEL=6.1 TESTS=count/   tests inside a VM of Debian's kernel (5.10, 6.1, 6.12, newest)
+#   make matrix     the smoke pass on all four kernels, written to docs/kernels.md
 #   make format     clang-format the C and BPF sources    make format-check  what CI runs
 #   make man        man pages (.output/man)   make install / uninstall   PREFIX=/usr/local DESTDIR=
 
@@ -61,7 +63,7 @@ MANDIR ?= $(PREFIX)/share/man
 COMPLETIONDIR ?= $(PREFIX)/share/bash-completion/completions
 DATADIR ?= $(PREFIX)/share/xdpreplay
 
-.PHONY: all clean test demo vmlinux bench check-clang fuzz fuzz-build fuzz-ci sanitize format format-check \
+.PHONY: all clean test demo vmlinux bench vmtest matrix check-clang fuzz fuzz-build fuzz-ci sanitize format format-check \
 	man install uninstall
 .DELETE_ON_ERROR:
 .SECONDARY:
@@ -129,6 +131,18 @@ test:
 	$(Q)$(MAKE) --no-print-directory all
 	$(Q)$(MAKE) --no-print-directory -j2 sanitize fuzz-build
 	$(Q)bash tests/run.sh
+
+# Debian's kernel (tests/vm/kernel.sh fetches and caches it) under QEMU, this checkout inside
+KERNEL ?= 6.12
+vmtest:
+	$(Q)bash scripts/deps.sh
+	$(Q)$(MAKE) --no-print-directory all
+	$(Q)bash tests/vm/vmtest.sh -k $(KERNEL) -- bash tests/run.sh $(TESTS)
+
+matrix:
+	$(Q)bash scripts/deps.sh
+	$(Q)$(MAKE) --no-print-directory all
+	$(Q)bash tests/vm/matrix.sh -d docs/kernels.md
 
 demo:
 	$(Q)bash scripts/deps.sh

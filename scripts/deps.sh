@@ -14,12 +14,14 @@ testbed=(iproute2 ethtool nftables tcpdump tcpreplay procps python3 python3-cryp
          nginx-light mosquitto mosquitto-clients redis-server prometheus python3-prometheus-client chromium python3-pil)
 # libFuzzer and the sanitizers for clang-16 (the fuzz targets); gcc brings its own ASan and UBSan
 fuzz=(libclang-rt-16-dev)
+# the VM pass (tests/vm/): Debian's kernels booted under QEMU, their modules indexed and unpacked
+vm=(qemu-system-x86 busybox-static cpio kmod xz-utils zstd)
 # the Debian package (tests/t_package.sh builds, lints and installs it)
 package=(dpkg-dev debhelper fakeroot lintian)
 # m4: xdp-tools' build (XDP_TOOLS=DIR builds xdp-trafficgen from source for bench-replay.sh)
 bench=(netsniff-ng hping3 netcat-openbsd time dnsperf apache2-utils wrk nghttp2-client tsung m4)
 
-want=("${build[@]}" "${testbed[@]}" "${fuzz[@]}" "${package[@]}")
+want=("${build[@]}" "${testbed[@]}" "${fuzz[@]}" "${vm[@]}" "${package[@]}")
 [[ "${1:-}" == "--bench" ]] && want+=("${bench[@]}")
 
 missing=()

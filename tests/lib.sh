@@ -70,6 +70,13 @@ live_frames() {
 	python3 -c 'import json,sys; sys.exit(0 if json.load(open(sys.argv[1]))["checks"]["live_frames"]["ok"] else 1)' \
 		"$probe" 2>/dev/null
 }
+# in_vm: inside tests/vm/vmtest.sh's guest, under emulation that keeps no time
+in_vm() { [ -n "${XR_IN_VM:-}" ]; }
+# no_rates_in_vm WHAT: skips the rest of a test that judges rates or times, which a VM cannot keep
+no_rates_in_vm() {
+	in_vm && skip "$1: a rate check, and this VM cannot keep time (it runs on the host)"
+	return 0
+}
 # need_live_frames: a test of the kernel engine itself (its back-off, batches, live-frames threads)
 need_live_frames() {
 	[ "${XDPREPLAY_ENGINE:-}" = xsk ] && skip "a test of the kernel engine itself: XDPREPLAY_ENGINE=xsk"

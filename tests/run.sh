@@ -168,6 +168,23 @@ if [ "${XR_XSK_PASS:-1}" != 0 ] && { [ -z "$pattern" ] || [[ "$pattern" == xsk/*
 	collect all
 fi
 
+# The VM pass (tests/vm/): the smoke pass (tests/t_kernels.sh) in a VM of each of Debian's kernels,
+# and in 6.12's the kernel engine's own tests (VM_TESTS), which this host may refuse; each result
+# recorded as vm-KERNEL/NAME. XR_VM=0 skips it, XR_VM_KERNELS chooses the kernels.
+VM_TESTS=${VM_TESTS:-accounting/refusals_from accounting/backoff_skips replay/threads_off_pinned replay/threads_beside_pinned}
+if [ "${XR_VM:-1}" != 0 ] && [ -z "${XR_IN_VM:-}" ] && { [ -z "$pattern" ] || [[ "$pattern" == vm* ]]; }; then
+	vm_args=()
+	for t in $VM_TESTS; do vm_args+=(-T "$t"); done
+	while IFS= read -r line; do
+		case "$line" in
+		PASS\ *) n=${line#PASS }; s=${n##*(}; record "${n%% (*}" PASS "" "${s%% s)}" ;;
+		SKIP\ *) n=${line#SKIP }; s=${n#* (}; record "${n%% (*}" SKIP "${s%)}" 0 ;;
+		FAIL\ *) n=${line#FAIL }; record "${n%%:*}" FAIL "${n#*: }" 0 ;;
+		*) echo "$line" ;;
+		esac
+	done < <(bash tests/vm/matrix.sh -o "$SUITE/vm" "${vm_args[@]}" ${XR_VM_KERNELS:-} 2>&1)
+fi
+
 # The same code under ASan and UBSan (float casts too): the unit tests, the selftest, and the
 # test-bed tests that feed it hostile input, its faults, and one test per protocol (SAN_TESTS), with
 # xdpreplay-san as $XR. Built by `make sanitize` (make test does it); XR_SANITIZE=0 skips this stage.
