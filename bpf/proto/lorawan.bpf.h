@@ -338,8 +338,18 @@ static __noinline int lora_uplink(const struct xr_lora_dev *dev, struct xr_lora_
 	}
 	chars = xr_lora_b64_chars(len);
 	/* the last group's characters past the '=' padding are not written: out of the sum */
-	for (__u32 i = chars; i < chars + 2 && i < XR_LORA_B64_MAX; i++) {
+	for (int j = 0; j < 2; j++) {
+		__u32 i = chars + j;
+
 		if (i >= groups * 4 - 8)
+			break;
+		/*
+		 * 6.1's verifier loses the bound of an index spilled to the
+		 * stack ("R3 unbounded memory access"): checked again next to
+		 * its use, barrier_var keeping clang from merging the checks
+		 */
+		barrier_var(i);
+		if (i >= XR_LORA_B64_MAX)
 			break;
 		if (i & 1)
 			odd -= sc->b64[i];

@@ -344,7 +344,13 @@ static __always_inline int tcp_send_request(struct xdp_md *ctx, struct xr_tcp_se
 		goto pump;
 	payload = req + off;
 	if (tcp_app_patched()) {
-		/* the session's own bytes: the template's, its {c} (and stamps) written in */
+		/*
+		 * the session's own bytes: the template's, its {c} (and stamps)
+		 * written in. The mask, kept by barrier_var (clang drops it as
+		 * redundant after the check above), is the bound 6.1's verifier
+		 * sees: it loses that check's across the length's stack spill
+		 */
+		barrier_var(len);
 		if (bpf_probe_read_kernel(sc->seg, len & 0x7ff, payload))
 			return -1;
 		tcp_app_patch(s, sc->seg, off, len);
