@@ -31,6 +31,20 @@ enum xr_reply_kind {
 		[XR_REPLY_DNS] = "xr_replies_dns", [XR_REPLY_TCP] = "xr_replies_tcp",       \
 	}
 
+/*
+ * Helpers not every kernel has (engine/session.c names each and the first
+ * kernel with it), and which programs call them: a run a kernel cannot load
+ * is refused in words before its load would fail.
+ */
+#define XR_NEEDS_LOOP (1u << 0) /* bpf_loop */
+#define XR_NEEDS_XDP_BYTES (1u << 1) /* bpf_xdp_load_bytes, bpf_xdp_store_bytes */
+#define XR_BUILD_NEEDS XR_NEEDS_XDP_BYTES /* xr_build: frames copied in, the plan */
+#define XR_REPLY_NEEDS                                               \
+	{                                                            \
+		[XR_REPLY_LORA_ACK] = XR_NEEDS_XDP_BYTES,            \
+		[XR_REPLY_TCP] = XR_NEEDS_LOOP | XR_NEEDS_XDP_BYTES, \
+	}
+
 /* The commands each reply kind answers for (xdpreplay probe's rows). */
 #define XR_REPLY_USERS                                                              \
 	{                                                                           \

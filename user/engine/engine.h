@@ -138,7 +138,7 @@ struct engine_opts {
 	/* the protocol's share (kernel engine) */
 	enum xr_hook hook; /* its per-packet rewrite after the plan */
 	bool copy_always; /* the hook writes into the frame: copy it whole even for one frame */
-	bool probing; /* xdpreplay probe: a load that fails is its row's to tell, not a warning */
+	bool quiet_load; /* a gen program that fails to load is the caller's to tell (probe, fallbacks) */
 	uint64_t frame_div; /* frame of n: (n / frame_div) mod N (0 or 1: n mod N) */
 	const struct engine_proto *proto;
 	uint64_t umem_limit; /* xsk: refuse a UMEM larger than this (0: no limit) */

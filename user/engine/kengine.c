@@ -407,6 +407,31 @@ int kengine_run(const struct engine_opts *o, struct engine_result *res)
 	return err;
 }
 
+/*
+ * Live frames themselves, with a program of two instructions (XDP_DROP: no
+ * frame leaves), before the gen program's load: a kernel without them (before
+ * 5.18) refuses the flag, and its verifier may refuse the gen program too,
+ * which would hide the reason that matters. 0 or -errno.
+ */
+static int live_frames_try(void)
+{
+	const struct bpf_insn drop[] = {
+		{ .code = BPF_ALU64 | BPF_MOV | BPF_K, .dst_reg = BPF_REG_0, .imm = XDP_DROP },
+		{ .code = BPF_JMP | BPF_EXIT },
+	};
+	uint8_t pkt[64] = {};
+	/* batch_size came with live frames: an older kernel refuses the field (5.10 ignores the flag) */
+	LIBBPF_OPTS(bpf_test_run_opts, topts, .data_in = pkt, .data_size_in = sizeof(pkt),
+		    .repeat = 1, .flags = BPF_F_TEST_XDP_LIVE_FRAMES, .batch_size = 1);
+	int fd = bpf_prog_load(BPF_PROG_TYPE_XDP, NULL, "GPL", drop, 2, NULL), err;
+
+	if (fd < 0)
+		return -errno;
+	err = bpf_prog_test_run_opts(fd, &topts) ? -errno : 0;
+	close(fd);
+	return err;
+}
+
 int kengine_probe(const struct iface *ifc, bool send_frame, struct kengine_probe *p)
 {
 	uint8_t frame[60] = {};
@@ -425,6 +450,12 @@ int kengine_probe(const struct iface *ifc, bool send_frame, struct kengine_probe
 	frame[13] = 0xb5;
 	memcpy(frame + 14, "xdpreplay probe", 15);
 
+	p->step = "run";
+	err = live_frames_try();
+	if (err) {
+		p->err = err;
+		return err;
+	}
 	p->step = "load";
 	err = session_open(&k, ifc, NULL, frame, sizeof(frame), NULL, SESSION_LIVE);
 	if (err) {

@@ -180,7 +180,8 @@ static const char *live_frames_refusal(const struct kengine_probe *kp)
 			 "the same run without live frames works)");
 	else if (kp->err == -EINVAL)
 		snprintf(buf, sizeof(buf),
-			 "BPF_PROG_RUN has no live-frames mode here: EINVAL (Linux < 5.18)");
+			 "BPF_PROG_RUN has no live-frames mode here: EINVAL (live frames came in "
+			 "Linux 5.18)");
 	else
 		snprintf(buf, sizeof(buf), "BPF_PROG_RUN with live frames failed: %s",
 			 strerror(-kp->err));

@@ -20,10 +20,27 @@ static void refusal(struct check *c, const char *prog, int err)
 	struct utsname uts;
 
 	uname(&uts);
+	if (err == -EOPNOTSUPP) {
+		snprintf(c->detail, sizeof(c->detail),
+			 "%s calls a helper Linux %s lacks (bpf_loop: 5.17, "
+			 "bpf_xdp_store_bytes: 5.18)",
+			 prog, uts.release);
+		snprintf(c->fix, sizeof(c->fix),
+			 "a newer kernel (docs/kernels.md says which work)");
+		return;
+	}
 	/* libbpf: no such tracepoint or function in the kernel's BTF */
 	if (err == -ESRCH || err == -ENOENT) {
 		snprintf(c->detail, sizeof(c->detail), "%s needs a tracepoint Linux %s lacks", prog,
 			 uts.release);
+		snprintf(c->fix, sizeof(c->fix),
+			 "a newer kernel (docs/kernels.md says which work)");
+		return;
+	}
+	if (err == -E2BIG) {
+		snprintf(c->detail, sizeof(c->detail),
+			 "the verifier of Linux %s gave up on %s (a million instructions)",
+			 uts.release, prog);
 		snprintf(c->fix, sizeof(c->fix),
 			 "a newer kernel (docs/kernels.md says which work)");
 		return;
@@ -49,14 +66,14 @@ static void probe_replies(struct probe_report *r, const struct iface *lo)
 		struct engine_opts o = { .ifc = lo,
 					 .threads = 1,
 					 .reply_kind = kind,
-					 .probing = true };
+					 .quiet_load = true };
 		struct gen_session k;
 		struct check *c;
 		int err;
 
 		if (!names[kind])
 			continue;
-		err = session_open(&k, lo, NULL, frame, sizeof(frame), &o, SESSION_BUILD);
+		err = session_open(&k, lo, NULL, frame, sizeof(frame), &o, SESSION_MAPS);
 		/* "xr_replies_syn" -> "replies_syn" */
 		c = probe_add(r, names[kind] + 3, !err);
 		if (err)

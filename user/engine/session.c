@@ -138,17 +138,94 @@ static int tracepoints_attach(struct gen_session *k)
 	return -errno;
 }
 
-/* Only the run's reply program loads: another kind's may not pass this kernel's verifier. */
-static void replies_choose(struct gen_session *k, const struct engine_opts *o)
+/* The helpers of XR_NEEDS_*, and the first kernel that has each. */
+static const struct {
+	unsigned int need;
+	enum bpf_func_id helper;
+	const char *name, *since;
+} helpers[] = {
+	{ XR_NEEDS_LOOP, BPF_FUNC_loop, "bpf_loop", "5.17" },
+	{ XR_NEEDS_XDP_BYTES, BPF_FUNC_xdp_store_bytes, "bpf_xdp_store_bytes", "5.18" },
+};
+
+/*
+ * 0 when this kernel has the helpers of needs; -EOPNOTSUPP otherwise, said in
+ * one line naming prog, the helper and the first kernel with it (unless
+ * quiet: the probe's row says it).
+ */
+static int helpers_check(unsigned int needs, const char *prog, bool quiet)
+{
+	for (size_t i = 0; i < sizeof(helpers) / sizeof(helpers[0]); i++) {
+		if (!(needs & helpers[i].need) ||
+		    libbpf_probe_bpf_helper(BPF_PROG_TYPE_XDP, helpers[i].helper, NULL) != 0)
+			continue;
+		if (!quiet)
+			pr_warn("cannot load %s: this kernel lacks %s, which came in Linux %s\n",
+				prog, helpers[i].name, helpers[i].since);
+		return -EOPNOTSUPP;
+	}
+	return 0;
+}
+
+/*
+ * The programs a session loads: the frame builder for its use, and only the
+ * run's reply program, since another kind's may not pass this kernel's
+ * verifier. 0, or -EOPNOTSUPP (helpers_check).
+ */
+static int programs_choose(struct gen_session *k, const struct engine_opts *o, enum session_use use)
 {
 	static const char *const names[] = XR_REPLY_PROGS;
+	static const unsigned int needs[] = XR_REPLY_NEEDS;
 	unsigned int kind = o ? o->reply_kind : XR_REPLY_NONE;
+	bool quiet = !o || o->quiet_load;
+	int err;
 
+	k->gen_prog = k->skel->progs.xr_gen;
+	if (use != SESSION_LIVE) {
+		/* the transmit tracepoints account for live frames alone */
+		bpf_program__set_autoload(k->skel->progs.xr_xmit, false);
+		bpf_program__set_autoload(k->skel->progs.xr_redirect_err, false);
+		bpf_program__set_autoload(k->skel->progs.xr_gen, false);
+		bpf_program__set_autoload(k->skel->progs.xr_build, use == SESSION_BUILD);
+		k->gen_prog = use == SESSION_BUILD ? k->skel->progs.xr_build : NULL;
+	}
+	if (use == SESSION_BUILD) {
+		err = helpers_check(XR_BUILD_NEEDS, "the frame builder (xr_build)", quiet);
+		if (err)
+			return err;
+	}
 	if (kind >= sizeof(names) / sizeof(names[0]) || !names[kind])
-		return;
+		return 0;
+	err = helpers_check(kind < sizeof(needs) / sizeof(needs[0]) ? needs[kind] : 0, names[kind],
+			    quiet);
+	if (err)
+		return err;
 	k->replies_prog = bpf_object__find_program_by_name(k->skel->obj, names[kind]);
 	if (k->replies_prog)
 		bpf_program__set_autoload(k->replies_prog, true);
+	return 0;
+}
+
+/* Why the gen object did not load, in one line: privileges, the verifier's refusal or its limit. */
+static void load_refusal(int err)
+{
+	const char *prog = xr_log_failed_prog();
+
+	if (err == -EPERM)
+		pr_warn("cannot load %s: this process may not load BPF: it needs CAP_BPF and "
+			"CAP_NET_ADMIN\n",
+			prog);
+	else if (err == -E2BIG)
+		pr_warn("cannot load %s: too complex for this kernel's verifier (it gave up at a "
+			"million instructions); docs/kernels.md says which kernels take it\n",
+			prog);
+	else if (err == -EACCES)
+		pr_warn("cannot load %s: this kernel's verifier refused it (-vv shows its log; "
+			"docs/kernels.md says which kernels take it)\n",
+			prog);
+	else
+		pr_warn("cannot load %s: %s (run with -vv for the verifier log)\n", prog,
+			strerror(-err));
 }
 
 int session_open(struct gen_session *k, const struct iface *ifc, const struct frameset *fs,
@@ -171,16 +248,9 @@ int session_open(struct gen_session *k, const struct iface *ifc, const struct fr
 		pr_warn("cannot open the gen program's BPF object: %s\n", strerror(-err));
 		return err;
 	}
-	/* the transmit tracepoints account for live frames alone */
-	k->gen_prog = k->skel->progs.xr_gen;
-	if (use == SESSION_BUILD) {
-		bpf_program__set_autoload(k->skel->progs.xr_xmit, false);
-		bpf_program__set_autoload(k->skel->progs.xr_redirect_err, false);
-		bpf_program__set_autoload(k->skel->progs.xr_gen, false);
-		bpf_program__set_autoload(k->skel->progs.xr_build, true);
-		k->gen_prog = k->skel->progs.xr_build;
-	}
-	replies_choose(k, o);
+	err = programs_choose(k, o, use);
+	if (err)
+		goto err;
 	err = engine_hists_size(k->skel->obj);
 	if (err)
 		goto err;
@@ -210,15 +280,12 @@ int session_open(struct gen_session *k, const struct iface *ifc, const struct fr
 	err = gen_bpf__load(k->skel);
 	if (err) {
 		/* the probe says what a failure means in its own words */
-		if (o && !o->probing)
-			pr_warn("cannot load the gen BPF program: %s%s\n", strerror(-err),
-				err == -EPERM ?
-					" (this process may not load BPF: it needs CAP_BPF and "
-					"CAP_NET_ADMIN)" :
-					" (run with -vv for the verifier log)");
+		if (o && !o->quiet_load)
+			load_refusal(err);
 		goto err;
 	}
-	if (bpf_obj_get_info_by_fd(bpf_program__fd(k->gen_prog), &info, &info_len) == 0)
+	if (k->gen_prog &&
+	    bpf_obj_get_info_by_fd(bpf_program__fd(k->gen_prog), &info, &info_len) == 0)
 		k->skel->bss->gen_prog_id = info.id;
 	k->skel->bss->owner_tgid = getpid();
 	err = maps_map(k);

@@ -18,7 +18,13 @@ struct bpf_link;
 /* How the program is to be run. */
 enum session_use {
 	SESSION_LIVE, /* live frames: xr_gen paces and transmits (the kernel engine) */
-	SESSION_BUILD, /* test mode: xr_gen builds one frame per call (the xsk engine, selftest) */
+	SESSION_BUILD, /* test mode: xr_build builds one frame per call (the xsk engine's hooks, selftest) */
+	/*
+	 * the frames built in userspace (the xsk engine without a hook): the
+	 * maps and the reply program alone, so that a kernel whose verifier
+	 * refuses the frame builder (5.10: no bpf_xdp_store_bytes) still sends
+	 */
+	SESSION_MAPS,
 };
 
 struct gen_session {
@@ -26,7 +32,7 @@ struct gen_session {
 	uint64_t live_replies_next; /* when --listen's reply counters are read again */
 	struct bpf_link *links[2]; /* the transmit tracepoints (SESSION_LIVE) */
 	struct bpf_link *hold; /* keeps xr_gen in the XDP dispatcher (kengine.c) */
-	struct bpf_program *gen_prog; /* xr_gen (SESSION_LIVE) or xr_build (SESSION_BUILD) */
+	struct bpf_program *gen_prog; /* xr_gen (SESSION_LIVE), xr_build (SESSION_BUILD), or NULL */
 	struct bpf_program *replies_prog; /* the run's reply program (XR_REPLY_PROGS), or NULL */
 	struct bpf_link *replies; /* replies_prog on the interface */
 	int hold_netns_fd;

@@ -155,7 +155,8 @@ int xbuild_run_frames(const struct iface *ifc, struct engine_opts *o, const uint
 	struct xbuild b;
 	int err, len;
 
-	err = session_open(&k, ifc, o->fs, NULL, 0, o, SESSION_BUILD);
+	err = session_open(&k, ifc, o->fs, NULL, 0, o,
+			   o->hook == XR_HOOK_NONE ? SESSION_MAPS : SESSION_BUILD);
 	if (err)
 		return err;
 	err = pin_to_cpu(cpu);

@@ -426,6 +426,33 @@ static int socket_bind(struct xsk_run *r, struct xthread *t)
 	return 0;
 }
 
+/*
+ * The gen program's session; where the frames do not need it and this
+ * kernel still refuses what is left (the reply program), the frames are
+ * built in userspace, the answers uncounted, and the fallback said in one line.
+ */
+static int open_optional(struct xsk_run *r, const struct engine_opts *o)
+{
+	/* without a hook, xbuild.c builds every frame in userspace: no frame builder in BPF */
+	enum session_use use = o->hook == XR_HOOK_NONE ? SESSION_MAPS : SESSION_BUILD;
+	struct engine_opts quiet;
+	int err;
+
+	if (!engine_program_optional(o))
+		return session_open(&r->k, o->ifc, o->fs, NULL, 0, o, use);
+	quiet = *o;
+	quiet.quiet_load = true;
+	err = session_open(&r->k, o->ifc, o->fs, NULL, 0, &quiet, use);
+	if (err == -ENOMEM || err == -EPERM || !err)
+		return err;
+	pr_warn("warning: the gen program does not load on this kernel (%s): the xsk engine builds "
+		"the frames without it%s\n",
+		strerror(-err),
+		o->reply_kind != XR_REPLY_NONE ? ", and the server's answers are not counted" : "");
+	r->no_program = true;
+	return 0;
+}
+
 static int session_start(struct xsk_run *r)
 {
 	const struct engine_opts *o = r->o;
@@ -451,8 +478,8 @@ static int session_start(struct xsk_run *r)
 		r->no_program = true;
 		return 0;
 	}
-	err = session_open(&r->k, o->ifc, o->fs, NULL, 0, o, SESSION_BUILD);
-	if (err)
+	err = open_optional(r, o);
+	if (err || r->no_program)
 		return err;
 	r->have_session = true;
 	err = session_replies_attach(&r->k, o);

@@ -13,6 +13,8 @@ extern const char *xr_cmd;
 void xr_log(enum xr_log_level level, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 /* Routes libbpf's messages one level below ours. */
 void xr_log_libbpf(void);
+/* The name of the program whose load failed last, as libbpf said it (a generic name if it did not). */
+const char *xr_log_failed_prog(void);
 
 #define pr_warn(...) xr_log(XR_LOG_WARN, __VA_ARGS__)
 #define pr_info(...) xr_log(XR_LOG_INFO, __VA_ARGS__)
