@@ -170,8 +170,9 @@ fi
 
 # The VM pass (tests/vm/): the smoke pass (tests/t_kernels.sh) in a VM of each of Debian's kernels,
 # and in 6.12's the kernel engine's own tests (VM_TESTS), which this host may refuse; each result
-# recorded as vm-KERNEL/NAME. XR_VM=0 skips it, XR_VM_KERNELS chooses the kernels.
-VM_TESTS=${VM_TESTS:-accounting/refusals_from accounting/backoff_skips replay/threads_off_pinned replay/threads_beside_pinned}
+# recorded as vm-KERNEL/NAME (there engines_send_the_same_frames holds the kernel engine against xsk,
+# byte for byte). XR_VM=0 skips it, XR_VM_KERNELS chooses the kernels.
+VM_TESTS=${VM_TESTS:-accounting/refusals_from accounting/backoff_skips replay/threads_off_pinned replay/threads_beside_pinned rewrite/engines_send_the_same_frames}
 if [ "${XR_VM:-1}" != 0 ] && [ -z "${XR_IN_VM:-}" ] && { [ -z "$pattern" ] || [[ "$pattern" == vm* ]]; }; then
 	vm_args=()
 	for t in $VM_TESTS; do vm_args+=(-T "$t"); done

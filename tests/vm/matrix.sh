@@ -44,7 +44,7 @@ for k in "${kernels[@]}"; do
 	cmd+="; exit \$rc"
 	# each test's line named after its kernel: PASS vm-6.1/kernels/replay_xsk (8 s)
 	"$HERE/vmtest.sh" -k "$k" -o "$dir" -t "${XR_VM_LIMIT:-2400}" -- bash -c "$cmd" 2>&1 |
-		grep -E '^(PASS|FAIL|SKIP|vm:)' | sed -E "s,^(PASS|FAIL|SKIP) ,\\1 vm-$k/,"
+		grep --line-buffered -E '^(PASS|FAIL|SKIP|vm:)' | sed -uE "s,^(PASS|FAIL|SKIP) ,\\1 vm-$k/,"
 	rc=${PIPESTATUS[0]}
 	[ $rc -eq 0 ] || status=1
 	# 1: tests failed, and said so above; anything else: the VM did not run them to their end

@@ -9,7 +9,8 @@ then each cell's words in full.
 import datetime
 import sys
 
-ORDER = ["count", "replay", "replay --rewrite", "gen udp", "gen syn"]
+ORDER = ["count", "replay", "replay --rewrite", "gen udp", "gen icmp", "gen syn", "gen dns", "gen tcp",
+         "gen mqtt", "gen redis", "lorawan send", "lorawan send --join"]
 ENGINE_NAMES = {"": "", "kernel": "kernel engine", "xsk": "xsk engine"}
 
 
@@ -23,6 +24,8 @@ def cell(result):
     """The table's word for a result; the full words go below the table."""
     if result.startswith("works without"):
         return "works, no drop reasons"
+    if "not traced" in result:
+        return "works, reasons only"
     if result.startswith("works"):
         return "works, exact"
     if result.startswith("refused"):
