@@ -10,8 +10,9 @@ export XR_IN_VM=1
 . /vmout/env # KDIR KVER TOP, written by tests/vm/vmtest.sh
 
 setup() {
+	# /run fresh (the host's namespaces and test beds are not the guest's); /tmp stays the
+	# overlay's, where a checkout under the host's /tmp (a CI clone) is still seen
 	mount -t tmpfs tmpfs /run
-	mount -t tmpfs tmpfs /tmp
 	mkdir -p /dev/pts /dev/shm /lib/modules/"$KVER"
 	mount -t devpts devpts /dev/pts
 	mount -t tmpfs tmpfs /dev/shm
