@@ -49,6 +49,8 @@
 /* A queue stays busy for about a second after the last socket on it closed (PLATFORM.md). */
 #define XSK_BIND_WAIT_NS 5000000000ULL
 #define XSK_BIND_RETRY_NS 20000000ULL
+/* how long a UMEM that the limit allows waits for an earlier run's to be released */
+#define XSK_UMEM_RETRY_NS 3000000000ULL
 #define XSK_GATE_WAIT_NS 20000ULL
 
 struct xsk_run {
@@ -340,6 +342,26 @@ static unsigned int memlock_bufs(unsigned int threads, uint32_t chunk)
 	return n;
 }
 
+/*
+ * The UMEM registered, within the locked-memory limit: a run that just ended
+ * has its UMEM released by deferred work after its process exits, still
+ * counted against the same user, so a registration the limit allows waits for
+ * it (a container's runs back to back failed so, 2 of 6) rather than failing.
+ */
+static int umem_register(struct xsk_run *r, struct xthread *th, const struct xsk_umem_config *ucfg)
+{
+	uint64_t start = now_ns();
+	int err;
+
+	for (;;) {
+		err = xsk_umem__create(&r->umem, r->area, r->size, &th[0].fill, &th[0].comp, ucfg);
+		if ((err != -ENOMEM && err != -ENOBUFS) || !memlock_allows(r->size) || xr_stop ||
+		    now_ns() - start >= XSK_UMEM_RETRY_NS)
+			return err;
+		sleep_until(now_ns() + XSK_BIND_RETRY_NS);
+	}
+}
+
 static int umem_create(struct xsk_run *r, struct xthread *th)
 {
 	const struct engine_opts *o = r->o;
@@ -370,7 +392,7 @@ static int umem_create(struct xsk_run *r, struct xthread *th)
 	if (err)
 		return err;
 	ucfg.frame_size = r->chunk;
-	err = xsk_umem__create(&r->umem, r->area, r->size, &th[0].fill, &th[0].comp, &ucfg);
+	err = umem_register(r, th, &ucfg);
 	if (err == -ENOMEM || err == -ENOBUFS)
 		pr_warn("cannot register %llu KiB of UMEM: the locked-memory limit is lower "
 			"(raise it: ulimit -l, or LimitMEMLOCK=; or run with CAP_IPC_LOCK)\n",
