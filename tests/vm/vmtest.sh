@@ -9,6 +9,8 @@
 #     -t  the whole run's limit, boot included (default 1800); past it: exit 124
 #     -m  guest memory (default 4G)
 #   e.g. tests/vm/vmtest.sh -k 6.1 -- tests/run.sh count/    make vmtest KERNEL=6.1 TESTS=count/
+#   XR_VM_ACCEL=kvm|tcg chooses; a guest not up within XR_VM_BOOT_LIMIT s (120) is stopped, and a
+#   KVM guest then booted again under emulation
 #
 # The guest's root is this host's / (9p, read-only) under a tmpfs overlay, so the guest runs the
 # binary, the tools and the tests of this checkout as built here; it has no network device, and
@@ -61,28 +63,59 @@ rm -f "$out/rc" "$out/out.log" "$out/console.log"
 printf 'KDIR=%q\nKVER=%q\nTOP=%q\n' "$kdir" "$kver" "$TOP" >"$out/env"
 printf '%q ' "$@" >"$out/cmd"
 echo >>"$out/cmd"
-: >"$out/out.log"
 
-case $(accel) in
-kvm) accel_opts=(-accel kvm -cpu host) ;;
-*) accel_opts=(-accel tcg,thread=multi -cpu max) ;;
-esac
-echo "vm: Debian $kernel ($kver), $(accel), $(nproc) CPUs, $mem: $*" >&2
-timeout "$limit" qemu-system-x86_64 "${accel_opts[@]}" -smp "$(nproc)" -m "$mem" \
-	-kernel "$kdir/vmlinuz" -initrd "$initrd" \
-	-append "console=ttyS0 quiet panic=-1 xr.guest=$HERE/guest.sh" \
-	-no-reboot -display none -monitor none -serial "file:$out/console.log" -nic none \
-	-virtfs local,path=/,mount_tag=hostroot,security_model=none,readonly=on,multidevs=remap \
-	-virtfs "local,path=$out,mount_tag=vmout,security_model=none,multidevs=remap" &
-qemu=$!
-trap 'kill "$qemu" 2>/dev/null' EXIT INT TERM
-tail -n +1 -f --pid="$qemu" "$out/out.log" &
-follow=$!
-wait "$qemu"
+# boot ACCEL: the guest under kvm or tcg, its output followed; qemu's status. A guest that has not
+# come up within XR_VM_BOOT_LIMIT seconds is stopped (status 125): a KVM guest on this kind of
+# host once hung before its kernel printed a line.
+boot() {
+	local acc=$1 opts rc watch
+	shift
+	case $acc in
+	kvm) opts=(-accel kvm -cpu host) ;;
+	*) opts=(-accel tcg,thread=multi -cpu max) ;;
+	esac
+	: >"$out/out.log"
+	rm -f "$out/hung"
+	echo "vm: Debian $kernel ($kver), $acc, $(nproc) CPUs, $mem: $*" >&2
+	timeout "$limit" qemu-system-x86_64 "${opts[@]}" -smp "$(nproc)" -m "$mem" \
+		-kernel "$kdir/vmlinuz" -initrd "$initrd" \
+		-append "console=ttyS0 quiet panic=-1 xr.guest=$HERE/guest.sh" \
+		-no-reboot -display none -monitor none -serial "file:$out/console.log" -nic none \
+		-virtfs local,path=/,mount_tag=hostroot,security_model=none,readonly=on,multidevs=remap \
+		-virtfs "local,path=$out,mount_tag=vmout,security_model=none,multidevs=remap" &
+	qemu=$!
+	trap 'kill "$qemu" 2>/dev/null' EXIT INT TERM
+	(
+		end=$((SECONDS + ${XR_VM_BOOT_LIMIT:-120}))
+		until grep -q '^vm: Linux' "$out/out.log"; do
+			[ $SECONDS -lt $end ] || { touch "$out/hung"; kill "$qemu"; exit 0; }
+			sleep 1
+		done
+	) >/dev/null 2>&1 &
+	watch=$!
+	tail -n +1 -f --pid="$qemu" "$out/out.log" &
+	wait "$qemu"
+	rc=$?
+	kill "$watch" 2>/dev/null
+	wait 2>/dev/null
+	trap - EXIT INT TERM
+	[ -f "$out/hung" ] && return 125
+	return $rc
+}
+
+accel=$(accel)
+boot "$accel" "$@"
 rc=$?
-wait "$follow" 2>/dev/null
-trap - EXIT INT TERM
-
+if [ $rc -eq 125 ] && [ "$accel" = kvm ]; then
+	echo "vm: the KVM guest did not come up within ${XR_VM_BOOT_LIMIT:-120} s: software emulation instead" >&2
+	boot tcg "$@"
+	rc=$?
+fi
+if [ $rc -eq 125 ]; then
+	echo "vm: the guest did not come up within ${XR_VM_BOOT_LIMIT:-120} s; its console:" >&2
+	tail -n 20 "$out/console.log" >&2
+	exit 3
+fi
 if [ $rc -eq 124 ]; then
 	echo "vm: stopped after $limit s (-t); the guest's console: $out/console.log" >&2
 	exit 124
