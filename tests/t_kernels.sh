@@ -12,6 +12,13 @@ matrix_row() {
 	printf '%s\t%s\t%s\t%s\n' "$(uname -r)" "$1" "$2" "$3" >>"$XR_MATRIX"
 }
 
+# smoke_expect ROW ENGINE ACTUAL EXPECTED WHAT: as expect_eq, the row saying what failed
+smoke_expect() {
+	[ "$3" = "$4" ] && return 0
+	matrix_row "$1" "$2" "FAILED: $5: $3, expected $4"
+	fail "$1 on $2: $5: got '$3', expected '$4'"
+}
+
 # smoke_send ROW ENGINE CMD...: CMD in the generator's namespace with --engine ENGINE and --json
 # $WORK/g.json. Returns 0 when it ran to its end; 1 when it was refused in one line for what this
 # kernel lacks (the kernel engine without live frames, a helper a protocol's program needs, room
@@ -28,7 +35,7 @@ smoke_send() {
 	if { [ "$engine" = kernel ] && ! live_frames && [[ "$line" == *"the kernel engine cannot send"* ]]; } ||
 		[[ "$line" =~ which\ came\ in\ Linux\ [0-9]+\.[0-9]+ ]] ||
 		[[ "$line" == *"too complex for this kernel's verifier"* ]]; then
-		expect_eq "$(wc -l <"$WORK/err")" 1 "lines of the refusal ($(cat "$WORK/err"))"
+		smoke_expect "$row" "$engine" "$(wc -l <"$WORK/err")" 1 "lines of the refusal ($(cat "$WORK/err"))"
 		matrix_row "$row" "$engine" "refused: ${line#*: }"
 		return 1
 	fi
@@ -90,7 +97,7 @@ smoke_syn() {
 		--pps 1k --count 1000 || { smoke_stop; return 0; }
 	count_wait
 	SMOKE_MORE="$(jget "$WORK/g.json" replies.syn_acks) SYN-ACKs matched"
-	expect_eq "$(jget "$WORK/g.json" replies.syn_acks)" 1000 "SYN-ACKs matched to their SYN"
+	smoke_expect "gen syn" "$1" "$(jget "$WORK/g.json" replies.syn_acks)" 1000 "SYN-ACKs matched to their SYN"
 	smoke_books "gen syn" "$1" 1000
 }
 test_gen_syn_kernel() { smoke_syn kernel; }
@@ -103,9 +110,9 @@ test_count_drop_reasons() {
 	tb_gen "$XR" gen udp -i "$TB_GEN_IF" --engine xsk --dst "$TB_SRV_IP:9" --pps 2k --count 2000 -q ||
 		fail "gen udp exited $?"
 	count_wait
-	expect_eq "$(jget "$WORK/c.json" matched)" 2000 "frames counted at the server"
+	smoke_expect count "" "$(jget "$WORK/c.json" matched)" 2000 "frames counted at the server"
 	if [ "$(jget "$WORK/c.json" drop_reasons)" = True ]; then
-		expect_eq "$(jget "$WORK/c.json" drops.inbound.NO_SOCKET)" 2000 "NO_SOCKET drops"
+		smoke_expect count "" "$(jget "$WORK/c.json" drops.inbound.NO_SOCKET)" 2000 "NO_SOCKET drops"
 		# the sockets' side of the books where the kernel has its tracepoints (sock_recv_length)
 		if python3 -c 'import json,sys; sys.exit("books" not in json.load(open(sys.argv[1])))' "$WORK/c.json"; then
 			books_balanced 0
@@ -142,7 +149,7 @@ smoke_dns() {
 		--pps 500 --count 1000 || { smoke_stop; return 0; }
 	count_wait
 	SMOKE_MORE="$(jget "$WORK/g.json" replies.answers) answers matched"
-	expect_eq "$(jget "$WORK/g.json" replies.answers)" 1000 "answers matched by id and port"
+	smoke_expect "gen dns" "$1" "$(jget "$WORK/g.json" replies.answers)" 1000 "answers matched by id and port"
 	smoke_books "gen dns" "$1" 1000
 }
 test_gen_dns_kernel() { smoke_dns kernel; }
@@ -168,7 +175,7 @@ smoke_tcp() {
 	smoke_send "gen tcp" "$1" "$XR" gen tcp -i "$TB_GEN_IF" --dst "$TB_SRV_IP" --src 198.18.64.0/23 \
 		--http 'GET /' --pps 100 --count 200 --wait 5s || return 0
 	SMOKE_MORE="$(wc -l <"$NGINX_DIR/access.log") requests in nginx's log"
-	expect_eq "$(wc -l <"$NGINX_DIR/access.log")" 200 "nginx's access log lines"
+	smoke_expect "gen tcp" "$1" "$(wc -l <"$NGINX_DIR/access.log")" 200 "nginx's access log lines"
 	smoke_sessions "gen tcp" "$1" 200
 }
 test_gen_tcp_kernel() { smoke_tcp kernel; }
@@ -184,7 +191,7 @@ smoke_mqtt() {
 		--username "$MQ_USER" --password "$MQ_PASS" --qos 1 --messages 10 --pps 50 --count 100 \
 		--wait 10s || return 0
 	SMOKE_MORE="$(jget "$WORK/g.json" messages.acked) PUBACKs"
-	expect_eq "$(jget "$WORK/g.json" messages.acked)" 1000 "PUBACKs"
+	smoke_expect "gen mqtt" "$1" "$(jget "$WORK/g.json" messages.acked)" 1000 "PUBACKs"
 	smoke_sessions "gen mqtt" "$1" 100
 }
 test_gen_mqtt_kernel() { smoke_mqtt kernel; }
@@ -201,7 +208,7 @@ smoke_redis() {
 	smoke_send "gen redis" "$1" "$XR" gen redis -i "$TB_GEN_IF" --dst "$TB_SRV_IP" --requests-per-session 5 \
 		--pps 100 --count 100 --wait 5s || return 0
 	SMOKE_MORE="$(($(redis_calls ping) - before)) PINGs run by redis-server"
-	expect_eq "$(($(redis_calls ping) - before))" 500 "PINGs redis-server ran"
+	smoke_expect "gen redis" "$1" "$(($(redis_calls ping) - before))" 500 "PINGs redis-server ran"
 	smoke_sessions "gen redis" "$1" 100
 }
 test_gen_redis_kernel() { smoke_redis kernel; }
@@ -232,7 +239,8 @@ smoke_join() {
 		--server "$TB_SRV_IP" --src 198.18.64.0/28 --sport 1700-1703 --keepalive 500ms --join \
 		--pps 100 --wait 10s || return 0
 	SMOKE_MORE="$(jget "$WORK/g.json" lorawan.join.joined) of 200 devices joined"
-	expect_eq "$(jget "$WORK/g.json" lorawan.join.joined)" 200 "devices joined (JoinAccept opened, MIC right)"
+	smoke_expect "lorawan send --join" "$1" "$(jget "$WORK/g.json" lorawan.join.joined)" 200 \
+		"devices joined (JoinAccept opened, MIC right)"
 	matrix_row "lorawan send --join" "$1" "works: $SMOKE_MORE"
 }
 test_lorawan_join_kernel() { smoke_join kernel; }

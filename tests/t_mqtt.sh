@@ -361,6 +361,12 @@ deliveries_clean() {
 	done
 }
 
+# live_delivered N: the subscribers' --listen :9311 ($WORK/live.json) says N deliveries came
+live_delivered() {
+	tb_geni 2 curl -sf http://127.0.0.1:9311/ >"$WORK/live.json" || fail "the subscribers' --listen"
+	[ "$(jget "$WORK/live.json" replies.deliveries.delivered)" = "$1" ]
+}
+
 test_mqtt_subscribers_in_xdp() {
 	bed --senders 3
 	mosquitto_start
@@ -381,8 +387,10 @@ test_mqtt_subscribers_in_xdp() {
 		--pps 1000 --count 100 --wait 30s || fail "gen mqtt exited $?: $(cat "$WORK/out")"
 	wait "$whole" || fail "the subscribers exited $?: $(cat "$WORK/xsub.1.out")"
 	cat "$WORK/xsub.1.out"
-	# the others still wait: their live figures (--listen) say what came so far
-	tb_geni 2 curl -sf http://127.0.0.1:9311/ >"$WORK/live.json" || fail "the subscribers' --listen"
+	# the others still wait: their live figures (--listen) say what came so far, once the last
+	# deliveries, on their way when the first subscribers ended, are in (a loaded CI host read
+	# 19,938 of 20,000 at once)
+	wait_until 10 "the live figures' 20000 deliveries" live_delivered 20000
 	tb_geni 2 curl -sf http://127.0.0.1:9311/metrics >"$WORK/live.prom" || fail "the subscribers' /metrics"
 	expect_eq "$(jget "$WORK/live.json" replies.deliveries.delivered)" 20000 "deliveries so far (live)"
 	expect_eq "$(jget "$WORK/live.json" replies.deliveries.expected)" 20200 "deliveries expected (live)"

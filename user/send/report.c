@@ -64,7 +64,7 @@ void send_summary(const struct send_report *r, FILE *f)
 			(unsigned long long)u->unaccounted);
 	/* without the gen program the protocol's figures are its answers', which nothing counted */
 	if (res->replies_uncounted)
-		fprintf(f, "  replies: not counted (no BPF program may be loaded here)\n");
+		fprintf(f, "  replies: not counted (no reply program could be loaded here)\n");
 	else if (r->p->report)
 		r->p->report(r->st, res, r->ready_ns, f, NULL);
 	send_thresholds_judge(&r->so->fail_if, r->o, res, f, NULL);
