@@ -42,10 +42,22 @@ for k in "${kernels[@]}"; do
 		for p in "${more[@]}"; do cmd+="; bash tests/run.sh $(printf '%q' "$p") || rc=1"; done
 	fi
 	cmd+="; exit \$rc"
-	# each test's line named after its kernel: PASS vm-6.1/kernels/replay_xsk (8 s)
-	"$HERE/vmtest.sh" -k "$k" -o "$dir" -t "${XR_VM_LIMIT:-2400}" -- bash -c "$cmd" 2>&1 |
-		grep --line-buffered -E '^(PASS|FAIL|SKIP|vm:)' | sed -uE "s,^(PASS|FAIL|SKIP) ,\\1 vm-$k/,"
-	rc=${PIPESTATUS[0]}
+	# each test's line named after its kernel (PASS vm-6.1/kernels/replay_xsk (8 s)), given once the
+	# pass is over: a guest whose kernel panicked is booted once more, and only that pass counts.
+	# Under emulation (TCG, a host thread per vCPU) a vCPU has run the XDP dispatcher's code while
+	# another patched it (7.2.13, 1 boot in 5: "Oops: int3" in bpf_dispatcher_xdp_func): the
+	# emulator's hazard, not the code under test, and said so in the output
+	for try in 1 2; do
+		rm -f "$dir/matrix.tsv"
+		"$HERE/vmtest.sh" -k "$k" -o "$dir" -t "${XR_VM_LIMIT:-2400}" -- bash -c "$cmd" 2>&1 |
+			grep -E '^(PASS|FAIL|SKIP|vm:)' | sed -E "s,^(PASS|FAIL|SKIP) ,\\1 vm-$k/," >"$dir/lines"
+		rc=${PIPESTATUS[0]}
+		[ $try = 1 ] && [ $rc -gt 1 ] && grep -q "Kernel panic" "$dir/console.log" || break
+		echo "vm: $k: the guest's kernel panicked ($(grep -m1 -E 'Oops|BUG:|Kernel panic' "$dir/console.log" |
+			sed 's/^\[[ 0-9.]*\] //'), $(grep -m1 -oE 'RIP: [^ ]+ [^ ]+' "$dir/console.log")): booted once more"
+		cp "$dir/console.log" "$dir/console-panic.log"
+	done
+	cat "$dir/lines"
 	[ $rc -eq 0 ] || status=1
 	# 1: tests failed, and said so above; anything else: the VM did not run them to their end
 	[ $rc -le 1 ] || echo "FAIL vm-$k/run: exit $rc (tests/vm/vmtest.sh; $dir/console.log)"
