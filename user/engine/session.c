@@ -277,6 +277,7 @@ int session_open(struct gen_session *k, const struct iface *ifc, const struct fr
 	}
 	if (!k->skel->rodata->cfg.mult_milli)
 		k->skel->rodata->cfg.mult_milli = 1;
+	xr_log_failed_prog_clear();
 	err = gen_bpf__load(k->skel);
 	if (err) {
 		/* the probe says what a failure means in its own words */

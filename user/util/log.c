@@ -42,6 +42,11 @@ static int libbpf_print(enum libbpf_print_level level, const char *fmt, va_list 
 	return 0;
 }
 
+void xr_log_failed_prog_clear(void)
+{
+	failed_prog[0] = 0;
+}
+
 const char *xr_log_failed_prog(void)
 {
 	return failed_prog[0] ? failed_prog : "the gen BPF program";

@@ -15,6 +15,8 @@ void xr_log(enum xr_log_level level, const char *fmt, ...) __attribute__((format
 void xr_log_libbpf(void);
 /* The name of the program whose load failed last, as libbpf said it (a generic name if it did not). */
 const char *xr_log_failed_prog(void);
+/* Forgets it: before a load, so that a name from an earlier one is never given for it. */
+void xr_log_failed_prog_clear(void);
 
 #define pr_warn(...) xr_log(XR_LOG_WARN, __VA_ARGS__)
 #define pr_info(...) xr_log(XR_LOG_INFO, __VA_ARGS__)
