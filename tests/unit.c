@@ -31,6 +31,8 @@
 #include "proto/mqtt/stream.h"
 #include "proto/tcp/session.h"
 #include "search/search.h"
+#include "report/headline.h"
+#include "util/words.h"
 
 static int failed_checks;
 static char why[512];
@@ -1046,12 +1048,96 @@ static void test_tcp_books(void)
 	      "one SYN unanswered: no answer %llu", (unsigned long long)b.no_answer);
 }
 
+static void test_words(void)
+{
+	char b[32];
+
+	CHECK(!strcmp(words_count(3000, b, sizeof(b)), "3,000"), "3000 -> %s", b);
+	CHECK(!strcmp(words_count(999, b, sizeof(b)), "999"), "999 -> %s", b);
+	CHECK(!strcmp(words_count(188551, b, sizeof(b)), "189k"), "188551 -> %s", b);
+	CHECK(!strcmp(words_count(1.6e6, b, sizeof(b)), "1.60M"), "1.6e6 -> %s", b);
+	CHECK(!strcmp(words_rate(1000, b, sizeof(b)), "1,000/s"), "1000/s -> %s", b);
+	CHECK(!strcmp(words_rate(19900, b, sizeof(b)), "19.9k/s"), "19900/s -> %s", b);
+	CHECK(!strcmp(words_share(3000, 3000, b, sizeof(b)), "100%"), "all -> %s", b);
+	/* cut, never rounded up to a whole */
+	CHECK(!strcmp(words_share(99999, 100000, b, sizeof(b)), "99.99%"), "99999 -> %s", b);
+	CHECK(!strcmp(words_share(2990, 3000, b, sizeof(b)), "99.66%"), "2990 -> %s", b);
+	CHECK(!strcmp(words_share(1, 1e6, b, sizeof(b)), "under 0.01%"), "1 of 1M -> %s", b);
+	CHECK(!strcmp(words_share(0, 5, b, sizeof(b)), "0%"), "none -> %s", b);
+	CHECK(!strcmp(words_us(156, b, sizeof(b)), "156 us"), "156 us -> %s", b);
+	CHECK(!strcmp(words_us(2500, b, sizeof(b)), "2.50 ms"), "2500 us -> %s", b);
+}
+
+/* headline_of on a JSON text: 0 and the sentence, or the error */
+static int headline_text(const char *json, char *buf, size_t len)
+{
+	struct json_object *j = json_tokener_parse(json);
+	int err = headline_of(j, buf, len);
+
+	json_object_put(j);
+	return err;
+}
+
+static void test_headline(void)
+{
+	static const struct {
+		const char *json, *words;
+	} cases[] = {
+		{ "{\"command\":\"gen\",\"protocol\":\"syn\",\"asked\":3000,\"sent\":3000,"
+		  "\"target\":{\"pace\":\"rate\",\"pps\":1000},\"replies_counted\":true,"
+		  "\"replies\":{\"syn_acks\":2990,\"completed\":0,\"rtt_us\":{\"p99\":156.2}},"
+		  "\"thresholds\":[{\"expr\":\"p99>2ms\",\"failed\":false},"
+		  "{\"expr\":\"loss>0.1%\",\"failed\":true}]}",
+		  "3,000 SYNs asked at 1,000/s, all sent; the server answered 2,990 (99.66%); "
+		  "round trip p99 156 us; 1 of 2 thresholds failed (loss>0.1%)" },
+		{ "{\"command\":\"gen\",\"protocol\":\"udp\",\"asked\":1000,\"sent\":900,"
+		  "\"target\":{\"pace\":\"topspeed\"},\"failed_reasons\":{\"driver_refused\":100,"
+		  "\"fell_behind\":0}}",
+		  "1,000 datagrams asked at top speed, 900 sent (90%), 100 not sent, the most as "
+		  "refused by the driver (100)" },
+		{ "{\"command\":\"gen\",\"protocol\":\"tcp\",\"asked\":200,\"sent\":200,"
+		  "\"target\":{\"pace\":\"rate\",\"pps\":100},\"replies_counted\":true,"
+		  "\"sessions\":{\"asked\":200,\"completed\":150,\"failed\":50,"
+		  "\"failed_by\":{\"no_syn_ack\":10,\"reset\":40}}}",
+		  "200 sessions asked at 100/s, all sent; 150 of 200 sessions completed (75%), the "
+		  "most as reset by the server (40)" },
+		{ "{\"iface\":\"srv0\",\"matched\":2000,\"pps\":1000,\"xdp_dropped\":0,"
+		  "\"attribution\":{},\"drop_reasons\":true,\"drops\":{\"inbound\":"
+		  "{\"NO_SOCKET\":1500,\"NETFILTER_DROP\":500},\"inbound_total\":2000},"
+		  "\"delivered\":0,\"books\":{\"unattributed\":0}}",
+		  "2,000 arrived at 1,000/s; 2,000 dropped by the kernel: no socket on the port "
+		  "(NO_SOCKET) 1,500, the firewall (NETFILTER_DROP) 500; none delivered to sockets" },
+		{ "{\"goals\":[{\"name\":\"NDR\",\"lower\":19900,\"never_saturated\":false},"
+		  "{\"name\":\"PDR\",\"lower\":20100,\"never_saturated\":false}],\"stopped\":\"done\","
+		  "\"trials\":[{\"offered_pps\":10000,\"sent\":10000,\"server_drops\":"
+		  "{\"drop:NO_SOCKET\":10000,\"firewall_dropped\":0}},{\"offered_pps\":40000,"
+		  "\"sent\":40000,\"server_drops\":{\"drop:NO_SOCKET\":20000,"
+		  "\"firewall_dropped\":20000}}]}",
+		  "NDR 19.9k/s, PDR 20.1k/s; above it the server dropped: the firewall (nftables)" },
+	};
+	static const char open_doc[] = "{\"command\":\"gen\",\"asked\":5,\"sent\":5";
+	char b[512];
+
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		int err = headline_text(cases[i].json, b, sizeof(b));
+
+		CHECK(!err && !strcmp(b, cases[i].words), "case %zu: %d '%.300s'", i, err, b);
+	}
+	CHECK(headline_text("{\"tool\":\"k6\",\"metrics\":{}}", b, sizeof(b)) == -EINVAL,
+	      "another tool's JSON taken");
+	CHECK(!headline_of_open(open_doc, strlen(open_doc), b, sizeof(b)) &&
+		      !strcmp(b, "5 frames asked, all sent"),
+	      "an open document: '%.300s'", b);
+}
+
 int main(void)
 {
 	run("parse_count", test_parse_count);
 	run("parse_duration", test_parse_duration);
 	run("parse_bitrate", test_parse_bitrate);
 	run("fmt_si", test_fmt_si);
+	run("words", test_words);
+	run("headline", test_headline);
 	run("json", test_json);
 	run("prom", test_prom);
 	run("spectrum", test_spectrum);

@@ -24,6 +24,7 @@
 
 struct send_opts;
 struct json_object;
+struct words;
 
 /*
  * Where a search trial's figures are in its JSON (struct xr_proto's
@@ -85,6 +86,14 @@ struct xr_proto {
 	/* after the run: its lines (human) and its JSON members (j); either may be NULL */
 	void (*report)(void *st, const struct engine_result *res, uint64_t ready_ns, FILE *human,
 		       struct json *j);
+	/* what its frames are, plural, in the run's headline ("SYNs"; NULL: frames) */
+	const char *frames_are;
+	/*
+	 * its clauses of the run's headline (report/headline.h), from the run's
+	 * JSON: what the answers say (answered, sessions completed, messages
+	 * taken). NULL: none
+	 */
+	void (*headline)(struct json_object *result, struct words *w);
 	/* after the run: whether something it had to write failed (the run then exits 3) */
 	bool (*failed)(void *st);
 	/* after report: XR_EXIT_FAIL when the run's figures say the set-up is wrong (every

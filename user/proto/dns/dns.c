@@ -12,6 +12,7 @@
 #include "cmd/cli.h"
 #include "proto/dns/query.h"
 #include "proto/proto.h"
+#include "report/headline.h"
 #include "send/opts.h"
 #include "engine/replies.h"
 #include "util/log.h"
@@ -277,6 +278,12 @@ static void dns_free(void *st)
 	dns_set_free(&((struct dns *)st)->set);
 }
 
+static void dns_headline(struct json_object *j, struct words *w)
+{
+	headline_answered(w, j, "replies.answers", "answered");
+	headline_p99(w, j, "replies.rtt_us", "round trip");
+}
+
 const struct xr_proto proto_dns = {
 	.name = "dns",
 	.gen = true,
@@ -299,6 +306,8 @@ const struct xr_proto proto_dns = {
 	.check = dns_check,
 	.build = dns_build,
 	.report = dns_report,
+	.frames_are = "queries",
+	.headline = dns_headline,
 	.witness = "replies.answers",
 	.free = dns_free,
 };

@@ -30,4 +30,5 @@ const struct xr_proto proto_icmp = {
 	.summary = "ICMP echo requests (ICMPv6 for IPv6), sequence number n, n in the payload",
 	.accepts = SO_REWRITE | SO_DST | SO_SRC | SO_SPORT | SO_SIZE | SO_DSTMAC | SO_VLAN,
 	.build = icmp_build,
+	.frames_are = "echo requests",
 };

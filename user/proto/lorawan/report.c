@@ -10,7 +10,9 @@
 #include <sys/resource.h>
 #include "proto/lorawan/report.h"
 #include "proto/lorawan/keepalive.h"
+#include <math.h>
 #include "engine/replies.h"
+#include "report/headline.h"
 #include "util/json.h"
 #include "util/units.h"
 
@@ -388,4 +390,22 @@ void lw_report_write(const struct lw_report_in *in, const struct engine_result *
 		lw_json_gateways(&c, j);
 		lw_json_downlinks(&c, j);
 	}
+}
+
+void lw_headline(struct json_object *j, struct words *w)
+{
+	double up = headline_num(j, "lorawan.uplinks"), devs = headline_num(j, "lorawan.devices");
+	double gws = headline_num(j, "lorawan.gateways"),
+	       joined = headline_num(j, "lorawan.join.joined");
+	char a[16], b[16], c[16];
+
+	if (!isnan(joined))
+		headline_done(w, joined, headline_num(j, "lorawan.join.requested"), "devices",
+			      "joined (OTAA)");
+	if (!isnan(up))
+		words_clause(w, "%s uplinks of %s devices through %s gateways",
+			     words_count(up, a, sizeof(a)), words_count(devs, b, sizeof(b)),
+			     words_count(gws, c, sizeof(c)));
+	headline_answered(w, j, "replies.push_acks", "acknowledged (PUSH_ACK)");
+	headline_p99(w, j, "replies.rtt_us", "PUSH_ACK round trip");
 }

@@ -21,4 +21,9 @@ struct lw_report_in {
 void lw_report_write(const struct lw_report_in *in, const struct engine_result *res,
 		     uint64_t ready_ns, FILE *human, struct json *j);
 
+/* The headline's clauses (report/headline.h): joins, uplinks, PUSH_ACKs */
+struct json_object;
+struct words;
+void lw_headline(struct json_object *result, struct words *w);
+
 #endif

@@ -109,6 +109,8 @@ int mqtt_check(void *st, const struct send_opts *so);
 int mqtt_check_pace(struct mqtt *m, const struct send_opts *so);
 
 /* proto_mqtt's report and verdict (report.c) */
+/* The headline's clauses: sessions, then messages acknowledged (report/headline.h) */
+void mqtt_headline(struct json_object *result, struct words *w);
 void mqtt_report(void *st, const struct engine_result *res, uint64_t ready_ns, FILE *human,
 		 struct json *j);
 int mqtt_verdict(void *st);

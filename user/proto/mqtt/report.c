@@ -8,6 +8,7 @@
 #include <string.h>
 #include "cmd/cli.h"
 #include "proto/mqtt/mqtt.h"
+#include "report/headline.h"
 #include "send/opts.h"
 #include "engine/replies.h"
 #include "util/json.h"
@@ -634,4 +635,14 @@ int mqtt_verdict(void *st)
 		"--username, --password, --client-id and --mqtt-version\n",
 		m->refused_all - 1, name ? ", " : "", name ? name : "");
 	return XR_EXIT_FAIL;
+}
+
+void mqtt_headline(struct json_object *j, struct words *w)
+{
+	tcp_headline(j, w);
+	/* QoS 1: the broker's PUBACKs; QoS 0 has no answer to count */
+	if (headline_num(j, "messages.qos") > 0)
+		headline_done(w, headline_num(j, "messages.acked"),
+			      headline_num(j, "messages.asked"), "messages",
+			      "acknowledged by the broker");
 }

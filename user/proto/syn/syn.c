@@ -10,6 +10,7 @@
 #include <netinet/in.h>
 #include "cmd/cli.h"
 #include "proto/proto.h"
+#include "report/headline.h"
 #include "proto/syn/handshake.h"
 #include "send/opts.h"
 #include "engine/replies.h"
@@ -149,6 +150,18 @@ static void syn_report(void *st, const struct engine_result *res, uint64_t ready
 	json_close(j, '}');
 }
 
+/* "the server answered 3,000 (100%); 3,000 handshakes completed; round trip p99 156 us" */
+static void syn_headline(struct json_object *j, struct words *w)
+{
+	double completed = headline_num(j, "replies.completed");
+	char c[16];
+
+	headline_answered(w, j, "replies.syn_acks", "answered");
+	if (completed > 0)
+		words_clause(w, "%s handshakes completed", words_count(completed, c, sizeof(c)));
+	headline_p99(w, j, "replies.rtt_us", "round trip");
+}
+
 const struct xr_proto proto_syn = {
 	.name = "syn",
 	.gen = true,
@@ -164,5 +177,7 @@ const struct xr_proto proto_syn = {
 	.parse_opt = syn_opt,
 	.build = syn_build,
 	.report = syn_report,
+	.frames_are = "SYNs",
+	.headline = syn_headline,
 	.witness = "replies.syn_acks",
 };

@@ -448,6 +448,8 @@ const struct xr_proto proto_tcp = {
 	.check = tcp_check,
 	.build = tcp_build,
 	.report = tcp_report,
+	.frames_are = "sessions",
+	.headline = tcp_headline,
 	.witness = "sessions.completed",
 	/* what a user waits for: the response, not the handshake */
 	.latency = "requests.response_us.p99",

@@ -7,6 +7,7 @@
 #include "cmd/cli.h"
 #include "proto/tcp/session.h"
 #include "engine/replies.h"
+#include "report/headline.h"
 #include "util/json.h"
 #include "util/log.h"
 #include "util/units.h"
@@ -347,4 +348,37 @@ double tcp_answers_per_s(const struct tcp *t, const struct engine_result *res, u
 	double secs = tcp_answers_seconds(t, res);
 
 	return secs > 0 ? v / secs : 0;
+}
+
+/* sessions.failed_by's members, in words */
+static const char *tcp_failed_words(const char *key)
+{
+	static const char *const w[][2] = {
+		{ "not_sent", "not sent" },
+		{ "no_syn_ack", "no SYN-ACK" },
+		{ "refused", "refused (a RST to the SYN)" },
+		{ "reset", "reset by the server" },
+		{ "table_full", "the session table full" },
+		{ "malformed", "an answer not read" },
+		{ "closed_early", "closed by the server first" },
+		{ "refused_after_handshake", "refused by the application" },
+		{ "unexpected_packet", "an unexpected packet" },
+		{ "stalled_request", "stalled in the request" },
+		{ "stalled_response", "stalled awaiting the response" },
+		{ "stalled_close", "stalled in the close" },
+		{ "timeout", "timed out" },
+	};
+
+	for (size_t i = 0; i < sizeof(w) / sizeof(w[0]); i++)
+		if (!strcmp(w[i][0], key))
+			return w[i][1];
+	return key;
+}
+
+void tcp_headline(struct json_object *j, struct words *w)
+{
+	headline_done(w, headline_num(j, "sessions.completed"), headline_num(j, "sessions.asked"),
+		      "sessions", "completed");
+	if (headline_num(j, "sessions.failed") > 0)
+		headline_largest(w, j, "sessions.failed_by", tcp_failed_words);
 }

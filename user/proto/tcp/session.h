@@ -368,5 +368,7 @@ double tcp_answers_per_s(const struct tcp *t, const struct engine_result *res, u
 double tcp_answers_seconds(const struct tcp *t, const struct engine_result *res);
 
 void tcp_sessions_free(struct tcp *t);
+/* The headline's clause of a run of sessions (report/headline.h): completed of asked, the most failed as */
+void tcp_headline(struct json_object *result, struct words *w);
 
 #endif /* __XR_PROTO_TCP_SESSION_H */

@@ -21,4 +21,5 @@ const struct xr_proto proto_udp = {
 	.accepts = SO_REWRITE | SO_DST | SO_SRC | SO_SPORT | SO_SIZE | SO_DSTMAC | SO_VLAN,
 	.default_port = 9,
 	.build = udp_build,
+	.frames_are = "datagrams",
 };
