@@ -96,3 +96,60 @@ test_report_renders_in_a_browser() {
 	run_bad 2 "y.json: not a result's JSON" "$XR" report "$WORK/y.json"
 	run_bad 2 "give one or more RESULT.json" "$XR" report -o "$WORK/z.html"
 }
+
+# One sentence says what happened, the same in the terminal, the JSON's summary and the report: a
+# sender's, its server's count and a search's, each held against the figures of its own JSON
+test_headline_the_same_everywhere() {
+	bed
+	tb_srv sysctl -qw net.ipv4.tcp_syncookies=2 || fail "sysctl"
+	tcp_server_start --timeout 10 --backlog 4096
+	rm -f "$WORK/ready.$$"
+	ip netns exec "$TB_NS_SRV" "$XR" count -i "$TB_SRV_IF" --tcp --dport 80 --duration 60s --idle 1s \
+		--ready-file "$WORK/ready.$$" --json "$WORK/c.json" 2>"$WORK/c.err" &
+	COUNT_PID=$!
+	wait_ready "$WORK/ready.$$" "$COUNT_PID" "the counter" 100
+	tb_gen "$XR" gen syn -i "$TB_GEN_IF" --dst "$TB_SRV_IP:80" --src 198.18.64.0/23 --pps 1000 --count 2000 \
+		--fail-if 'p99>10s' --json "$WORK/g.json" 2>"$WORK/g.err" || fail "gen syn exited $?"
+	count_wait
+	tb_gen "$XR" search --witness replies --min 1k --max 4k --trial 300ms --max-trials 2 --json "$WORK/s.json" \
+		-- gen syn -i "$TB_GEN_IF" --dst "$TB_SRV_IP:80" --src 198.18.64.0/23 --first-seq 10000 \
+		2>"$WORK/s.err" >/dev/null
+	expect_range $? 0 1 "search's exit ($(tail -n 3 "$WORK/s.err"))"
+	(cd "$WORK" && "$XR" report g.json c.json s.json -o r.html) || fail "report exited $?"
+	/usr/bin/python3 - "$WORK" <<-'PY' || fail "the headlines"
+	import json, os, re, sys
+	from html.parser import HTMLParser
+	work = sys.argv[1]
+	class Headlines(HTMLParser):
+	    def __init__(self):
+	        super().__init__(); self.doc = None; self.inside = False; self.found = {}
+	    def handle_starttag(self, tag, attrs):
+	        a = dict(attrs)
+	        if tag == "section": self.doc = a["data-doc"]
+	        self.inside = tag == "p" and a.get("class") == "headline"
+	        if self.inside: self.found[self.doc] = ""
+	    def handle_data(self, data):
+	        if self.inside: self.found[self.doc] += data
+	    def handle_endtag(self, tag):
+	        self.inside = False
+	page = Headlines(); page.feed(open(os.path.join(work, "r.html")).read())
+	def count(n):  # as the headline writes a count below 100,000
+	    return "{:,}".format(n)
+	for doc, err, prefix in (("g.json", "g.err", "gen syn: "), ("c.json", "c.err", "count: "),
+	                         ("s.json", "s.err", "search: ")):
+	    j = json.load(open(os.path.join(work, doc)))
+	    said = [l[len(prefix):].rstrip("\n") for l in open(os.path.join(work, err)) if l.startswith(prefix)]
+	    assert j["summary"] in said, (doc, j["summary"], said[:3])
+	    assert page.found.get(doc) == j["summary"], (doc, page.found.get(doc), j["summary"])
+	    s = j["summary"]
+	    if doc == "g.json":
+	        assert s.startswith("%s SYNs asked at 1,000/s, all sent" % count(j["asked"])), s
+	        assert "the server answered %s" % count(j["replies"]["syn_acks"]) in s, s
+	        assert s.endswith("the threshold held"), s
+	    elif doc == "c.json":
+	        assert s.startswith("%s arrived" % count(j["matched"])), s
+	    else:
+	        for g in j["goals"]:
+	            assert g["name"] + " " in s, (g["name"], s)
+	PY
+}

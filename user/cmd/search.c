@@ -614,6 +614,7 @@ static int search_run(struct search *s, const struct search_outputs *out)
 {
 	char a[16], b[16];
 	bool thresholds_failed;
+	char headline[512];
 	int err = 0;
 
 	/* the trial's --first-seq is where the first trial starts */
@@ -656,6 +657,9 @@ static int search_run(struct search *s, const struct search_outputs *out)
 	}
 	print_bounds(s);
 	thresholds_failed = search_thresholds_judge(s, stderr, NULL);
+	search_headline(s, headline, sizeof(headline));
+	if (headline[0])
+		fprintf(stderr, "search: %s\n", headline);
 	if (write_results(s, out->json, out->csv, out->svg, out->html) || search_stream_end(s))
 		return XR_EXIT_ENV;
 	return s->interrupted	 ? XR_EXIT_INTERRUPTED :

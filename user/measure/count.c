@@ -491,13 +491,37 @@ static void count_seq_text(const struct count_run *r)
 		drops_seq_report(r->drops, stderr);
 }
 
-/* The report on stderr */
-static void count_text(const struct count_run *r)
+/* What the report at the end is made of, its thresholds judged on vin */
+static struct count_report count_final(struct count_run *r, const struct count_verdict_in *vin)
 {
 	const struct count_opts *co = r->co;
 
+	return (struct count_report){ .ifc = &r->ifc,
+				      .t = &r->t,
+				      .d = &r->d,
+				      .a = &r->a,
+				      .dur = (r->now - r->start) / 1e9,
+				      .seq_skel = r->cfg.seq_kind ? r->skel : NULL,
+				      .nft = co->use_nft ? r->nft_d : NULL,
+				      .wit = r->wit,
+				      .drops = r->drops,
+				      .pw = co->server_pid ? &r->pw : NULL,
+				      .fail_if = &co->fail_if,
+				      .verdict = vin };
+}
+
+/* The report on stderr: the headline (as the JSON's summary), then the figures */
+static void count_text(struct count_run *r, const struct count_verdict_in *vin)
+{
+	const struct count_opts *co = r->co;
+	struct count_report rep = count_final(r, vin);
+	char headline[512];
+
 	if (isatty(STDERR_FILENO) && r->now - r->start >= 1000000000ULL)
 		fputc('\n', stderr);
+	count_headline(&rep, headline, sizeof(headline));
+	if (headline[0])
+		fprintf(stderr, "count: %s\n", headline);
 	if (co->idle_ns && !r->t.matched)
 		fprintf(stderr,
 			"count: no frame matched, so --idle never started (it counts from the "
@@ -528,18 +552,7 @@ static int count_write(struct count_run *r, const struct count_verdict_in *vin)
 	const struct count_opts *co = r->co;
 	uint64_t *series;
 	int nseries, err, stream_err;
-	struct count_report rep = { .ifc = &r->ifc,
-				    .t = &r->t,
-				    .d = &r->d,
-				    .a = &r->a,
-				    .dur = (r->now - r->start) / 1e9,
-				    .seq_skel = r->cfg.seq_kind ? r->skel : NULL,
-				    .nft = co->use_nft ? r->nft_d : NULL,
-				    .wit = r->wit,
-				    .drops = r->drops,
-				    .pw = co->server_pid ? &r->pw : NULL,
-				    .fail_if = &co->fail_if,
-				    .verdict = vin };
+	struct count_report rep = count_final(r, vin);
 
 	if (!r->jf && !r->stream.f)
 		return 0;
@@ -602,9 +615,9 @@ int count_run(const struct count_opts *co)
 	if (!done && !ret) {
 		count_watch(r);
 		count_settle(r);
-		if (!co->quiet)
-			count_text(r);
 		verdict_figures(r->skel, r->drops, &r->t, &r->a, r->cfg.seq_kind, &vin);
+		if (!co->quiet)
+			count_text(r, &vin);
 		failed =
 			count_thresholds_judge(&co->fail_if, &vin, co->quiet ? NULL : stderr, NULL);
 		ret = count_write(r, &vin) ?:

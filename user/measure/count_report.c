@@ -10,6 +10,7 @@
 #include "measure/count_maps.h"
 #include "measure/count_report.h"
 #include "measure/count_verdict.h"
+#include "report/headline.h"
 #include "measure/sysinfo.h"
 #include "util/units.h"
 
@@ -95,12 +96,24 @@ static void drops_part_json(struct drops *drops, uint64_t passed, uint64_t liste
 	drops_books_json(&dt, passed, j);
 }
 
-void report_json(FILE *f, const struct count_report *r, const uint64_t *series, int nseries)
+/* A document's parts: the report, and the matched frames per second (none in a live read) */
+struct count_doc {
+	const struct count_report *r;
+	const uint64_t *series;
+	int nseries;
+};
+
+/* The JSON document's members, its object left open (report/headline.h) */
+static void report_json_members(struct json *jp, const void *ctx)
 {
+	const struct count_doc *doc = ctx;
+	const struct count_report *r = doc->r;
+	const uint64_t *series = doc->series;
+	int nseries = doc->nseries;
 	const struct count_totals *t = r->t;
 	const struct attribution *a = r->a;
 	const struct nft_counters *nft = r->nft;
-	struct json j = { .f = f };
+	struct json j = *jp;
 	double dur = r->dur;
 	char key[64];
 
@@ -190,7 +203,21 @@ void report_json(FILE *f, const struct count_report *r, const uint64_t *series, 
 	drops_part_json(r->drops, t->passed, a->tcp_listen_drops, &j);
 	if (r->fail_if)
 		count_thresholds_judge(r->fail_if, r->verdict, NULL, &j);
-	json_close(&j, '}');
+	*jp = j;
+}
+
+void report_json(FILE *f, const struct count_report *r, const uint64_t *series, int nseries)
+{
+	struct count_doc doc = { r, series, nseries };
+
+	headline_json(f, report_json_members, &doc, NULL, 0);
+}
+
+void count_headline(const struct count_report *r, char *buf, size_t len)
+{
+	struct count_doc doc = { r, NULL, 0 };
+
+	headline_json(NULL, report_json_members, &doc, buf, len);
 }
 
 /* What --fail-if reads, from the figures at the end */

@@ -41,6 +41,8 @@ void report_text(const char *ifname, const struct count_totals *t, const struct 
 		 const struct nft_counters *nft);
 /* The JSON document into f, with the per-second series when given */
 void report_json(FILE *f, const struct count_report *r, const uint64_t *series, int nseries);
+/* The report's headline (report/headline.h), as the JSON's "summary" says it */
+void count_headline(const struct count_report *r, char *buf, size_t len);
 /* What --fail-if reads, from the figures at the end */
 void verdict_figures(struct count_bpf *skel, struct drops *drops, const struct count_totals *t,
 		     const struct attribution *a, bool seq, struct count_verdict_in *in);

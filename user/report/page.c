@@ -16,7 +16,8 @@ static const char css[] =
 	".verdict{padding:.6em 1em;border-radius:4px;font-weight:bold}"
 	".failed{background:#fbe3e0;color:#8a1c0c}.passed{background:#e2f4e4;color:#14532d}"
 	".none{background:#eee}svg.plot{max-width:100%;height:auto;display:block;margin:.5em 0}"
-	"code{overflow-wrap:anywhere}";
+	"code{overflow-wrap:anywhere}"
+	".headline{font-size:1.1em;line-height:1.4;margin:.6em 0 1em}";
 
 void page_text(FILE *f, const char *t)
 {

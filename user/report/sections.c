@@ -4,6 +4,7 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include "report/headline.h"
 #include "report/plot.h"
 #include "report/report.h"
 #include "report/svg.h"
@@ -58,6 +59,9 @@ static unsigned int series_of(struct json_object *j, const char *path, const cha
 	return n;
 }
 
+static void headline_para(FILE *f, const struct report_doc *d);
+
+/* The section's title, then what happened in words */
 static void heading(FILE *f, const char *what, const struct report_doc *d)
 {
 	fputs("<h2>", f);
@@ -65,6 +69,7 @@ static void heading(FILE *f, const char *what, const struct report_doc *d)
 	fputs(": <code>", f);
 	page_text(f, d->name);
 	fputs("</code></h2>\n", f);
+	headline_para(f, d);
 }
 
 /* The round trips' spectrum as HdrHistogram's plotter draws it: latency against 1/(1-p), log */
@@ -219,16 +224,22 @@ void section_search(FILE *f, const struct report_doc *d)
 	page_kv_table(f, d->j, "system", "System");
 }
 
-static bool has(struct json_object *j, const char *a, const char *b)
+/* The document's headline in words (report/headline.h), as its JSON's "summary" says it */
+static void headline_para(FILE *f, const struct report_doc *d)
 {
-	return json_path_get(j, a) && json_path_get(j, b);
+	char hl[512];
+
+	if (headline_of(d->j, hl, sizeof(hl)) || !hl[0])
+		return;
+	fputs("<p class='headline' data-k='summary'>", f);
+	page_text(f, hl);
+	fputs("</p>\n", f);
 }
 
 int report_html(FILE *f, const char *title, const struct report_doc *docs, int n)
 {
 	for (int i = 0; i < n; i++)
-		if (!has(docs[i].j, "sent", "asked") && !has(docs[i].j, "matched", "attribution") &&
-		    !has(docs[i].j, "goals", "trials")) {
+		if (result_kind_of(docs[i].j) == RESULT_UNKNOWN) {
 			pr_warn("%s is not the JSON of a sender, count or search\n", docs[i].name);
 			return -EINVAL;
 		}
@@ -238,12 +249,11 @@ int report_html(FILE *f, const char *title, const struct report_doc *docs, int n
 		fputs("<section data-doc='", f);
 		page_text(f, docs[i].name);
 		fputs("'>\n", f);
-		if (has(docs[i].j, "goals", "trials"))
-			section_search(f, &docs[i]);
-		else if (has(docs[i].j, "matched", "attribution"))
-			section_count(f, &docs[i]);
-		else
-			section_sender(f, &docs[i]);
+		switch (result_kind_of(docs[i].j)) {
+		case RESULT_SEARCH: section_search(f, &docs[i]); break;
+		case RESULT_COUNT: section_count(f, &docs[i]); break;
+		default: section_sender(f, &docs[i]); break;
+		}
 		fputs("</section>\n", f);
 	}
 	page_end(f);

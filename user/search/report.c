@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include "report/headline.h"
 #include "report/report.h"
 #include "report/svg.h"
 #include "search/search.h"
@@ -292,9 +293,11 @@ void search_trial_json(struct json *j, const struct trial *t)
 	json_close(j, '}');
 }
 
-static void write_json(const struct search *s, FILE *f)
+/* The JSON document's members, its object left open (report/headline.h) */
+static void write_json_members(struct json *jp, const void *ctx)
 {
-	struct json j = { .f = f };
+	const struct search *s = ctx;
+	struct json j = *jp;
 
 	json_open(&j, NULL, '{');
 	json_str(&j, "version", XR_VERSION);
@@ -362,7 +365,17 @@ static void write_json(const struct search *s, FILE *f)
 	}
 	json_close(&j, ']');
 	search_thresholds_judge(s, NULL, &j);
-	json_close(&j, '}');
+	*jp = j;
+}
+
+static void write_json(const struct search *s, FILE *f)
+{
+	headline_json(f, write_json_members, s, NULL, 0);
+}
+
+void search_headline(const struct search *s, char *buf, size_t len)
+{
+	headline_json(NULL, write_json_members, s, buf, len);
 }
 
 static void write_csv(const struct search *s, FILE *f)

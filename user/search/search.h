@@ -179,5 +179,7 @@ int do_search(struct search *s);
  */
 int write_results(const struct search *s, const char *json_path, const char *csv_path,
 		  const char *svg_path, const char *html_path);
+/* What it found, in words (report/headline.h), as its JSON's "summary" says it */
+void search_headline(const struct search *s, char *buf, size_t len);
 
 #endif

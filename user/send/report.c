@@ -1,7 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0
 /* A sender run's summary and JSON: what was asked, sent and not sent and why, then the protocol's part. */
 #include <errno.h>
+#include <stdlib.h>
 #include <string.h>
+#include "report/headline.h"
 #include "send/run.h"
 #include "send/verdict.h"
 #include "measure/sysinfo.h"
@@ -17,6 +19,8 @@ void send_summary(const struct send_report *r, FILE *f)
 	unsigned int threads = r->o->threads;
 	char a[16], b[16];
 
+	if (r->headline[0])
+		fprintf(f, "%s: %s\n", r->so->cmd, r->headline);
 	fprintf(f, "%s: %s engine, %u thread%s, %zu frame%s in the set\n", r->so->cmd, res->engine,
 		threads, threads > 1 ? "s" : "", r->frames, r->frames > 1 ? "s" : "");
 	if (r->o->shards > 1) {
@@ -70,24 +74,25 @@ void send_summary(const struct send_report *r, FILE *f)
 	send_thresholds_judge(&r->so->fail_if, r->o, res, f, NULL);
 }
 
-void send_json(const struct send_report *r, FILE *f)
+/* The JSON document's members, its object left open (report/headline.h) */
+static void send_json_members(struct json *jp, const void *ctx)
 {
 	static const char *const pace[] = { [XR_PACE_NONE] = "topspeed",
 					    [XR_PACE_RATE] = "rate",
 					    [XR_PACE_PCAP] = "capture" };
+	const struct send_report *r = ctx;
 	const struct engine_result *res = r->res;
 	const struct engine_opts *o = r->o;
 	double dur = (res->end_ns - res->start_ns) / 1e9;
 	const struct engine_unsent *u = &res->unsent;
-	struct json j = { .f = f };
+	struct json j = *jp;
 	char line[4096];
 	size_t at = 0;
 
 	json_open(&j, NULL, '{');
 	/* the command without its protocol ("gen", not "gen syn"): the protocol has a field of its own */
 	json_str(&j, "command", strncmp(r->so->cmd, "gen ", 4) ? r->so->cmd : "gen");
-	if (!strncmp(r->so->cmd, "gen ", 4))
-		json_str(&j, "protocol", r->p->name);
+	json_str(&j, "protocol", r->p->name);
 	line[0] = 0;
 	for (int i = 0; i < r->so->argc && at < sizeof(line); i++)
 		at += snprintf(line + at, sizeof(line) - at, "%s%s", i ? " " : "", r->so->argv[i]);
@@ -166,5 +171,15 @@ void send_json(const struct send_report *r, FILE *f)
 	if (!res->replies_uncounted && r->p->report)
 		r->p->report(r->st, res, r->ready_ns, NULL, &j);
 	send_thresholds_judge(&r->so->fail_if, r->o, res, NULL, &j);
-	json_close(&j, '}');
+	*jp = j;
+}
+
+void send_headline(struct send_report *r)
+{
+	headline_json(NULL, send_json_members, r, r->headline, sizeof(r->headline));
+}
+
+void send_json(const struct send_report *r, FILE *f)
+{
+	headline_json(f, send_json_members, r, NULL, 0);
 }

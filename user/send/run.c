@@ -421,6 +421,8 @@ static bool send_results(struct send_ctx *c, uint64_t t_begin)
 
 	clock_gettime(CLOCK_REALTIME, &rt);
 	r.start_unix = rt.tv_sec + rt.tv_nsec / 1e9 - (now_ns() - res->start_ns) / 1e9;
+	/* from the JSON's figures, so that the summary, the JSON and a report say the same */
+	send_headline(&r);
 	if (!so->quiet)
 		send_summary(&r, stderr);
 	/* the verdict reads what the report found: a quiet run without JSON has it found too */

@@ -45,7 +45,10 @@ struct send_report {
 	/* --shard: the whole run's count and pps (o has this shard's) */
 	uint64_t whole_count;
 	double whole_pps;
+	char headline[512]; /* send_headline's: what the run did, in words */
 };
+/* The run's headline (report/headline.h), from its JSON, into r->headline ("" when none) */
+void send_headline(struct send_report *r);
 void send_summary(const struct send_report *r, FILE *f);
 void send_json(const struct send_report *r, FILE *f);
 
