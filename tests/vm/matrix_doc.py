@@ -31,7 +31,8 @@ NEEDS = """## What each part needs
 A kernel that lacks one of these refuses the run in one line naming it and the first kernel that
 has it (`xdpreplay probe` gives a row per program). Passing the verifier is another matter: the
 verifier of 6.1 loses bounds that 6.12's keeps, and gave up on `gen mqtt`'s reply program at its
-million instructions; only a run on that kernel says, which is why the matrix is measured.
+million instructions until the TCP pump's fill became a global function (verified once, not at each
+caller's state); only a run on that kernel says, which is why the matrix is measured.
 
 ## On paper (not measured here)
 
@@ -39,8 +40,8 @@ million instructions; only a run on that kernel says, which is why the matrix is
   userspace, TCP sessions and LoRaWAN refused (`bpf_loop` 5.17, `bpf_xdp_*_bytes` 5.18), the
   kernel engine refused (live frames 5.18), `count` without drop reasons. Its HWE kernel (6.8) is
   as Ubuntu 24.04.
-- **Ubuntu 24.04 (6.8)**: every facility above; the verifier lies between 6.1's and 6.12's, so
-  `gen mqtt` is the command to try first.
+- **Ubuntu 24.04 (6.8)**: every facility above; the verifier lies between 6.1's and 6.12's, both
+  of which take every program.
 - **RHEL 9 / Rocky 9 (5.14 with BPF backported)**: its BPF and XDP were rebased to 5.18 and later
   (CentOS Stream 9: "BPF and XDP rebase to v5.18"), live frames among them, so the facilities
   above are there; what its verifier takes is unmeasured.
