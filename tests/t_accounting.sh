@@ -308,9 +308,14 @@ test_refusals_from_a_receiver_on_another_cpu() {
 test_backoff_skips_beside_softirq_napi() {
 	need_live_frames
 	bed
+	# skipping gives the ring no time of its own to drain: a refusal at top speed is a frame counted
+	# as not sent (exit 1), as under a VM's emulation (17 of 1,000 once), not an error
 	tb_gen "$XR" gen udp -i "$TB_GEN_IF" --dst "$TB_SRV_IP:9" --count 1000 -v \
-		--json "$WORK/auto.json" 2>"$WORK/err" || fail "gen: $(cat "$WORK/err")"
+		--json "$WORK/auto.json" 2>"$WORK/err"
+	expect_range $? 0 1 "gen's exit ($(cat "$WORK/err"))"
 	expect_eq "$(jget "$WORK/auto.json" backoff.mode)" skip "back-off beside softirq NAPI"
+	expect_eq "$(($(jget "$WORK/auto.json" sent) + $(jget "$WORK/auto.json" failed_reasons.driver_refused)))" \
+		1000 "sent and refused by the driver"
 	tb_gen "$XR" gen udp -i "$TB_GEN_IF" --dst "$TB_SRV_IP:9" --count 1000 --backoff spin \
 		--json "$WORK/spin.json" 2>"$WORK/err" || fail "gen --backoff spin: $(cat "$WORK/err")"
 	expect_eq "$(jget "$WORK/spin.json" backoff.mode)" spin "back-off asked for"
