@@ -25,6 +25,31 @@ test_drops_no_socket() {
 	books_balanced 0
 }
 
+# The timeline: second by second, what arrived and each reason's drops; each column sums to its total
+# (the last row ends where the totals were read), and the report draws the reason over time
+test_drops_per_second_sum_to_totals() {
+	bed
+	count_start --udp --dport 9 --idle 1s --duration 30s --json "$WORK/c.json"
+	tb_gen "$XR" gen udp -i "$TB_GEN_IF" --dst "$TB_SRV_IP:9" --pps 1000 --count 3000 -q ||
+		fail "gen udp exited $?"
+	count_wait
+	[ "$(jget "$WORK/c.json" drop_reasons)" = True ] || skip "kernel drop reasons unavailable here"
+	/usr/bin/python3 - "$WORK/c.json" <<-'PY' || fail "the timeline against the totals"
+	import json, sys
+	c = json.load(open(sys.argv[1]))
+	t = c["timeline"]
+	assert len(t["matched"]) >= 3, t
+	assert sum(t["matched"]) == c["matched"] == 3000, (sum(t["matched"]), c["matched"])
+	assert sum(t["passed"]) == c["passed"], (sum(t["passed"]), c["passed"])
+	assert list(t["dropped_by_reason"]) == ["NO_SOCKET"], t["dropped_by_reason"].keys()
+	assert sum(t["dropped_by_reason"]["NO_SOCKET"]) == c["drops"]["inbound"]["NO_SOCKET"] == 3000
+	assert 0 <= t["last_interval_s"] < 1 and t["full"] is False, t
+	PY
+	"$XR" report "$WORK/c.json" -o "$WORK/c.html" || fail "report exited $?"
+	grep -q "What arrived and where it went, per second" "$WORK/c.html" || fail "no timeline in the report"
+	grep -q "dropped: NO_SOCKET" "$WORK/c.html" || fail "the timeline has no NO_SOCKET series"
+}
+
 test_drops_firewall_without_counter() {
 	command -v nft >/dev/null || skip "nft not installed"
 	bed

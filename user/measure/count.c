@@ -226,6 +226,7 @@ struct count_run {
 	struct jstream stream;
 	struct count_totals t, streamed;
 	unsigned int stream_k;
+	struct timeline tl; /* second by second, as read here */
 	struct kstats before, after, d;
 	struct attribution a;
 	uint64_t start, now;
@@ -419,6 +420,8 @@ static void count_watch(struct count_run *r)
 			last_matched = r->t.matched;
 			last_change = now;
 		}
+		if (!r->tl.full && now >= r->start + (r->tl.n + 1) * 1000000000ULL)
+			timeline_tick(&r->tl, &r->t, r->drops, 1);
 		if (r->stream.f && now >= r->start + (r->stream_k + 1) * 1000000000ULL) {
 			count_stream_interval(&r->stream, r->stream_k++, &r->t, &r->streamed);
 			r->streamed = r->t;
@@ -461,6 +464,8 @@ static void count_settle(struct count_run *r)
 	/* the stack may still be working on the last frames XDP passed up */
 	usleep(50000);
 	read_totals(r->skel, &r->t);
+	/* the last row ends where the report's totals were read: each column sums to its total */
+	timeline_tick(&r->tl, &r->t, r->drops, (r->now - r->start) / 1e9 - r->tl.n);
 	if (r->co->server_pid)
 		proc_watch_tick(&r->pw, r->now, true);
 	kstats_read(r->co->ifname, &r->after);
@@ -507,7 +512,8 @@ static struct count_report count_final(struct count_run *r, const struct count_v
 				      .drops = r->drops,
 				      .pw = co->server_pid ? &r->pw : NULL,
 				      .fail_if = &co->fail_if,
-				      .verdict = vin };
+				      .verdict = vin,
+				      .tl = &r->tl };
 }
 
 /* The report on stderr: the headline (as the JSON's summary), then the figures */
@@ -583,6 +589,7 @@ static void count_free(struct count_run *r, int *ret)
 	if (r->wit)
 		r->wit->ops->free(r->wit->ctx);
 	drops_close(r->drops);
+	timeline_free(&r->tl);
 	bpf_link__destroy(r->link);
 	count_bpf__destroy(r->skel);
 	if (r->jf && json_fclose(r->jf) && *ret == XR_EXIT_OK) {

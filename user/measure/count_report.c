@@ -201,6 +201,8 @@ static void report_json_members(struct json *jp, const void *ctx)
 	if (r->pw)
 		proc_watch_json(r->pw, &j);
 	drops_part_json(r->drops, t->passed, a->tcp_listen_drops, &j);
+	if (r->tl)
+		timeline_json(r->tl, r->drops, &j);
 	if (r->fail_if)
 		count_thresholds_judge(r->fail_if, r->verdict, NULL, &j);
 	*jp = j;

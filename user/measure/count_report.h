@@ -12,6 +12,7 @@
 #include "measure/drops.h"
 #include "measure/kstats.h"
 #include "measure/proc.h"
+#include "measure/timeline.h"
 #include "measure/appwitness.h"
 #include "util/jstream.h"
 
@@ -31,6 +32,7 @@ struct count_report {
 	const struct proc_watch *pw; /* --server-pid; NULL otherwise */
 	const struct thresholds *fail_if; /* judged at the end; NULL in the live figures */
 	const struct count_verdict_in *verdict; /* what they read */
+	const struct timeline *tl; /* second by second; NULL in the live figures */
 };
 
 /* Matched frames per second from the first to the last (n frames span n - 1 intervals) */

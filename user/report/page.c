@@ -12,12 +12,14 @@ static const char css[] =
 	"table{border-collapse:collapse;margin:.5em 0;font-size:.9em;display:block;overflow-x:auto;"
 	"max-width:100%}"
 	"td,th{border:1px solid #ddd;padding:2px 8px;text-align:left}td{overflow-wrap:anywhere}"
-	"td.n{text-align:right;font-variant-numeric:tabular-nums}"
+	"td.n{text-align:right;font-variant-numeric:tabular-nums;white-space:nowrap;"
+	"overflow-wrap:normal}"
 	".verdict{padding:.6em 1em;border-radius:4px;font-weight:bold}"
 	".failed{background:#fbe3e0;color:#8a1c0c}.passed{background:#e2f4e4;color:#14532d}"
 	".none{background:#eee}svg.plot{max-width:100%;height:auto;display:block;margin:.5em 0}"
 	"code{overflow-wrap:anywhere}"
-	".headline{font-size:1.1em;line-height:1.4;margin:.6em 0 1em}";
+	".headline{font-size:1.1em;line-height:1.4;margin:.6em 0 1em}"
+	"td.zeros{color:#666;font-size:.9em}";
 
 void page_text(FILE *f, const char *t)
 {
@@ -74,19 +76,42 @@ void page_cell(FILE *f, struct json_object *j, const char *path)
 	fputs("</td>", f);
 }
 
-/* rows of the object o's scalars, its nested objects' with their keys joined by dots */
-static void kv_rows(FILE *f, struct json_object *root, struct json_object *o, const char *prefix)
+/* the names of a table's rows that are 0, said in one line after the others */
+struct zeros {
+	char text[1024];
+	size_t at, base; /* base: the table's own path, left out of the names */
+	unsigned int n;
+};
+
+static bool is_zero(struct json_object *v)
+{
+	return json_object_is_type(v, json_type_int) && !json_object_get_int64(v);
+}
+
+/*
+ * rows of the object o's scalars, its nested objects' with their keys joined
+ * by dots; the zeros' names into z, not as rows
+ */
+static void kv_rows(FILE *f, struct json_object *root, struct json_object *o, const char *prefix,
+		    struct zeros *z)
 {
 	json_object_object_foreach(o, k, v) {
 		char path[256];
 
 		snprintf(path, sizeof(path), "%s%s%s", prefix, *prefix ? "." : "", k);
 		if (json_object_is_type(v, json_type_object)) {
-			kv_rows(f, root, v, path);
+			kv_rows(f, root, v, path, z);
 			continue;
 		}
 		if (json_object_is_type(v, json_type_array))
 			continue;
+		if (is_zero(v)) {
+			if (z->at < sizeof(z->text))
+				z->at += snprintf(z->text + z->at, sizeof(z->text) - z->at, "%s%s",
+						  z->n ? ", " : "", path + z->base);
+			z->n++;
+			continue;
+		}
 		fputs("<tr><th>", f);
 		page_text(f, path);
 		fputs("</th>", f);
@@ -98,15 +123,21 @@ static void kv_rows(FILE *f, struct json_object *root, struct json_object *o, co
 void page_kv_table(FILE *f, struct json_object *j, const char *path, const char *caption)
 {
 	struct json_object *o = json_path_get(j, path);
+	struct zeros z = { .base = strlen(path) + 1 };
 
 	if (!o || !json_object_is_type(o, json_type_object))
 		return;
 	fputs("<table><caption>", f);
 	page_text(f, caption);
 	fputs("</caption>\n", f);
-	kv_rows(f, j, o, path);
+	kv_rows(f, j, o, path, &z);
 	if (!json_object_object_length(o))
 		fputs("<tr><td>none</td></tr>\n", f);
+	if (z.n) {
+		fputs("<tr><td colspan='2' class='zeros'>0: ", f);
+		page_text(f, z.text);
+		fputs("</td></tr>\n", f);
+	}
 	fputs("</table>\n", f);
 }
 

@@ -114,15 +114,76 @@ void section_sender(FILE *f, const struct report_doc *d)
 	struct plot_series s[2] = { { "frames sent", x[0], y[0], 0 },
 				    { "answered", x[1], y[1], 0 } };
 
+	/* the headline, then the timeline, then the details */
 	heading(f, "Sender", d);
-	row_table(f, d->j, "The run", run, sizeof(run) / sizeof(run[0]));
-	page_kv_table(f, d->j, "failed_reasons", "Frames not sent, by reason");
-	page_kv_table(f, d->j, "replies", "Answers (round trips in microseconds)");
 	s[0].n = series_of(d->j, "sent_per_second", NULL, x[0], y[0]);
 	s[1].n = series_of(d->j, "replies.per_second", "answered", x[1], y[1]);
 	plot_svg(f, &p, s, s[1].n ? 2 : 1);
+	row_table(f, d->j, "The run", run, sizeof(run) / sizeof(run[0]));
+	page_kv_table(f, d->j, "failed_reasons", "Frames not sent, by reason");
+	page_kv_table(f, d->j, "replies", "Answers (round trips in microseconds)");
 	spectrum_plot(f, d->j);
 	page_kv_table(f, d->j, "system", "System");
+}
+
+#define TIMELINE_SERIES 8
+
+/*
+ * The timeline's column at path as a rate per second: each whole second's
+ * count, the last (shorter) row's over its length, left out under 0.2 s
+ */
+static unsigned int timeline_series(struct json_object *j, const char *path, double last_s,
+				    double *x, double *y)
+{
+	unsigned int n = series_of(j, path, NULL, x, y);
+
+	if (n && last_s < 0.2)
+		n--;
+	else if (n)
+		y[n - 1] /= last_s;
+	return n;
+}
+
+/* What arrived and where it went, second by second: matched, dropped in XDP, by the kernel's reasons */
+static bool timeline_plot(FILE *f, struct json_object *j)
+{
+	static double x[TIMELINE_SERIES][MAX_POINTS], y[TIMELINE_SERIES][MAX_POINTS];
+	static char names[TIMELINE_SERIES][96];
+	struct json_object *by = json_path_get(j, "timeline.dropped_by_reason");
+	double last_s, total;
+	struct plot p = { .title = "What arrived and where it went, per second",
+			  .xlabel = "second since count started",
+			  .ylabel = "frames per second",
+			  .xmin_span = 5 };
+	struct plot_series s[TIMELINE_SERIES];
+	unsigned int ns = 0;
+	char path[160];
+
+	if (json_path_double(j, "timeline.last_interval_s", &last_s))
+		return false;
+	s[ns] = (struct plot_series){ "arrived (matched)", x[ns], y[ns], 0 };
+	s[ns].n = timeline_series(j, "timeline.matched", last_s, x[ns], y[ns]);
+	ns++;
+	if (!json_path_double(j, "xdp_dropped", &total) && total > 0) {
+		s[ns] = (struct plot_series){ "dropped in XDP (count --drop)", x[ns], y[ns], 0 };
+		s[ns].n = timeline_series(j, "timeline.xdp_dropped", last_s, x[ns], y[ns]);
+		ns++;
+	}
+	if (by && json_object_is_type(by, json_type_object)) {
+		json_object_object_foreach(by, key, val) {
+			(void)val;
+			if (ns == TIMELINE_SERIES)
+				break;
+			snprintf(path, sizeof(path), "timeline.dropped_by_reason.%s", key);
+			s[ns] = (struct plot_series){ names[ns], x[ns], y[ns], 0 };
+			/* the reason's name: the legend has room for a few words (the table has them all) */
+			snprintf(names[ns], sizeof(names[ns]), "dropped: %s", key);
+			s[ns].n = timeline_series(j, path, last_s, x[ns], y[ns]);
+			ns++;
+		}
+	}
+	plot_svg(f, &p, s, ns);
+	return true;
 }
 
 void section_count(FILE *f, const struct report_doc *d)
@@ -138,11 +199,14 @@ void section_count(FILE *f, const struct report_doc *d)
 	struct plot_series s = { "matched", x, y, 0 };
 
 	heading(f, "Server (count)", d);
+	/* results from before the timeline: what matched per second since the first frame */
+	if (!timeline_plot(f, d->j)) {
+		s.n = series_of(d->j, "per_second", NULL, x, y);
+		plot_svg(f, &p, &s, 1);
+	}
 	row_table(f, d->j, "What arrived", run, sizeof(run) / sizeof(run[0]));
 	page_kv_table(f, d->j, "attribution", "Where it went");
 	page_kv_table(f, d->j, "drops.inbound", "The kernel's drops (inbound), by reason");
-	s.n = series_of(d->j, "per_second", NULL, x, y);
-	plot_svg(f, &p, &s, 1);
 	page_kv_table(f, d->j, "system", "System");
 }
 
