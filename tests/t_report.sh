@@ -153,3 +153,50 @@ test_headline_the_same_everywhere() {
 	            assert g["name"] + " " in s, (g["name"], s)
 	PY
 }
+
+# Two runs side by side: a server answering every SYN against one dropping a share of them (an nft
+# rule); the change and its direction from the JSONs' figures; rounds (the same runs' JSON, four a
+# side) judged beyond the noise; results that cannot be compared refused in one line
+test_report_compare_two_runs() {
+	command -v nft >/dev/null || skip "nft not installed"
+	bed
+	tcp_server_start --timeout 20 --backlog 4096
+	tb_gen "$XR" gen syn -i "$TB_GEN_IF" --dst "$TB_SRV_IP:80" --src 198.18.64.0/23 --pps 1000 --count 1000 -q \
+		--json "$WORK/a.json" || fail "gen syn (A) exited $?"
+	tb_srv nft add table inet xrcmp || fail "nft"
+	tb_srv nft 'add chain inet xrcmp in { type filter hook input priority 0; }'
+	tb_srv nft add rule inet xrcmp in tcp dport 80 numgen inc mod 4 == 0 drop
+	tb_gen "$XR" gen syn -i "$TB_GEN_IF" --dst "$TB_SRV_IP:80" --src 198.18.64.0/23 --pps 1000 --count 1000 -q \
+		--first-seq 5000 --wait 2s --json "$WORK/b.json"
+	expect_range $? 0 1 "gen syn (B)'s exit"
+	"$XR" report --compare "$WORK/a.json" "$WORK/b.json" -o "$WORK/cmp.html" 2>"$WORK/cmp.txt" ||
+		fail "report --compare exited $?"
+	for i in 1 2 3 4; do
+		cp "$WORK/a.json" "$WORK/a$i.json"
+		cp "$WORK/b.json" "$WORK/b$i.json"
+	done
+	"$XR" report --compare "$WORK"/a[1-4].json vs "$WORK"/b[1-4].json -o "$WORK/rounds.html" 2>/dev/null ||
+		fail "report --compare with rounds exited $?"
+	/usr/bin/python3 - "$WORK" <<-'PY' || fail "the comparison against the JSONs"
+	import json, os, re, sys
+	w = sys.argv[1]
+	a, b = (json.load(open(os.path.join(w, n))) for n in ("a.json", "b.json"))
+	ra, rb = a["replies"]["syn_acks"], b["replies"]["syn_acks"]
+	assert ra == 1000 and rb < 900, (ra, rb)
+	row = [l for l in open(os.path.join(w, "cmp.txt")) if l.strip().startswith("SYN-ACKs")]
+	assert row and "{:,}".format(rb) in row[0] and "worse" in row[0], row
+	assert "%+.1f%%" % (100.0 * (rb - ra) / ra) in row[0], row
+	page = open(os.path.join(w, "cmp.html")).read()
+	m = re.search(r"data-k='replies.syn_acks' data-a='([^']*)'.*?data-b='([^']*)'", page)
+	assert m and float(m.group(1)) == ra and float(m.group(2)) == rb, m and m.groups()
+	rounds = open(os.path.join(w, "rounds.html")).read()
+	m = re.search(r"<th>SYN-ACKs</th>.*?</tr>", rounds)
+	assert m and "worse (p=0.029)" in m.group(0), m and m.group(0)
+	PY
+	tb_srv nft delete table inet xrcmp
+	echo '{"matched": 1, "attribution": {}}' >"$WORK/count.json"
+	run_bad 2 "cannot be compared" "$XR" report --compare "$WORK/a.json" "$WORK/count.json" -o "$WORK/x.html"
+	run_bad 2 "two results, or A's rounds vs B's" "$XR" report --compare "$WORK/a.json" -o "$WORK/x.html"
+	run_bad 2 "results on both sides of vs" "$XR" report --compare "$WORK/a.json" vs -o "$WORK/x.html"
+	run_bad 2 "not a result's JSON" "$XR" report --compare "$WORK/a.json" "$WORK/none.json" -o "$WORK/x.html"
+}

@@ -31,6 +31,7 @@
 #include "proto/mqtt/stream.h"
 #include "proto/tcp/session.h"
 #include "search/search.h"
+#include "report/compare.h"
 #include "report/headline.h"
 #include "util/words.h"
 
@@ -1130,6 +1131,29 @@ static void test_headline(void)
 	      "an open document: '%.300s'", b);
 }
 
+static void test_u_test(void)
+{
+	static const double a[] = { 1, 2, 3, 4 }, b[] = { 5, 6, 7, 8 },
+			    c[] = { 1.5, 2.5, 3.5, 4.5 };
+	static const double t1[] = { 1, 1, 2, 2 }, t2[] = { 1, 1, 2, 2 };
+	double p;
+
+	/* apart: the most extreme of C(8,4) = 70 orderings, both tails */
+	p = compare_u_test(a, 4, b, 4);
+	CHECK(fabs(p - 2.0 / 70) < 1e-12, "apart: p %g, expected %g", p, 2.0 / 70);
+	p = compare_u_test(b, 4, a, 4);
+	CHECK(fabs(p - 2.0 / 70) < 1e-12, "apart, swapped: p %g", p);
+	/* interleaved: U = 10 of 16; P(U >= 10) = 24/70 (the 70 orderings enumerated by hand) */
+	p = compare_u_test(c, 4, a, 4);
+	CHECK(fabs(p - 2 * 24.0 / 70) < 1e-12, "interleaved: p %g, expected %g", p, 48.0 / 70);
+	/* the same values on both sides: no change at all */
+	p = compare_u_test(t1, 4, t2, 4);
+	CHECK(p == 1, "ties alike: p %g", p);
+	/* three rounds a side can never be beyond alpha 0.05: the least p is 2/20 */
+	p = compare_u_test(a, 3, b, 3);
+	CHECK(fabs(p - 0.1) < 1e-12, "three a side: p %g", p);
+}
+
 int main(void)
 {
 	run("parse_count", test_parse_count);
@@ -1138,6 +1162,7 @@ int main(void)
 	run("fmt_si", test_fmt_si);
 	run("words", test_words);
 	run("headline", test_headline);
+	run("u_test", test_u_test);
 	run("json", test_json);
 	run("prom", test_prom);
 	run("spectrum", test_spectrum);

@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "cmd/cli.h"
+#include "report/compare.h"
 #include "report/report.h"
 #include "util/json.h"
 #include "util/log.h"
@@ -16,6 +17,7 @@ static void usage(FILE *f)
 {
 	fprintf(f,
 		"Usage: xdpreplay report RESULT.json... [-o FILE] [--title T]\n"
+		"       xdpreplay report --compare A.json... [vs] B.json... [-o FILE]\n"
 		"\n"
 		"One self-contained HTML page (nothing fetched when it opens) from the JSON of\n"
 		"senders (--json), count and search: the verdict of their --fail-if thresholds,\n"
@@ -23,8 +25,15 @@ static void usage(FILE *f)
 		"trips' percentile spectrum, a search's bounds and trials. Every figure carries\n"
 		"its JSON path (data-k) for scripts that hold the page against the results.\n"
 		"\n"
+		"--compare puts two runs side by side: each figure's median on each side, the\n"
+		"change, and where both sides have rounds (several files each, A's before the\n"
+		"word vs), whether the change is beyond their run-to-run noise (benchstat's\n"
+		"convention: a Mann-Whitney U test at alpha 0.05; '~' when it is not). The\n"
+		"table goes to standard error too; two searches also overlay their curves.\n"
+		"\n"
 		"Options:\n"
 		"  -o, --output FILE   the page (default -: standard output)\n"
+		"      --compare       compare A against B (two files, or rounds split by vs)\n"
 		"      --title T       its title (default: xdpreplay report)\n"
 		"\n"
 		"Exit status: 0 written, 2 bad usage or a file that is not such a result, 3 the\n"
@@ -34,7 +43,10 @@ static void usage(FILE *f)
 		"  xdpreplay gen syn -i eth1 --dst 198.18.0.2:80 --pps 20k --count 100k --json syn.json\n"
 		"  xdpreplay report syn.json count.json -o report.html\n"
 		"  xdpreplay search --witness replies --json s.json -- gen syn -i eth1 --dst 198.18.0.2:80\n"
-		"  xdpreplay report s.json -o search.html --title 'SYN flood, nginx 1.22'\n");
+		"  xdpreplay report s.json -o search.html --title 'SYN flood, nginx 1.22'\n"
+		"  xdpreplay report --compare before.json after.json -o change.html\n"
+		"  xdpreplay report --compare a1.json a2.json a3.json a4.json vs b1.json b2.json \\\n"
+		"      b3.json b4.json -o rounds.html\n");
 }
 
 /* The documents named from argv[first] on, read into d: how many, or -1 after a message */
@@ -55,17 +67,50 @@ static int read_docs(char **names, int n, struct report_doc *d)
 	return n;
 }
 
+/*
+ * --compare's two sides: two files, or A's rounds, the word vs, B's (taken
+ * out of names, *n then the files'). Where B begins, or -1 after a message.
+ */
+static int compare_split(char **names, int *n)
+{
+	int vs = -1;
+
+	for (int i = 0; i < *n; i++)
+		if (!strcmp(names[i], "vs")) {
+			if (vs >= 0) {
+				cli_usage_error("report", "--compare: vs once, between A and B");
+				return -1;
+			}
+			vs = i;
+		}
+	if (vs < 0 && *n == 2)
+		return 1;
+	if (vs < 0) {
+		cli_usage_error("report", "--compare: two results, or A's rounds vs B's");
+		return -1;
+	}
+	if (vs == 0 || vs == *n - 1) {
+		cli_usage_error("report", "--compare: results on both sides of vs");
+		return -1;
+	}
+	memmove(&names[vs], &names[vs + 1], (*n - vs - 1) * sizeof(*names));
+	(*n)--;
+	return vs;
+}
+
 int cmd_report(int argc, char **argv)
 {
 	static const struct option opts[] = {
 		{ "output", required_argument, NULL, 'o' },
 		{ "title", required_argument, NULL, 't' },
+		{ "compare", no_argument, NULL, 'c' },
 		{ "help", no_argument, NULL, 'h' },
 		{},
 	};
 	const char *out = "-", *title = "xdpreplay report";
 	struct report_doc docs[MAX_DOCS] = {};
-	int opt, n, ret = XR_EXIT_USAGE;
+	int opt, n, ret = XR_EXIT_USAGE, split = -1;
+	bool compare = false;
 	FILE *f;
 
 	opterr = 0;
@@ -73,6 +118,7 @@ int cmd_report(int argc, char **argv)
 		switch (opt) {
 		case 'o': out = optarg; break;
 		case 't': title = optarg; break;
+		case 'c': compare = true; break;
 		case 'h': usage(stdout); return XR_EXIT_OK;
 		default: return cli_bad_option("report", argv, opt);
 		}
@@ -82,6 +128,11 @@ int cmd_report(int argc, char **argv)
 		return cli_usage_error("report", "give one or more RESULT.json");
 	if (n > MAX_DOCS)
 		return cli_usage_error("report", "at most %d results on one page", MAX_DOCS);
+	if (compare) {
+		split = compare_split(argv + optind, &n);
+		if (split < 0)
+			return XR_EXIT_USAGE;
+	}
 	if (read_docs(argv + optind, n, docs) < 0)
 		goto out;
 	f = json_fopen(out);
@@ -90,7 +141,9 @@ int cmd_report(int argc, char **argv)
 		ret = XR_EXIT_ENV;
 		goto out;
 	}
-	if (report_html(f, title, docs, n)) {
+	if (compare ? report_compare(f, stderr, title, &(struct compare_side){ docs, split },
+				     &(struct compare_side){ docs + split, n - split }) :
+		      report_html(f, title, docs, n)) {
 		json_fclose(f);
 		goto out;
 	}
