@@ -11,7 +11,8 @@ build=(make git gcc pkg-config python3 man-db clang-16 llvm-16 libbpf-dev libxdp
        libssl-dev libjson-c-dev libmicrohttpd-dev libcurl4-openssl-dev bpftool clang-format-16
        libmpich-dev mpich libmosquitto-dev)
 testbed=(iproute2 ethtool nftables tcpdump tcpreplay procps python3 python3-cryptography gzip util-linux librsvg2-bin nsd
-         nginx-light mosquitto mosquitto-clients redis-server prometheus python3-prometheus-client chromium python3-pil)
+         nginx-light mosquitto mosquitto-clients redis-server prometheus python3-prometheus-client chromium python3-pil
+         poppler-utils)
 # libFuzzer and the sanitizers for clang-16 (the fuzz targets); gcc brings its own ASan and UBSan
 fuzz=(libclang-rt-16-dev)
 # the VM pass (tests/vm/): Debian's kernels booted under QEMU, their modules indexed and unpacked

@@ -200,3 +200,93 @@ test_report_compare_two_runs() {
 	run_bad 2 "results on both sides of vs" "$XR" report --compare "$WORK/a.json" vs -o "$WORK/x.html"
 	run_bad 2 "not a result's JSON" "$XR" report --compare "$WORK/a.json" "$WORK/none.json" -o "$WORK/x.html"
 }
+
+# report_layout NAME: the page $WORK/NAME.html in a wide window, a phone's and A4's printable width
+# (186 mm, 703 px): nothing wider than the window, no box its content overflows (a table scrolls in
+# its own), no number broken across lines; printed to PDF, A4 pages with nothing drawn in the margin
+report_layout() {
+	local w dom
+	for w in 1200 703 420; do
+		dom="$WORK/$1.$w.dom"
+		chromium_run --window-size=$w,900 --dump-dom "file://$WORK/$1.html" >"$dom"
+		grep -q 'data-overflow="false"' "$dom" || fail "$1 at $w px: wider than the window"
+		grep -q 'data-boxes-over="0"' "$dom" ||
+			fail "$1 at $w px: boxes overflowed: $(grep -o 'data-boxes-over-what="[^"]*"' "$dom")"
+		grep -q 'data-split-numbers="0"' "$dom" || fail "$1 at $w px: a number broken across lines"
+	done
+	chromium_run --no-pdf-header-footer --print-to-pdf="$WORK/$1.pdf" "file://$WORK/$1.html" >/dev/null
+	pdfinfo "$WORK/$1.pdf" | grep -q "Page size:.*(A4)" || fail "$1: the PDF's pages are not A4"
+	pdftoppm -r 40 -png "$WORK/$1.pdf" "$WORK/$1.page" || fail "$1: pdftoppm"
+	/usr/bin/python3 - "$WORK" "$1" <<-'PY' || fail "$1: drawn into the PDF's margin"
+	import glob, os, sys
+	from PIL import Image
+	pages = sorted(glob.glob(os.path.join(sys.argv[1], sys.argv[2] + ".page-*.png")))
+	assert pages, "no page"
+	for p in pages:
+	    img = Image.open(p).convert("L")
+	    w, h = img.size
+	    # the right margin: 12 mm of 210, less a pixel
+	    band = img.crop((w - int(w * 11 / 210), 0, w, h))
+	    assert band.getextrema()[0] > 240, (p, band.getextrema())
+	PY
+}
+
+# report_headlines NAME DOC...: each section's headline in the page is its JSON's summary
+report_headlines() {
+	local page=$1
+	shift
+	/usr/bin/python3 - "$WORK/$page.1200.dom" "$@" <<-'PY' || fail "$page: the headlines against the JSON"
+	import json, re, sys, html
+	dom = open(sys.argv[1]).read()
+	found = [html.unescape(h) for h in re.findall(r'<p class="headline"[^>]*>([^<]*)</p>', dom)]
+	for doc in sys.argv[2:]:
+	    s = json.load(open(doc))["summary"]
+	    assert s in found, (doc, s, found)
+	PY
+}
+
+# Each kind of report in a real browser: a sender's, count's, a search's, a comparison, LoRaWAN's
+# and MQTT's; each laid out within its window, a phone's and A4, and its headlines its JSON's
+test_report_six_kinds_in_a_browser() {
+	command -v chromium >/dev/null || fail "chromium is not installed (scripts/deps.sh installs it)"
+	command -v pdftoppm >/dev/null || fail "pdftoppm is not installed (scripts/deps.sh installs it)"
+	. "$TOP/tests/t_lorawan.sh"
+	. "$TOP/tests/t_mqtt.sh"
+	bed
+	tcp_server_start --timeout 30 --backlog 4096
+	count_start --tcp --dport 80 --duration 60s --idle 1s -q --json "$WORK/c.json"
+	tb_gen "$XR" gen syn -i "$TB_GEN_IF" --dst "$TB_SRV_IP:80" --src 198.18.64.0/23 --pps 1000 --count 2000 -q \
+		--json "$WORK/g.json" || fail "gen syn exited $?"
+	count_wait
+	tb_gen "$XR" gen syn -i "$TB_GEN_IF" --dst "$TB_SRV_IP:80" --src 198.18.64.0/23 --pps 2000 --count 2000 -q \
+		--first-seq 5000 --json "$WORK/g2.json" || fail "gen syn (2) exited $?"
+	tb_gen "$XR" search --witness replies --min 1k --max 4k --trial 300ms --max-trials 2 --json "$WORK/s.json" \
+		-- gen syn -i "$TB_GEN_IF" --dst "$TB_SRV_IP:80" --src 198.18.64.0/23 --first-seq 10000 >/dev/null 2>&1
+	expect_range $? 0 1 "search's exit"
+	"$XR" lorawan fleet --devices 100 --gateways 4 --out "$WORK/f" -q || fail "fleet"
+	lw_server_start --fleet "$WORK/f" --idle 3
+	tb_gen "$XR" lorawan send -i "$TB_GEN_IF" --fleet "$WORK/f" --server "$TB_SRV_IP" --pps 1k --count 1000 \
+		--wait 2s -q --json "$WORK/l.json" || fail "lorawan send exited $?"
+	wait "$LW_PID"
+	mosquitto_start
+	peer_xdp
+	tb_gen "$XR" gen mqtt -i "$TB_GEN_IF" --dst "$TB_SRV_IP" --src 198.18.64.0/23 --username "$MQ_USER" \
+		--password "$MQ_PASS" --qos 1 --messages 10 --pps 100 --count 50 --wait 10s -q \
+		--json "$WORK/m.json" || fail "gen mqtt exited $?"
+	cd "$WORK" || fail "cd"
+	"$XR" report g.json -o sender.html && "$XR" report c.json -o count.html &&
+		"$XR" report s.json -o search.html && "$XR" report l.json -o lorawan.html &&
+		"$XR" report m.json -o mqtt.html || fail "report exited $?"
+	"$XR" report --compare g.json g2.json -o compare.html 2>/dev/null || fail "report --compare exited $?"
+	for k in sender count search lorawan mqtt compare; do
+		report_layout "$k"
+	done
+	report_headlines sender g.json
+	report_headlines count c.json
+	report_headlines search s.json
+	report_headlines lorawan l.json
+	report_headlines mqtt m.json
+	report_headlines compare g.json g2.json
+	grep -q "uplinks of 100 devices through 4 gateways" lorawan.html || fail "LoRaWAN's headline: $(grep -o "class='headline'[^<]*" lorawan.html)"
+	grep -q "messages acknowledged by the broker" mqtt.html || fail "MQTT's headline: $(grep -o "class='headline'[^<]*" mqtt.html)"
+}

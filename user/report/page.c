@@ -19,7 +19,13 @@ static const char css[] =
 	".none{background:#eee}svg.plot{max-width:100%;height:auto;display:block;margin:.5em 0}"
 	"code{overflow-wrap:anywhere}"
 	".headline{font-size:1.1em;line-height:1.4;margin:.6em 0 1em}"
-	"td.zeros{color:#666;font-size:.9em}";
+	"td.zeros{color:#666;font-size:.9em}"
+	/* a caption as wide as its words, not squeezed into a narrow table's width */
+	"caption{text-align:left;white-space:nowrap;font-weight:bold;padding:.2em 0}"
+	"@media print{@page{size:A4;margin:12mm}body{margin:0;max-width:none;padding:0}"
+	"h2{break-after:avoid}svg.plot,table{break-inside:avoid}"
+	/* paper does not scroll: a table fits the page's width, its words broken where needed */
+	"table{display:table;font-size:.75em}th{overflow-wrap:anywhere}td,th{padding:1px 4px}}";
 
 void page_text(FILE *f, const char *t)
 {
@@ -39,9 +45,27 @@ void page_begin(FILE *f, const char *title)
 
 void page_end(FILE *f)
 {
-	/* what a check of the layout reads: whether anything is wider than the window */
-	fputs("<script>addEventListener('load', () => { document.documentElement.dataset.overflow = "
-	      "document.documentElement.scrollWidth > window.innerWidth; });</script>\n"
+	/*
+	 * what a check of the layout reads (tests/t_report.sh): whether anything
+	 * is wider than the window, which boxes their content overflows (a table
+	 * scrolls inside its own), and how many numbers break across lines
+	 */
+	fputs("<script>addEventListener('load', () => {\n"
+	      "const d = document.documentElement, over = [];\n"
+	      "d.dataset.overflow = d.scrollWidth > window.innerWidth;\n"
+	      "for (const e of document.body.querySelectorAll('*')) {\n"
+	      "  if (e.tagName === 'TABLE' || e.closest('svg') !== null && e.tagName !== 'svg') continue;\n"
+	      "  if (e.clientWidth > 0 && e.scrollWidth > e.clientWidth + 1)\n"
+	      "    over.push(e.tagName.toLowerCase() + (e.className ? '.' + e.className : ''));\n"
+	      "}\n"
+	      "d.dataset.boxesOver = over.length; d.dataset.boxesOverWhat = over.slice(0, 5).join(' ');\n"
+	      "let split = 0;\n"
+	      "for (const e of document.querySelectorAll('td.n')) {\n"
+	      "  const r = document.createRange(); r.selectNodeContents(e);\n"
+	      "  if (new Set([...r.getClientRects()].map(x => Math.round(x.top))).size > 1) split++;\n"
+	      "}\n"
+	      "d.dataset.splitNumbers = split;\n"
+	      "});</script>\n"
 	      "</body></html>\n",
 	      f);
 }

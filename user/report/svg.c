@@ -46,6 +46,11 @@ char *svg_tick_si(double v, char *buf, size_t len)
 {
 	char *dot, *end;
 
+	/* a fraction's ticks (a loss of 0.2): SI's whole numbers would say 0 */
+	if (fabs(v) < 999.5 && v != floor(v)) {
+		snprintf(buf, len, "%.3g", v);
+		return buf;
+	}
 	fmt_si(v, buf, len);
 	dot = strchr(buf, '.');
 	if (!dot)
