@@ -76,3 +76,14 @@ test_man_pages_cover_help() {
 	python3 "$TOP/tests/readme_options.py" "$XR" "$TOP/README.md" "$TOP"/docs/*.md ||
 		fail "the README or a guide uses options its commands' --help does not list"
 }
+
+# The figures' schema is documented as the binary holds it: docs/results.md's table between its
+# markers is `report --figures`, and every label the report's tables show comes from it
+test_figures_documented() {
+	"$XR" report --figures >"$WORK/figures.md" || fail "report --figures exited $?"
+	sed -n '/<!-- figures: begin -->/,/<!-- figures: end -->/p' "$TOP/docs/results.md" | sed '1d;$d' \
+		>"$WORK/doc.md"
+	diff -u "$WORK/doc.md" "$WORK/figures.md" >"$WORK/diff" ||
+		fail "docs/results.md's figures differ from report --figures: $(head -n 20 "$WORK/diff")"
+	[ "$(grep -c '^| `' "$WORK/figures.md")" -ge 50 ] || fail "fewer than 50 figures: $(wc -l <"$WORK/figures.md")"
+}

@@ -7,6 +7,7 @@
 #include <string.h>
 #include "cmd/cli.h"
 #include "report/compare.h"
+#include "report/figures.h"
 #include "report/report.h"
 #include "util/json.h"
 #include "util/log.h"
@@ -18,6 +19,7 @@ static void usage(FILE *f)
 	fprintf(f,
 		"Usage: xdpreplay report RESULT.json... [-o FILE] [--title T]\n"
 		"       xdpreplay report --compare A.json... [vs] B.json... [-o FILE]\n"
+		"       xdpreplay report --figures\n"
 		"\n"
 		"One self-contained HTML page (nothing fetched when it opens) from the JSON of\n"
 		"senders (--json), count and search: the verdict of their --fail-if thresholds,\n"
@@ -34,6 +36,8 @@ static void usage(FILE *f)
 		"Options:\n"
 		"  -o, --output FILE   the page (default -: standard output)\n"
 		"      --compare       compare A against B (two files, or rounds split by vs)\n"
+		"      --figures       the results' figures: JSON path, label, unit, meaning (the\n"
+		"                      table docs/results.md carries), as Markdown\n"
 		"      --title T       its title (default: xdpreplay report)\n"
 		"\n"
 		"Exit status: 0 written, 2 bad usage or a file that is not such a result, 3 the\n"
@@ -104,6 +108,7 @@ int cmd_report(int argc, char **argv)
 		{ "output", required_argument, NULL, 'o' },
 		{ "title", required_argument, NULL, 't' },
 		{ "compare", no_argument, NULL, 'c' },
+		{ "figures", no_argument, NULL, 'f' },
 		{ "help", no_argument, NULL, 'h' },
 		{},
 	};
@@ -119,6 +124,7 @@ int cmd_report(int argc, char **argv)
 		case 'o': out = optarg; break;
 		case 't': title = optarg; break;
 		case 'c': compare = true; break;
+		case 'f': figures_markdown(stdout); return XR_EXIT_OK;
 		case 'h': usage(stdout); return XR_EXIT_OK;
 		default: return cli_bad_option("report", argv, opt);
 		}

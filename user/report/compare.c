@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "report/compare.h"
+#include "report/figures.h"
 #include "report/headline.h"
 #include "report/plot.h"
 #include "util/jsonpath.h"
@@ -15,38 +16,44 @@
 #define MAX_ROUNDS 32
 #define MAX_ROWS 64
 
-/* A figure compared: where it is, what it is called, its unit, and which way is better */
+/* A figure compared: where it is, what it is called and its unit (the schema's), which way is better */
 struct figure {
 	char path[96], label[96];
 	const char *unit;
 	int better; /* +1 more is better, -1 less, 0 neither */
 };
 
-static const struct figure sender_figures[] = {
-	{ "asked", "asked", "", 0 },
-	{ "sent", "sent", "", +1 },
-	{ "failed", "not sent", "", -1 },
-	{ "pps", "sent per second", "/s", +1 },
-	{ "replies.syn_acks", "SYN-ACKs", "", +1 },
-	{ "replies.answers", "DNS answers", "", +1 },
-	{ "replies.push_acks", "PUSH_ACKs", "", +1 },
-	{ "sessions.completed", "sessions completed", "", +1 },
-	{ "sessions.failed", "sessions failed", "", -1 },
-	{ "sessions.completed_per_s", "sessions completed per second", "/s", +1 },
-	{ "messages.acked", "messages acknowledged", "", +1 },
-	{ "replies.rtt_us.p50", "round trip p50", "us", -1 },
-	{ "replies.rtt_us.p99", "round trip p99", "us", -1 },
-	{ "replies.rtt_us.max", "round trip max", "us", -1 },
+/* What each kind compares, and which way is better; labels and units from report/figures.h */
+struct compared_path {
+	const char *path;
+	int better;
 };
 
-static const struct figure count_figures[] = {
-	{ "matched", "arrived", "", 0 },
-	{ "pps", "arrived per second", "/s", 0 },
-	{ "passed", "passed to the stack", "", 0 },
-	{ "xdp_dropped", "dropped in XDP", "", 0 },
-	{ "drops.inbound_total", "dropped by the kernel", "", -1 },
-	{ "delivered", "delivered to sockets", "", +1 },
-	{ "books.unattributed", "unattributed", "", 0 },
+static const struct compared_path sender_figures[] = {
+	{ "asked", 0 },
+	{ "sent", +1 },
+	{ "failed", -1 },
+	{ "pps", +1 },
+	{ "replies.syn_acks", +1 },
+	{ "replies.answers", +1 },
+	{ "replies.push_acks", +1 },
+	{ "sessions.completed", +1 },
+	{ "sessions.failed", -1 },
+	{ "sessions.completed_per_s", +1 },
+	{ "messages.acked", +1 },
+	{ "replies.rtt_us.p50", -1 },
+	{ "replies.rtt_us.p99", -1 },
+	{ "replies.rtt_us.max", -1 },
+};
+
+static const struct compared_path count_figures[] = {
+	{ "matched", 0 },
+	{ "pps", 0 },
+	{ "passed", 0 },
+	{ "xdp_dropped", 0 },
+	{ "drops.inbound_total", -1 },
+	{ "delivered", +1 },
+	{ "books.unattributed", 0 },
 };
 
 struct rows {
@@ -54,13 +61,16 @@ struct rows {
 	int n;
 };
 
+/* A row: its label and unit given, or the schema's */
 static void add(struct rows *r, const char *path, const char *label, const char *unit, int better)
 {
+	const struct figure_doc *d = figure_find(path);
+
 	if (r->n == MAX_ROWS)
 		return;
 	snprintf(r->f[r->n].path, sizeof(r->f[0].path), "%.95s", path);
-	snprintf(r->f[r->n].label, sizeof(r->f[0].label), "%.95s", label);
-	r->f[r->n].unit = unit;
+	snprintf(r->f[r->n].label, sizeof(r->f[0].label), "%.95s", label ?: d ? d->label : path);
+	r->f[r->n].unit = unit ?: d ? d->unit : "";
 	r->f[r->n++].better = better;
 }
 
@@ -81,7 +91,7 @@ static void reason_rows(struct rows *r, const struct compare_side *s)
 			snprintf(path, sizeof(path), "drops.inbound.%.64s", key);
 			for (int k = 0; k < r->n; k++)
 				seen |= !strcmp(r->f[k].path, path);
-			snprintf(label, sizeof(label), "dropped: %.64s", key);
+			snprintf(label, sizeof(label), "dropped by the kernel: %.64s", key);
 			if (!seen)
 				add(r, path, label, "", -1);
 		}
@@ -140,14 +150,14 @@ static int comparable(const struct compare_side *a, const struct compare_side *b
 static void rows_of(struct rows *r, enum result_kind kind, const struct compare_side *a,
 		    const struct compare_side *b)
 {
-	const struct figure *f = kind == RESULT_COUNT ? count_figures : sender_figures;
+	const struct compared_path *f = kind == RESULT_COUNT ? count_figures : sender_figures;
 	size_t n = kind == RESULT_COUNT	 ? sizeof(count_figures) / sizeof(f[0]) :
 		   kind == RESULT_SENDER ? sizeof(sender_figures) / sizeof(f[0]) :
 					   0;
 
 	r->n = 0;
 	for (size_t i = 0; i < n; i++)
-		add(r, f[i].path, f[i].label, f[i].unit, f[i].better);
+		add(r, f[i].path, NULL, NULL, f[i].better);
 	if (kind == RESULT_COUNT) {
 		reason_rows(r, a);
 		reason_rows(r, b);

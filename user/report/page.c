@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /* The report page's frame, its figures and tables (report/report.h). */
 #include <string.h>
+#include "report/figures.h"
 #include "report/report.h"
 #include "report/svg.h"
 #include "util/jsonpath.h"
@@ -130,18 +131,34 @@ static void kv_rows(FILE *f, struct json_object *root, struct json_object *o, co
 		if (json_object_is_type(v, json_type_array))
 			continue;
 		if (is_zero(v)) {
+			const struct figure_doc *d = figure_find(path);
+
 			if (z->at < sizeof(z->text))
 				z->at += snprintf(z->text + z->at, sizeof(z->text) - z->at, "%s%s",
-						  z->n ? ", " : "", path + z->base);
+						  z->n ? ", " : "", d ? d->label : path + z->base);
 			z->n++;
 			continue;
 		}
-		fputs("<tr><th>", f);
-		page_text(f, path);
-		fputs("</th>", f);
+		page_label(f, "th", path);
 		page_cell(f, root, path);
 		fputs("</tr>\n", f);
 	}
+}
+
+void page_label(FILE *f, const char *tag, const char *path)
+{
+	const struct figure_doc *d = figure_find(path);
+	char label[160];
+
+	fprintf(f, "<%s", tag);
+	if (d) {
+		fputs(" title='", f);
+		page_text(f, d->meaning);
+		fputs("'", f);
+	}
+	fputs(">", f);
+	page_text(f, figure_label(path, label, sizeof(label)));
+	fprintf(f, "</%s>", tag);
 }
 
 void page_kv_table(FILE *f, struct json_object *j, const char *path, const char *caption)

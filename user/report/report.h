@@ -26,6 +26,8 @@ void page_end(FILE *f);
 void page_text(FILE *f, const char *t);
 /* <td data-k=PATH>value</td>: the number or string at path in j (a dash when there is none) */
 void page_cell(FILE *f, struct json_object *j, const char *path);
+/* <TAG title=MEANING>LABEL (UNIT)</TAG>: the figure at path as the schema names it (report/figures.h) */
+void page_label(FILE *f, const char *tag, const char *path);
 /* A two-column table of the scalars in the object at path (nested objects flattened) */
 void page_kv_table(FILE *f, struct json_object *j, const char *path, const char *caption);
 /* The verdict of every document's "thresholds" */

@@ -28,11 +28,8 @@ static void row_table(FILE *f, struct json_object *j, const char *caption, const
 	fputs("<table><caption>", f);
 	page_text(f, caption);
 	fputs("</caption><tr>", f);
-	for (int i = 0; i < n; i++) {
-		fputs("<th>", f);
-		page_text(f, paths[i]);
-		fputs("</th>", f);
-	}
+	for (int i = 0; i < n; i++)
+		page_label(f, "th", paths[i]);
 	fputs("</tr><tr>", f);
 	for (int i = 0; i < n; i++)
 		page_cell(f, j, paths[i]);
@@ -220,11 +217,8 @@ static void array_table(FILE *f, struct json_object *j, const char *path, const 
 	fputs("<table><caption>", f);
 	page_text(f, caption);
 	fputs("</caption><tr>", f);
-	for (int c = 0; c < ncols; c++) {
-		fputs("<th>", f);
-		page_text(f, cols[c]);
-		fputs("</th>", f);
-	}
+	for (int c = 0; c < ncols; c++)
+		page_label(f, "th", cols[c]);
 	fputs("</tr>\n", f);
 	for (size_t i = 0; a && i < json_object_array_length(a); i++) {
 		fputs("<tr>", f);
