@@ -290,3 +290,27 @@ test_report_six_kinds_in_a_browser() {
 	grep -q "uplinks of 100 devices through 4 gateways" lorawan.html || fail "LoRaWAN's headline: $(grep -o "class='headline'[^<]*" lorawan.html)"
 	grep -q "messages acknowledged by the broker" mqtt.html || fail "MQTT's headline: $(grep -o "class='headline'[^<]*" mqtt.html)"
 }
+
+# A search's report: where each trial's loss went, by the server's drop counters, against the load
+# (a search of a firewall that drops above 20k/s, its trials as count's witness gives them)
+test_search_report_shows_where_loss_went() {
+	/usr/bin/python3 - "$WORK/s.json" <<-'PY' || fail "python"
+	import json, sys
+	trials = []
+	for load in (1000, 5000, 10000, 20000, 25000, 40000, 80000):
+	    fw = max(0, load - 20000)
+	    trials.append({"offered_pps": load, "asked": load, "sent": load, "received": load - fw,
+	                   "loss": fw / load, "sender_short": False,
+	                   "server_drops": {"drop:NO_SOCKET": load - fw, "firewall_dropped": fw,
+	                                    "udp_delivered": 0}})
+	json.dump({"goals": [{"name": "NDR", "loss": 0, "lower": 20000, "upper": 25000,
+	                      "never_saturated": False}], "trials": trials, "stopped": "done"},
+	          open(sys.argv[1], "w"))
+	PY
+	"$XR" report "$WORK/s.json" -o "$WORK/s.html" || fail "report exited $?"
+	grep -q "Where the loss went" "$WORK/s.html" || fail "no chart of where the loss went"
+	grep -q ">firewall_dropped<" "$WORK/s.html" || fail "no firewall series"
+	grep -q ">udp_delivered<" "$WORK/s.html" && fail "a counter of deliveries drawn as loss"
+	grep -q "NDR 20.0k/s; above it the server dropped: the firewall (nftables)" "$WORK/s.html" ||
+		fail "the headline: $(grep -o "class='headline'[^<]*" "$WORK/s.html")"
+}

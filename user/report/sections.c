@@ -4,6 +4,7 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include "measure/drop_words.h"
 #include "report/headline.h"
 #include "report/plot.h"
 #include "report/report.h"
@@ -267,6 +268,86 @@ static void trials_plot(FILE *f, struct json_object *j)
 	plot_svg(f, &p, &s, 1);
 }
 
+#define REASON_SERIES 6
+
+struct reason_series {
+	char key[64], name[80];
+	double total;
+	unsigned int n;
+	double x[MAX_POINTS], y[MAX_POINTS];
+};
+
+/* The series of server_drops' key (taken when first seen), or NULL when all are taken */
+static struct reason_series *reason_of(struct reason_series *r, int *n, int max, const char *key)
+{
+	for (int i = 0; i < *n; i++)
+		if (!strcmp(r[i].key, key))
+			return &r[i];
+	if (*n == max)
+		return NULL;
+	memset(&r[*n], 0, sizeof(r[0]) - sizeof(r[0].x) - sizeof(r[0].y));
+	snprintf(r[*n].key, sizeof(r[0].key), "%s", key);
+	snprintf(r[*n].name, sizeof(r[0].name), "%s", key);
+	return &r[(*n)++];
+}
+
+static int by_total(const void *a, const void *b)
+{
+	const struct reason_series *x = a, *y = b;
+
+	return (x->total < y->total) - (x->total > y->total);
+}
+
+/*
+ * Where each trial's loss went: every drop counter the server's witness
+ * gave, as a share of the frames the trial sent, against the load offered;
+ * the largest few, in the order of their loads
+ */
+static void loss_by_reason_plot(FILE *f, struct json_object *j)
+{
+	static struct reason_series r[32];
+	static struct plot_series s[REASON_SERIES];
+	struct json_object *a = array_at(j, "trials");
+	struct plot p = { .title = "Where the loss went: the server's drops at each load",
+			  .xlabel = "offered per second",
+			  .ylabel = "dropped, share of sent" };
+	int n = 0, ns = 0;
+
+	for (size_t i = 0; a && i < json_object_array_length(a); i++) {
+		struct json_object *t = json_object_array_get_idx(a, i), *drops;
+		double sent, load;
+
+		if (json_path_double(t, "sent", &sent) || !(sent > 0) ||
+		    json_path_double(t, "offered_pps", &load) ||
+		    !json_object_object_get_ex(t, "server_drops", &drops) ||
+		    !json_object_is_type(drops, json_type_object))
+			continue;
+		json_object_object_foreach(drops, key, val) {
+			struct reason_series *rs =
+				drop_key_is_loss(key) ? reason_of(r, &n, 32, key) : NULL;
+			double v = json_object_get_double(val);
+
+			if (!rs || rs->n == MAX_POINTS)
+				continue;
+			/* kept in the order of their loads, as a curve */
+			unsigned int k = rs->n++;
+
+			for (; k > 0 && rs->x[k - 1] > load; k--)
+				rs->x[k] = rs->x[k - 1], rs->y[k] = rs->y[k - 1];
+			rs->x[k] = load;
+			rs->y[k] = v / sent;
+			rs->total += v;
+		}
+	}
+	qsort(r, n, sizeof(r[0]), by_total);
+	for (int i = 0; i < n && ns < REASON_SERIES && r[i].total > 0; i++)
+		s[ns++] = (struct plot_series){ r[i].name, r[i].x, r[i].y, r[i].n };
+	/* the same axis as the loss curve's above it */
+	p.xlog = ns && s[0].n && s[0].x[0] > 0 && s[0].x[s[0].n - 1] / s[0].x[0] > 10;
+	if (ns)
+		plot_svg(f, &p, s, ns);
+}
+
 void section_search(FILE *f, const struct report_doc *d)
 {
 	static const char *const goals[] = { "name", "loss", "lower", "upper",
@@ -278,6 +359,7 @@ void section_search(FILE *f, const struct report_doc *d)
 	page_kv_table(f, d->j, "settings", "Settings");
 	array_table(f, d->j, "goals", "The bounds found", goals, sizeof(goals) / sizeof(goals[0]));
 	trials_plot(f, d->j);
+	loss_by_reason_plot(f, d->j);
 	array_table(f, d->j, "trials", "Every trial", trials, sizeof(trials) / sizeof(trials[0]));
 	page_kv_table(f, d->j, "system", "System");
 }
