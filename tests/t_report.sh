@@ -288,6 +288,8 @@ test_report_six_kinds_in_a_browser() {
 	report_headlines mqtt m.json
 	report_headlines compare g.json g2.json
 	grep -q "uplinks of 100 devices through 4 gateways" lorawan.html || fail "LoRaWAN's headline: $(grep -o "class='headline'[^<]*" lorawan.html)"
+	grep -q "Round trips per second" sender.html || fail "the sender's page has no round trips per second"
+	grep -q "What arrived and where it went, per second" count.html || fail "count's page has no timeline"
 	grep -q "messages acknowledged by the broker" mqtt.html || fail "MQTT's headline: $(grep -o "class='headline'[^<]*" mqtt.html)"
 }
 

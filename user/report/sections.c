@@ -99,6 +99,23 @@ static void spectrum_plot(FILE *f, struct json_object *j)
 	plot_svg(f, &p, &s, 1);
 }
 
+/* The round trips second by second: p50 and p99 of each second's answers */
+static void rtt_timeline_plot(FILE *f, struct json_object *j)
+{
+	static double x[2][MAX_POINTS], y[2][MAX_POINTS];
+	struct plot p = { .title = "Round trips per second",
+			  .xlabel = "second of the run",
+			  .ylabel = "round trip",
+			  .xmin_span = 5,
+			  .yfmt = svg_tick_us };
+	struct plot_series s[2] = { { "p50", x[0], y[0], 0 }, { "p99", x[1], y[1], 0 } };
+
+	s[0].n = series_of(j, "replies.per_second", "p50_us", x[0], y[0]);
+	s[1].n = series_of(j, "replies.per_second", "p99_us", x[1], y[1]);
+	if (s[0].n)
+		plot_svg(f, &p, s, 2);
+}
+
 void section_sender(FILE *f, const struct report_doc *d)
 {
 	static const char *const run[] = { "command_line", "interface", "engine", "threads",
@@ -117,6 +134,7 @@ void section_sender(FILE *f, const struct report_doc *d)
 	s[0].n = series_of(d->j, "sent_per_second", NULL, x[0], y[0]);
 	s[1].n = series_of(d->j, "replies.per_second", "answered", x[1], y[1]);
 	plot_svg(f, &p, s, s[1].n ? 2 : 1);
+	rtt_timeline_plot(f, d->j);
 	row_table(f, d->j, "The run", run, sizeof(run) / sizeof(run[0]));
 	page_kv_table(f, d->j, "failed_reasons", "Frames not sent, by reason");
 	page_kv_table(f, d->j, "replies", "Answers (round trips in microseconds)");
