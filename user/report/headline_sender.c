@@ -3,29 +3,19 @@
 #include <math.h>
 #include <string.h>
 #include "proto/proto.h"
+#include "report/figures.h"
 #include "report/headline.h"
 #include "util/jsonpath.h"
 
-/* failed_reasons' members, in words */
+/* failed_reasons' members, in words: the schema's labels (report/figures.h) */
 static const char *unsent_words(const char *key)
 {
-	static const struct {
-		const char *key, *words;
-	} w[] = {
-		{ "driver_refused", "refused by the driver" },
-		{ "redirect_error", "refused before the driver" },
-		{ "bad_frame", "could not be built" },
-		{ "interrupted", "interrupted" },
-		{ "duration_reached", "--duration reached first" },
-		{ "fell_behind", "the sender fell behind its schedule" },
-		{ "device_error", "the device failed" },
-		{ "unaccounted", "no outcome reported (a bug)" },
-	};
+	const struct figure_doc *d;
+	char path[96];
 
-	for (size_t i = 0; i < sizeof(w) / sizeof(w[0]); i++)
-		if (!strcmp(w[i].key, key))
-			return w[i].words;
-	return key;
+	snprintf(path, sizeof(path), "failed_reasons.%.64s", key);
+	d = figure_find(path);
+	return d ? d->label : key;
 }
 
 static const struct xr_proto *proto_of(struct json_object *j)
