@@ -112,10 +112,13 @@ test_mqtt_qos1_every_message() {
 	# ESTABLISHED (one pending segment per peer; the exact fix needs the skb in
 	# tcp_rcv_state_process, and this kernel has neither kprobes nor fentry): 3 of 13 runs were off
 	# by 1 or 2 of ~160,000, with this binary and the one before it alike; 8 of 200,919 once in a
-	# whole suite's run (2026-12-05), 0 in 3 runs alone
-	local u
+	# whole suite's run (2026-12-05), 0 in 3 runs alone; 45 of 190,788 in CI's (san/, beside two
+	# other tests, 2026-12-07), 0 or 1 in 8 runs here alone or beside them. The guess grows with the
+	# host's load, so its margin is a share: 0.1% of what passed (a broken attribution misses all)
+	local u lim
 	u=$(jget "$WORK/c.json" books.unattributed)
-	expect_range "$u" -10 10 "unattributed"
+	lim=$(($(jget "$WORK/c.json" passed) / 1000))
+	expect_range "$u" "-$lim" "$lim" "unattributed"
 	expect_eq "$(($(jget "$WORK/c.json" delivered) + $(jget "$WORK/c.json" drops.inbound_total) + u))" \
 		"$(jget "$WORK/c.json" passed)" "delivered + dropped + unattributed = passed"
 	# each session ended with its DISCONNECT on the FIN, read by the broker as one
