@@ -106,6 +106,8 @@ test_mqtt_qos1_every_message() {
 	expect_eq "$(jget "$WORK/g.json" sessions.completed)" 1000 "sessions completed"
 	expect_eq "$(jget "$WORK/g.json" connects.accepted)" 1000 "CONNACKs"
 	expect_eq "$(jget "$WORK/g.json" messages.acked)" 100000 "PUBACKs"
+	expect_eq "$(python3 -c 'import json,sys; print(sum(r["messages_acked"] for r in json.load(open(sys.argv[1]))["sessions"]["per_second"]))' "$WORK/g.json")" \
+		100000 "PUBACKs second by second (sessions.per_second)"
 	expect_eq "$(wc -l <"$WORK/sub")" 100000 "messages the subscriber read"
 	sub_check 1000 100
 	# count's books: every segment delivered or dropped, but for count's known guess by peer outside

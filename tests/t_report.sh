@@ -291,6 +291,9 @@ test_report_six_kinds_in_a_browser() {
 	grep -q "Round trips per second" sender.html || fail "the sender's page has no round trips per second"
 	grep -q "What arrived and where it went, per second" count.html || fail "count's page has no timeline"
 	grep -q "messages acknowledged by the broker" mqtt.html || fail "MQTT's headline: $(grep -o "class='headline'[^<]*" mqtt.html)"
+	grep -q "Sessions per second" mqtt.html || fail "MQTT's page has no sessions per second"
+	grep -q "Messages per second" mqtt.html || fail "MQTT's page has no messages per second"
+	grep -q "messages the broker took" mqtt.html || fail "MQTT's messages per second: not the broker's PUBACKs"
 }
 
 # A search's report: where each trial's loss went, by the server's drop counters, against the load

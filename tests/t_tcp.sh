@@ -60,6 +60,14 @@ sessions_add_up() {
 	assert s["unaccounted"] == 0, s
 	assert s["completed"] + s["failed"] == s["asked"], s
 	assert sum(s["failed_by"].values()) == s["failed"], s
+	# second by second: completed, and failed as the server or protocol said, sum to the books
+	ps = s["per_second"]
+	assert sum(r["completed"] for r in ps) == s["completed"], ps
+	told = ("refused", "reset", "table_full", "malformed", "closed_early",
+	        "refused_after_handshake", "unexpected_packet")
+	assert sum(r["failed"] for r in ps) == sum(s["failed_by"][k] for k in told), ps
+	assert [r["second"] for r in ps] == list(range(len(ps))), ps
+	assert all(r["span_s"] == 1 for r in ps[:-1]) and 0 < ps[-1]["span_s"] <= 2, ps
 	PY
 }
 

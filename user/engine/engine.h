@@ -155,6 +155,14 @@ struct engine_replies {
 	struct xr_replies_stats st; /* summed over CPUs */
 	uint64_t *hist; /* XR_RTT_SECS x XR_RTT_BUCKETS, summed over CPUs */
 	unsigned int seconds; /* seconds of the run that the histograms cover */
+	/*
+	 * the counters as they stood at the end of each second of the run and
+	 * its wait, the last row at the end (malloc'ed, nsec_st of them); its
+	 * length last_span_s
+	 */
+	struct xr_replies_stats *at_sec;
+	unsigned int nsec_st;
+	double last_span_s;
 };
 
 /* Why frames asked for were not sent. */

@@ -340,7 +340,7 @@ int kengine_run(const struct engine_opts *o, struct engine_result *res)
 			slots_sum(&k, sd, started, &sent, &failed, &bytes);
 			meter_tick(&meter, now, sent, failed,
 				   sent + failed ? (double)bytes / (sent + failed) : 0);
-			session_live_replies(&k, o);
+			session_replies_tick(&k, o);
 		}
 		sleep_until(now + POLL_NS);
 	}

@@ -168,3 +168,22 @@ void replies_rtt_json(const struct engine_result *res, struct json *j)
 	}
 	json_close(j, ']');
 }
+
+void replies_seconds_json(struct json *j, const struct engine_result *res, replies_second_fn *row,
+			  const void *ctx)
+{
+	const struct engine_replies *r = &res->replies;
+	const struct xr_replies_stats zero = {};
+
+	if (!r->nsec_st)
+		return;
+	json_open(j, "per_second", '[');
+	for (unsigned int s = 0; s < r->nsec_st; s++) {
+		json_open(j, NULL, '{');
+		json_u64(j, "second", s);
+		json_double(j, "span_s", s + 1 < r->nsec_st ? 1.0 : r->last_span_s);
+		row(ctx, &r->at_sec[s], s ? &r->at_sec[s - 1] : &zero, j);
+		json_close(j, '}');
+	}
+	json_close(j, ']');
+}

@@ -24,6 +24,15 @@ void replies_hist_json(struct json *j, const char *name, const struct engine_rep
 void replies_spectrum_json(const struct engine_result *res, struct json *j);
 /* The spectrum in HdrHistogram's text layout (.hgrm) into f: 0, or -ENODATA without round trips */
 int replies_spectrum_write(const struct engine_result *res, FILE *f);
+/* A row of a per-second table: what one second added to the counters (now less before) */
+typedef void replies_second_fn(const void *ctx, const struct xr_replies_stats *now,
+			       const struct xr_replies_stats *before, struct json *j);
+/*
+ * "per_second": [{second, span_s, and what row writes}], a row for each
+ * second of the run and its wait (engine_replies.at_sec), the last as long as span_s
+ */
+void replies_seconds_json(struct json *j, const struct engine_result *res, replies_second_fn *row,
+			  const void *ctx);
 /* v per second of the run */
 double replies_per_s(const struct engine_result *res, uint64_t v);
 

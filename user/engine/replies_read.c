@@ -108,13 +108,53 @@ uint64_t rtt_bucket_floor(unsigned int b)
 	return (1ULL << e) + (uint64_t)(b % 16) * (1ULL << (e - 4));
 }
 
-void session_live_replies(struct gen_session *k, const struct engine_opts *o)
+/* One more row of the counters as they stand; a full table doubles, without going past a day. */
+static int at_sec_push(struct gen_session *k, const struct xr_replies_stats *r)
+{
+	if (k->nsec_st == k->cap_st) {
+		unsigned int cap = k->cap_st ? k->cap_st * 2 : 64;
+		struct xr_replies_stats *t;
+
+		if (cap > 86400)
+			return -E2BIG;
+		t = reallocarray(k->at_sec, cap, sizeof(*t));
+		if (!t)
+			return -ENOMEM;
+		k->at_sec = t;
+		k->cap_st = cap;
+	}
+	k->at_sec[k->nsec_st++] = *r;
+	return 0;
+}
+
+/*
+ * Each second of the run that has ended since the last call gets the counters
+ * as read now: the control loops call at least once a second, so a row is at
+ * most a poll late
+ */
+static void sample_seconds(struct gen_session *k, uint64_t now)
+{
+	uint64_t origin = k->skel->bss->replies_origin_ns;
+	struct xr_replies_stats r;
+
+	if (!origin || now < origin + (k->nsec_st + 1) * 1000000000ULL ||
+	    engine_replies_sum(bpf_map__fd(k->skel->maps.replies_stats), &r))
+		return;
+	while (now >= origin + (k->nsec_st + 1) * 1000000000ULL)
+		if (at_sec_push(k, &r))
+			return;
+}
+
+void session_replies_tick(struct gen_session *k, const struct engine_opts *o)
 {
 	struct xr_replies_stats r;
 	uint64_t now = now_ns();
 
+	if (o->reply_kind == XR_REPLY_NONE || !k->skel)
+		return;
+	sample_seconds(k, now);
 	/* ten times a second: a read sums every CPU's copy, and the control loop runs every ms */
-	if (!o->live || o->reply_kind == XR_REPLY_NONE || !k->skel || now < k->live_replies_next)
+	if (!o->live || now < k->live_replies_next)
 		return;
 	k->live_replies_next = now + 100000000ULL;
 	if (engine_replies_sum(bpf_map__fd(k->skel->maps.replies_stats), &r))
@@ -134,9 +174,19 @@ static void read_replies(struct gen_session *k, struct engine_result *res)
 	struct bpf_prog_info info = {};
 	__u32 len = sizeof(info);
 
+	uint64_t origin = k->skel->bss->replies_origin_ns, now = now_ns();
+
 	if (engine_replies_sum(bpf_map__fd(k->skel->maps.replies_stats), &r->st) == -ENOMEM)
 		return;
 	engine_hist_read(bpf_map__fd(k->skel->maps.rtt_hist), r);
+	/* the last row: from the last whole second to now, so that each column's rows sum to its total */
+	if (origin && now > origin + k->nsec_st * 1000000000ULL && !at_sec_push(k, &r->st)) {
+		r->last_span_s = (now - origin) / 1e9 - (k->nsec_st - 1);
+		r->at_sec = k->at_sec;
+		r->nsec_st = k->nsec_st;
+		k->at_sec = NULL;
+		k->nsec_st = k->cap_st = 0;
+	}
 	/* what answering cost, when the kernel keeps program statistics (benchmarks) */
 	if (k->replies_prog &&
 	    !bpf_obj_get_info_by_fd(bpf_program__fd(k->replies_prog), &info, &len)) {
@@ -167,7 +217,7 @@ void session_end(struct gen_session *k, const struct engine_opts *o, struct engi
 		known = proto && proto->wait_until ? proto->wait_until(proto->ctx) : 0;
 		if (known)
 			until = known;
-		session_live_replies(k, o);
+		session_replies_tick(k, o);
 		sleep_until(now_ns() + 10000000ULL);
 	}
 	/*

@@ -36,6 +36,7 @@ void session_close(struct gen_session *k)
 		k->proto->close(k->proto->ctx);
 	gen_bpf__destroy(k->skel);
 	free(k->tmpl);
+	free(k->at_sec);
 	memset(k, 0, sizeof(*k));
 }
 

@@ -30,6 +30,9 @@ enum session_use {
 struct gen_session {
 	struct gen_bpf *skel;
 	uint64_t live_replies_next; /* when --listen's reply counters are read again */
+	/* the reply counters at the end of each whole second so far (engine_replies.at_sec) */
+	struct xr_replies_stats *at_sec;
+	unsigned int nsec_st, cap_st;
 	struct bpf_link *links[2]; /* the transmit tracepoints (SESSION_LIVE) */
 	struct bpf_link *hold; /* keeps xr_gen in the XDP dispatcher (kengine.c) */
 	struct bpf_program *gen_prog; /* xr_gen (SESSION_LIVE), xr_build (SESSION_BUILD), or NULL */
@@ -85,8 +88,11 @@ int session_replies_attach(struct gen_session *k, const struct engine_opts *o);
 uint64_t session_gate_take(struct gen_session *k, const struct engine_opts *o, uint64_t want,
 			   uint64_t lost);
 
-/* --listen: the reply counters as they are now, at most ten times a second. */
-void session_live_replies(struct gen_session *k, const struct engine_opts *o);
+/*
+ * Called often while the run sends and waits: the reply counters kept at the
+ * end of each second, and for --listen as they are now (ten times a second).
+ */
+void session_replies_tick(struct gen_session *k, const struct engine_opts *o);
 
 /*
  * After the last frame (sent: how many): the protocol's helpers stopped, the

@@ -610,7 +610,7 @@ static uint64_t threads_watch(struct xsk_run *r, struct xthread *th, unsigned in
 			return sent;
 		meter_tick(meter, now_ns(), sent, failed, mean);
 		if (r->have_session)
-			session_live_replies(&r->k, o);
+			session_replies_tick(&r->k, o);
 		usleep(1000);
 	}
 }

@@ -8,19 +8,11 @@
 #include "report/headline.h"
 #include "report/plot.h"
 #include "report/report.h"
+#include "report/series.h"
+#include "report/timelines.h"
 #include "report/svg.h"
 #include "util/jsonpath.h"
 #include "util/log.h"
-
-#define MAX_POINTS 4096
-
-/* The array at path, or NULL when there is none (or something else is there) */
-static struct json_object *array_at(struct json_object *j, const char *path)
-{
-	struct json_object *a = json_path_get(j, path);
-
-	return a && json_object_is_type(a, json_type_array) ? a : NULL;
-}
 
 /* A table of one row: a header per path, the figure at each under it */
 static void row_table(FILE *f, struct json_object *j, const char *caption, const char *const *paths,
@@ -35,26 +27,6 @@ static void row_table(FILE *f, struct json_object *j, const char *caption, const
 	for (int i = 0; i < n; i++)
 		page_cell(f, j, paths[i]);
 	fputs("</tr></table>\n", f);
-}
-
-/*
- * The numbers of the array at path (its elements' member key, or the elements
- * themselves with key NULL) into y, their indices into x: how many
- */
-static unsigned int series_of(struct json_object *j, const char *path, const char *key, double *x,
-			      double *y)
-{
-	struct json_object *a = array_at(j, path), *v;
-	unsigned int n = 0;
-
-	for (size_t i = 0; a && i < json_object_array_length(a) && n < MAX_POINTS; i++) {
-		v = json_object_array_get_idx(a, i);
-		if (key && !json_object_object_get_ex(v, key, &v))
-			continue;
-		x[n] = i;
-		y[n++] = json_object_get_double(v);
-	}
-	return n;
 }
 
 static void headline_para(FILE *f, const struct report_doc *d);
@@ -73,8 +45,8 @@ static void heading(FILE *f, const char *what, const struct report_doc *d)
 /* The round trips' spectrum as HdrHistogram's plotter draws it: latency against 1/(1-p), log */
 static void spectrum_plot(FILE *f, struct json_object *j)
 {
-	static double x[MAX_POINTS], y[MAX_POINTS];
-	struct json_object *a = array_at(j, "replies.rtt_spectrum");
+	static double x[SERIES_MAX_POINTS], y[SERIES_MAX_POINTS];
+	struct json_object *a = series_array_at(j, "replies.rtt_spectrum");
 	struct plot p = { .title = "Round trips: percentile spectrum",
 			  .xlabel = "percentile, as 1/(1-p): 10 = p90, 100 = p99, 1000 = p99.9",
 			  .ylabel = "round trip",
@@ -82,7 +54,7 @@ static void spectrum_plot(FILE *f, struct json_object *j)
 			  .yfmt = svg_tick_us };
 	struct plot_series s = { "round trip", x, y, 0 };
 
-	for (size_t i = 0; a && i < json_object_array_length(a) && s.n < MAX_POINTS; i++) {
+	for (size_t i = 0; a && i < json_object_array_length(a) && s.n < SERIES_MAX_POINTS; i++) {
 		struct json_object *pt = json_object_array_get_idx(a, i), *pc, *v;
 		double pct;
 
@@ -99,42 +71,17 @@ static void spectrum_plot(FILE *f, struct json_object *j)
 	plot_svg(f, &p, &s, 1);
 }
 
-/* The round trips second by second: p50 and p99 of each second's answers */
-static void rtt_timeline_plot(FILE *f, struct json_object *j)
-{
-	static double x[2][MAX_POINTS], y[2][MAX_POINTS];
-	struct plot p = { .title = "Round trips per second",
-			  .xlabel = "second of the run",
-			  .ylabel = "round trip",
-			  .xmin_span = 5,
-			  .yfmt = svg_tick_us };
-	struct plot_series s[2] = { { "p50", x[0], y[0], 0 }, { "p99", x[1], y[1], 0 } };
-
-	s[0].n = series_of(j, "replies.per_second", "p50_us", x[0], y[0]);
-	s[1].n = series_of(j, "replies.per_second", "p99_us", x[1], y[1]);
-	if (s[0].n)
-		plot_svg(f, &p, s, 2);
-}
-
 void section_sender(FILE *f, const struct report_doc *d)
 {
 	static const char *const run[] = { "command_line", "interface", "engine", "threads",
 					   "target.pps",   "asked",	"sent",	  "failed",
 					   "pps",	   "duration_s" };
-	static double x[2][MAX_POINTS], y[2][MAX_POINTS];
-	struct plot p = { .title = "Per second",
-			  .xlabel = "second of the run",
-			  .ylabel = "per second",
-			  .xmin_span = 5 };
-	struct plot_series s[2] = { { "frames sent", x[0], y[0], 0 },
-				    { "answered", x[1], y[1], 0 } };
 
-	/* the headline, then the timeline, then the details */
+	/* the headline, then the timelines, then the details */
 	heading(f, "Sender", d);
-	s[0].n = series_of(d->j, "sent_per_second", NULL, x[0], y[0]);
-	s[1].n = series_of(d->j, "replies.per_second", "answered", x[1], y[1]);
-	plot_svg(f, &p, s, s[1].n ? 2 : 1);
-	rtt_timeline_plot(f, d->j);
+	timeline_sender(f, d->j);
+	timeline_sessions(f, d->j);
+	timeline_rtt(f, d->j);
 	row_table(f, d->j, "The run", run, sizeof(run) / sizeof(run[0]));
 	page_kv_table(f, d->j, "failed_reasons", "Frames not sent, by reason");
 	page_kv_table(f, d->j, "replies", "Answers (round trips in microseconds)");
@@ -142,72 +89,12 @@ void section_sender(FILE *f, const struct report_doc *d)
 	page_kv_table(f, d->j, "system", "System");
 }
 
-#define TIMELINE_SERIES 8
-
-/*
- * The timeline's column at path as a rate per second: each whole second's
- * count, the last (shorter) row's over its length, left out under 0.2 s
- */
-static unsigned int timeline_series(struct json_object *j, const char *path, double last_s,
-				    double *x, double *y)
-{
-	unsigned int n = series_of(j, path, NULL, x, y);
-
-	if (n && last_s < 0.2)
-		n--;
-	else if (n)
-		y[n - 1] /= last_s;
-	return n;
-}
-
-/* What arrived and where it went, second by second: matched, dropped in XDP, by the kernel's reasons */
-static bool timeline_plot(FILE *f, struct json_object *j)
-{
-	static double x[TIMELINE_SERIES][MAX_POINTS], y[TIMELINE_SERIES][MAX_POINTS];
-	static char names[TIMELINE_SERIES][96];
-	struct json_object *by = json_path_get(j, "timeline.dropped_by_reason");
-	double last_s, total;
-	struct plot p = { .title = "What arrived and where it went, per second",
-			  .xlabel = "second since count started",
-			  .ylabel = "frames per second",
-			  .xmin_span = 5 };
-	struct plot_series s[TIMELINE_SERIES];
-	unsigned int ns = 0;
-	char path[160];
-
-	if (json_path_double(j, "timeline.last_interval_s", &last_s))
-		return false;
-	s[ns] = (struct plot_series){ "arrived (matched)", x[ns], y[ns], 0 };
-	s[ns].n = timeline_series(j, "timeline.matched", last_s, x[ns], y[ns]);
-	ns++;
-	if (!json_path_double(j, "xdp_dropped", &total) && total > 0) {
-		s[ns] = (struct plot_series){ "dropped in XDP (count --drop)", x[ns], y[ns], 0 };
-		s[ns].n = timeline_series(j, "timeline.xdp_dropped", last_s, x[ns], y[ns]);
-		ns++;
-	}
-	if (by && json_object_is_type(by, json_type_object)) {
-		json_object_object_foreach(by, key, val) {
-			(void)val;
-			if (ns == TIMELINE_SERIES)
-				break;
-			snprintf(path, sizeof(path), "timeline.dropped_by_reason.%s", key);
-			s[ns] = (struct plot_series){ names[ns], x[ns], y[ns], 0 };
-			/* the reason's name: the legend has room for a few words (the table has them all) */
-			snprintf(names[ns], sizeof(names[ns]), "dropped: %s", key);
-			s[ns].n = timeline_series(j, path, last_s, x[ns], y[ns]);
-			ns++;
-		}
-	}
-	plot_svg(f, &p, s, ns);
-	return true;
-}
-
 void section_count(FILE *f, const struct report_doc *d)
 {
 	static const char *const run[] = { "iface",	      "matched",     "seen",
 					   "passed",	      "xdp_dropped", "pps",
 					   "first_to_last_s", "duration_s" };
-	static double x[MAX_POINTS], y[MAX_POINTS];
+	static double x[SERIES_MAX_POINTS], y[SERIES_MAX_POINTS];
 	struct plot p = { .title = "Matched at the server, per second",
 			  .xlabel = "second since the first frame",
 			  .ylabel = "frames per second",
@@ -216,7 +103,7 @@ void section_count(FILE *f, const struct report_doc *d)
 
 	heading(f, "Server (count)", d);
 	/* results from before the timeline: what matched per second since the first frame */
-	if (!timeline_plot(f, d->j)) {
+	if (!timeline_count(f, d->j)) {
 		s.n = series_of(d->j, "per_second", NULL, x, y);
 		plot_svg(f, &p, &s, 1);
 	}
@@ -230,7 +117,7 @@ void section_count(FILE *f, const struct report_doc *d)
 static void array_table(FILE *f, struct json_object *j, const char *path, const char *caption,
 			const char *const *cols, int ncols)
 {
-	struct json_object *a = array_at(j, path);
+	struct json_object *a = series_array_at(j, path);
 	char p[128];
 
 	fputs("<table><caption>", f);
@@ -260,15 +147,15 @@ static int by_x(const void *a, const void *b)
 /* loss against the load offered, the trials in the order of their loads */
 static void trials_plot(FILE *f, struct json_object *j)
 {
-	static double xy[MAX_POINTS][2], x[MAX_POINTS], y[MAX_POINTS];
-	struct json_object *a = array_at(j, "trials");
+	static double xy[SERIES_MAX_POINTS][2], x[SERIES_MAX_POINTS], y[SERIES_MAX_POINTS];
+	struct json_object *a = series_array_at(j, "trials");
 	struct plot p = { .title = "The trials: loss at each load offered",
 			  .xlabel = "offered per second",
 			  .ylabel = "loss (fraction)" };
 	struct plot_series s = { "loss", x, y, 0 };
 	double lo = INFINITY, hi = 0;
 
-	for (size_t i = 0; a && i < json_object_array_length(a) && s.n < MAX_POINTS; i++) {
+	for (size_t i = 0; a && i < json_object_array_length(a) && s.n < SERIES_MAX_POINTS; i++) {
 		struct json_object *t = json_object_array_get_idx(a, i), *o, *l;
 
 		if (!json_object_object_get_ex(t, "offered_pps", &o) ||
@@ -292,7 +179,7 @@ struct reason_series {
 	char key[64], name[80];
 	double total;
 	unsigned int n;
-	double x[MAX_POINTS], y[MAX_POINTS];
+	double x[SERIES_MAX_POINTS], y[SERIES_MAX_POINTS];
 };
 
 /* The series of server_drops' key (taken when first seen), or NULL when all are taken */
@@ -325,7 +212,7 @@ static void loss_by_reason_plot(FILE *f, struct json_object *j)
 {
 	static struct reason_series r[32];
 	static struct plot_series s[REASON_SERIES];
-	struct json_object *a = array_at(j, "trials");
+	struct json_object *a = series_array_at(j, "trials");
 	struct plot p = { .title = "Where the loss went: the server's drops at each load",
 			  .xlabel = "offered per second",
 			  .ylabel = "dropped, share of sent" };
@@ -345,7 +232,7 @@ static void loss_by_reason_plot(FILE *f, struct json_object *j)
 				drop_key_is_loss(key) ? reason_of(r, &n, 32, key) : NULL;
 			double v = json_object_get_double(val);
 
-			if (!rs || rs->n == MAX_POINTS)
+			if (!rs || rs->n == SERIES_MAX_POINTS)
 				continue;
 			/* kept in the order of their loads, as a curve */
 			unsigned int k = rs->n++;

@@ -551,6 +551,7 @@ int send_run(const struct send_opts *so, const struct xr_proto *p, void *st,
 		write_failed = true;
 	ret = send_exit(&c, err, write_failed);
 	free(c.res.replies.hist);
+	free(c.res.replies.at_sec);
 	free(c.res.per_sec);
 out:
 	if (listen_fd >= 0)

@@ -6,6 +6,7 @@
 #include <sys/mman.h>
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
+#include "report/figures.h"
 #include "proto/mqtt/app.h"
 #include "proto/mqtt/stream.h"
 #include "engine/replies.h"
@@ -94,6 +95,19 @@ static void mqtt_live_json(const void *ctx, const struct xr_replies_stats *r, st
 	json_close(j, '}');
 }
 
+/* A row of sessions.per_second: the subscribers' deliveries, or the messages the broker took */
+static void mqtt_second_json(const void *ctx, const struct xr_replies_stats *now,
+			     const struct xr_replies_stats *before, struct json *j)
+{
+	const struct mqtt_app *a = ctx;
+
+	if (a->cfg.subscriber)
+		json_u64(j, "delivered",
+			 now->ctr[XR_MQTT_DELIVERED] - before->ctr[XR_MQTT_DELIVERED]);
+	else
+		json_u64(j, "messages_acked", now->ctr[XR_MQTT_ACKED] - before->ctr[XR_MQTT_ACKED]);
+}
+
 static void mqtt_live_metrics(const void *ctx, const struct xr_replies_stats *r, struct prom *p)
 {
 	const struct mqtt_app *a = ctx;
@@ -104,7 +118,7 @@ static void mqtt_live_metrics(const void *ctx, const struct xr_replies_stats *r,
 		prom_u64(p, r->ctr[XR_MQTT_DELIVERED], NULL);
 		return;
 	}
-	prom_family(p, "xdpreplay_mqtt_acked", PROM_COUNTER, "Messages the broker took.");
+	figure_prom_family(p, "xdpreplay_mqtt_acked", PROM_COUNTER);
 	prom_u64(p, r->ctr[XR_MQTT_ACKED], NULL);
 }
 
@@ -164,6 +178,7 @@ void mqtt_app_attach(struct mqtt_app *a, struct tcp *t)
 		.ended = mqtt_ended,
 		.ready = mqtt_ready,
 		.failed = mqtt_failed,
+		.second_json = mqtt_second_json,
 		.live_json = mqtt_live_json,
 		.live_metrics = mqtt_live_metrics,
 		.finish = mqtt_finish,

@@ -42,6 +42,9 @@ struct tcp_app {
 	uint64_t (*ready)(const __u64 *ctr);
 	/* of the ended: refused by the server after the handshake, a packet not asked for */
 	void (*failed)(const __u64 *ctr, uint64_t *refused, uint64_t *protocol);
+	/* a row of sessions.per_second: what it counts that the second added */
+	void (*second_json)(const void *ctx, const struct xr_replies_stats *now,
+			    const struct xr_replies_stats *before, struct json *j);
 	/* --listen: its figures so far */
 	void (*live_json)(const void *ctx, const struct xr_replies_stats *r, struct json *j);
 	void (*live_metrics)(const void *ctx, const struct xr_replies_stats *r, struct prom *p);

@@ -223,6 +223,19 @@ static void sessions_text_tail(const struct tcp *t, const struct engine_result *
 		replies_hist_line(human, "connect (SYN to SYN-ACK)", &res->replies);
 }
 
+/* A row of sessions.per_second: completed, failed as the server or the protocol said, the app's */
+static void session_second(const void *ctx, const struct xr_replies_stats *now,
+			   const struct xr_replies_stats *before, struct json *j)
+{
+	const struct tcp *t = ctx;
+	uint64_t done = now->ctr[XR_TCP_COMPLETED] - before->ctr[XR_TCP_COMPLETED];
+
+	json_u64(j, "completed", done);
+	json_u64(j, "failed", tcp_ended(t, now) - tcp_ended(t, before) - done);
+	if (t->app && t->app->second_json)
+		t->app->second_json(t->app->ctx, now, before, j);
+}
+
 /* JSON "sessions": the books, why they failed, the closed loop, the table */
 static void sessions_json(const struct tcp *t, const struct engine_result *res,
 			  const struct tcp_books *b, struct json *j)
@@ -259,6 +272,7 @@ static void sessions_json(const struct tcp *t, const struct engine_result *res,
 	}
 	json_u64(j, "table_slots", t->table);
 	json_u64(j, "table_bytes", (uint64_t)t->table * sizeof(struct xr_tcp_session));
+	replies_seconds_json(j, res, session_second, t);
 	json_close(j, '}');
 }
 

@@ -14,6 +14,7 @@
 #include <sys/mman.h>
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
+#include "report/figures.h"
 #include "proto/proto.h"
 #include "proto/syn/handshake.h"
 #include "proto/tcp/session.h"
@@ -151,8 +152,7 @@ static void tcp_live_metrics(void *ctx, const struct xr_replies_stats *r, struct
 {
 	const struct tcp *t = ctx;
 
-	prom_family(p, "xdpreplay_sessions_completed", PROM_COUNTER,
-		    "Sessions that completed every response.");
+	figure_prom_family(p, "xdpreplay_sessions_completed", PROM_COUNTER);
 	prom_u64(p, r->ctr[XR_TCP_COMPLETED], NULL);
 	prom_family(p, "xdpreplay_sessions_ended", PROM_COUNTER,
 		    "Sessions that ended, completed or failed.");
