@@ -100,6 +100,31 @@ assert fams, "no families"
 	else
 		promtool check metrics <"$1" >"$1.lint" 2>&1 || fail "promtool check metrics: $(head -n 5 "$1.lint")"
 	fi
+	prom_help_from_schema "$1"
+}
+
+# prom_help_from_schema FILE: each family of FILE that carries a figure of the schema (report
+# --figures' Prometheus column) says in its HELP what the schema says, "label: meaning (JSON path)"
+prom_help_from_schema() {
+	"$XR" report --figures >"$1.figures" || fail "report --figures exited $?"
+	python3 - "$1" "$1.figures" <<-'PY' || fail "a HELP that is not the schema's"
+	import re, sys
+	want = {}
+	for row in open(sys.argv[2]):
+	    c = [x.strip() for x in row.strip().strip("|").split("|")]
+	    if len(c) == 5 and c[4].startswith("`xdpreplay_"):
+	        want[c[4].strip("`")] = "%s: %s (JSON %s)" % (c[1], c[3], c[0].strip("`"))
+	seen = 0
+	for line in open(sys.argv[1]):
+	    m = re.match(r"# HELP (\S+) (.*)$", line)
+	    if not m:
+	        continue
+	    name = re.sub("_total$", "", m.group(1))
+	    if name in want:
+	        seen += 1
+	        assert m.group(2) == want[name], (name, m.group(2), want[name])
+	print("HELP from the schema:", seen, "families")
+	PY
 }
 
 # prom_sample FILE NAME LABELS: the value of NAME's sample whose labels, less run="...", are LABELS

@@ -1,10 +1,12 @@
 // SPDX-License-Identifier: GPL-2.0
 /* count --listen's Prometheus families (measure/count_metrics.h). */
 #include "measure/count_metrics.h"
+#include "report/figures.h"
 
-static void counter(struct prom *p, const char *name, const char *help, uint64_t v)
+/* a counter of the figure the schema says the family carries (report/figures.h) */
+static void counter(struct prom *p, const char *name, uint64_t v)
 {
-	prom_family(p, name, PROM_COUNTER, help);
+	figure_prom_family(p, name, PROM_COUNTER);
 	prom_u64(p, v, NULL);
 }
 
@@ -31,8 +33,7 @@ static void attribution_metrics(struct prom *p, const struct count_totals *t,
 		{ "tcp_reqq_full_drops", a->tcp_reqq_full },
 	};
 
-	prom_family(p, "xdpreplay_attribution", PROM_COUNTER,
-		    "Where what arrived went, since the counter started.");
+	figure_prom_family(p, "xdpreplay_attribution", PROM_COUNTER);
 	for (size_t i = 0; i < sizeof(stage) / sizeof(stage[0]); i++)
 		prom_u64(p, stage[i].v, "stage", stage[i].name, NULL);
 }
@@ -40,12 +41,12 @@ static void attribution_metrics(struct prom *p, const struct count_totals *t,
 void count_metrics(struct prom *p, const struct count_totals *t, const struct attribution *a,
 		   const struct kstats *d, const struct nft_counters *nft)
 {
-	counter(p, "xdpreplay_count_matched", "Frames that matched the filter.", t->matched);
-	counter(p, "xdpreplay_count_matched_bytes", "Bytes of the frames that matched the filter.",
-		t->bytes);
-	counter(p, "xdpreplay_count_seen", "Frames the counter saw, matched or not.", t->seen);
-	counter(p, "xdpreplay_count_xdp_dropped", "Matched frames the counter dropped (--drop).",
-		t->dropped);
+	counter(p, "xdpreplay_count_matched", t->matched);
+	prom_family(p, "xdpreplay_count_matched_bytes", PROM_COUNTER,
+		    "Bytes of the frames that matched the filter.");
+	prom_u64(p, t->bytes, NULL);
+	counter(p, "xdpreplay_count_seen", t->seen);
+	counter(p, "xdpreplay_count_xdp_dropped", t->dropped);
 	attribution_metrics(p, t, a);
 	if (nft) {
 		prom_family(p, "xdpreplay_nft_rule_packets", PROM_COUNTER,

@@ -9,6 +9,7 @@
 #include <bpf/bpf.h>
 #include <bpf/btf.h>
 #include <bpf/libbpf.h>
+#include "report/figures.h"
 #include "util/prom.h"
 #include "measure/drops.h"
 #include "util/log.h"
@@ -27,7 +28,7 @@ struct drops {
 	struct ksym {
 		uint64_t addr;
 		char *name;
-	} *syms;
+	} * syms;
 	size_t nsyms;
 	bool syms_tried;
 };
@@ -478,13 +479,11 @@ void drops_metrics(struct drops *d, const struct drops_totals *t, uint64_t passe
 		prom_u64(p, t->listen_dropped, "direction", "inbound", "reason", LISTEN_DROP, NULL);
 	if (!t->books)
 		return;
-	prom_family(p, "xdpreplay_delivered", PROM_COUNTER,
-		    "What the server's sockets took, since the counter started.");
+	figure_prom_family(p, "xdpreplay_delivered", PROM_COUNTER);
 	prom_u64(p, t->delivered_udp + t->queued_udp, "proto", "udp", NULL);
 	prom_u64(p, t->delivered_tcp, "proto", "tcp", NULL);
 	/* a gauge: frames still on their way up count here until they land */
-	prom_family(p, "xdpreplay_unattributed", PROM_GAUGE,
-		    "Passed to the stack, neither delivered nor dropped (yet).");
+	figure_prom_family(p, "xdpreplay_unattributed", PROM_GAUGE);
 	prom_double(p, (double)drops_unattributed(t, passed), NULL);
 }
 

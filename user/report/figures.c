@@ -10,10 +10,13 @@ static const struct figure_doc figures[] = {
 	{ "engine", "engine", "text",
 	  "kernel (BPF_PROG_RUN live frames) or xsk (AF_XDP), and its mode" },
 	{ "threads", "threads", "", "sender threads, one per CPU" },
-	{ "target.pps", "rate asked", "/s", "the frames per second asked for (--pps, --rate)" },
+	{ "target.pps", "rate asked", "/s", "the frames per second asked for (--pps, --rate)",
+	  "xdpreplay_sender_target_pps" },
 	{ "asked", "asked", "", "frames the run was asked to send" },
-	{ "sent", "sent", "", "frames the driver took" },
-	{ "failed", "not sent", "", "frames asked for and not sent, each with its reason below" },
+	{ "sent", "sent", "", "frames the driver took", "xdpreplay_sender_sent" },
+	{ "failed", "not sent", "",
+	  "frames asked for and not sent, each with its reason (failed_reasons)",
+	  "xdpreplay_sender_failed" },
 	{ "failed_reasons.driver_refused", "refused by the driver", "",
 	  "the transmit ring was full (or the peer had no NAPI)" },
 	{ "failed_reasons.redirect_error", "refused before the driver", "",
@@ -28,7 +31,7 @@ static const struct figure_doc figures[] = {
 	{ "failed_reasons.unaccounted", "no outcome", "", "no outcome reported: a bug" },
 	{ "pps", "rate", "/s", "frames sent per second (count: matched, first to last)" },
 	{ "bps", "bit rate", "bit/s", "on the wire, with preamble, gap and FCS" },
-	{ "bytes", "bytes sent", "B", "frame bytes sent" },
+	{ "bytes", "bytes sent", "B", "frame bytes sent", "xdpreplay_sender_bytes" },
 	{ "duration_s", "duration", "s",
 	  "from the first frame to the last (count: the whole count)" },
 	{ "replies.syn_acks", "SYN-ACKs", "", "SYN-ACKs matched to a SYN of this run" },
@@ -53,18 +56,24 @@ static const struct figure_doc figures[] = {
 	{ "replies.rtt_us.p99.99", "round trip p99.99", "us", "99.99% of the answers came sooner" },
 	{ "replies.rtt_us.max", "round trip max", "us", "the slowest answer" },
 	{ "sessions.asked", "sessions asked", "", "TCP sessions asked for" },
-	{ "sessions.completed", "sessions completed", "", "sessions answered in full and closed" },
+	{ "sessions.completed", "sessions completed", "", "sessions answered in full and closed",
+	  "xdpreplay_sessions_completed" },
 	{ "sessions.failed", "sessions failed", "", "sessions that ended otherwise, by reason" },
 	{ "sessions.completed_per_s", "session rate", "/s", "sessions completed per second" },
-	{ "messages.acked", "messages acknowledged", "", "MQTT QoS 1 PUBACKs" },
+	{ "messages.acked", "messages acknowledged", "", "MQTT QoS 1 PUBACKs",
+	  "xdpreplay_mqtt_acked" },
 	/* count's */
 	{ "iface", "interface", "text", "the interface counted" },
-	{ "matched", "arrived", "", "frames that matched count's filter" },
-	{ "seen", "seen by XDP", "", "every frame count's XDP program saw" },
+	{ "matched", "arrived", "", "frames that matched count's filter",
+	  "xdpreplay_count_matched" },
+	{ "seen", "seen by XDP", "", "every frame count's XDP program saw",
+	  "xdpreplay_count_seen" },
 	{ "passed", "passed to the stack", "", "matched frames XDP passed on" },
-	{ "xdp_dropped", "dropped in XDP", "", "count --drop's" },
+	{ "xdp_dropped", "dropped in XDP", "", "matched frames count --drop dropped",
+	  "xdpreplay_count_xdp_dropped" },
 	{ "first_to_last_s", "first to last", "s", "from the first matched frame to the last" },
-	{ "delivered", "delivered to sockets", "", "UDP read or queued, TCP taken by sockets" },
+	{ "delivered", "delivered to sockets", "", "UDP read or queued, TCP taken by sockets",
+	  "xdpreplay_delivered" },
 	{ "attribution.iface_rx_dropped", "interface drops", "", "the driver's rx_dropped" },
 	{ "attribution.softnet_dropped", "backlog drops", "", "the CPUs' softnet backlog full" },
 	{ "attribution.xdp_dropped", "dropped in XDP", "", "count --drop's" },
@@ -79,10 +88,12 @@ static const struct figure_doc figures[] = {
 	{ "attribution.tcp_listen_overflows", "TCP listen overflows", "", "TCP's ListenOverflows" },
 	{ "attribution.tcp_syncookies_sent", "SYN cookies", "", "TCP's SyncookiesSent" },
 	{ "attribution.tcp_reqq_full_drops", "SYN queue full", "", "TCP's TCPReqQFullDrop" },
+	{ "attribution.*", "where it went", "",
+	  "where what arrived went, by stage (the rows above)", "xdpreplay_attribution" },
 	{ "drops.inbound.*", "dropped by the kernel:", "", "skb:kfree_skb inbound, by reason" },
 	{ "drops.inbound_total", "dropped by the kernel", "", "every inbound reason's, summed" },
 	{ "books.unattributed", "unattributed", "",
-	  "passed to the stack, neither delivered nor dropped (yet)" },
+	  "passed to the stack, neither delivered nor dropped (yet)", "xdpreplay_unattributed" },
 	/* a search's */
 	{ "offered_pps", "load offered", "/s", "the trial's rate" },
 	{ "received", "received", "", "what the witness counted in the trial" },
@@ -131,8 +142,34 @@ const char *figure_label(const char *path, char *buf, size_t len)
 
 void figures_markdown(FILE *f)
 {
-	fputs("| JSON path | label | unit | meaning |\n|---|---|---|---|\n", f);
-	for (size_t i = 0; i < sizeof(figures) / sizeof(figures[0]); i++)
-		fprintf(f, "| `%s` | %s | %s | %s |\n", figures[i].path, figures[i].label,
+	fputs("| JSON path | label | unit | meaning | Prometheus |\n|---|---|---|---|---|\n", f);
+	for (size_t i = 0; i < sizeof(figures) / sizeof(figures[0]); i++) {
+		fprintf(f, "| `%s` | %s | %s | %s |", figures[i].path, figures[i].label,
 			figures[i].unit[0] ? figures[i].unit : "count", figures[i].meaning);
+		if (figures[i].metric)
+			fprintf(f, " `%s` |\n", figures[i].metric);
+		else
+			fputs(" |\n", f);
+	}
+}
+
+const struct figure_doc *figure_of_metric(const char *metric)
+{
+	for (size_t i = 0; i < sizeof(figures) / sizeof(figures[0]); i++)
+		if (figures[i].metric && !strcmp(figures[i].metric, metric))
+			return &figures[i];
+	return NULL;
+}
+
+void figure_prom_family(struct prom *p, const char *metric, enum prom_type type)
+{
+	const struct figure_doc *d = figure_of_metric(metric);
+	char help[256];
+
+	/* a family without a figure is a mistake here, but its scrape still lints */
+	if (d)
+		snprintf(help, sizeof(help), "%s: %s (JSON %s)", d->label, d->meaning, d->path);
+	else
+		snprintf(help, sizeof(help), "%s", metric);
+	prom_family(p, metric, type, help);
 }

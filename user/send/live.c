@@ -2,6 +2,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include "report/figures.h"
 #include "util/json.h"
 #include "util/prom.h"
 #include "util/time.h"
@@ -78,15 +79,13 @@ static void rtt_histogram(struct prom *p, int fd)
 
 static void live_metrics(const struct send_live *sl, const struct engine_live *v, struct prom *p)
 {
-	prom_family(p, "xdpreplay_sender_sent", PROM_COUNTER, "Frames the driver took.");
+	figure_prom_family(p, "xdpreplay_sender_sent", PROM_COUNTER);
 	prom_u64(p, v->sent, NULL);
-	prom_family(p, "xdpreplay_sender_failed", PROM_COUNTER,
-		    "Frames asked for and not sent (every reason).");
+	figure_prom_family(p, "xdpreplay_sender_failed", PROM_COUNTER);
 	prom_u64(p, v->failed, NULL);
-	prom_family(p, "xdpreplay_sender_bytes", PROM_COUNTER, "Bytes of the frames sent.");
+	figure_prom_family(p, "xdpreplay_sender_bytes", PROM_COUNTER);
 	prom_u64(p, v->bytes, NULL);
-	prom_family(p, "xdpreplay_sender_target_pps", PROM_GAUGE,
-		    "The rate asked for (0: top speed or the capture's timing).");
+	figure_prom_family(p, "xdpreplay_sender_target_pps", PROM_GAUGE);
 	prom_double(p, sl->target_pps, NULL);
 	prom_family(p, "xdpreplay_sender_running", PROM_GAUGE, "1 while frames are being sent.");
 	prom_u64(p, v->running, NULL);
