@@ -89,7 +89,7 @@ static __always_inline bool match(void *data, void *data_end, struct parsed *p)
 	__u8 l4;
 	void *l4h;
 
-	if (cfg.proto == 255)
+	if (cfg.proto == XR_PROTO_ANY_FRAME)
 		return true;
 	if ((void *)(eth + 1) > data_end)
 		return false;

@@ -30,13 +30,18 @@ test_drops_no_socket() {
 test_drops_per_second_sum_to_totals() {
 	bed
 	count_start --udp --dport 9 --idle 1s --duration 30s --json "$WORK/c.json"
-	tb_gen "$XR" gen udp -i "$TB_GEN_IF" --dst "$TB_SRV_IP:9" --pps 1000 --count 3000 -q ||
-		fail "gen udp exited $?"
+	tb_gen "$XR" gen udp -i "$TB_GEN_IF" --dst "$TB_SRV_IP:9" --pps 1000 --count 3000 -q \
+		--json "$WORK/g.json" || fail "gen udp exited $?"
 	count_wait
 	[ "$(jget "$WORK/c.json" drop_reasons)" = True ] || skip "kernel drop reasons unavailable here"
-	/usr/bin/python3 - "$WORK/c.json" <<-'PY' || fail "the timeline against the totals"
+	/usr/bin/python3 - "$WORK/c.json" "$WORK/g.json" <<-'PY' || fail "the timeline against the totals"
 	import json, sys
 	c = json.load(open(sys.argv[1]))
+	g = json.load(open(sys.argv[2]))
+	# what count matched, and the port its headline names; its clock beside the sender's
+	assert c["filter"] == {"protocol": "udp", "dst_port": 9}, c["filter"]
+	assert "dropped by the kernel: no socket on UDP port 9 (NO_SOCKET)" in c["summary"], c["summary"]
+	assert 0 < g["start_unix"] - c["start_unix"] < 10, (g["start_unix"], c["start_unix"])
 	t = c["timeline"]
 	assert len(t["matched"]) >= 3, t
 	assert sum(t["matched"]) == c["matched"] == 3000, (sum(t["matched"]), c["matched"])
@@ -48,6 +53,11 @@ test_drops_per_second_sum_to_totals() {
 	"$XR" report "$WORK/c.json" -o "$WORK/c.html" || fail "report exited $?"
 	grep -q "What arrived and where it went, per second" "$WORK/c.html" || fail "no timeline in the report"
 	grep -q "dropped: NO_SOCKET" "$WORK/c.html" || fail "the timeline has no NO_SOCKET series"
+	# the sender and its server on one chart, on the sender's clock
+	"$XR" report "$WORK/g.json" "$WORK/c.json" -o "$WORK/both.html" || fail "report exited $?"
+	grep -q "Offered, sent, arrived and dropped, per second" "$WORK/both.html" ||
+		fail "no chart of both ends in the report of the two"
+	! grep -q "Offered, sent, arrived" "$WORK/c.html" || fail "a chart of both ends from count alone"
 }
 
 test_drops_firewall_without_counter() {

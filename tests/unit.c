@@ -1108,6 +1108,12 @@ static void test_headline(void)
 		  "\"delivered\":0,\"books\":{\"unattributed\":0}}",
 		  "2,000 arrived at 1,000/s; 2,000 dropped by the kernel: no socket on the port "
 		  "(NO_SOCKET) 1,500, the firewall (NETFILTER_DROP) 500; none delivered to sockets" },
+		/* count's filter names the port the sockets were missing on */
+		{ "{\"iface\":\"srv0\",\"filter\":{\"protocol\":\"udp\",\"dst_port\":9},"
+		  "\"matched\":1600000,\"pps\":20000,\"attribution\":{},\"drop_reasons\":true,\"drops\":{\"inbound\":"
+		  "{\"NO_SOCKET\":1600000},\"inbound_total\":1600000},\"delivered\":0}",
+		  "1.60M arrived at 20.0k/s; 1.60M dropped by the kernel: no socket on UDP port 9 "
+		  "(NO_SOCKET); none delivered to sockets" },
 		{ "{\"goals\":[{\"name\":\"NDR\",\"lower\":19900,\"never_saturated\":false},"
 		  "{\"name\":\"PDR\",\"lower\":20100,\"never_saturated\":false}],\"stopped\":\"done\","
 		  "\"trials\":[{\"offered_pps\":10000,\"sent\":10000,\"server_drops\":"

@@ -17,12 +17,14 @@ enum xr_seq_kind {
 };
 
 /* Server counter: what it counts, set in rodata. */
+#define XR_PROTO_ANY_FRAME 255 /* xr_count_cfg.proto: every frame, IP or not (count --any) */
+
 struct xr_count_cfg {
 	__u32 drop; /* XDP_DROP matched packets instead of XDP_PASS */
 	__u8 seq_kind; /* enum xr_seq_kind */
 	__u8 seq_width; /* bytes: 2, 4 or 8 */
 	__u16 seq_off;
-	__u8 proto; /* IPPROTO_*; 0 = any IP; 255 = any frame */
+	__u8 proto; /* IPPROTO_*; 0 = any IP; XR_PROTO_ANY_FRAME */
 	__u8 pad[3];
 	__u32 daddr; /* IPv4, network order; 0 = any */
 	__u16 dport; /* network order; 0 = any */

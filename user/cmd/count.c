@@ -245,7 +245,7 @@ static int parse_opt(struct count_opts *co, struct count_args *a, int opt, int a
 			return cli_usage_error("count", "--proto must be between 1 and 254");
 		co->cfg.proto = proto;
 		break;
-	case O_ANY: co->cfg.proto = 255; break;
+	case O_ANY: co->cfg.proto = XR_PROTO_ANY_FRAME; break;
 	case O_DST:
 		if (parse_addr(optarg, &co->cfg.daddr))
 			return XR_EXIT_USAGE;
@@ -376,7 +376,7 @@ static int check_opts(struct count_opts *co, const struct count_args *a, int arg
 		return cli_usage_error("count", "--respond or --drop, not both");
 	if (a->have_body && !co->cfg.respond)
 		return cli_usage_error("count", "--respond-body goes with --respond");
-	if (co->cfg.proto == 255 &&
+	if (co->cfg.proto == XR_PROTO_ANY_FRAME &&
 	    (co->cfg.daddr || co->cfg.saddr || co->cfg.dport || co->cfg.sport))
 		return cli_usage_error("count",
 				       "--any cannot be combined with address or port filters");

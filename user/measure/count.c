@@ -502,10 +502,12 @@ static struct count_report count_final(struct count_run *r, const struct count_v
 	const struct count_opts *co = r->co;
 
 	return (struct count_report){ .ifc = &r->ifc,
+				      .cfg = &co->cfg,
 				      .t = &r->t,
 				      .d = &r->d,
 				      .a = &r->a,
 				      .dur = (r->now - r->start) / 1e9,
+				      .start_unix = unix_of_ns(r->start),
 				      .seq_skel = r->cfg.seq_kind ? r->skel : NULL,
 				      .nft = co->use_nft ? r->nft_d : NULL,
 				      .wit = r->wit,

@@ -104,6 +104,30 @@ struct count_doc {
 };
 
 /* The JSON document's members, its object left open (report/headline.h) */
+/* "filter": what count matched (the members it leaves out match anything) */
+static void filter_json(struct json *j, const struct xr_count_cfg *c)
+{
+	char a[INET_ADDRSTRLEN];
+
+	json_open(j, "filter", '{');
+	json_str(j, "protocol",
+		 c->proto == IPPROTO_UDP	? "udp" :
+		 c->proto == IPPROTO_TCP	? "tcp" :
+		 c->proto == IPPROTO_ICMP	? "icmp" :
+		 c->proto == 0			? "ip" :
+		 c->proto == XR_PROTO_ANY_FRAME ? "any frame" :
+						  "other");
+	if (c->daddr)
+		json_str(j, "dst", inet_ntop(AF_INET, &c->daddr, a, sizeof(a)));
+	if (c->dport)
+		json_u64(j, "dst_port", ntohs(c->dport));
+	if (c->saddr)
+		json_str(j, "src", inet_ntop(AF_INET, &c->saddr, a, sizeof(a)));
+	if (c->sport)
+		json_u64(j, "src_port", ntohs(c->sport));
+	json_close(j, '}');
+}
+
 static void report_json_members(struct json *jp, const void *ctx)
 {
 	const struct count_doc *doc = ctx;
@@ -120,12 +144,16 @@ static void report_json_members(struct json *jp, const void *ctx)
 	json_open(&j, NULL, '{');
 	json_str(&j, "iface", r->ifc->name);
 	sysinfo_json(&j, r->ifc, NULL);
+	if (r->cfg)
+		filter_json(&j, r->cfg);
 	json_u64(&j, "matched", t->matched);
 	json_u64(&j, "matched_bytes", t->bytes);
 	json_u64(&j, "seen", t->seen);
 	json_u64(&j, "passed", t->passed);
 	json_u64(&j, "xdp_dropped", t->dropped);
 	json_double(&j, "duration_s", dur);
+	if (r->start_unix)
+		json_double(&j, "start_unix", r->start_unix);
 	json_double(&j, "pps", matched_rate(t));
 	json_double(&j, "pps_whole_run", dur > 0 ? t->matched / dur : 0);
 	json_double(&j, "first_to_last_s",

@@ -21,10 +21,12 @@ struct count_bpf;
 /* What a report (the final one, or the live figures) is made of */
 struct count_report {
 	const struct iface *ifc;
+	const struct xr_count_cfg *cfg; /* what it matched; NULL in the live figures */
 	const struct count_totals *t;
 	const struct kstats *d;
 	const struct attribution *a;
 	double dur;
+	double start_unix; /* when count began: its timeline's second 0 */
 	struct count_bpf *seq_skel; /* --seq; NULL otherwise */
 	const struct nft_counters *nft; /* --nft; NULL otherwise */
 	const struct app_witness *wit; /* --webhook; NULL otherwise */

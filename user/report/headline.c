@@ -15,6 +15,13 @@ double headline_num(struct json_object *j, const char *path)
 	return json_path_double(j, path, &v) ? NAN : v;
 }
 
+const char *headline_str(struct json_object *j, const char *path)
+{
+	struct json_object *v = json_path_get(j, path);
+
+	return v && json_object_is_type(v, json_type_string) ? json_object_get_string(v) : NULL;
+}
+
 static bool has(struct json_object *j, const char *a, const char *b)
 {
 	return json_path_get(j, a) && json_path_get(j, b);

@@ -39,6 +39,8 @@ void headline_json(FILE *f, void (*members)(struct json *j, const void *ctx), co
 
 /* For the protocols' clauses: the number at a dotted path, NAN when there is none */
 double headline_num(struct json_object *j, const char *path);
+/* The string at a dotted path, NULL when there is none */
+const char *headline_str(struct json_object *j, const char *path);
 /* "the server VERB N (share of the frames sent)", from the count at path */
 void headline_answered(struct words *w, struct json_object *j, const char *path, const char *verb);
 /* "round trip p99 156 us", from the percentiles object at path (rtt_us) */

@@ -21,7 +21,24 @@ static int by_count(const void *a, const void *b)
 	return (x->n < y->n) - (x->n > y->n);
 }
 
-/* "2,000 dropped by the kernel: no socket on the port (NO_SOCKET) 2,000", the largest reasons */
+/*
+ * A reason in words; NO_SOCKET names the port when count's filter held one
+ * ("no socket on UDP port 9")
+ */
+static const char *reason_words(struct json_object *j, const char *key, char *buf, size_t len)
+{
+	const char *proto = headline_str(j, "filter.protocol");
+	double port = headline_num(j, "filter.dst_port");
+
+	if (strcmp(key, "NO_SOCKET") || !(port > 0) || !proto ||
+	    (strcmp(proto, "udp") && strcmp(proto, "tcp")))
+		return drop_words(key, buf, len);
+	snprintf(buf, len, "no socket on %s port %.0f (NO_SOCKET)",
+		 strcmp(proto, "udp") ? "TCP" : "UDP", port);
+	return buf;
+}
+
+/* "2,000 dropped by the kernel: no socket on UDP port 9 (NO_SOCKET)", the largest reasons */
 static void kernel_drops(struct words *w, struct json_object *j)
 {
 	struct json_object *in = json_path_get(j, "drops.inbound");
@@ -40,7 +57,7 @@ static void kernel_drops(struct words *w, struct json_object *j)
 	words_clause(w, "%s dropped by the kernel", words_count(total, c, sizeof(c)));
 	/* one reason: its count is the total's */
 	for (int i = 0; i < n && i < TOP_REASONS; i++)
-		words_add(w, "%s %s%s%s", i ? "," : ":", drop_words(r[i].key, d, sizeof(d)),
+		words_add(w, "%s %s%s%s", i ? "," : ":", reason_words(j, r[i].key, d, sizeof(d)),
 			  n > 1 ? " " : "", n > 1 ? words_count(r[i].n, c, sizeof(c)) : "");
 	if (n > TOP_REASONS)
 		words_add(w, " and %d more reason%s", n - TOP_REASONS,

@@ -281,6 +281,28 @@ static void headline_para(FILE *f, const struct report_doc *d)
 	fputs("</p>\n", f);
 }
 
+/*
+ * A sender's run and its server's count together, first: what was offered,
+ * sent, arrived and dropped, second by second on one chart
+ */
+static void section_both(FILE *f, const struct report_doc *docs, int n)
+{
+	struct json_object *sender = NULL, *count = NULL;
+
+	for (int i = 0; i < n; i++) {
+		enum result_kind k = result_kind_of(docs[i].j);
+
+		if (k == RESULT_COUNT && !count)
+			count = docs[i].j;
+		else if (k != RESULT_COUNT && k != RESULT_SEARCH && !sender)
+			sender = docs[i].j;
+	}
+	if (!sender || !count)
+		return;
+	if (timeline_both(f, sender, count, "<section data-doc='both'>\n<h2>Both ends</h2>\n"))
+		fputs("</section>\n", f);
+}
+
 int report_html(FILE *f, const char *title, const struct report_doc *docs, int n)
 {
 	for (int i = 0; i < n; i++)
@@ -290,6 +312,7 @@ int report_html(FILE *f, const char *title, const struct report_doc *docs, int n
 		}
 	page_begin(f, title);
 	page_verdict(f, docs, n);
+	section_both(f, docs, n);
 	for (int i = 0; i < n; i++) {
 		fputs("<section data-doc='", f);
 		page_text(f, docs[i].name);

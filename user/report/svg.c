@@ -101,8 +101,11 @@ void svg_axis_ticks_fmt(FILE *f, const struct svg_axis *x, bool vertical, double
 	}
 	double st = svg_nice_step(x->lo, x->hi, 5);
 
-	for (double v = ceil(x->lo / st) * st; v <= x->hi * 1.0001; v += st) {
-		double px = svg_axis_px(x, v);
+	/* each tick a multiple of the step, not a running sum (no 0.30000000000000004); no "-0" */
+	double k0 = ceil(x->lo / st);
+
+	for (int i = 0; i < 64 && (k0 + i) * st <= x->hi * 1.0001; i++) {
+		double v = k0 + i ? (k0 + i) * st : 0, px = svg_axis_px(x, v);
 
 		fprintf(f,
 			vertical ? "<text x='%.0f' y='%.1f' text-anchor='end'>%s%s</text>\n" :

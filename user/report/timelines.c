@@ -84,46 +84,111 @@ void timeline_rtt(FILE *f, struct json_object *j)
 		plot_svg(f, &p, s, 2);
 }
 
-#define TIMELINE_SERIES 8
+#define TIMELINE_SERIES 10
+
+/* Room for a chart's series, each with its own points and name */
+struct chart {
+	struct plot_series s[TIMELINE_SERIES];
+	double x[TIMELINE_SERIES][SERIES_MAX_POINTS], y[TIMELINE_SERIES][SERIES_MAX_POINTS];
+	char names[TIMELINE_SERIES][96];
+	unsigned int ns;
+};
+
+/* A new series named name (its points to fill), or NULL when the chart is full */
+static struct plot_series *chart_add(struct chart *c, const char *name)
+{
+	struct plot_series *s;
+
+	if (c->ns == TIMELINE_SERIES)
+		return NULL;
+	s = &c->s[c->ns];
+	snprintf(c->names[c->ns], sizeof(c->names[0]), "%s", name);
+	*s = (struct plot_series){ c->names[c->ns], c->x[c->ns], c->y[c->ns], 0 };
+	c->ns++;
+	return s;
+}
+
+/* The column of count's timeline at path as a series, its seconds moved by shift */
+static void count_column(struct chart *c, struct json_object *j, const char *name, const char *path,
+			 double last_s, double shift)
+{
+	struct plot_series *s = chart_add(c, name);
+
+	if (!s)
+		return;
+	s->n = series_rate(j, path, NULL, last_s, c->x[c->ns - 1], c->y[c->ns - 1]);
+	for (unsigned int i = 0; i < s->n; i++)
+		c->x[c->ns - 1][i] += shift;
+}
+
+/* count's timeline as series: arrived, dropped in XDP, each kernel reason; false without one */
+static bool count_columns(struct chart *c, struct json_object *j, double shift)
+{
+	struct json_object *by = json_path_get(j, "timeline.dropped_by_reason");
+	double last_s, total;
+	char path[160], name[96];
+
+	if (json_path_double(j, "timeline.last_interval_s", &last_s))
+		return false;
+	count_column(c, j, "arrived at the server", "timeline.matched", last_s, shift);
+	if (!json_path_double(j, "xdp_dropped", &total) && total > 0)
+		count_column(c, j, "dropped in XDP (count --drop)", "timeline.xdp_dropped", last_s,
+			     shift);
+	if (by && json_object_is_type(by, json_type_object)) {
+		json_object_object_foreach(by, key, val) {
+			(void)val;
+			snprintf(path, sizeof(path), "timeline.dropped_by_reason.%s", key);
+			/* the reason's name: the legend has room for a few words (the table has them all) */
+			snprintf(name, sizeof(name), "dropped: %s", key);
+			count_column(c, j, name, path, last_s, shift);
+		}
+	}
+	return true;
+}
 
 /* What arrived and where it went, second by second: matched, dropped in XDP, by the kernel's reasons */
 bool timeline_count(FILE *f, struct json_object *j)
 {
-	static double x[TIMELINE_SERIES][SERIES_MAX_POINTS], y[TIMELINE_SERIES][SERIES_MAX_POINTS];
-	static char names[TIMELINE_SERIES][96];
-	struct json_object *by = json_path_get(j, "timeline.dropped_by_reason");
-	double last_s, total;
+	static struct chart c;
 	struct plot p = { .title = "What arrived and where it went, per second",
 			  .xlabel = "second since count started",
 			  .ylabel = "frames per second",
 			  .xmin_span = 5 };
-	struct plot_series s[TIMELINE_SERIES];
-	unsigned int ns = 0;
-	char path[160];
 
-	if (json_path_double(j, "timeline.last_interval_s", &last_s))
+	c.ns = 0;
+	if (!count_columns(&c, j, 0))
 		return false;
-	s[ns] = (struct plot_series){ "arrived (matched)", x[ns], y[ns], 0 };
-	s[ns].n = series_rate(j, "timeline.matched", NULL, last_s, x[ns], y[ns]);
-	ns++;
-	if (!json_path_double(j, "xdp_dropped", &total) && total > 0) {
-		s[ns] = (struct plot_series){ "dropped in XDP (count --drop)", x[ns], y[ns], 0 };
-		s[ns].n = series_rate(j, "timeline.xdp_dropped", NULL, last_s, x[ns], y[ns]);
-		ns++;
-	}
-	if (by && json_object_is_type(by, json_type_object)) {
-		json_object_object_foreach(by, key, val) {
-			(void)val;
-			if (ns == TIMELINE_SERIES)
-				break;
-			snprintf(path, sizeof(path), "timeline.dropped_by_reason.%s", key);
-			s[ns] = (struct plot_series){ names[ns], x[ns], y[ns], 0 };
-			/* the reason's name: the legend has room for a few words (the table has them all) */
-			snprintf(names[ns], sizeof(names[ns]), "dropped: %s", key);
-			s[ns].n = series_rate(j, path, NULL, last_s, x[ns], y[ns]);
-			ns++;
-		}
-	}
-	plot_svg(f, &p, s, ns);
+	plot_svg(f, &p, c.s, c.ns);
+	return true;
+}
+
+bool timeline_both(FILE *f, struct json_object *sender, struct json_object *count,
+		   const char *opening)
+{
+	static struct chart c;
+	struct plot p = { .title = "Offered, sent, arrived and dropped, per second",
+			  .xlabel = "second since the sender started",
+			  .ylabel = "frames per second",
+			  .xmin_span = 5 };
+	double g0, c0, pps;
+	struct plot_series *s;
+
+	c.ns = 0;
+	if (json_path_double(sender, "start_unix", &g0) ||
+	    json_path_double(count, "start_unix", &c0) ||
+	    !json_path_get(count, "timeline.last_interval_s"))
+		return false;
+	fputs(opening, f);
+	/* the rate asked, over the seconds the sender sent */
+	s = chart_add(&c, "offered (the rate asked)");
+	s->n = series_of(sender, "sent_per_second", NULL, c.x[0], c.y[0]);
+	if (json_path_double(sender, "target.pps", &pps) || !(pps > 0))
+		s->n = 0;
+	for (unsigned int i = 0; i < s->n; i++)
+		c.y[0][i] = pps;
+	s = chart_add(&c, "sent");
+	s->n = series_of(sender, "sent_per_second", NULL, c.x[1], c.y[1]);
+	count_columns(&c, count, c0 - g0);
+	plot_svg(f, &p, c.s, c.ns);
 	return true;
 }

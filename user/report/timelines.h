@@ -18,5 +18,13 @@ void timeline_sessions(FILE *f, struct json_object *j);
 void timeline_rtt(FILE *f, struct json_object *j);
 /* count's: what arrived and where it went, per second; false for results from before the timeline */
 bool timeline_count(FILE *f, struct json_object *j);
+/*
+ * A sender's run and its server's count on one chart, on the sender's clock:
+ * offered, sent, arrived and dropped by reason; false when either lacks its
+ * wall-clock start or count its timeline (then nothing is written, not
+ * even opening, the HTML that comes first)
+ */
+bool timeline_both(FILE *f, struct json_object *sender, struct json_object *count,
+		   const char *opening);
 
 #endif

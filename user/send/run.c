@@ -405,7 +405,6 @@ static bool send_results(struct send_ctx *c, uint64_t t_begin)
 {
 	const struct send_opts *so = c->so;
 	const struct engine_result *res = &c->res;
-	struct timespec rt;
 	bool write_failed = false;
 	int err;
 	struct send_report r = { .so = so,
@@ -419,8 +418,7 @@ static bool send_results(struct send_ctx *c, uint64_t t_begin)
 				 .whole_count = c->whole_count,
 				 .whole_pps = c->whole_pps };
 
-	clock_gettime(CLOCK_REALTIME, &rt);
-	r.start_unix = rt.tv_sec + rt.tv_nsec / 1e9 - (now_ns() - res->start_ns) / 1e9;
+	r.start_unix = unix_of_ns(res->start_ns);
 	/* from the JSON's figures, so that the summary, the JSON and a report say the same */
 	send_headline(&r);
 	if (!so->quiet)

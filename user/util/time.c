@@ -17,3 +17,11 @@ void sleep_until(uint64_t t)
 
 	clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL);
 }
+
+double unix_of_ns(uint64_t t)
+{
+	struct timespec rt;
+
+	clock_gettime(CLOCK_REALTIME, &rt);
+	return rt.tv_sec + rt.tv_nsec / 1e9 - ((double)now_ns() - (double)t) / 1e9;
+}

@@ -7,5 +7,7 @@
 
 uint64_t now_ns(void);
 void sleep_until(uint64_t t_ns);
+/* The wall clock's time (seconds since 1970) of t_ns on the monotonic clock, as it reads now */
+double unix_of_ns(uint64_t t_ns);
 
 #endif
