@@ -28,7 +28,7 @@ struct drops {
 	struct ksym {
 		uint64_t addr;
 		char *name;
-	} * syms;
+	} *syms;
 	size_t nsyms;
 	bool syms_tried;
 };
