@@ -360,7 +360,14 @@ int xr_replies_syn(struct xdp_md *ctx)
 SEC("?xdp")
 int xr_replies_lora(struct xdp_md *ctx)
 {
-	return lora_reply(ctx);
+	return lora_reply(ctx, true);
+}
+
+/* PUSH_ACKs and PULL_ACKs alone, for kernels before 5.18: downlinks counted, not read */
+SEC("?xdp")
+int xr_replies_lora_acks(struct xdp_md *ctx)
+{
+	return lora_reply(ctx, false);
 }
 
 SEC("?xdp")

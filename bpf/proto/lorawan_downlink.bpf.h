@@ -644,8 +644,11 @@ static __always_inline int lora_tx_ack(struct xdp_md *ctx, __u64 eui)
  * A downlink (PULL_RESP) to one of our gateways: its ACK matched to the
  * confirmed uplink it answers, and a TX_ACK sent back from the gateway's
  * address, as the gateway's packet forwarder would once it has the frame.
+ * Without read (a kernel before 5.18, whose XDP cannot load the JSON's
+ * bytes): counted, as not read, and dropped; the constant false leaves the
+ * reading out of the program altogether, helpers and all.
  */
-static __always_inline int lora_downlink(struct xdp_md *ctx, struct pkt4 *p)
+static __always_inline int lora_downlink(struct xdp_md *ctx, struct pkt4 *p, const bool read)
 {
 	struct udphdr *uh = p->l4;
 	struct xr_lora_gw_ctr *ctr;
@@ -663,6 +666,10 @@ static __always_inline int lora_downlink(struct xdp_md *ctx, struct pkt4 *p)
 		return XDP_DROP;
 	}
 	__sync_fetch_and_add(&ctr->pull_resps, 1);
+	if (!read) {
+		lora_dl_count(XR_LORA_DL_UNREAD);
+		return XDP_DROP;
+	}
 	lora_dl_match(ctx, gw);
 	if (lora_tx_ack(ctx, gwr->eui)) {
 		lora_dl_count(XR_LORA_DL_TX_ACK_FAILED);
@@ -684,9 +691,9 @@ static __always_inline int lora_downlink(struct xdp_md *ctx, struct pkt4 *p)
  * (n's low 16 bits; send_ts holds the last 65,536 sequence numbers) and
  * counted per gateway; PULL_ACKs (02, token, 04) are counted per gateway,
  * whose number is their token; downlinks (02, token, 03, JSON) are answered
- * (lora_downlink).
+ * (lora_downlink), or only counted without read_downlinks.
  */
-static __always_inline int lora_reply(struct xdp_md *ctx)
+static __always_inline int lora_reply(struct xdp_md *ctx, const bool read_downlinks)
 {
 	struct xr_replies_stats *st;
 	struct xr_lora_gw_ctr *ctr = NULL;
@@ -707,7 +714,7 @@ static __always_inline int lora_reply(struct xdp_md *ctx)
 		return XDP_DROP;
 	tok = b[1] | (__u32)b[2] << 8;
 	if (b[0] == 2 && b[3] == XR_LORA_PULL_RESP)
-		return lora_downlink(ctx, &p);
+		return lora_downlink(ctx, &p, read_downlinks);
 	if (bpf_ntohs(uh->len) != 12 || b[0] != 2 ||
 	    (b[3] != XR_LORA_PUSH_ACK && b[3] != XR_LORA_PULL_ACK)) {
 		st->unmatched++;

@@ -269,6 +269,7 @@ enum xr_lora_dl_ctr {
 	XR_LORA_DL_BAD_MIC, /* a downlink to a confirmed device whose MIC is not its NwkSKey's */
 	XR_LORA_DL_MAC_UNKNOWN, /* a MAC command with a CID no LoRaWAN version has: the rest unread */
 	XR_LORA_DL_MAC_OTHER, /* MAC commands other than the answers asked for (skipped) */
+	XR_LORA_DL_UNREAD, /* PULL_RESPs counted, not read: xr_replies_lora_acks (before 5.18) */
 	XR_LORA_DL_CTRS
 };
 

@@ -32,6 +32,21 @@ enum xr_reply_kind {
 	}
 
 /*
+ * A reply kind's lighter program, for kernels without the helpers of its
+ * full one, and what it leaves out; a run takes it only when it can do
+ * without that (engine_proto.answers_unread_ok)
+ */
+#define XR_REPLY_PROGS_LITE                                  \
+	{                                                    \
+		[XR_REPLY_LORA_ACK] = "xr_replies_lora_acks" \
+	}
+#define XR_REPLY_LITE_LEAVES                                                                 \
+	{                                                                                    \
+		[XR_REPLY_LORA_ACK] = "the server's downlinks (PULL_RESP) are counted, not " \
+				      "read or answered with TX_ACK",                        \
+	}
+
+/*
  * Helpers not every kernel has (engine/session.c names each and the first
  * kernel with it), and which programs call them: a run a kernel cannot load
  * is refused in words before its load would fail.

@@ -49,6 +49,15 @@ struct engine_proto {
 	 */
 	int (*build)(void *ctx, struct xr_gen_slot *s, uint64_t n, uint8_t *frame, uint32_t len,
 		     uint16_t *tag);
+	/*
+	 * Before load, for a kernel without the helpers of the full programs
+	 * (engine/session.c): whether build finishes every frame by itself,
+	 * given time (no frame builder in BPF: -EAGAIN then means "not yet"),
+	 * and whether the run can do without the server's answers read in full
+	 * (the reply kind's lighter program, XR_REPLY_PROGS_LITE). NULL: no.
+	 */
+	bool (*builds_every_frame)(void *ctx);
+	bool (*answers_unread_ok)(void *ctx);
 	/* after the last frame: whether nothing more is to come (ends --wait early); sent: frames sent */
 	bool (*settled)(void *ctx, uint64_t sent);
 	/*

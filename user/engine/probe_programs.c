@@ -56,6 +56,45 @@ static void refusal(struct check *c, const char *prog, int err)
 		 "a newer kernel (docs/kernels.md says which work); -vv shows the verifier's log");
 }
 
+static bool yes(void *ctx)
+{
+	(void)ctx;
+	return true;
+}
+
+/*
+ * Where a kind's program needs what this kernel lacks, its lighter one
+ * (XR_REPLY_PROGS_LITE), as a run that can do without the rest would take it
+ */
+static void probe_lite(struct probe_report *r, const struct iface *lo, unsigned int kind)
+{
+	static const char *const lite[] = XR_REPLY_PROGS_LITE, *const leaves[] =
+								       XR_REPLY_LITE_LEAVES;
+	static const char *const users[] = XR_REPLY_USERS;
+	struct engine_proto without = { .answers_unread_ok = yes };
+	struct engine_opts o = { .ifc = lo,
+				 .threads = 1,
+				 .reply_kind = kind,
+				 .quiet_load = true,
+				 .proto = &without };
+	uint8_t frame[60] = {};
+	struct gen_session k;
+	struct check *c;
+	int err;
+
+	if (kind >= sizeof(lite) / sizeof(lite[0]) || !lite[kind])
+		return;
+	err = session_open(&k, lo, NULL, frame, sizeof(frame), &o, SESSION_MAPS);
+	c = probe_add(r, lite[kind] + 3, !err);
+	if (err) {
+		refusal(c, lite[kind], err);
+		return;
+	}
+	snprintf(c->detail, sizeof(c->detail), "%s loads: %s, where %s", lite[kind], users[kind],
+		 leaves[kind]);
+	session_close(&k);
+}
+
 static void probe_replies(struct probe_report *r, const struct iface *lo)
 {
 	static const char *const names[] = XR_REPLY_PROGS;
@@ -78,7 +117,9 @@ static void probe_replies(struct probe_report *r, const struct iface *lo)
 		c = probe_add(r, names[kind] + 3, !err);
 		if (err)
 			refusal(c, names[kind], err);
-		else
+		if (err == -EOPNOTSUPP)
+			probe_lite(r, lo, kind);
+		else if (!err)
 			snprintf(c->detail, sizeof(c->detail), "%s loads: the answers of %s",
 				 names[kind], users[kind]);
 		if (!err)

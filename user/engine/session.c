@@ -149,6 +149,16 @@ static const struct {
 	{ XR_NEEDS_XDP_BYTES, BPF_FUNC_xdp_store_bytes, "bpf_xdp_store_bytes", "5.18" },
 };
 
+/* The first helper of needs this kernel lacks, or -1 */
+static int helper_missing(unsigned int needs)
+{
+	for (size_t i = 0; i < sizeof(helpers) / sizeof(helpers[0]); i++)
+		if ((needs & helpers[i].need) &&
+		    libbpf_probe_bpf_helper(BPF_PROG_TYPE_XDP, helpers[i].helper, NULL) == 0)
+			return i;
+	return -1;
+}
+
 /*
  * 0 when this kernel has the helpers of needs; -EOPNOTSUPP otherwise, said in
  * one line naming prog, the helper and the first kernel with it (unless
@@ -156,16 +166,79 @@ static const struct {
  */
 static int helpers_check(unsigned int needs, const char *prog, bool quiet)
 {
-	for (size_t i = 0; i < sizeof(helpers) / sizeof(helpers[0]); i++) {
-		if (!(needs & helpers[i].need) ||
-		    libbpf_probe_bpf_helper(BPF_PROG_TYPE_XDP, helpers[i].helper, NULL) != 0)
-			continue;
+	int i = helper_missing(needs);
+
+	if (i < 0)
+		return 0;
+	if (!quiet)
+		pr_warn("cannot load %s: this kernel lacks %s, which came in Linux %s\n", prog,
+			helpers[i].name, helpers[i].since);
+	return -EOPNOTSUPP;
+}
+
+/* The protocol's answers before load (engine_proto): no protocol, or no answer, says no */
+static bool builds_every_frame(const struct engine_opts *o)
+{
+	const struct engine_proto *p = o ? o->proto : NULL;
+
+	return p && p->builds_every_frame && p->builds_every_frame(p->ctx);
+}
+
+static bool answers_unread_ok(const struct engine_opts *o)
+{
+	const struct engine_proto *p = o ? o->proto : NULL;
+
+	return p && p->answers_unread_ok && p->answers_unread_ok(p->ctx);
+}
+
+/*
+ * The frame builder (xr_build) where this kernel has its helpers; where not,
+ * none when the protocol finishes every frame in userspace (and no plan is
+ * left for the program), said in one line. 0 or -EOPNOTSUPP, said.
+ */
+static int builder_choose(struct gen_session *k, const struct engine_opts *o, bool quiet)
+{
+	int i = helper_missing(XR_BUILD_NEEDS);
+
+	if (i < 0)
+		return 0;
+	if (o && !o->nops && builds_every_frame(o)) {
+		bpf_program__set_autoload(k->skel->progs.xr_build, false);
+		k->gen_prog = NULL;
 		if (!quiet)
-			pr_warn("cannot load %s: this kernel lacks %s, which came in Linux %s\n",
-				prog, helpers[i].name, helpers[i].since);
-		return -EOPNOTSUPP;
+			pr_warn("warning: this kernel lacks %s (Linux %s): every frame is finished "
+				"in userspace, without the frame builder (xr_build)\n",
+				helpers[i].name, helpers[i].since);
+		return 0;
 	}
-	return 0;
+	return helpers_check(XR_BUILD_NEEDS, "the frame builder (xr_build)", quiet);
+}
+
+/*
+ * The run's reply program where this kernel has its helpers; where not, the
+ * kind's lighter one when the run can do without what it leaves out, said in
+ * one line. The program's name, or NULL with -EOPNOTSUPP in *err, said.
+ */
+static const char *replies_choose(const struct engine_opts *o, unsigned int kind, bool quiet,
+				  int *err)
+{
+	static const char *const names[] = XR_REPLY_PROGS, *const lite[] = XR_REPLY_PROGS_LITE,
+				 *const leaves[] = XR_REPLY_LITE_LEAVES;
+	static const unsigned int needs[] = XR_REPLY_NEEDS;
+	unsigned int need = kind < sizeof(needs) / sizeof(needs[0]) ? needs[kind] : 0;
+	int i = helper_missing(need);
+
+	*err = 0;
+	if (i < 0)
+		return names[kind];
+	if (kind < sizeof(lite) / sizeof(lite[0]) && lite[kind] && answers_unread_ok(o)) {
+		if (!quiet)
+			pr_warn("warning: this kernel lacks %s (Linux %s): %s (%s)\n",
+				helpers[i].name, helpers[i].since, leaves[kind], lite[kind]);
+		return lite[kind];
+	}
+	*err = helpers_check(need, names[kind], quiet);
+	return NULL;
 }
 
 /*
@@ -176,9 +249,9 @@ static int helpers_check(unsigned int needs, const char *prog, bool quiet)
 static int programs_choose(struct gen_session *k, const struct engine_opts *o, enum session_use use)
 {
 	static const char *const names[] = XR_REPLY_PROGS;
-	static const unsigned int needs[] = XR_REPLY_NEEDS;
 	unsigned int kind = o ? o->reply_kind : XR_REPLY_NONE;
 	bool quiet = !o || o->quiet_load;
+	const char *replies;
 	int err;
 
 	k->gen_prog = k->skel->progs.xr_gen;
@@ -191,17 +264,16 @@ static int programs_choose(struct gen_session *k, const struct engine_opts *o, e
 		k->gen_prog = use == SESSION_BUILD ? k->skel->progs.xr_build : NULL;
 	}
 	if (use == SESSION_BUILD) {
-		err = helpers_check(XR_BUILD_NEEDS, "the frame builder (xr_build)", quiet);
+		err = builder_choose(k, o, quiet);
 		if (err)
 			return err;
 	}
 	if (kind >= sizeof(names) / sizeof(names[0]) || !names[kind])
 		return 0;
-	err = helpers_check(kind < sizeof(needs) / sizeof(needs[0]) ? needs[kind] : 0, names[kind],
-			    quiet);
+	replies = replies_choose(o, kind, quiet, &err);
 	if (err)
 		return err;
-	k->replies_prog = bpf_object__find_program_by_name(k->skel->obj, names[kind]);
+	k->replies_prog = bpf_object__find_program_by_name(k->skel->obj, replies);
 	if (k->replies_prog)
 		bpf_program__set_autoload(k->replies_prog, true);
 	return 0;

@@ -1,12 +1,14 @@
 // SPDX-License-Identifier: GPL-2.0
 /* The xsk engine's frames (engine/xbuild.h). */
 #include <errno.h>
+#include <sched.h>
 #include <string.h>
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 #include "engine/xbuild.h"
 #include "engine/pacer.h"
 #include "frames/rewrite.h"
+#include "util/time.h"
 #include "gen.skel.h"
 
 void xbuild_init(struct xbuild *b, const struct engine_opts *o, struct gen_session *k)
@@ -93,11 +95,30 @@ static int build_program(const struct xbuild *b, struct xr_gen_slot *s, uint64_t
 		    .data_out = buf, .data_size_out = room, .ctx_in = &ctx,
 		    .ctx_size_in = sizeof(ctx), .repeat = 1);
 
+	/* no builder loaded (a kernel without its helpers): the protocol said it builds all */
+	if (!gs->gen_prog)
+		return -EOPNOTSUPP;
 	s->k_next = k;
 	s->k_end = k + 1;
 	if (bpf_prog_test_run_opts(bpf_program__fd(gs->gen_prog), &topts))
 		return -errno;
 	return topts.retval == XDP_TX ? (int)topts.data_size_out : 0;
+}
+
+/*
+ * Without a frame builder (a kernel that lacks its helpers), the protocol
+ * builds every frame itself: -EAGAIN is "not yet" (LoRaWAN's ring behind the
+ * senders), tried again for up to a second, then the frame counts as not built
+ */
+static int build_waiting(const struct engine_proto *p, struct xr_gen_slot *s, uint64_t n,
+			 uint8_t *buf, uint32_t len, uint16_t *tag)
+{
+	uint64_t until = now_ns() + 1000000000ULL;
+	int err;
+
+	while ((err = p->build(p->ctx, s, n, buf, len, tag)) == -EAGAIN && now_ns() < until)
+		sched_yield();
+	return err;
 }
 
 /*
@@ -116,8 +137,11 @@ static int build_hooked(const struct xbuild *b, struct xr_gen_slot *s, uint64_t 
 	if (!p || !p->build || b->o->nops)
 		return build_program(b, s, k, buf, room);
 	len = copy_planned(b, n, buf, room);
-	err = len ? p->build(p->ctx, s, n, buf, len, &tag) : -EINVAL;
-	if (err == -EAGAIN)
+	if (!b->k->gen_prog)
+		err = len ? build_waiting(p, s, n, buf, len, &tag) : -EINVAL;
+	else
+		err = len ? p->build(p->ctx, s, n, buf, len, &tag) : -EINVAL;
+	if (err == -EAGAIN && b->k->gen_prog)
 		return build_program(b, s, k, buf, room);
 	/* the sequence number is used up either way, as the program's would be */
 	s->k_next = k + 1;

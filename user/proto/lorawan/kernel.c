@@ -422,6 +422,37 @@ static void lw_close(void *ctx)
 	lk->gw_ctr_map = NULL;
 }
 
+/* Confirmed uplinks, or ones that ask for MAC answers: the run reads the server's downlinks */
+static bool lw_wants_downlinks(const struct lw_fleet *f)
+{
+	for (size_t d = 0; d < f->ndev; d++)
+		if (f->dev[d].confirmed || f->dev[d].mac_asks)
+			return true;
+	return false;
+}
+
+/*
+ * Every uplink comes whole from the AES-NI ring (lw_xsk_build): no join, no
+ * device that waits for its downlink, each heard by no more gateways than a
+ * ring slot holds
+ */
+static bool lw_builds_every_frame(void *ctx)
+{
+	const struct lw_kernel *lk = ctx;
+	const struct lw_fleet *f = lk->fleet;
+
+	return lk->precompute && lk->rewrite && !f->joining && f->heard_by <= XR_LORA_MAX_HEARD &&
+	       !lw_wants_downlinks(f) && aesni_available();
+}
+
+/* A run with no join and no device that waits for its downlink can count downlinks unread */
+static bool lw_answers_unread_ok(void *ctx)
+{
+	const struct lw_fleet *f = ((const struct lw_kernel *)ctx)->fleet;
+
+	return !f->joining && !lw_wants_downlinks(f);
+}
+
 void lw_kernel_init(struct lw_kernel *lk, const struct lw_fleet *f, bool rewrite, bool precompute,
 		    struct engine_opts *o)
 {
@@ -433,6 +464,8 @@ void lw_kernel_init(struct lw_kernel *lk, const struct lw_fleet *f, bool rewrite
 					 .stop = lw_stop,
 					 .frame = lw_frame,
 					 .build = lw_xsk_build,
+					 .builds_every_frame = lw_builds_every_frame,
+					 .answers_unread_ok = lw_answers_unread_ok,
 					 .settled = lw_settled,
 					 .finish = lw_finish,
 					 .close = lw_close };

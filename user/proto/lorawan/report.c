@@ -135,6 +135,11 @@ static void lw_text_downlinks(const struct lw_report_ctx *c, FILE *human)
 			(unsigned long long)lk->dl_ctr[XR_LORA_DL_UNKNOWN_DEV],
 			(unsigned long long)lk->dl_ctr[XR_LORA_DL_NO_UPLINK],
 			(unsigned long long)lk->dl_ctr[XR_LORA_DL_BAD_MIC]);
+	if (lk->dl_ctr[XR_LORA_DL_UNREAD])
+		fprintf(human,
+			"  downlinks not read: %llu PULL_RESP counted and dropped, no TX_ACK (this "
+			"kernel's XDP cannot load their bytes: bpf_xdp_load_bytes came in 5.18)\n",
+			(unsigned long long)lk->dl_ctr[XR_LORA_DL_UNREAD]);
 	if (c->confirmed) {
 		fprintf(human,
 			"  confirmed uplinks: %llu sent, %llu ACKed (%.2f%%), %llu unanswered, "
@@ -298,6 +303,7 @@ static void lw_json_downlinks(const struct lw_report_ctx *c, struct json *j)
 	json_u64(j, "before_uplink", lk->dl_ctr[XR_LORA_DL_NO_UPLINK]);
 	json_u64(j, "tx_ack_failed", lk->dl_ctr[XR_LORA_DL_TX_ACK_FAILED]);
 	json_u64(j, "bad_mic", lk->dl_ctr[XR_LORA_DL_BAD_MIC]);
+	json_u64(j, "unread", lk->dl_ctr[XR_LORA_DL_UNREAD]);
 	json_u64(j, "join_accepts", lk->dl_ctr[XR_LORA_DL_JOIN_ACCEPT]);
 	json_u64(j, "join_accepts_lost", lk->dl_ctr[XR_LORA_DL_JOIN_LOST]);
 	json_u64(j, "join_accepts_unasked", lk->dl_ctr[XR_LORA_DL_JOIN_UNASKED]);
