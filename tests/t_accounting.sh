@@ -213,19 +213,30 @@ test_sender_listen_serves_live_figures() {
 	tb_gen "$XR" gen udp -i "$TB_GEN_IF" --dst "$TB_SRV_IP:9" --pps 2k --duration 3s --listen :9300 \
 		--token-file "$WORK/token" --json "$WORK/g.json" -q &
 	pid=$!
-	sleep 1.5
+	# readiness by a condition: the listener up (a VM's verifier takes seconds before it is), then
+	# a thousand frames sent, as a scraper would see them mid-run
 	tb_gen python3 - <<-'PY' || fail "live figures over HTTP"
-	import json, urllib.error, urllib.request
+	import json, time, urllib.error, urllib.request
 	url = "http://127.0.0.1:9300/"
-	try:
-	    urllib.request.urlopen(url, timeout=5)
-	    raise SystemExit("answered without the token")
-	except urllib.error.HTTPError as e:
-	    assert e.code == 401, e.code
 	auth = {"Authorization": "Bearer s3cret"}
-	live = json.load(urllib.request.urlopen(urllib.request.Request(url, headers=auth), timeout=5))
+	until = time.time() + 20
+	while True:
+	    try:
+	        urllib.request.urlopen(url, timeout=5)
+	        raise SystemExit("answered without the token")
+	    except urllib.error.HTTPError as e:
+	        assert e.code == 401, e.code
+	        break
+	    except urllib.error.URLError:
+	        assert time.time() < until, "no listener on :9300 after 20 s"
+	        time.sleep(0.05)
+	while True:
+	    live = json.load(urllib.request.urlopen(urllib.request.Request(url, headers=auth), timeout=5))
+	    if live["sent"] >= 1000 or time.time() > until:
+	        break
+	    time.sleep(0.05)
 	assert live["running"] and live["command"] == "gen" and live["planned"] == 6000, live
-	assert 1000 <= live["sent"] <= 5000 and live["target_pps"] == 2000, live
+	assert 1000 <= live["sent"] < 6000 and live["target_pps"] == 2000, live
 	m = urllib.request.urlopen(urllib.request.Request(url + "metrics", headers=auth), timeout=5).read().decode()
 	import re
 	rid = live["run_id"]

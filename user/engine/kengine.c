@@ -208,55 +208,65 @@ static void slots_sum(const struct gen_session *k, const struct sender *sd, unsi
 	}
 }
 
-int kengine_run(const struct engine_opts *o, struct engine_result *res)
-{
-	struct sigaction sa = { .sa_handler = on_sigusr1 }, old_sa;
-	uint64_t tx = 0, tx_bytes = 0, accounted = 0, total = 0;
-	uint64_t t0, deadline;
-	struct thread_plan plan[XR_MAX_CPUS];
-	struct sender sd[XR_MAX_CPUS] = {};
-	struct run_meter meter;
-	const struct engine_proto *proto = o->proto;
-	bool stopped_by_duration = false, proto_started = false;
-	unsigned int started = 0;
+/* A kernel-engine run's state, shared by its steps */
+struct krun {
+	const struct engine_opts *o;
+	struct engine_result *res;
 	struct gen_session k;
+	struct sender sd[XR_MAX_CPUS];
+	struct thread_plan plan[XR_MAX_CPUS];
+	struct run_meter meter;
+	struct sigaction old_sa;
+	uint64_t total; /* frames planned, or XR_FOREVER */
+	unsigned int started; /* sender threads running */
+	bool proto_started, stopped_by_duration;
+};
+
+/*
+ * The session loaded and held in the dispatcher, its reply program attached,
+ * the protocol's helpers started, SIGUSR1 ready to stop a sender. 0 or -errno.
+ */
+static int run_open(struct krun *r)
+{
+	const struct engine_opts *o = r->o;
+	const struct engine_proto *proto = o->proto;
+	struct sigaction sa = { .sa_handler = on_sigusr1 };
 	int err;
-
-	memset(res, 0, sizeof(*res));
-	res->engine = "kernel";
-	err = session_open(&k, o->ifc, o->fs, NULL, 0, o, SESSION_LIVE);
-	if (err)
-		return err;
-	hold_dispatcher(&k);
-	/* the maps hold the frames now: the loading buffer would only double the memory */
-	frameset_release(o->fs);
-	err = session_replies_attach(&k, o);
-	if (err) {
-		session_close(&k);
-		return err;
-	}
-
-	sigemptyset(&sa.sa_mask);
-	/* no SA_RESTART: the signal must end a BPF_PROG_RUN call with EINTR */
-	sigaction(SIGUSR1, &sa, &old_sa);
 
 	if (o->concurrency && (!proto || !proto->ended || o->pace != XR_PACE_NONE)) {
 		pr_warn("a closed loop (--concurrency) needs sessions that say when they end, at top speed\n");
-		sigaction(SIGUSR1, &old_sa, NULL);
-		session_close(&k);
 		return -EINVAL;
 	}
-	session_slots_init(&k, o);
+	err = session_open(&r->k, o->ifc, o->fs, NULL, 0, o, SESSION_LIVE);
+	if (err)
+		return err;
+	hold_dispatcher(&r->k);
+	/* the maps hold the frames now: the loading buffer would only double the memory */
+	frameset_release(o->fs);
+	err = session_replies_attach(&r->k, o);
+	if (err)
+		goto err;
+	session_slots_init(&r->k, o);
 	/* the protocol's helpers (a precompute thread, say) are ready before the first departure */
 	if (proto && proto->start) {
-		err = proto->start(proto->ctx, k.slots, o);
-		if (err) {
-			sigaction(SIGUSR1, &old_sa, NULL);
-			session_close(&k);
-			return err;
-		}
-		proto_started = true;
+		err = proto->start(proto->ctx, r->k.slots, o);
+		if (err)
+			goto err;
+		r->proto_started = true;
 	}
+	sigemptyset(&sa.sa_mask);
+	/* no SA_RESTART: the signal must end a BPF_PROG_RUN call with EINTR */
+	sigaction(SIGUSR1, &sa, &r->old_sa);
+	return 0;
+err:
+	session_close(&r->k);
+	return err;
+}
+
+/* Each sender's pacer and plan, from one start t0 (returned); the frames planned in r->total */
+static uint64_t senders_plan(struct krun *r)
+{
+	const struct engine_opts *o = r->o;
 	/*
 	 * Departure times are fixed after the helpers started: LoRaWAN's first
 	 * ring of uplinks (~45 ms) inside the lead made the first 135 frames of a
@@ -264,146 +274,197 @@ int kengine_run(const struct engine_opts *o, struct engine_result *res)
 	 * server (burst 100) partly dropped. A short lead so that every thread is
 	 * running before the first departure.
 	 */
-	t0 = engine_t0(o, 2 * POLL_NS);
-	for (unsigned int i = 0; i < o->threads; i++) {
-		struct xr_gen_slot *s = &k.slots[o->cpus[i]];
+	uint64_t t0 = engine_t0(o, 2 * POLL_NS);
 
-		sd[i] = (struct sender){ .k = &k, .o = o, .cpu = o->cpus[i], .thread = i };
-		pacer_init(&sd[i].pacer, o, i, t0, k.frames);
-		s->t0_ns = sd[i].pacer.t0_ns;
-		s->per_num = sd[i].pacer.per_num;
-		s->per_den = sd[i].pacer.per_den;
-		s->per_q = sd[i].pacer.per_q;
-		s->per_r = sd[i].pacer.per_r;
+	for (unsigned int i = 0; i < o->threads; i++) {
+		struct xr_gen_slot *s = &r->k.slots[o->cpus[i]];
+		struct sender *sd = &r->sd[i];
+
+		*sd = (struct sender){ .k = &r->k, .o = o, .cpu = o->cpus[i], .thread = i };
+		pacer_init(&sd->pacer, o, i, t0, r->k.frames);
+		s->t0_ns = sd->pacer.t0_ns;
+		s->per_num = sd->pacer.per_num;
+		s->per_den = sd->pacer.per_den;
+		s->per_q = sd->pacer.per_q;
+		s->per_r = sd->pacer.per_r;
 		/*
 		 * A paced run with --duration is asked for exactly the frames due
 		 * before its end; the control loop's wall-clock stop (after a grace)
 		 * only ends a sender that fell behind, and what it did not send is
 		 * counted as such.
 		 */
-		thread_plan_init(&plan[i], o, &sd[i].pacer, i, t0);
-		s->k_end = thread_plan_end(&plan[i]);
-		if (total != XR_FOREVER)
-			total = s->k_end == XR_FOREVER ? XR_FOREVER : total + s->k_end;
+		thread_plan_init(&r->plan[i], o, &sd->pacer, i, t0);
+		s->k_end = thread_plan_end(&r->plan[i]);
+		if (r->total != XR_FOREVER)
+			r->total = s->k_end == XR_FOREVER ? XR_FOREVER : r->total + s->k_end;
 		s->active = 1;
 		if (o->pace == XR_PACE_RATE)
-			sd[i].user_paced = o->pps / o->threads <= USER_PACED_MAX_PPS;
+			sd->user_paced = o->pps / o->threads <= USER_PACED_MAX_PPS;
 		else if (o->pace == XR_PACE_PCAP)
-			sd[i].user_paced = o->fs->span_ns == 0 || o->fs->n * o->multiplier * 1e9 /
-										  o->fs->span_ns /
-										  o->threads <=
-									  USER_PACED_MAX_PPS;
+			sd->user_paced = o->fs->span_ns == 0 || o->fs->n * o->multiplier * 1e9 /
+										o->fs->span_ns /
+										o->threads <=
+									USER_PACED_MAX_PPS;
 	}
+	return t0;
+}
+
+/* The senders started at t0 (paced runs; at once otherwise): 0, or why one could not start */
+static int senders_start(struct krun *r, uint64_t t0)
+{
+	const struct engine_opts *o = r->o;
+	int err;
+
 	engine_wait_start(o, t0, 2 * POLL_NS);
 	/* paced runs start at t0; the duration counts from there */
-	res->start_ns = o->pace == XR_PACE_NONE ? now_ns() : t0;
-	k.skel->bss->replies_origin_ns = res->start_ns;
+	r->res->start_ns = o->pace == XR_PACE_NONE ? now_ns() : t0;
+	r->k.skel->bss->replies_origin_ns = r->res->start_ns;
 	if (o->on_start)
-		o->on_start(o->on_start_ctx, res->start_ns);
+		o->on_start(o->on_start_ctx, r->res->start_ns);
 	for (unsigned int i = 0; i < o->threads; i++) {
-		err = -pthread_create(&sd[i].tid, NULL, sender_main, &sd[i]);
+		err = -pthread_create(&r->sd[i].tid, NULL, sender_main, &r->sd[i]);
 		if (err) {
 			pr_warn("cannot start sender thread: %s\n", strerror(-err));
 			xr_stop = 1;
-			break;
+			return err;
 		}
-		started++;
+		r->started++;
 	}
-	deadline = o->duration_ns ? res->start_ns + o->duration_ns + pacer_grace_ns(o) : UINT64_MAX;
-	meter_init(&meter, o, res->start_ns, total);
+	return 0;
+}
+
+/*
+ * One pass of the control loop at now: --duration's end and a signal stop the
+ * senders, a sender past its plan is woken to see it; whether all are done
+ */
+static bool senders_watch(struct krun *r, uint64_t now, uint64_t deadline)
+{
+	unsigned int done = 0;
+
+	if (now >= deadline && !r->stopped_by_duration && !xr_stop) {
+		r->stopped_by_duration = true;
+		for (unsigned int i = 0; i < r->started; i++)
+			r->k.slots[r->sd[i].cpu].k_end = 0;
+	}
+	if (xr_stop)
+		for (unsigned int i = 0; i < r->started; i++)
+			r->k.slots[r->sd[i].cpu].k_end = 0;
+	for (unsigned int i = 0; i < r->started; i++) {
+		struct xr_gen_slot *s = &r->k.slots[r->sd[i].cpu];
+
+		if (r->sd[i].done)
+			done++;
+		else if (s->k_next >= s->k_end && (r->o->pace != XR_PACE_NONE || s->k_end == 0))
+			pthread_kill(r->sd[i].tid, SIGUSR1);
+	}
+	return done == r->started;
+}
+
+/* Until the senders are done: the live line, the per-second figures; then the answers waited for */
+static void control_loop(struct krun *r)
+{
+	const struct engine_opts *o = r->o;
+	uint64_t deadline = o->duration_ns ? r->res->start_ns + o->duration_ns + pacer_grace_ns(o) :
+					     UINT64_MAX,
+		 sent, failed, bytes;
+
+	meter_init(&r->meter, o, r->res->start_ns, r->total);
 	for (;;) {
-		unsigned int done = 0;
 		uint64_t now = now_ns();
 
-		if (now >= deadline && !stopped_by_duration && !xr_stop) {
-			stopped_by_duration = true;
-			for (unsigned int i = 0; i < started; i++)
-				k.slots[sd[i].cpu].k_end = 0;
-		}
-		if (xr_stop)
-			for (unsigned int i = 0; i < started; i++)
-				k.slots[sd[i].cpu].k_end = 0;
-		for (unsigned int i = 0; i < started; i++) {
-			struct xr_gen_slot *s = &k.slots[sd[i].cpu];
-
-			if (sd[i].done)
-				done++;
-			else if (s->k_next >= s->k_end &&
-				 (o->pace != XR_PACE_NONE || s->k_end == 0))
-				pthread_kill(sd[i].tid, SIGUSR1);
-		}
-		if (done == started)
+		if (senders_watch(r, now, deadline))
 			break;
-		if (now >= meter.next_sec || (o->progress && now >= meter.next_line) || o->live) {
-			uint64_t sent, failed, bytes;
-
-			slots_sum(&k, sd, started, &sent, &failed, &bytes);
-			meter_tick(&meter, now, sent, failed,
+		if (now >= r->meter.next_sec || (o->progress && now >= r->meter.next_line) ||
+		    o->live) {
+			slots_sum(&r->k, r->sd, r->started, &sent, &failed, &bytes);
+			meter_tick(&r->meter, now, sent, failed,
 				   sent + failed ? (double)bytes / (sent + failed) : 0);
-			session_replies_tick(&k, o);
+			session_replies_tick(&r->k, o);
 		}
 		sleep_until(now + POLL_NS);
 	}
-	res->end_ns = now_ns();
-	res->interrupted = xr_stop;
-	for (unsigned int i = 0; i < started; i++)
-		pthread_join(sd[i].tid, NULL);
-	{
-		uint64_t sent, failed, bytes;
+	r->res->end_ns = now_ns();
+	r->res->interrupted = xr_stop;
+	for (unsigned int i = 0; i < r->started; i++)
+		pthread_join(r->sd[i].tid, NULL);
+	slots_sum(&r->k, r->sd, r->started, &sent, &failed, &bytes);
+	meter_finish(&r->meter, r->res->end_ns, sent, r->res);
+	session_end(&r->k, o, r->res, r->proto_started, sent);
+	sigaction(SIGUSR1, &r->old_sa, NULL);
+}
 
-		slots_sum(&k, sd, started, &sent, &failed, &bytes);
-		meter_finish(&meter, res->end_ns, sent, res);
-	}
-	{
-		uint64_t sent, failed, bytes;
+/* Thread i's books into res: asked, sent, not sent by reason */
+static void thread_books(struct krun *r, unsigned int i, uint64_t *tx, uint64_t *tx_bytes,
+			 uint64_t *accounted)
+{
+	const struct engine_opts *o = r->o;
+	const struct xr_gen_slot *s = &r->k.slots[o->cpus[i]];
+	const struct sender *sd = &r->sd[i];
+	struct engine_result *res = r->res;
+	enum thread_stop why = i >= r->started	      ? STOP_ERROR :
+			       sd->err		      ? STOP_ERROR :
+			       xr_stop		      ? STOP_SIGNAL :
+			       r->stopped_by_duration ? STOP_DEADLINE :
+							STOP_DONE;
 
-		slots_sum(&k, sd, started, &sent, &failed, &bytes);
-		session_end(&k, o, res, proto_started, sent);
-	}
-	sigaction(SIGUSR1, &old_sa, NULL);
+	thread_account(&r->plan[i], o, s->k_next, why, &res->asked, &res->unsent);
+	*tx += s->tx;
+	*tx_bytes += s->tx_bytes;
+	res->sent += s->xmit_sent;
+	res->unsent.ring_full += s->xmit_drops;
+	res->unsent.redirect += s->redirect_err;
+	res->unsent.bad_frame += s->bad_frame;
+	res->hook_ctr[0] += s->hook_ctr[0];
+	res->hook_ctr[1] += s->hook_ctr[1];
+	res->backoff_skipped += s->backoff_skipped;
+	res->spun_ns += s->spun_ns;
+	*accounted += s->xmit_sent + s->xmit_drops + s->redirect_err;
+	if (s->xmit_err)
+		res->xmit_err = s->xmit_err;
+	if (s->redirect_errno)
+		res->redirect_errno = s->redirect_errno;
+	pr_debug("thread %u on CPU %d: %llu BPF_PROG_RUN calls, %.1f us each, %llu frames handed "
+		 "to XDP_TX, %llu iterations skipped and %.3f s spun while the driver refused "
+		 "frames\n",
+		 i, sd->cpu, (unsigned long long)sd->calls,
+		 sd->calls ? sd->call_ns / 1e3 / sd->calls : 0, (unsigned long long)s->tx,
+		 (unsigned long long)s->backoff_skipped, s->spun_ns / 1e9);
+}
 
-	for (unsigned int i = 0; i < o->threads; i++) {
-		const struct xr_gen_slot *s = &k.slots[o->cpus[i]];
-		enum thread_stop why = sd[i].err	   ? STOP_ERROR :
-				       xr_stop		   ? STOP_SIGNAL :
-				       stopped_by_duration ? STOP_DEADLINE :
-							     STOP_DONE;
+/* The run's books from every thread's; err, or the first sender's error when err is 0 */
+static int run_account(struct krun *r, int err)
+{
+	struct engine_result *res = r->res;
+	uint64_t tx = 0, tx_bytes = 0, accounted = 0;
 
-		if (i >= started)
-			why = STOP_ERROR;
-		thread_account(&plan[i], o, s->k_next, why, &res->asked, &res->unsent);
-		tx += s->tx;
-		tx_bytes += s->tx_bytes;
-		res->sent += s->xmit_sent;
-		res->unsent.ring_full += s->xmit_drops;
-		res->unsent.redirect += s->redirect_err;
-		res->unsent.bad_frame += s->bad_frame;
-		res->hook_ctr[0] += s->hook_ctr[0];
-		res->hook_ctr[1] += s->hook_ctr[1];
-		res->backoff_skipped += s->backoff_skipped;
-		res->spun_ns += s->spun_ns;
-		accounted += s->xmit_sent + s->xmit_drops + s->redirect_err;
-		if (s->xmit_err)
-			res->xmit_err = s->xmit_err;
-		if (s->redirect_errno)
-			res->redirect_errno = s->redirect_errno;
-		if (sd[i].err && !err)
-			err = sd[i].err;
-		pr_debug(
-			"thread %u on CPU %d: %llu BPF_PROG_RUN calls, %.1f us each, %llu frames handed to XDP_TX, "
-			"%llu iterations skipped and %.3f s spun while the driver refused frames\n",
-			i, sd[i].cpu, (unsigned long long)sd[i].calls,
-			sd[i].calls ? sd[i].call_ns / 1e3 / sd[i].calls : 0,
-			(unsigned long long)s->tx, (unsigned long long)s->backoff_skipped,
-			s->spun_ns / 1e9);
+	for (unsigned int i = 0; i < r->o->threads; i++) {
+		thread_books(r, i, &tx, &tx_bytes, &accounted);
+		if (r->sd[i].err && !err)
+			err = r->sd[i].err;
 	}
 	if (tx > accounted)
 		res->unsent.unaccounted = tx - accounted;
 	/* bytes of frames the driver refused are not known one by one: take the mean */
 	res->sent_bytes = tx ? (uint64_t)((double)tx_bytes * res->sent / tx) : 0;
-	if (proto && proto->finish)
-		proto->finish(proto->ctx, k.skel);
-	session_close(&k);
+	return err;
+}
+
+int kengine_run(const struct engine_opts *o, struct engine_result *res)
+{
+	struct krun r = { .o = o, .res = res };
+	int err;
+
+	memset(res, 0, sizeof(*res));
+	res->engine = "kernel";
+	err = run_open(&r);
+	if (err)
+		return err;
+	err = senders_start(&r, senders_plan(&r));
+	control_loop(&r);
+	err = run_account(&r, err);
+	if (o->proto && o->proto->finish)
+		o->proto->finish(o->proto->ctx, r.k.skel);
+	session_close(&r.k);
 	return err;
 }
 
