@@ -260,11 +260,12 @@ void section_search(FILE *f, const struct report_doc *d)
 	static const char *const trials[] = { "offered_pps", "asked",  "sent",	      "received",
 					      "loss",	     "p99_us", "sender_short" };
 
+	/* the headline, then the curves (the loss, where it went), then the details */
 	heading(f, "Search", d);
-	page_kv_table(f, d->j, "settings", "Settings");
-	array_table(f, d->j, "goals", "The bounds found", goals, sizeof(goals) / sizeof(goals[0]));
 	trials_plot(f, d->j);
 	loss_by_reason_plot(f, d->j);
+	array_table(f, d->j, "goals", "The bounds found", goals, sizeof(goals) / sizeof(goals[0]));
+	page_kv_table(f, d->j, "settings", "Settings");
 	array_table(f, d->j, "trials", "Every trial", trials, sizeof(trials) / sizeof(trials[0]));
 	page_kv_table(f, d->j, "system", "System");
 }
