@@ -17,7 +17,8 @@ static int docs_of(struct json_object *j, struct report_doc *d)
 		return 1;
 	}
 	for (size_t i = 0; i < json_object_array_length(j) && n < MAX_DOCS; i++)
-		d[n++] = (struct report_doc){ .name = "fuzz", .j = json_object_array_get_idx(j, i) };
+		d[n++] =
+			(struct report_doc){ .name = "fuzz", .j = json_object_array_get_idx(j, i) };
 	return n;
 }
 
