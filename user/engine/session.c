@@ -160,16 +160,11 @@ static int helper_missing(unsigned int needs)
 }
 
 /*
- * 0 when this kernel has the helpers of needs; -EOPNOTSUPP otherwise, said in
- * one line naming prog, the helper and the first kernel with it (unless
- * quiet: the probe's row says it).
+ * -EOPNOTSUPP for prog, which needs helper i, said in one line naming the
+ * helper and the first kernel with it (unless quiet: the probe's row says it)
  */
-static int helpers_check(unsigned int needs, const char *prog, bool quiet)
+static int helper_refuse(int i, const char *prog, bool quiet)
 {
-	int i = helper_missing(needs);
-
-	if (i < 0)
-		return 0;
 	if (!quiet)
 		pr_warn("cannot load %s: this kernel lacks %s, which came in Linux %s\n", prog,
 			helpers[i].name, helpers[i].since);
@@ -211,7 +206,7 @@ static int builder_choose(struct gen_session *k, const struct engine_opts *o, bo
 				helpers[i].name, helpers[i].since);
 		return 0;
 	}
-	return helpers_check(XR_BUILD_NEEDS, "the frame builder (xr_build)", quiet);
+	return helper_refuse(i, "the frame builder (xr_build)", quiet);
 }
 
 /*
@@ -237,14 +232,14 @@ static const char *replies_choose(const struct engine_opts *o, unsigned int kind
 				helpers[i].name, helpers[i].since, leaves[kind], lite[kind]);
 		return lite[kind];
 	}
-	*err = helpers_check(need, names[kind], quiet);
+	*err = helper_refuse(i, names[kind], quiet);
 	return NULL;
 }
 
 /*
  * The programs a session loads: the frame builder for its use, and only the
  * run's reply program, since another kind's may not pass this kernel's
- * verifier. 0, or -EOPNOTSUPP (helpers_check).
+ * verifier. 0, or -EOPNOTSUPP (helper_refuse).
  */
 static int programs_choose(struct gen_session *k, const struct engine_opts *o, enum session_use use)
 {

@@ -181,13 +181,13 @@ bool timeline_both(FILE *f, struct json_object *sender, struct json_object *coun
 	fputs(opening, f);
 	/* the rate asked, over the seconds the sender sent */
 	s = chart_add(&c, "offered (the rate asked)");
-	s->n = series_of(sender, "sent_per_second", NULL, c.x[0], c.y[0]);
+	s->n = series_of(sender, "sent_per_second", NULL, c.x[c.ns - 1], c.y[c.ns - 1]);
 	if (json_path_double(sender, "target.pps", &pps) || !(pps > 0))
 		s->n = 0;
 	for (unsigned int i = 0; i < s->n; i++)
-		c.y[0][i] = pps;
+		c.y[c.ns - 1][i] = pps;
 	s = chart_add(&c, "sent");
-	s->n = series_of(sender, "sent_per_second", NULL, c.x[1], c.y[1]);
+	s->n = series_of(sender, "sent_per_second", NULL, c.x[c.ns - 1], c.y[c.ns - 1]);
 	count_columns(&c, count, c0 - g0);
 	plot_svg(f, &p, c.s, c.ns);
 	return true;
