@@ -173,7 +173,6 @@ static void read_replies(struct gen_session *k, struct engine_result *res)
 	struct engine_replies *r = &res->replies;
 	struct bpf_prog_info info = {};
 	__u32 len = sizeof(info);
-
 	uint64_t origin = k->skel->bss->replies_origin_ns, now = now_ns();
 
 	if (engine_replies_sum(bpf_map__fd(k->skel->maps.replies_stats), &r->st) == -ENOMEM)

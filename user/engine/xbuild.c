@@ -137,10 +137,12 @@ static int build_hooked(const struct xbuild *b, struct xr_gen_slot *s, uint64_t 
 	if (!p || !p->build || b->o->nops)
 		return build_program(b, s, k, buf, room);
 	len = copy_planned(b, n, buf, room);
-	if (!b->k->gen_prog)
-		err = len ? build_waiting(p, s, n, buf, len, &tag) : -EINVAL;
+	if (!len)
+		err = -EINVAL;
+	else if (b->k->gen_prog)
+		err = p->build(p->ctx, s, n, buf, len, &tag);
 	else
-		err = len ? p->build(p->ctx, s, n, buf, len, &tag) : -EINVAL;
+		err = build_waiting(p, s, n, buf, len, &tag);
 	if (err == -EAGAIN && b->k->gen_prog)
 		return build_program(b, s, k, buf, room);
 	/* the sequence number is used up either way, as the program's would be */
