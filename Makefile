@@ -128,7 +128,7 @@ vmlinux:
 test:
 	$(Q)bash scripts/deps.sh
 	$(Q)$(MAKE) --no-print-directory format-check
-	$(Q)$(MAKE) --no-print-directory all
+	$(Q)$(MAKE) --no-print-directory -j2 all
 	$(Q)$(MAKE) --no-print-directory -j2 sanitize fuzz-build
 	$(Q)bash tests/run.sh
 
@@ -136,22 +136,22 @@ test:
 KERNEL ?= 6.12
 vmtest:
 	$(Q)bash scripts/deps.sh
-	$(Q)$(MAKE) --no-print-directory all
+	$(Q)$(MAKE) --no-print-directory -j2 all
 	$(Q)bash tests/vm/vmtest.sh -k $(KERNEL) -- bash tests/run.sh $(TESTS)
 
 matrix:
 	$(Q)bash scripts/deps.sh
-	$(Q)$(MAKE) --no-print-directory all
+	$(Q)$(MAKE) --no-print-directory -j2 all
 	$(Q)bash tests/vm/matrix.sh -d docs/kernels.md
 
 demo:
 	$(Q)bash scripts/deps.sh
-	$(Q)$(MAKE) --no-print-directory all
+	$(Q)$(MAKE) --no-print-directory -j2 all
 	$(Q)bash scripts/demo.sh
 
 bench:
 	$(Q)bash scripts/deps.sh --bench
-	$(Q)$(MAKE) --no-print-directory all
+	$(Q)$(MAKE) --no-print-directory -j2 all
 	$(Q)for b in scripts/bench-*.sh; do [ $$b = scripts/bench-lib.sh ] || bash $$b || exit 1; done
 	$(Q)python3 scripts/bench_report.py docs
 

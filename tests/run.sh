@@ -4,6 +4,7 @@
 # one shell function test_* each, run in a subshell with its own test bed).
 # Prints PASS/FAIL/SKIP per test and ends with "tests: N passed, N failed, N skipped".
 #   tests/run.sh [PATTERN]     only tests whose name contains PATTERN
+#   tests/run.sh 'P1 P2 ...'    test-bed tests whose name contains one of them (one run's set-up)
 #   XR_KEEP=1 tests/run.sh ...  keeps the suite's folder (each test's log and work) after the run
 #   XR_JOBS=N tests/run.sh      test-bed tests N at a time (default: 2, or 1 on one CPU), those in
 #                               EXCLUSIVE alone
@@ -144,16 +145,30 @@ run_test() {
 	pending+=("$name $dir")
 }
 
-# wanted STAGE NAME: the pattern (if any) picks this test of this stage
+# wanted STAGE NAME: the pattern (if any) picks this test of this stage; in the main pass, any of
+# several space-separated patterns does
 wanted() {
+	local p
 	[ -z "$pattern" ] && return 0
-	[ -z "$1" ] && [[ "$2" == *"$pattern"* ]] && return 0
+	if [ -z "$1" ]; then
+		for p in $pattern; do [[ "$2" == *"$p"* ]] && return 0; done
+	fi
 	[ -n "$1" ] && [[ "$pattern" == "$1/"* ]] && [[ "$1/$2" == *"$pattern"* ]]
+}
+
+# by_turns: all_tests, those in EXCLUSIVE last: each of them waits for the tests running beside it
+# to end, so scattered among the others every one of them would leave a CPU idle
+by_turns() {
+	local name file func alone=()
+	while read -r name file func; do
+		if in_list "$name" "$EXCLUSIVE"; then alone+=("$name $file $func"); else echo "$name $file $func"; fi
+	done < <(all_tests)
+	[ ${#alone[@]} -eq 0 ] || printf '%s\n' "${alone[@]}"
 }
 
 while read -r name file func; do
 	wanted "" "$name" && run_test "" "$name" "$file" "$func"
-done < <(all_tests)
+done < <(by_turns)
 collect all
 
 # The xsk engine's pass: where live frames work, the sending tests run again with the kernel engine
@@ -164,7 +179,7 @@ if [ "${XR_XSK_PASS:-1}" != 0 ] && { [ -z "$pattern" ] || [[ "$pattern" == xsk/*
 	"$LIVE_PROBE" 2>/dev/null; then
 	while read -r name file func; do
 		in_list "$name" "$XSK_TESTS" && wanted xsk "$name" && run_test xsk "$name" "$file" "$func" XDPREPLAY_ENGINE=xsk
-	done < <(all_tests)
+	done < <(by_turns)
 	collect all
 fi
 
@@ -206,11 +221,12 @@ if [ "${XR_SANITIZE:-1}" != 0 ] && [ -x "$TOP/xdpreplay-san" ] && [ -x "$TOP/tes
 		in_list "$name" "$SAN_TESTS" || continue
 		[[ "$pattern" == san/* ]] && ! wanted san "$name" && continue
 		run_test san "$name" "$file" "$func" XR="$TOP/xdpreplay-san"
-	done < <(all_tests)
+	done < <(by_turns)
 	collect all
 fi
 
-# The fuzz targets (make fuzz-build), each for FUZZ_SECS (20 s here; `make fuzz` runs them long).
+# The fuzz targets (make fuzz-build), each for FUZZ_SECS (12 s here, from its committed corpus;
+# `make fuzz` runs them long).
 if [ "${XR_FUZZ:-1}" != 0 ] && ls .output/fuzz/fuzz_* >/dev/null 2>&1 &&
 	{ [ -z "$pattern" ] || [[ fuzz/ == *"$pattern"* ]] || [[ "$pattern" == fuzz/* ]]; }; then
 	while IFS= read -r line; do
@@ -220,7 +236,7 @@ if [ "${XR_FUZZ:-1}" != 0 ] && ls .output/fuzz/fuzz_* >/dev/null 2>&1 &&
 		fuzz:*) ;;
 		*) echo "$line" ;;
 		esac
-	done < <(FUZZ_SECS=${FUZZ_SECS:-20} FUZZ_OUT="$SUITE" bash tests/fuzz/run.sh 2>&1)
+	done < <(FUZZ_SECS=${FUZZ_SECS:-12} FUZZ_OUT="$SUITE" bash tests/fuzz/run.sh 2>&1)
 fi
 
 # nothing may be left behind: namespaces of ours, XDP programs in the root namespace

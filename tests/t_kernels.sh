@@ -67,6 +67,53 @@ smoke_fallbacks() {
 		tr -d '\n'
 }
 
+# The LoRaWAN rows first: the longest, started while the short ones fill the other jobs
+# lorawan send: valid uplinks of an ABP fleet (FCnt, encryption and MIC per packet) through 4 gateways,
+# each checked by a Semtech server (tests/semtech_server.py: every MIC, FCnt and payload) and
+# PUSH_ACKed; on a kernel without bpf_xdp_store_bytes the xsk engine finishes them in userspace
+smoke_lorawan() {
+	. "$TOP/tests/t_lorawan.sh"
+	bed
+	"$XR" lorawan fleet --devices 100 --gateways 4 --out "$WORK/f" -q || fail "fleet"
+	lw_server_start --fleet "$WORK/f" --idle 3
+	count_start --udp --dport 1700 --idle 3s --duration 120s --no-drop-reasons --json "$WORK/c.json"
+	smoke_send "lorawan send" "$1" "$XR" lorawan send -i "$TB_GEN_IF" --fleet "$WORK/f" --server "$TB_SRV_IP" \
+		--pps 200 --count 1000 --wait 10s || { smoke_stop; kill "$LW_PID"; wait "$LW_PID"; return 0; }
+	wait "$LW_PID"
+	count_wait
+	local valid bad_mic acks
+	{ read -r valid && read -r bad_mic; } < <(jget "$WORK/lw.out" valid bad_mic)
+	acks=$(jget "$WORK/g.json" replies.push_acks)
+	SMOKE_MORE="$valid valid at the server, $acks PUSH_ACKs matched"
+	smoke_expect "lorawan send" "$1" "$valid" 1000 "uplinks the server found valid"
+	smoke_expect "lorawan send" "$1" "$bad_mic" 0 "uplinks with a bad MIC"
+	smoke_expect "lorawan send" "$1" "$acks" 1000 "PUSH_ACKs matched"
+	smoke_books "lorawan send" "$1" 1000
+}
+test_lorawan_kernel() { smoke_lorawan kernel; }
+test_lorawan_xsk() { smoke_lorawan xsk; }
+
+# lorawan send --join: an OTAA fleet joins through a Semtech server, every JoinAccept opened
+smoke_join() {
+	. "$TOP/tests/t_lorawan.sh"
+	bed
+	"$XR" lorawan fleet --devices 200 --gateways 4 --otaa --out "$WORK/f" -q || fail "fleet"
+	lw_server_start --fleet "$WORK/f" --idle 30
+	# an XDP program on the server's veth: the TX_ACKs sent by XDP_TX arrive at once
+	peer_xdp
+	smoke_send "lorawan send --join" "$1" "$XR" lorawan send -i "$TB_GEN_IF" --fleet "$WORK/f" \
+		--server "$TB_SRV_IP" --src 198.18.64.0/28 --sport 1700-1703 --keepalive 500ms --join \
+		--pps 100 --wait 10s || return 0
+	local joined
+	joined=$(jget "$WORK/g.json" lorawan.join.joined)
+	SMOKE_MORE="$joined of 200 devices joined"
+	smoke_expect "lorawan send --join" "$1" "$joined" 200 \
+		"devices joined (JoinAccept opened, MIC right)"
+	matrix_row "lorawan send --join" "$1" "works: $SMOKE_MORE"
+}
+test_lorawan_join_kernel() { smoke_join kernel; }
+test_lorawan_join_xsk() { smoke_join xsk; }
+
 # smoke_udp ROW ENGINE CMD...: CMD's frames to UDP port 9 of the server, counted there
 smoke_udp() {
 	local row=$1 engine=$2
@@ -102,8 +149,10 @@ smoke_syn() {
 	smoke_send "gen syn" "$1" "$XR" gen syn -i "$TB_GEN_IF" --dst "$TB_SRV_IP:80" --src 198.18.64.0/23 \
 		--pps 1k --count 1000 || { smoke_stop; return 0; }
 	count_wait
-	SMOKE_MORE="$(jget "$WORK/g.json" replies.syn_acks) SYN-ACKs matched"
-	smoke_expect "gen syn" "$1" "$(jget "$WORK/g.json" replies.syn_acks)" 1000 "SYN-ACKs matched to their SYN"
+	local syn_acks
+	syn_acks=$(jget "$WORK/g.json" replies.syn_acks)
+	SMOKE_MORE="$syn_acks SYN-ACKs matched"
+	smoke_expect "gen syn" "$1" "$syn_acks" 1000 "SYN-ACKs matched to their SYN"
 	smoke_books "gen syn" "$1" 1000
 }
 test_gen_syn_kernel() { smoke_syn kernel; }
@@ -154,8 +203,10 @@ smoke_dns() {
 	smoke_send "gen dns" "$1" "$XR" gen dns -i "$TB_GEN_IF" --dst "$TB_SRV_IP" --names "$WORK/names" \
 		--pps 500 --count 1000 || { smoke_stop; return 0; }
 	count_wait
-	SMOKE_MORE="$(jget "$WORK/g.json" replies.answers) answers matched"
-	smoke_expect "gen dns" "$1" "$(jget "$WORK/g.json" replies.answers)" 1000 "answers matched by id and port"
+	local answers
+	answers=$(jget "$WORK/g.json" replies.answers)
+	SMOKE_MORE="$answers answers matched"
+	smoke_expect "gen dns" "$1" "$answers" 1000 "answers matched by id and port"
 	smoke_books "gen dns" "$1" 1000
 }
 test_gen_dns_kernel() { smoke_dns kernel; }
@@ -196,8 +247,10 @@ smoke_mqtt() {
 	smoke_send "gen mqtt" "$1" "$XR" gen mqtt -i "$TB_GEN_IF" --dst "$TB_SRV_IP" --src 198.18.64.0/23 \
 		--username "$MQ_USER" --password "$MQ_PASS" --qos 1 --messages 10 --pps 50 --count 100 \
 		--wait 10s || return 0
-	SMOKE_MORE="$(jget "$WORK/g.json" messages.acked) PUBACKs"
-	smoke_expect "gen mqtt" "$1" "$(jget "$WORK/g.json" messages.acked)" 1000 "PUBACKs"
+	local acked
+	acked=$(jget "$WORK/g.json" messages.acked)
+	SMOKE_MORE="$acked PUBACKs"
+	smoke_expect "gen mqtt" "$1" "$acked" 1000 "PUBACKs"
 	smoke_sessions "gen mqtt" "$1" 100
 }
 test_gen_mqtt_kernel() { smoke_mqtt kernel; }
@@ -219,44 +272,3 @@ smoke_redis() {
 }
 test_gen_redis_kernel() { smoke_redis kernel; }
 test_gen_redis_xsk() { smoke_redis xsk; }
-
-# lorawan send: valid uplinks of an ABP fleet (FCnt, encryption and MIC per packet) through 4 gateways,
-# each checked by a Semtech server (tests/semtech_server.py: every MIC, FCnt and payload) and
-# PUSH_ACKed; on a kernel without bpf_xdp_store_bytes the xsk engine finishes them in userspace
-smoke_lorawan() {
-	. "$TOP/tests/t_lorawan.sh"
-	bed
-	"$XR" lorawan fleet --devices 100 --gateways 4 --out "$WORK/f" -q || fail "fleet"
-	lw_server_start --fleet "$WORK/f" --idle 5
-	count_start --udp --dport 1700 --idle 3s --duration 120s --no-drop-reasons --json "$WORK/c.json"
-	smoke_send "lorawan send" "$1" "$XR" lorawan send -i "$TB_GEN_IF" --fleet "$WORK/f" --server "$TB_SRV_IP" \
-		--pps 200 --count 1000 --wait 10s || { smoke_stop; kill "$LW_PID"; wait "$LW_PID"; return 0; }
-	wait "$LW_PID"
-	count_wait
-	SMOKE_MORE="$(jget "$WORK/lw.out" valid) valid at the server, $(jget "$WORK/g.json" replies.push_acks) PUSH_ACKs matched"
-	smoke_expect "lorawan send" "$1" "$(jget "$WORK/lw.out" valid)" 1000 "uplinks the server found valid"
-	smoke_expect "lorawan send" "$1" "$(jget "$WORK/lw.out" bad_mic)" 0 "uplinks with a bad MIC"
-	smoke_expect "lorawan send" "$1" "$(jget "$WORK/g.json" replies.push_acks)" 1000 "PUSH_ACKs matched"
-	smoke_books "lorawan send" "$1" 1000
-}
-test_lorawan_kernel() { smoke_lorawan kernel; }
-test_lorawan_xsk() { smoke_lorawan xsk; }
-
-# lorawan send --join: an OTAA fleet joins through a Semtech server, every JoinAccept opened
-smoke_join() {
-	. "$TOP/tests/t_lorawan.sh"
-	bed
-	"$XR" lorawan fleet --devices 200 --gateways 4 --otaa --out "$WORK/f" -q || fail "fleet"
-	lw_server_start --fleet "$WORK/f" --idle 30
-	# an XDP program on the server's veth: the TX_ACKs sent by XDP_TX arrive at once
-	peer_xdp
-	smoke_send "lorawan send --join" "$1" "$XR" lorawan send -i "$TB_GEN_IF" --fleet "$WORK/f" \
-		--server "$TB_SRV_IP" --src 198.18.64.0/28 --sport 1700-1703 --keepalive 500ms --join \
-		--pps 100 --wait 10s || return 0
-	SMOKE_MORE="$(jget "$WORK/g.json" lorawan.join.joined) of 200 devices joined"
-	smoke_expect "lorawan send --join" "$1" "$(jget "$WORK/g.json" lorawan.join.joined)" 200 \
-		"devices joined (JoinAccept opened, MIC right)"
-	matrix_row "lorawan send --join" "$1" "works: $SMOKE_MORE"
-}
-test_lorawan_join_kernel() { smoke_join kernel; }
-test_lorawan_join_xsk() { smoke_join xsk; }
