@@ -214,7 +214,7 @@ mpi_search() {
 		[ "$i" = 0 ] || parts+=(:)
 		parts+=(-n 1 "$XR" search "${search[@]}" -- "${trial[@]}" --netns "$(tb_gen_ns "$i")")
 	done
-	timeout 300 mpiexec "${parts[@]}" >"$WORK/out" 2>&1
+	timeout 300 mpiexec "${parts[@]}" </dev/null >"$WORK/out" 2>&1
 }
 
 # a firewall that admits 5000 new connections a second, its bucket 300 deep, before a listener
