@@ -363,7 +363,7 @@ int xr_replies_lora(struct xdp_md *ctx)
 	return lora_reply(ctx, true);
 }
 
-/* PUSH_ACKs and PULL_ACKs alone, for kernels before 5.18: downlinks counted, not read */
+/* PUSH_ACKs, PULL_ACKs and JoinAccepts, for kernels before 5.18: data downlinks counted, not read */
 SEC("?xdp")
 int xr_replies_lora_acks(struct xdp_md *ctx)
 {

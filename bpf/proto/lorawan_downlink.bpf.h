@@ -439,11 +439,33 @@ static __always_inline void lora_dl_answers(struct xr_lora_confirmed *c,
 }
 
 /*
+ * len bytes of the frame from off into dst by direct loads, a byte at a time:
+ * before 5.18 XDP has no bpf_xdp_load_bytes. The verifier walks each of the
+ * XR_LORA_JA_JSON rounds once (~10 instructions each).
+ */
+static __always_inline int lora_copy_direct(struct xdp_md *ctx, __u32 off, __u8 *dst, __u32 len)
+{
+	void *data = (void *)(long)ctx->data, *data_end = (void *)(long)ctx->data_end;
+	__u8 *p = data + off;
+
+	for (__u32 i = 0; i < XR_LORA_JA_JSON; i++) {
+		if (i >= len)
+			break;
+		if ((void *)(p + i + 1) > data_end)
+			return -1;
+		dst[i] = p[i];
+	}
+	return 0;
+}
+
+/*
  * A JoinAccept's PULL_RESP (its JSON from byte 4) handed to userspace, which
  * finds its device (struct xr_lora_join). The JSON is copied as it is: a
- * JoinAccept is 17 or 33 bytes, all of which userspace decrypts.
+ * JoinAccept is 17 or 33 bytes, all of which userspace decrypts. With direct
+ * (a kernel before 5.18) by lora_copy_direct, the constant leaving
+ * bpf_xdp_load_bytes out of the program.
  */
-static __always_inline void lora_join_accept(struct xdp_md *ctx, __u32 gw)
+static __always_inline void lora_join_accept(struct xdp_md *ctx, __u32 gw, const bool direct)
 {
 	void *data = (void *)(long)ctx->data, *data_end = (void *)(long)ctx->data_end;
 	struct xr_lora_join_accept *ja;
@@ -470,7 +492,8 @@ static __always_inline void lora_join_accept(struct xdp_md *ctx, __u32 gw)
 	ja->len = len;
 	ja->full_len = full;
 	ja->pad = 0;
-	if (bpf_xdp_load_bytes(ctx, XR_LORA_PUSH_DATA_OFF + 4, ja->json, len)) {
+	if (direct ? lora_copy_direct(ctx, XR_LORA_PUSH_DATA_OFF + 4, ja->json, len) :
+		     bpf_xdp_load_bytes(ctx, XR_LORA_PUSH_DATA_OFF + 4, ja->json, len)) {
 		bpf_ringbuf_discard(ja, 0);
 		lora_dl_count(XR_LORA_DL_MALFORMED);
 		return;
@@ -504,7 +527,7 @@ static __always_inline void lora_dl_match(struct xdp_md *ctx, __u32 gw)
 		return;
 	}
 	if (phy[0] >> 5 == 1) {
-		lora_join_accept(ctx, gw);
+		lora_join_accept(ctx, gw, false);
 		return;
 	}
 	if (phy[0] >> 5 != 3 && phy[0] >> 5 != 5) {
@@ -596,6 +619,31 @@ static __always_inline void lora_dl_match(struct xdp_md *ctx, __u32 gw)
 }
 
 /*
+ * A downlink where XDP cannot read the JSON's bytes (a kernel before 5.18):
+ * in a join storm a JoinAccept is still handed on; anything else is counted
+ * as not read. Whether it was handed on (and is to be answered).
+ */
+static __always_inline bool lora_dl_join_only(struct xdp_md *ctx, __u32 gw)
+{
+	__u8 phy[XR_LORA_DL_PHY];
+
+	if (!lora_cfg.join) {
+		lora_dl_count(XR_LORA_DL_UNREAD);
+		return false;
+	}
+	if (lora_dl_phy(ctx, phy)) {
+		lora_dl_count(XR_LORA_DL_MALFORMED);
+		return false;
+	}
+	if (phy[0] >> 5 != 1) {
+		lora_dl_count(XR_LORA_DL_UNREAD);
+		return false;
+	}
+	lora_join_accept(ctx, gw, true);
+	return true;
+}
+
+/*
  * The PULL_RESP turned in place into the gateway's TX_ACK (02, its token,
  * 05, the gateway's EUI, no JSON: no error), addressed back to the server.
  * 0, or -1 when the frame cannot be one.
@@ -645,8 +693,9 @@ static __always_inline int lora_tx_ack(struct xdp_md *ctx, __u64 eui)
  * confirmed uplink it answers, and a TX_ACK sent back from the gateway's
  * address, as the gateway's packet forwarder would once it has the frame.
  * Without read (a kernel before 5.18, whose XDP cannot load the JSON's
- * bytes): counted, as not read, and dropped; the constant false leaves the
- * reading out of the program altogether, helpers and all.
+ * bytes): a join storm's JoinAccepts handed on and answered, any other
+ * downlink counted as not read and dropped; the constant false leaves the
+ * rest of the reading out of the program altogether, helpers and all.
  */
 static __always_inline int lora_downlink(struct xdp_md *ctx, struct pkt4 *p, const bool read)
 {
@@ -666,11 +715,10 @@ static __always_inline int lora_downlink(struct xdp_md *ctx, struct pkt4 *p, con
 		return XDP_DROP;
 	}
 	__sync_fetch_and_add(&ctr->pull_resps, 1);
-	if (!read) {
-		lora_dl_count(XR_LORA_DL_UNREAD);
+	if (read)
+		lora_dl_match(ctx, gw);
+	else if (!lora_dl_join_only(ctx, gw))
 		return XDP_DROP;
-	}
-	lora_dl_match(ctx, gw);
 	if (lora_tx_ack(ctx, gwr->eui)) {
 		lora_dl_count(XR_LORA_DL_TX_ACK_FAILED);
 		return XDP_DROP;

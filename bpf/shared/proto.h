@@ -40,10 +40,10 @@ enum xr_reply_kind {
 	{                                                    \
 		[XR_REPLY_LORA_ACK] = "xr_replies_lora_acks" \
 	}
-#define XR_REPLY_LITE_LEAVES                                                                 \
-	{                                                                                    \
-		[XR_REPLY_LORA_ACK] = "the server's downlinks (PULL_RESP) are counted, not " \
-				      "read or answered with TX_ACK",                        \
+#define XR_REPLY_LITE_LEAVES                                                                  \
+	{                                                                                     \
+		[XR_REPLY_LORA_ACK] = "the server's data downlinks are counted, not read or " \
+				      "answered with TX_ACK (JoinAccepts are)",               \
 	}
 
 /*

@@ -258,6 +258,16 @@ static uint64_t ring_fits(const struct lw_fleet *f, const uint64_t *ns, size_t c
 	return fit;
 }
 
+/* The JoinRequests of ns whose copy a device's record names a gateway for (lw_xsk_build's). */
+static uint64_t joins_held(const struct lw_fleet *f, const uint64_t *ns, size_t count)
+{
+	uint64_t held = 0;
+
+	for (size_t i = 0; i < count; i++)
+		held += ns[i] % f->heard_by < XR_LORA_MAX_HEARD;
+	return held;
+}
+
 /* Whether a device of f sends confirmed uplinks or asks for MAC answers. */
 static bool fleet_confirms(const struct lw_fleet *f)
 {
@@ -269,8 +279,9 @@ static bool fleet_confirms(const struct lw_fleet *f)
 
 /*
  * Builds the frames of ns with the BPF rewriter (test mode) and, with the
- * ring, as the xsk engine does (the ring's uplinks finished in userspace,
- * lw_xsk_build), and compares each with the reference.
+ * ring or JoinRequests, as the xsk engine does (the ring's uplinks and the
+ * JoinRequests finished in userspace, lw_xsk_build), and compares each with
+ * the reference.
  */
 static int fleet_check(const struct iface *lo, struct lw_crypto *c, struct lw_fleet *f,
 		       const uint64_t *ns, size_t count, bool precompute, const char *label,
@@ -304,12 +315,16 @@ static int fleet_check(const struct iface *lo, struct lw_crypto *c, struct lw_fl
 	if (!err)
 		err = frames_against_ref(c, f, &fs, ns, count, out, out_len, label, checked,
 					 mismatches);
-	if (!err && precompute && !f->joining) {
+	if (!err && (precompute || f->joining)) {
 		snprintf(xsk_label, sizeof(xsk_label), "%s, xsk engine", label);
 		err = xbuild_run_frames(lo, &o, ns, count, out, out_len, &here);
 		(*checked)++;
 		/* confirmed devices' uplinks are stamped for their ACKs: the program's to build */
-		if (!err && here != (fleet_confirms(f) ? 0 : ring_fits(f, ns, count)))
+		if (!err && f->joining && here != joins_held(f, ns, count))
+			lw_mismatch(mismatches, xsk_label,
+				    "userspace did not finish every JoinRequest");
+		else if (!err && !f->joining &&
+			 here != (fleet_confirms(f) ? 0 : ring_fits(f, ns, count)))
 			lw_mismatch(mismatches, xsk_label,
 				    "userspace did not finish every uplink of the ring");
 		if (!err)

@@ -432,25 +432,29 @@ static bool lw_wants_downlinks(const struct lw_fleet *f)
 }
 
 /*
- * Every uplink comes whole from the AES-NI ring (lw_xsk_build): no join, no
- * device that waits for its downlink, each heard by no more gateways than a
- * ring slot holds
+ * lw_xsk_build finishes every frame, each heard by no more gateways than a
+ * device's record holds: a join storm's JoinRequests, or uplinks that come
+ * whole from the AES-NI ring (no device that waits for its downlink)
  */
 static bool lw_builds_every_frame(void *ctx)
 {
 	const struct lw_kernel *lk = ctx;
 	const struct lw_fleet *f = lk->fleet;
 
-	return lk->precompute && lk->rewrite && !f->joining && f->heard_by <= XR_LORA_MAX_HEARD &&
-	       !lw_wants_downlinks(f) && aesni_available();
+	if (!lk->rewrite || f->heard_by > XR_LORA_MAX_HEARD)
+		return false;
+	return f->joining || (lk->precompute && !lw_wants_downlinks(f) && aesni_available());
 }
 
-/* A run with no join and no device that waits for its downlink can count downlinks unread */
+/*
+ * The lighter reply program reads JoinAccepts and counts data downlinks
+ * unread: a join storm, or a run with no device that waits for its downlink
+ */
 static bool lw_answers_unread_ok(void *ctx)
 {
 	const struct lw_fleet *f = ((const struct lw_kernel *)ctx)->fleet;
 
-	return !f->joining && !lw_wants_downlinks(f);
+	return f->joining || !lw_wants_downlinks(f);
 }
 
 void lw_kernel_init(struct lw_kernel *lk, const struct lw_fleet *f, bool rewrite, bool precompute,

@@ -4,9 +4,11 @@
  * ring: what lora_rewrite (bpf/proto/lorawan.bpf.h) does to an uplink the
  * ring holds (token, tmst, the gateway's EUI and address, the UDP checksum,
  * the precomputed characters), without a BPF_PROG_RUN call per frame.
- * Whatever else the program does (a join storm, confirmed devices' stamps, an
- * uplink the producer has not reached) stays the program's: -EAGAIN hands the
- * frame back to it. Selftest holds these frames against lw_ref_frame.
+ * A join storm's JoinRequests likewise (as the frame set holds them, stamped
+ * for their JoinAccepts as lora_stamp_join does). Whatever else the program
+ * does (confirmed devices' stamps, an uplink the producer has not reached)
+ * stays the program's: -EAGAIN hands the frame back to it. Selftest holds
+ * these frames against lw_ref_frame.
  */
 #include <errno.h>
 #include <string.h>
@@ -74,6 +76,65 @@ static uint32_t gateway_write(const struct lw_fleet *f, uint16_t g, uint8_t *fra
 	return sum + ((d >> 8 | d << 8) & 0xffff);
 }
 
+/* tmst's digits' share of the UDP sum at frame offset off: the even digits are high bytes when off is */
+static uint32_t tmst_sum(const struct lw_xsk_thread *th, uint16_t off)
+{
+	return off & 1 ? (th->tmst_odd << 8) + th->tmst_even : (th->tmst_even << 8) + th->tmst_odd;
+}
+
+/* The token (n's low 16 bits, which the PUSH_ACK echoes) and the UDP checksum from its sum */
+static void token_and_csum(uint8_t *frame, uint64_t n, uint32_t sum)
+{
+	uint16_t c = ~xr_lora_csum_fold(sum + (uint32_t)(n & 0xffff));
+
+	/* a computed zero is sent as all ones: zero means "no checksum" */
+	if (!c)
+		c = 0xffff;
+	frame[XR_LORA_PUSH_DATA_OFF + 1] = n;
+	frame[XR_LORA_PUSH_DATA_OFF + 2] = n >> 8;
+	frame[XR_LORA_UDP_CHECK_OFF] = c >> 8;
+	frame[XR_LORA_UDP_CHECK_OFF + 1] = c;
+}
+
+/*
+ * Device d's JoinRequest as the frame set built it, copy k of uplink u: tmst,
+ * the gateway, token and checksum, as lora_rewrite writes a JoinRequest; the
+ * first copy stamps the device's departure (lora_stamp_join) before it leaves.
+ */
+static int join_build(struct lw_kernel *lk, struct lw_xsk_thread *th, uint64_t n, uint64_t u,
+		      uint32_t k, uint8_t *frame, uint32_t len, uint16_t *tag)
+{
+	const struct lw_fleet *f = lk->fleet;
+	size_t d = u % f->ndev;
+	const struct xr_lora_dev *dev;
+	struct xr_lora_join *j;
+	uint32_t sum;
+
+	if (!lk->devs || !lk->join_map || (d + 1) * sizeof(*dev) > lk->devs_sz ||
+	    (d + 1) * sizeof(*j) > lk->join_sz)
+		return -EINVAL;
+	dev = &lk->devs[d];
+	j = &lk->join_map[d];
+	if (len < XR_LORA_PUSH_DATA_OFF + 12 || dev->tmst_off + 10u > len)
+		return -EINVAL;
+	if (th->u != u + 1) {
+		th->u = u + 1;
+		thread_tmst(th);
+	}
+	sum = dev->csum_rest + tmst_sum(th, dev->tmst_off);
+	if (f->heard_by > 1)
+		sum += gateway_write(f, dev->gw[k], frame);
+	token_and_csum(frame, n, sum);
+	memcpy(frame + dev->tmst_off, th->digits, 10);
+	*tag = dev->gw[k];
+	if (!k) {
+		__atomic_store_n(&j->tmst, th->tmst, __ATOMIC_RELAXED);
+		__atomic_store_n(&j->sent_ns, now_ns(), __ATOMIC_RELAXED);
+		__atomic_fetch_add(&j->requests, 1, __ATOMIC_RELAXED);
+	}
+	return 0;
+}
+
 int lw_xsk_build(void *ctx, struct xr_gen_slot *s, uint64_t n, uint8_t *frame, uint32_t len,
 		 uint16_t *tag)
 {
@@ -84,9 +145,12 @@ int lw_xsk_build(void *ctx, struct xr_gen_slot *s, uint64_t n, uint8_t *frame, u
 	struct lw_xsk_thread *th = &lk->xsk[s->thread % XR_MAX_CPUS];
 	const struct xr_lora_ring_slot *rs;
 	struct xr_lora_ring_slot slot;
-	uint16_t c;
 
-	if (!lk->ring || f->joining || lk->confirmed_map || k >= XR_LORA_MAX_HEARD)
+	if (k >= XR_LORA_MAX_HEARD)
+		return -EAGAIN;
+	if (f->joining)
+		return join_build(lk, th, n, u, k, frame, len, tag);
+	if (!lk->ring || lk->confirmed_map)
 		return -EAGAIN;
 	/* a shard's uplinks are every N-th: u / N numbers them without gaps */
 	rs = &lk->ring[(lk->u_step > 1 ? u / lk->u_step : u) & (LORA_RING_SLOTS - 1)];
@@ -106,18 +170,10 @@ int lw_xsk_build(void *ctx, struct xr_gen_slot *s, uint64_t n, uint8_t *frame, u
 		s->hook_ctr[XR_LORA_RING_HITS]++;
 		thread_tmst(th);
 	}
-	sum = slot.tmst_off & 1 ? (th->tmst_odd << 8) + th->tmst_even :
-				  (th->tmst_even << 8) + th->tmst_odd;
+	sum = slot.csum + tmst_sum(th, slot.tmst_off);
 	if (f->heard_by > 1)
 		sum += gateway_write(f, slot.gw[k], frame);
-	c = ~xr_lora_csum_fold(slot.csum + (uint32_t)(n & 0xffff) + sum);
-	/* a computed zero is sent as all ones: zero means "no checksum" */
-	if (!c)
-		c = 0xffff;
-	frame[XR_LORA_PUSH_DATA_OFF + 1] = n;
-	frame[XR_LORA_PUSH_DATA_OFF + 2] = n >> 8;
-	frame[XR_LORA_UDP_CHECK_OFF] = c >> 8;
-	frame[XR_LORA_UDP_CHECK_OFF + 1] = c;
+	token_and_csum(frame, n, sum);
 	memcpy(frame + slot.tmst_off, th->digits, 10);
 	memcpy(frame + slot.b64_off + 8, slot.b64, slot.chars);
 	*tag = slot.gw[k];
