@@ -168,6 +168,13 @@ by_turns() {
 	[ ${#alone[@]} -eq 0 ] || printf '%s\n' "${alone[@]}"
 }
 
+# each stage's wall time, for the summary at the end ("stages: main 1200 s, vm 640 s, ...")
+stages=() stage_t0=$SECONDS
+stage_end() {
+	stages+=("$1 $((SECONDS - stage_t0)) s")
+	stage_t0=$SECONDS
+}
+
 results_before=$((pass + fail + skip))
 while read -r -u 3 name file func; do
 	wanted "" "$name" && run_test "" "$name" "$file" "$func"
@@ -177,6 +184,8 @@ collect all
 asked=$(all_tests | while read -r name _; do wanted "" "$name" && echo; done | wc -l)
 [ $((pass + fail + skip - results_before)) -eq "$asked" ] ||
 	record suite/every_test_ran FAIL "$((pass + fail + skip - results_before)) results for $asked tests"
+
+stage_end main
 
 # The xsk engine's pass: where live frames work, the sending tests run again with the kernel engine
 # left out (XDPREPLAY_ENGINE=xsk, which --engine auto obeys); where they do not, every test above
@@ -189,6 +198,8 @@ if [ "${XR_XSK_PASS:-1}" != 0 ] && { [ -z "$pattern" ] || [[ "$pattern" == xsk/*
 	done 3< <(by_turns)
 	collect all
 fi
+
+stage_end xsk
 
 # The VM pass (tests/vm/): the smoke pass (tests/t_kernels.sh) in a VM of each of Debian's kernels,
 # and in 6.12's the kernel engine's own tests (VM_TESTS), which this host may refuse; each result
@@ -207,6 +218,8 @@ if [ "${XR_VM:-1}" != 0 ] && [ -z "${XR_IN_VM:-}" ] && { [ -z "$pattern" ] || [[
 		esac
 	done < <(bash tests/vm/matrix.sh -o "$SUITE/vm" "${vm_args[@]}" ${XR_VM_KERNELS:-} 2>&1)
 fi
+
+stage_end vm
 
 # The same code under ASan and UBSan (float casts too): the unit tests, the selftest, and the
 # test-bed tests that feed it hostile input, its faults, and one test per protocol (SAN_TESTS), with
@@ -232,7 +245,9 @@ if [ "${XR_SANITIZE:-1}" != 0 ] && [ -x "$TOP/xdpreplay-san" ] && [ -x "$TOP/tes
 	collect all
 fi
 
-# The fuzz targets (make fuzz-build), each for FUZZ_SECS (12 s here, from its committed corpus;
+stage_end san
+
+# The fuzz targets (make fuzz-build), each for FUZZ_SECS (8 s here, from its committed corpus;
 # `make fuzz` runs them long).
 if [ "${XR_FUZZ:-1}" != 0 ] && ls .output/fuzz/fuzz_* >/dev/null 2>&1 &&
 	{ [ -z "$pattern" ] || [[ fuzz/ == *"$pattern"* ]] || [[ "$pattern" == fuzz/* ]]; }; then
@@ -243,8 +258,10 @@ if [ "${XR_FUZZ:-1}" != 0 ] && ls .output/fuzz/fuzz_* >/dev/null 2>&1 &&
 		fuzz:*) ;;
 		*) echo "$line" ;;
 		esac
-	done < <(FUZZ_SECS=${FUZZ_SECS:-12} FUZZ_OUT="$SUITE" bash tests/fuzz/run.sh 2>&1)
+	done < <(FUZZ_SECS=${FUZZ_SECS:-8} FUZZ_OUT="$SUITE" bash tests/fuzz/run.sh 2>&1)
 fi
+
+stage_end fuzz
 
 # nothing may be left behind: namespaces of ours, XDP programs in the root namespace
 if [ -z "$pattern" ]; then
@@ -259,6 +276,7 @@ fi
 
 [ ${#times[@]} -gt 0 ] && echo "slowest:" &&
 	printf '%s\n' "${times[@]}" | sort -rn | head -n 10 | awk '{ printf "  %5d s  %s\n", $1, $2 }'
+echo "stages: $(printf '%s, ' "${stages[@]}" | sed 's/, $//')"
 echo "all tests: $SECONDS s"
 [ ${#failed_names[@]} -gt 0 ] && echo "failed: ${failed_names[*]}"
 echo "tests: $pass passed, $fail failed, $skip skipped"

@@ -78,17 +78,17 @@ smoke_lorawan() {
 	lw_server_start --fleet "$WORK/f" --idle 5
 	count_start --udp --dport 1700 --idle 3s --duration 120s --no-drop-reasons --json "$WORK/c.json"
 	smoke_send "lorawan send" "$1" "$XR" lorawan send -i "$TB_GEN_IF" --fleet "$WORK/f" --server "$TB_SRV_IP" \
-		--pps 200 --count 1000 --wait 10s || { smoke_stop; kill "$LW_PID"; wait "$LW_PID"; return 0; }
+		--pps 200 --count 500 --wait 10s || { smoke_stop; kill "$LW_PID"; wait "$LW_PID"; return 0; }
 	wait "$LW_PID"
 	count_wait
 	local valid bad_mic acks
 	{ read -r valid && read -r bad_mic; } < <(jget "$WORK/lw.out" valid bad_mic)
 	acks=$(jget "$WORK/g.json" replies.push_acks)
 	SMOKE_MORE="$valid valid at the server, $acks PUSH_ACKs matched"
-	smoke_expect "lorawan send" "$1" "$valid" 1000 "uplinks the server found valid"
+	smoke_expect "lorawan send" "$1" "$valid" 500 "uplinks the server found valid"
 	smoke_expect "lorawan send" "$1" "$bad_mic" 0 "uplinks with a bad MIC"
-	smoke_expect "lorawan send" "$1" "$acks" 1000 "PUSH_ACKs matched"
-	smoke_books "lorawan send" "$1" 1000
+	smoke_expect "lorawan send" "$1" "$acks" 500 "PUSH_ACKs matched"
+	smoke_books "lorawan send" "$1" 500
 }
 test_lorawan_kernel() { smoke_lorawan kernel; }
 test_lorawan_xsk() { smoke_lorawan xsk; }

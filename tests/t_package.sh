@@ -11,7 +11,8 @@ test_debian_package() {
 	# the tracked files as they are now (uncommitted edits too), not the build folder's output
 	(cd "$TOP" && git ls-files -z | tar --null -T - -cf -) | tar -C "$WORK/pkg/src" -xf - ||
 		fail "cannot copy the sources"
-	(cd "$WORK/pkg/src" && dpkg-buildpackage -us -uc -b) >"$WORK/build.log" 2>&1 ||
+	# a job per CPU: the test runs alone (run.sh's EXCLUSIVE)
+	(cd "$WORK/pkg/src" && dpkg-buildpackage -us -uc -b -j"$(nproc)") >"$WORK/build.log" 2>&1 ||
 		fail "dpkg-buildpackage exited $?: $(tail -n 15 "$WORK/build.log")"
 	local deb changes
 	deb=$(ls "$WORK"/pkg/xdpreplay_*.deb)
