@@ -22,9 +22,9 @@ NEEDS = """## What each part needs
 |---|---|---|
 | kernel engine (`xr_gen`) | `BPF_PROG_RUN` with live frames; `bpf_loop` (its back-off) | 5.18 |
 | xsk engine, frames built in userspace (`replay`, `--rewrite`, `gen udp`, `icmp`, `syn`, `dns`) | AF_XDP; the reply program where answers are counted | 4.18 |
-| xsk engine with a hook (`lorawan send`): the frame builder `xr_build` | `bpf_xdp_load_bytes`, `bpf_xdp_store_bytes`; without them, ABP uplinks are finished in userspace from the AES-NI ring (a CPU with AES-NI; no join, no confirmed uplinks, no MAC answers) | 5.18 |
+| xsk engine with a hook (`lorawan send`): the frame builder `xr_build` | `bpf_xdp_load_bytes`, `bpf_xdp_store_bytes`; without them, JoinRequests and ABP uplinks are finished in userspace (the uplinks from the AES-NI ring: a CPU with AES-NI; no confirmed uplinks, no MAC answers) | 5.18 |
 | TCP sessions (`gen tcp`, `mqtt`, `redis`, `replay --sessions`): `xr_replies_tcp` | `bpf_loop`, `bpf_xdp_load_bytes` | 5.18 |
-| LoRaWAN's answers: `xr_replies_lora` | `bpf_xdp_load_bytes`; without it `xr_replies_lora_acks` matches PUSH_ACKs and PULL_ACKs and counts downlinks unread (for runs that wait for none) | 5.18 |
+| LoRaWAN's answers: `xr_replies_lora` | `bpf_xdp_load_bytes`; without it `xr_replies_lora_acks` matches PUSH_ACKs and PULL_ACKs, copies JoinAccepts out by direct loads, and counts data downlinks unread (for runs that wait for none) | 5.18 |
 | `count`'s drop reasons | `skb:kfree_skb` with its reason (and, from 6.x, `rx_sk`: both shapes are loaded) | 5.17 |
 | `count`'s sockets' books (`unattributed`) | the `sock_recv_length` tracepoint | after 6.1 (6.12 has it) |
 
@@ -37,7 +37,7 @@ caller's state); only a run on that kernel says, which is why the matrix is meas
 ## On paper (not measured here)
 
 - **Ubuntu 22.04 (5.15)**: as 5.10: the xsk engine for the commands whose frames are built in
-  userspace and for `lorawan send`'s ABP uplinks, TCP sessions and LoRaWAN's joins refused
+  userspace and for `lorawan send`'s ABP uplinks and joins, TCP sessions refused
   (`bpf_loop` 5.17, `bpf_xdp_*_bytes` 5.18), the kernel engine refused (live frames 5.18), `count`
   without drop reasons. Its HWE kernel (6.8) is
   as Ubuntu 24.04.
