@@ -6,8 +6,8 @@
 #   tests/run.sh [PATTERN]     only tests whose name contains PATTERN
 #   tests/run.sh 'P1 P2 ...'    test-bed tests whose name contains one of them (one run's set-up)
 #   XR_KEEP=1 tests/run.sh ...  keeps the suite's folder (each test's log and work) after the run
-#   XR_JOBS=N tests/run.sh      test-bed tests N at a time (default: one more than the CPUs, or 1
-#                               on one CPU), those in EXCLUSIVE alone
+#   XR_JOBS=N tests/run.sh      test-bed tests N at a time (default: 2, or 1 on one CPU), those in
+#                               EXCLUSIVE alone
 set -u
 cd "$(dirname "$0")/.." || exit 2
 TOP=$PWD
@@ -74,9 +74,8 @@ in_list() {
 san_found() { grep -qE 'ERROR: (Address|Leak)Sanitizer|runtime error:' "$1"; }
 # XR_JOBS=N: test-bed tests N at a time (each has its own bed and work folder), but those that
 # judge the host's speed or take the whole host (EXCLUSIVE: CPU placement and shares, rates,
-# timings, searches) alone. The default: one more than the CPUs (the others mostly wait: on idle
-# timeouts, a server, a duration), or one after another on one CPU.
-JOBS=${XR_JOBS:-$(($(nproc) > 1 ? $(nproc) + 1 : 1))}
+# timings, searches) alone. The default: two where there are two CPUs; 1: one after another.
+JOBS=${XR_JOBS:-$(($(nproc) > 1 ? 2 : 1))}
 EXCLUSIVE=${XR_EXCLUSIVE:-accounting/refusals accounting/backoff accounting/count_rate accounting/count_times replay/ search/ dns/dns_search mqtt/mqtt_broker_cpu mqtt/mqtt_msg_rate mqtt/mqtt_search mqtt/mqtt_calls_search mqtt/mqtt_pattern_search lorawan/lorawan_webhook_latency lorawan/lorawan_search tcp/tcp_request_rate tcp/tcp_search tcp/tcp_replay_sessions_search shard/mpi hostile/slow_and_idle package/ install/}
 pending=()
 
