@@ -76,8 +76,12 @@ san_found() { grep -qE 'ERROR: (Address|Leak)Sanitizer|runtime error:' "$1"; }
 # judge the host's speed or take the whole host (EXCLUSIVE: CPU placement and shares, rates,
 # timings, searches) alone. The default: two where there are two CPUs; 1: one after another.
 JOBS=${XR_JOBS:-$(($(nproc) > 1 ? 2 : 1))}
-EXCLUSIVE=${XR_EXCLUSIVE:-accounting/refusals accounting/backoff accounting/count_rate accounting/count_times replay/ search/ dns/dns_search mqtt/mqtt_broker_cpu mqtt/mqtt_msg_rate mqtt/mqtt_search mqtt/mqtt_calls_search mqtt/mqtt_pattern_search lorawan/lorawan_webhook_latency lorawan/lorawan_search tcp/tcp_request_rate tcp/tcp_search tcp/tcp_replay_sessions_search shard/mpi hostile/slow_and_idle package/ install/}
-pending=()
+EXCLUSIVE=${XR_EXCLUSIVE:-accounting/refusals accounting/backoff accounting/count_rate accounting/count_times replay/ search/ dns/dns_search mqtt/mqtt_broker_cpu mqtt/mqtt_msg_rate mqtt/mqtt_search mqtt/mqtt_calls_search mqtt/mqtt_pattern_search lorawan/lorawan_webhook_latency lorawan/lorawan_search tcp/tcp_request_rate tcp/tcp_search tcp/tcp_replay_sessions_search shard/mpi hostile/slow_and_idle install/}
+# BACKGROUND: long and CPU-bound, but judging nothing of the host's speed: started first, beside
+# the others and outside XR_JOBS's count, at the lowest CPU priority (nice 19), so that it fills
+# what the others leave idle (the package's build: 73 s alone, with the host's two CPUs)
+BACKGROUND=${XR_BACKGROUND:-package/}
+pending=() background=0 background_dirs=''
 
 # test_exec DIR FILE FUNCTION [VAR=VALUE...]: one test in a subshell in its work folder DIR (the
 # suite's hostile captures linked in), VAR=VALUE exported; DIR.log, DIR.rc and DIR.took after it.
@@ -121,7 +125,12 @@ collect() {
 	local keep=() p
 	[ "${1:-}" = all ] && wait
 	for p in "${pending[@]}"; do
-		if [ -f "${p#* }.rc" ]; then test_record "${p%% *}" "${p#* }"; else keep+=("$p"); fi
+		if [ -f "${p#* }.rc" ]; then
+			test_record "${p%% *}" "${p#* }"
+			[[ "$background_dirs" != *" ${p#* } "* ]] || background=$((background - 1))
+		else
+			keep+=("$p")
+		fi
 	done
 	pending=("${keep[@]}")
 }
@@ -139,7 +148,17 @@ run_test() {
 		test_record "$name" "$dir"
 		return
 	fi
-	while [ ${#pending[@]} -ge "$JOBS" ]; do
+	if in_list "$base" "$BACKGROUND"; then
+		(
+			renice -n 19 -p "$BASHPID" >/dev/null
+			test_exec "$dir" "$file" "$func" "$@"
+		) &
+		pending+=("$name $dir")
+		background_dirs+=" $dir "
+		background=$((background + 1))
+		return
+	fi
+	while [ $((${#pending[@]} - background)) -ge "$JOBS" ]; do
 		wait -n
 		collect
 	done
@@ -158,14 +177,21 @@ wanted() {
 	[ -n "$1" ] && [[ "$pattern" == "$1/"* ]] && [[ "$1/$2" == *"$pattern"* ]]
 }
 
-# by_turns: all_tests, those in EXCLUSIVE last: each of them waits for the tests running beside it
-# to end, so scattered among the others every one of them would leave a CPU idle
+# by_turns: all_tests, those in BACKGROUND first and those in EXCLUSIVE last: each of these waits
+# for the tests running beside it to end, so scattered among the others every one of them would
+# leave a CPU idle
 by_turns() {
-	local name file func alone=()
+	local name file func alone=() rest=()
 	while read -r name file func; do
-		if in_list "$name" "$EXCLUSIVE"; then alone+=("$name $file $func"); else echo "$name $file $func"; fi
+		if in_list "$name" "$BACKGROUND"; then
+			echo "$name $file $func"
+		elif in_list "$name" "$EXCLUSIVE"; then
+			alone+=("$name $file $func")
+		else
+			rest+=("$name $file $func")
+		fi
 	done < <(all_tests)
-	[ ${#alone[@]} -eq 0 ] || printf '%s\n' "${alone[@]}"
+	printf '%s\n' "${rest[@]}" "${alone[@]}" | grep -v '^$'
 }
 
 # each stage's wall time, for the summary at the end ("stages: main 1200 s, vm 640 s, ...")
@@ -174,6 +200,32 @@ stage_end() {
 	stages+=("$1 $((SECONDS - stage_t0)) s")
 	stage_t0=$SECONDS
 }
+
+# The sanitizer pass's unit tests and selftest: CPU-bound, judging nothing of the host's speed, so
+# started now, beside the main pass at nice 19 (as BACKGROUND); recorded in their stage
+# a sanitizer's finding exits 86, which no xdpreplay status means; leaks are findings too
+ASAN_OPTIONS=exitcode=86:detect_leaks=1:abort_on_error=0 UBSAN_OPTIONS=exitcode=86:print_stacktrace=1
+san_wanted() {
+	[ "${XR_SANITIZE:-1}" != 0 ] && [ -x "$TOP/xdpreplay-san" ] && [ -x "$TOP/tests/unit-san" ] &&
+		{ [ -z "$pattern" ] || [[ san/ == *"$pattern"* ]] || [[ "$pattern" == san/* ]]; }
+}
+# san_part NAME CMD...: CMD's output in san_NAME.log, its status in .rc, its seconds in .took
+san_part() {
+	local t0=$SECONDS
+	"${@:2}" >"$SUITE/san_$1.log" 2>&1
+	echo $? >"$SUITE/san_$1.rc"
+	echo $((SECONDS - t0)) >"$SUITE/san_$1.took"
+}
+SAN_EARLY=
+if san_wanted; then
+	(
+		renice -n 19 -p "$BASHPID" >/dev/null
+		export ASAN_OPTIONS UBSAN_OPTIONS XR_HOSTILE="$SUITE/hostile" XR_PCAPS="$TOP/pcaps"
+		san_part unit ./tests/unit-san
+		san_part selftest "$TOP/xdpreplay-san" selftest --cases 60
+	) &
+	SAN_EARLY=$!
+fi
 
 results_before=$((pass + fail + skip))
 while read -r -u 3 name file func; do
@@ -225,18 +277,18 @@ stage_end vm
 # test-bed tests that feed it hostile input, its faults, and one test per protocol (SAN_TESTS), with
 # xdpreplay-san as $XR. Built by `make sanitize` (make test does it); XR_SANITIZE=0 skips this stage.
 SAN_TESTS=${SAN_TESTS:-cli/ pcap/ hostile/ faults/ count/filters probe/veth_ready accounting/sigint_counts_the_rest accounting/bad_requests_refused_before_sending rewrite/bad_specs_refused replay/xsk_engine_exact templates/icmp_every_echo_answered syn/syn_every_one_answered dns/dns_bad_input dns/dns_every_query_answered drops/drops_no_socket tcp/tcp_bad_input tcp/tcp_every_session_completed tcp/tcp_replay_sessions_bad_input mqtt/mqtt_bad_input mqtt/mqtt_qos1_every_message redis/redis_bad_input redis/redis_ping_closed_loop lorawan/lorawan_bad_input lorawan/lorawan_otaa_join_storm lorawan/lorawan_webhook_counts_per_device search/search_bad_input shard/shard_bad_input}
-if [ "${XR_SANITIZE:-1}" != 0 ] && [ -x "$TOP/xdpreplay-san" ] && [ -x "$TOP/tests/unit-san" ] &&
-	{ [ -z "$pattern" ] || [[ san/ == *"$pattern"* ]] || [[ "$pattern" == san/* ]]; }; then
-	# a sanitizer's finding exits 86, which no xdpreplay status means; leaks are findings too
-	export ASAN_OPTIONS=exitcode=86:detect_leaks=1:abort_on_error=0 UBSAN_OPTIONS=exitcode=86:print_stacktrace=1
-	log="$SUITE/san_unit.log"
-	XR_HOSTILE="$SUITE/hostile" XR_PCAPS="$TOP/pcaps" ./tests/unit-san >"$log" 2>&1
-	rc=$?
-	if [ $rc -eq 0 ] && ! san_found "$log"; then record san/unit PASS; else record san/unit FAIL "exit $rc"; tail -n 20 "$log" | sed 's/^/    | /'; fi
-	log="$SUITE/san_selftest.log"
-	"$TOP/xdpreplay-san" selftest --cases 60 >"$log" 2>&1
-	rc=$?
-	if [ $rc -eq 0 ] && ! san_found "$log"; then record san/selftest PASS; else record san/selftest FAIL "exit $rc"; tail -n 20 "$log" | sed 's/^/    | /'; fi
+if san_wanted; then
+	export ASAN_OPTIONS UBSAN_OPTIONS
+	wait "$SAN_EARLY" 2>/dev/null
+	for part in unit selftest; do
+		log="$SUITE/san_$part.log" rc=$(cat "$SUITE/san_$part.rc" 2>/dev/null || echo none)
+		if [ "$rc" = 0 ] && ! san_found "$log"; then
+			record "san/$part" PASS "" "$(cat "$SUITE/san_$part.took")"
+		else
+			record "san/$part" FAIL "exit $rc"
+			tail -n 20 "$log" | sed 's/^/    | /'
+		fi
+	done
 	while read -r -u 3 name file func; do
 		in_list "$name" "$SAN_TESTS" || continue
 		[[ "$pattern" == san/* ]] && ! wanted san "$name" && continue

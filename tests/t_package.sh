@@ -11,7 +11,7 @@ test_debian_package() {
 	# the tracked files as they are now (uncommitted edits too), not the build folder's output
 	(cd "$TOP" && git ls-files -z | tar --null -T - -cf -) | tar -C "$WORK/pkg/src" -xf - ||
 		fail "cannot copy the sources"
-	# a job per CPU: the test runs alone (run.sh's EXCLUSIVE)
+	# a job per CPU: the test runs beside the others at nice 19 (run.sh's BACKGROUND), in what they leave idle
 	(cd "$WORK/pkg/src" && dpkg-buildpackage -us -uc -b -j"$(nproc)") >"$WORK/build.log" 2>&1 ||
 		fail "dpkg-buildpackage exited $?: $(tail -n 15 "$WORK/build.log")"
 	local deb changes
