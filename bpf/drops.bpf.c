@@ -210,7 +210,7 @@ static __always_inline struct xr_drops_stats *stats(void)
  * Per-CPU, yet atomic: these tracepoints also fire in process context with
  * softirqs enabled (a socket's backlog in release_sock, a send, a close), and
  * NET_RX can run the same programs on the same CPU between a load and its
- * store. A plain += lost one of 400,000 TCP segments that way.
+ * store: a plain += would lose that count.
  */
 static __always_inline void stat_add(__u64 *counter, __u64 n)
 {

@@ -149,10 +149,7 @@ run_test() {
 		return
 	fi
 	if in_list "$base" "$BACKGROUND"; then
-		(
-			renice -n 19 -p "$BASHPID" >/dev/null
-			test_exec "$dir" "$file" "$func" "$@"
-		) &
+		niced test_exec "$dir" "$file" "$func" "$@" &
 		pending+=("$name $dir")
 		background_dirs+=" $dir "
 		background=$((background + 1))
@@ -201,6 +198,12 @@ stage_end() {
 	stage_t0=$SECONDS
 }
 
+# niced CMD...: CMD at the lowest CPU priority (run in the background: its own subshell)
+niced() {
+	renice -n 19 -p "$BASHPID" >/dev/null
+	"$@"
+}
+
 # The sanitizer pass's unit tests and selftest: CPU-bound, judging nothing of the host's speed, so
 # started now, beside the main pass at nice 19 (as BACKGROUND); recorded in their stage
 # a sanitizer's finding exits 86, which no xdpreplay status means; leaks are findings too
@@ -224,19 +227,15 @@ fuzz_wanted() {
 }
 FUZZ_EARLY=
 if fuzz_wanted; then
-	(
-		renice -n 19 -p "$BASHPID" >/dev/null
-		FUZZ_SECS=${FUZZ_SECS:-8} FUZZ_OUT="$SUITE" bash tests/fuzz/run.sh >"$SUITE/fuzz.out" 2>&1
-	) &
+	FUZZ_SECS=${FUZZ_SECS:-8} FUZZ_OUT="$SUITE" niced bash tests/fuzz/run.sh >"$SUITE/fuzz.out" 2>&1 &
 	FUZZ_EARLY=$!
 fi
 SAN_EARLY=
 if san_wanted; then
 	(
-		renice -n 19 -p "$BASHPID" >/dev/null
 		export ASAN_OPTIONS UBSAN_OPTIONS XR_HOSTILE="$SUITE/hostile" XR_PCAPS="$TOP/pcaps"
-		san_part unit ./tests/unit-san
-		san_part selftest "$TOP/xdpreplay-san" selftest --cases 60
+		niced san_part unit ./tests/unit-san
+		niced san_part selftest "$TOP/xdpreplay-san" selftest --cases 60
 	) &
 	SAN_EARLY=$!
 fi
