@@ -81,7 +81,7 @@ EXCLUSIVE=${XR_EXCLUSIVE:-accounting/refusals accounting/backoff accounting/coun
 # the others and outside XR_JOBS's count, at the lowest CPU priority (nice 19), so that it fills
 # what the others leave idle (the package's build: 73 s alone, with the host's two CPUs)
 BACKGROUND=${XR_BACKGROUND:-package/}
-pending=() background=0 background_dirs=''
+pending=() background_dirs=''
 
 # test_exec DIR FILE FUNCTION [VAR=VALUE...]: one test in a subshell in its work folder DIR (the
 # suite's hostile captures linked in), VAR=VALUE exported; DIR.log, DIR.rc and DIR.took after it.
@@ -125,14 +125,16 @@ collect() {
 	local keep=() p
 	[ "${1:-}" = all ] && wait
 	for p in "${pending[@]}"; do
-		if [ -f "${p#* }.rc" ]; then
-			test_record "${p%% *}" "${p#* }"
-			[[ "$background_dirs" != *" ${p#* } "* ]] || background=$((background - 1))
-		else
-			keep+=("$p")
-		fi
+		if [ -f "${p#* }.rc" ]; then test_record "${p%% *}" "${p#* }"; else keep+=("$p"); fi
 	done
 	pending=("${keep[@]}")
+}
+
+# pool_running: the tests running that count against XR_JOBS (those not in BACKGROUND)
+pool_running() {
+	local p n=0
+	for p in "${pending[@]}"; do [[ "$background_dirs" == *" ${p#* } "* ]] || n=$((n + 1)); done
+	echo "$n"
 }
 
 # run_test STAGE NAME FILE FUNCTION [VAR=VALUE...]: one test, its result recorded as STAGE/NAME
@@ -152,10 +154,9 @@ run_test() {
 		niced test_exec "$dir" "$file" "$func" "$@" &
 		pending+=("$name $dir")
 		background_dirs+=" $dir "
-		background=$((background + 1))
 		return
 	fi
-	while [ $((${#pending[@]} - background)) -ge "$JOBS" ]; do
+	while [ "$(pool_running)" -ge "$JOBS" ]; do
 		wait -n
 		collect
 	done
